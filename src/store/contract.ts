@@ -1,0 +1,440 @@
+/**
+ * The storage contract every Threadline backend implements (`SessionDB`), and the
+ * records it reads and writes. Nothing here knows about SQLite or PostgreSQL.
+ *
+ * Conventions: times are Unix epoch **seconds** (float); ids are strings; methods
+ * that look something up return `null` when it is missing, methods that act on a
+ * named session throw {@link NotFoundError} when it is missing.
+ *
+ * @module
+ */
+
+/** One part of a structured (multi-part) message content, OpenAI style. */
+export interface ContentPart {
+  /** `"text"`, `"image_url"`, `"input_audio"`, …: kept as given. */
+  type: string;
+  /** The text of a `"text"` part. */
+  text?: string;
+  [key: string]: unknown;
+}
+
+/** Message content: plain text, structured parts, or `null` (an assistant message with only tool calls). */
+export type MessageContent = string | ContentPart[] | null;
+
+/** Roles a stored message may have. */
+export const MESSAGE_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
+/** A message role. */
+export type MessageRole = (typeof MESSAGE_ROLES)[number];
+
+/** An OpenAI-style tool call attached to an assistant message. */
+export interface ToolCall {
+  id: string;
+  type: string;
+  function: { name: string; arguments: string };
+  [key: string]: unknown;
+}
+
+/** What a caller supplies to append a message. */
+export interface NewMessage {
+  role: MessageRole;
+  content?: MessageContent;
+  toolCalls?: ToolCall[] | null;
+  toolCallId?: string | null;
+  toolName?: string | null;
+  tokenCount?: number | null;
+  finishReason?: string | null;
+  /** Plain reasoning text the model exposed. */
+  reasoning?: string | null;
+  /** Provider-specific reasoning details (any JSON value). */
+  reasoningDetails?: unknown;
+  /** The platform's own id for this message (Telegram message id, Slack ts…). */
+  platformMessageId?: string | null;
+  /** When it was said (default: now). */
+  timestamp?: number;
+}
+
+/** A stored message. */
+export interface Message {
+  /** Store-assigned id; increases in transcript order. */
+  id: number;
+  sessionId: string;
+  role: MessageRole;
+  content: MessageContent;
+  toolCalls: ToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  reasoningDetails: unknown;
+  platformMessageId: string | null;
+  timestamp: number;
+  /** When it was soft-deleted by a rewind, else `null`. Rewound messages are hidden unless asked for. */
+  rewoundAt: number | null;
+}
+
+/** A message in OpenAI chat-completions shape, ready to send to a model. */
+export interface ConversationMessage {
+  role: MessageRole;
+  content: string | ContentPart[] | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+  reasoning?: string;
+  reasoning_details?: unknown;
+}
+
+/** Token and cost totals of a session. */
+export interface SessionUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  apiCalls: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number | null;
+  billingProvider: string | null;
+  billingMode: string | null;
+  /** e.g. `"estimated"`, `"final"`, `"unknown"`: free text set by the caller. */
+  costStatus: string | null;
+}
+
+/** Usage to record: numeric fields are added (`mode: "delta"`) or set (`mode: "absolute"`); text fields are set. */
+export type UsageUpdate = Partial<SessionUsage>;
+
+/** Fields to create a session with. */
+export interface NewSession {
+  /** The session id (default: generated `YYYYMMDD_HHMMSS_<8 hex>`, local time). */
+  id?: string;
+  /** Where it came from: `cli`, `telegram`, `api-server`, … */
+  source: string;
+  userId?: string | null;
+  model?: string | null;
+  /** Any JSON object (temperature, max tokens…). */
+  modelConfig?: Record<string, unknown> | null;
+  systemPrompt?: string | null;
+  /** The session this one continues or branches from (must exist). */
+  parentSessionId?: string | null;
+  /** Start time (default: now). */
+  startedAt?: number;
+  title?: string | null;
+  /** Gateway routing key this session belongs to. */
+  sessionKey?: string | null;
+  chatId?: string | null;
+  chatType?: string | null;
+  threadId?: string | null;
+}
+
+/** A stored session with its derived counters. */
+export interface Session {
+  id: string;
+  source: string;
+  userId: string | null;
+  model: string | null;
+  modelConfig: Record<string, unknown> | null;
+  systemPrompt: string | null;
+  parentSessionId: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  title: string | null;
+  sessionKey: string | null;
+  chatId: string | null;
+  chatType: string | null;
+  threadId: string | null;
+  /** Visible (not rewound) messages. */
+  messageCount: number;
+  /** Tool calls in visible messages. */
+  toolCallCount: number;
+  /** Latest of the last visible message's time and `endedAt` (the start time when neither exists). */
+  lastActiveAt: number;
+  /** First visible user message, whitespace folded, at most 60 code points + `...`; `null` if none. */
+  preview: string | null;
+  usage: SessionUsage;
+}
+
+/** Fields of a session that may be changed after creation. */
+export interface SessionUpdate {
+  model?: string | null;
+  modelConfig?: Record<string, unknown> | null;
+  systemPrompt?: string | null;
+}
+
+/** One row of a session listing. */
+export interface SessionSummary {
+  id: string;
+  source: string;
+  title: string | null;
+  preview: string | null;
+  model: string | null;
+  /** Start time; for a compression chain listed as its tip, the chain root's start time. */
+  startedAt: number;
+  lastActiveAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  parentSessionId: string | null;
+}
+
+/** A page of results with a cursor for the next page (`null` when there is none). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Options of {@link SessionDB.listSessions}. */
+export interface ListSessionsOptions {
+  /** Page size (default 20, 1 to 1,000). */
+  limit?: number;
+  /** `nextCursor` of the previous page, with the same filters and order. */
+  cursor?: string | null;
+  /** Only these sources. */
+  sources?: string[];
+  /** Never these sources. */
+  excludeSources?: string[];
+  /**
+   * `false` (default): a compression chain is listed once, as its tip, with the root's
+   * start time. `true`: every session is its own row.
+   */
+  includeChildren?: boolean;
+  /** `"lastActive"` (default) or `"started"`, newest first. */
+  orderBy?: "lastActive" | "started";
+}
+
+/** Options of {@link SessionDB.searchMessages}. */
+export interface SearchOptions {
+  sources?: string[];
+  excludeSources?: string[];
+  /** Only messages with these roles. */
+  roles?: MessageRole[];
+  /** Default 20, 1 to 1,000. */
+  limit?: number;
+  /** Default 0. */
+  offset?: number;
+  /** `"relevance"` (default), `"newest"` or `"oldest"`. */
+  sort?: "relevance" | "newest" | "oldest";
+}
+
+/** A neighbouring message shown around a search hit. */
+export interface ContextMessage {
+  id: number;
+  role: MessageRole;
+  /** Text content cut to 200 characters. */
+  content: string;
+  timestamp: number;
+}
+
+/** One search result. */
+export interface SearchHit {
+  messageId: number;
+  sessionId: string;
+  role: MessageRole;
+  /** An excerpt with every match wrapped in `>>>` and `<<<`. */
+  snippet: string;
+  timestamp: number;
+  toolName: string | null;
+  source: string;
+  model: string | null;
+  sessionStartedAt: number;
+  /** The visible messages just before and after the hit in its session. */
+  context: { before: ContextMessage | null; after: ContextMessage | null };
+}
+
+/** What {@link SessionDB.rewind} did. */
+export interface RewindResult {
+  /** How many messages were hidden. */
+  rewound: number;
+  /** How many user turns were undone (fewer than asked when the session has fewer). */
+  turnsUndone: number;
+  /** The text of the earliest undone user message (to put back in the input box), or `null`. */
+  targetText: string | null;
+}
+
+/** One exported session: its metadata and messages. One JSON line of an export. */
+export interface SessionRecord {
+  format: "threadline.session";
+  version: 1;
+  session: Omit<Session, "messageCount" | "toolCallCount" | "lastActiveAt" | "preview">;
+  messages: Array<Omit<Message, "id" | "sessionId">>;
+}
+
+/** Options of {@link SessionDB.exportSessions}. */
+export interface ExportOptions {
+  /** Only this session. */
+  sessionId?: string;
+  /** Only these sources. */
+  sources?: string[];
+  /** Include rewound messages (default false). */
+  includeRewound?: boolean;
+}
+
+/** One rejected import line. */
+export interface ImportProblem {
+  /** 1-based line number in the input. */
+  line: number;
+  message: string;
+}
+
+/** What {@link SessionDB.importSessions} did. */
+export interface ImportReport {
+  imported: number;
+  /** Sessions that already existed (nothing changed). */
+  skipped: number;
+  /** Lines that were rejected; nothing of them was written. */
+  errors: ImportProblem[];
+}
+
+/** Options of {@link SessionDB.pruneSessions}. */
+export interface PruneOptions {
+  /** Ended sessions whose last activity is strictly older than this many days go. */
+  olderThanDays: number;
+  /** Only these sources. */
+  sources?: string[];
+  /** "Now" for the age computation (default: the current time). */
+  now?: number;
+}
+
+/** Options of {@link SessionDB.autoPrune}. */
+export interface AutoPruneOptions extends PruneOptions {
+  /** Run at most once per this many seconds across every process sharing the database (default 86,400). */
+  intervalSeconds?: number;
+}
+
+/** Per-model totals in {@link StoreStats}. */
+export interface ModelStats {
+  model: string | null;
+  sessions: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number;
+}
+
+/** Totals of a database. */
+export interface StoreStats {
+  totalSessions: number;
+  /** Visible messages. */
+  totalMessages: number;
+  sessionsBySource: Record<string, number>;
+  byModel: ModelStats[];
+  /** Bytes on disk (SQLite: main file + WAL). */
+  databaseBytes: number;
+  /** Bytes used by the full-text index, when the backend can tell. */
+  searchIndexBytes: number | null;
+}
+
+/** What a backend can do, for callers that must branch (never on the class). */
+export interface StoreCapabilities {
+  /** `"sqlite"`, `"postgres"`, … */
+  backend: string;
+  /** Several processes may write at once. */
+  multiProcess: boolean;
+}
+
+/**
+ * The session storage contract. Every method is async; every write is durable
+ * when its promise resolves. One instance may be shared by any number of concurrent
+ * callers in a process; several processes may share one database.
+ */
+export interface SessionDB {
+  readonly capabilities: StoreCapabilities;
+  /** Where the data lives (a file path, or a URL without its password). */
+  readonly location: string;
+
+  // --- sessions -------------------------------------------------------------
+
+  /** Creates a session. Throws {@link ConflictError} if the id exists, {@link NotFoundError} for an unknown parent. */
+  createSession(input: NewSession): Promise<Session>;
+  /** The session, or `null`. */
+  getSession(id: string): Promise<Session | null>;
+  /** Ends a session. The first reason wins: returns `false` (and changes nothing) if it had already ended. */
+  endSession(id: string, reason: string, options?: { endedAt?: number }): Promise<boolean>;
+  /** Clears the end of a session so it accepts messages again. Returns `false` if it was not ended. */
+  reopenSession(id: string): Promise<boolean>;
+  /** The full id for an exact id or a unique id prefix; `null` when none or several match. */
+  resolveSessionId(idOrPrefix: string): Promise<string | null>;
+  /** Changes model, model config or system prompt. Returns the updated session. */
+  updateSession(id: string, update: SessionUpdate): Promise<Session>;
+  /** Records token and cost usage, added (default) or set. Returns the new totals. */
+  recordUsage(id: string, usage: UsageUpdate, options?: { mode?: "delta" | "absolute" }): Promise<SessionUsage>;
+
+  // --- messages -------------------------------------------------------------
+
+  /** Appends one message; returns its id. Throws {@link ConflictError} on an ended session. */
+  appendMessage(sessionId: string, message: NewMessage): Promise<number>;
+  /** Appends several messages in one transaction (all or none, contiguous); returns their ids in order. */
+  appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]>;
+  /** Every visible message in transcript order (rewound ones too with `includeRewound`). */
+  getMessages(sessionId: string, options?: { includeRewound?: boolean }): Promise<Message[]>;
+  /** The visible transcript in OpenAI chat shape (the system prompt first with `includeSystemPrompt`). */
+  getConversation(sessionId: string, options?: { includeSystemPrompt?: boolean }): Promise<ConversationMessage[]>;
+  /** Replaces the whole transcript in one transaction (retry, undo, compress); returns the new ids. */
+  replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]>;
+  /** Soft-deletes the last `turns` user turns (default 1; below 1 acts as 1). */
+  rewind(sessionId: string, turns?: number): Promise<RewindResult>;
+  /** Brings back the rows of the latest rewind (every rewound row with `all`); returns how many. */
+  restoreRewound(sessionId: string, options?: { all?: boolean }): Promise<number>;
+  /** Deletes every message of a session; returns how many. */
+  clearMessages(sessionId: string): Promise<number>;
+
+  // --- titles ---------------------------------------------------------------
+
+  /**
+   * Sets (or with `null`/empty, clears) a session's title after sanitising it; returns
+   * the stored title. Throws {@link InvalidInputError} over 100 code points and
+   * {@link ConflictError} (naming the holder) when another session holds it.
+   */
+  setTitle(id: string, title: string | null): Promise<string | null>;
+  /** The session's title, or `null`. */
+  getTitle(id: string): Promise<string | null>;
+  /** The id of the newest lineage variant `t #N` (highest N) if any exists, else of the exact title; `null` if none. */
+  resolveByTitle(title: string): Promise<string | null>;
+  /** The next free title in `t`'s lineage: `t` if unused, else `t #(max N + 1)`. */
+  nextTitleInLineage(title: string): Promise<string>;
+
+  // --- lineage --------------------------------------------------------------
+
+  /** Parent, grandparent, … up to the root (cycle-safe). */
+  getAncestors(id: string): Promise<Session[]>;
+  /** Every descendant, breadth first (cycle-safe). */
+  getDescendants(id: string): Promise<Session[]>;
+  /** Follows the continuations of sessions that ended with reason `compression`; returns the live end of the chain. */
+  getCompressionTip(id: string): Promise<string>;
+
+  // --- listing and search ---------------------------------------------------
+
+  /** Newest sessions first, bounded, with a keyset cursor. */
+  listSessions(options?: ListSessionsOptions): Promise<Page<SessionSummary>>;
+  /** Full-text search; never throws on user input. See docs "Search syntax". */
+  searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+
+  // --- export / import ------------------------------------------------------
+
+  /** Streams sessions as records, in constant memory. */
+  exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
+  /** Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are skipped. */
+  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport>;
+
+  // --- deletion and retention -----------------------------------------------
+
+  /** Deletes a session and its messages; its children are detached. Returns `false` if it did not exist. */
+  deleteSession(id: string): Promise<boolean>;
+  /** Deletes ended sessions whose last activity is older than N days; returns how many. */
+  pruneSessions(options: PruneOptions): Promise<number>;
+  /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
+  autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
+
+  // --- stats and meta -------------------------------------------------------
+
+  getStats(): Promise<StoreStats>;
+  getMeta(key: string): Promise<string | null>;
+  setMeta(key: string, value: string): Promise<void>;
+  deleteMeta(key: string): Promise<boolean>;
+
+  /** Finishes pending writes and closes the database. Further calls throw {@link StoreClosedError}. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,98 @@
+/**
+ * Errors thrown by every {@link SessionDB} backend. Each carries a stable `code`
+ * that callers (CLI, HTTP server) map to exit codes or statuses; the message says
+ * what was wrong and what to do.
+ *
+ * @module
+ */
+
+/** Stable error codes. See docs/errors.md for what each means and how to solve it. */
+export type ThreadlineErrorCode =
+  | "TL_ERR_INVALID_INPUT"
+  | "TL_ERR_NOT_FOUND"
+  | "TL_ERR_CONFLICT"
+  | "TL_ERR_STORE_BUSY"
+  | "TL_ERR_STORE_CLOSED"
+  | "TL_ERR_SCHEMA_VERSION"
+  | "TL_ERR_STORE";
+
+/** Base class of every error Threadline throws on purpose. */
+export class ThreadlineError extends Error {
+  /** A stable machine-readable code (never changes between releases). */
+  readonly code: ThreadlineErrorCode;
+
+  constructor(code: ThreadlineErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The caller passed something invalid (bad id, empty role, title too long, bad cursor…). Nothing was written. */
+export class InvalidInputError extends ThreadlineError {
+  /** Which argument or field was wrong, when known (e.g. `"title"`, `"messages[2].role"`). */
+  readonly field: string | undefined;
+
+  constructor(message: string, options?: { field?: string; cause?: unknown }) {
+    super("TL_ERR_INVALID_INPUT", message, options);
+    this.field = options?.field;
+  }
+}
+
+/** A named session (or other record) does not exist. */
+export class NotFoundError extends ThreadlineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_NOT_FOUND", message, options);
+  }
+}
+
+/**
+ * The request conflicts with stored state: a title held by another session, an
+ * append to an ended session, a duplicate id.
+ */
+export class ConflictError extends ThreadlineError {
+  /** The session id the conflict is with, when there is one (e.g. the holder of a title). */
+  readonly sessionId: string | undefined;
+
+  constructor(message: string, options?: { sessionId?: string; cause?: unknown }) {
+    super("TL_ERR_CONFLICT", message, options);
+    this.sessionId = options?.sessionId;
+  }
+}
+
+/** Another process held the database lock for longer than the configured lock timeout. Nothing was written. */
+export class StoreBusyError extends ThreadlineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_STORE_BUSY", message, options);
+  }
+}
+
+/** The store was used after `close()`. */
+export class StoreClosedError extends ThreadlineError {
+  constructor(message = "The session database is closed; open it again with openSessionDB().") {
+    super("TL_ERR_STORE_CLOSED", message);
+  }
+}
+
+/** The database was written by a newer Threadline than this one; upgrade Threadline to open it. */
+export class SchemaVersionError extends ThreadlineError {
+  readonly found: number;
+  readonly supported: number;
+
+  constructor(found: number, supported: number) {
+    super(
+      "TL_ERR_SCHEMA_VERSION",
+      `The database has schema version ${found}, but this Threadline supports up to ${supported}. ` +
+        `Upgrade Threadline to open it (the database was left untouched).`,
+    );
+    this.found = found;
+    this.supported = supported;
+  }
+}
+
+/** An unexpected storage failure (disk full, corrupt file…), with the driver's error as `cause`. */
+export class StoreError extends ThreadlineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_STORE", message, options);
+  }
+}
