@@ -1,0 +1,284 @@
+/**
+ * Validation of what callers hand a {@link SessionDB}: every backend runs the same
+ * checks before touching storage, so bad input is rejected with the same
+ * {@link InvalidInputError} everywhere and never half-written.
+ *
+ * @module
+ */
+import {
+  MESSAGE_ROLES,
+  type ContentPart,
+  type MessageContent,
+  type MessageRole,
+  type NewMessage,
+  type NewSession,
+  type SessionUpdate,
+  type ToolCall,
+  type UsageUpdate,
+} from "./contract.js";
+import { InvalidInputError } from "./errors.js";
+import { assertWellFormed } from "./titles.js";
+
+/** Largest message accepted: content, tool calls and reasoning together, in UTF-8 bytes (16 MiB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Longest session id or source name. */
+export const MAX_ID_LENGTH = 256;
+/** Largest page or result limit. */
+export const MAX_PAGE_LIMIT = 1000;
+
+const CONTROL = /[\u0000-\u001F\u007F]/u;
+
+/** A message ready to store: every optional field resolved. */
+export interface NormalizedMessage {
+  role: MessageRole;
+  content: MessageContent;
+  toolCalls: ToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  reasoningDetails: unknown;
+  platformMessageId: string | null;
+  timestamp: number;
+}
+
+/** Checks an id-like string (session id, source): non-empty, at most 256 characters, no control characters. */
+export function checkId(value: unknown, field: string): string {
+  if (typeof value !== "string" || value.length === 0) {
+    throw new InvalidInputError(`${field} must be a non-empty string.`, { field });
+  }
+  if (value.length > MAX_ID_LENGTH) {
+    throw new InvalidInputError(`${field} is ${value.length} characters long; the limit is ${MAX_ID_LENGTH}.`, { field });
+  }
+  if (CONTROL.test(value)) throw new InvalidInputError(`${field} must not contain control characters.`, { field });
+  assertWellFormed(value, field);
+  return value;
+}
+
+/** Checks an optional text field: `null`/`undefined` → `null`, else a well-formed string. */
+export function optionalText(value: unknown, field: string): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "string") throw new InvalidInputError(`${field} must be a string or null.`, { field });
+  assertWellFormed(value, field);
+  return value;
+}
+
+/** Checks a time in epoch seconds; `undefined` → `fallback`. */
+export function checkTime(value: unknown, field: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new InvalidInputError(`${field} must be a finite, non-negative number of seconds since the epoch.`, { field });
+  }
+  return value;
+}
+
+/** Serialises a JSON value, turning what cannot be serialised into an {@link InvalidInputError}. */
+export function toJson(value: unknown, field: string): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (cause) {
+    throw new InvalidInputError(`${field} cannot be stored as JSON (${(cause as Error).message}).`, { field, cause });
+  }
+  if (text === undefined) throw new InvalidInputError(`${field} cannot be stored as JSON.`, { field });
+  assertWellFormed(text, field);
+  return text;
+}
+
+function checkJsonObject(value: unknown, field: string): Record<string, unknown> | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new InvalidInputError(`${field} must be a JSON object or null.`, { field });
+  }
+  toJson(value, field);
+  return value as Record<string, unknown>;
+}
+
+/** Validates the fields of a new session (the id is checked when present). */
+export function checkNewSession(input: NewSession): NewSession {
+  if (input === null || typeof input !== "object") throw new InvalidInputError("createSession needs an object.");
+  if (input.id !== undefined) checkId(input.id, "id");
+  checkId(input.source, "source");
+  for (const field of ["userId", "model", "systemPrompt", "title", "sessionKey", "chatId", "chatType", "threadId"] as const) {
+    optionalText(input[field], field);
+  }
+  if (input.parentSessionId !== undefined && input.parentSessionId !== null) checkId(input.parentSessionId, "parentSessionId");
+  checkJsonObject(input.modelConfig, "modelConfig");
+  checkTime(input.startedAt, "startedAt", 0);
+  return input;
+}
+
+/** Validates a session update. */
+export function checkSessionUpdate(update: SessionUpdate): SessionUpdate {
+  if (update === null || typeof update !== "object") throw new InvalidInputError("updateSession needs an object.");
+  optionalText(update.model, "model");
+  optionalText(update.systemPrompt, "systemPrompt");
+  checkJsonObject(update.modelConfig, "modelConfig");
+  return update;
+}
+
+function checkContent(content: unknown, field: string): MessageContent {
+  if (content === null || content === undefined) return null;
+  if (typeof content === "string") {
+    assertWellFormed(content, field);
+    return content;
+  }
+  if (!Array.isArray(content)) {
+    throw new InvalidInputError(`${field} must be a string, an array of content parts, or null.`, { field });
+  }
+  content.forEach((part: unknown, i) => {
+    if (part === null || typeof part !== "object" || typeof (part as ContentPart).type !== "string") {
+      throw new InvalidInputError(`${field}[${i}] must be an object with a string "type".`, { field: `${field}[${i}]` });
+    }
+    const text = (part as ContentPart).text;
+    if (text !== undefined && typeof text !== "string") {
+      throw new InvalidInputError(`${field}[${i}].text must be a string.`, { field: `${field}[${i}].text` });
+    }
+  });
+  toJson(content, field);
+  return content as ContentPart[];
+}
+
+function checkToolCalls(value: unknown, field: string): ToolCall[] | null {
+  if (value === null || value === undefined) return null;
+  if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of tool calls or null.`, { field });
+  value.forEach((call: unknown, i) => {
+    const fn = (call as ToolCall | null)?.function;
+    if (call === null || typeof call !== "object" || fn === null || typeof fn !== "object" || typeof fn.name !== "string") {
+      throw new InvalidInputError(
+        `${field}[${i}] must be an OpenAI-style tool call: { id, type: "function", function: { name, arguments } }.`,
+        { field: `${field}[${i}]` },
+      );
+    }
+  });
+  toJson(value, field);
+  return value.length === 0 ? null : (value as ToolCall[]);
+}
+
+/** Validates a message and resolves its defaults; `field` names it in errors (e.g. `messages[2]`). */
+export function normalizeMessage(message: NewMessage, field = "message", now = Date.now() / 1000): NormalizedMessage {
+  if (message === null || typeof message !== "object") {
+    throw new InvalidInputError(`${field} must be an object.`, { field });
+  }
+  const role = message.role as unknown;
+  if (typeof role !== "string" || role === "") {
+    throw new InvalidInputError(`${field}.role is empty; use one of ${MESSAGE_ROLES.join(", ")}.`, { field: `${field}.role` });
+  }
+  if (!(MESSAGE_ROLES as readonly string[]).includes(role)) {
+    throw new InvalidInputError(`${field}.role "${role}" is not a known role; use one of ${MESSAGE_ROLES.join(", ")}.`, {
+      field: `${field}.role`,
+    });
+  }
+  const tokenCount = message.tokenCount ?? null;
+  if (tokenCount !== null && (!Number.isInteger(tokenCount) || tokenCount < 0)) {
+    throw new InvalidInputError(`${field}.tokenCount must be a non-negative integer or null.`, { field: `${field}.tokenCount` });
+  }
+  const normalized: NormalizedMessage = {
+    role: role as MessageRole,
+    content: checkContent(message.content, `${field}.content`),
+    toolCalls: checkToolCalls(message.toolCalls, `${field}.toolCalls`),
+    toolCallId: optionalText(message.toolCallId, `${field}.toolCallId`),
+    toolName: optionalText(message.toolName, `${field}.toolName`),
+    tokenCount,
+    finishReason: optionalText(message.finishReason, `${field}.finishReason`),
+    reasoning: optionalText(message.reasoning, `${field}.reasoning`),
+    reasoningDetails: message.reasoningDetails ?? null,
+    platformMessageId: optionalText(message.platformMessageId, `${field}.platformMessageId`),
+    timestamp: checkTime(message.timestamp, `${field}.timestamp`, now),
+  };
+  if (normalized.reasoningDetails !== null) toJson(normalized.reasoningDetails, `${field}.reasoningDetails`);
+  const bytes =
+    byteLength(normalized.content) + byteLength(normalized.toolCalls) + byteLength(normalized.reasoning) +
+    byteLength(normalized.reasoningDetails);
+  if (bytes > MAX_MESSAGE_BYTES) {
+    throw new InvalidInputError(
+      `${field} is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} (16 MiB). Store large outputs elsewhere and keep a reference.`,
+      { field: `${field}.content` },
+    );
+  }
+  return normalized;
+}
+
+function byteLength(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === "string") return Buffer.byteLength(value);
+  return Buffer.byteLength(JSON.stringify(value));
+}
+
+/** Validates a page/result limit: default when undefined, else an integer in 1..max. */
+export function checkLimit(value: unknown, fallback: number, max = MAX_PAGE_LIMIT, field = "limit"): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new InvalidInputError(`${field} must be a whole number from 1 to ${max}.`, { field });
+  }
+  return value;
+}
+
+/** Validates an offset: default 0, else a non-negative integer. */
+export function checkOffset(value: unknown): number {
+  if (value === undefined || value === null) return 0;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0) {
+    throw new InvalidInputError("offset must be a whole number of 0 or more.", { field: "offset" });
+  }
+  return value;
+}
+
+/** Validates a list of names (sources, roles); `undefined`/empty → `null` (no filter). */
+export function checkNameList(value: unknown, field: string): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of strings.`, { field });
+  value.forEach((v: unknown, i) => checkId(v, `${field}[${i}]`));
+  return value.length === 0 ? null : [...new Set(value as string[])];
+}
+
+const USAGE_NUMBERS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+  "reasoningTokens",
+  "apiCalls",
+  "estimatedCostUsd",
+  "actualCostUsd",
+] as const;
+const USAGE_TEXTS = ["billingProvider", "billingMode", "costStatus"] as const;
+
+/** Names of the numeric usage fields. */
+export type UsageNumberField = (typeof USAGE_NUMBERS)[number];
+/** Names of the text usage fields. */
+export type UsageTextField = (typeof USAGE_TEXTS)[number];
+
+/** Validates a usage update; returns the numeric and text fields present. */
+export function checkUsage(usage: UsageUpdate, mode: "delta" | "absolute"): {
+  numbers: Partial<Record<UsageNumberField, number | null>>;
+  texts: Partial<Record<UsageTextField, string | null>>;
+} {
+  if (usage === null || typeof usage !== "object") throw new InvalidInputError("recordUsage needs a usage object.");
+  const known = new Set<string>([...USAGE_NUMBERS, ...USAGE_TEXTS]);
+  for (const key of Object.keys(usage)) {
+    if (!known.has(key)) {
+      throw new InvalidInputError(`Unknown usage field "${key}"; known: ${[...known].join(", ")}.`, { field: key });
+    }
+  }
+  const numbers: Partial<Record<UsageNumberField, number | null>> = {};
+  for (const key of USAGE_NUMBERS) {
+    const value = usage[key];
+    if (value === undefined) continue;
+    if (value === null && key === "actualCostUsd") {
+      if (mode === "delta") continue;
+      numbers[key] = null;
+      continue;
+    }
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      throw new InvalidInputError(`${key} must be a finite number.`, { field: key });
+    }
+    if (mode === "absolute" && value < 0) throw new InvalidInputError(`${key} must not be negative.`, { field: key });
+    numbers[key] = value;
+  }
+  const texts: Partial<Record<UsageTextField, string | null>> = {};
+  for (const key of USAGE_TEXTS) {
+    if (usage[key] !== undefined) texts[key] = optionalText(usage[key], key);
+  }
+  return { numbers, texts };
+}

@@ -1,0 +1,83 @@
+/**
+ * Opening a SQLite database for Threadline: pragmas, migrations under the write lock,
+ * and a prepared-statement cache.
+ *
+ * @module
+ */
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { SchemaVersionError } from "../errors.js";
+import type { SqliteConfig } from "./sqlite-config.js";
+import { translateSqliteError } from "./sqlite-errors.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./sqlite-migrations.js";
+import { beginImmediate } from "./sqlite-write-queue.js";
+
+/** An open connection and its statement cache. */
+export class SqliteConnection {
+  readonly db: Database.Database;
+  readonly #statements = new Map<string, Database.Statement>();
+
+  constructor(db: Database.Database) {
+    this.db = db;
+  }
+
+  /** A prepared statement for `sql`, cached for the life of the connection. */
+  stmt(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+}
+
+/** Opens (creating if needed) and migrates a database file. */
+export async function openSqliteConnection(config: Required<SqliteConfig>): Promise<SqliteConnection> {
+  let db: Database.Database;
+  try {
+    mkdirSync(dirname(config.path), { recursive: true });
+    db = new Database(config.path, { timeout: config.busyTimeoutMs });
+  } catch (error) {
+    throw translateSqliteError(error, `opening ${config.path}`);
+  }
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma(`synchronous = ${config.synchronous}`);
+    // After a checkpoint resets the WAL, shrink it back instead of keeping its peak size.
+    db.pragma(`journal_size_limit = ${16 * 1024 * 1024}`);
+    await migrate(db, config.lockTimeoutMs);
+  } catch (error) {
+    db.close();
+    throw translateSqliteError(error, `opening ${config.path}`);
+  }
+  return new SqliteConnection(db);
+}
+
+function schemaVersion(db: Database.Database): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+/** Applies pending migrations, each in its own transaction; refuses a database newer than this code. */
+export async function migrate(db: Database.Database, lockTimeoutMs: number, target = SQLITE_SCHEMA_VERSION): Promise<void> {
+  for (;;) {
+    const version = schemaVersion(db);
+    if (version > SQLITE_SCHEMA_VERSION) throw new SchemaVersionError(version, SQLITE_SCHEMA_VERSION);
+    if (version >= target) return;
+    await beginImmediate(db, lockTimeoutMs, "upgrading the database schema");
+    try {
+      // Another process may have migrated while we waited for the lock.
+      const current = schemaVersion(db);
+      if (current === version) {
+        SQLITE_MIGRATIONS[version]!.up(db);
+        db.pragma(`user_version = ${version + 1}`);
+      }
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

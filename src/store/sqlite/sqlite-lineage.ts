@@ -1,0 +1,103 @@
+/**
+ * Lineage on SQLite: walking parents and children (cycle-safe), and keeping the
+ * denormalised chain columns the listing sorts on up to date:
+ * `chain_started_at` (the start time of the compression chain's root) and
+ * `list_hidden` (1 for a session that ended with reason `compression` and has a
+ * continuation: the chain is listed once, as its tip).
+ *
+ * @module
+ */
+import type { SqliteConnection } from "./sqlite-connection.js";
+import type { SessionRow } from "./sqlite-rows.js";
+
+/** The end reason that makes a child the continuation of its parent. */
+export const COMPRESSION = "compression";
+
+/** Reads one session row. */
+export function sessionRow(conn: SqliteConnection, id: string): SessionRow | undefined {
+  return conn.stmt("SELECT * FROM sessions WHERE id = ?").get(id) as SessionRow | undefined;
+}
+
+/** Ids of a session's children, newest first. */
+export function childIds(conn: SqliteConnection, id: string): string[] {
+  return conn
+    .stmt("SELECT id FROM sessions WHERE parent_session_id = ? ORDER BY started_at DESC, id DESC")
+    .pluck()
+    .all(id) as string[];
+}
+
+/** Parent, grandparent, … up to the root; stops at a cycle. */
+export function ancestorRows(conn: SqliteConnection, id: string): SessionRow[] {
+  const seen = new Set<string>([id]);
+  const out: SessionRow[] = [];
+  let parentId = sessionRow(conn, id)?.parent_session_id ?? null;
+  while (parentId !== null && !seen.has(parentId)) {
+    seen.add(parentId);
+    const row = sessionRow(conn, parentId);
+    if (row === undefined) break;
+    out.push(row);
+    parentId = row.parent_session_id;
+  }
+  return out;
+}
+
+/** Every descendant, breadth first; each visited once. */
+export function descendantRows(conn: SqliteConnection, id: string): SessionRow[] {
+  const seen = new Set<string>([id]);
+  const out: SessionRow[] = [];
+  const queue = [id];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    const children = conn
+      .stmt("SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id")
+      .all(current) as SessionRow[];
+    for (const child of children) {
+      if (seen.has(child.id)) continue;
+      seen.add(child.id);
+      out.push(child);
+      queue.push(child.id);
+    }
+  }
+  return out;
+}
+
+/** Follows continuations of compression-ended sessions (newest child) to the live end of the chain. */
+export function compressionTip(conn: SqliteConnection, id: string): string {
+  const seen = new Set<string>();
+  let current = id;
+  for (;;) {
+    seen.add(current);
+    const row = sessionRow(conn, current);
+    if (row === undefined || row.end_reason !== COMPRESSION) return current;
+    const next = childIds(conn, current)[0];
+    if (next === undefined || seen.has(next)) return current;
+    current = next;
+  }
+}
+
+/**
+ * Recomputes the chain columns of `id` and everything below it. Called after any
+ * change of parent links or end reasons; cost is the size of the subtree.
+ */
+export function refreshChain(conn: SqliteConnection, id: string): void {
+  const seen = new Set<string>();
+  const queue = [id];
+  while (queue.length > 0) {
+    const current = queue.shift()!;
+    if (seen.has(current)) continue;
+    seen.add(current);
+    const row = sessionRow(conn, current);
+    if (row === undefined) continue;
+    const parent = row.parent_session_id === null ? undefined : sessionRow(conn, row.parent_session_id);
+    const chainStart =
+      parent !== undefined && parent.end_reason === COMPRESSION ? parent.chain_started_at : row.started_at;
+    const children = childIds(conn, current);
+    const hidden = row.end_reason === COMPRESSION && children.length > 0 ? 1 : 0;
+    if (chainStart !== row.chain_started_at || hidden !== row.list_hidden) {
+      conn
+        .stmt("UPDATE sessions SET chain_started_at = ?, list_hidden = ? WHERE id = ?")
+        .run(chainStart, hidden, current);
+    }
+    queue.push(...children);
+  }
+}

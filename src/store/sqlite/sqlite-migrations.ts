@@ -1,0 +1,157 @@
+/**
+ * The SQLite schema as an ordered list of forward migrations: index + 1 = the
+ * version it brings the database to (kept in `PRAGMA user_version`). Each runs in
+ * its own transaction.
+ *
+ * @module
+ */
+import type Database from "better-sqlite3";
+import { toIndexText } from "../search/search-text.js";
+import { contentText } from "../preview.js";
+import type { ContentPart } from "../contract.js";
+
+/** One schema step. */
+export interface SqliteMigration {
+  /** What it does, for humans. */
+  description: string;
+  up(db: Database.Database): void;
+}
+
+/** The FTS5 tokenizer: our own pre-tokenised stream, folded for case and diacritics. */
+export const FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'";
+
+/** The text a message contributes to the search index: its content text and tool names. */
+export function messageIndexText(
+  content: string | null,
+  contentParts: number,
+  toolName: string | null,
+  toolCalls: string | null,
+): string {
+  let text = content ?? "";
+  if (contentParts && content) text = contentText(JSON.parse(content) as ContentPart[]);
+  const names: string[] = [];
+  if (toolName) names.push(toolName);
+  if (toolCalls) {
+    for (const call of JSON.parse(toolCalls) as Array<{ function?: { name?: unknown } }>) {
+      if (typeof call?.function?.name === "string") names.push(call.function.name);
+    }
+  }
+  const indexed = toIndexText(text);
+  return names.length ? `${indexed} ${toIndexText(names.join(" "))}` : indexed;
+}
+
+/** Every migration, in order. Never edit a released one: add a new one. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
+  {
+    description: "sessions, messages and meta",
+    up(db) {
+      db.exec(`
+        CREATE TABLE meta (
+          key   TEXT PRIMARY KEY,
+          value TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE sessions (
+          id                 TEXT PRIMARY KEY,
+          source             TEXT NOT NULL,
+          user_id            TEXT,
+          model              TEXT,
+          model_config       TEXT,
+          system_prompt      TEXT,
+          parent_session_id  TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+          started_at         REAL NOT NULL,
+          ended_at           REAL,
+          end_reason         TEXT,
+          title              TEXT,
+          title_base         TEXT,
+          title_n            INTEGER,
+          session_key        TEXT,
+          chat_id            TEXT,
+          chat_type          TEXT,
+          thread_id          TEXT,
+          message_count      INTEGER NOT NULL DEFAULT 0,
+          tool_call_count    INTEGER NOT NULL DEFAULT 0,
+          last_message_at    REAL,
+          last_active_at     REAL NOT NULL,
+          preview            TEXT,
+          chain_started_at   REAL NOT NULL,
+          list_hidden        INTEGER NOT NULL DEFAULT 0,
+          input_tokens       INTEGER NOT NULL DEFAULT 0,
+          output_tokens      INTEGER NOT NULL DEFAULT 0,
+          cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+          cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+          reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+          api_calls          INTEGER NOT NULL DEFAULT 0,
+          estimated_cost_usd REAL NOT NULL DEFAULT 0,
+          actual_cost_usd    REAL,
+          billing_provider   TEXT,
+          billing_mode       TEXT,
+          cost_status        TEXT
+        );
+        CREATE UNIQUE INDEX sessions_title ON sessions(title) WHERE title IS NOT NULL;
+        CREATE INDEX sessions_title_lineage ON sessions(title_base, title_n) WHERE title_base IS NOT NULL;
+        CREATE INDEX sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;
+        CREATE INDEX sessions_key ON sessions(session_key) WHERE session_key IS NOT NULL;
+        CREATE INDEX sessions_active ON sessions(list_hidden, last_active_at, id);
+        CREATE INDEX sessions_source_active ON sessions(source, list_hidden, last_active_at, id);
+        CREATE INDEX sessions_chain_started ON sessions(list_hidden, chain_started_at, id);
+        CREATE INDEX sessions_source_chain_started ON sessions(source, list_hidden, chain_started_at, id);
+        CREATE INDEX sessions_started ON sessions(started_at, id);
+        CREATE INDEX sessions_source_started ON sessions(source, started_at, id);
+
+        CREATE TABLE messages (
+          id                  INTEGER PRIMARY KEY,
+          session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+          role                TEXT NOT NULL,
+          content             TEXT,
+          content_parts       INTEGER NOT NULL DEFAULT 0,
+          tool_calls          TEXT,
+          tool_call_count     INTEGER NOT NULL DEFAULT 0,
+          tool_call_id        TEXT,
+          tool_name           TEXT,
+          token_count         INTEGER,
+          finish_reason       TEXT,
+          reasoning           TEXT,
+          reasoning_details   TEXT,
+          platform_message_id TEXT,
+          timestamp           REAL NOT NULL,
+          rewound_at          REAL,
+          rewind_batch        INTEGER
+        );
+        CREATE INDEX messages_session ON messages(session_id, id);
+      `);
+    },
+  },
+  {
+    description: "full-text search index (contentless FTS5, CJK bigrams)",
+    up(db) {
+      db.exec(`
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+          body, content = '', contentless_delete = 1, tokenize = "${FTS_TOKENIZE}"
+        );
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.rewound_at IS NULL
+        BEGIN
+          DELETE FROM messages_fts WHERE rowid = old.id;
+        END;
+      `);
+      const insert = db.prepare("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
+      // Backfill in keyset batches (constant memory on any database size).
+      const batch = db.prepare(
+        "SELECT id, content, content_parts, tool_name, tool_calls FROM messages " +
+          "WHERE rewound_at IS NULL AND id > ? ORDER BY id LIMIT 1000",
+      ).raw();
+      let after = 0;
+      for (;;) {
+        const rows = batch.all(after) as Array<[number, string | null, number, string | null, string | null]>;
+        if (rows.length === 0) break;
+        for (const [id, content, parts, toolName, toolCalls] of rows) {
+          insert.run(id, messageIndexText(content, parts, toolName, toolCalls));
+          after = id;
+        }
+      }
+    },
+  },
+];
+
+/** The version this code writes. */
+export const SQLITE_SCHEMA_VERSION = SQLITE_MIGRATIONS.length;

@@ -1,0 +1,816 @@
+/**
+ * The SQLite implementation of {@link SessionDB} (better-sqlite3, WAL, FTS5).
+ *
+ * Reads run synchronously on the calling tick (after any queued writes of this
+ * instance, so a caller always reads its own writes); writes go through a
+ * group-commit queue and resolve once durable.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import type {
+  AutoPruneOptions,
+  ConversationMessage,
+  ExportOptions,
+  ImportReport,
+  ListSessionsOptions,
+  Message,
+  NewMessage,
+  NewSession,
+  Page,
+  PruneOptions,
+  RewindResult,
+  SearchHit,
+  SearchOptions,
+  Session,
+  SessionDB,
+  SessionRecord,
+  SessionSummary,
+  SessionUpdate,
+  SessionUsage,
+  StoreCapabilities,
+  StoreStats,
+  UsageUpdate,
+} from "../contract.js";
+import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
+import {
+  checkId,
+  checkNameList,
+  checkNewSession,
+  checkSessionUpdate,
+  checkTime,
+  checkUsage,
+  normalizeMessage,
+  optionalText,
+  toJson,
+} from "../input-validation.js";
+import { contentText } from "../preview.js";
+import { runImport, type ImportOutcome } from "../session-import.js";
+import { newSessionId } from "../session-id.js";
+import { toSessionRecord, type ValidRecord } from "../session-record.js";
+import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
+import { resolveSqliteConfig, type SqliteConfig } from "./sqlite-config.js";
+import { openSqliteConnection, type SqliteConnection } from "./sqlite-connection.js";
+import { translateSqliteError } from "./sqlite-errors.js";
+import {
+  ancestorRows,
+  childIds,
+  COMPRESSION,
+  compressionTip,
+  descendantRows,
+  refreshChain,
+  sessionRow,
+} from "./sqlite-lineage.js";
+import { listSessions } from "./sqlite-listing.js";
+import { messageIndexText } from "./sqlite-migrations.js";
+import { toConversationMessage, toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
+import { searchMessages } from "./sqlite-search.js";
+import {
+  bumpSummary,
+  insertMessages,
+  recomputeSummary,
+  refreshLastActive,
+  toStoredMessage,
+  type StoredMessage,
+} from "./sqlite-transcript.js";
+import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+
+const DAY_SECONDS = 86_400;
+const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
+
+const now = (): number => Date.now() / 1000;
+
+/**
+ * A {@link SessionDB} on one SQLite file. Open it with {@link SqliteSessionDB.open}
+ * (or `openSessionDB(path)`).
+ *
+ * @example
+ * const db = await SqliteSessionDB.open({ path: "/tmp/state.db" });
+ * const s = await db.createSession({ source: "cli" });
+ * await db.appendMessage(s.id, { role: "user", content: "hello" });
+ * await db.close();
+ */
+export class SqliteSessionDB implements SessionDB {
+  readonly capabilities: StoreCapabilities = { backend: "sqlite", multiProcess: true };
+  readonly location: string;
+  readonly #conn: SqliteConnection;
+  readonly #queue: SqliteWriteQueue;
+  #closed = false;
+
+  private constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
+    this.#conn = conn;
+    this.location = config.path;
+    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs);
+  }
+
+  /** Opens (creating and migrating as needed) a database file. */
+  static async open(config: SqliteConfig): Promise<SqliteSessionDB> {
+    const resolved = resolveSqliteConfig(config);
+    const conn = await openSqliteConnection(resolved);
+    return new SqliteSessionDB(conn, resolved);
+  }
+
+  // --- plumbing ---------------------------------------------------------------
+
+  async #read<T>(doing: string, run: (conn: SqliteConnection) => T): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    await this.#queue.drain();
+    if (this.#closed) throw new StoreClosedError();
+    try {
+      return run(this.#conn);
+    } catch (error) {
+      throw translateSqliteError(error, doing);
+    }
+  }
+
+  #write<T>(doing: string, run: (conn: SqliteConnection) => T): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    return this.#queue.write(doing, () => run(this.#conn));
+  }
+
+  #requireRow(conn: SqliteConnection, id: string): SessionRow {
+    const row = sessionRow(conn, id);
+    if (row === undefined) {
+      throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+    }
+    return row;
+  }
+
+  // --- sessions ---------------------------------------------------------------
+
+  async createSession(input: NewSession): Promise<Session> {
+    checkNewSession(input);
+    const startedAt = checkTime(input.startedAt, "startedAt", now());
+    const id = input.id ?? newSessionId(startedAt);
+    const title = sanitizeTitle(input.title ?? null);
+    const modelConfig = input.modelConfig == null ? null : toJson(input.modelConfig, "modelConfig");
+    return this.#write(`creating session ${id}`, (conn) => {
+      if (sessionRow(conn, id) !== undefined) {
+        throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
+      }
+      const parentId = input.parentSessionId ?? null;
+      if (parentId !== null && sessionRow(conn, parentId) === undefined) {
+        throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
+      }
+      if (title !== null) this.#assertTitleFree(conn, title, id);
+      const lineage = title === null ? null : parseLineageTitle(title);
+      conn
+        .stmt(
+          `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+             title, title_base, title_n, session_key, chat_id, chat_type, thread_id, last_active_at, chain_started_at)
+           VALUES (@id, @source, @userId, @model, @modelConfig, @systemPrompt, @parentId, @startedAt,
+             @title, @titleBase, @titleN, @sessionKey, @chatId, @chatType, @threadId, @startedAt, @startedAt)`,
+        )
+        .run({
+          id,
+          source: input.source,
+          userId: input.userId ?? null,
+          model: input.model ?? null,
+          modelConfig,
+          systemPrompt: input.systemPrompt ?? null,
+          parentId,
+          startedAt,
+          title,
+          titleBase: lineage?.base ?? null,
+          titleN: lineage?.n ?? null,
+          sessionKey: input.sessionKey ?? null,
+          chatId: input.chatId ?? null,
+          chatType: input.chatType ?? null,
+          threadId: input.threadId ?? null,
+        });
+      refreshChain(conn, parentId ?? id);
+      return toSession(this.#requireRow(conn, id));
+    });
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    checkId(id, "id");
+    return this.#read("reading a session", (conn) => {
+      const row = sessionRow(conn, id);
+      return row === undefined ? null : toSession(row);
+    });
+  }
+
+  async endSession(id: string, reason: string, options: { endedAt?: number } = {}): Promise<boolean> {
+    checkId(id, "id");
+    checkId(reason, "reason");
+    const endedAt = checkTime(options.endedAt, "endedAt", now());
+    return this.#write(`ending session ${id}`, (conn) => {
+      const row = this.#requireRow(conn, id);
+      if (row.ended_at !== null) return false;
+      conn.stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?").run(endedAt, reason, id);
+      refreshLastActive(conn, id);
+      if (reason === COMPRESSION) refreshChain(conn, id);
+      return true;
+    });
+  }
+
+  async reopenSession(id: string): Promise<boolean> {
+    checkId(id, "id");
+    return this.#write(`reopening session ${id}`, (conn) => {
+      const row = this.#requireRow(conn, id);
+      if (row.ended_at === null) return false;
+      conn.stmt("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?").run(id);
+      refreshLastActive(conn, id);
+      if (row.end_reason === COMPRESSION) refreshChain(conn, id);
+      return true;
+    });
+  }
+
+  async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    if (typeof idOrPrefix !== "string" || idOrPrefix === "") return null;
+    return this.#read("resolving a session id", (conn) => {
+      if (sessionRow(conn, idOrPrefix) !== undefined) return idOrPrefix;
+      // Range scan on the primary key: ids in [prefix, prefix + U+FFFF).
+      const matches = conn
+        .stmt("SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 2")
+        .pluck()
+        .all(idOrPrefix, `${idOrPrefix}\uffff`) as string[];
+      return matches.length === 1 ? matches[0]! : null;
+    });
+  }
+
+  async updateSession(id: string, update: SessionUpdate): Promise<Session> {
+    checkId(id, "id");
+    checkSessionUpdate(update);
+    const sets: string[] = [];
+    const params: Record<string, unknown> = { id };
+    if (update.model !== undefined) {
+      sets.push("model = @model");
+      params["model"] = update.model;
+    }
+    if (update.systemPrompt !== undefined) {
+      sets.push("system_prompt = @systemPrompt");
+      params["systemPrompt"] = update.systemPrompt;
+    }
+    if (update.modelConfig !== undefined) {
+      sets.push("model_config = @modelConfig");
+      params["modelConfig"] = update.modelConfig === null ? null : toJson(update.modelConfig, "modelConfig");
+    }
+    return this.#write(`updating session ${id}`, (conn) => {
+      this.#requireRow(conn, id);
+      if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
+      return toSession(this.#requireRow(conn, id));
+    });
+  }
+
+  async recordUsage(id: string, usage: UsageUpdate, options: { mode?: "delta" | "absolute" } = {}): Promise<SessionUsage> {
+    checkId(id, "id");
+    const mode = options.mode ?? "delta";
+    if (mode !== "delta" && mode !== "absolute") {
+      throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
+    }
+    const { numbers, texts } = checkUsage(usage, mode);
+    const columns: Record<string, string> = {
+      inputTokens: "input_tokens",
+      outputTokens: "output_tokens",
+      cacheReadTokens: "cache_read_tokens",
+      cacheWriteTokens: "cache_write_tokens",
+      reasoningTokens: "reasoning_tokens",
+      apiCalls: "api_calls",
+      estimatedCostUsd: "estimated_cost_usd",
+      actualCostUsd: "actual_cost_usd",
+      billingProvider: "billing_provider",
+      billingMode: "billing_mode",
+      costStatus: "cost_status",
+    };
+    const sets: string[] = [];
+    const params: Record<string, unknown> = { id };
+    for (const [key, value] of Object.entries(numbers)) {
+      const column = columns[key]!;
+      sets.push(
+        mode === "delta"
+          ? key === "actualCostUsd"
+            ? `${column} = coalesce(${column}, 0) + @${key}`
+            : `${column} = ${column} + @${key}`
+          : `${column} = @${key}`,
+      );
+      params[key] = value;
+    }
+    for (const [key, value] of Object.entries(texts)) {
+      sets.push(`${columns[key]!} = @${key}`);
+      params[key] = value;
+    }
+    return this.#write(`recording usage of session ${id}`, (conn) => {
+      this.#requireRow(conn, id);
+      if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
+      return toUsage(this.#requireRow(conn, id));
+    });
+  }
+
+  // --- messages ---------------------------------------------------------------
+
+  async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
+    const ids = await this.#append(sessionId, [message], "message");
+    return ids[0]!;
+  }
+
+  async appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+    if (!Array.isArray(messages)) throw new InvalidInputError("appendTurn needs an array of messages.", { field: "messages" });
+    if (messages.length === 0) return [];
+    return this.#append(sessionId, messages, "messages");
+  }
+
+  async #append(sessionId: string, messages: NewMessage[], field: string): Promise<number[]> {
+    checkId(sessionId, "sessionId");
+    const at = now();
+    const stored = messages.map((m, i) =>
+      toStoredMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
+    );
+    return this.#write(`appending to session ${sessionId}`, (conn) => {
+      const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as
+        | { ended_at: number | null }
+        | undefined;
+      if (row === undefined) {
+        throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+      }
+      if (row.ended_at !== null) {
+        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
+          sessionId,
+        });
+      }
+      const ids = insertMessages(conn, sessionId, stored);
+      bumpSummary(conn, sessionId, stored);
+      return ids;
+    });
+  }
+
+  async getMessages(sessionId: string, options: { includeRewound?: boolean } = {}): Promise<Message[]> {
+    checkId(sessionId, "sessionId");
+    return this.#read("reading messages", (conn) => {
+      this.#requireRow(conn, sessionId);
+      const sql = options.includeRewound
+        ? "SELECT * FROM messages WHERE session_id = ? ORDER BY id"
+        : "SELECT * FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id";
+      return (conn.stmt(sql).all(sessionId) as MessageRow[]).map(toMessage);
+    });
+  }
+
+  async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
+    const messages = (await this.getMessages(sessionId)).map(toConversationMessage);
+    if (options.includeSystemPrompt) {
+      const session = await this.getSession(sessionId);
+      if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
+    }
+    return messages;
+  }
+
+  async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+    checkId(sessionId, "sessionId");
+    if (!Array.isArray(messages)) throw new InvalidInputError("replaceMessages needs an array of messages.", { field: "messages" });
+    const at = now();
+    const stored = messages.map((m, i) => toStoredMessage(normalizeMessage(m, `messages[${i}]`, at)));
+    return this.#write(`replacing the transcript of ${sessionId}`, (conn) => {
+      this.#requireRow(conn, sessionId);
+      conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+      const ids = insertMessages(conn, sessionId, stored);
+      recomputeSummary(conn, sessionId);
+      return ids;
+    });
+  }
+
+  async rewind(sessionId: string, turns = 1): Promise<RewindResult> {
+    checkId(sessionId, "sessionId");
+    if (typeof turns !== "number" || Number.isNaN(turns)) {
+      throw new InvalidInputError("turns must be a number.", { field: "turns" });
+    }
+    const n = Math.max(1, Math.min(Math.floor(turns), 1_000_000));
+    const at = now();
+    return this.#write(`rewinding session ${sessionId}`, (conn) => {
+      this.#requireRow(conn, sessionId);
+      const users = conn
+        .stmt(
+          `SELECT id, content, content_parts FROM messages
+            WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`,
+        )
+        .all(sessionId, n) as Array<Pick<MessageRow, "id" | "content" | "content_parts">>;
+      const target = users[users.length - 1];
+      if (target === undefined) return { rewound: 0, turnsUndone: 0, targetText: null };
+      const batch =
+        ((conn.stmt("SELECT max(rewind_batch) FROM messages WHERE session_id = ?").pluck().get(sessionId) as
+          | number
+          | null) ?? 0) + 1;
+      conn
+        .stmt(
+          `DELETE FROM messages_fts WHERE rowid IN
+             (SELECT id FROM messages WHERE session_id = ? AND id >= ? AND rewound_at IS NULL)`,
+        )
+        .run(sessionId, target.id);
+      const result = conn
+        .stmt(
+          `UPDATE messages SET rewound_at = ?, rewind_batch = ?
+            WHERE session_id = ? AND id >= ? AND rewound_at IS NULL`,
+        )
+        .run(at, batch, sessionId, target.id);
+      recomputeSummary(conn, sessionId);
+      const text = contentText(target.content_parts ? JSON.parse(target.content!) : target.content);
+      return { rewound: result.changes, turnsUndone: users.length, targetText: text };
+    });
+  }
+
+  async restoreRewound(sessionId: string, options: { all?: boolean } = {}): Promise<number> {
+    checkId(sessionId, "sessionId");
+    return this.#write(`restoring rewound messages of ${sessionId}`, (conn) => {
+      this.#requireRow(conn, sessionId);
+      const rows = (
+        options.all
+          ? conn.stmt("SELECT * FROM messages WHERE session_id = ? AND rewound_at IS NOT NULL ORDER BY id").all(sessionId)
+          : conn
+              .stmt(
+                `SELECT * FROM messages WHERE session_id = @id AND rewound_at IS NOT NULL AND rewind_batch =
+                   (SELECT max(rewind_batch) FROM messages WHERE session_id = @id AND rewound_at IS NOT NULL) ORDER BY id`,
+              )
+              .all({ id: sessionId })
+      ) as MessageRow[];
+      const index = conn.stmt("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
+      const restore = conn.stmt("UPDATE messages SET rewound_at = NULL, rewind_batch = NULL WHERE id = ?");
+      for (const row of rows) {
+        restore.run(row.id);
+        index.run(row.id, messageIndexText(row.content, row.content_parts, row.tool_name, row.tool_calls));
+      }
+      if (rows.length > 0) recomputeSummary(conn, sessionId);
+      return rows.length;
+    });
+  }
+
+  async clearMessages(sessionId: string): Promise<number> {
+    checkId(sessionId, "sessionId");
+    return this.#write(`clearing session ${sessionId}`, (conn) => {
+      this.#requireRow(conn, sessionId);
+      const result = conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+      recomputeSummary(conn, sessionId);
+      return result.changes;
+    });
+  }
+
+  // --- titles -----------------------------------------------------------------
+
+  #assertTitleFree(conn: SqliteConnection, title: string, forId: string): void {
+    const holder = conn.stmt("SELECT id, end_reason FROM sessions WHERE title = ?").get(title) as
+      | { id: string; end_reason: string | null }
+      | undefined;
+    if (holder === undefined || holder.id === forId) return;
+    // Moving a title from a compression ancestor to its continuation is allowed.
+    const isCompressionAncestor =
+      holder.end_reason === COMPRESSION && ancestorRows(conn, forId).some((row) => row.id === holder.id);
+    if (isCompressionAncestor) {
+      conn.stmt("UPDATE sessions SET title = NULL, title_base = NULL, title_n = NULL WHERE id = ?").run(holder.id);
+      return;
+    }
+    throw new ConflictError(
+      `The title "${title}" is already used by session ${holder.id}. Choose another title, or rename that session first.`,
+      { sessionId: holder.id },
+    );
+  }
+
+  async setTitle(id: string, title: string | null): Promise<string | null> {
+    checkId(id, "id");
+    const clean = sanitizeTitle(title);
+    return this.#write(`setting the title of ${id}`, (conn) => {
+      this.#requireRow(conn, id);
+      if (clean !== null) this.#assertTitleFree(conn, clean, id);
+      const lineage = clean === null ? null : parseLineageTitle(clean);
+      conn
+        .stmt("UPDATE sessions SET title = ?, title_base = ?, title_n = ? WHERE id = ?")
+        .run(clean, lineage?.base ?? null, lineage?.n ?? null, id);
+      return clean;
+    });
+  }
+
+  async getTitle(id: string): Promise<string | null> {
+    checkId(id, "id");
+    return this.#read("reading a title", (conn) => this.#requireRow(conn, id).title);
+  }
+
+  async resolveByTitle(title: string): Promise<string | null> {
+    let clean: string | null;
+    try {
+      clean = sanitizeTitle(title);
+    } catch {
+      return null; // longer than any stored title can be
+    }
+    if (clean === null) return null;
+    return this.#read("resolving a title", (conn) => {
+      const newest = conn
+        .stmt("SELECT id, title_n FROM sessions WHERE title_base = ? ORDER BY title_n DESC LIMIT 1")
+        .get(clean) as { id: string; title_n: number } | undefined;
+      if (newest !== undefined && newest.title_n >= 2) return newest.id;
+      return (conn.stmt("SELECT id FROM sessions WHERE title = ?").pluck().get(clean) as string | undefined) ?? null;
+    });
+  }
+
+  async nextTitleInLineage(title: string): Promise<string> {
+    const clean = sanitizeTitle(title);
+    if (clean === null) throw new InvalidInputError("The title is empty after sanitising.", { field: "title" });
+    const { base } = parseLineageTitle(clean);
+    return this.#read("finding the next title", (conn) => {
+      const max = conn.stmt("SELECT max(title_n) FROM sessions WHERE title_base = ?").pluck().get(base) as number | null;
+      return max === null ? base : formatLineageTitle(base, Math.max(max, 1) + 1);
+    });
+  }
+
+  // --- lineage ----------------------------------------------------------------
+
+  async getAncestors(id: string): Promise<Session[]> {
+    checkId(id, "id");
+    return this.#read("reading ancestors", (conn) => {
+      this.#requireRow(conn, id);
+      return ancestorRows(conn, id).map(toSession);
+    });
+  }
+
+  async getDescendants(id: string): Promise<Session[]> {
+    checkId(id, "id");
+    return this.#read("reading descendants", (conn) => {
+      this.#requireRow(conn, id);
+      return descendantRows(conn, id).map(toSession);
+    });
+  }
+
+  async getCompressionTip(id: string): Promise<string> {
+    checkId(id, "id");
+    return this.#read("finding the compression tip", (conn) => {
+      this.#requireRow(conn, id);
+      return compressionTip(conn, id);
+    });
+  }
+
+  // --- listing and search -----------------------------------------------------
+
+  async listSessions(options: ListSessionsOptions = {}): Promise<Page<SessionSummary>> {
+    return this.#read("listing sessions", (conn) => listSessions(conn, options));
+  }
+
+  async searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    return this.#read("searching", (conn) => searchMessages(conn, query, options));
+  }
+
+  // --- export / import --------------------------------------------------------
+
+  async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
+    const sources = checkNameList(options.sources, "sources");
+    const messageSql = options.includeRewound
+      ? "SELECT * FROM messages WHERE session_id = ? ORDER BY id"
+      : "SELECT * FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id";
+    const toRecord = (conn: SqliteConnection, row: SessionRow): SessionRecord =>
+      toSessionRecord(toSession(row), (conn.stmt(messageSql).all(row.id) as MessageRow[]).map(toMessage));
+
+    if (options.sessionId !== undefined) {
+      const id = checkId(options.sessionId, "sessionId");
+      yield await this.#read("exporting a session", (conn) => toRecord(conn, this.#requireRow(conn, id)));
+      return;
+    }
+    const filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
+    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > (?, ?) ${filter} ORDER BY started_at, id LIMIT 50`;
+    let after: [number, string] = [-Infinity, ""];
+    for (;;) {
+      // One page of sessions at a time, each with its messages: memory stays bounded by the largest session.
+      const rows = await this.#read("exporting sessions", (conn) =>
+        conn.stmt(pageSql).all(after[0], after[1], ...(sources ?? [])) as SessionRow[],
+      );
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        const record = await this.#read("exporting a session", (conn) => {
+          const fresh = sessionRow(conn, row.id);
+          return fresh === undefined ? null : toRecord(conn, fresh);
+        });
+        if (record !== null) yield record;
+      }
+      const last = rows[rows.length - 1]!;
+      after = [last.started_at, last.id];
+    }
+  }
+
+  async importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport> {
+    if (this.#closed) throw new StoreClosedError();
+    return runImport(lines, (record, waiting) =>
+      this.#write(`importing session ${record.session.id}`, (conn) => this.#importOne(conn, record, waiting)),
+    );
+  }
+
+  #importOne(conn: SqliteConnection, record: ValidRecord, waitingChildren: string[]): ImportOutcome {
+    const s = record.session;
+    if (sessionRow(conn, s.id) !== undefined) return { status: "skipped", missingParent: null };
+    if (s.title !== null) this.#assertTitleFree(conn, s.title, s.id);
+    const parentId = s.parentSessionId ?? null;
+    const parentExists = parentId !== null && sessionRow(conn, parentId) !== undefined;
+    const lineage = s.title === null ? null : parseLineageTitle(s.title);
+    const u = s.usage ?? {};
+    conn
+      .stmt(
+        `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+           ended_at, end_reason, title, title_base, title_n, session_key, chat_id, chat_type, thread_id,
+           last_active_at, chain_started_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+           reasoning_tokens, api_calls, estimated_cost_usd, actual_cost_usd, billing_provider, billing_mode, cost_status)
+         VALUES (@id, @source, @userId, @model, @modelConfig, @systemPrompt, @parentId, @startedAt,
+           @endedAt, @endReason, @title, @titleBase, @titleN, @sessionKey, @chatId, @chatType, @threadId,
+           @startedAt, @startedAt, @inputTokens, @outputTokens, @cacheReadTokens, @cacheWriteTokens,
+           @reasoningTokens, @apiCalls, @estimatedCostUsd, @actualCostUsd, @billingProvider, @billingMode, @costStatus)`,
+      )
+      .run({
+        id: s.id,
+        source: s.source,
+        userId: s.userId ?? null,
+        model: s.model ?? null,
+        modelConfig: s.modelConfig == null ? null : JSON.stringify(s.modelConfig),
+        systemPrompt: s.systemPrompt ?? null,
+        parentId: parentExists ? parentId : null,
+        startedAt: s.startedAt,
+        endedAt: s.endedAt ?? null,
+        endReason: s.endedAt == null ? null : (s.endReason ?? null),
+        title: s.title,
+        titleBase: lineage?.base ?? null,
+        titleN: lineage?.n ?? null,
+        sessionKey: s.sessionKey ?? null,
+        chatId: s.chatId ?? null,
+        chatType: s.chatType ?? null,
+        threadId: s.threadId ?? null,
+        inputTokens: u.inputTokens ?? 0,
+        outputTokens: u.outputTokens ?? 0,
+        cacheReadTokens: u.cacheReadTokens ?? 0,
+        cacheWriteTokens: u.cacheWriteTokens ?? 0,
+        reasoningTokens: u.reasoningTokens ?? 0,
+        apiCalls: u.apiCalls ?? 0,
+        estimatedCostUsd: u.estimatedCostUsd ?? 0,
+        actualCostUsd: u.actualCostUsd ?? null,
+        billingProvider: u.billingProvider ?? null,
+        billingMode: u.billingMode ?? null,
+        costStatus: u.costStatus ?? null,
+      });
+    const stored: StoredMessage[] = record.messages.map(({ message, rewoundAt }) => toStoredMessage(message, rewoundAt));
+    insertMessages(conn, s.id, stored);
+    recomputeSummary(conn, s.id);
+    const link = conn.stmt("UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL");
+    for (const child of waitingChildren) link.run(s.id, child);
+    // Linking the waiting children must not close a cycle through this session.
+    const seen = new Set<string>();
+    let up = parentExists ? parentId : null;
+    while (up !== null && !seen.has(up)) {
+      if (up === s.id) {
+        throw new InvalidInputError(
+          `session ${s.id} would close a lineage cycle (it is its own ancestor through ${parentId}); record skipped.`,
+        );
+      }
+      seen.add(up);
+      up = sessionRow(conn, up)?.parent_session_id ?? null;
+    }
+    refreshChain(conn, parentExists ? parentId! : s.id);
+    return { status: "imported", missingParent: parentId !== null && !parentExists ? parentId : null };
+  }
+
+  // --- deletion and retention -------------------------------------------------
+
+  async deleteSession(id: string): Promise<boolean> {
+    checkId(id, "id");
+    return this.#write(`deleting session ${id}`, (conn) => {
+      const row = sessionRow(conn, id);
+      if (row === undefined) return false;
+      this.#deleteRows(conn, [row]);
+      return true;
+    });
+  }
+
+  /** Deletes sessions (messages cascade, children are detached) and refreshes what their removal changes. */
+  #deleteRows(conn: SqliteConnection, rows: SessionRow[]): void {
+    const gone = new Set(rows.map((r) => r.id));
+    const touched = new Set<string>();
+    for (const row of rows) {
+      for (const child of childIds(conn, row.id)) if (!gone.has(child)) touched.add(child);
+      if (row.parent_session_id !== null && !gone.has(row.parent_session_id)) touched.add(row.parent_session_id);
+    }
+    const del = conn.stmt("DELETE FROM sessions WHERE id = ?");
+    for (const row of rows) del.run(row.id);
+    for (const id of touched) refreshChain(conn, id);
+  }
+
+  async pruneSessions(options: PruneOptions): Promise<number> {
+    if (options === null || typeof options !== "object") {
+      throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
+    }
+    const { olderThanDays } = options;
+    if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
+      throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
+    }
+    const sources = checkNameList(options.sources, "sources");
+    const cutoff = checkTime(options.now, "now", now()) - olderThanDays * DAY_SECONDS;
+    const filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
+    const deleted = await this.#write("pruning sessions", (conn) => {
+      const rows = conn
+        .stmt(`SELECT * FROM sessions WHERE ended_at IS NOT NULL AND last_active_at < ? ${filter}`)
+        .all(cutoff, ...(sources ?? [])) as SessionRow[];
+      this.#deleteRows(conn, rows);
+      return rows.length;
+    });
+    if (deleted > 0) await this.#compact();
+    return deleted;
+  }
+
+  /** Gives freed pages back to the file system and shrinks the WAL (after a prune that removed rows). */
+  async #compact(): Promise<void> {
+    await this.#read("compacting the database", (conn) => {
+      conn.db.exec("VACUUM");
+      conn.db.pragma("wal_checkpoint(TRUNCATE)");
+    });
+  }
+
+  async autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }> {
+    const interval = options?.intervalSeconds ?? DAY_SECONDS;
+    if (typeof interval !== "number" || !Number.isFinite(interval) || interval < 0) {
+      throw new InvalidInputError("intervalSeconds must be a number of seconds, 0 or more.", { field: "intervalSeconds" });
+    }
+    const at = checkTime(options?.now, "now", now());
+    // Claim the run in the database, so every process sharing it agrees on the last run.
+    const due = await this.#write("scheduling an auto-prune", (conn) => {
+      const last = conn.stmt("SELECT value FROM meta WHERE key = ?").pluck().get(AUTO_PRUNE_META_KEY) as string | undefined;
+      if (last !== undefined && at - Number(last) < interval) return false;
+      conn.stmt("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").run(AUTO_PRUNE_META_KEY, String(at));
+      return true;
+    });
+    if (!due) return { ran: false, deleted: 0 };
+    return { ran: true, deleted: await this.pruneSessions({ ...options, now: at }) };
+  }
+
+  // --- stats and meta ---------------------------------------------------------
+
+  async getStats(): Promise<StoreStats> {
+    return this.#read("reading stats", (conn) => {
+      const totals = conn
+        .stmt("SELECT count(*) AS sessions, coalesce(sum(message_count), 0) AS messages FROM sessions")
+        .get() as { sessions: number; messages: number };
+      const bySource = conn.stmt("SELECT source, count(*) AS n FROM sessions GROUP BY source ORDER BY source").all() as Array<{
+        source: string;
+        n: number;
+      }>;
+      const byModel = conn
+        .stmt(
+          `SELECT model, count(*) AS sessions, sum(input_tokens) AS inputTokens, sum(output_tokens) AS outputTokens,
+                  sum(cache_read_tokens) AS cacheReadTokens, sum(cache_write_tokens) AS cacheWriteTokens,
+                  sum(reasoning_tokens) AS reasoningTokens, sum(estimated_cost_usd) AS estimatedCostUsd,
+                  coalesce(sum(actual_cost_usd), 0) AS actualCostUsd
+             FROM sessions GROUP BY model ORDER BY sessions DESC, model`,
+        )
+        .all() as StoreStats["byModel"];
+      return {
+        totalSessions: totals.sessions,
+        totalMessages: totals.messages,
+        sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
+        byModel,
+        databaseBytes: fileBytes(this.location) + fileBytes(`${this.location}-wal`),
+        searchIndexBytes: searchIndexBytes(conn),
+      };
+    });
+  }
+
+  async getMeta(key: string): Promise<string | null> {
+    checkId(key, "key");
+    return this.#read("reading meta", (conn) =>
+      ((conn.stmt("SELECT value FROM meta WHERE key = ?").pluck().get(key) as string | undefined) ?? null),
+    );
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    checkId(key, "key");
+    if (optionalText(value, "value") === null) throw new InvalidInputError("value must be a string.", { field: "value" });
+    await this.#write("writing meta", (conn) => {
+      conn.stmt("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").run(key, value);
+    });
+  }
+
+  async deleteMeta(key: string): Promise<boolean> {
+    checkId(key, "key");
+    return this.#write("deleting meta", (conn) => conn.stmt("DELETE FROM meta WHERE key = ?").run(key).changes > 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#queue.drain();
+    this.#closed = true;
+    try {
+      this.#conn.db.pragma("optimize");
+    } catch {
+      // best effort: another process may hold the lock
+    }
+    this.#conn.db.close();
+  }
+}
+
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function searchIndexBytes(conn: SqliteConnection): number | null {
+  try {
+    return (
+      (conn
+        .stmt("SELECT sum(pgsize) FROM dbstat('main', 1) WHERE name LIKE 'messages_fts%'")
+        .pluck()
+        .get() as number | null) ?? 0
+    );
+  } catch {
+    return null; // dbstat not compiled in
+  }
+}

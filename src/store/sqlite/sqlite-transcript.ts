@@ -1,0 +1,143 @@
+/**
+ * Transcript writes on SQLite, run inside a write transaction: inserting messages
+ * with their search-index rows, hiding and restoring rewound rows, and recomputing
+ * the per-session counters, preview and last activity.
+ *
+ * @module
+ */
+import type { NormalizedMessage } from "../input-validation.js";
+import { makePreview } from "../preview.js";
+import type { SqliteConnection } from "./sqlite-connection.js";
+import { messageIndexText } from "./sqlite-migrations.js";
+import { rowContent, type MessageRow } from "./sqlite-rows.js";
+
+const INSERT_MESSAGE = `
+  INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_count, tool_call_id,
+    tool_name, token_count, finish_reason, reasoning, reasoning_details, platform_message_id, timestamp,
+    rewound_at, rewind_batch)
+  VALUES (@sessionId, @role, @content, @contentParts, @toolCalls, @toolCallCount, @toolCallId, @toolName,
+    @tokenCount, @finishReason, @reasoning, @reasoningDetails, @platformMessageId, @timestamp, @rewoundAt, @rewindBatch)`;
+
+/** A message in the column form it is stored in (serialise once, outside the transaction). */
+export interface StoredMessage {
+  role: string;
+  content: string | null;
+  contentParts: number;
+  toolCalls: string | null;
+  toolCallCount: number;
+  toolCallId: string | null;
+  toolName: string | null;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  reasoningDetails: string | null;
+  platformMessageId: string | null;
+  timestamp: number;
+  rewoundAt: number | null;
+  rewindBatch: number | null;
+  /** What the search index gets. */
+  indexText: string;
+  /** The preview this message would give its session (user messages only). */
+  preview: string | null;
+}
+
+/** Serialises a validated message for storage. */
+export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null = null): StoredMessage {
+  const contentParts = Array.isArray(m.content) ? 1 : 0;
+  const content = m.content === null ? null : contentParts ? JSON.stringify(m.content) : (m.content as string);
+  const toolCalls = m.toolCalls === null ? null : JSON.stringify(m.toolCalls);
+  return {
+    role: m.role,
+    content,
+    contentParts,
+    toolCalls,
+    toolCallCount: m.toolCalls?.length ?? 0,
+    toolCallId: m.toolCallId,
+    toolName: m.toolName,
+    tokenCount: m.tokenCount,
+    finishReason: m.finishReason,
+    reasoning: m.reasoning,
+    reasoningDetails: m.reasoningDetails === null ? null : JSON.stringify(m.reasoningDetails),
+    platformMessageId: m.platformMessageId,
+    timestamp: m.timestamp,
+    rewoundAt,
+    rewindBatch: rewoundAt === null ? null : 0,
+    indexText: rewoundAt === null ? messageIndexText(content, contentParts, m.toolName, toolCalls) : "",
+    preview: m.role === "user" ? makePreview(m.content) : null,
+  };
+}
+
+/** Inserts messages (visible ones into the search index too); returns their ids. Does not touch counters. */
+export function insertMessages(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): number[] {
+  const insert = conn.stmt(INSERT_MESSAGE);
+  const index = conn.stmt("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
+  const ids: number[] = [];
+  for (const m of messages) {
+    const id = Number(insert.run({ ...m, sessionId }).lastInsertRowid);
+    if (m.rewoundAt === null) index.run(id, m.indexText);
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */
+export function bumpSummary(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): void {
+  let count = 0;
+  let toolCalls = 0;
+  let last: number | null = null;
+  let preview: string | null = null;
+  for (const m of messages) {
+    if (m.rewoundAt !== null) continue;
+    count += 1;
+    toolCalls += m.toolCallCount;
+    last = last === null ? m.timestamp : Math.max(last, m.timestamp);
+    if (preview === null && m.preview !== null) preview = m.preview;
+  }
+  if (count === 0) return;
+  conn
+    .stmt(
+      `UPDATE sessions SET
+         message_count = message_count + @count,
+         tool_call_count = tool_call_count + @toolCalls,
+         last_message_at = max(coalesce(last_message_at, @last), @last),
+         last_active_at = coalesce(max(max(coalesce(last_message_at, @last), @last), ended_at),
+                                   max(coalesce(last_message_at, @last), @last)),
+         preview = coalesce(preview, @preview)
+       WHERE id = @id`,
+    )
+    .run({ count, toolCalls, last, preview, id: sessionId });
+}
+
+/** Recomputes counters, preview and last activity from the visible rows (after rewind, restore, replace, clear). */
+export function recomputeSummary(conn: SqliteConnection, sessionId: string): void {
+  const totals = conn
+    .stmt(
+      `SELECT count(*) AS n, coalesce(sum(tool_call_count), 0) AS tools, max(timestamp) AS last
+         FROM messages WHERE session_id = ? AND rewound_at IS NULL`,
+    )
+    .get(sessionId) as { n: number; tools: number; last: number | null };
+  const first = conn
+    .stmt(
+      `SELECT content, content_parts FROM messages
+        WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id LIMIT 1`,
+    )
+    .get(sessionId) as Pick<MessageRow, "content" | "content_parts"> | undefined;
+  conn
+    .stmt(
+      `UPDATE sessions SET
+         message_count = @n, tool_call_count = @tools, last_message_at = @last, preview = @preview,
+         last_active_at = coalesce(max(@last, ended_at), @last, ended_at, started_at)
+       WHERE id = @id`,
+    )
+    .run({ ...totals, preview: first ? makePreview(rowContent(first)) : null, id: sessionId });
+}
+
+/** Recomputes last activity after the end time changed. */
+export function refreshLastActive(conn: SqliteConnection, sessionId: string): void {
+  conn
+    .stmt(
+      `UPDATE sessions SET last_active_at = coalesce(max(last_message_at, ended_at), last_message_at, ended_at, started_at)
+        WHERE id = ?`,
+    )
+    .run(sessionId);
+}
