@@ -43,6 +43,9 @@ export async function openSqliteConnection(config: Required<SqliteConfig>): Prom
     throw translateSqliteError(error, `opening ${config.path}`);
   }
   try {
+    // Refuse a newer schema before anything (even switching to WAL) touches the file.
+    const found = schemaVersion(db);
+    if (found > SQLITE_SCHEMA_VERSION) throw new SchemaVersionError(found, SQLITE_SCHEMA_VERSION);
     db.pragma("journal_mode = WAL");
     db.pragma("foreign_keys = ON");
     db.pragma(`synchronous = ${config.synchronous}`);

@@ -1,0 +1,72 @@
+import Database from "better-sqlite3";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/index.js";
+
+describe("sqlite: schema versions", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tl-mig-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("upgrades a database built at version 1, keeping its data and indexing it for search", async () => {
+    const path = join(dir, "v1.db");
+    const raw = new Database(path);
+    raw.pragma("journal_mode = WAL");
+    SQLITE_MIGRATIONS[0]!.up(raw);
+    raw.pragma("user_version = 1");
+    raw
+      .prepare(
+        `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count, preview)
+         VALUES ('old_session', 'telegram', 1000, 1010, 1000, 2, 'kubernetes rollout')`,
+      )
+      .run();
+    raw
+      .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'user', ?, 1005)")
+      .run("kubernetes rollout stuck 部署失败");
+    raw
+      .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'assistant', ?, 1010)")
+      .run("check the deployment events");
+    raw.close();
+
+    const db = await openSessionDB(path);
+    const session = await db.getSession("old_session");
+    expect(session).toMatchObject({ source: "telegram", messageCount: 2, preview: "kubernetes rollout" });
+    expect((await db.searchMessages("kubernetes")).map((h) => h.sessionId)).toEqual(["old_session"]);
+    expect((await db.searchMessages("部署")).map((h) => h.sessionId)).toEqual(["old_session"]);
+    await db.appendMessage("old_session", { role: "user", content: "new after upgrade" });
+    expect(await db.searchMessages("upgrade")).toHaveLength(1);
+    await db.close();
+
+    const check = new Database(path, { readonly: true });
+    expect(check.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    check.close();
+  });
+
+  it("refuses a database written by a newer Threadline and leaves it untouched", async () => {
+    const path = join(dir, "future.db");
+    const raw = new Database(path);
+    raw.exec("CREATE TABLE keep_me (x)");
+    raw.pragma(`user_version = ${SQLITE_SCHEMA_VERSION + 5}`);
+    raw.close();
+    const before = readFileSync(path);
+
+    const error = await openSessionDB(path).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaVersionError);
+    expect((error as SchemaVersionError).code).toBe("TL_ERR_SCHEMA_VERSION");
+    expect((error as Error).message).toMatch(/Upgrade Threadline/);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("opens a fresh file with WAL, foreign keys and synchronous=FULL, at the latest version", async () => {
+    const path = join(dir, "fresh", "nested", "state.db");
+    const db = await openSessionDB(path);
+    await db.createSession({ id: "s", source: "cli" });
+    const raw = new Database(path);
+    expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(raw.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
+    raw.close();
+    await db.close();
+  });
+});
