@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Checks the dependency rules of docs/api.md "Layout" (run by `npm test`):
+// 1. every relative import ends in ".js";
+// 2. src/store/contract.ts and src/store/errors.ts import nothing from the project;
+// 3. only src/store/sqlite/ imports better-sqlite3 (only src/store/postgres/ imports pg),
+//    and backends never import each other;
+// 4. the core (src/store outside backend folders) never imports a backend statically.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const problems = [];
+
+function* files(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* files(path);
+    else if (/\.(ts|mts)$/.test(name) && !name.endsWith(".d.ts")) yield path;
+  }
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+
+for (const dir of ["src", "test", "bench"]) {
+  let entries;
+  try {
+    entries = [...files(join(root, dir))];
+  } catch {
+    continue;
+  }
+  for (const file of entries) {
+    const rel = relative(root, file).split(sep).join("/");
+    const text = readFileSync(file, "utf8");
+    for (const match of text.matchAll(IMPORT)) {
+      const spec = match[1] ?? match[2];
+      const dynamic = match[2] !== undefined;
+      if (spec.startsWith(".") && !spec.endsWith(".js")) problems.push(`${rel}: relative import "${spec}" must end in ".js"`);
+      if (!rel.startsWith("src/")) continue;
+      if ((rel === "src/store/contract.ts" || rel === "src/store/errors.ts") && spec.startsWith(".") && !(rel === "src/store/contract.ts" && spec === "./errors.js")) {
+        problems.push(`${rel}: must not import project modules ("${spec}")`);
+      }
+      if (spec === "better-sqlite3" && !rel.startsWith("src/store/sqlite/")) problems.push(`${rel}: only src/store/sqlite/ may import better-sqlite3`);
+      if (spec === "pg" && !rel.startsWith("src/store/postgres/")) problems.push(`${rel}: only src/store/postgres/ may import pg`);
+      if (rel.startsWith("src/store/sqlite/") && spec.includes("/postgres/")) problems.push(`${rel}: backends must not import each other`);
+      if (rel.startsWith("src/store/postgres/") && spec.includes("/sqlite/")) problems.push(`${rel}: backends must not import each other`);
+      const inCore = rel.startsWith("src/store/") && !/^src\/store\/(sqlite|postgres)\//.test(rel);
+      if (inCore && /\/(sqlite|postgres)\//.test(spec) && !dynamic) problems.push(`${rel}: the core may load a backend only with import() ("${spec}")`);
+    }
+  }
+}
+
+if (problems.length) {
+  console.error(`check-imports: ${problems.length} problem(s)\n${problems.join("\n")}`);
+  process.exit(1);
+}
+console.log("check-imports: ok");
