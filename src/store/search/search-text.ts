@@ -107,8 +107,16 @@ export function cjkCharCount(token: string): number {
  * match beyond it is not found.
  */
 export function toIndexText(text: string, maxChars: number = DEFAULT_INDEX_MAX_CHARS): string {
-  return tokenize(cutUtf16(text, maxChars)).join(" ");
+  const capped = cutUtf16(text, maxChars);
+  // Fast path: without CJK, the index tokenizer (unicode61, categories L* N* Co M*)
+  // splits the NFKC text into exactly the tokens we would, so hand it the text as is.
+  if (ASCII_ONLY.test(capped)) return capped;
+  if (!HAS_CJK.test(capped)) return capped.normalize("NFKC");
+  return tokenize(capped).join(" ");
 }
+
+const ASCII_ONLY = /^[\x00-\x7F]*$/;
+const HAS_CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
 
 /**
  * Folds a string for comparing with index tokens the way the index does, approximately

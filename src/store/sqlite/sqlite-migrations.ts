@@ -123,32 +123,23 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     },
   },
   {
-    description: "full-text search index (contentless FTS5, CJK bigrams)",
+    description: "full-text search index (contentless FTS5, CJK bigrams), filled lazily up to a watermark",
     up(db) {
+      // Existing messages are indexed by the first search (see sqlite-search-index.ts):
+      // the watermark starts at 0. Deleting a row removes its index entry only when the
+      // index has seen it.
       db.exec(`
         CREATE VIRTUAL TABLE messages_fts USING fts5(
           body, content = '', contentless_delete = 1, tokenize = "${FTS_TOKENIZE}"
         );
-        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.rewound_at IS NULL
+        INSERT INTO meta(key, value) VALUES ('fts.indexed_upto', '0');
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+          WHEN old.rewound_at IS NULL
+           AND old.id <= CAST((SELECT value FROM meta WHERE key = 'fts.indexed_upto') AS INTEGER)
         BEGIN
           DELETE FROM messages_fts WHERE rowid = old.id;
         END;
       `);
-      const insert = db.prepare("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
-      // Backfill in keyset batches (constant memory on any database size).
-      const batch = db.prepare(
-        "SELECT id, content, content_parts, tool_name, tool_calls FROM messages " +
-          "WHERE rewound_at IS NULL AND id > ? ORDER BY id LIMIT 1000",
-      ).raw();
-      let after = 0;
-      for (;;) {
-        const rows = batch.all(after) as Array<[number, string | null, number, string | null, string | null]>;
-        if (rows.length === 0) break;
-        for (const [id, content, parts, toolName, toolCalls] of rows) {
-          insert.run(id, messageIndexText(content, parts, toolName, toolCalls));
-          after = id;
-        }
-      }
     },
   },
 ];

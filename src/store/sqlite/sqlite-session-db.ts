@@ -65,6 +65,7 @@ import { listSessions } from "./sqlite-listing.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { toConversationMessage, toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
+import { clampIndexWatermark, indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
 import {
   bumpSummary,
   insertMessages,
@@ -77,6 +78,10 @@ import { SqliteWriteQueue } from "./sqlite-write-queue.js";
 
 const DAY_SECONDS = 86_400;
 const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
+/** Appended messages gathered before they are indexed in one transaction. */
+const INDEX_BATCH = 512;
+/** After writes pause this long, what is left is indexed. */
+const INDEX_IDLE_MS = 250;
 
 const now = (): number => Date.now() / 1000;
 
@@ -96,6 +101,8 @@ export class SqliteSessionDB implements SessionDB {
   readonly #conn: SqliteConnection;
   readonly #queue: SqliteWriteQueue;
   #closed = false;
+  #unindexed = 0;
+  #indexTimer: NodeJS.Timeout | null = null;
 
   private constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
     this.#conn = conn;
@@ -331,6 +338,7 @@ export class SqliteSessionDB implements SessionDB {
       }
       const ids = insertMessages(conn, sessionId, stored);
       bumpSummary(conn, sessionId, stored);
+      this.#noteAppended(ids.length);
       return ids;
     });
   }
@@ -363,6 +371,7 @@ export class SqliteSessionDB implements SessionDB {
     return this.#write(`replacing the transcript of ${sessionId}`, (conn) => {
       this.#requireRow(conn, sessionId);
       conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+      clampIndexWatermark(conn);
       const ids = insertMessages(conn, sessionId, stored);
       recomputeSummary(conn, sessionId);
       return ids;
@@ -393,9 +402,9 @@ export class SqliteSessionDB implements SessionDB {
       conn
         .stmt(
           `DELETE FROM messages_fts WHERE rowid IN
-             (SELECT id FROM messages WHERE session_id = ? AND id >= ? AND rewound_at IS NULL)`,
+             (SELECT id FROM messages WHERE session_id = ? AND id >= ? AND id <= ? AND rewound_at IS NULL)`,
         )
-        .run(sessionId, target.id);
+        .run(sessionId, target.id, indexWatermark(conn));
       const result = conn
         .stmt(
           `UPDATE messages SET rewound_at = ?, rewind_batch = ?
@@ -424,9 +433,13 @@ export class SqliteSessionDB implements SessionDB {
       ) as MessageRow[];
       const index = conn.stmt("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
       const restore = conn.stmt("UPDATE messages SET rewound_at = NULL, rewind_batch = NULL WHERE id = ?");
+      const watermark = indexWatermark(conn);
       for (const row of rows) {
         restore.run(row.id);
-        index.run(row.id, messageIndexText(row.content, row.content_parts, row.tool_name, row.tool_calls));
+        // Rows beyond the watermark are indexed by the next catch-up.
+        if (row.id <= watermark) {
+          index.run(row.id, messageIndexText(row.content, row.content_parts, row.tool_name, row.tool_calls));
+        }
       }
       if (rows.length > 0) recomputeSummary(conn, sessionId);
       return rows.length;
@@ -438,6 +451,7 @@ export class SqliteSessionDB implements SessionDB {
     return this.#write(`clearing session ${sessionId}`, (conn) => {
       this.#requireRow(conn, sessionId);
       const result = conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
+      clampIndexWatermark(conn);
       recomputeSummary(conn, sessionId);
       return result.changes;
     });
@@ -542,7 +556,37 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    await this.#catchUpIndex();
     return this.#read("searching", (conn) => searchMessages(conn, query, options));
+  }
+
+  /** Indexes every message (from any process) that the search index has not seen yet. */
+  async #catchUpIndex(): Promise<void> {
+    if (this.#closed) throw new StoreClosedError();
+    await this.#queue.drain();
+    if (!indexIsBehind(this.#conn)) return;
+    await this.#write("updating the search index", (conn) => indexPending(conn));
+    this.#unindexed = 0;
+  }
+
+  /** Counts appended messages and indexes them in a batch once enough have gathered, or soon after writes pause. */
+  #noteAppended(count: number): void {
+    this.#unindexed += count;
+    if (this.#unindexed >= INDEX_BATCH) {
+      this.#unindexed = 0;
+      void this.#write("updating the search index", (conn) => indexPending(conn)).catch(() => {
+        // A later catch-up (the next batch or search) retries.
+      });
+    }
+    if (this.#indexTimer === null) {
+      this.#indexTimer = setTimeout(() => {
+        this.#indexTimer = null;
+        if (this.#closed || this.#unindexed === 0) return;
+        this.#unindexed = 0;
+        void this.#write("updating the search index", (conn) => indexPending(conn)).catch(() => {});
+      }, INDEX_IDLE_MS);
+      this.#indexTimer.unref();
+    }
   }
 
   // --- export / import --------------------------------------------------------
@@ -680,6 +724,7 @@ export class SqliteSessionDB implements SessionDB {
     }
     const del = conn.stmt("DELETE FROM sessions WHERE id = ?");
     for (const row of rows) del.run(row.id);
+    clampIndexWatermark(conn);
     for (const id of touched) refreshChain(conn, id);
   }
 
@@ -784,6 +829,10 @@ export class SqliteSessionDB implements SessionDB {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#queue.drain();
+    if (this.#indexTimer !== null) clearTimeout(this.#indexTimer);
+    this.#indexTimer = null;
+    // Leave the index complete, so the next open searches without catching up.
+    if (this.#unindexed > 0) await this.#write("updating the search index", (conn) => indexPending(conn)).catch(() => {});
     this.#closed = true;
     try {
       this.#conn.db.pragma("optimize");

@@ -8,7 +8,6 @@
 import type { NormalizedMessage } from "../input-validation.js";
 import { makePreview } from "../preview.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
-import { messageIndexText } from "./sqlite-migrations.js";
 import { rowContent, type MessageRow } from "./sqlite-rows.js";
 
 const INSERT_MESSAGE = `
@@ -35,8 +34,6 @@ export interface StoredMessage {
   timestamp: number;
   rewoundAt: number | null;
   rewindBatch: number | null;
-  /** What the search index gets. */
-  indexText: string;
   /** The preview this message would give its session (user messages only). */
   preview: string | null;
 }
@@ -62,22 +59,17 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     timestamp: m.timestamp,
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
-    indexText: rewoundAt === null ? messageIndexText(content, contentParts, m.toolName, toolCalls) : "",
     preview: m.role === "user" ? makePreview(m.content) : null,
   };
 }
 
-/** Inserts messages (visible ones into the search index too); returns their ids. Does not touch counters. */
+/**
+ * Inserts messages; returns their ids. Does not touch counters. The search index
+ * picks them up later (sqlite-search-index.ts), before any search.
+ */
 export function insertMessages(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): number[] {
   const insert = conn.stmt(INSERT_MESSAGE);
-  const index = conn.stmt("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
-  const ids: number[] = [];
-  for (const m of messages) {
-    const id = Number(insert.run({ ...m, sessionId }).lastInsertRowid);
-    if (m.rewoundAt === null) index.run(id, m.indexText);
-    ids.push(id);
-  }
-  return ids;
+  return messages.map((m) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
 }
 
 /** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */

@@ -23,13 +23,43 @@ interface PendingWrite {
 /** Most calls committed together in one transaction. */
 const MAX_BATCH = 256;
 
+/** Transaction-control statements of one connection, prepared once (`exec` would parse them on every call). */
+class TransactionStatements {
+  readonly begin: Database.Statement;
+  readonly commit: Database.Statement;
+  readonly rollback: Database.Statement;
+  readonly savepoint: Database.Statement;
+  readonly release: Database.Statement;
+  readonly rollbackTo: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
+    this.savepoint = db.prepare("SAVEPOINT tl_op");
+    this.release = db.prepare("RELEASE tl_op");
+    this.rollbackTo = db.prepare("ROLLBACK TO tl_op");
+  }
+}
+
+const statementsByDb = new WeakMap<Database.Database, TransactionStatements>();
+function tx(db: Database.Database): TransactionStatements {
+  let statements = statementsByDb.get(db);
+  if (statements === undefined) {
+    statements = new TransactionStatements(db);
+    statementsByDb.set(db, statements);
+  }
+  return statements;
+}
+
 /** Takes the write lock (`BEGIN IMMEDIATE`), retrying with jittered back-off while another process holds it. */
 export async function beginImmediate(db: Database.Database, lockTimeoutMs: number, doing: string): Promise<void> {
   const deadline = Date.now() + lockTimeoutMs;
   let backoffMs = 2;
+  const begin = tx(db).begin;
   for (;;) {
     try {
-      db.exec("BEGIN IMMEDIATE");
+      begin.run();
       return;
     } catch (error) {
       if (!isSqliteBusy(error)) throw translateSqliteError(error, doing);
@@ -109,6 +139,7 @@ export class SqliteWriteQueue {
       for (const op of batch) op.reject(error);
       return;
     }
+    const t = tx(db);
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
       if (batch.length === 1) {
@@ -116,27 +147,27 @@ export class SqliteWriteQueue {
         try {
           outcomes.push({ ok: true, value: op.run() });
         } catch (error) {
-          db.exec("ROLLBACK");
+          t.rollback.run();
           op.reject(translateSqliteError(error, op.doing));
           return;
         }
       } else {
         for (const op of batch) {
-          db.exec("SAVEPOINT tl_op");
+          t.savepoint.run();
           try {
             const value = op.run();
-            db.exec("RELEASE tl_op");
+            t.release.run();
             outcomes.push({ ok: true, value });
           } catch (error) {
-            db.exec("ROLLBACK TO tl_op");
-            db.exec("RELEASE tl_op");
+            t.rollbackTo.run();
+            t.release.run();
             outcomes.push({ ok: false, error: translateSqliteError(error, op.doing) });
           }
         }
       }
-      db.exec("COMMIT");
+      t.commit.run();
     } catch (error) {
-      if (db.inTransaction) db.exec("ROLLBACK");
+      if (db.inTransaction) t.rollback.run();
       const translated = translateSqliteError(error, "committing a write");
       for (const op of batch) op.reject(translated);
       return;
