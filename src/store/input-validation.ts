@@ -82,8 +82,20 @@ export function toJson(value: unknown, field: string): string {
     throw new InvalidInputError(`${field} cannot be stored as JSON (${(cause as Error).message}).`, { field, cause });
   }
   if (text === undefined) throw new InvalidInputError(`${field} cannot be stored as JSON.`, { field });
-  assertWellFormed(text, field);
+  // JSON.stringify escapes a lone surrogate (\udXXX), so check the strings themselves.
+  assertJsonStringsWellFormed(value, field, 0);
   return text;
+}
+
+function assertJsonStringsWellFormed(value: unknown, field: string, depth: number): void {
+  if (typeof value === "string") {
+    assertWellFormed(value, field);
+  } else if (value !== null && typeof value === "object" && depth < 100) {
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      assertWellFormed(key, field);
+      assertJsonStringsWellFormed(item, field, depth + 1);
+    }
+  }
 }
 
 function checkJsonObject(value: unknown, field: string): Record<string, unknown> | null {

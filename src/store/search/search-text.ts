@@ -50,7 +50,7 @@ export function* wordSpans(text: string): Generator<TextSpan> {
 }
 
 /** How many characters of a text {@link toIndexText} indexes by default. */
-export const DEFAULT_INDEX_MAX_CHARS = 100_000;
+export const DEFAULT_INDEX_MAX_CHARS = 16_000;
 
 /** The tokens of a text and the CJK runs they came from. */
 export interface AnalyzedText {

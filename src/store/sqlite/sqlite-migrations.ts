@@ -100,7 +100,7 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         CREATE INDEX sessions_source_started ON sessions(source, started_at, id);
 
         CREATE TABLE messages (
-          id                  INTEGER PRIMARY KEY,
+          id                  INTEGER PRIMARY KEY AUTOINCREMENT,
           session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
           role                TEXT NOT NULL,
           content             TEXT,
@@ -127,10 +127,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
     up(db) {
       // Existing messages are indexed by the first search (see sqlite-search-index.ts):
       // the watermark starts at 0. Deleting a row removes its index entry only when the
-      // index has seen it.
+      // index has seen it. prefix '2 3': short prefixes (`zu*`) match thousands of terms,
+      // so they get their own index; longer prefixes are selective enough without one.
       db.exec(`
         CREATE VIRTUAL TABLE messages_fts USING fts5(
-          body, content = '', contentless_delete = 1, tokenize = "${FTS_TOKENIZE}"
+          body, content = '', contentless_delete = 1, prefix = '2 3', tokenize = "${FTS_TOKENIZE}"
         );
         INSERT INTO meta(key, value) VALUES ('fts.indexed_upto', '0');
         CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages

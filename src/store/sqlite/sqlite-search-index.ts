@@ -6,9 +6,8 @@
  * and the index catches up in batches: `meta['fts.indexed_upto']` is the highest
  * message id the index has seen. Every search first indexes whatever lies beyond the
  * watermark (in any process's writes), so a search never misses a stored message.
- * SQLite gives a new row the highest id + 1; after deleting messages,
- * {@link clampIndexWatermark} lowers the watermark to the highest remaining id, so a
- * reused id is always beyond it and gets indexed.
+ * Message ids are AUTOINCREMENT (never reused), so an id at or below the watermark
+ * always names the row the index saw.
  *
  * @module
  */
@@ -66,10 +65,3 @@ export function indexPending(conn: SqliteConnection): number {
   return indexed;
 }
 
-/** Lowers the watermark to the highest remaining message id. Call after deleting messages, in the same transaction. */
-export function clampIndexWatermark(conn: SqliteConnection): void {
-  const newest = (conn.stmt("SELECT max(id) FROM messages").pluck().get() as number | null) ?? 0;
-  if (newest < indexWatermark(conn)) {
-    conn.stmt("UPDATE meta SET value = ? WHERE key = ?").run(String(newest), INDEX_WATERMARK_KEY);
-  }
-}

@@ -65,7 +65,7 @@ import { listSessions } from "./sqlite-listing.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { toConversationMessage, toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
-import { clampIndexWatermark, indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
+import { indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
 import {
   bumpSummary,
   insertMessages,
@@ -371,7 +371,6 @@ export class SqliteSessionDB implements SessionDB {
     return this.#write(`replacing the transcript of ${sessionId}`, (conn) => {
       this.#requireRow(conn, sessionId);
       conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
-      clampIndexWatermark(conn);
       const ids = insertMessages(conn, sessionId, stored);
       recomputeSummary(conn, sessionId);
       return ids;
@@ -451,7 +450,6 @@ export class SqliteSessionDB implements SessionDB {
     return this.#write(`clearing session ${sessionId}`, (conn) => {
       this.#requireRow(conn, sessionId);
       const result = conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
-      clampIndexWatermark(conn);
       recomputeSummary(conn, sessionId);
       return result.changes;
     });
@@ -637,6 +635,9 @@ export class SqliteSessionDB implements SessionDB {
     if (sessionRow(conn, s.id) !== undefined) return { status: "skipped", missingParent: null };
     if (s.title !== null) this.#assertTitleFree(conn, s.title, s.id);
     const parentId = s.parentSessionId ?? null;
+    if (parentId === s.id) {
+      throw new InvalidInputError(`session ${s.id} names itself as its parent, which would close a lineage cycle; record skipped.`);
+    }
     const parentExists = parentId !== null && sessionRow(conn, parentId) !== undefined;
     const lineage = s.title === null ? null : parseLineageTitle(s.title);
     const u = s.usage ?? {};
@@ -724,7 +725,6 @@ export class SqliteSessionDB implements SessionDB {
     }
     const del = conn.stmt("DELETE FROM sessions WHERE id = ?");
     for (const row of rows) del.run(row.id);
-    clampIndexWatermark(conn);
     for (const id of touched) refreshChain(conn, id);
   }
 

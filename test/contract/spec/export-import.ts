@@ -1,0 +1,345 @@
+/**
+ * Contract: exporting sessions as versioned JSONL records and importing them back
+ * (validation line by line, idempotency, lineage links).
+ *
+ * @module
+ */
+
+import { expect } from "vitest";
+import type { Session, SessionDB, SessionRecord } from "../../../src/store/contract.js";
+import { assistant, collect, contractArea, ids, user } from "../harness.js";
+import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
+
+/** A hand-written record in the documented format. */
+function makeRecord(id: string, overrides: Partial<SessionRecord["session"]> = {}, messages?: SessionRecord["messages"]): SessionRecord {
+  return {
+    format: "threadline.session",
+    version: 1,
+    session: {
+      id,
+      source: "cli",
+      userId: null,
+      model: null,
+      modelConfig: null,
+      systemPrompt: null,
+      parentSessionId: null,
+      startedAt: 1000,
+      endedAt: null,
+      endReason: null,
+      title: null,
+      sessionKey: null,
+      chatId: null,
+      chatType: null,
+      threadId: null,
+      usage: {
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        apiCalls: 0,
+        estimatedCostUsd: 0,
+        actualCostUsd: null,
+        billingProvider: null,
+        billingMode: null,
+        costStatus: null,
+      },
+      ...overrides,
+    },
+    messages: messages ?? [
+      {
+        role: "user",
+        content: `hello from ${id}`,
+        toolCalls: null,
+        toolCallId: null,
+        toolName: null,
+        tokenCount: null,
+        finishReason: null,
+        reasoning: null,
+        reasoningDetails: null,
+        platformMessageId: null,
+        timestamp: 1001,
+        rewoundAt: null,
+      },
+    ],
+  };
+}
+
+function sessionPart(s: Session): SessionRecord["session"] {
+  const { messageCount: _m, toolCallCount: _t, lastActiveAt: _l, preview: _p, ...rest } = s;
+  return rest;
+}
+
+/** A store with a parent (compression-ended), its child (with a rewound turn) and an empty session. */
+async function seedRich(db: SessionDB): Promise<void> {
+  await db.createSession({
+    id: "parent",
+    source: "cli",
+    userId: "u1",
+    model: "gpt-4o",
+    modelConfig: { temperature: 0.3, tools: ["a", "b"], nested: { deep: [1, 2, { x: null }] } },
+    systemPrompt: "System\nprompt",
+    startedAt: 1000.5,
+    title: "Parent title",
+    sessionKey: "agent:main:cli",
+    chatId: "chat-1",
+    chatType: "dm",
+    threadId: "th-1",
+  });
+  await db.appendTurn("parent", [
+    { role: "system", content: "setup", timestamp: 1001 },
+    { role: "user", content: [{ type: "text", text: "what's this?" }, { type: "image_url", image_url: { url: "data:x" } }], timestamp: 1002, platformMessageId: "pm-1" },
+    {
+      role: "assistant",
+      content: null,
+      toolCalls: [{ id: "call_1", type: "function", function: { name: "vision", arguments: '{"detail":"high"}' } }],
+      tokenCount: 17,
+      finishReason: "tool_calls",
+      reasoning: "need to look",
+      reasoningDetails: [{ type: "reasoning.text", text: "need to look", signature: "sig" }],
+      timestamp: 1003,
+    },
+    { role: "tool", content: "a cat", toolCallId: "call_1", toolName: "vision", timestamp: 1004 },
+    { role: "assistant", content: "It is a cat. 🐱", finishReason: "stop", timestamp: 1005.75 },
+  ]);
+  await db.recordUsage("parent", {
+    inputTokens: 120,
+    outputTokens: 30,
+    cacheReadTokens: 4,
+    cacheWriteTokens: 5,
+    reasoningTokens: 6,
+    apiCalls: 2,
+    estimatedCostUsd: 0.0125,
+    actualCostUsd: 0.01,
+    billingProvider: "openai",
+    billingMode: "metered",
+    costStatus: "final",
+  });
+  await db.endSession("parent", "compression", { endedAt: 1100 });
+  await db.createSession({ id: "child", source: "telegram", model: "gpt-4o", parentSessionId: "parent", startedAt: 1100, title: "Child title" });
+  await db.appendTurn("child", [user("continue please", 1101), assistant("continuing", 1102)]);
+  await db.appendTurn("child", [user("undo me", 1103), assistant("undone", 1104)]);
+  await db.rewind("child");
+  await db.createSession({ id: "empty", source: "discord", startedAt: 900 });
+}
+
+async function* asyncLines(lines: string[]): AsyncGenerator<string> {
+  for (const line of lines) {
+    await new Promise((r) => setTimeout(r, 0));
+    yield line;
+  }
+}
+
+const byId = (a: SessionRecord, b: SessionRecord) => (a.session.id < b.session.id ? -1 : a.session.id > b.session.id ? 1 : 0);
+
+export function exportImportTests(init: SessionDBTestInitializer): void {
+  contractArea(init, "export-import", (test, { db, freshStore }) => {
+    test("a record is format threadline.session, version 1, with the session and its messages", async () => {
+      await seedRich(db());
+      const records = await collect(db().exportSessions({ sessionId: "parent" }));
+      expect(records).toHaveLength(1);
+      const [record] = records;
+      expect(record?.format).toBe("threadline.session");
+      expect(record?.version).toBe(1);
+      const session = await db().getSession("parent");
+      expect(record?.session).toEqual(sessionPart(session!));
+      const messages = await db().getMessages("parent");
+      expect(record?.messages).toEqual(messages.map(({ id: _i, sessionId: _s, ...rest }) => rest));
+      // Each record is one JSON line.
+      const line = JSON.stringify(record);
+      expect(line).not.toContain("\n");
+      expect(JSON.parse(line)).toEqual(record);
+    });
+
+    test("export all, one session, or by source", async () => {
+      await seedRich(db());
+      expect(new Set((await collect(db().exportSessions())).map((r) => r.session.id))).toEqual(new Set(["parent", "child", "empty"]));
+      expect((await collect(db().exportSessions({ sessionId: "child" }))).map((r) => r.session.id)).toEqual(["child"]);
+      expect((await collect(db().exportSessions({ sources: ["telegram"] }))).map((r) => r.session.id)).toEqual(["child"]);
+      expect(new Set((await collect(db().exportSessions({ sources: ["telegram", "discord"] }))).map((r) => r.session.id))).toEqual(
+        new Set(["child", "empty"]),
+      );
+      expect(await collect(db().exportSessions({ sources: ["nowhere"] }))).toEqual([]);
+      const [empty] = await collect(db().exportSessions({ sessionId: "empty" }));
+      expect(empty?.messages).toEqual([]);
+    });
+
+    test("an empty store exports nothing", async () => {
+      expect(await collect(db().exportSessions())).toEqual([]);
+    });
+
+    test("export → import into a fresh store reproduces sessions, titles, parents and messages", async () => {
+      await seedRich(db());
+      const exported = await collect(db().exportSessions({ includeRewound: true }));
+      const target = await freshStore();
+      const report = await target.importSessions(exported.map((r) => JSON.stringify(r)));
+      expect(report).toEqual({ imported: 3, skipped: 0, errors: [] });
+
+      for (const id of ["parent", "child", "empty"]) {
+        expect(await target.getSession(id), id).toEqual(await db().getSession(id));
+        const strip = (ms: Awaited<ReturnType<SessionDB["getMessages"]>>) => ms.map(({ id: _i, ...rest }) => rest);
+        expect(strip(await target.getMessages(id, { includeRewound: true }))).toEqual(
+          strip(await db().getMessages(id, { includeRewound: true })),
+        );
+        expect(strip(await target.getMessages(id))).toEqual(strip(await db().getMessages(id)));
+      }
+      expect(await target.resolveByTitle("Parent title")).toBe("parent");
+      expect(await target.resolveByTitle("Child title")).toBe("child");
+      expect(ids(await target.getAncestors("child"))).toEqual(["parent"]);
+      expect(await target.getCompressionTip("parent")).toBe("child");
+      const again = await collect(target.exportSessions({ includeRewound: true }));
+      expect([...again].sort(byId)).toEqual([...exported].sort(byId));
+      // The imported messages are searchable; the rewound ones are not.
+      const catHits = await target.searchMessages("cat");
+      expect(catHits).toHaveLength(2);
+      expect(new Set(catHits.map((h) => h.sessionId))).toEqual(new Set(["parent"]));
+      expect(await target.searchMessages("undo")).toEqual([]);
+    });
+
+    test("importing twice skips every session the second time", async () => {
+      await seedRich(db());
+      const lines = (await collect(db().exportSessions())).map((r) => JSON.stringify(r));
+      const target = await freshStore();
+      expect(await target.importSessions(lines)).toEqual({ imported: 3, skipped: 0, errors: [] });
+      const before = await Promise.all(["parent", "child", "empty"].map((id) => target.getMessages(id)));
+      expect(await target.importSessions(lines)).toEqual({ imported: 0, skipped: 3, errors: [] });
+      const after = await Promise.all(["parent", "child", "empty"].map((id) => target.getMessages(id)));
+      expect(after).toEqual(before);
+      expect((await target.getStats()).totalSessions).toBe(3);
+      // Importing into the store it came from skips everything too.
+      expect(await db().importSessions(lines)).toEqual({ imported: 0, skipped: 3, errors: [] });
+      expect((await db().getSession("child"))?.messageCount).toBe(2);
+    });
+
+    test("a repeated session changes nothing, even when the record differs", async () => {
+      await db().importSessions([JSON.stringify(makeRecord("r1", { title: "First" }))]);
+      const report = await db().importSessions([JSON.stringify(makeRecord("r1", { title: "Second", source: "telegram" }))]);
+      expect(report).toEqual({ imported: 0, skipped: 1, errors: [] });
+      const s = await db().getSession("r1");
+      expect(s?.title).toBe("First");
+      expect(s?.source).toBe("cli");
+      expect(s?.messageCount).toBe(1);
+    });
+
+    test("bad lines are reported with their 1-based line number and skipped; blank lines are ignored", async () => {
+      const badMessage = makeRecord("bad-message");
+      (badMessage.messages[0] as { role: string }).role = "bogus";
+      const lines = [
+        JSON.stringify(makeRecord("ok-1")),
+        "{not json",
+        JSON.stringify({ format: "threadline.session", version: 1, session: { id: 5 } }),
+        "",
+        JSON.stringify(makeRecord("ok-2")),
+        "   ",
+        JSON.stringify({ ...makeRecord("wrong-version"), version: 2 }),
+        JSON.stringify({ ...makeRecord("wrong-format"), format: "something.else" }),
+        JSON.stringify(badMessage),
+        "[]",
+        "null",
+        JSON.stringify(makeRecord("no-source", { source: undefined as unknown as string })),
+        JSON.stringify(makeRecord("ok-3")),
+      ];
+      const report = await db().importSessions(lines);
+      expect(report.imported).toBe(3);
+      expect(report.skipped).toBe(0);
+      expect(report.errors.map((e) => e.line)).toEqual([2, 3, 7, 8, 9, 10, 11, 12]);
+      for (const e of report.errors) expect(e.message.length).toBeGreaterThan(0);
+      for (const id of ["ok-1", "ok-2", "ok-3"]) expect((await db().getSession(id))?.messageCount).toBe(1);
+      for (const id of ["wrong-version", "wrong-format", "bad-message", "no-source"]) {
+        expect(await db().getSession(id), id).toBeNull();
+      }
+      expect((await db().getStats()).totalSessions).toBe(3);
+      expect((await db().getStats()).totalMessages).toBe(3);
+    });
+
+    test("an imported record is validated like any other input", async () => {
+      await db().createSession({ id: "holder", source: "cli", title: "Taken" });
+      const surrogate = makeRecord("surrogate");
+      (surrogate.messages[0] as { content: string }).content = "bad \uD800 text";
+      const badTime = makeRecord("bad-time");
+      const lines = [
+        JSON.stringify(makeRecord("long-title", { title: "t".repeat(101) })),
+        JSON.stringify(surrogate),
+        JSON.stringify(makeRecord("title-clash", { title: "Taken" })),
+        JSON.stringify({ ...badTime, session: { ...badTime.session, startedAt: "yesterday" } }),
+        JSON.stringify(makeRecord("fine")),
+      ];
+      const report = await db().importSessions(lines);
+      expect(report.errors.map((e) => e.line)).toEqual(expect.arrayContaining([1, 2, 4]));
+      expect(report.errors.map((e) => e.line)).not.toContain(5);
+      for (const id of ["long-title", "surrogate", "bad-time"]) expect(await db().getSession(id), id).toBeNull();
+      expect((await db().getSession("fine"))?.messageCount).toBe(1);
+      // A title clash never leaves two sessions with one title.
+      const titled = (await db().listSessions({ includeChildren: true, limit: 100 })).items.filter((r) => r.title === "Taken");
+      expect(titled.map((r) => r.id)).toEqual(["holder"]);
+      expect(await db().resolveByTitle("Taken")).toBe("holder");
+    });
+
+    test("importSessions accepts an async iterable of lines", async () => {
+      const report = await db().importSessions(asyncLines([JSON.stringify(makeRecord("a1")), "", JSON.stringify(makeRecord("a2")), "oops"]));
+      expect(report.imported).toBe(2);
+      expect(report.errors.map((e) => e.line)).toEqual([4]);
+      expect((await db().getMessages("a2")).map((m) => m.content)).toEqual(["hello from a2"]);
+    });
+
+    test("a child before its parent in the file is linked once the parent arrives", async () => {
+      const lines = [
+        JSON.stringify(makeRecord("kid", { parentSessionId: "mom", startedAt: 2000 })),
+        JSON.stringify(makeRecord("grandkid", { parentSessionId: "kid", startedAt: 3000 })),
+        JSON.stringify(makeRecord("mom", { startedAt: 1000 })),
+      ];
+      expect(await db().importSessions(lines)).toEqual({ imported: 3, skipped: 0, errors: [] });
+      expect((await db().getSession("kid"))?.parentSessionId).toBe("mom");
+      expect(ids(await db().getAncestors("grandkid"))).toEqual(["kid", "mom"]);
+      expect(ids(await db().getDescendants("mom"))).toEqual(["kid", "grandkid"]);
+    });
+
+    test("a record whose parent already exists in the store is linked", async () => {
+      await db().createSession({ id: "existing", source: "cli" });
+      await db().importSessions([JSON.stringify(makeRecord("new-child", { parentSessionId: "existing" }))]);
+      expect(ids(await db().getAncestors("new-child"))).toEqual(["existing"]);
+    });
+
+    test("a record that would close a lineage cycle is rejected with its line number", async () => {
+      const report = await db().importSessions([
+        JSON.stringify(makeRecord("x", { parentSessionId: "y" })),
+        JSON.stringify(makeRecord("y", { parentSessionId: "z" })),
+        JSON.stringify(makeRecord("z", { parentSessionId: "x" })),
+      ]);
+      // z closes the cycle x → y → z → x. (What becomes of x and y, whose parents never
+      // arrive, is left to the backend; they must not form a cycle.)
+      expect(report.errors.map((e) => e.line)).toContain(3);
+      expect(await db().getSession("z")).toBeNull();
+      // Lineage walks still end.
+      expect((await db().getAncestors("x")).length).toBeLessThanOrEqual(1);
+      expect((await db().getDescendants("x")).length).toBeLessThanOrEqual(1);
+
+      const self = await db().importSessions(["", JSON.stringify(makeRecord("self", { parentSessionId: "self" }))]);
+      expect(self.errors.map((e) => e.line)).toEqual([2]);
+      expect(await db().getSession("self")).toBeNull();
+    });
+
+    test("an export can be consumed while the store keeps working", async () => {
+      for (let i = 0; i < 12; i++) {
+        await db().createSession({ id: `e${String(i).padStart(2, "0")}`, source: "cli", startedAt: 1000 + i });
+        await db().appendMessage(`e${String(i).padStart(2, "0")}`, user(`message ${i}`, 1000 + i));
+      }
+      const seen: string[] = [];
+      for await (const record of db().exportSessions()) {
+        seen.push(record.session.id);
+        await db().createSession({ source: "other" });
+        await db().appendMessage("e00", user("written during export"));
+        expect(await db().getSession(record.session.id)).not.toBeNull();
+        if (seen.length >= 12 + 30) break;
+      }
+      const original = seen.filter((id) => id.startsWith("e"));
+      expect(new Set(original).size).toBe(original.length);
+      expect(new Set(original)).toEqual(new Set(Array.from({ length: 12 }, (_, i) => `e${String(i).padStart(2, "0")}`)));
+
+      // Stopping early leaves the store usable.
+      for await (const _record of db().exportSessions()) break;
+      await db().appendMessage("e01", user("after an abandoned export"));
+      expect((await db().getMessages("e01")).at(-1)?.content).toBe("after an abandoned export");
+    });
+  });
+}

@@ -1,0 +1,24 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openSessionDB } from "../../src/index.js";
+import type { SessionDB } from "../../src/store/contract.js";
+import { StoreClosedError } from "../../src/store/errors.js";
+import { runContract } from "./index.js";
+
+const dirs = new Map<SessionDB, string>();
+
+runContract({
+  name: "sqlite",
+  async createStore() {
+    const dir = mkdtempSync(join(tmpdir(), "tl-"));
+    const store = await openSessionDB(join(dir, "state.db"));
+    dirs.set(store, dir);
+    return store;
+  },
+  async destroyStore(store) {
+    await store.close().catch((e: unknown) => { if (!(e instanceof StoreClosedError)) throw e; });
+    rmSync(dirs.get(store)!, { recursive: true, force: true });
+    dirs.delete(store);
+  },
+});
