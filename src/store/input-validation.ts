@@ -124,6 +124,14 @@ export function checkNewSession(input: NewSession): NewSession {
 /** Validates a session update. */
 export function checkSessionUpdate(update: SessionUpdate): SessionUpdate {
   if (update === null || typeof update !== "object") throw new InvalidInputError("updateSession needs an object.");
+  for (const key of Object.keys(update)) {
+    if (!["model", "modelConfig", "systemPrompt"].includes(key)) {
+      throw new InvalidInputError(
+        `"${key}" cannot be changed with updateSession (it takes model, modelConfig, systemPrompt; titles use setTitle).`,
+        { field: key },
+      );
+    }
+  }
   optionalText(update.model, "model");
   optionalText(update.systemPrompt, "systemPrompt");
   checkJsonObject(update.modelConfig, "modelConfig");
@@ -286,6 +294,9 @@ export function checkUsage(usage: UsageUpdate, mode: "delta" | "absolute"): {
       throw new InvalidInputError(`${key} must be a finite number.`, { field: key });
     }
     if (mode === "absolute" && value < 0) throw new InvalidInputError(`${key} must not be negative.`, { field: key });
+    if (!key.endsWith("Usd") && !Number.isInteger(value)) {
+      throw new InvalidInputError(`${key} must be a whole number.`, { field: key });
+    }
     numbers[key] = value;
   }
   const texts: Partial<Record<UsageTextField, string | null>> = {};

@@ -27,7 +27,8 @@ export interface OpenSessionDBOptions {
  * const tmp = await openSessionDB("/tmp/t.db");   // an explicit file
  */
 export async function openSessionDB(target?: string, options: OpenSessionDBOptions = {}): Promise<SessionDB> {
-  const chosen = target ?? process.env["THREADLINE_DB"] ?? defaultDatabasePath();
+  const fromEnv = process.env["THREADLINE_DB"];
+  const chosen = target ?? (fromEnv !== undefined && fromEnv.trim() !== "" ? fromEnv : defaultDatabasePath());
   if (typeof chosen !== "string" || chosen.trim() === "") {
     throw new InvalidInputError("The database target is empty; pass a file path.", { field: "target" });
   }

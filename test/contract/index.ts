@@ -10,6 +10,7 @@
 
 import { afterAll, beforeAll, describe, it } from "vitest";
 import type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
+import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { lineageTests } from "./spec/lineage.js";
@@ -38,6 +39,7 @@ export const CONTRACT_AREAS = {
   "export-import": exportImportTests,
   retention: retentionTests,
   "stats-meta": statsMetaTests,
+  "edge-rules": edgeRulesTests,
   errors: errorsTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 

@@ -111,9 +111,14 @@ export function toIndexText(text: string, maxChars: number = DEFAULT_INDEX_MAX_C
   // Fast path: without CJK, the index tokenizer (unicode61, categories L* N* Co M*)
   // splits the NFKC text into exactly the tokens we would, so hand it the text as is.
   if (ASCII_ONLY.test(capped)) return capped;
-  if (!HAS_CJK.test(capped)) return capped.normalize("NFKC");
-  return tokenize(capped).join(" ");
+  const normalized = capped.normalize("NFKC");
+  if (!HAS_CJK.test(normalized)) return normalized;
+  // Only CJK runs need rewriting (into bigrams, set apart by spaces); the rest is
+  // tokenised by the index exactly as we would.
+  return normalized.replace(CJK_RUNS, (run) => ` ${tokenize(run).join(" ")} `);
 }
+
+const CJK_RUNS = new RegExp(`(?:${CJK_CHAR})+`, "gu");
 
 const ASCII_ONLY = /^[\x00-\x7F]*$/;
 const HAS_CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;

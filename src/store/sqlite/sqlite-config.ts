@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { InvalidInputError } from "../errors.js";
 
 /** How the SQLite backend opens its file. */
 export interface SqliteConfig {
@@ -21,6 +22,20 @@ export interface SqliteConfig {
 
 /** Fills the defaults of a {@link SqliteConfig}. */
 export function resolveSqliteConfig(config: SqliteConfig): Required<SqliteConfig> {
+  if (config === null || typeof config !== "object" || typeof config.path !== "string" || config.path.trim() === "") {
+    throw new InvalidInputError("The SQLite config needs a non-empty file path.", { field: "path" });
+  }
+  if (config.synchronous !== undefined && !["FULL", "NORMAL", "OFF"].includes(config.synchronous)) {
+    throw new InvalidInputError(`synchronous must be "FULL", "NORMAL" or "OFF", not "${String(config.synchronous)}".`, {
+      field: "synchronous",
+    });
+  }
+  for (const field of ["busyTimeoutMs", "lockTimeoutMs"] as const) {
+    const value = config[field];
+    if (value !== undefined && (typeof value !== "number" || !Number.isFinite(value) || value < 0)) {
+      throw new InvalidInputError(`${field} must be a number of milliseconds, 0 or more.`, { field });
+    }
+  }
   return {
     path: config.path,
     synchronous: config.synchronous ?? "FULL",

@@ -51,7 +51,7 @@ import { toSessionRecord, type ValidRecord } from "../session-record.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
 import { resolveSqliteConfig, type SqliteConfig } from "./sqlite-config.js";
 import { openSqliteConnection, type SqliteConnection } from "./sqlite-connection.js";
-import { translateSqliteError } from "./sqlite-errors.js";
+import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
 import {
   ancestorRows,
   childIds,
@@ -159,7 +159,7 @@ export class SqliteSessionDB implements SessionDB {
       if (parentId !== null && sessionRow(conn, parentId) === undefined) {
         throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
       }
-      if (title !== null) this.#assertTitleFree(conn, title, id);
+      if (title !== null) this.#assertTitleFree(conn, title, id, parentId);
       const lineage = title === null ? null : parseLineageTitle(title);
       conn
         .stmt(
@@ -225,6 +225,7 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    if (this.#closed) throw new StoreClosedError();
     if (typeof idOrPrefix !== "string" || idOrPrefix === "") return null;
     return this.#read("resolving a session id", (conn) => {
       if (sessionRow(conn, idOrPrefix) !== undefined) return idOrPrefix;
@@ -301,7 +302,16 @@ export class SqliteSessionDB implements SessionDB {
     return this.#write(`recording usage of session ${id}`, (conn) => {
       this.#requireRow(conn, id);
       if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
-      return toUsage(this.#requireRow(conn, id));
+      const usage = toUsage(this.#requireRow(conn, id));
+      // A negative delta may correct a total, never take it below zero (the write rolls back).
+      for (const [key, value] of Object.entries(usage)) {
+        if (typeof value === "number" && value < 0) {
+          throw new InvalidInputError(`This usage update would make ${key} negative (${value}); nothing was recorded.`, {
+            field: key,
+          });
+        }
+      }
+      return usage;
     });
   }
 
@@ -314,7 +324,6 @@ export class SqliteSessionDB implements SessionDB {
 
   async appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]> {
     if (!Array.isArray(messages)) throw new InvalidInputError("appendTurn needs an array of messages.", { field: "messages" });
-    if (messages.length === 0) return [];
     return this.#append(sessionId, messages, "messages");
   }
 
@@ -412,7 +421,7 @@ export class SqliteSessionDB implements SessionDB {
         .run(at, batch, sessionId, target.id);
       recomputeSummary(conn, sessionId);
       const text = contentText(target.content_parts ? JSON.parse(target.content!) : target.content);
-      return { rewound: result.changes, turnsUndone: users.length, targetText: text };
+      return { rewound: result.changes, turnsUndone: users.length, targetText: text === "" ? null : text };
     });
   }
 
@@ -457,14 +466,25 @@ export class SqliteSessionDB implements SessionDB {
 
   // --- titles -----------------------------------------------------------------
 
-  #assertTitleFree(conn: SqliteConnection, title: string, forId: string): void {
-    const holder = conn.stmt("SELECT id, end_reason FROM sessions WHERE title = ?").get(title) as
-      | { id: string; end_reason: string | null }
-      | undefined;
+  /**
+   * Throws unless `title` is free for session `forId` (whose parent is `parentId`). A
+   * title held by a compression ancestor (reached through parents that all ended with
+   * reason `compression`) moves to the continuation instead.
+   */
+  #assertTitleFree(conn: SqliteConnection, title: string, forId: string, parentId: string | null): void {
+    const holder = conn.stmt("SELECT id FROM sessions WHERE title = ?").get(title) as { id: string } | undefined;
     if (holder === undefined || holder.id === forId) return;
-    // Moving a title from a compression ancestor to its continuation is allowed.
-    const isCompressionAncestor =
-      holder.end_reason === COMPRESSION && ancestorRows(conn, forId).some((row) => row.id === holder.id);
+    let isCompressionAncestor = false;
+    const seen = new Set<string>([forId]);
+    for (let up = parentId === null ? undefined : sessionRow(conn, parentId); up !== undefined; ) {
+      if (up.end_reason !== COMPRESSION || seen.has(up.id)) break;
+      if (up.id === holder.id) {
+        isCompressionAncestor = true;
+        break;
+      }
+      seen.add(up.id);
+      up = up.parent_session_id === null ? undefined : sessionRow(conn, up.parent_session_id);
+    }
     if (isCompressionAncestor) {
       conn.stmt("UPDATE sessions SET title = NULL, title_base = NULL, title_n = NULL WHERE id = ?").run(holder.id);
       return;
@@ -479,8 +499,8 @@ export class SqliteSessionDB implements SessionDB {
     checkId(id, "id");
     const clean = sanitizeTitle(title);
     return this.#write(`setting the title of ${id}`, (conn) => {
-      this.#requireRow(conn, id);
-      if (clean !== null) this.#assertTitleFree(conn, clean, id);
+      const row = this.#requireRow(conn, id);
+      if (clean !== null) this.#assertTitleFree(conn, clean, id, row.parent_session_id);
       const lineage = clean === null ? null : parseLineageTitle(clean);
       conn
         .stmt("UPDATE sessions SET title = ?, title_base = ?, title_n = ? WHERE id = ?")
@@ -495,6 +515,7 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async resolveByTitle(title: string): Promise<string | null> {
+    if (this.#closed) throw new StoreClosedError();
     let clean: string | null;
     try {
       clean = sanitizeTitle(title);
@@ -517,7 +538,8 @@ export class SqliteSessionDB implements SessionDB {
     const { base } = parseLineageTitle(clean);
     return this.#read("finding the next title", (conn) => {
       const max = conn.stmt("SELECT max(title_n) FROM sessions WHERE title_base = ?").pluck().get(base) as number | null;
-      return max === null ? base : formatLineageTitle(base, Math.max(max, 1) + 1);
+      const next = max === null ? base : formatLineageTitle(base, Math.max(max, 1) + 1);
+      return sanitizeTitle(next) ?? next; // throws when the numbered title would exceed the limit
     });
   }
 
@@ -633,12 +655,12 @@ export class SqliteSessionDB implements SessionDB {
   #importOne(conn: SqliteConnection, record: ValidRecord, waitingChildren: string[]): ImportOutcome {
     const s = record.session;
     if (sessionRow(conn, s.id) !== undefined) return { status: "skipped", missingParent: null };
-    if (s.title !== null) this.#assertTitleFree(conn, s.title, s.id);
     const parentId = s.parentSessionId ?? null;
     if (parentId === s.id) {
       throw new InvalidInputError(`session ${s.id} names itself as its parent, which would close a lineage cycle; record skipped.`);
     }
     const parentExists = parentId !== null && sessionRow(conn, parentId) !== undefined;
+    if (s.title !== null) this.#assertTitleFree(conn, s.title, s.id, parentExists ? parentId : null);
     const lineage = s.title === null ? null : parseLineageTitle(s.title);
     const u = s.usage ?? {};
     conn
@@ -729,15 +751,12 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async pruneSessions(options: PruneOptions): Promise<number> {
-    if (options === null || typeof options !== "object") {
-      throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
-    }
-    const { olderThanDays } = options;
-    if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
-      throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
-    }
-    const sources = checkNameList(options.sources, "sources");
-    const cutoff = checkTime(options.now, "now", now()) - olderThanDays * DAY_SECONDS;
+    const { cutoffDays, sources } = checkPruneOptions(options);
+    return this.#prune(cutoffDays, sources, checkTime(options.now, "now", now()));
+  }
+
+  async #prune(olderThanDays: number, sources: string[] | null, at: number): Promise<number> {
+    const cutoff = at - olderThanDays * DAY_SECONDS;
     const filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
     const deleted = await this.#write("pruning sessions", (conn) => {
       const rows = conn
@@ -750,11 +769,19 @@ export class SqliteSessionDB implements SessionDB {
     return deleted;
   }
 
-  /** Gives freed pages back to the file system and shrinks the WAL (after a prune that removed rows). */
+  /**
+   * Gives freed pages back to the file system and shrinks the WAL (after a prune that
+   * removed rows). Best effort: the prune has committed already, so if another process
+   * keeps the database busy the space is reclaimed by a later prune instead.
+   */
   async #compact(): Promise<void> {
     await this.#read("compacting the database", (conn) => {
-      conn.db.exec("VACUUM");
-      conn.db.pragma("wal_checkpoint(TRUNCATE)");
+      try {
+        conn.db.exec("VACUUM");
+        conn.db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch (error) {
+        if (!isSqliteBusy(error)) throw error;
+      }
     });
   }
 
@@ -764,6 +791,7 @@ export class SqliteSessionDB implements SessionDB {
       throw new InvalidInputError("intervalSeconds must be a number of seconds, 0 or more.", { field: "intervalSeconds" });
     }
     const at = checkTime(options?.now, "now", now());
+    const prune = checkPruneOptions(options);
     // Claim the run in the database, so every process sharing it agrees on the last run.
     const due = await this.#write("scheduling an auto-prune", (conn) => {
       const last = conn.stmt("SELECT value FROM meta WHERE key = ?").pluck().get(AUTO_PRUNE_META_KEY) as string | undefined;
@@ -772,7 +800,7 @@ export class SqliteSessionDB implements SessionDB {
       return true;
     });
     if (!due) return { ran: false, deleted: 0 };
-    return { ran: true, deleted: await this.pruneSessions({ ...options, now: at }) };
+    return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
   }
 
   // --- stats and meta ---------------------------------------------------------
@@ -841,6 +869,18 @@ export class SqliteSessionDB implements SessionDB {
     }
     this.#conn.db.close();
   }
+}
+
+function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
+  if (options === null || typeof options !== "object") {
+    throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
+  }
+  const { olderThanDays } = options;
+  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
+    throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
+  }
+  checkTime(options.now, "now", 0);
+  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
 }
 
 function fileBytes(path: string): number {

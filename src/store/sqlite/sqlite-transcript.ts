@@ -108,12 +108,20 @@ export function recomputeSummary(conn: SqliteConnection, sessionId: string): voi
          FROM messages WHERE session_id = ? AND rewound_at IS NULL`,
     )
     .get(sessionId) as { n: number; tools: number; last: number | null };
-  const first = conn
+  // The first visible user message with text (as on append): usually the first row read.
+  let preview: string | null = null;
+  const users = conn
     .stmt(
       `SELECT content, content_parts FROM messages
-        WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id LIMIT 1`,
+        WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id`,
     )
-    .get(sessionId) as Pick<MessageRow, "content" | "content_parts"> | undefined;
+    .iterate(sessionId) as IterableIterator<Pick<MessageRow, "content" | "content_parts">>;
+  for (const row of users) {
+    preview = makePreview(rowContent(row));
+    if (preview !== null) {
+      break;
+    }
+  }
   conn
     .stmt(
       `UPDATE sessions SET
@@ -121,7 +129,7 @@ export function recomputeSummary(conn: SqliteConnection, sessionId: string): voi
          last_active_at = coalesce(max(@last, ended_at), @last, ended_at, started_at)
        WHERE id = @id`,
     )
-    .run({ ...totals, preview: first ? makePreview(rowContent(first)) : null, id: sessionId });
+    .run({ ...totals, preview, id: sessionId });
 }
 
 /** Recomputes last activity after the end time changed. */

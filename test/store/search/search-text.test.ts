@@ -72,8 +72,14 @@ describe("cjkCharCount", () => {
 });
 
 describe("toIndexText", () => {
-  it("joins tokens with single spaces", () => {
-    expect(toIndexText("Use chat-send\n\nnow: 部署服务!")).toBe("Use chat send now 部署 署服 服务");
+  it("gives the index exactly our tokens: CJK runs as bigrams set apart, other text as written", () => {
+    const samples = ["Use chat-send\n\nnow: 部署服务!", "使用Docker部署服务", "café naïve résumé 🚀 東京", "plain ascii-text.ts"];
+    for (const text of samples) {
+      // What unicode61 sees in the index text is split on non-token characters, like tokenize().
+      expect(tokenize(toIndexText(text))).toEqual(tokenize(text));
+    }
+    expect(toIndexText("使用Docker部署服务")).toContain(" 部署 署服 服务 ");
+    expect(toIndexText("使用Docker部署服务").split(/\s+/u)).toContain("Docker");
   });
 
   it("indexes only the first maxChars characters", () => {
