@@ -20,8 +20,25 @@ export function contentText(content: MessageContent | undefined): string {
 
 /** Folds whitespace (CR/LF and runs of spaces to one space), trims, and cuts to 60 code points + `...`. `null` when empty. */
 export function makePreview(content: MessageContent | undefined): string | null {
-  const folded = contentText(content).replace(/\s+/gu, " ").trim();
-  if (folded === "") return null;
-  const points = [...folded];
-  return points.length > PREVIEW_CODE_POINTS ? `${points.slice(0, PREVIEW_CODE_POINTS).join("")}...` : folded;
+  const text = contentText(content);
+  // Fold only as much as the preview needs: stop one code point past the limit.
+  let out = "";
+  let points = 0;
+  let pendingSpace = false;
+  for (const ch of text) {
+    if (/\s/u.test(ch)) {
+      pendingSpace = points > 0;
+      continue;
+    }
+    if (pendingSpace) {
+      if (points === PREVIEW_CODE_POINTS) return `${out}...`;
+      out += " ";
+      points += 1;
+      pendingSpace = false;
+    }
+    if (points === PREVIEW_CODE_POINTS) return `${out}...`;
+    out += ch;
+    points += 1;
+  }
+  return out === "" ? null : out;
 }
