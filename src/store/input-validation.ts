@@ -12,6 +12,7 @@ import {
   type MessageRole,
   type NewMessage,
   type NewSession,
+  type SearchOptions,
   type SessionUpdate,
   type ToolCall,
   type UsageUpdate,
@@ -304,4 +305,35 @@ export function checkUsage(usage: UsageUpdate, mode: "delta" | "absolute"): {
     if (usage[key] !== undefined) texts[key] = optionalText(usage[key], key);
   }
   return { numbers, texts };
+}
+
+/** Default number of search hits. */
+export const DEFAULT_SEARCH_LIMIT = 20;
+
+/** Validated search options. */
+export interface CheckedSearchOptions {
+  limit: number;
+  offset: number;
+  sort: "relevance" | "newest" | "oldest";
+  sources: string[] | null;
+  excluded: string[] | null;
+  roles: string[] | null;
+}
+
+/** Validates a search call's arguments (the query text itself is never invalid, only its type). */
+export function checkSearchOptions(query: unknown, options: SearchOptions = {}): CheckedSearchOptions {
+  if (typeof query !== "string") throw new InvalidInputError("The search query must be a string.", { field: "query" });
+  if (options === null || typeof options !== "object") throw new InvalidInputError("Search options must be an object.");
+  const sort = options.sort ?? "relevance";
+  if (sort !== "relevance" && sort !== "newest" && sort !== "oldest") {
+    throw new InvalidInputError(`sort must be "relevance", "newest" or "oldest", not "${String(sort)}".`, { field: "sort" });
+  }
+  return {
+    limit: checkLimit(options.limit, DEFAULT_SEARCH_LIMIT),
+    offset: checkOffset(options.offset),
+    sort,
+    sources: checkNameList(options.sources, "sources"),
+    excluded: checkNameList(options.excludeSources, "excludeSources"),
+    roles: checkNameList(options.roles, "roles"),
+  };
 }

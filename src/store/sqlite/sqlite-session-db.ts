@@ -37,6 +37,7 @@ import {
   checkId,
   checkNameList,
   checkNewSession,
+  checkSearchOptions,
   checkSessionUpdate,
   checkTime,
   checkUsage,
@@ -576,6 +577,7 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    checkSearchOptions(query, options); // before the index catch-up writes anything
     await this.#catchUpIndex();
     return this.#read("searching", (conn) => searchMessages(conn, query, options));
   }
