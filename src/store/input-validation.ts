@@ -8,6 +8,7 @@
 import {
   MESSAGE_ROLES,
   type ContentPart,
+  type Message,
   type MessageContent,
   type MessageRole,
   type NewMessage,
@@ -30,19 +31,7 @@ export const MAX_PAGE_LIMIT = 1000;
 const CONTROL = /[\u0000-\u001F\u007F]/u;
 
 /** A message ready to store: every optional field resolved. */
-export interface NormalizedMessage {
-  role: MessageRole;
-  content: MessageContent;
-  toolCalls: ToolCall[] | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  tokenCount: number | null;
-  finishReason: string | null;
-  reasoning: string | null;
-  reasoningDetails: unknown;
-  platformMessageId: string | null;
-  timestamp: number;
-}
+export type NormalizedMessage = Omit<Message, "id" | "sessionId" | "rewoundAt">;
 
 /** Checks an id-like string (session id, source): non-empty, at most 256 characters, no control characters. */
 export function checkId(value: unknown, field: string): string {

@@ -63,6 +63,7 @@ import {
   sessionRow,
 } from "./sqlite-lineage.js";
 import { listSessions } from "./sqlite-listing.js";
+import { insertSession } from "./sqlite-session-insert.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { toConversationMessage, toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
@@ -161,31 +162,24 @@ export class SqliteSessionDB implements SessionDB {
         throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
       }
       if (title !== null) this.#assertTitleFree(conn, title, id, parentId);
-      const lineage = title === null ? null : parseLineageTitle(title);
-      conn
-        .stmt(
-          `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-             title, title_base, title_n, session_key, chat_id, chat_type, thread_id, last_active_at, chain_started_at)
-           VALUES (@id, @source, @userId, @model, @modelConfig, @systemPrompt, @parentId, @startedAt,
-             @title, @titleBase, @titleN, @sessionKey, @chatId, @chatType, @threadId, @startedAt, @startedAt)`,
-        )
-        .run({
-          id,
-          source: input.source,
-          userId: input.userId ?? null,
-          model: input.model ?? null,
-          modelConfig,
-          systemPrompt: input.systemPrompt ?? null,
-          parentId,
-          startedAt,
-          title,
-          titleBase: lineage?.base ?? null,
-          titleN: lineage?.n ?? null,
-          sessionKey: input.sessionKey ?? null,
-          chatId: input.chatId ?? null,
-          chatType: input.chatType ?? null,
-          threadId: input.threadId ?? null,
-        });
+      insertSession(conn, {
+        id,
+        source: input.source,
+        userId: input.userId ?? null,
+        model: input.model ?? null,
+        modelConfig,
+        systemPrompt: input.systemPrompt ?? null,
+        parentId,
+        startedAt,
+        endedAt: null,
+        endReason: null,
+        title,
+        sessionKey: input.sessionKey ?? null,
+        chatId: input.chatId ?? null,
+        chatType: input.chatType ?? null,
+        threadId: input.threadId ?? null,
+        usage: {},
+      });
       refreshChain(conn, parentId ?? id);
       return toSession(this.#requireRow(conn, id));
     });
@@ -663,49 +657,24 @@ export class SqliteSessionDB implements SessionDB {
     }
     const parentExists = parentId !== null && sessionRow(conn, parentId) !== undefined;
     if (s.title !== null) this.#assertTitleFree(conn, s.title, s.id, parentExists ? parentId : null);
-    const lineage = s.title === null ? null : parseLineageTitle(s.title);
-    const u = s.usage ?? {};
-    conn
-      .stmt(
-        `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-           ended_at, end_reason, title, title_base, title_n, session_key, chat_id, chat_type, thread_id,
-           last_active_at, chain_started_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-           reasoning_tokens, api_calls, estimated_cost_usd, actual_cost_usd, billing_provider, billing_mode, cost_status)
-         VALUES (@id, @source, @userId, @model, @modelConfig, @systemPrompt, @parentId, @startedAt,
-           @endedAt, @endReason, @title, @titleBase, @titleN, @sessionKey, @chatId, @chatType, @threadId,
-           @startedAt, @startedAt, @inputTokens, @outputTokens, @cacheReadTokens, @cacheWriteTokens,
-           @reasoningTokens, @apiCalls, @estimatedCostUsd, @actualCostUsd, @billingProvider, @billingMode, @costStatus)`,
-      )
-      .run({
-        id: s.id,
-        source: s.source,
-        userId: s.userId ?? null,
-        model: s.model ?? null,
-        modelConfig: s.modelConfig == null ? null : JSON.stringify(s.modelConfig),
-        systemPrompt: s.systemPrompt ?? null,
-        parentId: parentExists ? parentId : null,
-        startedAt: s.startedAt,
-        endedAt: s.endedAt ?? null,
-        endReason: s.endedAt == null ? null : (s.endReason ?? null),
-        title: s.title,
-        titleBase: lineage?.base ?? null,
-        titleN: lineage?.n ?? null,
-        sessionKey: s.sessionKey ?? null,
-        chatId: s.chatId ?? null,
-        chatType: s.chatType ?? null,
-        threadId: s.threadId ?? null,
-        inputTokens: u.inputTokens ?? 0,
-        outputTokens: u.outputTokens ?? 0,
-        cacheReadTokens: u.cacheReadTokens ?? 0,
-        cacheWriteTokens: u.cacheWriteTokens ?? 0,
-        reasoningTokens: u.reasoningTokens ?? 0,
-        apiCalls: u.apiCalls ?? 0,
-        estimatedCostUsd: u.estimatedCostUsd ?? 0,
-        actualCostUsd: u.actualCostUsd ?? null,
-        billingProvider: u.billingProvider ?? null,
-        billingMode: u.billingMode ?? null,
-        costStatus: u.costStatus ?? null,
-      });
+    insertSession(conn, {
+      id: s.id,
+      source: s.source,
+      userId: s.userId ?? null,
+      model: s.model ?? null,
+      modelConfig: s.modelConfig == null ? null : JSON.stringify(s.modelConfig),
+      systemPrompt: s.systemPrompt ?? null,
+      parentId: parentExists ? parentId : null,
+      startedAt: s.startedAt,
+      endedAt: s.endedAt ?? null,
+      endReason: s.endedAt == null ? null : (s.endReason ?? null),
+      title: s.title,
+      sessionKey: s.sessionKey ?? null,
+      chatId: s.chatId ?? null,
+      chatType: s.chatType ?? null,
+      threadId: s.threadId ?? null,
+      usage: s.usage ?? {},
+    });
     const stored: StoredMessage[] = record.messages.map(({ message, rewoundAt }) => toStoredMessage(message, rewoundAt));
     insertMessages(conn, s.id, stored);
     recomputeSummary(conn, s.id);
