@@ -54,45 +54,48 @@ export function messageVector(
   return parts.length === 0 ? null : parts.join(" ");
 }
 
-function renderOperand(operand: QueryOperand): string {
-  const lexemes = operand.tokens.map((t) => foldForMatch(t)).filter((t) => t !== "");
-  if (lexemes.length === 0) return "''"; // cannot happen (tokens fold to something); matches nothing
+/** The tsquery of one operand, or `null` when it can never match (a token too long to be indexed). */
+function renderOperand(operand: QueryOperand): string | null {
+  const lexemes: string[] = [];
+  for (const token of operand.tokens) {
+    const folded = foldForMatch(token);
+    if (folded === "") continue;
+    if (Buffer.byteLength(folded) > MAX_LEXEME_BYTES) return null;
+    lexemes.push(folded);
+  }
+  if (lexemes.length === 0) return null;
   const parts = lexemes.map((t, i) => quoteLexeme(t) + (operand.prefix && i === lexemes.length - 1 ? ":*" : ""));
   return parts.length === 1 ? parts[0]! : `(${parts.join(" <-> ")})`;
 }
 
 /**
- * The tsquery literal for `q` (as returned by `parseSearchQuery`, so never empty), with
- * FTS5's precedence made explicit: NOT binds first (`a NOT b` → `a & !b`), then AND,
- * then OR.
+ * The tsquery literal for `q` (as returned by `parseSearchQuery`), with FTS5's
+ * precedence made explicit: NOT binds first (`a NOT b` → `a & !b`), then AND, then OR.
+ * An operand that can never match removes its AND group (or, after NOT, drops out);
+ * `null` when nothing can match.
  */
-export function toTsQuery(q: ParsedQuery): string {
-  const ors: string[][] = [[]];
-  let current = "";
-  let pendingOp: "AND" | "OR" | "NOT" | null = null;
-  const flush = (): void => {
-    if (current !== "") ors[ors.length - 1]!.push(current);
-    current = "";
-  };
+export function toTsQuery(q: ParsedQuery): string | null {
+  // OR groups of AND terms; a term is a positive operand and the operands it excludes.
+  type Term = { positive: string | null; excluded: string[] };
+  const groups: Term[][] = [[]];
+  let pending: "AND" | "OR" | "NOT" | null = null;
   for (const item of q.items) {
     if (item.kind === "operator") {
-      pendingOp = item.op;
+      pending = item.op;
       continue;
     }
     const rendered = renderOperand(item);
-    if (pendingOp === null) current = rendered;
-    else if (pendingOp === "NOT") current = `${current} & !${rendered}`;
-    else if (pendingOp === "AND") {
-      flush();
-      current = rendered;
+    const group = groups[groups.length - 1]!;
+    if (pending === "NOT" && group.length > 0) {
+      if (rendered !== null) group[group.length - 1]!.excluded.push(rendered);
     } else {
-      flush();
-      ors.push([]);
-      current = rendered;
+      if (pending === "OR") groups.push([]);
+      groups[groups.length - 1]!.push({ positive: rendered, excluded: [] });
     }
-    pendingOp = null;
+    pending = null;
   }
-  flush();
-  const groups = ors.filter((g) => g.length > 0).map((g) => g.map((t) => `(${t})`).join(" & "));
-  return groups.map((g) => `(${g})`).join(" | ");
+  const rendered = groups
+    .filter((g) => g.length > 0 && g.every((t) => t.positive !== null))
+    .map((g) => g.map((t) => `(${[t.positive!, ...t.excluded.map((e) => `!${e}`)].join(" & ")})`).join(" & "));
+  return rendered.length === 0 ? null : rendered.map((g) => `(${g})`).join(" | ");
 }

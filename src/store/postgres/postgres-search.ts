@@ -43,7 +43,9 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];
 
-  const params: unknown[] = [toTsQuery(parsed)];
+  const tsquery = toTsQuery(parsed);
+  if (tsquery === null) return [];
+  const params: unknown[] = [tsquery];
   const where = ["m.search_vector @@ $1::tsquery", "m.rewound_at IS NULL"];
   let join = "";
   if (roles !== null) where.push(`m.role = ANY($${params.push(roles)}::text[])`);

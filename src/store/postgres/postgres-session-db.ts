@@ -113,6 +113,8 @@ export class PostgresSessionDB implements SessionDB {
   readonly #pool: pg.Pool;
   readonly #sql: Sql;
   readonly #pending = new Set<Promise<unknown>>();
+  /** The last write queued per session: one instance's writes to a session run in call order. */
+  readonly #lanes = new Map<string, Promise<unknown>>();
   #closed = false;
 
   private constructor(pool: pg.Pool, config: Required<PostgresConfig>) {
@@ -165,9 +167,24 @@ export class PostgresSessionDB implements SessionDB {
     );
   }
 
-  async #write<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+  /**
+   * Runs `run` in a transaction. With a `lane` (a session id), it starts only after this
+   * instance's earlier writes in that lane have settled, so calls land in call order.
+   */
+  async #write<T>(doing: string, run: (sql: Sql) => Promise<T>, lane?: string): Promise<T> {
     if (this.#closed) throw new StoreClosedError();
-    return this.#track(this.#transaction(doing, run));
+    if (lane === undefined) return this.#track(this.#transaction(doing, run));
+    const previous = this.#lanes.get(lane);
+    const next = (previous === undefined ? this.#transaction(doing, run) : previous.then(
+      () => this.#transaction(doing, run),
+      () => this.#transaction(doing, run),
+    ));
+    this.#lanes.set(lane, next);
+    const clear = (): void => {
+      if (this.#lanes.get(lane) === next) this.#lanes.delete(lane);
+    };
+    next.then(clear, clear);
+    return this.#track(next);
   }
 
   async #transaction<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
@@ -404,7 +421,7 @@ export class PostgresSessionDB implements SessionDB {
       const ids = await insertMessages(sql, sessionId, stored);
       await bumpSummary(sql, sessionId, stored);
       return ids;
-    });
+    }, sessionId);
   }
 
   async getMessages(sessionId: string, options: { includeRewound?: boolean } = {}): Promise<Message[]> {
