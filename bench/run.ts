@@ -10,6 +10,7 @@ import { log } from "./log.js";
 import { runExportAll } from "./phases/export-all.js";
 import { runGetMessages } from "./phases/get-messages.js";
 import { runIngest } from "./phases/ingest.js";
+import { runConcurrentIngest, type ConcurrentIngestReport } from "./phases/concurrent-ingest.js";
 import { runListRecent } from "./phases/list-recent.js";
 import { runPrune } from "./phases/prune.js";
 import { runResolveTitle } from "./phases/resolve-title.js";
@@ -72,6 +73,16 @@ async function main(): Promise<void> {
   } catch (err) {
     await db.close();
     throw err; // not ours: leave it untouched
+  }
+  if (args.writers !== undefined) {
+    let result: ConcurrentIngestReport;
+    try {
+      result = await runConcurrentIngest(db, data, targetSpec(target), args.writers);
+    } finally {
+      await cleanUp(db, target, exportPath, args.keep);
+    }
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
   }
   let report: BenchReport;
   try {

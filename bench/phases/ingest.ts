@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { MESSAGE_ROLES } from "../../src/index.js";
 import type { MessageRole, NewMessage, NewSession, SessionDB } from "../../src/index.js";
-import type { MessageLine, SessionLine } from "../dataset.js";
+import type { DatasetLine, MessageLine, SessionLine } from "../dataset.js";
 import { readLines } from "../dataset.js";
 import { fmtSeconds, log } from "../log.js";
 
@@ -18,7 +18,8 @@ const PROGRESS_EVERY_MS = 5000;
  * Streams dataset.jsonl line by line and makes one awaited, durable call per line:
  * createSession, appendMessage or endSession. No batching across lines.
  */
-export async function runIngest(db: SessionDB, jsonlPath: string): Promise<IngestResult> {
+export async function runIngest(db: SessionDB, jsonlPath: string, slice?: { index: number; of: number }): Promise<IngestResult> {
+  const owner = slice === undefined ? null : new SliceOwner(slice.of);
   let messages = 0;
   let sessions = 0;
   let titleConflicts = 0;
@@ -28,6 +29,7 @@ export async function runIngest(db: SessionDB, jsonlPath: string): Promise<Inges
   let nextProgress = start + PROGRESS_EVERY_MS;
 
   for await (const line of readLines(jsonlPath)) {
+    if (owner !== null && owner.sliceOf(line) !== slice!.index) continue;
     const callStart = performance.now();
     if (line.type === "session") {
       if (!(await createSession(db, line))) titleConflicts++;
@@ -101,4 +103,34 @@ function isConflict(err: unknown): boolean {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Splits the dataset between concurrent writers: a session goes to the slice of its
+ * parent (so a lineage stays with one writer), a root to a hash of its id. Every
+ * writer streams the whole file and computes the same assignment.
+ */
+class SliceOwner {
+  readonly #of: number;
+  readonly #slices = new Map<string, number>();
+
+  constructor(of: number) {
+    this.#of = of;
+  }
+
+  sliceOf(line: DatasetLine): number {
+    if (line.type === "session") {
+      const parent = line.parent_session_id === null ? undefined : this.#slices.get(line.parent_session_id);
+      const slice = parent ?? hash(line.id) % this.#of;
+      this.#slices.set(line.id, slice);
+      return slice;
+    }
+    return this.#slices.get(line.session_id) ?? hash(line.session_id) % this.#of;
+  }
+}
+
+function hash(s: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+  return h;
 }

@@ -7,12 +7,16 @@ import type { SessionDB } from "./contract.js";
 import { defaultDatabasePath } from "./data-home.js";
 import { InvalidInputError } from "./errors.js";
 
-/** Options for {@link openSessionDB} that apply to the SQLite backend. */
+/** Options for {@link openSessionDB}: SQLite ones apply to file targets, PostgreSQL ones to URLs. */
 export interface OpenSessionDBOptions {
   /** SQLite durability (default `FULL`). */
   synchronous?: "FULL" | "NORMAL" | "OFF";
   /** How long a write waits for another process's lock before failing (default 30,000 ms). */
   lockTimeoutMs?: number;
+  /** PostgreSQL: the schema holding the tables (default `public`, created if missing). */
+  schema?: string;
+  /** PostgreSQL: connections in the pool (default 10). */
+  poolSize?: number;
 }
 
 /**
@@ -20,28 +24,33 @@ export interface OpenSessionDBOptions {
  *
  * - nothing: `$THREADLINE_DB` if set, else `state.db` in the data home
  *   (`$THREADLINE_HOME`, else `~/.threadline`);
- * - a file path: SQLite at that path (created if missing).
+ * - a file path: SQLite at that path (created if missing);
+ * - a `postgres://` (or `postgresql://`) URL: PostgreSQL (schema created and migrated if missing).
  *
  * @example
  * const db = await openSessionDB();               // ~/.threadline/state.db
  * const tmp = await openSessionDB("/tmp/t.db");   // an explicit file
+ * const pg = await openSessionDB("postgres://127.0.0.1:5432/app"); // a shared server
  */
 export async function openSessionDB(target?: string, options: OpenSessionDBOptions = {}): Promise<SessionDB> {
   const fromEnv = process.env["THREADLINE_DB"];
   const chosen = target ?? (fromEnv !== undefined && fromEnv.trim() !== "" ? fromEnv : defaultDatabasePath());
   if (typeof chosen !== "string" || chosen.trim() === "") {
-    throw new InvalidInputError("The database target is empty; pass a file path.", { field: "target" });
+    throw new InvalidInputError("The database target is empty; pass a file path or a postgres:// URL.", { field: "target" });
   }
   if (/^postgres(ql)?:\/\//iu.test(chosen)) {
-    throw new InvalidInputError(
-      "PostgreSQL targets are not supported by this version of Threadline yet; pass a SQLite file path.",
-      { field: "target" },
-    );
+    const { PostgresSessionDB } = await import("./postgres/index.js");
+    return PostgresSessionDB.open({
+      connectionString: chosen,
+      ...(options.schema === undefined ? {} : { schema: options.schema }),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+    });
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen)) {
-    throw new InvalidInputError(`Unknown database URL scheme in "${chosen}"; pass a SQLite file path.`, { field: "target" });
+    throw new InvalidInputError(`Unknown database URL scheme in "${chosen}"; pass a SQLite file path or a postgres:// URL.`, { field: "target" });
   }
   const path = chosen.replace(/^file:\/\//iu, "");
   const { SqliteSessionDB } = await import("./sqlite/index.js");
-  return SqliteSessionDB.open({ path, ...options });
+  const { schema: _schema, poolSize: _poolSize, ...sqliteOptions } = options;
+  return SqliteSessionDB.open({ path, ...sqliteOptions });
 }

@@ -1,0 +1,152 @@
+/**
+ * The PostgreSQL schema as an ordered list of forward migrations: index + 1 = the
+ * version it brings the schema to, recorded in `threadline_migrations`. All pending
+ * migrations run in one transaction holding an advisory lock, so several processes
+ * starting at once never race; a schema newer than this code is refused untouched.
+ *
+ * @module
+ */
+import type pg from "pg";
+import { SchemaVersionError } from "../errors.js";
+
+/** One schema step (SQL run inside the migration transaction, with `search_path` set to the schema). */
+export interface PostgresMigration {
+  /** What it does, for humans. */
+  description: string;
+  sql: string;
+}
+
+/** The advisory lock every migrating process takes (an arbitrary constant: "threadln"). */
+export const MIGRATION_LOCK_KEY = 0x7468726561646c6en;
+
+/** Every migration, in order. Never edit a released one: add a new one. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    description: "sessions, messages (with a tsvector search column and its GIN index) and meta",
+    sql: `
+      CREATE TABLE meta (
+        key   text COLLATE "C" PRIMARY KEY,
+        value text NOT NULL
+      );
+
+      CREATE TABLE sessions (
+        id                 text COLLATE "C" PRIMARY KEY,
+        source             text COLLATE "C" NOT NULL,
+        user_id            text,
+        model              text COLLATE "C",
+        model_config       text,
+        system_prompt      text,
+        parent_session_id  text COLLATE "C" REFERENCES sessions(id) ON DELETE SET NULL,
+        started_at         double precision NOT NULL,
+        ended_at           double precision,
+        end_reason         text,
+        title              text COLLATE "C",
+        title_base         text COLLATE "C",
+        title_n            integer,
+        session_key        text,
+        chat_id            text,
+        chat_type          text,
+        thread_id          text,
+        message_count      integer NOT NULL DEFAULT 0,
+        tool_call_count    integer NOT NULL DEFAULT 0,
+        last_message_at    double precision,
+        last_active_at     double precision NOT NULL,
+        preview            text,
+        chain_started_at   double precision NOT NULL,
+        list_hidden        smallint NOT NULL DEFAULT 0,
+        input_tokens       bigint NOT NULL DEFAULT 0,
+        output_tokens      bigint NOT NULL DEFAULT 0,
+        cache_read_tokens  bigint NOT NULL DEFAULT 0,
+        cache_write_tokens bigint NOT NULL DEFAULT 0,
+        reasoning_tokens   bigint NOT NULL DEFAULT 0,
+        api_calls          bigint NOT NULL DEFAULT 0,
+        estimated_cost_usd double precision NOT NULL DEFAULT 0,
+        actual_cost_usd    double precision,
+        billing_provider   text,
+        billing_mode       text,
+        cost_status        text
+      );
+      CREATE UNIQUE INDEX sessions_title ON sessions(title) WHERE title IS NOT NULL;
+      CREATE INDEX sessions_title_lineage ON sessions(title_base, title_n) WHERE title_base IS NOT NULL;
+      CREATE INDEX sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;
+      CREATE INDEX sessions_key ON sessions(session_key) WHERE session_key IS NOT NULL;
+      CREATE INDEX sessions_active ON sessions(list_hidden, last_active_at, id);
+      CREATE INDEX sessions_source_active ON sessions(source, list_hidden, last_active_at, id);
+      CREATE INDEX sessions_chain_started ON sessions(list_hidden, chain_started_at, id);
+      CREATE INDEX sessions_source_chain_started ON sessions(source, list_hidden, chain_started_at, id);
+      CREATE INDEX sessions_started ON sessions(started_at, id);
+      CREATE INDEX sessions_source_started ON sessions(source, started_at, id);
+
+      CREATE TABLE messages (
+        id                  bigserial PRIMARY KEY,
+        session_id          text COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        role                text NOT NULL,
+        content             text,
+        content_kind        smallint NOT NULL DEFAULT 0,
+        tool_calls          text,
+        tool_call_count     integer NOT NULL DEFAULT 0,
+        tool_call_id        text,
+        tool_name           text,
+        token_count         integer,
+        finish_reason       text,
+        reasoning           text,
+        reasoning_details   text,
+        platform_message_id text,
+        timestamp           double precision NOT NULL,
+        rewound_at          double precision,
+        rewind_batch        integer,
+        search_vector       tsvector
+      );
+      CREATE INDEX messages_session ON messages(session_id, id);
+      CREATE INDEX messages_search ON messages USING gin (search_vector);
+    `,
+  },
+];
+
+/** The version this code writes. */
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
+
+/** Quotes an identifier (the config has already restricted it to [A-Za-z0-9_]). */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Creates the schema if missing and applies pending migrations, all in one
+ * transaction under {@link MIGRATION_LOCK_KEY}. Throws {@link SchemaVersionError}
+ * (changing nothing) when the schema is newer than this code.
+ */
+export async function migrate(client: pg.ClientBase, schema: string): Promise<number> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
+    const exists = await client.query(
+      "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'threadline_migrations'",
+      [schema],
+    );
+    let current = 0;
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
+      await client.query(
+        `CREATE TABLE ${quoteIdent(schema)}.threadline_migrations (
+           version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+    } else {
+      const row = await client.query<{ v: number | null }>(
+        `SELECT max(version) AS v FROM ${quoteIdent(schema)}.threadline_migrations`,
+      );
+      current = row.rows[0]?.v ?? 0;
+    }
+    if (current > POSTGRES_SCHEMA_VERSION) throw new SchemaVersionError(current, POSTGRES_SCHEMA_VERSION);
+    await client.query(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
+    for (let v = current; v < POSTGRES_SCHEMA_VERSION; v++) {
+      await client.query(POSTGRES_MIGRATIONS[v]!.sql);
+      await client.query("INSERT INTO threadline_migrations(version) VALUES ($1)", [v + 1]);
+    }
+    await client.query("COMMIT");
+    return POSTGRES_SCHEMA_VERSION;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}

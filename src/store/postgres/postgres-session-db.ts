@@ -1,0 +1,895 @@
+/**
+ * The PostgreSQL implementation of {@link SessionDB} (node-postgres pool, one
+ * schema, tsvector + GIN search).
+ *
+ * Every write is one transaction, retried on serialization failures and deadlocks.
+ * Writes to a session first lock its row (`SELECT … FOR UPDATE`), so appends from
+ * any number of processes are serialised per session: a turn's messages stay
+ * contiguous and counters stay exact.
+ *
+ * @module
+ */
+import type pg from "pg";
+import type {
+  AutoPruneOptions,
+  ConversationMessage,
+  ExportOptions,
+  ImportReport,
+  ListSessionsOptions,
+  Message,
+  NewMessage,
+  NewSession,
+  Page,
+  PruneOptions,
+  RewindResult,
+  SearchHit,
+  SearchOptions,
+  Session,
+  SessionDB,
+  SessionRecord,
+  SessionSummary,
+  SessionUpdate,
+  SessionUsage,
+  StoreCapabilities,
+  StoreStats,
+  UsageUpdate,
+} from "../contract.js";
+import { toConversationMessage } from "../conversation.js";
+import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
+import {
+  checkId,
+  checkNameList,
+  checkNewSession,
+  checkSessionUpdate,
+  checkTime,
+  checkUsage,
+  normalizeMessage,
+  optionalText,
+  toJson,
+} from "../input-validation.js";
+import { contentText } from "../preview.js";
+import { runImport, type ImportOutcome } from "../session-import.js";
+import { newSessionId } from "../session-id.js";
+import { toSessionRecord, type ValidRecord } from "../session-record.js";
+import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
+import { redactPassword, resolvePostgresConfig, type PostgresConfig } from "./postgres-config.js";
+import { createPool, Sql } from "./postgres-connection.js";
+import { isRetryable, translatePostgresError } from "./postgres-errors.js";
+import {
+  ancestorRows,
+  childIds,
+  COMPRESSION,
+  compressionTip,
+  descendantRows,
+  refreshChain,
+  sessionRow,
+} from "./postgres-lineage.js";
+import { listSessions } from "./postgres-listing.js";
+import { migrate } from "./postgres-migrations.js";
+import {
+  decodeText,
+  encodeText,
+  MESSAGE_COLUMNS,
+  rowContent,
+  toMessage,
+  toSession,
+  toUsage,
+  type MessageRow,
+  type SessionRow,
+} from "./postgres-rows.js";
+import { searchMessages } from "./postgres-search.js";
+import {
+  bumpSummary,
+  insertMessages,
+  recomputeSummary,
+  refreshLastActive,
+  toStoredMessage,
+  type StoredMessage,
+} from "./postgres-transcript.js";
+
+const DAY_SECONDS = 86_400;
+const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
+/** How often a write transaction is retried after a serialization failure or deadlock. */
+const MAX_ATTEMPTS = 8;
+
+const now = (): number => Date.now() / 1000;
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * A {@link SessionDB} in one PostgreSQL schema. Open it with
+ * {@link PostgresSessionDB.open} (or `openSessionDB("postgres://…")`).
+ *
+ * @example
+ * const db = await PostgresSessionDB.open({ connectionString: "postgres://127.0.0.1:5432/app" });
+ * const s = await db.createSession({ source: "api-server" });
+ * await db.appendMessage(s.id, { role: "user", content: "hello" });
+ * await db.close();
+ */
+export class PostgresSessionDB implements SessionDB {
+  readonly capabilities: StoreCapabilities = { backend: "postgres", multiProcess: true };
+  readonly location: string;
+  /** The schema holding the tables. */
+  readonly schema: string;
+  readonly #pool: pg.Pool;
+  readonly #sql: Sql;
+  readonly #pending = new Set<Promise<unknown>>();
+  /** The last write queued per session: one instance's writes to a session run in call order. */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+  #closed = false;
+
+  private constructor(pool: pg.Pool, config: Required<PostgresConfig>) {
+    this.#pool = pool;
+    this.#sql = new Sql(pool);
+    this.location = redactPassword(config.connectionString);
+    this.schema = config.schema;
+  }
+
+  /** Connects, creates the schema if missing and migrates it (under an advisory lock). */
+  static async open(config: PostgresConfig): Promise<PostgresSessionDB> {
+    const resolved = resolvePostgresConfig(config);
+    const pool = createPool(resolved);
+    const location = redactPassword(resolved.connectionString);
+    try {
+      const client = await pool.connect();
+      try {
+        await migrate(client, resolved.schema);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw translatePostgresError(error, "opening the database", location);
+    }
+    return new PostgresSessionDB(pool, resolved);
+  }
+
+  // --- plumbing ---------------------------------------------------------------
+
+  #track<T>(promise: Promise<T>): Promise<T> {
+    this.#pending.add(promise);
+    const done = (): void => {
+      this.#pending.delete(promise);
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  async #read<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    return this.#track(
+      (async () => {
+        try {
+          return await run(this.#sql);
+        } catch (error) {
+          throw translatePostgresError(error, doing, this.location);
+        }
+      })(),
+    );
+  }
+
+  /**
+   * Runs `run` in a transaction. With a `lane` (a session id), it starts only after this
+   * instance's earlier writes in that lane have settled, so calls land in call order.
+   */
+  async #write<T>(doing: string, run: (sql: Sql) => Promise<T>, lane?: string): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    if (lane === undefined) return this.#track(this.#transaction(doing, run));
+    const previous = this.#lanes.get(lane);
+    const next = (previous === undefined ? this.#transaction(doing, run) : previous.then(
+      () => this.#transaction(doing, run),
+      () => this.#transaction(doing, run),
+    ));
+    this.#lanes.set(lane, next);
+    const clear = (): void => {
+      if (this.#lanes.get(lane) === next) this.#lanes.delete(lane);
+    };
+    next.then(clear, clear);
+    return this.#track(next);
+  }
+
+  async #transaction<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.#pool.connect();
+      } catch (error) {
+        throw translatePostgresError(error, doing, this.location);
+      }
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await run(new Sql(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+          await sleep(Math.random() * 10 * attempt);
+          continue;
+        }
+        throw translatePostgresError(error, doing, this.location);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async #requireRow(sql: Sql, id: string, lock = false): Promise<SessionRow> {
+    const row = await sessionRow(sql, id, lock);
+    if (row === undefined) {
+      throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+    }
+    return row;
+  }
+
+  // --- sessions ---------------------------------------------------------------
+
+  async createSession(input: NewSession): Promise<Session> {
+    checkNewSession(input);
+    const startedAt = checkTime(input.startedAt, "startedAt", now());
+    const id = input.id ?? newSessionId(startedAt);
+    const title = sanitizeTitle(input.title ?? null);
+    const modelConfig = input.modelConfig == null ? null : toJson(input.modelConfig, "modelConfig");
+    return this.#write(`creating session ${id}`, async (sql) => {
+      if ((await sessionRow(sql, id)) !== undefined) {
+        throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
+      }
+      const parentId = input.parentSessionId ?? null;
+      if (parentId !== null && (await sessionRow(sql, parentId, true)) === undefined) {
+        throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
+      }
+      if (title !== null) await this.#assertTitleFree(sql, title, id, parentId);
+      const lineage = title === null ? null : parseLineageTitle(title);
+      await sql.run(
+        `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+           title, title_base, title_n, session_key, chat_id, chat_type, thread_id, last_active_at, chain_started_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $8, $8)`,
+        [
+          id,
+          input.source,
+          encodeText(input.userId ?? null),
+          encodeText(input.model ?? null),
+          modelConfig,
+          encodeText(input.systemPrompt ?? null),
+          parentId,
+          startedAt,
+          title,
+          lineage?.base ?? null,
+          lineage?.n ?? null,
+          encodeText(input.sessionKey ?? null),
+          encodeText(input.chatId ?? null),
+          encodeText(input.chatType ?? null),
+          encodeText(input.threadId ?? null),
+        ],
+      );
+      await refreshChain(sql, parentId ?? id);
+      return toSession(await this.#requireRow(sql, id));
+    });
+  }
+
+  async getSession(id: string): Promise<Session | null> {
+    checkId(id, "id");
+    return this.#read("reading a session", async (sql) => {
+      const row = await sessionRow(sql, id);
+      return row === undefined ? null : toSession(row);
+    });
+  }
+
+  async endSession(id: string, reason: string, options: { endedAt?: number } = {}): Promise<boolean> {
+    checkId(id, "id");
+    checkId(reason, "reason");
+    const endedAt = checkTime(options.endedAt, "endedAt", now());
+    return this.#write(`ending session ${id}`, async (sql) => {
+      const row = await this.#requireRow(sql, id, true);
+      if (row.ended_at !== null) return false;
+      await sql.run("UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3", [endedAt, reason, id]);
+      await refreshLastActive(sql, id);
+      if (reason === COMPRESSION) await refreshChain(sql, id);
+      return true;
+    });
+  }
+
+  async reopenSession(id: string): Promise<boolean> {
+    checkId(id, "id");
+    return this.#write(`reopening session ${id}`, async (sql) => {
+      const row = await this.#requireRow(sql, id, true);
+      if (row.ended_at === null) return false;
+      await sql.run("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1", [id]);
+      await refreshLastActive(sql, id);
+      if (row.end_reason === COMPRESSION) await refreshChain(sql, id);
+      return true;
+    });
+  }
+
+  async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    if (this.#closed) throw new StoreClosedError();
+    if (typeof idOrPrefix !== "string" || idOrPrefix === "" || idOrPrefix.includes("\u0000")) return null;
+    return this.#read("resolving a session id", async (sql) => {
+      if ((await sessionRow(sql, idOrPrefix)) !== undefined) return idOrPrefix;
+      // Range scan on the primary key (binary collation): ids in [prefix, prefix + U+FFFF).
+      const matches = await sql.column<string>("SELECT id FROM sessions WHERE id >= $1 AND id < $2 ORDER BY id LIMIT 2", [
+        idOrPrefix,
+        `${idOrPrefix}\uffff`,
+      ]);
+      return matches.length === 1 ? matches[0]! : null;
+    });
+  }
+
+  async updateSession(id: string, update: SessionUpdate): Promise<Session> {
+    checkId(id, "id");
+    checkSessionUpdate(update);
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    if (update.model !== undefined) sets.push(`model = $${params.push(encodeText(update.model))}`);
+    if (update.systemPrompt !== undefined) sets.push(`system_prompt = $${params.push(encodeText(update.systemPrompt))}`);
+    if (update.modelConfig !== undefined) {
+      const value = update.modelConfig === null ? null : toJson(update.modelConfig, "modelConfig");
+      sets.push(`model_config = $${params.push(value)}`);
+    }
+    return this.#write(`updating session ${id}`, async (sql) => {
+      await this.#requireRow(sql, id, true);
+      if (sets.length > 0) await sql.run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = $1`, params);
+      return toSession(await this.#requireRow(sql, id));
+    });
+  }
+
+  async recordUsage(id: string, usage: UsageUpdate, options: { mode?: "delta" | "absolute" } = {}): Promise<SessionUsage> {
+    checkId(id, "id");
+    const mode = options.mode ?? "delta";
+    if (mode !== "delta" && mode !== "absolute") {
+      throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
+    }
+    const { numbers, texts } = checkUsage(usage, mode);
+    const columns: Record<string, [string, string]> = {
+      inputTokens: ["input_tokens", "bigint"],
+      outputTokens: ["output_tokens", "bigint"],
+      cacheReadTokens: ["cache_read_tokens", "bigint"],
+      cacheWriteTokens: ["cache_write_tokens", "bigint"],
+      reasoningTokens: ["reasoning_tokens", "bigint"],
+      apiCalls: ["api_calls", "bigint"],
+      estimatedCostUsd: ["estimated_cost_usd", "double precision"],
+      actualCostUsd: ["actual_cost_usd", "double precision"],
+      billingProvider: ["billing_provider", "text"],
+      billingMode: ["billing_mode", "text"],
+      costStatus: ["cost_status", "text"],
+    };
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    for (const [key, value] of Object.entries(numbers)) {
+      const [column, type] = columns[key]!;
+      const p = `$${params.push(value)}::${type}`;
+      sets.push(
+        mode === "delta"
+          ? key === "actualCostUsd"
+            ? `${column} = coalesce(${column}, 0) + ${p}`
+            : `${column} = ${column} + ${p}`
+          : `${column} = ${p}`,
+      );
+    }
+    for (const [key, value] of Object.entries(texts)) {
+      sets.push(`${columns[key]![0]} = $${params.push(encodeText(value as string | null))}`);
+    }
+    return this.#write(`recording usage of session ${id}`, async (sql) => {
+      await this.#requireRow(sql, id, true);
+      if (sets.length > 0) await sql.run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = $1`, params);
+      const result = toUsage(await this.#requireRow(sql, id));
+      // A negative delta may correct a total, never take it below zero (the write rolls back).
+      for (const [key, value] of Object.entries(result)) {
+        if (typeof value === "number" && value < 0) {
+          throw new InvalidInputError(`This usage update would make ${key} negative (${value}); nothing was recorded.`, {
+            field: key,
+          });
+        }
+      }
+      return result;
+    });
+  }
+
+  // --- messages ---------------------------------------------------------------
+
+  async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
+    const ids = await this.#append(sessionId, [message], "message");
+    return ids[0]!;
+  }
+
+  async appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+    if (!Array.isArray(messages)) throw new InvalidInputError("appendTurn needs an array of messages.", { field: "messages" });
+    return this.#append(sessionId, messages, "messages");
+  }
+
+  async #append(sessionId: string, messages: NewMessage[], field: string): Promise<number[]> {
+    checkId(sessionId, "sessionId");
+    const at = now();
+    const stored = messages.map((m, i) =>
+      toStoredMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
+    );
+    return this.#write(`appending to session ${sessionId}`, async (sql) => {
+      // The row lock serialises every writer of this session (in any process).
+      const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1 FOR UPDATE", [
+        sessionId,
+      ]);
+      if (row === undefined) {
+        throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+      }
+      if (row.ended_at !== null) {
+        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
+          sessionId,
+        });
+      }
+      const ids = await insertMessages(sql, sessionId, stored);
+      await bumpSummary(sql, sessionId, stored);
+      return ids;
+    }, sessionId);
+  }
+
+  async getMessages(sessionId: string, options: { includeRewound?: boolean } = {}): Promise<Message[]> {
+    checkId(sessionId, "sessionId");
+    return this.#read("reading messages", async (sql) => {
+      await this.#requireRow(sql, sessionId);
+      return (await sql.all<MessageRow>(messagesSql(options.includeRewound === true), [sessionId])).map(toMessage);
+    });
+  }
+
+  async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
+    const messages = (await this.getMessages(sessionId)).map(toConversationMessage);
+    if (options.includeSystemPrompt) {
+      const session = await this.getSession(sessionId);
+      if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
+    }
+    return messages;
+  }
+
+  async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+    checkId(sessionId, "sessionId");
+    if (!Array.isArray(messages)) throw new InvalidInputError("replaceMessages needs an array of messages.", { field: "messages" });
+    const at = now();
+    const stored = messages.map((m, i) => toStoredMessage(normalizeMessage(m, `messages[${i}]`, at)));
+    return this.#write(`replacing the transcript of ${sessionId}`, async (sql) => {
+      await this.#requireRow(sql, sessionId, true);
+      await sql.run("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      const ids = await insertMessages(sql, sessionId, stored);
+      await recomputeSummary(sql, sessionId);
+      return ids;
+    });
+  }
+
+  async rewind(sessionId: string, turns = 1): Promise<RewindResult> {
+    checkId(sessionId, "sessionId");
+    if (typeof turns !== "number" || Number.isNaN(turns)) {
+      throw new InvalidInputError("turns must be a number.", { field: "turns" });
+    }
+    const n = Math.max(1, Math.min(Math.floor(turns), 1_000_000));
+    const at = now();
+    return this.#write(`rewinding session ${sessionId}`, async (sql) => {
+      await this.#requireRow(sql, sessionId, true);
+      const users = await sql.all<Pick<MessageRow, "id" | "content" | "content_kind">>(
+        `SELECT id, content, content_kind FROM messages
+          WHERE session_id = $1 AND role = 'user' AND rewound_at IS NULL ORDER BY id DESC LIMIT $2`,
+        [sessionId, n],
+      );
+      const target = users[users.length - 1];
+      if (target === undefined) return { rewound: 0, turnsUndone: 0, targetText: null };
+      const batch =
+        ((await sql.value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = $1", [sessionId])) ??
+          0) + 1;
+      const rewound = await sql.run(
+        `UPDATE messages SET rewound_at = $1, rewind_batch = $2
+          WHERE session_id = $3 AND id >= $4 AND rewound_at IS NULL`,
+        [at, batch, sessionId, target.id],
+      );
+      await recomputeSummary(sql, sessionId);
+      const text = contentText(rowContent(target));
+      return { rewound, turnsUndone: users.length, targetText: text === "" ? null : text };
+    });
+  }
+
+  async restoreRewound(sessionId: string, options: { all?: boolean } = {}): Promise<number> {
+    checkId(sessionId, "sessionId");
+    return this.#write(`restoring rewound messages of ${sessionId}`, async (sql) => {
+      await this.#requireRow(sql, sessionId, true);
+      const restored = options.all
+        ? await sql.run(
+            "UPDATE messages SET rewound_at = NULL, rewind_batch = NULL WHERE session_id = $1 AND rewound_at IS NOT NULL",
+            [sessionId],
+          )
+        : await sql.run(
+            `UPDATE messages SET rewound_at = NULL, rewind_batch = NULL
+              WHERE session_id = $1 AND rewound_at IS NOT NULL AND rewind_batch =
+                (SELECT max(rewind_batch) FROM messages WHERE session_id = $1 AND rewound_at IS NOT NULL)`,
+            [sessionId],
+          );
+      if (restored > 0) await recomputeSummary(sql, sessionId);
+      return restored;
+    });
+  }
+
+  async clearMessages(sessionId: string): Promise<number> {
+    checkId(sessionId, "sessionId");
+    return this.#write(`clearing session ${sessionId}`, async (sql) => {
+      await this.#requireRow(sql, sessionId, true);
+      const deleted = await sql.run("DELETE FROM messages WHERE session_id = $1", [sessionId]);
+      await recomputeSummary(sql, sessionId);
+      return deleted;
+    });
+  }
+
+  // --- titles -----------------------------------------------------------------
+
+  /**
+   * Throws unless `title` is free for session `forId` (whose parent is `parentId`). A
+   * title held by a compression ancestor moves to the continuation instead.
+   */
+  async #assertTitleFree(sql: Sql, title: string, forId: string, parentId: string | null): Promise<void> {
+    const holder = await sql.one<{ id: string }>("SELECT id FROM sessions WHERE title = $1", [title]);
+    if (holder === undefined || holder.id === forId) return;
+    let isCompressionAncestor = false;
+    const seen = new Set<string>([forId]);
+    for (let up = parentId === null ? undefined : await sessionRow(sql, parentId); up !== undefined; ) {
+      if (up.end_reason !== COMPRESSION || seen.has(up.id)) break;
+      if (up.id === holder.id) {
+        isCompressionAncestor = true;
+        break;
+      }
+      seen.add(up.id);
+      up = up.parent_session_id === null ? undefined : await sessionRow(sql, up.parent_session_id);
+    }
+    if (isCompressionAncestor) {
+      await sql.run("UPDATE sessions SET title = NULL, title_base = NULL, title_n = NULL WHERE id = $1", [holder.id]);
+      return;
+    }
+    throw new ConflictError(
+      `The title "${title}" is already used by session ${holder.id}. Choose another title, or rename that session first.`,
+      { sessionId: holder.id },
+    );
+  }
+
+  async setTitle(id: string, title: string | null): Promise<string | null> {
+    checkId(id, "id");
+    const clean = sanitizeTitle(title);
+    return this.#write(`setting the title of ${id}`, async (sql) => {
+      const row = await this.#requireRow(sql, id, true);
+      if (clean !== null) await this.#assertTitleFree(sql, clean, id, row.parent_session_id);
+      const lineage = clean === null ? null : parseLineageTitle(clean);
+      await sql.run("UPDATE sessions SET title = $1, title_base = $2, title_n = $3 WHERE id = $4", [
+        clean,
+        lineage?.base ?? null,
+        lineage?.n ?? null,
+        id,
+      ]);
+      return clean;
+    });
+  }
+
+  async getTitle(id: string): Promise<string | null> {
+    checkId(id, "id");
+    return this.#read("reading a title", async (sql) => (await this.#requireRow(sql, id)).title);
+  }
+
+  async resolveByTitle(title: string): Promise<string | null> {
+    if (this.#closed) throw new StoreClosedError();
+    let clean: string | null;
+    try {
+      clean = sanitizeTitle(title);
+    } catch {
+      return null; // longer than any stored title can be
+    }
+    if (clean === null) return null;
+    return this.#read("resolving a title", async (sql) => {
+      const newest = await sql.one<{ id: string; title_n: number }>(
+        "SELECT id, title_n FROM sessions WHERE title_base = $1 ORDER BY title_n DESC LIMIT 1",
+        [clean],
+      );
+      if (newest !== undefined && newest.title_n >= 2) return newest.id;
+      return (await sql.value<string>("SELECT id FROM sessions WHERE title = $1", [clean])) ?? null;
+    });
+  }
+
+  async nextTitleInLineage(title: string): Promise<string> {
+    const clean = sanitizeTitle(title);
+    if (clean === null) throw new InvalidInputError("The title is empty after sanitising.", { field: "title" });
+    const { base } = parseLineageTitle(clean);
+    return this.#read("finding the next title", async (sql) => {
+      const max = (await sql.value<number | null>("SELECT max(title_n) FROM sessions WHERE title_base = $1", [base])) ?? null;
+      const next = max === null ? base : formatLineageTitle(base, Math.max(max, 1) + 1);
+      return sanitizeTitle(next) ?? next; // throws when the numbered title would exceed the limit
+    });
+  }
+
+  // --- lineage ----------------------------------------------------------------
+
+  async getAncestors(id: string): Promise<Session[]> {
+    checkId(id, "id");
+    return this.#read("reading ancestors", async (sql) => {
+      await this.#requireRow(sql, id);
+      return (await ancestorRows(sql, id)).map(toSession);
+    });
+  }
+
+  async getDescendants(id: string): Promise<Session[]> {
+    checkId(id, "id");
+    return this.#read("reading descendants", async (sql) => {
+      await this.#requireRow(sql, id);
+      return (await descendantRows(sql, id)).map(toSession);
+    });
+  }
+
+  async getCompressionTip(id: string): Promise<string> {
+    checkId(id, "id");
+    return this.#read("finding the compression tip", async (sql) => {
+      await this.#requireRow(sql, id);
+      return compressionTip(sql, id);
+    });
+  }
+
+  // --- listing and search -----------------------------------------------------
+
+  async listSessions(options: ListSessionsOptions = {}): Promise<Page<SessionSummary>> {
+    return this.#read("listing sessions", (sql) => listSessions(sql, options));
+  }
+
+  async searchMessages(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    return this.#read("searching", (sql) => searchMessages(sql, query, options));
+  }
+
+  // --- export / import --------------------------------------------------------
+
+  async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
+    const sources = checkNameList(options.sources, "sources");
+    const includeRewound = options.includeRewound === true;
+    const toRecord = async (sql: Sql, row: SessionRow): Promise<SessionRecord> =>
+      toSessionRecord(toSession(row), (await sql.all<MessageRow>(messagesSql(includeRewound), [row.id])).map(toMessage));
+
+    if (options.sessionId !== undefined) {
+      const id = checkId(options.sessionId, "sessionId");
+      yield await this.#read("exporting a session", async (sql) => toRecord(sql, await this.#requireRow(sql, id)));
+      return;
+    }
+    const filter = sources === null ? "" : "AND source = ANY($3::text[])";
+    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > ($1, $2) ${filter} ORDER BY started_at, id LIMIT 50`;
+    let after: [number, string] = [-Infinity, ""];
+    for (;;) {
+      // One page of sessions at a time, each with its messages: memory stays bounded by the largest session.
+      const rows = await this.#read("exporting sessions", (sql) =>
+        sql.all<SessionRow>(pageSql, sources === null ? [after[0], after[1]] : [after[0], after[1], sources]),
+      );
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        const record = await this.#read("exporting a session", async (sql) => {
+          const fresh = await sessionRow(sql, row.id);
+          return fresh === undefined ? null : toRecord(sql, fresh);
+        });
+        if (record !== null) yield record;
+      }
+      const last = rows[rows.length - 1]!;
+      after = [last.started_at, last.id];
+    }
+  }
+
+  async importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport> {
+    if (this.#closed) throw new StoreClosedError();
+    return runImport(lines, (record, waiting) =>
+      this.#write(`importing session ${record.session.id}`, (sql) => this.#importOne(sql, record, waiting)),
+    );
+  }
+
+  async #importOne(sql: Sql, record: ValidRecord, waitingChildren: string[]): Promise<ImportOutcome> {
+    const s = record.session;
+    if ((await sessionRow(sql, s.id)) !== undefined) return { status: "skipped", missingParent: null };
+    const parentId = s.parentSessionId ?? null;
+    if (parentId === s.id) {
+      throw new InvalidInputError(`session ${s.id} names itself as its parent, which would close a lineage cycle; record skipped.`);
+    }
+    const parentExists = parentId !== null && (await sessionRow(sql, parentId, true)) !== undefined;
+    if (s.title !== null) await this.#assertTitleFree(sql, s.title, s.id, parentExists ? parentId : null);
+    const lineage = s.title === null ? null : parseLineageTitle(s.title);
+    const u = s.usage ?? {};
+    await sql.run(
+      `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+         ended_at, end_reason, title, title_base, title_n, session_key, chat_id, chat_type, thread_id,
+         last_active_at, chain_started_at, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+         reasoning_tokens, api_calls, estimated_cost_usd, actual_cost_usd, billing_provider, billing_mode, cost_status)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $8, $8,
+         $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`,
+      [
+        s.id,
+        s.source,
+        encodeText(s.userId ?? null),
+        encodeText(s.model ?? null),
+        s.modelConfig == null ? null : JSON.stringify(s.modelConfig),
+        encodeText(s.systemPrompt ?? null),
+        parentExists ? parentId : null,
+        s.startedAt,
+        s.endedAt ?? null,
+        s.endedAt == null ? null : (s.endReason ?? null),
+        s.title,
+        lineage?.base ?? null,
+        lineage?.n ?? null,
+        encodeText(s.sessionKey ?? null),
+        encodeText(s.chatId ?? null),
+        encodeText(s.chatType ?? null),
+        encodeText(s.threadId ?? null),
+        u.inputTokens ?? 0,
+        u.outputTokens ?? 0,
+        u.cacheReadTokens ?? 0,
+        u.cacheWriteTokens ?? 0,
+        u.reasoningTokens ?? 0,
+        u.apiCalls ?? 0,
+        u.estimatedCostUsd ?? 0,
+        u.actualCostUsd ?? null,
+        encodeText(u.billingProvider ?? null),
+        encodeText(u.billingMode ?? null),
+        encodeText(u.costStatus ?? null),
+      ],
+    );
+    const stored: StoredMessage[] = record.messages.map(({ message, rewoundAt }) => toStoredMessage(message, rewoundAt));
+    await insertMessages(sql, s.id, stored);
+    await recomputeSummary(sql, s.id);
+    for (const child of waitingChildren) {
+      await sql.run("UPDATE sessions SET parent_session_id = $1 WHERE id = $2 AND parent_session_id IS NULL", [s.id, child]);
+    }
+    // Linking the waiting children must not close a cycle through this session.
+    const seen = new Set<string>();
+    let up = parentExists ? parentId : null;
+    while (up !== null && !seen.has(up)) {
+      if (up === s.id) {
+        throw new InvalidInputError(
+          `session ${s.id} would close a lineage cycle (it is its own ancestor through ${parentId}); record skipped.`,
+        );
+      }
+      seen.add(up);
+      up = (await sessionRow(sql, up))?.parent_session_id ?? null;
+    }
+    await refreshChain(sql, parentExists ? parentId! : s.id);
+    return { status: "imported", missingParent: parentId !== null && !parentExists ? parentId : null };
+  }
+
+  // --- deletion and retention -------------------------------------------------
+
+  async deleteSession(id: string): Promise<boolean> {
+    checkId(id, "id");
+    return this.#write(`deleting session ${id}`, async (sql) => {
+      const row = await sessionRow(sql, id, true);
+      if (row === undefined) return false;
+      await this.#deleteRows(sql, [row]);
+      return true;
+    });
+  }
+
+  /** Deletes sessions (messages cascade, children are detached) and refreshes what their removal changes. */
+  async #deleteRows(sql: Sql, rows: SessionRow[]): Promise<void> {
+    const gone = new Set(rows.map((r) => r.id));
+    const touched = new Set<string>();
+    for (const row of rows) {
+      for (const child of await childIds(sql, row.id)) if (!gone.has(child)) touched.add(child);
+      if (row.parent_session_id !== null && !gone.has(row.parent_session_id)) touched.add(row.parent_session_id);
+    }
+    if (rows.length > 0) await sql.run("DELETE FROM sessions WHERE id = ANY($1::text[])", [[...gone]]);
+    for (const id of touched) await refreshChain(sql, id);
+  }
+
+  async pruneSessions(options: PruneOptions): Promise<number> {
+    const { cutoffDays, sources } = checkPruneOptions(options);
+    return this.#prune(cutoffDays, sources, checkTime(options.now, "now", now()));
+  }
+
+  /**
+   * Deletes in one transaction. Space is reclaimed by autovacuum for reuse; no
+   * `VACUUM FULL` (it would lock the tables against every other process).
+   */
+  async #prune(olderThanDays: number, sources: string[] | null, at: number): Promise<number> {
+    const cutoff = at - olderThanDays * DAY_SECONDS;
+    const filter = sources === null ? "" : "AND source = ANY($2::text[])";
+    return this.#write("pruning sessions", async (sql) => {
+      const rows = await sql.all<SessionRow>(
+        `SELECT * FROM sessions WHERE ended_at IS NOT NULL AND last_active_at < $1 ${filter} ORDER BY id FOR UPDATE`,
+        sources === null ? [cutoff] : [cutoff, sources],
+      );
+      await this.#deleteRows(sql, rows);
+      return rows.length;
+    });
+  }
+
+  async autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }> {
+    const interval = options?.intervalSeconds ?? DAY_SECONDS;
+    if (typeof interval !== "number" || !Number.isFinite(interval) || interval < 0) {
+      throw new InvalidInputError("intervalSeconds must be a number of seconds, 0 or more.", { field: "intervalSeconds" });
+    }
+    const at = checkTime(options?.now, "now", now());
+    const prune = checkPruneOptions(options);
+    // Claim the run in the database (under a row lock), so every process agrees on the last run.
+    const due = await this.#write("scheduling an auto-prune", async (sql) => {
+      await sql.run("INSERT INTO meta(key, value) VALUES ($1, '') ON CONFLICT (key) DO NOTHING", [AUTO_PRUNE_META_KEY]);
+      const last = await sql.value<string>("SELECT value FROM meta WHERE key = $1 FOR UPDATE", [AUTO_PRUNE_META_KEY]);
+      if (last !== undefined && last !== "" && at - Number(last) < interval) return false;
+      await sql.run("UPDATE meta SET value = $2 WHERE key = $1", [AUTO_PRUNE_META_KEY, String(at)]);
+      return true;
+    });
+    if (!due) return { ran: false, deleted: 0 };
+    return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
+  }
+
+  // --- stats and meta ---------------------------------------------------------
+
+  async getStats(): Promise<StoreStats> {
+    return this.#read("reading stats", async (sql) => {
+      const totals = (await sql.one<{ sessions: number; messages: number }>(
+        "SELECT count(*)::int AS sessions, coalesce(sum(message_count), 0)::bigint AS messages FROM sessions",
+      ))!;
+      const bySource = await sql.all<{ source: string; n: number }>(
+        "SELECT source, count(*)::int AS n FROM sessions GROUP BY source ORDER BY source",
+      );
+      const byModel = await sql.all<StoreStats["byModel"][number]>(
+        `SELECT model, count(*)::int AS sessions, sum(input_tokens)::bigint AS "inputTokens",
+                sum(output_tokens)::bigint AS "outputTokens", sum(cache_read_tokens)::bigint AS "cacheReadTokens",
+                sum(cache_write_tokens)::bigint AS "cacheWriteTokens", sum(reasoning_tokens)::bigint AS "reasoningTokens",
+                sum(estimated_cost_usd) AS "estimatedCostUsd", coalesce(sum(actual_cost_usd), 0) AS "actualCostUsd"
+           FROM sessions GROUP BY model ORDER BY count(*) DESC, model NULLS FIRST`,
+      );
+      const sizes = (await sql.one<{ total: number; search: number }>(
+        `SELECT (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+                   FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema()) AND c.relkind = 'r') AS total,
+                coalesce(pg_relation_size(to_regclass('messages_search')), 0)::bigint AS search`,
+      ))!;
+      return {
+        totalSessions: totals.sessions,
+        totalMessages: totals.messages,
+        sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
+        byModel: byModel.map((m) => ({ ...m, model: m.model === null ? null : decodeText(m.model) })),
+        databaseBytes: sizes.total,
+        searchIndexBytes: sizes.search,
+      };
+    });
+  }
+
+  async getMeta(key: string): Promise<string | null> {
+    checkId(key, "key");
+    return this.#read("reading meta", async (sql) => {
+      const value = await sql.value<string>("SELECT value FROM meta WHERE key = $1", [key]);
+      return value === undefined ? null : decodeText(value);
+    });
+  }
+
+  async setMeta(key: string, value: string): Promise<void> {
+    checkId(key, "key");
+    if (optionalText(value, "value") === null) throw new InvalidInputError("value must be a string.", { field: "value" });
+    await this.#write("writing meta", async (sql) => {
+      await sql.run("INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [
+        key,
+        encodeText(value),
+      ]);
+    });
+  }
+
+  async deleteMeta(key: string): Promise<boolean> {
+    checkId(key, "key");
+    return this.#write("deleting meta", async (sql) => (await sql.run("DELETE FROM meta WHERE key = $1", [key])) > 0);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#pending]);
+    await this.#pool.end();
+  }
+}
+
+/** Messages of a session in transcript order. */
+function messagesSql(includeRewound: boolean): string {
+  return includeRewound
+    ? `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 ORDER BY id`
+    : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND rewound_at IS NULL ORDER BY id`;
+}
+
+function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
+  if (options === null || typeof options !== "object") {
+    throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
+  }
+  const { olderThanDays } = options;
+  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
+    throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
+  }
+  checkTime(options.now, "now", 0);
+  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
+}

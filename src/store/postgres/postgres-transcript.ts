@@ -1,0 +1,157 @@
+/**
+ * Transcript writes on PostgreSQL, run inside a transaction that holds the session
+ * row lock: inserting messages (with their search vectors), and recomputing the
+ * per-session counters, preview and last activity.
+ *
+ * @module
+ */
+import type { NormalizedMessage } from "../input-validation.js";
+import { makePreview } from "../preview.js";
+import type { Sql } from "./postgres-connection.js";
+import { encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
+import { messageVector } from "./postgres-search-query.js";
+
+/** A message in the column form it is stored in (serialised once, outside the transaction). */
+export interface StoredMessage {
+  role: string;
+  content: string | null;
+  contentKind: number;
+  toolCalls: string | null;
+  toolCallCount: number;
+  toolCallId: string | null;
+  toolName: string | null;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  reasoningDetails: string | null;
+  platformMessageId: string | null;
+  timestamp: number;
+  rewoundAt: number | null;
+  rewindBatch: number | null;
+  searchVector: string | null;
+  /** The preview this message would give its session (user messages only). */
+  preview: string | null;
+}
+
+/** Serialises a validated message for storage. */
+export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null = null): StoredMessage {
+  const parts = Array.isArray(m.content);
+  return {
+    role: m.role,
+    content: m.content === null ? null : parts ? JSON.stringify(m.content) : encodeText(m.content as string),
+    contentKind: parts ? 1 : 0,
+    toolCalls: m.toolCalls === null ? null : JSON.stringify(m.toolCalls),
+    toolCallCount: m.toolCalls?.length ?? 0,
+    toolCallId: encodeText(m.toolCallId),
+    toolName: encodeText(m.toolName),
+    tokenCount: m.tokenCount,
+    finishReason: encodeText(m.finishReason),
+    reasoning: encodeText(m.reasoning),
+    reasoningDetails: m.reasoningDetails === null ? null : JSON.stringify(m.reasoningDetails),
+    platformMessageId: encodeText(m.platformMessageId),
+    timestamp: m.timestamp,
+    rewoundAt,
+    rewindBatch: rewoundAt === null ? null : 0,
+    searchVector: messageVector(m.content, m.toolName, m.toolCalls),
+    preview: m.role === "user" ? encodeText(makePreview(m.content)) : null,
+  };
+}
+
+const COLUMNS = [
+  "id", "session_id", "role", "content", "content_kind", "tool_calls", "tool_call_count", "tool_call_id", "tool_name",
+  "token_count", "finish_reason", "reasoning", "reasoning_details", "platform_message_id", "timestamp", "rewound_at",
+  "rewind_batch", "search_vector",
+];
+/** Rows per INSERT statement (keeps the parameter count far below PostgreSQL's 65,535). */
+const CHUNK = 500;
+
+/**
+ * Inserts messages; returns their ids, increasing in the given order. The ids are
+ * drawn from the sequence first and assigned explicitly, so their order never
+ * depends on how the server evaluates a multi-row insert. Does not touch counters.
+ */
+export async function insertMessages(sql: Sql, sessionId: string, messages: StoredMessage[]): Promise<number[]> {
+  if (messages.length === 0) return [];
+  const ids = (
+    await sql.column<number>("SELECT nextval('messages_id_seq') FROM generate_series(1, $1)", [messages.length])
+  ).sort((a, b) => a - b);
+  for (let start = 0; start < messages.length; start += CHUNK) {
+    const params: unknown[] = [];
+    const rows: string[] = [];
+    messages.slice(start, start + CHUNK).forEach((m, i) => {
+      const values = [
+        ids[start + i], sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId,
+        m.toolName, m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp,
+        m.rewoundAt, m.rewindBatch, m.searchVector,
+      ];
+      rows.push(`(${values.map((v) => `$${params.push(v)}`).join(", ")})`);
+    });
+    await sql.run(`INSERT INTO messages (${COLUMNS.join(", ")}) VALUES ${rows.join(", ")}`, params);
+  }
+  return ids;
+}
+
+/** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */
+export async function bumpSummary(sql: Sql, sessionId: string, messages: StoredMessage[]): Promise<void> {
+  let count = 0;
+  let toolCalls = 0;
+  let last: number | null = null;
+  let preview: string | null = null;
+  for (const m of messages) {
+    if (m.rewoundAt !== null) continue;
+    count += 1;
+    toolCalls += m.toolCallCount;
+    last = last === null ? m.timestamp : Math.max(last, m.timestamp);
+    if (preview === null && m.preview !== null) preview = m.preview;
+  }
+  if (count === 0) return;
+  await sql.run(
+    `UPDATE sessions SET
+       message_count = message_count + $1,
+       tool_call_count = tool_call_count + $2,
+       last_message_at = greatest(last_message_at, $3::double precision),
+       last_active_at = greatest(last_message_at, $3::double precision, ended_at),
+       preview = coalesce(preview, $4)
+     WHERE id = $5`,
+    [count, toolCalls, last, preview, sessionId],
+  );
+}
+
+/** Recomputes counters, preview and last activity from the visible rows (after rewind, restore, replace, clear). */
+export async function recomputeSummary(sql: Sql, sessionId: string): Promise<void> {
+  const totals = (await sql.one<{ n: number; tools: number; last: number | null }>(
+    `SELECT count(*)::int AS n, coalesce(sum(tool_call_count), 0)::int AS tools, max(timestamp) AS last
+       FROM messages WHERE session_id = $1 AND rewound_at IS NULL`,
+    [sessionId],
+  ))!;
+  // The first visible user message with text (as on append), read a few at a time.
+  let preview: string | null = null;
+  for (let after = 0; preview === null; ) {
+    const users = await sql.all<Pick<MessageRow, "id" | "content" | "content_kind">>(
+      `SELECT id, content, content_kind FROM messages
+        WHERE session_id = $1 AND role = 'user' AND rewound_at IS NULL AND id > $2 ORDER BY id LIMIT 16`,
+      [sessionId, after],
+    );
+    if (users.length === 0) break;
+    for (const row of users) {
+      preview = makePreview(rowContent(row));
+      if (preview !== null) break;
+      after = row.id;
+    }
+  }
+  await sql.run(
+    `UPDATE sessions SET
+       message_count = $1, tool_call_count = $2, last_message_at = $3::double precision, preview = $4,
+       last_active_at = coalesce(greatest($3::double precision, ended_at), started_at)
+     WHERE id = $5`,
+    [totals.n, totals.tools, totals.last, encodeText(preview), sessionId],
+  );
+}
+
+/** Recomputes last activity after the end time changed. */
+export async function refreshLastActive(sql: Sql, sessionId: string): Promise<void> {
+  await sql.run(
+    "UPDATE sessions SET last_active_at = coalesce(greatest(last_message_at, ended_at), started_at) WHERE id = $1",
+    [sessionId],
+  );
+}

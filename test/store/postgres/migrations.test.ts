@@ -1,0 +1,67 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
+import { withDefaultUser } from "../../../src/store/postgres/postgres-connection.js";
+import { POSTGRES_SCHEMA_VERSION } from "../../../src/store/postgres/index.js";
+import { dropSchema, requirePostgres, TEST_PG_URL } from "../../contract/postgres-server.js";
+
+const schemas: string[] = [];
+function freshSchema(): string {
+  const schema = `tl_test_${randomBytes(6).toString("hex")}`;
+  schemas.push(schema);
+  return schema;
+}
+
+async function withClient<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: withDefaultUser(TEST_PG_URL) });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+describe("postgres: schema versions", () => {
+  beforeAll(requirePostgres);
+  afterAll(async () => {
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  it("creates a fresh schema at the latest version, once, even when several stores open it at once", async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openSessionDB(TEST_PG_URL, { schema })));
+    await stores[0]!.createSession({ id: "s", source: "cli" });
+    expect(await stores[3]!.getSession("s")).not.toBeNull();
+    await Promise.all(stores.map((s) => s.close()));
+    const versions = await withClient(async (c) =>
+      (await c.query(`SELECT version FROM "${schema}".threadline_migrations ORDER BY version`)).rows.map((r) => r.version),
+    );
+    expect(versions).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
+  });
+
+  it("refuses a schema written by a newer Threadline and leaves it untouched", async () => {
+    const schema = freshSchema();
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`CREATE TABLE "${schema}".threadline_migrations (version int PRIMARY KEY, applied_at timestamptz)`);
+      await c.query(`INSERT INTO "${schema}".threadline_migrations VALUES ($1, now())`, [POSTGRES_SCHEMA_VERSION + 5]);
+    });
+    const error = await openSessionDB(TEST_PG_URL, { schema }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaVersionError);
+    expect((error as SchemaVersionError).code).toBe("TL_ERR_SCHEMA_VERSION");
+    const tables = await withClient(async (c) =>
+      (await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [schema])).rows.map(
+        (r) => r.table_name,
+      ),
+    );
+    expect(tables).toEqual(["threadline_migrations"]);
+  });
+
+  it("an unreachable server is a StoreError that names the server", async () => {
+    const error = await openSessionDB("postgres://127.0.0.1:1/none").catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/is PostgreSQL running at postgres:\/\/127\.0\.0\.1:1\/none/);
+    expect((error as { code?: string }).code).toBe("TL_ERR_STORE");
+  });
+});
