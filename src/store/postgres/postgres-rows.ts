@@ -7,6 +7,15 @@
  * @module
  */
 import type { ContentPart, Message, MessageContent, MessageRole, Session, SessionSummary, SessionUsage, ToolCall } from "../contract.js";
+import {
+  toSession as sharedToSession,
+  toSummary as sharedToSummary,
+  toUsage as sharedToUsage,
+  type SessionRow,
+  type SummaryRow,
+} from "../session-rows.js";
+
+export { SUMMARY_COLUMNS, type SessionRow, type SummaryRow } from "../session-rows.js";
 
 const ESCAPE_MARK = "\u0001";
 
@@ -25,45 +34,6 @@ export function decodeText(value: string | null): string | null;
 export function decodeText(value: string | null): string | null {
   if (value === null || !value.startsWith(ESCAPE_MARK)) return value;
   return JSON.parse(value.slice(1)) as string;
-}
-
-/** A `sessions` row. */
-export interface SessionRow {
-  id: string;
-  source: string;
-  user_id: string | null;
-  model: string | null;
-  model_config: string | null;
-  system_prompt: string | null;
-  parent_session_id: string | null;
-  started_at: number;
-  ended_at: number | null;
-  end_reason: string | null;
-  title: string | null;
-  title_base: string | null;
-  title_n: number | null;
-  session_key: string | null;
-  chat_id: string | null;
-  chat_type: string | null;
-  thread_id: string | null;
-  message_count: number;
-  tool_call_count: number;
-  last_message_at: number | null;
-  last_active_at: number;
-  preview: string | null;
-  chain_started_at: number;
-  list_hidden: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  reasoning_tokens: number;
-  api_calls: number;
-  estimated_cost_usd: number;
-  actual_cost_usd: number | null;
-  billing_provider: string | null;
-  billing_mode: string | null;
-  cost_status: string | null;
 }
 
 /** A `messages` row (without the search vector). */
@@ -93,85 +63,19 @@ export const MESSAGE_COLUMNS =
   "id, session_id, role, content, content_kind, tool_calls, tool_call_count, tool_call_id, tool_name, token_count, " +
   "finish_reason, reasoning, reasoning_details, platform_message_id, timestamp, rewound_at, rewind_batch";
 
-/** Usage totals of a session row. */
-export function toUsage(row: SessionRow): SessionUsage {
-  return {
-    inputTokens: row.input_tokens,
-    outputTokens: row.output_tokens,
-    cacheReadTokens: row.cache_read_tokens,
-    cacheWriteTokens: row.cache_write_tokens,
-    reasoningTokens: row.reasoning_tokens,
-    apiCalls: row.api_calls,
-    estimatedCostUsd: row.estimated_cost_usd,
-    actualCostUsd: row.actual_cost_usd,
-    billingProvider: decodeText(row.billing_provider),
-    billingMode: decodeText(row.billing_mode),
-    costStatus: decodeText(row.cost_status),
-  };
-}
-
-/** A session row as a contract {@link Session}. */
+/** A session row as a contract {@link Session}, NUL escapes decoded. */
 export function toSession(row: SessionRow): Session {
-  return {
-    id: row.id,
-    source: row.source,
-    userId: decodeText(row.user_id),
-    model: decodeText(row.model),
-    modelConfig: row.model_config === null ? null : (JSON.parse(row.model_config) as Record<string, unknown>),
-    systemPrompt: decodeText(row.system_prompt),
-    parentSessionId: row.parent_session_id,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    endReason: row.end_reason,
-    title: row.title,
-    sessionKey: decodeText(row.session_key),
-    chatId: decodeText(row.chat_id),
-    chatType: decodeText(row.chat_type),
-    threadId: decodeText(row.thread_id),
-    messageCount: row.message_count,
-    toolCallCount: row.tool_call_count,
-    lastActiveAt: row.last_active_at,
-    preview: decodeText(row.preview),
-    usage: toUsage(row),
-  };
+  return sharedToSession(row, decodeText);
 }
 
-/** Columns a listing needs. */
-export const SUMMARY_COLUMNS =
-  "id, source, title, preview, model, started_at, chain_started_at, last_active_at, ended_at, end_reason, message_count, parent_session_id";
-
-/** A listing row. */
-export type SummaryRow = Pick<
-  SessionRow,
-  | "id"
-  | "source"
-  | "title"
-  | "preview"
-  | "model"
-  | "started_at"
-  | "chain_started_at"
-  | "last_active_at"
-  | "ended_at"
-  | "end_reason"
-  | "message_count"
-  | "parent_session_id"
->;
-
-/** A listing row as a {@link SessionSummary}; `chainStart` shows the chain root's start time. */
+/** A listing row as a {@link SessionSummary}, NUL escapes decoded. */
 export function toSummary(row: SummaryRow, chainStart: boolean): SessionSummary {
-  return {
-    id: row.id,
-    source: row.source,
-    title: row.title,
-    preview: decodeText(row.preview),
-    model: decodeText(row.model),
-    startedAt: chainStart ? row.chain_started_at : row.started_at,
-    lastActiveAt: row.last_active_at,
-    endedAt: row.ended_at,
-    endReason: row.end_reason,
-    messageCount: row.message_count,
-    parentSessionId: row.parent_session_id,
-  };
+  return sharedToSummary(row, chainStart, decodeText);
+}
+
+/** Usage totals of a session row, NUL escapes decoded. */
+export function toUsage(row: SessionRow): SessionUsage {
+  return sharedToUsage(row, decodeText);
 }
 
 /** The stored content of a row, parsed back to a string or parts. */

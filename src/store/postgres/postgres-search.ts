@@ -8,8 +8,8 @@
  * @module
  */
 import type { ContextMessage, MessageRole, SearchHit, SearchOptions } from "../contract.js";
-import { InvalidInputError } from "../errors.js";
-import { checkLimit, checkNameList, checkOffset } from "../input-validation.js";
+import type { InvalidInputError } from "../errors.js";
+import { checkSearchOptions } from "../input-validation.js";
 import { contentText } from "../preview.js";
 import { buildSnippet, contextText, highlightTerms, parseSearchQuery } from "../search/index.js";
 import type { Sql } from "./postgres-connection.js";
@@ -18,8 +18,6 @@ import { toTsQuery } from "./postgres-search-query.js";
 
 /** How many of the newest matches are ranked for a relevance search. */
 export const RELEVANCE_CANDIDATES = 400;
-/** Default number of hits. */
-export const DEFAULT_SEARCH_LIMIT = 20;
 
 type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "content_kind" | "timestamp" | "tool_name"> & {
   source: string;
@@ -29,16 +27,7 @@ type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "conte
 
 /** Runs a search. Never throws on the query text; throws {@link InvalidInputError} on bad options. */
 export async function searchMessages(sql: Sql, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-  if (typeof query !== "string") throw new InvalidInputError("The search query must be a string.", { field: "query" });
-  const limit = checkLimit(options.limit, DEFAULT_SEARCH_LIMIT);
-  const offset = checkOffset(options.offset);
-  const sort = options.sort ?? "relevance";
-  if (sort !== "relevance" && sort !== "newest" && sort !== "oldest") {
-    throw new InvalidInputError(`sort must be "relevance", "newest" or "oldest", not "${String(sort)}".`, { field: "sort" });
-  }
-  const sources = checkNameList(options.sources, "sources");
-  const excluded = checkNameList(options.excludeSources, "excludeSources");
-  const roles = checkNameList(options.roles, "roles");
+  const { limit, offset, sort, sources, excluded, roles } = checkSearchOptions(query, options);
 
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];

@@ -544,7 +544,7 @@ export class SqliteSessionDB implements SessionDB {
     checkId(id, "id");
     return this.#read("reading ancestors", (conn) => {
       this.#requireRow(conn, id);
-      return ancestorRows(conn, id).map(toSession);
+      return ancestorRows(conn, id).map((row) => toSession(row));
     });
   }
 
@@ -552,7 +552,7 @@ export class SqliteSessionDB implements SessionDB {
     checkId(id, "id");
     return this.#read("reading descendants", (conn) => {
       this.#requireRow(conn, id);
-      return descendantRows(conn, id).map(toSession);
+      return descendantRows(conn, id).map((row) => toSession(row));
     });
   }
 
