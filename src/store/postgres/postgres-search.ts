@@ -64,9 +64,21 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
   if (ids.length === 0) return [];
 
   const terms = highlightTerms(parsed);
-  const rows = await sql.all<HitRow>(
-    `SELECT m.id, m.session_id, m.role, m.content, m.content_kind, m.timestamp, m.tool_name, s.source, s.model, s.started_at
-       FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY($1::bigint[])`,
+  // One round trip for the hits and both neighbours of each (not two queries per hit).
+  const rows = await sql.all<HitRow & NeighbourColumns<"b"> & NeighbourColumns<"a">>(
+    `SELECT m.id, m.session_id, m.role, m.content, m.content_kind, m.timestamp, m.tool_name,
+            s.source, s.model, s.started_at,
+            b.id AS b_id, b.role AS b_role, b.content AS b_content, b.content_kind AS b_content_kind, b.timestamp AS b_timestamp,
+            a.id AS a_id, a.role AS a_role, a.content AS a_content, a.content_kind AS a_content_kind, a.timestamp AS a_timestamp
+       FROM messages m
+       JOIN sessions s ON s.id = m.session_id
+       LEFT JOIN LATERAL (SELECT id, role, content, content_kind, timestamp FROM messages
+                           WHERE session_id = m.session_id AND id < m.id AND rewound_at IS NULL
+                           ORDER BY id DESC LIMIT 1) b ON true
+       LEFT JOIN LATERAL (SELECT id, role, content, content_kind, timestamp FROM messages
+                           WHERE session_id = m.session_id AND id > m.id AND rewound_at IS NULL
+                           ORDER BY id LIMIT 1) a ON true
+      WHERE m.id = ANY($1::bigint[])`,
     [ids],
   );
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -84,28 +96,31 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
       source: row.source,
       model: decodeText(row.model),
       sessionStartedAt: row.started_at,
-      context: {
-        before: await neighbour(sql, row.session_id, row.id, "before"),
-        after: await neighbour(sql, row.session_id, row.id, "after"),
-      },
+      context: { before: neighbour(row, "b"), after: neighbour(row, "a") },
     });
   }
   return hits;
 }
 
-async function neighbour(sql: Sql, sessionId: string, id: number, side: "before" | "after"): Promise<ContextMessage | null> {
-  const text =
-    side === "before"
-      ? `SELECT id, role, content, content_kind, timestamp FROM messages
-          WHERE session_id = $1 AND id < $2 AND rewound_at IS NULL ORDER BY id DESC LIMIT 1`
-      : `SELECT id, role, content, content_kind, timestamp FROM messages
-          WHERE session_id = $1 AND id > $2 AND rewound_at IS NULL ORDER BY id LIMIT 1`;
-  const row = await sql.one<Pick<MessageRow, "id" | "role" | "content" | "content_kind" | "timestamp">>(text, [sessionId, id]);
-  if (row === undefined) return null;
+/** The columns of one neighbour in the hit query, prefixed `b_` (before) or `a_` (after). */
+type NeighbourColumns<P extends string> = {
+  [K in "id" | "role" | "content" | "content_kind" | "timestamp" as `${P}_${K}`]: K extends "id" | "content_kind" | "timestamp"
+    ? number | null
+    : string | null;
+};
+
+function neighbour<P extends "a" | "b">(row: NeighbourColumns<P>, prefix: P): ContextMessage | null {
+  const r = row as unknown as Record<string, unknown>;
+  const id = r[`${prefix}_id`] as number | null;
+  if (id === null) return null;
+  const content = rowContent({
+    content: r[`${prefix}_content`] as string | null,
+    content_kind: r[`${prefix}_content_kind`] as number,
+  });
   return {
-    id: row.id,
-    role: row.role as MessageRole,
-    content: contextText(contentText(rowContent(row))),
-    timestamp: row.timestamp,
+    id: Number(id),
+    role: r[`${prefix}_role`] as MessageRole,
+    content: contextText(contentText(content)),
+    timestamp: r[`${prefix}_timestamp`] as number,
   };
 }
