@@ -79,8 +79,8 @@ import {
 } from "./postgres-rows.js";
 import { searchMessages } from "./postgres-search.js";
 import {
-  bumpSummary,
   insertMessages,
+  lockAndBumpForAppend,
   recomputeSummary,
   refreshLastActive,
   toStoredMessage,
@@ -406,21 +406,18 @@ export class PostgresSessionDB implements SessionDB {
       toStoredMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
     );
     return this.#write(`appending to session ${sessionId}`, async (sql) => {
-      // The row lock serialises every writer of this session (in any process).
-      const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1 FOR UPDATE", [
-        sessionId,
-      ]);
-      if (row === undefined) {
-        throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-      }
-      if (row.ended_at !== null) {
+      // The row lock (taken by the counter update) serialises every writer of this
+      // session, in any process, until commit: a turn's ids stay contiguous.
+      if (!(await lockAndBumpForAppend(sql, sessionId, stored))) {
+        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+        if (row === undefined) {
+          throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+        }
         throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
           sessionId,
         });
       }
-      const ids = await insertMessages(sql, sessionId, stored);
-      await bumpSummary(sql, sessionId, stored);
-      return ids;
+      return insertMessages(sql, sessionId, stored);
     }, sessionId);
   }
 

@@ -72,6 +72,20 @@ const CHUNK = 500;
  */
 export async function insertMessages(sql: Sql, sessionId: string, messages: StoredMessage[]): Promise<number[]> {
   if (messages.length === 0) return [];
+  if (messages.length === 1) {
+    // One row: its id comes from the column default, in the same round trip.
+    const m = messages[0]!;
+    const values = [
+      sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName,
+      m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt,
+      m.rewindBatch, m.searchVector,
+    ];
+    const id = await sql.column<number>(
+      `INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) VALUES (${values.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
+      values,
+    );
+    return id;
+  }
   const ids = (
     await sql.column<number>("SELECT nextval('messages_id_seq') FROM generate_series(1, $1)", [messages.length])
   ).sort((a, b) => a - b);
@@ -91,8 +105,32 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
   return ids;
 }
 
-/** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */
-export async function bumpSummary(sql: Sql, sessionId: string, messages: StoredMessage[]): Promise<void> {
+/**
+ * Takes the row lock of a session that accepts appends and adds the messages to its
+ * counters, preview and last activity, in one statement. Returns false (changing
+ * nothing) when the session does not exist or has ended.
+ */
+export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages: StoredMessage[]): Promise<boolean> {
+  const { count, toolCalls, last, preview } = summarize(messages);
+  if (count === 0) {
+    const locked = await sql.column("SELECT 1 FROM sessions WHERE id = $1 AND ended_at IS NULL FOR UPDATE", [sessionId]);
+    return locked.length > 0;
+  }
+  const updated = await sql.column(
+    `UPDATE sessions SET
+       message_count = message_count + $1,
+       tool_call_count = tool_call_count + $2,
+       last_message_at = greatest(last_message_at, $3::double precision),
+       last_active_at = greatest(last_message_at, $3::double precision, ended_at),
+       preview = coalesce(preview, $4)
+     WHERE id = $5 AND ended_at IS NULL
+     RETURNING 1`,
+    [count, toolCalls, last, preview, sessionId],
+  );
+  return updated.length > 0;
+}
+
+function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
   let count = 0;
   let toolCalls = 0;
   let last: number | null = null;
@@ -104,17 +142,7 @@ export async function bumpSummary(sql: Sql, sessionId: string, messages: StoredM
     last = last === null ? m.timestamp : Math.max(last, m.timestamp);
     if (preview === null && m.preview !== null) preview = m.preview;
   }
-  if (count === 0) return;
-  await sql.run(
-    `UPDATE sessions SET
-       message_count = message_count + $1,
-       tool_call_count = tool_call_count + $2,
-       last_message_at = greatest(last_message_at, $3::double precision),
-       last_active_at = greatest(last_message_at, $3::double precision, ended_at),
-       preview = coalesce(preview, $4)
-     WHERE id = $5`,
-    [count, toolCalls, last, preview, sessionId],
-  );
+  return { count, toolCalls, last, preview };
 }
 
 /** Recomputes counters, preview and last activity from the visible rows (after rewind, restore, replace, clear). */
