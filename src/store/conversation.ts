@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ConversationMessage, Message } from "./contract.js";
+import type { ConversationMessage, Message, SessionDB } from "./contract.js";
 
 /** A message in OpenAI chat shape. */
 export function toConversationMessage(message: Message): ConversationMessage {
@@ -16,4 +16,18 @@ export function toConversationMessage(message: Message): ConversationMessage {
     out.reasoning_details = message.reasoningDetails;
   }
   return out;
+}
+
+/** A session's visible transcript in OpenAI chat shape, its system prompt first when asked for. */
+export async function conversationOf(
+  db: Pick<SessionDB, "getMessages" | "getSession">,
+  sessionId: string,
+  options: { includeSystemPrompt?: boolean } = {},
+): Promise<ConversationMessage[]> {
+  const messages = (await db.getMessages(sessionId)).map(toConversationMessage);
+  if (options.includeSystemPrompt) {
+    const session = await db.getSession(sessionId);
+    if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
+  }
+  return messages;
 }

@@ -13,6 +13,7 @@ import {
   type MessageRole,
   type NewMessage,
   type NewSession,
+  type PruneOptions,
   type SearchOptions,
   type SessionUpdate,
   type ToolCall,
@@ -325,4 +326,17 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
     excluded: checkNameList(options.excludeSources, "excludeSources"),
     roles: checkNameList(options.roles, "roles"),
   };
+}
+
+/** Validates prune options; returns the age in days and the source filter. */
+export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
+  if (options === null || typeof options !== "object") {
+    throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
+  }
+  const { olderThanDays } = options;
+  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
+    throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
+  }
+  checkTime(options.now, "now", 0);
+  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
 }

@@ -34,12 +34,13 @@ import type {
   StoreStats,
   UsageUpdate,
 } from "../contract.js";
-import { toConversationMessage } from "../conversation.js";
+import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
   checkNameList,
   checkNewSession,
+  checkPruneOptions,
   checkSessionUpdate,
   checkTime,
   checkUsage,
@@ -430,13 +431,9 @@ export class PostgresSessionDB implements SessionDB {
   }
 
   async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
-    const messages = (await this.getMessages(sessionId)).map(toConversationMessage);
-    if (options.includeSystemPrompt) {
-      const session = await this.getSession(sessionId);
-      if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
-    }
-    return messages;
+    return conversationOf(this, sessionId, options);
   }
+
 
   async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
     checkId(sessionId, "sessionId");
@@ -879,14 +876,3 @@ function messagesSql(includeRewound: boolean): string {
     : `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE session_id = $1 AND rewound_at IS NULL ORDER BY id`;
 }
 
-function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
-  if (options === null || typeof options !== "object") {
-    throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
-  }
-  const { olderThanDays } = options;
-  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
-    throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
-  }
-  checkTime(options.now, "now", 0);
-  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
-}

@@ -61,4 +61,3 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
-export { toConversationMessage } from "../conversation.js";

@@ -32,11 +32,13 @@ import type {
   StoreStats,
   UsageUpdate,
 } from "../contract.js";
+import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
   checkNameList,
   checkNewSession,
+  checkPruneOptions,
   checkSearchOptions,
   checkSessionUpdate,
   checkTime,
@@ -65,7 +67,7 @@ import {
 import { listSessions } from "./sqlite-listing.js";
 import { insertSession } from "./sqlite-session-insert.js";
 import { messageIndexText } from "./sqlite-migrations.js";
-import { toConversationMessage, toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
+import { toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
 import { indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
 import {
@@ -359,13 +361,9 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
-    const messages = (await this.getMessages(sessionId)).map(toConversationMessage);
-    if (options.includeSystemPrompt) {
-      const session = await this.getSession(sessionId);
-      if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
-    }
-    return messages;
+    return conversationOf(this, sessionId, options);
   }
+
 
   async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
     checkId(sessionId, "sessionId");
@@ -840,18 +838,6 @@ export class SqliteSessionDB implements SessionDB {
     }
     this.#conn.db.close();
   }
-}
-
-function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
-  if (options === null || typeof options !== "object") {
-    throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
-  }
-  const { olderThanDays } = options;
-  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays < 0) {
-    throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
-  }
-  checkTime(options.now, "now", 0);
-  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
 }
 
 function fileBytes(path: string): number {
