@@ -6,7 +6,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewMessage, SessionDB } from "../../src/store/contract.js";
+import type { NewMessage, SessionDB, SessionUsage } from "../../src/store/contract.js";
 import { StoreClosedError, ThreadlineError } from "../../src/store/errors.js";
 import type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
 
@@ -143,3 +143,18 @@ export function assistant(content: string, timestamp?: number): NewMessage {
 export function ids(items: ReadonlyArray<{ id: string }>): string[] {
   return items.map((item) => item.id);
 }
+
+/** The usage totals of a session nothing has been recorded for. */
+export const ZERO_USAGE: SessionUsage = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  apiCalls: 0,
+  estimatedCostUsd: 0,
+  actualCostUsd: null,
+  billingProvider: null,
+  billingMode: null,
+  costStatus: null,
+};

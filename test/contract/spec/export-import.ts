@@ -7,7 +7,7 @@
 
 import { expect } from "vitest";
 import type { Session, SessionDB, SessionRecord } from "../../../src/store/contract.js";
-import { assistant, collect, contractArea, ids, user } from "../harness.js";
+import { assistant, collect, contractArea, ids, user, ZERO_USAGE } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 /** A hand-written record in the documented format. */
@@ -31,19 +31,7 @@ function makeRecord(id: string, overrides: Partial<SessionRecord["session"]> = {
       chatId: null,
       chatType: null,
       threadId: null,
-      usage: {
-        inputTokens: 0,
-        outputTokens: 0,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-        apiCalls: 0,
-        estimatedCostUsd: 0,
-        actualCostUsd: null,
-        billingProvider: null,
-        billingMode: null,
-        costStatus: null,
-      },
+      usage: ZERO_USAGE,
       ...overrides,
     },
     messages: messages ?? [

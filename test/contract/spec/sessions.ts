@@ -7,7 +7,7 @@
 import { expect } from "vitest";
 import type { Session } from "../../../src/store/contract.js";
 import { ConflictError, NotFoundError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, nowSeconds, user } from "../harness.js";
+import { contractArea, expectReject, nowSeconds, user, ZERO_USAGE } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 function localStamp(date: Date): string {
@@ -17,20 +17,6 @@ function localStamp(date: Date): string {
     `${p(date.getHours())}${p(date.getMinutes())}${p(date.getSeconds())}`
   );
 }
-
-const ZERO_USAGE = {
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: 0,
-  apiCalls: 0,
-  estimatedCostUsd: 0,
-  actualCostUsd: null,
-  billingProvider: null,
-  billingMode: null,
-  costStatus: null,
-};
 
 export function sessionsTests(init: SessionDBTestInitializer): void {
   contractArea(init, "sessions", (test, { db, freshStore }) => {
