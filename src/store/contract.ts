@@ -327,6 +327,129 @@ export interface StoreStats {
   searchIndexBytes: number | null;
 }
 
+// --- gateway routing state ----------------------------------------------------
+
+/** The flags and counters of a routing entry (see {@link Route}). */
+export interface RouteState {
+  /** The current session replaced the previous one by an automatic reset. */
+  wasAutoReset: boolean;
+  /** `idle`, `daily`, `suspended`, `resume_pending_expired`, … (with `wasAutoReset`). */
+  autoResetReason: string | null;
+  /** The session replaced by the automatic reset had messages or tokens. */
+  resetHadActivity: boolean;
+  /** The current session came from an explicit reset (`/new`, `/reset`) and has had no turn yet. */
+  isFreshReset: boolean;
+  /** The expiry watcher has finalised the current session. */
+  expiryFinalized: boolean;
+  /** The next message starts a new session (`/stop`, the stuck-loop guard). */
+  suspended: boolean;
+  /** The current session was interrupted and should be resumed. */
+  resumePending: boolean;
+  /** Why (`restart_interrupted`, `restart_timeout`, `shutdown_timeout`, …). */
+  resumeReason: string | null;
+  /** When `resumePending` was last set. */
+  lastResumeMarkedAt: number | null;
+  /** Prompt tokens of the last model call. */
+  lastPromptTokens: number;
+  /** When the turn in progress started; `null` when no turn runs. */
+  turnStartedAt: number | null;
+  /** Consecutive restarts that caught this key mid-turn (cleared by a successful turn). */
+  interruptedRestarts: number;
+  /** Failed finalisation attempts of the expiry watcher for the current session. */
+  finalizeFailures: number;
+}
+
+/** Every field of a routing entry except its key and version. */
+export interface RouteFields extends RouteState {
+  /** The session this key routes to now. */
+  sessionId: string;
+  /** When this key started routing to `sessionId`. */
+  createdAt: number;
+  /** Last activity on this key. */
+  updatedAt: number;
+  /** The message origin (a gateway `SessionSource` as JSON). */
+  origin: Record<string, unknown> | null;
+  displayName: string | null;
+  platform: string | null;
+  chatType: string | null;
+}
+
+/** A gateway routing entry: a session key and the session it routes to now. */
+export interface Route extends RouteFields {
+  key: string;
+  /** Grows by one on every write; the `expectedVersion` of the next conditional write. */
+  version: number;
+}
+
+/**
+ * A conditional write of a routing entry together with the session rows it implies,
+ * committed in one transaction.
+ */
+export interface RouteWrite {
+  key: string;
+  /** The version last read, or `null` when the key must have no entry yet. */
+  expectedVersion: number | null;
+  route: RouteFields;
+  /** End this session in the same transaction (nothing happens if it already ended). */
+  endSession?: { id: string; reason: string; endedAt?: number };
+  /** Create this session in the same transaction; its `id` must equal `route.sessionId`. */
+  createSession?: NewSession;
+  /** Reopen this session (if ended) in the same transaction. */
+  reopenSession?: string;
+}
+
+/** Options of {@link SessionDB.listRoutes}. Entries come in key order. */
+export interface ListRoutesOptions {
+  /** Default 100, 1 to 1,000. */
+  limit?: number;
+  cursor?: string | null;
+  /** Only entries with `updatedAt >= updatedSince`. */
+  updatedSince?: number;
+  /** Only entries with `updatedAt < updatedBefore`. */
+  updatedBefore?: number;
+  suspended?: boolean;
+  expiryFinalized?: boolean;
+  resumePending?: boolean;
+  /** Only entries with (`true`) or without (`false`) a turn in progress. */
+  turnInProgress?: boolean;
+}
+
+/** One inbound event to queue for a busy session. */
+export interface NewQueuedEvent {
+  /** The platform's message id: an id already queued for the key makes the call a `duplicate`. */
+  messageId?: string | null;
+  /** The event (any JSON value). */
+  payload: unknown;
+  /**
+   * Events with the same non-null merge key that arrive one after the other merge into one
+   * queued item (a media album). `null`: never merges.
+   */
+  mergeKey?: string | null;
+  /** With a merge key: merge only when the previous event came at most this many seconds earlier (`null`: any gap). */
+  mergeWithinSeconds?: number | null;
+  /** Arrival time (default: now). */
+  at?: number;
+}
+
+/** A queued item: one event, or several merged ones. */
+export interface QueuedItem {
+  id: number;
+  key: string;
+  payloads: unknown[];
+  messageIds: string[];
+  mergeKey: string | null;
+  enqueuedAt: number;
+  /** Arrival of its latest event. */
+  lastEventAt: number;
+  /** When a turn took it (it stays queued until completed, so a crash replays it); `null` while waiting. */
+  claimedAt: number | null;
+}
+
+/** What {@link SessionDB.enqueue} did. `depth` counts the waiting (unclaimed) items afterwards. */
+export type EnqueueResult =
+  | { status: "queued" | "merged"; item: QueuedItem; depth: number }
+  | { status: "duplicate" | "full"; depth: number };
+
 /** What a backend can do, for callers that must branch (never on the class). */
 export interface StoreCapabilities {
   /** `"sqlite"`, `"postgres"`, … */
@@ -427,6 +550,43 @@ export interface SessionDB {
   pruneSessions(options: PruneOptions): Promise<number>;
   /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
   autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
+
+  // --- gateway routing state ------------------------------------------------
+
+  /** The routing entry of a key, or `null`. */
+  getRoute(key: string): Promise<Route | null>;
+  /** The entry routing to this session (the most recently updated one when several do), or `null`. */
+  findRouteBySession(sessionId: string): Promise<Route | null>;
+  /** Entries in key order, filtered, with a cursor. */
+  listRoutes(options?: ListRoutesOptions): Promise<Page<Route>>;
+  /**
+   * Writes an entry if its version is still `expectedVersion`, with the session changes it
+   * implies, atomically. Returns the stored entry, or `null` (nothing written) when another
+   * writer got there first.
+   */
+  writeRoute(write: RouteWrite): Promise<Route | null>;
+  /** Deletes an entry (only at `expectedVersion` when given). */
+  deleteRoute(key: string, options?: { expectedVersion?: number }): Promise<boolean>;
+  /** The newest session that is still live (not ended) and carries this session key, or `null`. */
+  findLiveSessionByKey(key: string): Promise<Session | null>;
+
+  /** Records that `a` and `b` name one identity in `namespace`; returns the canonical id (shortest, then lexicographically first). */
+  recordAlias(namespace: string, a: string, b: string): Promise<string>;
+  /** The canonical id of `id` in `namespace` (`id` itself when it has no alias). */
+  resolveAlias(namespace: string, id: string): Promise<string>;
+
+  /** Queues an event for a key, durably, unless it is a duplicate or the queue holds `maxDepth` waiting items (default 32). */
+  enqueue(key: string, event: NewQueuedEvent, options?: { maxDepth?: number }): Promise<EnqueueResult>;
+  /** Every item of a key's queue, oldest first (a claimed item first). */
+  listQueue(key: string): Promise<QueuedItem[]>;
+  /** Claims the oldest item (returns an already claimed one again: replay after a crash), or `null` when empty. */
+  claimQueued(key: string, options?: { at?: number }): Promise<QueuedItem | null>;
+  /** Removes an item once its turn has stored it. */
+  completeQueued(key: string, itemId: number): Promise<boolean>;
+  /** Removes every waiting item of a key (a claimed one stays); returns how many. */
+  clearQueue(key: string): Promise<number>;
+  /** Keys that have queued items. */
+  listQueuedKeys(): Promise<string[]>;
 
   // --- stats and meta -------------------------------------------------------
 

@@ -20,7 +20,8 @@ import {
   type UsageUpdate,
 } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
-import { assertWellFormed } from "./titles.js";
+import { newSessionId } from "./session-id.js";
+import { assertWellFormed, sanitizeTitle } from "./titles.js";
 
 /** Largest message accepted: content, tool calls and reasoning together, in UTF-8 bytes (16 MiB). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -110,6 +111,25 @@ export function checkNewSession(input: NewSession): NewSession {
   checkJsonObject(input.modelConfig, "modelConfig");
   checkTime(input.startedAt, "startedAt", 0);
   return input;
+}
+
+/** What a backend needs to insert a checked new session. */
+export interface PreparedSession {
+  id: string;
+  startedAt: number;
+  title: string | null;
+  modelConfig: string | null;
+}
+
+/** Resolves the defaults of a checked new session: id, start time, clean title, model config JSON. */
+export function prepareNewSession(input: NewSession, now: number = Date.now() / 1000): PreparedSession {
+  const startedAt = checkTime(input.startedAt, "startedAt", now);
+  return {
+    id: input.id ?? newSessionId(startedAt),
+    startedAt,
+    title: sanitizeTitle(input.title ?? null),
+    modelConfig: input.modelConfig == null ? null : toJson(input.modelConfig, "modelConfig"),
+  };
 }
 
 /** Validates a session update. */

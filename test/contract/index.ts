@@ -13,6 +13,7 @@ import type { SessionDBTestInitializer } from "./session-db-test-initializer.js"
 import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
 import { exportImportTests } from "./spec/export-import.js";
+import { gatewayStateTests } from "./spec/gateway-state.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
 import { messagesTests } from "./spec/messages.js";
@@ -41,6 +42,7 @@ export const CONTRACT_AREAS = {
   "stats-meta": statsMetaTests,
   "edge-rules": edgeRulesTests,
   errors: errorsTests,
+  "gateway-state": gatewayStateTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

@@ -143,6 +143,59 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "gateway state: routing entries, identity aliases, durable inbound queue",
+    up(db) {
+      db.exec(`
+        CREATE TABLE routes (
+          key                   TEXT PRIMARY KEY,
+          session_id            TEXT NOT NULL,
+          created_at            REAL NOT NULL,
+          updated_at            REAL NOT NULL,
+          origin                TEXT,
+          display_name          TEXT,
+          platform              TEXT,
+          chat_type             TEXT,
+          was_auto_reset        INTEGER NOT NULL DEFAULT 0,
+          auto_reset_reason     TEXT,
+          reset_had_activity    INTEGER NOT NULL DEFAULT 0,
+          is_fresh_reset        INTEGER NOT NULL DEFAULT 0,
+          expiry_finalized      INTEGER NOT NULL DEFAULT 0,
+          suspended             INTEGER NOT NULL DEFAULT 0,
+          resume_pending        INTEGER NOT NULL DEFAULT 0,
+          resume_reason         TEXT,
+          last_resume_marked_at REAL,
+          last_prompt_tokens    INTEGER NOT NULL DEFAULT 0,
+          turn_started_at       REAL,
+          interrupted_restarts  INTEGER NOT NULL DEFAULT 0,
+          finalize_failures     INTEGER NOT NULL DEFAULT 0,
+          version               INTEGER NOT NULL
+        );
+        CREATE INDEX routes_session ON routes(session_id, updated_at);
+        CREATE INDEX routes_updated ON routes(updated_at);
+
+        CREATE TABLE identity_aliases (
+          namespace TEXT NOT NULL,
+          alias     TEXT NOT NULL,
+          canonical TEXT NOT NULL,
+          PRIMARY KEY (namespace, alias)
+        ) WITHOUT ROWID;
+        CREATE INDEX identity_aliases_canonical ON identity_aliases(namespace, canonical);
+
+        CREATE TABLE inbound_queue (
+          id            INTEGER PRIMARY KEY AUTOINCREMENT,
+          key           TEXT NOT NULL,
+          payloads      TEXT NOT NULL,
+          message_ids   TEXT NOT NULL,
+          merge_key     TEXT,
+          enqueued_at   REAL NOT NULL,
+          last_event_at REAL NOT NULL,
+          claimed_at    REAL
+        );
+        CREATE INDEX inbound_queue_key ON inbound_queue(key, id);
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

@@ -17,8 +17,14 @@ import type {
   Message,
   NewMessage,
   NewSession,
+  EnqueueResult,
+  ListRoutesOptions,
+  NewQueuedEvent,
   Page,
   PruneOptions,
+  QueuedItem,
+  Route,
+  RouteWrite,
   RewindResult,
   SearchHit,
   SearchOptions,
@@ -45,7 +51,9 @@ import {
   checkUsage,
   normalizeMessage,
   optionalText,
+  prepareNewSession,
   toJson,
+  type PreparedSession,
 } from "../input-validation.js";
 import { contentText } from "../preview.js";
 import { runImport, type ImportOutcome } from "../session-import.js";
@@ -79,6 +87,11 @@ import {
   type StoredMessage,
 } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+import { checkItemId, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
+import { toRoute } from "../route-rows.js";
+import { recordAlias, resolveAlias } from "./sqlite-aliases.js";
+import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
+import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 
 const DAY_SECONDS = 86_400;
 const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
@@ -151,40 +164,41 @@ export class SqliteSessionDB implements SessionDB {
 
   async createSession(input: NewSession): Promise<Session> {
     checkNewSession(input);
-    const startedAt = checkTime(input.startedAt, "startedAt", now());
-    const id = input.id ?? newSessionId(startedAt);
-    const title = sanitizeTitle(input.title ?? null);
-    const modelConfig = input.modelConfig == null ? null : toJson(input.modelConfig, "modelConfig");
-    return this.#write(`creating session ${id}`, (conn) => {
-      if (sessionRow(conn, id) !== undefined) {
-        throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
-      }
-      const parentId = input.parentSessionId ?? null;
-      if (parentId !== null && sessionRow(conn, parentId) === undefined) {
-        throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
-      }
-      if (title !== null) this.#assertTitleFree(conn, title, id, parentId);
-      insertSession(conn, {
-        id,
-        source: input.source,
-        userId: input.userId ?? null,
-        model: input.model ?? null,
-        modelConfig,
-        systemPrompt: input.systemPrompt ?? null,
-        parentId,
-        startedAt,
-        endedAt: null,
-        endReason: null,
-        title,
-        sessionKey: input.sessionKey ?? null,
-        chatId: input.chatId ?? null,
-        chatType: input.chatType ?? null,
-        threadId: input.threadId ?? null,
-        usage: {},
-      });
-      refreshChain(conn, parentId ?? id);
-      return toSession(this.#requireRow(conn, id));
+    const prepared = prepareNewSession(input);
+    return this.#write(`creating session ${prepared.id}`, (conn) => this.#insertSession(conn, input, prepared));
+  }
+
+  /** Inserts a checked new session (inside a write). */
+  #insertSession(conn: SqliteConnection, input: NewSession, prepared: PreparedSession): Session {
+    const { id, startedAt, title, modelConfig } = prepared;
+    if (sessionRow(conn, id) !== undefined) {
+      throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
+    }
+    const parentId = input.parentSessionId ?? null;
+    if (parentId !== null && sessionRow(conn, parentId) === undefined) {
+      throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
+    }
+    if (title !== null) this.#assertTitleFree(conn, title, id, parentId);
+    insertSession(conn, {
+      id,
+      source: input.source,
+      userId: input.userId ?? null,
+      model: input.model ?? null,
+      modelConfig,
+      systemPrompt: input.systemPrompt ?? null,
+      parentId,
+      startedAt,
+      endedAt: null,
+      endReason: null,
+      title,
+      sessionKey: input.sessionKey ?? null,
+      chatId: input.chatId ?? null,
+      chatType: input.chatType ?? null,
+      threadId: input.threadId ?? null,
+      usage: {},
     });
+    refreshChain(conn, parentId ?? id);
+    return toSession(this.#requireRow(conn, id));
   }
 
   async getSession(id: string): Promise<Session | null> {
@@ -199,26 +213,30 @@ export class SqliteSessionDB implements SessionDB {
     checkId(id, "id");
     checkId(reason, "reason");
     const endedAt = checkTime(options.endedAt, "endedAt", now());
-    return this.#write(`ending session ${id}`, (conn) => {
-      const row = this.#requireRow(conn, id);
-      if (row.ended_at !== null) return false;
-      conn.stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?").run(endedAt, reason, id);
-      refreshLastActive(conn, id);
-      if (reason === COMPRESSION) refreshChain(conn, id);
-      return true;
-    });
+    return this.#write(`ending session ${id}`, (conn) => this.#endSessionRow(conn, id, reason, endedAt));
+  }
+
+  #endSessionRow(conn: SqliteConnection, id: string, reason: string, endedAt: number): boolean {
+    const row = this.#requireRow(conn, id);
+    if (row.ended_at !== null) return false;
+    conn.stmt("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?").run(endedAt, reason, id);
+    refreshLastActive(conn, id);
+    if (reason === COMPRESSION) refreshChain(conn, id);
+    return true;
   }
 
   async reopenSession(id: string): Promise<boolean> {
     checkId(id, "id");
-    return this.#write(`reopening session ${id}`, (conn) => {
-      const row = this.#requireRow(conn, id);
-      if (row.ended_at === null) return false;
-      conn.stmt("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?").run(id);
-      refreshLastActive(conn, id);
-      if (row.end_reason === COMPRESSION) refreshChain(conn, id);
-      return true;
-    });
+    return this.#write(`reopening session ${id}`, (conn) => this.#reopenSessionRow(conn, id));
+  }
+
+  #reopenSessionRow(conn: SqliteConnection, id: string): boolean {
+    const row = this.#requireRow(conn, id);
+    if (row.ended_at === null) return false;
+    conn.stmt("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?").run(id);
+    refreshLastActive(conn, id);
+    if (row.end_reason === COMPRESSION) refreshChain(conn, id);
+    return true;
   }
 
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
@@ -801,6 +819,115 @@ export class SqliteSessionDB implements SessionDB {
         searchIndexBytes: searchIndexBytes(conn),
       };
     });
+  }
+
+  // --- gateway routing state --------------------------------------------------
+
+  async getRoute(key: string): Promise<Route | null> {
+    checkId(key, "key");
+    return this.#read("reading a routing entry", (conn) => {
+      const row = routeRow(conn, key);
+      return row === undefined ? null : toRoute(row);
+    });
+  }
+
+  async findRouteBySession(sessionId: string): Promise<Route | null> {
+    checkId(sessionId, "sessionId");
+    return this.#read("finding a routing entry", (conn) => routeBySession(conn, sessionId));
+  }
+
+  async listRoutes(options: ListRoutesOptions = {}): Promise<Page<Route>> {
+    const checked = checkListRoutes(options);
+    return this.#read("listing routing entries", (conn) => listRoutes(conn, checked));
+  }
+
+  async writeRoute(write: RouteWrite): Promise<Route | null> {
+    const checked = checkRouteWrite(write, now());
+    const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession);
+    return this.#write(`writing the routing entry ${checked.key}`, (conn) => {
+      const current = routeRow(conn, checked.key);
+      const version = current === undefined ? null : Number(current.version);
+      if (version !== checked.expectedVersion) return null;
+      if (checked.endSession !== null) {
+        const { id, reason, endedAt } = checked.endSession;
+        this.#endSessionRow(conn, id, reason, endedAt);
+      }
+      if (checked.createSession !== null) this.#insertSession(conn, checked.createSession, prepared!);
+      if (checked.reopenSession !== null) this.#reopenSessionRow(conn, checked.reopenSession);
+      this.#requireRow(conn, checked.route.sessionId);
+      return storeRoute(conn, checked.key, checked.route, (version ?? 0) + 1);
+    });
+  }
+
+  async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {
+    checkId(key, "key");
+    const expected = options.expectedVersion;
+    return this.#write(`deleting the routing entry ${key}`, (conn) =>
+      expected === undefined
+        ? conn.stmt("DELETE FROM routes WHERE key = ?").run(key).changes > 0
+        : conn.stmt("DELETE FROM routes WHERE key = ? AND version = ?").run(key, expected).changes > 0,
+    );
+  }
+
+  async findLiveSessionByKey(key: string): Promise<Session | null> {
+    checkId(key, "key");
+    return this.#read("finding the live session of a key", (conn) => {
+      const row = conn
+        .stmt("SELECT * FROM sessions WHERE session_key = ? AND ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 1")
+        .get(key) as SessionRow | undefined;
+      return row === undefined ? null : toSession(row);
+    });
+  }
+
+  async recordAlias(namespace: string, a: string, b: string): Promise<string> {
+    checkId(namespace, "namespace");
+    checkId(a, "a");
+    checkId(b, "b");
+    return this.#write("recording an identity alias", (conn) => recordAlias(conn, namespace, a, b));
+  }
+
+  async resolveAlias(namespace: string, id: string): Promise<string> {
+    checkId(namespace, "namespace");
+    checkId(id, "id");
+    return this.#read("resolving an identity alias", (conn) => resolveAlias(conn, namespace, id));
+  }
+
+  async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
+    checkPathSafe(key, "key");
+    const checked = checkQueuedEvent(event, options, now());
+    return this.#write(`queueing an event for ${key}`, (conn) => enqueue(conn, key, checked.event, checked.maxDepth));
+  }
+
+  async listQueue(key: string): Promise<QueuedItem[]> {
+    checkId(key, "key");
+    return this.#read("reading a queue", (conn) => queueItems(conn, key));
+  }
+
+  async claimQueued(key: string, options: { at?: number } = {}): Promise<QueuedItem | null> {
+    checkId(key, "key");
+    const at = checkTime(options.at, "at", now());
+    return this.#write(`claiming the next queued event of ${key}`, (conn) => claimQueued(conn, key, at));
+  }
+
+  async completeQueued(key: string, itemId: number): Promise<boolean> {
+    checkId(key, "key");
+    checkItemId(itemId);
+    return this.#write("completing a queued event", (conn) =>
+      conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND id = ?").run(key, itemId).changes > 0,
+    );
+  }
+
+  async clearQueue(key: string): Promise<number> {
+    checkId(key, "key");
+    return this.#write(`clearing the queue of ${key}`, (conn) =>
+      conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND claimed_at IS NULL").run(key).changes,
+    );
+  }
+
+  async listQueuedKeys(): Promise<string[]> {
+    return this.#read("listing queued keys", (conn) =>
+      conn.stmt("SELECT DISTINCT key FROM inbound_queue ORDER BY key").pluck().all() as string[],
+    );
   }
 
   async getMeta(key: string): Promise<string | null> {

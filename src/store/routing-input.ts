@@ -1,0 +1,226 @@
+/**
+ * Validation of gateway-state input (routing entries, aliases, queued events), shared
+ * by both backends so they reject the same things with the same messages.
+ *
+ * @module
+ */
+import type { ListRoutesOptions, NewQueuedEvent, NewSession, RouteFields, RouteWrite } from "./contract.js";
+import { InvalidInputError } from "./errors.js";
+import { checkId, checkLimit, checkNewSession, checkTime, optionalText, toJson } from "./input-validation.js";
+
+/** Default and ceiling of a queue's waiting items. */
+export const DEFAULT_QUEUE_DEPTH = 32;
+/** Default page size of {@link ListRoutesOptions}. */
+export const DEFAULT_ROUTE_PAGE = 100;
+
+/**
+ * Checks a value used as a routing key or a session id handed to the store directly:
+ * besides {@link checkId}, no path separators, no `..` and no drive prefix, so it can
+ * never name a file outside its place if anything ever uses it as one.
+ */
+export function checkPathSafe(value: unknown, field: string): string {
+  const text = checkId(value, field);
+  if (/[/\\]/u.test(text) || text.includes("..") || /^[A-Za-z]:/u.test(text)) {
+    throw new InvalidInputError(
+      `${field} "${text}" contains a path separator, ".." or a drive prefix; ` +
+        "build keys with buildSessionKey (it escapes such characters) and use store-made session ids.",
+      { field },
+    );
+  }
+  return text;
+}
+
+function checkFlag(value: unknown, field: string): boolean {
+  if (typeof value !== "boolean") throw new InvalidInputError(`route.${field} must be true or false.`, { field });
+  return value;
+}
+
+function checkCount(value: unknown, field: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidInputError(`route.${field} must be a whole number ≥ 0.`, { field });
+  }
+  return value;
+}
+
+function optionalTime(value: unknown, field: string): number | null {
+  if (value === null) return null;
+  return checkTime(value, `route.${field}`, 0);
+}
+
+/** Checks every field of a routing entry. */
+export function checkRouteFields(route: RouteFields): RouteFields {
+  if (route === null || typeof route !== "object") {
+    throw new InvalidInputError("route must be an object with every routing field.", { field: "route" });
+  }
+  const origin = route.origin;
+  if (origin !== null && (typeof origin !== "object" || Array.isArray(origin))) {
+    throw new InvalidInputError("route.origin must be a JSON object or null.", { field: "origin" });
+  }
+  if (origin !== null) toJson(origin, "route.origin");
+  return {
+    sessionId: checkPathSafe(route.sessionId, "route.sessionId"),
+    createdAt: checkTime(route.createdAt ?? null, "route.createdAt", 0),
+    updatedAt: checkTime(route.updatedAt ?? null, "route.updatedAt", 0),
+    origin,
+    displayName: optionalText(route.displayName, "route.displayName"),
+    platform: optionalText(route.platform, "route.platform"),
+    chatType: optionalText(route.chatType, "route.chatType"),
+    wasAutoReset: checkFlag(route.wasAutoReset, "wasAutoReset"),
+    autoResetReason: optionalText(route.autoResetReason, "route.autoResetReason"),
+    resetHadActivity: checkFlag(route.resetHadActivity, "resetHadActivity"),
+    isFreshReset: checkFlag(route.isFreshReset, "isFreshReset"),
+    expiryFinalized: checkFlag(route.expiryFinalized, "expiryFinalized"),
+    suspended: checkFlag(route.suspended, "suspended"),
+    resumePending: checkFlag(route.resumePending, "resumePending"),
+    resumeReason: optionalText(route.resumeReason, "route.resumeReason"),
+    lastResumeMarkedAt: optionalTime(route.lastResumeMarkedAt, "lastResumeMarkedAt"),
+    lastPromptTokens: checkCount(route.lastPromptTokens, "lastPromptTokens"),
+    turnStartedAt: optionalTime(route.turnStartedAt, "turnStartedAt"),
+    interruptedRestarts: checkCount(route.interruptedRestarts, "interruptedRestarts"),
+    finalizeFailures: checkCount(route.finalizeFailures, "finalizeFailures"),
+  };
+}
+
+/** A checked {@link RouteWrite}. */
+export interface CheckedRouteWrite {
+  key: string;
+  expectedVersion: number | null;
+  route: RouteFields;
+  endSession: { id: string; reason: string; endedAt: number } | null;
+  createSession: NewSession | null;
+  reopenSession: string | null;
+}
+
+/** Checks a {@link RouteWrite}. */
+export function checkRouteWrite(write: RouteWrite, now: number): CheckedRouteWrite {
+  if (write === null || typeof write !== "object") {
+    throw new InvalidInputError("writeRoute needs { key, expectedVersion, route }.", { field: "write" });
+  }
+  const key = checkPathSafe(write.key, "key");
+  const expected = write.expectedVersion;
+  if (expected !== null && (typeof expected !== "number" || !Number.isSafeInteger(expected) || expected < 1)) {
+    throw new InvalidInputError("expectedVersion must be the version read (a whole number ≥ 1) or null for a new key.", {
+      field: "expectedVersion",
+    });
+  }
+  const route = checkRouteFields(write.route);
+  let endSession: CheckedRouteWrite["endSession"] = null;
+  if (write.endSession !== undefined) {
+    endSession = {
+      id: checkId(write.endSession.id, "endSession.id"),
+      reason: checkId(write.endSession.reason, "endSession.reason"),
+      endedAt: checkTime(write.endSession.endedAt, "endSession.endedAt", now),
+    };
+  }
+  let createSession: CheckedRouteWrite["createSession"] = null;
+  if (write.createSession !== undefined) {
+    createSession = checkNewSession(write.createSession);
+    if (createSession.id !== route.sessionId) {
+      throw new InvalidInputError("createSession.id must equal route.sessionId (the entry routes to the session it creates).", {
+        field: "createSession.id",
+      });
+    }
+  }
+  const reopenSession = write.reopenSession === undefined ? null : checkId(write.reopenSession, "reopenSession");
+  return { key, expectedVersion: expected, route, endSession, createSession, reopenSession };
+}
+
+/** Checked {@link ListRoutesOptions}. */
+export interface CheckedListRoutes {
+  limit: number;
+  after: string | null;
+  updatedSince: number | null;
+  updatedBefore: number | null;
+  suspended: boolean | null;
+  expiryFinalized: boolean | null;
+  resumePending: boolean | null;
+  turnInProgress: boolean | null;
+}
+
+const ROUTE_CURSOR = /^r:(.+)$/su;
+
+/** The cursor after the entry `key`. */
+export function routeCursor(key: string): string {
+  return Buffer.from(`r:${key}`, "utf8").toString("base64url");
+}
+
+/** Checks {@link ListRoutesOptions}. */
+export function checkListRoutes(options: ListRoutesOptions = {}): CheckedListRoutes {
+  let after: string | null = null;
+  if (options.cursor !== undefined && options.cursor !== null) {
+    const match =
+      typeof options.cursor === "string" ? ROUTE_CURSOR.exec(Buffer.from(options.cursor, "base64url").toString("utf8")) : null;
+    if (match === null) {
+      throw new InvalidInputError("The cursor is not a routing-list cursor; pass the nextCursor of the previous page unchanged.", {
+        field: "cursor",
+      });
+    }
+    after = match[1]!;
+  }
+  const bool = (value: unknown, field: string): boolean | null => {
+    if (value === undefined || value === null) return null;
+    if (typeof value !== "boolean") throw new InvalidInputError(`${field} must be true or false.`, { field });
+    return value;
+  };
+  return {
+    limit: checkLimit(options.limit, DEFAULT_ROUTE_PAGE),
+    after,
+    updatedSince: options.updatedSince === undefined ? null : checkTime(options.updatedSince, "updatedSince", 0),
+    updatedBefore: options.updatedBefore === undefined ? null : checkTime(options.updatedBefore, "updatedBefore", 0),
+    suspended: bool(options.suspended, "suspended"),
+    expiryFinalized: bool(options.expiryFinalized, "expiryFinalized"),
+    resumePending: bool(options.resumePending, "resumePending"),
+    turnInProgress: bool(options.turnInProgress, "turnInProgress"),
+  };
+}
+
+/** A checked {@link NewQueuedEvent}. */
+export interface CheckedQueuedEvent {
+  messageId: string | null;
+  payload: string;
+  mergeKey: string | null;
+  mergeWithinSeconds: number | null;
+  at: number;
+}
+
+/** Checks a queued event and the queue depth option. */
+export function checkQueuedEvent(
+  event: NewQueuedEvent,
+  options: { maxDepth?: number },
+  now: number,
+): { event: CheckedQueuedEvent; maxDepth: number } {
+  if (event === null || typeof event !== "object") {
+    throw new InvalidInputError("event must be an object with a payload.", { field: "event" });
+  }
+  if (event.payload === undefined) throw new InvalidInputError("event.payload is required (any JSON value).", { field: "payload" });
+  const within = event.mergeWithinSeconds ?? null;
+  if (within !== null && (typeof within !== "number" || !Number.isFinite(within) || within < 0)) {
+    throw new InvalidInputError("event.mergeWithinSeconds must be a number of seconds ≥ 0, or null.", {
+      field: "mergeWithinSeconds",
+    });
+  }
+  const maxDepth = options.maxDepth ?? DEFAULT_QUEUE_DEPTH;
+  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > 10_000) {
+    throw new InvalidInputError("maxDepth must be a whole number from 1 to 10,000.", { field: "maxDepth" });
+  }
+  const messageId = event.messageId === undefined || event.messageId === null ? null : checkId(event.messageId, "event.messageId");
+  const mergeKey = event.mergeKey === undefined || event.mergeKey === null ? null : checkId(event.mergeKey, "event.mergeKey");
+  return {
+    event: {
+      messageId,
+      payload: toJson(event.payload, "event.payload"),
+      mergeKey,
+      mergeWithinSeconds: within,
+      at: checkTime(event.at, "event.at", now),
+    },
+    maxDepth,
+  };
+}
+
+/** Checks a queued item id. */
+export function checkItemId(value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidInputError("itemId must be the id of a queued item (a whole number ≥ 1).", { field: "itemId" });
+  }
+  return value;
+}

@@ -1,0 +1,321 @@
+/**
+ * Contract: gateway state — routing entries written atomically with the session rows
+ * they imply, the identity alias registry and the durable inbound queue.
+ *
+ * @module
+ */
+
+import { expect } from "vitest";
+import type { RouteFields, RouteWrite } from "../../../src/store/contract.js";
+import { InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
+import { contractArea, expectReject, user } from "../harness.js";
+import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
+
+const T0 = 1_800_000_000;
+
+function fields(sessionId: string, overrides: Partial<RouteFields> = {}): RouteFields {
+  return {
+    sessionId,
+    createdAt: T0,
+    updatedAt: T0,
+    origin: { platform: "telegram", chatId: "42", chatType: "dm" },
+    displayName: "Alice",
+    platform: "telegram",
+    chatType: "dm",
+    wasAutoReset: false,
+    autoResetReason: null,
+    resetHadActivity: false,
+    isFreshReset: false,
+    expiryFinalized: false,
+    suspended: false,
+    resumePending: false,
+    resumeReason: null,
+    lastResumeMarkedAt: null,
+    lastPromptTokens: 0,
+    turnStartedAt: null,
+    interruptedRestarts: 0,
+    finalizeFailures: 0,
+    ...overrides,
+  };
+}
+
+const KEY = "agent:main:telegram:dm:42";
+const S1 = "20270115_080000_aaaaaaaa";
+const S2 = "20270115_090000_bbbbbbbb";
+
+function create(key: string, sessionId: string, overrides: Partial<RouteFields> = {}): RouteWrite {
+  return {
+    key,
+    expectedVersion: null,
+    route: fields(sessionId, overrides),
+    createSession: { id: sessionId, source: "telegram", sessionKey: key, startedAt: T0 },
+  };
+}
+
+export function gatewayStateTests(init: SessionDBTestInitializer): void {
+  contractArea(init, "gateway-state", (test, { db }) => {
+    test("writeRoute creates the session and the entry together; every field round-trips", async () => {
+      const route = await db().writeRoute(create(KEY, S1, { resumeReason: "x", lastResumeMarkedAt: T0 + 1.5, lastPromptTokens: 77 }));
+      expect(route).toEqual({ key: KEY, version: 1, ...fields(S1, { resumeReason: "x", lastResumeMarkedAt: T0 + 1.5, lastPromptTokens: 77 }) });
+      expect(await db().getRoute(KEY)).toEqual(route);
+      const session = await db().getSession(S1);
+      expect(session?.sessionKey).toBe(KEY);
+      expect(session?.endedAt).toBeNull();
+      expect(await db().getRoute("agent:main:telegram:dm:43")).toBeNull();
+    });
+
+    test("a reset ends the old session, creates the new one and moves the entry in one write", async () => {
+      const first = (await db().writeRoute(create(KEY, S1)))!;
+      const second = await db().writeRoute({
+        key: KEY,
+        expectedVersion: first.version,
+        route: fields(S2, { wasAutoReset: true, autoResetReason: "idle", updatedAt: T0 + 100, createdAt: T0 + 100 }),
+        endSession: { id: S1, reason: "session_reset", endedAt: T0 + 100 },
+        createSession: { id: S2, source: "telegram", sessionKey: KEY, startedAt: T0 + 100 },
+      });
+      expect(second?.version).toBe(2);
+      expect(second?.sessionId).toBe(S2);
+      expect(second?.autoResetReason).toBe("idle");
+      const old = await db().getSession(S1);
+      expect(old?.endedAt).toBe(T0 + 100);
+      expect(old?.endReason).toBe("session_reset");
+      expect(await db().findLiveSessionByKey(KEY)).toMatchObject({ id: S2 });
+    });
+
+    test("a stale expectedVersion writes nothing and returns null", async () => {
+      const first = (await db().writeRoute(create(KEY, S1)))!;
+      await db().writeRoute({ key: KEY, expectedVersion: 1, route: fields(S1, { updatedAt: T0 + 5 }) });
+      const lost = await db().writeRoute({
+        key: KEY,
+        expectedVersion: first.version,
+        route: fields(S2),
+        endSession: { id: S1, reason: "session_reset" },
+        createSession: { id: S2, source: "telegram", sessionKey: KEY },
+      });
+      expect(lost).toBeNull();
+      expect(await db().getSession(S2)).toBeNull();
+      expect((await db().getSession(S1))?.endedAt).toBeNull();
+      expect((await db().getRoute(KEY))?.updatedAt).toBe(T0 + 5);
+      // A second create of the same key is also a lost race.
+      expect(await db().writeRoute(create(KEY, S2))).toBeNull();
+    });
+
+    test("a failing part rolls the whole write back", async () => {
+      const first = (await db().writeRoute(create(KEY, S1)))!;
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: first.version,
+            route: fields(S2),
+            endSession: { id: S1, reason: "session_reset" },
+            createSession: { id: S2, source: "telegram", sessionKey: KEY, parentSessionId: "no-such-parent" },
+          }),
+        NotFoundError,
+      );
+      expect((await db().getSession(S1))?.endedAt).toBeNull();
+      expect(await db().getRoute(KEY)).toEqual(first);
+      // An entry must route to an existing session.
+      await expectReject(
+        () => db().writeRoute({ key: "agent:main:cli:dm", expectedVersion: null, route: fields("20270101_000000_cccccccc") }),
+        NotFoundError,
+      );
+      expect(await db().getRoute("agent:main:cli:dm")).toBeNull();
+    });
+
+    test("reopenSession in a write brings an ended session back (a /resume switch)", async () => {
+      const first = (await db().writeRoute(create(KEY, S1)))!;
+      await db().createSession({ id: S2, source: "telegram", sessionKey: KEY });
+      await db().endSession(S2, "session_reset");
+      const switched = await db().writeRoute({
+        key: KEY,
+        expectedVersion: first.version,
+        route: fields(S2),
+        endSession: { id: S1, reason: "session_switch" },
+        reopenSession: S2,
+      });
+      expect(switched?.sessionId).toBe(S2);
+      expect((await db().getSession(S2))?.endedAt).toBeNull();
+      expect((await db().getSession(S1))?.endReason).toBe("session_switch");
+    });
+
+    test("keys and session ids with path separators, '..' or a drive prefix are rejected", async () => {
+      for (const key of ["a/b", "a\\b", "../x", "agent:..:x", "C:evil"]) {
+        await expectReject(() => db().writeRoute(create(key, S1)), InvalidInputError, /path separator/);
+      }
+      await expectReject(() => db().writeRoute(create(KEY, "../etc")), InvalidInputError, /route\.sessionId/);
+      await expectReject(() => db().enqueue("x/y", { payload: 1 }), InvalidInputError);
+      expect(await db().getSession(S1)).toBeNull();
+    });
+
+    test("bad routing fields are rejected with the field's name", async () => {
+      await expectReject(() => db().writeRoute(create(KEY, S1, { suspended: "yes" as unknown as boolean })), InvalidInputError, /suspended/);
+      await expectReject(() => db().writeRoute(create(KEY, S1, { interruptedRestarts: -1 })), InvalidInputError, /interruptedRestarts/);
+      await expectReject(() => db().writeRoute({ ...create(KEY, S1), expectedVersion: 0 }), InvalidInputError, /expectedVersion/);
+      await expectReject(
+        () => db().writeRoute({ ...create(KEY, S1), createSession: { id: S2, source: "telegram" } }),
+        InvalidInputError,
+        /createSession\.id/,
+      );
+    });
+
+    test("findRouteBySession, deleteRoute with and without a version", async () => {
+      const first = (await db().writeRoute(create(KEY, S1)))!;
+      expect(await db().findRouteBySession(S1)).toEqual(first);
+      expect(await db().findRouteBySession(S2)).toBeNull();
+      expect(await db().deleteRoute(KEY, { expectedVersion: 7 })).toBe(false);
+      expect(await db().deleteRoute(KEY, { expectedVersion: 1 })).toBe(true);
+      expect(await db().deleteRoute(KEY)).toBe(false);
+      expect(await db().getRoute(KEY)).toBeNull();
+      // The session and its history stay.
+      expect(await db().getSession(S1)).not.toBeNull();
+    });
+
+    test("listRoutes pages in key order and filters", async () => {
+      const keys: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        const key = `agent:main:telegram:dm:${i}`;
+        const id = `20270115_08000${i}_0000000${i}`;
+        keys.push(key);
+        await db().writeRoute(
+          create(key, id, {
+            updatedAt: T0 + i * 60,
+            suspended: i === 2,
+            resumePending: i === 3,
+            expiryFinalized: i === 4,
+            turnStartedAt: i === 5 ? T0 : null,
+          }),
+        );
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await db().listRoutes({ limit: 3, cursor });
+        expect(page.items.length).toBeLessThanOrEqual(3);
+        seen.push(...page.items.map((r) => r.key));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      expect(seen).toEqual([...keys].sort());
+      const since = await db().listRoutes({ updatedSince: T0 + 300 });
+      expect(since.items.map((r) => r.key)).toEqual(keys.slice(5));
+      const before = await db().listRoutes({ updatedBefore: T0 + 120 });
+      expect(before.items.map((r) => r.key)).toEqual(keys.slice(0, 2));
+      expect((await db().listRoutes({ suspended: true })).items.map((r) => r.key)).toEqual([keys[2]]);
+      expect((await db().listRoutes({ resumePending: true })).items.map((r) => r.key)).toEqual([keys[3]]);
+      expect((await db().listRoutes({ expiryFinalized: true })).items.map((r) => r.key)).toEqual([keys[4]]);
+      expect((await db().listRoutes({ turnInProgress: true })).items.map((r) => r.key)).toEqual([keys[5]]);
+      expect((await db().listRoutes({ turnInProgress: false })).items).toHaveLength(6);
+      await expectReject(() => db().listRoutes({ cursor: "nonsense" }), InvalidInputError, /cursor/);
+      await expectReject(() => db().listRoutes({ limit: 0 }), InvalidInputError, /limit/);
+    });
+
+    test("findLiveSessionByKey: the newest live session of a key, never an ended one", async () => {
+      expect(await db().findLiveSessionByKey(KEY)).toBeNull();
+      await db().createSession({ id: S1, source: "telegram", sessionKey: KEY, startedAt: T0 });
+      await db().createSession({ id: S2, source: "telegram", sessionKey: KEY, startedAt: T0 + 10 });
+      expect((await db().findLiveSessionByKey(KEY))?.id).toBe(S2);
+      await db().endSession(S2, "session_reset");
+      expect((await db().findLiveSessionByKey(KEY))?.id).toBe(S1);
+      await db().endSession(S1, "session_reset");
+      expect(await db().findLiveSessionByKey(KEY)).toBeNull();
+    });
+
+    test("aliases: chains resolve to the shortest id, ties lexicographic, namespaces apart", async () => {
+      expect(await db().resolveAlias("whatsapp", "999999999999999")).toBe("999999999999999");
+      expect(await db().recordAlias("whatsapp", "999999999999999", "15551234567")).toBe("15551234567");
+      expect(await db().resolveAlias("whatsapp", "999999999999999")).toBe("15551234567");
+      // A chain: a third id joins through the long one.
+      expect(await db().recordAlias("whatsapp", "88888888888888888", "999999999999999")).toBe("15551234567");
+      expect(await db().resolveAlias("whatsapp", "88888888888888888")).toBe("15551234567");
+      // Two groups merge; the shorter canonical wins for every member.
+      expect(await db().recordAlias("whatsapp", "7777", "66666666")).toBe("7777");
+      expect(await db().recordAlias("whatsapp", "66666666", "15551234567")).toBe("7777");
+      for (const id of ["999999999999999", "88888888888888888", "15551234567", "66666666", "7777"]) {
+        expect(await db().resolveAlias("whatsapp", id)).toBe("7777");
+      }
+      // Ties: same length, lexicographically first.
+      expect(await db().recordAlias("signal", "bbb", "aab")).toBe("aab");
+      expect(await db().resolveAlias("signal", "bbb")).toBe("aab");
+      // Recording a known pair again changes nothing.
+      expect(await db().recordAlias("signal", "aab", "bbb")).toBe("aab");
+      expect(await db().resolveAlias("telegram", "bbb")).toBe("bbb");
+      await expectReject(() => db().recordAlias("whatsapp", "", "x"), InvalidInputError);
+    });
+
+    test("queue: FIFO order, depth counts waiting items, cap refuses with 'full'", async () => {
+      for (let i = 1; i <= 5; i++) {
+        const result = await db().enqueue(KEY, { payload: { text: `m${i}` }, messageId: `p${i}`, at: T0 + i });
+        expect(result).toMatchObject({ status: "queued", depth: i });
+      }
+      const items = await db().listQueue(KEY);
+      expect(items.map((i) => i.payloads)).toEqual([1, 2, 3, 4, 5].map((n) => [{ text: `m${n}` }]));
+      expect(items[0]).toMatchObject({ key: KEY, messageIds: ["p1"], mergeKey: null, enqueuedAt: T0 + 1, lastEventAt: T0 + 1, claimedAt: null });
+      expect(await db().enqueue(KEY, { payload: "x" }, { maxDepth: 5 })).toEqual({ status: "full", depth: 5 });
+      expect(await db().listQueue(KEY)).toHaveLength(5);
+      expect(await db().listQueuedKeys()).toEqual([KEY]);
+      await expectReject(() => db().enqueue(KEY, { payload: undefined }), InvalidInputError, /payload/);
+      await expectReject(() => db().enqueue(KEY, { payload: 1 }, { maxDepth: 0 }), InvalidInputError, /maxDepth/);
+    });
+
+    test("queue: a platform message id already queued is a duplicate and changes nothing", async () => {
+      await db().enqueue(KEY, { payload: "a", messageId: "m1" });
+      expect(await db().enqueue(KEY, { payload: "again", messageId: "m1" })).toEqual({ status: "duplicate", depth: 1 });
+      // The same id under another key is another message.
+      expect((await db().enqueue("agent:main:telegram:dm:7", { payload: "a", messageId: "m1" })).status).toBe("queued");
+      expect((await db().listQueue(KEY)).map((i) => i.payloads)).toEqual([["a"]]);
+    });
+
+    test("queue: claim keeps the item until completed, so it is replayed; clear keeps the claimed one", async () => {
+      await db().enqueue(KEY, { payload: "one", messageId: "1" });
+      await db().enqueue(KEY, { payload: "two", messageId: "2" });
+      const claimed = await db().claimQueued(KEY, { at: T0 + 50 });
+      expect(claimed).toMatchObject({ payloads: ["one"], claimedAt: T0 + 50 });
+      // A claimed item is not waiting any more; claiming again returns it (replay after a crash).
+      expect((await db().enqueue(KEY, { payload: "three" })).depth).toBe(2);
+      expect((await db().claimQueued(KEY, { at: T0 + 99 }))).toMatchObject({ id: claimed!.id, claimedAt: T0 + 50 });
+      // A duplicate of a claimed message is still a duplicate.
+      expect((await db().enqueue(KEY, { payload: "one", messageId: "1" })).status).toBe("duplicate");
+      expect(await db().clearQueue(KEY)).toBe(2);
+      expect((await db().listQueue(KEY)).map((i) => i.id)).toEqual([claimed!.id]);
+      expect(await db().completeQueued(KEY, claimed!.id)).toBe(true);
+      expect(await db().completeQueued(KEY, claimed!.id)).toBe(false);
+      expect(await db().claimQueued(KEY)).toBeNull();
+      expect(await db().listQueuedKeys()).toEqual([]);
+    });
+
+    test("queue: media events with one merge key merge into one item; text never merges", async () => {
+      const album = { mergeKey: "media:u1:album9", mergeWithinSeconds: null };
+      await db().enqueue(KEY, { payload: "caption text", messageId: "t0", at: T0 });
+      expect((await db().enqueue(KEY, { payload: { photo: 1 }, messageId: "a1", at: T0 + 1, ...album })).status).toBe("queued");
+      const merged = await db().enqueue(KEY, { payload: { photo: 2 }, messageId: "a2", at: T0 + 30, ...album });
+      expect(merged).toMatchObject({ status: "merged", depth: 2 });
+      if (merged.status === "merged") {
+        expect(merged.item.payloads).toEqual([{ photo: 1 }, { photo: 2 }]);
+        expect(merged.item.messageIds).toEqual(["a1", "a2"]);
+        expect(merged.item.lastEventAt).toBe(T0 + 30);
+      }
+      // Without an album id: a window of 2 s.
+      const loose = { mergeKey: "media:u1:", mergeWithinSeconds: 2 };
+      await db().enqueue(KEY, { payload: { photo: 3 }, at: T0 + 100, ...loose });
+      expect((await db().enqueue(KEY, { payload: { photo: 4 }, at: T0 + 102, ...loose })).status).toBe("merged");
+      expect((await db().enqueue(KEY, { payload: { photo: 5 }, at: T0 + 104.5, ...loose })).status).toBe("queued");
+      // A text in between breaks a burst.
+      await db().enqueue(KEY, { payload: "text", at: T0 + 105 });
+      expect((await db().enqueue(KEY, { payload: { photo: 6 }, at: T0 + 105.5, ...loose })).status).toBe("queued");
+      // A claimed item is never merged into.
+      await db().claimQueued("agent:x");
+      const other = "agent:main:telegram:dm:9";
+      await db().enqueue(other, { payload: { photo: 1 }, at: T0, ...album });
+      await db().claimQueued(other);
+      expect((await db().enqueue(other, { payload: { photo: 2 }, at: T0 + 1, ...album })).status).toBe("queued");
+      expect((await db().listQueue(KEY)).map((i) => i.payloads.length)).toEqual([1, 2, 2, 1, 1, 1]);
+    });
+
+    test("a routing entry does not change the transcript of its session", async () => {
+      await db().writeRoute(create(KEY, S1));
+      await db().appendMessage(S1, user("hello"));
+      await db().writeRoute({ key: KEY, expectedVersion: 1, route: fields(S1, { updatedAt: T0 + 9 }) });
+      expect((await db().getMessages(S1)).map((m) => m.content)).toEqual(["hello"]);
+    });
+  });
+}
