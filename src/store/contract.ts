@@ -448,7 +448,8 @@ export interface QueuedItem {
 /** What {@link SessionDB.enqueue} did. `depth` counts the waiting (unclaimed) items afterwards. */
 export type EnqueueResult =
   | { status: "queued" | "merged"; item: QueuedItem; depth: number }
-  | { status: "duplicate" | "full"; depth: number };
+  | { status: "duplicate"; depth: number }
+  | { status: "full"; depth: number };
 
 /** What a backend can do, for callers that must branch (never on the class). */
 export interface StoreCapabilities {

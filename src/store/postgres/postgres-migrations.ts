@@ -101,6 +101,57 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX messages_search ON messages USING gin (search_vector);
     `,
   },
+  {
+    description: "gateway state: routing entries, identity aliases, durable inbound queue",
+    sql: `
+      CREATE TABLE routes (
+        key                   text COLLATE "C" PRIMARY KEY,
+        session_id            text COLLATE "C" NOT NULL,
+        created_at            double precision NOT NULL,
+        updated_at            double precision NOT NULL,
+        origin                text,
+        display_name          text,
+        platform              text,
+        chat_type             text,
+        was_auto_reset        boolean NOT NULL DEFAULT false,
+        auto_reset_reason     text,
+        reset_had_activity    boolean NOT NULL DEFAULT false,
+        is_fresh_reset        boolean NOT NULL DEFAULT false,
+        expiry_finalized      boolean NOT NULL DEFAULT false,
+        suspended             boolean NOT NULL DEFAULT false,
+        resume_pending        boolean NOT NULL DEFAULT false,
+        resume_reason         text,
+        last_resume_marked_at double precision,
+        last_prompt_tokens    bigint NOT NULL DEFAULT 0,
+        turn_started_at       double precision,
+        interrupted_restarts  bigint NOT NULL DEFAULT 0,
+        finalize_failures     bigint NOT NULL DEFAULT 0,
+        version               integer NOT NULL
+      );
+      CREATE INDEX routes_session ON routes(session_id, updated_at);
+      CREATE INDEX routes_updated ON routes(updated_at);
+
+      CREATE TABLE identity_aliases (
+        namespace text COLLATE "C" NOT NULL,
+        alias     text COLLATE "C" NOT NULL,
+        canonical text COLLATE "C" NOT NULL,
+        PRIMARY KEY (namespace, alias)
+      );
+      CREATE INDEX identity_aliases_canonical ON identity_aliases(namespace, canonical);
+
+      CREATE TABLE inbound_queue (
+        id            bigserial PRIMARY KEY,
+        key           text COLLATE "C" NOT NULL,
+        payloads      text NOT NULL,
+        message_ids   text NOT NULL,
+        merge_key     text COLLATE "C",
+        enqueued_at   double precision NOT NULL,
+        last_event_at double precision NOT NULL,
+        claimed_at    double precision
+      );
+      CREATE INDEX inbound_queue_key ON inbound_queue(key, id);
+    `,
+  },
 ];
 
 /** The version this code writes. */

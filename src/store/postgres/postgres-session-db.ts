@@ -13,15 +13,21 @@ import type pg from "pg";
 import type {
   AutoPruneOptions,
   ConversationMessage,
+  EnqueueResult,
   ExportOptions,
   ImportReport,
+  ListRoutesOptions,
   ListSessionsOptions,
   Message,
   NewMessage,
+  NewQueuedEvent,
   NewSession,
   Page,
   PruneOptions,
+  QueuedItem,
   RewindResult,
+  Route,
+  RouteWrite,
   SearchHit,
   SearchOptions,
   Session,
@@ -46,13 +52,17 @@ import {
   checkUsage,
   normalizeMessage,
   optionalText,
+  prepareNewSession,
   toJson,
+  type PreparedSession,
 } from "../input-validation.js";
 import { contentText } from "../preview.js";
+import type { RouteRow } from "../route-rows.js";
+import { checkItemId, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
 import { runImport, type ImportOutcome } from "../session-import.js";
-import { newSessionId } from "../session-id.js";
 import { toSessionRecord, type ValidRecord } from "../session-record.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
+import { recordAlias, resolveAlias } from "./postgres-aliases.js";
 import { redactPassword, resolvePostgresConfig, type PostgresConfig } from "./postgres-config.js";
 import { createPool, Sql } from "./postgres-connection.js";
 import { isRetryable, translatePostgresError } from "./postgres-errors.js";
@@ -78,6 +88,8 @@ import {
   type MessageRow,
   type SessionRow,
 } from "./postgres-rows.js";
+import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
+import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { searchMessages } from "./postgres-search.js";
 import {
   insertMessages,
@@ -229,45 +241,46 @@ export class PostgresSessionDB implements SessionDB {
 
   async createSession(input: NewSession): Promise<Session> {
     checkNewSession(input);
-    const startedAt = checkTime(input.startedAt, "startedAt", now());
-    const id = input.id ?? newSessionId(startedAt);
-    const title = sanitizeTitle(input.title ?? null);
-    const modelConfig = input.modelConfig == null ? null : toJson(input.modelConfig, "modelConfig");
-    return this.#write(`creating session ${id}`, async (sql) => {
-      if ((await sessionRow(sql, id)) !== undefined) {
-        throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
-      }
-      const parentId = input.parentSessionId ?? null;
-      if (parentId !== null && (await sessionRow(sql, parentId, true)) === undefined) {
-        throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
-      }
-      if (title !== null) await this.#assertTitleFree(sql, title, id, parentId);
-      const lineage = title === null ? null : parseLineageTitle(title);
-      await sql.run(
-        `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-           title, title_base, title_n, session_key, chat_id, chat_type, thread_id, last_active_at, chain_started_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $8, $8)`,
-        [
-          id,
-          input.source,
-          encodeText(input.userId ?? null),
-          encodeText(input.model ?? null),
-          modelConfig,
-          encodeText(input.systemPrompt ?? null),
-          parentId,
-          startedAt,
-          title,
-          lineage?.base ?? null,
-          lineage?.n ?? null,
-          encodeText(input.sessionKey ?? null),
-          encodeText(input.chatId ?? null),
-          encodeText(input.chatType ?? null),
-          encodeText(input.threadId ?? null),
-        ],
-      );
-      await refreshChain(sql, parentId ?? id);
-      return toSession(await this.#requireRow(sql, id));
-    });
+    const prepared = prepareNewSession(input, now());
+    return this.#write(`creating session ${prepared.id}`, (sql) => this.#insertSession(sql, input, prepared));
+  }
+
+  /** Inserts a checked new session (inside a write transaction). */
+  async #insertSession(sql: Sql, input: NewSession, prepared: PreparedSession): Promise<Session> {
+    const { id, startedAt, title, modelConfig } = prepared;
+    if ((await sessionRow(sql, id)) !== undefined) {
+      throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
+    }
+    const parentId = input.parentSessionId ?? null;
+    if (parentId !== null && (await sessionRow(sql, parentId, true)) === undefined) {
+      throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
+    }
+    if (title !== null) await this.#assertTitleFree(sql, title, id, parentId);
+    const lineage = title === null ? null : parseLineageTitle(title);
+    await sql.run(
+      `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
+         title, title_base, title_n, session_key, chat_id, chat_type, thread_id, last_active_at, chain_started_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $8, $8)`,
+      [
+        id,
+        input.source,
+        encodeText(input.userId ?? null),
+        encodeText(input.model ?? null),
+        modelConfig,
+        encodeText(input.systemPrompt ?? null),
+        parentId,
+        startedAt,
+        title,
+        lineage?.base ?? null,
+        lineage?.n ?? null,
+        encodeText(input.sessionKey ?? null),
+        encodeText(input.chatId ?? null),
+        encodeText(input.chatType ?? null),
+        encodeText(input.threadId ?? null),
+      ],
+    );
+    await refreshChain(sql, parentId ?? id);
+    return toSession(await this.#requireRow(sql, id));
   }
 
   async getSession(id: string): Promise<Session | null> {
@@ -282,26 +295,32 @@ export class PostgresSessionDB implements SessionDB {
     checkId(id, "id");
     checkId(reason, "reason");
     const endedAt = checkTime(options.endedAt, "endedAt", now());
-    return this.#write(`ending session ${id}`, async (sql) => {
-      const row = await this.#requireRow(sql, id, true);
-      if (row.ended_at !== null) return false;
-      await sql.run("UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3", [endedAt, reason, id]);
-      await refreshLastActive(sql, id);
-      if (reason === COMPRESSION) await refreshChain(sql, id);
-      return true;
-    });
+    return this.#write(`ending session ${id}`, (sql) => this.#endSessionRow(sql, id, reason, endedAt));
+  }
+
+  /** Ends a session (inside a write transaction); false when it had already ended. */
+  async #endSessionRow(sql: Sql, id: string, reason: string, endedAt: number): Promise<boolean> {
+    const row = await this.#requireRow(sql, id, true);
+    if (row.ended_at !== null) return false;
+    await sql.run("UPDATE sessions SET ended_at = $1, end_reason = $2 WHERE id = $3", [endedAt, reason, id]);
+    await refreshLastActive(sql, id);
+    if (reason === COMPRESSION) await refreshChain(sql, id);
+    return true;
   }
 
   async reopenSession(id: string): Promise<boolean> {
     checkId(id, "id");
-    return this.#write(`reopening session ${id}`, async (sql) => {
-      const row = await this.#requireRow(sql, id, true);
-      if (row.ended_at === null) return false;
-      await sql.run("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1", [id]);
-      await refreshLastActive(sql, id);
-      if (row.end_reason === COMPRESSION) await refreshChain(sql, id);
-      return true;
-    });
+    return this.#write(`reopening session ${id}`, (sql) => this.#reopenSessionRow(sql, id));
+  }
+
+  /** Reopens a session (inside a write transaction); false when it was not ended. */
+  async #reopenSessionRow(sql: Sql, id: string): Promise<boolean> {
+    const row = await this.#requireRow(sql, id, true);
+    if (row.ended_at === null) return false;
+    await sql.run("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1", [id]);
+    await refreshLastActive(sql, id);
+    if (row.end_reason === COMPRESSION) await refreshChain(sql, id);
+    return true;
   }
 
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
@@ -804,6 +823,131 @@ export class PostgresSessionDB implements SessionDB {
     return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
   }
 
+  // --- gateway routing state --------------------------------------------------
+
+  async getRoute(key: string): Promise<Route | null> {
+    checkId(key, "key");
+    return this.#read("reading a routing entry", async (sql) => {
+      const row = await routeRow(sql, key);
+      return row === undefined ? null : toRoute(row);
+    });
+  }
+
+  async findRouteBySession(sessionId: string): Promise<Route | null> {
+    checkId(sessionId, "sessionId");
+    return this.#read("finding a routing entry", (sql) => routeBySession(sql, sessionId));
+  }
+
+  async listRoutes(options: ListRoutesOptions = {}): Promise<Page<Route>> {
+    const checked = checkListRoutes(options);
+    return this.#read("listing routing entries", (sql) => listRoutes(sql, checked));
+  }
+
+  /**
+   * One transaction: the entry is claimed first (a new key by `INSERT … ON CONFLICT DO
+   * NOTHING`, an existing one by its row lock), so a concurrent writer of the key in any
+   * process waits and then sees the new version; the session changes follow under it.
+   */
+  async writeRoute(write: RouteWrite): Promise<Route | null> {
+    const at = now();
+    const checked = checkRouteWrite(write, at);
+    const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
+    return this.#write(`writing the routing entry ${checked.key}`, async (sql) => {
+      let inserted: RouteRow | undefined = undefined;
+      if (checked.expectedVersion === null) {
+        inserted = await insertRouteIfAbsent(sql, checked.key, checked.route);
+        if (inserted === undefined) return null;
+      } else {
+        const current = await routeRow(sql, checked.key, true);
+        if (current === undefined || Number(current.version) !== checked.expectedVersion) return null;
+      }
+      if (checked.endSession !== null) {
+        const { id, reason, endedAt } = checked.endSession;
+        await this.#endSessionRow(sql, id, reason, endedAt);
+      }
+      if (checked.createSession !== null) await this.#insertSession(sql, checked.createSession, prepared!);
+      if (checked.reopenSession !== null) await this.#reopenSessionRow(sql, checked.reopenSession);
+      // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
+      await this.#requireRow(sql, checked.route.sessionId, true);
+      const stored = inserted ?? (await updateRoute(sql, checked.key, checked.route, checked.expectedVersion! + 1));
+      return toRoute(stored);
+    });
+  }
+
+  async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {
+    checkId(key, "key");
+    const expected = options.expectedVersion;
+    return this.#write(`deleting the routing entry ${key}`, async (sql) =>
+      expected === undefined
+        ? (await sql.run("DELETE FROM routes WHERE key = $1", [key])) > 0
+        : (await sql.run("DELETE FROM routes WHERE key = $1 AND version = $2", [key, expected])) > 0,
+    );
+  }
+
+  async findLiveSessionByKey(key: string): Promise<Session | null> {
+    checkId(key, "key");
+    return this.#read("finding the live session of a key", async (sql) => {
+      const row = await sql.one<SessionRow>(
+        `SELECT * FROM sessions WHERE session_key = $1 AND ended_at IS NULL
+          ORDER BY started_at DESC, id DESC LIMIT 1`,
+        [encodeText(key)],
+      );
+      return row === undefined ? null : toSession(row);
+    });
+  }
+
+  async recordAlias(namespace: string, a: string, b: string): Promise<string> {
+    checkId(namespace, "namespace");
+    checkId(a, "a");
+    checkId(b, "b");
+    return this.#write("recording an identity alias", (sql) => recordAlias(sql, namespace, a, b));
+  }
+
+  async resolveAlias(namespace: string, id: string): Promise<string> {
+    checkId(namespace, "namespace");
+    checkId(id, "id");
+    return this.#read("resolving an identity alias", (sql) => resolveAlias(sql, namespace, id));
+  }
+
+  async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
+    checkPathSafe(key, "key");
+    const checked = checkQueuedEvent(event, options, now());
+    // The queue lane keeps this instance's enqueues of a key in call order (FIFO as called).
+    return this.#write(
+      `queueing an event for ${key}`,
+      (sql) => enqueue(sql, key, checked.event, checked.maxDepth),
+      queueLane(key),
+    );
+  }
+
+  async listQueue(key: string): Promise<QueuedItem[]> {
+    checkId(key, "key");
+    return this.#read("reading a queue", (sql) => queueItems(sql, key));
+  }
+
+  async claimQueued(key: string, options: { at?: number } = {}): Promise<QueuedItem | null> {
+    checkId(key, "key");
+    const at = checkTime(options.at, "at", now());
+    return this.#write(`claiming the next queued event of ${key}`, (sql) => claimQueued(sql, key, at), queueLane(key));
+  }
+
+  async completeQueued(key: string, itemId: number): Promise<boolean> {
+    checkId(key, "key");
+    checkItemId(itemId);
+    return this.#write("completing a queued event", (sql) => completeQueued(sql, key, itemId), queueLane(key));
+  }
+
+  async clearQueue(key: string): Promise<number> {
+    checkId(key, "key");
+    return this.#write(`clearing the queue of ${key}`, (sql) => clearQueue(sql, key), queueLane(key));
+  }
+
+  async listQueuedKeys(): Promise<string[]> {
+    return this.#read("listing queued keys", (sql) =>
+      sql.column<string>("SELECT DISTINCT key FROM inbound_queue ORDER BY key"),
+    );
+  }
+
   // --- stats and meta ---------------------------------------------------------
 
   async getStats(): Promise<StoreStats> {
@@ -867,6 +1011,11 @@ export class PostgresSessionDB implements SessionDB {
     await Promise.allSettled([...this.#pending]);
     await this.#pool.end();
   }
+}
+
+/** The write lane of a key's queue (apart from session lanes: a session id never holds a NUL). */
+function queueLane(key: string): string {
+  return `\u0000queue:${key}`;
 }
 
 /** Messages of a session in transcript order. */
