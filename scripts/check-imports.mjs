@@ -4,7 +4,9 @@
 // 2. src/store/contract.ts and src/store/errors.ts import nothing from the project;
 // 3. only src/store/sqlite/ imports better-sqlite3 (only src/store/postgres/ imports pg),
 //    and backends never import each other;
-// 4. the core (src/store outside backend folders) never imports a backend statically.
+// 4. the core (src/store outside backend folders) never imports a backend statically;
+// 5. outer folders (gateway, executions, cli, server) reach the core only through
+//    src/store/index.ts, and the core never imports them.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -43,6 +45,12 @@ for (const dir of ["src", "test", "bench"]) {
       if (spec === "pg" && !rel.startsWith("src/store/postgres/")) problems.push(`${rel}: only src/store/postgres/ may import pg`);
       if (rel.startsWith("src/store/sqlite/") && spec.includes("/postgres/")) problems.push(`${rel}: backends must not import each other`);
       if (rel.startsWith("src/store/postgres/") && spec.includes("/sqlite/")) problems.push(`${rel}: backends must not import each other`);
+      if (/^src\/(gateway|executions|cli|server)\//.test(rel) && spec.startsWith("../store/") && spec !== "../store/index.js") {
+        problems.push(`${rel}: reach the storage core through "../store/index.js", not "${spec}"`);
+      }
+      if (rel.startsWith("src/store/") && /\/(gateway|executions|cli|server)\//.test(spec)) {
+        problems.push(`${rel}: the storage core must not depend on an outer folder ("${spec}")`);
+      }
       const inCore = rel.startsWith("src/store/") && !/^src\/store\/(sqlite|postgres)\//.test(rel);
       if (inCore && /\/(sqlite|postgres)\//.test(spec) && !dynamic) problems.push(`${rel}: the core may load a backend only with import() ("${spec}")`);
     }

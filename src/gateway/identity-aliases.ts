@@ -1,0 +1,50 @@
+/**
+ * Identity aliases: one person reported under several identifiers (a WhatsApp phone JID
+ * and a LID, device suffixes, a leading `+`) resolves to one canonical id, so all of
+ * them land on one session key. The registry lives in the database (one namespace per
+ * platform); this module normalises ids before they reach it.
+ *
+ * @module
+ */
+import type { SessionDB } from "../store/index.js";
+import { normalizeIdentity } from "./session-key.js";
+import type { SessionSource } from "./session-source.js";
+
+/**
+ * The alias registry of a gateway.
+ *
+ * @example
+ * const aliases = new IdentityAliases(db);
+ * await aliases.record("whatsapp", "15551234567@s.whatsapp.net", "999999999999999@lid");
+ * await aliases.resolve("whatsapp", "+999999999999999"); // "15551234567"
+ */
+export class IdentityAliases {
+  readonly #db: SessionDB;
+
+  constructor(db: SessionDB) {
+    this.#db = db;
+  }
+
+  /** Records that two identifiers of `platform` name one person; returns the canonical id. */
+  async record(platform: string, a: string, b: string): Promise<string> {
+    return this.#db.recordAlias(platform, normalizeIdentity(platform, a), normalizeIdentity(platform, b));
+  }
+
+  /** The canonical form of an identifier (normalised, then resolved through recorded aliases). */
+  async resolve(platform: string, id: string): Promise<string> {
+    return this.#db.resolveAlias(platform, normalizeIdentity(platform, id));
+  }
+
+  /**
+   * The source with its person identifiers in canonical form: `userId`, `userIdAlt` and,
+   * in a DM (where the chat is the person), `chatId`. Group chat ids are kept as given.
+   * The caller's object is not changed.
+   */
+  async canonicalizeSource(source: SessionSource): Promise<SessionSource> {
+    const out: SessionSource = { ...source };
+    if (source.userId) out.userId = await this.resolve(source.platform, source.userId);
+    if (source.userIdAlt) out.userIdAlt = await this.resolve(source.platform, source.userIdAlt);
+    if (source.chatType === "dm" && source.chatId) out.chatId = await this.resolve(source.platform, source.chatId);
+    return out;
+  }
+}

@@ -1,0 +1,601 @@
+/**
+ * `SessionStore`: maps every inbound message to the right conversation. Routing
+ * entries live in the {@link SessionDB} beside the transcripts; every change that
+ * implies session rows (a reset ends one session and starts another) commits with
+ * them in one conditional write, retried when another writer got there first.
+ *
+ * @module
+ */
+import {
+  ConflictError,
+  InvalidInputError,
+  newSessionId,
+  NotFoundError,
+  type ConversationMessage,
+  type NewMessage,
+  type RewindResult,
+  type Route,
+  type RouteFields,
+  type RouteWrite,
+  type Session,
+  type SessionDB,
+} from "../store/index.js";
+import { systemClock, type Clock } from "./clock.js";
+import { IdentityAliases } from "./identity-aliases.js";
+import {
+  evaluateReset,
+  resetModelNotice,
+  resetUserNotice,
+  resolveResetPolicy,
+  shouldNotifyUser,
+  type ResetConfig,
+  parseResetConfig,
+} from "./reset-policy.js";
+import { hadActivity, toSessionEntry, type ResetNotice, type SessionEntry } from "./session-entry.js";
+import { assertSafeKey, assertSafeSessionId, buildSessionKey, type KeySettings } from "./session-key.js";
+import type { ChatType, SessionSource } from "./session-source.js";
+
+/** Default freshness window of a resume marker (seconds). */
+export const DEFAULT_RESUME_FRESHNESS_SECONDS = 3600;
+/** Reason a session ends when a reset replaces it. */
+export const END_REASON_RESET = "session_reset";
+/** Reason a session ends when `/resume` switches away from it. */
+export const END_REASON_SWITCH = "session_switch";
+
+/** Options of a {@link SessionStore}. */
+export interface SessionStoreOptions {
+  /** Where entries and transcripts live. */
+  db: SessionDB;
+  /** Time source (default: the system clock). */
+  clock?: Clock;
+  /** How keys isolate users in groups and threads. */
+  keySettings?: KeySettings;
+  /** Reset policies (default: mode `none` everywhere). A raw config object is validated. */
+  reset?: ResetConfig | Record<string, unknown>;
+  /** A resume marker older than this starts a new session (default 3600 s; 0 disables the check). */
+  resumeFreshnessSeconds?: number;
+  /** Background work still running for a key blocks its expiry, automatic reset and pruning. */
+  hasActiveProcesses?: (key: string) => boolean;
+}
+
+/** Options of {@link SessionStore.getOrCreateSession}. */
+export interface GetOrCreateOptions {
+  /** Always start a fresh session (the old one ends with `session_reset`). */
+  forceNew?: boolean;
+}
+
+/** What to do with the current route: keep it (bumped) or replace its session. */
+type Decision =
+  | { kind: "keep"; route: Route; session: Session }
+  | { kind: "new"; reason: string | null; auto: boolean; fresh: boolean; old: Session | null };
+
+const MAX_ATTEMPTS = 8;
+
+function baseFields(sessionId: string, now: number, source: SessionSource | null, previous: Route | null): RouteFields {
+  return {
+    sessionId,
+    createdAt: now,
+    updatedAt: now,
+    origin: source === null ? (previous?.origin ?? null) : (JSON.parse(JSON.stringify(source)) as Record<string, unknown>),
+    displayName: source === null ? (previous?.displayName ?? null) : displayNameOf(source),
+    platform: source?.platform ?? previous?.platform ?? null,
+    chatType: source?.chatType ?? previous?.chatType ?? null,
+    wasAutoReset: false,
+    autoResetReason: null,
+    resetHadActivity: false,
+    isFreshReset: false,
+    expiryFinalized: false,
+    suspended: false,
+    resumePending: false,
+    resumeReason: null,
+    lastResumeMarkedAt: null,
+    lastPromptTokens: 0,
+    turnStartedAt: null,
+    interruptedRestarts: 0,
+    finalizeFailures: 0,
+  };
+}
+
+function displayNameOf(source: SessionSource): string | null {
+  if (source.chatType === "dm") return source.userName ?? source.chatName ?? source.userId ?? null;
+  return source.chatName ?? source.chatId ?? null;
+}
+
+function fieldsOf(route: Route): RouteFields {
+  const { key: _key, version: _version, ...fields } = route;
+  return fields;
+}
+
+/**
+ * The gateway's routing store.
+ *
+ * @example
+ * const store = new SessionStore({ db, reset: { mode: "idle", idleMinutes: 120 } });
+ * const entry = await store.getOrCreateSession({ platform: "telegram", chatType: "dm", chatId: "42", userId: "42" });
+ * await store.appendToTranscript(entry.sessionId, { role: "user", content: "hi" });
+ */
+export class SessionStore {
+  readonly db: SessionDB;
+  readonly clock: Clock;
+  readonly keySettings: KeySettings;
+  readonly reset: ResetConfig;
+  readonly aliases: IdentityAliases;
+  readonly resumeFreshnessSeconds: number;
+  readonly #hasActiveProcesses: (key: string) => boolean;
+
+  constructor(options: SessionStoreOptions) {
+    if (options === null || typeof options !== "object" || options.db === undefined) {
+      throw new InvalidInputError("SessionStore needs { db }: open one with openSessionDB().", { field: "db" });
+    }
+    this.db = options.db;
+    this.clock = options.clock ?? systemClock;
+    this.keySettings = { groupSessionsPerUser: true, threadSessionsPerUser: false, ...options.keySettings };
+    this.reset = isResetConfig(options.reset) ? options.reset : parseResetConfig(options.reset ?? {});
+    const freshness = options.resumeFreshnessSeconds ?? DEFAULT_RESUME_FRESHNESS_SECONDS;
+    if (typeof freshness !== "number" || !Number.isFinite(freshness) || freshness < 0) {
+      throw new InvalidInputError("resumeFreshnessSeconds must be a number of seconds ≥ 0 (0 disables the check).", {
+        field: "resumeFreshnessSeconds",
+      });
+    }
+    this.resumeFreshnessSeconds = freshness;
+    this.#hasActiveProcesses = options.hasActiveProcesses ?? (() => false);
+    this.aliases = new IdentityAliases(this.db);
+  }
+
+  // --- keys -------------------------------------------------------------------
+
+  /** The session key of a message origin (identifiers resolved through the alias registry first). */
+  async sessionKeyFor(source: SessionSource): Promise<string> {
+    const canonical = await this.aliases.canonicalizeSource(source);
+    return buildSessionKey(canonical, this.keySettings);
+  }
+
+  // --- routing ----------------------------------------------------------------
+
+  /**
+   * The entry for a message: the current session of its key, or a new one when the key
+   * is new, suspended, stale after an interruption, due for a reset by policy, or routes
+   * to a session that ended elsewhere. See docs/api.md for the full order of rules.
+   */
+  async getOrCreateSession(source: SessionSource, options: GetOrCreateOptions = {}): Promise<SessionEntry> {
+    const key = await this.sessionKeyFor(source);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = this.clock.now();
+      let route = await this.db.getRoute(key);
+      let decision: Decision;
+      if (options.forceNew) {
+        const old = route === null ? null : await this.db.getSession(route.sessionId);
+        decision = { kind: "new", reason: null, auto: false, fresh: false, old };
+      } else if (route === null) {
+        const live = await this.db.findLiveSessionByKey(key);
+        if (live !== null) {
+          // The entry was lost (deleted, pruned, an older database) but its session lives on.
+          const recovered = await this.db.writeRoute({
+            key,
+            expectedVersion: null,
+            route: { ...baseFields(live.id, live.startedAt, source, null), updatedAt: live.lastActiveAt },
+          });
+          if (recovered === null) continue;
+          route = recovered;
+          decision = await this.#decide(route, live, now);
+        } else {
+          decision = { kind: "new", reason: null, auto: false, fresh: false, old: null };
+        }
+      } else {
+        let session = await this.db.getSession(route.sessionId);
+        if (session !== null && session.endedAt !== null && session.endReason === "compression") {
+          const tip = await this.db.getSession(await this.db.getCompressionTip(session.id));
+          if (tip !== null && tip.endedAt === null) {
+            const followed = await this.db.writeRoute({
+              key,
+              expectedVersion: route.version,
+              route: { ...fieldsOf(route), sessionId: tip.id },
+            });
+            if (followed === null) continue;
+            route = followed;
+            session = tip;
+          }
+        }
+        if (session === null || session.endedAt !== null) {
+          // Ended (or deleted) elsewhere: never route to it again.
+          decision = { kind: "new", reason: null, auto: false, fresh: false, old: null };
+        } else {
+          decision = await this.#decide(route, session, now);
+        }
+      }
+
+      if (decision.kind === "keep") {
+        const bumped = await this.db.writeRoute({
+          key,
+          expectedVersion: decision.route.version,
+          route: { ...fieldsOf(decision.route), updatedAt: now },
+        });
+        if (bumped === null) continue;
+        return toSessionEntry(bumped, decision.session);
+      }
+      const written = await this.#replace(key, route, source, now, decision);
+      if (written !== null) return written;
+    }
+    throw new ConflictError(
+      `The routing entry ${key} kept changing under concurrent writers; try the message again.`,
+    );
+  }
+
+  async #decide(route: Route, session: Session, now: number): Promise<Decision> {
+    const old = session;
+    if (route.suspended) return { kind: "new", reason: "suspended", auto: true, fresh: false, old };
+    const policyFires = this.#policyFires(route, now);
+    if (route.resumePending) {
+      const marked = route.lastResumeMarkedAt ?? route.updatedAt;
+      const stale = this.resumeFreshnessSeconds > 0 && now - marked > this.resumeFreshnessSeconds;
+      if (policyFires !== null || stale) return { kind: "new", reason: "resume_pending_expired", auto: true, fresh: false, old };
+      return { kind: "keep", route, session };
+    }
+    if (policyFires !== null) return { kind: "new", reason: policyFires, auto: true, fresh: false, old };
+    return { kind: "keep", route, session };
+  }
+
+  /** The policy reason (`idle`/`daily`) when the key's policy says reset now, else `null`. */
+  #policyFires(route: Route, now: number): "idle" | "daily" | null {
+    if (this.#hasActiveProcesses(route.key)) return null;
+    const policy = resolveResetPolicy(this.reset, route.platform ?? "", chatTypeOf(route.chatType));
+    const verdict = evaluateReset(policy, route.updatedAt, now);
+    return verdict.reset ? verdict.reason : null;
+  }
+
+  /** Starts a new session for a key, ending the old one, in one write; `null` when another writer won. */
+  async #replace(
+    key: string,
+    route: Route | null,
+    source: SessionSource | null,
+    now: number,
+    decision: Extract<Decision, { kind: "new" }>,
+  ): Promise<SessionEntry | null> {
+    const id = newSessionId(now);
+    const fields = baseFields(id, now, source, route);
+    const activity = hadActivity(decision.old);
+    if (decision.auto) {
+      fields.wasAutoReset = true;
+      fields.autoResetReason = decision.reason;
+      fields.resetHadActivity = activity;
+    }
+    fields.isFreshReset = decision.fresh;
+    const origin = source ?? (route?.origin as SessionSource | null) ?? null;
+    const write: RouteWrite = {
+      key,
+      expectedVersion: route?.version ?? null,
+      route: fields,
+      createSession: {
+        id,
+        source: origin?.platform ?? fields.platform ?? "gateway",
+        userId: origin?.userId ?? null,
+        sessionKey: key,
+        chatId: origin?.chatId ?? null,
+        chatType: origin?.chatType ?? null,
+        threadId: origin?.threadId ?? null,
+        startedAt: now,
+      },
+    };
+    if (decision.old !== null && decision.old.endedAt === null) {
+      write.endSession = { id: decision.old.id, reason: END_REASON_RESET, endedAt: now };
+    }
+    const written = await this.db.writeRoute(write);
+    if (written === null) return null;
+    const entry = toSessionEntry(written, await this.db.getSession(id));
+    if (decision.auto && decision.reason !== null) entry.resetNotice = this.#notice(decision.reason, decision.old, now, fields.platform);
+    return entry;
+  }
+
+  #notice(reason: string, old: Session | null, now: number, platform: string | null): ResetNotice {
+    const inactive = old === null ? 0 : Math.max(0, now - old.lastActiveAt);
+    const notify = shouldNotifyUser(this.reset, platform ?? "", hadActivity(old));
+    if (reason === "idle" || reason === "daily") {
+      const atHour = resolveResetPolicy(this.reset, platform ?? "", chatTypeOf(old?.chatType ?? null)).atHour;
+      return {
+        model: resetModelNotice(reason, inactive, { atHour }),
+        user: notify ? resetUserNotice(reason, inactive, { atHour }) : null,
+      };
+    }
+    const cause =
+      reason === "suspended"
+        ? "the previous session was stopped"
+        : "the previous session was interrupted and is too old to resume";
+    return {
+      model:
+        `[System note: this is a new session (${cause}). ` +
+        "The earlier conversation is not in your context; the user can restore it with /resume.]",
+      user: notify ? `Session automatically reset (${cause}). Previous conversation is saved; use /resume to go back to it.` : null,
+    };
+  }
+
+  /**
+   * Reads, changes and writes an entry, retrying on a concurrent change. `change`
+   * returns the new fields, or `null` to leave the entry alone. Returns the written
+   * route, `null` when nothing was written, `undefined` when the key has no entry.
+   */
+  async #mutate(key: string, change: (route: Route) => RouteFields | null): Promise<Route | null | undefined> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      if (route === null) return undefined;
+      const fields = change(route);
+      if (fields === null) return null;
+      const written = await this.db.writeRoute({ key, expectedVersion: route.version, route: fields });
+      if (written !== null) return written;
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
+  // --- operations ---------------------------------------------------------------
+
+  /** Bumps an entry's activity time (and records the last prompt size). `false` when the key has no entry. */
+  async updateSession(key: string, update: { lastPromptTokens?: number } = {}): Promise<boolean> {
+    assertSafeKey(key);
+    const tokens = update.lastPromptTokens;
+    if (tokens !== undefined && (!Number.isSafeInteger(tokens) || tokens < 0)) {
+      throw new InvalidInputError("lastPromptTokens must be a whole number ≥ 0.", { field: "lastPromptTokens" });
+    }
+    const now = this.clock.now();
+    const written = await this.#mutate(key, (route) => ({
+      ...fieldsOf(route),
+      updatedAt: now,
+      lastPromptTokens: tokens ?? route.lastPromptTokens,
+    }));
+    return written !== undefined && written !== null;
+  }
+
+  /**
+   * `/new`, `/reset`: a fresh session for the key (`isFreshReset`), the old one ended
+   * (its history kept). Returns the new entry, or `null` when the key has no entry.
+   * The caller clears the key's queue ({@link SessionQueue.clear}).
+   */
+  async resetSession(key: string): Promise<SessionEntry | null> {
+    assertSafeKey(key);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      if (route === null) return null;
+      const old = await this.db.getSession(route.sessionId);
+      const entry = await this.#replace(key, route, null, this.clock.now(), {
+        kind: "new",
+        reason: null,
+        auto: false,
+        fresh: true,
+        old,
+      });
+      if (entry !== null) return entry;
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
+  /**
+   * `/resume`: routes the key to another session (reopened if it had ended), ending the
+   * current one with `session_switch`. Returns the new entry, or `null` when the key has
+   * no entry. Throws {@link NotFoundError} for an unknown session.
+   */
+  async switchSession(key: string, targetSessionId: string): Promise<SessionEntry | null> {
+    assertSafeKey(key);
+    assertSafeSessionId(targetSessionId);
+    const target = await this.db.getSession(targetSessionId);
+    if (target === null) {
+      throw new NotFoundError(`No session with id "${targetSessionId}" to resume; list this chat's sessions to pick one.`);
+    }
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      if (route === null) return null;
+      const now = this.clock.now();
+      const fields: RouteFields = { ...baseFields(target.id, now, null, route) };
+      const write: RouteWrite = { key, expectedVersion: route.version, route: fields };
+      if (route.sessionId !== target.id) write.endSession = { id: route.sessionId, reason: END_REASON_SWITCH, endedAt: now };
+      if (target.endedAt !== null) write.reopenSession = target.id;
+      const current = await this.db.getSession(route.sessionId);
+      if (current === null || current.endedAt !== null || route.sessionId === target.id) delete write.endSession;
+      const written = await this.db.writeRoute(write);
+      if (written !== null) return toSessionEntry(written, await this.db.getSession(target.id));
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
+  /** `/stop`: the next message starts a new session. `false` when already suspended or no entry. */
+  async suspendSession(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    const written = await this.#mutate(key, (route) =>
+      route.suspended ? null : { ...fieldsOf(route), suspended: true, resumePending: false, resumeReason: null },
+    );
+    return written !== undefined && written !== null;
+  }
+
+  /** Marks the session interrupted (resume it on the next message). Refused (`false`) when suspended. */
+  async markResumePending(key: string, reason: string): Promise<boolean> {
+    assertSafeKey(key);
+    if (typeof reason !== "string" || reason.trim() === "") {
+      throw new InvalidInputError("markResumePending needs a reason, e.g. restart_interrupted.", { field: "reason" });
+    }
+    const now = this.clock.now();
+    const written = await this.#mutate(key, (route) =>
+      route.suspended ? null : { ...fieldsOf(route), resumePending: true, resumeReason: reason, lastResumeMarkedAt: now },
+    );
+    return written !== undefined && written !== null;
+  }
+
+  /** Clears the resume marker. `false` when it was not set. */
+  async clearResumePending(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    const written = await this.#mutate(key, (route) =>
+      route.resumePending ? { ...fieldsOf(route), resumePending: false, resumeReason: null, lastResumeMarkedAt: null } : null,
+    );
+    return written !== undefined && written !== null;
+  }
+
+  /** Suspends every entry active in the last `maxAgeSeconds` (default 120); returns how many. */
+  async suspendRecentlyActive(maxAgeSeconds = 120): Promise<number> {
+    checkSeconds(maxAgeSeconds, "maxAgeSeconds");
+    let count = 0;
+    for await (const route of this.#routes({ updatedSince: this.clock.now() - maxAgeSeconds, suspended: false })) {
+      if (await this.suspendSession(route.key)) count += 1;
+    }
+    return count;
+  }
+
+  /**
+   * Deletes entries not updated for `maxAgeDays` days, never suspended ones or keys with
+   * active background processes. Sessions and transcripts stay. Returns how many.
+   */
+  async pruneOldEntries(maxAgeDays: number): Promise<number> {
+    checkSeconds(maxAgeDays, "maxAgeDays");
+    const cutoff = this.clock.now() - maxAgeDays * 86_400;
+    let count = 0;
+    for await (const route of this.#routes({ updatedBefore: cutoff, suspended: false })) {
+      if (this.#hasActiveProcesses(route.key)) continue;
+      if (await this.db.deleteRoute(route.key, { expectedVersion: route.version })) count += 1;
+    }
+    return count;
+  }
+
+  /** Entries, optionally only those active in the last `activeMinutes`, in key order. */
+  async listSessions(activeMinutes?: number): Promise<SessionEntry[]> {
+    if (activeMinutes !== undefined) checkSeconds(activeMinutes, "activeMinutes");
+    const filter = activeMinutes === undefined ? {} : { updatedSince: this.clock.now() - activeMinutes * 60 };
+    const out: SessionEntry[] = [];
+    for await (const route of this.#routes(filter)) out.push(toSessionEntry(route, await this.db.getSession(route.sessionId)));
+    return out;
+  }
+
+  /** The entry of a key, or `null`. */
+  async getEntry(key: string): Promise<SessionEntry | null> {
+    assertSafeKey(key);
+    const route = await this.db.getRoute(key);
+    return route === null ? null : toSessionEntry(route, await this.db.getSession(route.sessionId));
+  }
+
+  /** The entry routing to a session, or `null`. */
+  async lookupBySessionId(sessionId: string): Promise<SessionEntry | null> {
+    assertSafeSessionId(sessionId);
+    const route = await this.db.findRouteBySession(sessionId);
+    return route === null ? null : toSessionEntry(route, await this.db.getSession(route.sessionId));
+  }
+
+  /** Whether any key has an entry. */
+  async hasAnySessions(): Promise<boolean> {
+    return (await this.db.listRoutes({ limit: 1 })).items.length > 0;
+  }
+
+  // --- turns --------------------------------------------------------------------
+
+  /** Records that a turn started on the key (a restart that finds it set counts toward the stuck-loop guard). */
+  async beginTurn(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    const now = this.clock.now();
+    const written = await this.#mutate(key, (route) => ({ ...fieldsOf(route), turnStartedAt: now, updatedAt: now }));
+    return written !== undefined && written !== null;
+  }
+
+  /**
+   * Records a successful turn: clears the turn marker, the resume marker, the reset
+   * flags and the stuck-loop count; bumps activity and the last prompt size.
+   */
+  async completeTurn(key: string, update: { lastPromptTokens?: number } = {}): Promise<boolean> {
+    assertSafeKey(key);
+    const now = this.clock.now();
+    const written = await this.#mutate(key, (route) => ({
+      ...fieldsOf(route),
+      updatedAt: now,
+      turnStartedAt: null,
+      interruptedRestarts: 0,
+      resumePending: false,
+      resumeReason: null,
+      lastResumeMarkedAt: null,
+      isFreshReset: false,
+      wasAutoReset: false,
+      autoResetReason: null,
+      resetHadActivity: false,
+      lastPromptTokens: update.lastPromptTokens ?? route.lastPromptTokens,
+    }));
+    return written !== undefined && written !== null;
+  }
+
+  /** Records a failed turn: clears the turn marker and keeps every other flag (a resume marker survives). */
+  async failTurn(key: string): Promise<boolean> {
+    assertSafeKey(key);
+    const written = await this.#mutate(key, (route) =>
+      route.turnStartedAt === null ? null : { ...fieldsOf(route), turnStartedAt: null },
+    );
+    return written !== undefined && written !== null;
+  }
+
+  /** Writes entry fields as given (for the recovery and expiry machinery). */
+  async patchEntry(key: string, change: (route: Route) => Partial<RouteFields> | null): Promise<Route | null> {
+    assertSafeKey(key);
+    const written = await this.#mutate(key, (route) => {
+      const patch = change(route);
+      return patch === null ? null : { ...fieldsOf(route), ...patch };
+    });
+    return written ?? null;
+  }
+
+  // --- transcripts ------------------------------------------------------------------
+
+  /** Appends one message to a session's transcript; returns its id. */
+  async appendToTranscript(sessionId: string, message: NewMessage): Promise<number> {
+    return this.db.appendMessage(sessionId, message);
+  }
+
+  /** Replaces a session's transcript (rewound messages included) with these messages. */
+  async rewriteTranscript(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+    return this.db.replaceMessages(sessionId, messages);
+  }
+
+  /** The transcript as model messages; `limit` keeps only the last N (a bounded window). */
+  async loadTranscript(sessionId: string, options: { limit?: number } = {}): Promise<ConversationMessage[]> {
+    const all = await this.db.getConversation(sessionId);
+    if (options.limit === undefined) return all;
+    if (!Number.isSafeInteger(options.limit) || options.limit < 1) {
+      throw new InvalidInputError("limit must be a whole number ≥ 1.", { field: "limit" });
+    }
+    return all.slice(-options.limit);
+  }
+
+  /** `/undo [n]`: hides the last n user turns (default 1) of a session. */
+  async rewindSession(sessionId: string, turns = 1): Promise<RewindResult> {
+    return this.db.rewind(sessionId, turns);
+  }
+
+  async *#routes(filter: Parameters<SessionDB["listRoutes"]>[0]): AsyncGenerator<Route> {
+    let cursor: string | null = null;
+    do {
+      const page = await this.db.listRoutes({ ...filter, limit: 500, cursor });
+      yield* page.items;
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+  }
+
+  /** Every entry matching a filter, page by page. */
+  routes(filter: Parameters<SessionDB["listRoutes"]>[0] = {}): AsyncGenerator<Route> {
+    return this.#routes(filter);
+  }
+
+  /** Whether background work blocks expiry, reset and pruning of a key. */
+  hasActiveProcesses(key: string): boolean {
+    return this.#hasActiveProcesses(key);
+  }
+}
+
+function isResetConfig(value: unknown): value is ResetConfig {
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    "default" in value &&
+    "platforms" in value &&
+    "types" in value &&
+    "notifyExclude" in value
+  );
+}
+
+function checkSeconds(value: unknown, field: string): void {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new InvalidInputError(`${field} must be a number ≥ 0.`, { field });
+  }
+}
+
+/** A stored chat type as a policy lookup key (unknown values use the DM policy lookup order's default). */
+export function chatTypeOf(value: string | null): ChatType {
+  return value === "group" || value === "channel" || value === "thread" ? value : "dm";
+}

@@ -1,0 +1,15 @@
+/**
+ * The storage core as other folders (gateway, executions, CLI, server) see it: the
+ * `SessionDB` contract, its errors, `openSessionDB` and the small helpers around them.
+ * No backend is loaded by importing this module.
+ *
+ * @module
+ */
+export * from "./contract.js";
+export * from "./errors.js";
+export { openSessionDB, type OpenSessionDBOptions } from "./open-session-db.js";
+export { defaultDatabasePath, threadlineHome } from "./data-home.js";
+export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS } from "./titles.js";
+export { RECORD_FORMAT, RECORD_VERSION } from "./session-record.js";
+export { writeJsonl, readJsonlLines } from "./jsonl.js";
+export { newSessionId } from "./session-id.js";
