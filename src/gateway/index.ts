@@ -19,3 +19,4 @@ export * from "./session-queue.js";
 export * from "./inbound-buffer.js";
 export * from "./recovery.js";
 export * from "./expiry-watcher.js";
+export * from "./lifecycle-config.js";

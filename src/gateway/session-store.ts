@@ -345,8 +345,8 @@ export class SessionStore {
 
   /**
    * `/new`, `/reset`: a fresh session for the key (`isFreshReset`), the old one ended
-   * (its history kept). Returns the new entry, or `null` when the key has no entry.
-   * The caller clears the key's queue ({@link SessionQueue.clear}).
+   * (its history kept), and the key's waiting queue cleared. Returns the new entry, or
+   * `null` when the key has no entry.
    */
   async resetSession(key: string): Promise<SessionEntry | null> {
     assertSafeKey(key);
@@ -361,7 +361,10 @@ export class SessionStore {
         fresh: true,
         old,
       });
-      if (entry !== null) return entry;
+      if (entry !== null) {
+        await this.db.clearQueue(key);
+        return entry;
+      }
     }
     throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
   }

@@ -255,7 +255,9 @@ forEachBackend((backend) => {
   it("resetSession (/new): fresh entry with isFreshReset, old ended; null for an unknown key", async () => {
     const { store, db } = await setup();
     const first = await store.getOrCreateSession(alice);
+    await db.enqueue(first.key, { payload: "queued before /new" });
     const fresh = await store.resetSession(first.key);
+    expect(await db.listQueue(first.key)).toEqual([]);
     expect(fresh).toMatchObject({ isFreshReset: true, wasAutoReset: false, key: first.key, platform: "telegram" });
     expect(fresh!.sessionId).not.toBe(first.sessionId);
     expect((await db.getSession(first.sessionId))?.endReason).toBe("session_reset");
