@@ -396,6 +396,11 @@ export interface RouteWrite {
   createSession?: NewSession;
   /** Reopen this session (if ended) in the same transaction. */
   reopenSession?: string;
+  /**
+   * Write only while this lease token is current (see {@link LeaseFence}); otherwise the
+   * call throws {@link LeaseLostError} and writes nothing (checked before `expectedVersion`).
+   */
+  fence?: LeaseFence;
 }
 
 /** Options of {@link SessionDB.listRoutes}. Entries come in key order. */
@@ -451,6 +456,52 @@ export type EnqueueResult =
   | { status: "duplicate"; depth: number }
   | { status: "full"; depth: number };
 
+/**
+ * A lease on a session key: while a gateway replica holds it, no other replica runs a turn
+ * of that key. Leases expire unless renewed, so a crashed holder cannot block a key forever.
+ */
+export interface Lease {
+  /** The session key (a routing key). */
+  key: string;
+  /** Who holds it: an id unique to one running holder (e.g. replica id + process start), never reused after a restart. */
+  holder: string;
+  /**
+   * Fencing token: grows (by one) every time the lease changes hands, including after a
+   * release or an expiry; a renewal (or a re-acquisition by the same holder) keeps it.
+   * Pass it as {@link LeaseFence} on every write of the turn.
+   */
+  token: number;
+  /** When it lapses (epoch seconds); from then on another holder may take it. */
+  expiresAt: number;
+}
+
+/** Options of {@link SessionDB.acquireLease} and {@link SessionDB.renewLease}. */
+export interface LeaseOptions {
+  /** How long the lease lasts from `now`, in seconds (more than 0, at most 86,400). */
+  ttlSeconds: number;
+  /** "Now" (default: the current time of this process). Replicas must keep their clocks in sync. */
+  now?: number;
+}
+
+/**
+ * A fence on a write: the write happens only if, inside its transaction, the lease on `key`
+ * is held (not released) with exactly `token`. Expiry is not checked: an expired lease that
+ * nobody else has taken still fences; a newer holder's acquisition bumps the token, which is
+ * what makes a stale holder's late write fail with {@link LeaseLostError}.
+ */
+export interface LeaseFence {
+  /** The leased session key. */
+  key: string;
+  /** {@link Lease.token} as acquired. */
+  token: number;
+}
+
+/** Options of a transcript write that may be fenced by a lease. */
+export interface FencedWriteOptions {
+  /** Refuse the write (with {@link LeaseLostError}, nothing written) unless this lease token is current. */
+  fence?: LeaseFence;
+}
+
 /** What a backend can do, for callers that must branch (never on the class). */
 export interface StoreCapabilities {
   /** `"sqlite"`, `"postgres"`, … */
@@ -483,23 +534,42 @@ export interface SessionDB {
   resolveSessionId(idOrPrefix: string): Promise<string | null>;
   /** Changes model, model config or system prompt. Returns the updated session. */
   updateSession(id: string, update: SessionUpdate): Promise<Session>;
-  /** Records token and cost usage, added (default) or set. Returns the new totals. */
-  recordUsage(id: string, usage: UsageUpdate, options?: { mode?: "delta" | "absolute" }): Promise<SessionUsage>;
+  /**
+   * Records token and cost usage, added (default) or set. Returns the new totals. With
+   * `fence`, throws {@link LeaseLostError} (nothing recorded) unless the lease token is current.
+   */
+  recordUsage(
+    id: string,
+    usage: UsageUpdate,
+    options?: { mode?: "delta" | "absolute" } & FencedWriteOptions,
+  ): Promise<SessionUsage>;
 
   // --- messages -------------------------------------------------------------
 
-  /** Appends one message; returns its id. Throws {@link ConflictError} on an ended session. */
-  appendMessage(sessionId: string, message: NewMessage): Promise<number>;
-  /** Appends several messages in one transaction (all or none, contiguous); returns their ids in order. */
-  appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]>;
+  /**
+   * Appends one message; returns its id. Throws {@link ConflictError} on an ended session,
+   * {@link LeaseLostError} (nothing written) when `options.fence` is no longer current.
+   */
+  appendMessage(sessionId: string, message: NewMessage, options?: FencedWriteOptions): Promise<number>;
+  /**
+   * Appends several messages in one transaction (all or none, contiguous); returns their ids
+   * in order. Fenced like {@link SessionDB.appendMessage}.
+   */
+  appendTurn(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]>;
   /** Every visible message in transcript order (rewound ones too with `includeRewound`). */
   getMessages(sessionId: string, options?: { includeRewound?: boolean }): Promise<Message[]>;
   /** The visible transcript in OpenAI chat shape (the system prompt first with `includeSystemPrompt`). */
   getConversation(sessionId: string, options?: { includeSystemPrompt?: boolean }): Promise<ConversationMessage[]>;
-  /** Replaces the whole transcript in one transaction (retry, undo, compress); returns the new ids. */
-  replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]>;
-  /** Soft-deletes the last `turns` user turns (default 1; below 1 acts as 1). */
-  rewind(sessionId: string, turns?: number): Promise<RewindResult>;
+  /**
+   * Replaces the whole transcript in one transaction (retry, undo, compress); returns the new
+   * ids. Fenced like {@link SessionDB.appendMessage}.
+   */
+  replaceMessages(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]>;
+  /**
+   * Soft-deletes the last `turns` user turns (default 1; below 1 acts as 1; pass `undefined`
+   * to fence the default). Fenced like {@link SessionDB.appendMessage}.
+   */
+  rewind(sessionId: string, turns?: number, options?: FencedWriteOptions): Promise<RewindResult>;
   /** Brings back the rows of the latest rewind (every rewound row with `all`); returns how many. */
   restoreRewound(sessionId: string, options?: { all?: boolean }): Promise<number>;
   /** Deletes every message of a session; returns how many. */
@@ -563,7 +633,8 @@ export interface SessionDB {
   /**
    * Writes an entry if its version is still `expectedVersion`, with the session changes it
    * implies, atomically. Returns the stored entry, or `null` (nothing written) when another
-   * writer got there first.
+   * writer got there first. With `write.fence`, throws {@link LeaseLostError} (nothing
+   * written) unless the lease token is current.
    */
   writeRoute(write: RouteWrite): Promise<Route | null>;
   /** Deletes an entry (only at `expectedVersion` when given). */
@@ -588,6 +659,33 @@ export interface SessionDB {
   clearQueue(key: string): Promise<number>;
   /** Keys that have queued items. */
   listQueuedKeys(): Promise<string[]>;
+
+  /**
+   * Takes the lease on a session key for `holder`, atomically across processes (of two
+   * concurrent acquirers exactly one wins). Granted when the key is free (never leased or
+   * released), expired (`expiresAt <= now`), or already held by `holder` (a renewal: new
+   * expiry, same token, even if it had expired meanwhile). A grant to a new holder gets the
+   * previous token + 1 (1 for a key never leased). Returns the lease, or `null` when
+   * another holder has it.
+   */
+  acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null>;
+  /**
+   * Extends a lease to `now + ttlSeconds` if `holder` still holds it with `token`, even when
+   * it has just expired, as long as nobody else took it (the token still fences then).
+   * Returns the renewed lease, or `null` when it was released or taken over.
+   */
+  renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null>;
+  /**
+   * Gives a lease up (if `holder` still holds it with `token`, expired or not), so the next
+   * acquirer need not wait for the expiry; its token then no longer fences. Returns whether
+   * it was released.
+   */
+  releaseLease(key: string, holder: string, token: number): Promise<boolean>;
+  /**
+   * The current lease of a key, or `null` when it was never leased or is released. An expired
+   * lease is still returned until someone takes it: compare `expiresAt` with now.
+   */
+  getLease(key: string): Promise<Lease | null>;
 
   // --- stats and meta -------------------------------------------------------
 

@@ -14,6 +14,7 @@ export type ThreadlineErrorCode =
   | "TL_ERR_STORE_BUSY"
   | "TL_ERR_STORE_CLOSED"
   | "TL_ERR_SCHEMA_VERSION"
+  | "TL_ERR_LEASE_LOST"
   | "TL_ERR_STORE";
 
 /** Base class of every error Threadline throws on purpose. */
@@ -87,6 +88,32 @@ export class SchemaVersionError extends ThreadlineError {
     );
     this.found = found;
     this.supported = supported;
+  }
+}
+
+/**
+ * A fenced write (`options.fence`, `RouteWrite.fence`) found that the lease it names is no
+ * longer held with its token: another holder took the key over (after an expiry) or the
+ * lease was released. Nothing was written; the caller must stop the turn it was running.
+ */
+export class LeaseLostError extends ThreadlineError {
+  /** The leased session key. */
+  readonly key: string;
+  /** The token the write presented. */
+  readonly token: number;
+  /** The key's current token, or `null` when the lease is released or was never taken. */
+  readonly currentToken: number | null;
+
+  constructor(key: string, token: number, currentToken: number | null) {
+    super(
+      "TL_ERR_LEASE_LOST",
+      `The lease on "${key}" is no longer held with token ${token} (` +
+        (currentToken === null ? "it is released or was never taken" : `the current token is ${currentToken}`) +
+        "); nothing was written. Stop this turn: another holder owns the key now (acquire the lease again to continue).",
+    );
+    this.key = key;
+    this.token = token;
+    this.currentToken = currentToken;
   }
 }
 

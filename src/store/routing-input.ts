@@ -1,10 +1,19 @@
 /**
- * Validation of gateway-state input (routing entries, aliases, queued events), shared
+ * Validation of gateway-state input (routing entries, aliases, queued events, leases), shared
  * by both backends so they reject the same things with the same messages.
  *
  * @module
  */
-import type { ListRoutesOptions, NewQueuedEvent, NewSession, RouteFields, RouteWrite } from "./contract.js";
+import type {
+  FencedWriteOptions,
+  LeaseFence,
+  LeaseOptions,
+  ListRoutesOptions,
+  NewQueuedEvent,
+  NewSession,
+  RouteFields,
+  RouteWrite,
+} from "./contract.js";
 import { InvalidInputError } from "./errors.js";
 import { checkId, checkLimit, checkNewSession, checkTime, optionalText, toJson } from "./input-validation.js";
 
@@ -89,6 +98,7 @@ export interface CheckedRouteWrite {
   endSession: { id: string; reason: string; endedAt: number } | null;
   createSession: NewSession | null;
   reopenSession: string | null;
+  fence: LeaseFence | null;
 }
 
 /** Checks a {@link RouteWrite}. */
@@ -122,7 +132,8 @@ export function checkRouteWrite(write: RouteWrite, now: number): CheckedRouteWri
     }
   }
   const reopenSession = write.reopenSession === undefined ? null : checkId(write.reopenSession, "reopenSession");
-  return { key, expectedVersion: expected, route, endSession, createSession, reopenSession };
+  const fence = write.fence === undefined ? null : checkFence(write.fence);
+  return { key, expectedVersion: expected, route, endSession, createSession, reopenSession, fence };
 }
 
 /** Checked {@link ListRoutesOptions}. */
@@ -223,4 +234,57 @@ export function checkItemId(value: unknown): number {
     throw new InvalidInputError("itemId must be the id of a queued item (a whole number ≥ 1).", { field: "itemId" });
   }
   return value;
+}
+
+/** Longest lease, in seconds (one day). */
+export const MAX_LEASE_TTL_SECONDS = 86_400;
+
+/** Checks a lease token (a whole number ≥ 1). */
+export function checkLeaseToken(value: unknown, field = "token"): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidInputError(`${field} must be a lease token as acquired (a whole number ≥ 1).`, { field });
+  }
+  return value;
+}
+
+/** Checked arguments of acquireLease / renewLease. */
+export interface CheckedLeaseRequest {
+  key: string;
+  holder: string;
+  /** `now + ttlSeconds`. */
+  expiresAt: number;
+  now: number;
+}
+
+/** Checks the key, holder and {@link LeaseOptions} of an acquisition or renewal. */
+export function checkLeaseRequest(key: unknown, holder: unknown, options: LeaseOptions, now: number): CheckedLeaseRequest {
+  const checkedKey = checkPathSafe(key, "key");
+  const checkedHolder = checkId(holder, "holder");
+  if (options === null || typeof options !== "object") {
+    throw new InvalidInputError("options must be { ttlSeconds, now? }.", { field: "options" });
+  }
+  const ttl = options.ttlSeconds;
+  if (typeof ttl !== "number" || !Number.isFinite(ttl) || ttl <= 0 || ttl > MAX_LEASE_TTL_SECONDS) {
+    throw new InvalidInputError(`ttlSeconds must be a number of seconds above 0 and at most ${MAX_LEASE_TTL_SECONDS}.`, {
+      field: "ttlSeconds",
+    });
+  }
+  const at = checkTime(options.now, "now", now);
+  return { key: checkedKey, holder: checkedHolder, expiresAt: at + ttl, now: at };
+}
+
+/** Checks a {@link LeaseFence}. */
+export function checkFence(fence: unknown): LeaseFence {
+  if (fence === null || typeof fence !== "object") {
+    throw new InvalidInputError("fence must be { key, token } (the lease key and its token).", { field: "fence" });
+  }
+  const { key, token } = fence as Partial<LeaseFence>;
+  return { key: checkPathSafe(key, "fence.key"), token: checkLeaseToken(token, "fence.token") };
+}
+
+/** The checked fence of a transcript write's options, or `null` when it has none. */
+export function fenceOf(options: FencedWriteOptions | undefined): LeaseFence | null {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== "object") throw new InvalidInputError("options must be an object.", { field: "options" });
+  return options.fence === undefined ? null : checkFence(options.fence);
 }

@@ -16,6 +16,11 @@ export interface StoreContext {
   db(): SessionDB;
   /** Another empty, isolated store, destroyed after the test. */
   freshStore(): Promise<SessionDB>;
+  /**
+   * A second handle on the database of {@link db} (see `SessionDBTestInitializer.openAnother`),
+   * closed after the test. Only in specs registered when the initializer has `openAnother`.
+   */
+  anotherHandle(): Promise<SessionDB>;
 }
 
 /** Registers one test (honouring the initializer's skip list). */
@@ -52,12 +57,19 @@ export function contractArea(
   describe(area, () => {
     let current: SessionDB | undefined;
     const extra: SessionDB[] = [];
+    const handles: SessionDB[] = [];
 
     beforeEach(async () => {
       current = await init.createStore();
     });
 
     afterEach(async () => {
+      // Second handles first: they share the database `destroy` removes.
+      for (const handle of handles.splice(0)) {
+        await handle.close().catch((e: unknown) => {
+          if (!(e instanceof StoreClosedError)) throw e;
+        });
+      }
       const stores = [...(current ? [current] : []), ...extra.splice(0)];
       current = undefined;
       for (const store of stores) await destroy(init, store);
@@ -72,6 +84,12 @@ export function contractArea(
         const store = await init.createStore();
         extra.push(store);
         return store;
+      },
+      async anotherHandle() {
+        if (!init.openAnother) throw new Error(`${init.name} cannot open a second handle (no openAnother)`);
+        const handle = await init.openAnother(ctx.db());
+        handles.push(handle);
+        return handle;
       },
     };
 

@@ -14,6 +14,7 @@ import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
+import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
 import { messagesTests } from "./spec/messages.js";
@@ -43,6 +44,7 @@ export const CONTRACT_AREAS = {
   "edge-rules": edgeRulesTests,
   errors: errorsTests,
   "gateway-state": gatewayStateTests,
+  leases: leasesTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

@@ -21,4 +21,7 @@ runContract({
     await dropSchema(schemas.get(store)!);
     schemas.delete(store);
   },
+  async openAnother(store) {
+    return openSessionDB(TEST_PG_URL, { schema: schemas.get(store)!, poolSize: 4 });
+  },
 });

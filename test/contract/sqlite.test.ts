@@ -21,4 +21,7 @@ runContract({
     rmSync(dirs.get(store)!, { recursive: true, force: true });
     dirs.delete(store);
   },
+  async openAnother(store) {
+    return openSessionDB(store.location);
+  },
 });

@@ -152,6 +152,17 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX inbound_queue_key ON inbound_queue(key, id);
     `,
   },
+  {
+    description: "session-key leases with fencing tokens (a released row keeps its token)",
+    sql: `
+      CREATE TABLE session_leases (
+        key        text COLLATE "C" PRIMARY KEY,
+        holder     text COLLATE "C",
+        token      bigint NOT NULL,
+        expires_at double precision NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -15,7 +15,10 @@ import type {
   ConversationMessage,
   EnqueueResult,
   ExportOptions,
+  FencedWriteOptions,
   ImportReport,
+  Lease,
+  LeaseOptions,
   ListRoutesOptions,
   ListSessionsOptions,
   Message,
@@ -58,7 +61,16 @@ import {
 } from "../input-validation.js";
 import { contentText } from "../preview.js";
 import type { RouteRow } from "../route-rows.js";
-import { checkItemId, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
+import {
+  checkItemId,
+  checkLeaseRequest,
+  checkLeaseToken,
+  checkListRoutes,
+  checkPathSafe,
+  checkQueuedEvent,
+  checkRouteWrite,
+  fenceOf,
+} from "../routing-input.js";
 import { runImport, type ImportOutcome } from "../session-import.js";
 import { toSessionRecord, type ValidRecord } from "../session-record.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
@@ -89,6 +101,7 @@ import {
   type SessionRow,
 } from "./postgres-rows.js";
 import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
+import * as leases from "./postgres-leases.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { searchMessages } from "./postgres-search.js";
 import {
@@ -355,8 +368,13 @@ export class PostgresSessionDB implements SessionDB {
     });
   }
 
-  async recordUsage(id: string, usage: UsageUpdate, options: { mode?: "delta" | "absolute" } = {}): Promise<SessionUsage> {
+  async recordUsage(
+    id: string,
+    usage: UsageUpdate,
+    options: { mode?: "delta" | "absolute" } & FencedWriteOptions = {},
+  ): Promise<SessionUsage> {
     checkId(id, "id");
+    const fence = fenceOf(options);
     const mode = options.mode ?? "delta";
     if (mode !== "delta" && mode !== "absolute") {
       throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
@@ -392,6 +410,7 @@ export class PostgresSessionDB implements SessionDB {
       sets.push(`${columns[key]![0]} = $${params.push(encodeText(value as string | null))}`);
     }
     return this.#write(`recording usage of session ${id}`, async (sql) => {
+      await leases.checkFence(sql, fence);
       await this.#requireRow(sql, id, true);
       if (sets.length > 0) await sql.run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = $1`, params);
       const result = toUsage(await this.#requireRow(sql, id));
@@ -409,23 +428,25 @@ export class PostgresSessionDB implements SessionDB {
 
   // --- messages ---------------------------------------------------------------
 
-  async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
-    const ids = await this.#append(sessionId, [message], "message");
+  async appendMessage(sessionId: string, message: NewMessage, options?: FencedWriteOptions): Promise<number> {
+    const ids = await this.#append(sessionId, [message], "message", options);
     return ids[0]!;
   }
 
-  async appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+  async appendTurn(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]> {
     if (!Array.isArray(messages)) throw new InvalidInputError("appendTurn needs an array of messages.", { field: "messages" });
-    return this.#append(sessionId, messages, "messages");
+    return this.#append(sessionId, messages, "messages", options);
   }
 
-  async #append(sessionId: string, messages: NewMessage[], field: string): Promise<number[]> {
+  async #append(sessionId: string, messages: NewMessage[], field: string, options?: FencedWriteOptions): Promise<number[]> {
     checkId(sessionId, "sessionId");
+    const fence = fenceOf(options);
     const at = now();
     const stored = messages.map((m, i) =>
       toStoredMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
     );
     return this.#write(`appending to session ${sessionId}`, async (sql) => {
+      await leases.checkFence(sql, fence);
       // The row lock (taken by the counter update) serialises every writer of this
       // session, in any process, until commit: a turn's ids stay contiguous.
       if (!(await lockAndBumpForAppend(sql, sessionId, stored))) {
@@ -454,12 +475,14 @@ export class PostgresSessionDB implements SessionDB {
   }
 
 
-  async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+  async replaceMessages(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]> {
     checkId(sessionId, "sessionId");
     if (!Array.isArray(messages)) throw new InvalidInputError("replaceMessages needs an array of messages.", { field: "messages" });
+    const fence = fenceOf(options);
     const at = now();
     const stored = messages.map((m, i) => toStoredMessage(normalizeMessage(m, `messages[${i}]`, at)));
     return this.#write(`replacing the transcript of ${sessionId}`, async (sql) => {
+      await leases.checkFence(sql, fence);
       await this.#requireRow(sql, sessionId, true);
       await sql.run("DELETE FROM messages WHERE session_id = $1", [sessionId]);
       const ids = await insertMessages(sql, sessionId, stored);
@@ -468,14 +491,16 @@ export class PostgresSessionDB implements SessionDB {
     });
   }
 
-  async rewind(sessionId: string, turns = 1): Promise<RewindResult> {
+  async rewind(sessionId: string, turns = 1, options?: FencedWriteOptions): Promise<RewindResult> {
     checkId(sessionId, "sessionId");
     if (typeof turns !== "number" || Number.isNaN(turns)) {
       throw new InvalidInputError("turns must be a number.", { field: "turns" });
     }
+    const fence = fenceOf(options);
     const n = Math.max(1, Math.min(Math.floor(turns), 1_000_000));
     const at = now();
     return this.#write(`rewinding session ${sessionId}`, async (sql) => {
+      await leases.checkFence(sql, fence);
       await this.#requireRow(sql, sessionId, true);
       const users = await sql.all<Pick<MessageRow, "id" | "content" | "content_kind">>(
         `SELECT id, content, content_kind FROM messages
@@ -844,7 +869,8 @@ export class PostgresSessionDB implements SessionDB {
   }
 
   /**
-   * One transaction: the entry is claimed first (a new key by `INSERT … ON CONFLICT DO
+   * One transaction: the fence (if any) is checked first under the lease row's share lock;
+   * then the entry is claimed (a new key by `INSERT … ON CONFLICT DO
    * NOTHING`, an existing one by its row lock), so a concurrent writer of the key in any
    * process waits and then sees the new version; the session changes follow under it.
    */
@@ -853,6 +879,7 @@ export class PostgresSessionDB implements SessionDB {
     const checked = checkRouteWrite(write, at);
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
     return this.#write(`writing the routing entry ${checked.key}`, async (sql) => {
+      await leases.checkFence(sql, checked.fence);
       let inserted: RouteRow | undefined = undefined;
       if (checked.expectedVersion === null) {
         inserted = await insertRouteIfAbsent(sql, checked.key, checked.route);
@@ -946,6 +973,33 @@ export class PostgresSessionDB implements SessionDB {
     return this.#read("listing queued keys", (sql) =>
       sql.column<string>("SELECT DISTINCT key FROM inbound_queue ORDER BY key"),
     );
+  }
+
+  /**
+   * One transaction under the key's lease row lock: concurrent acquirers in any process
+   * queue on it, and a takeover waits for fenced writes in flight (they hold its share lock).
+   */
+  async acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null> {
+    const request = checkLeaseRequest(key, holder, options, now());
+    return this.#write(`acquiring the lease on ${request.key}`, (sql) => leases.acquireLease(sql, request));
+  }
+
+  async renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null> {
+    const request = checkLeaseRequest(key, holder, options, now());
+    checkLeaseToken(token);
+    return this.#write(`renewing the lease on ${request.key}`, (sql) => leases.renewLease(sql, request, token));
+  }
+
+  async releaseLease(key: string, holder: string, token: number): Promise<boolean> {
+    checkPathSafe(key, "key");
+    checkId(holder, "holder");
+    checkLeaseToken(token);
+    return this.#write(`releasing the lease on ${key}`, (sql) => leases.releaseLease(sql, key, holder, token));
+  }
+
+  async getLease(key: string): Promise<Lease | null> {
+    checkPathSafe(key, "key");
+    return this.#read("reading a lease", (sql) => leases.getLease(sql, key));
   }
 
   // --- stats and meta ---------------------------------------------------------

@@ -196,6 +196,19 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "session-key leases with fencing tokens (a released row keeps its token)",
+    up(db) {
+      db.exec(`
+        CREATE TABLE session_leases (
+          key        TEXT PRIMARY KEY,
+          holder     TEXT,
+          token      INTEGER NOT NULL,
+          expires_at REAL NOT NULL
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

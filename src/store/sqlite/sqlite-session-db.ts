@@ -12,7 +12,10 @@ import type {
   AutoPruneOptions,
   ConversationMessage,
   ExportOptions,
+  FencedWriteOptions,
   ImportReport,
+  Lease,
+  LeaseOptions,
   ListSessionsOptions,
   Message,
   NewMessage,
@@ -87,10 +90,20 @@ import {
   type StoredMessage,
 } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
-import { checkItemId, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
+import {
+  checkItemId,
+  checkLeaseRequest,
+  checkLeaseToken,
+  checkListRoutes,
+  checkPathSafe,
+  checkQueuedEvent,
+  checkRouteWrite,
+  fenceOf,
+} from "../routing-input.js";
 import { toRoute } from "../route-rows.js";
 import { recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
+import * as leases from "./sqlite-leases.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 
 const DAY_SECONDS = 86_400;
@@ -277,8 +290,13 @@ export class SqliteSessionDB implements SessionDB {
     });
   }
 
-  async recordUsage(id: string, usage: UsageUpdate, options: { mode?: "delta" | "absolute" } = {}): Promise<SessionUsage> {
+  async recordUsage(
+    id: string,
+    usage: UsageUpdate,
+    options: { mode?: "delta" | "absolute" } & FencedWriteOptions = {},
+  ): Promise<SessionUsage> {
     checkId(id, "id");
+    const fence = fenceOf(options);
     const mode = options.mode ?? "delta";
     if (mode !== "delta" && mode !== "absolute") {
       throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
@@ -315,6 +333,7 @@ export class SqliteSessionDB implements SessionDB {
       params[key] = value;
     }
     return this.#write(`recording usage of session ${id}`, (conn) => {
+      leases.checkFence(conn, fence);
       this.#requireRow(conn, id);
       if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
       const usage = toUsage(this.#requireRow(conn, id));
@@ -332,23 +351,25 @@ export class SqliteSessionDB implements SessionDB {
 
   // --- messages ---------------------------------------------------------------
 
-  async appendMessage(sessionId: string, message: NewMessage): Promise<number> {
-    const ids = await this.#append(sessionId, [message], "message");
+  async appendMessage(sessionId: string, message: NewMessage, options?: FencedWriteOptions): Promise<number> {
+    const ids = await this.#append(sessionId, [message], "message", options);
     return ids[0]!;
   }
 
-  async appendTurn(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+  async appendTurn(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]> {
     if (!Array.isArray(messages)) throw new InvalidInputError("appendTurn needs an array of messages.", { field: "messages" });
-    return this.#append(sessionId, messages, "messages");
+    return this.#append(sessionId, messages, "messages", options);
   }
 
-  async #append(sessionId: string, messages: NewMessage[], field: string): Promise<number[]> {
+  async #append(sessionId: string, messages: NewMessage[], field: string, options?: FencedWriteOptions): Promise<number[]> {
     checkId(sessionId, "sessionId");
+    const fence = fenceOf(options);
     const at = now();
     const stored = messages.map((m, i) =>
       toStoredMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
     );
     return this.#write(`appending to session ${sessionId}`, (conn) => {
+      leases.checkFence(conn, fence);
       const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as
         | { ended_at: number | null }
         | undefined;
@@ -383,12 +404,14 @@ export class SqliteSessionDB implements SessionDB {
   }
 
 
-  async replaceMessages(sessionId: string, messages: NewMessage[]): Promise<number[]> {
+  async replaceMessages(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]> {
     checkId(sessionId, "sessionId");
     if (!Array.isArray(messages)) throw new InvalidInputError("replaceMessages needs an array of messages.", { field: "messages" });
+    const fence = fenceOf(options);
     const at = now();
     const stored = messages.map((m, i) => toStoredMessage(normalizeMessage(m, `messages[${i}]`, at)));
     return this.#write(`replacing the transcript of ${sessionId}`, (conn) => {
+      leases.checkFence(conn, fence);
       this.#requireRow(conn, sessionId);
       conn.stmt("DELETE FROM messages WHERE session_id = ?").run(sessionId);
       const ids = insertMessages(conn, sessionId, stored);
@@ -397,14 +420,16 @@ export class SqliteSessionDB implements SessionDB {
     });
   }
 
-  async rewind(sessionId: string, turns = 1): Promise<RewindResult> {
+  async rewind(sessionId: string, turns = 1, options?: FencedWriteOptions): Promise<RewindResult> {
     checkId(sessionId, "sessionId");
     if (typeof turns !== "number" || Number.isNaN(turns)) {
       throw new InvalidInputError("turns must be a number.", { field: "turns" });
     }
+    const fence = fenceOf(options);
     const n = Math.max(1, Math.min(Math.floor(turns), 1_000_000));
     const at = now();
     return this.#write(`rewinding session ${sessionId}`, (conn) => {
+      leases.checkFence(conn, fence);
       this.#requireRow(conn, sessionId);
       const users = conn
         .stmt(
@@ -845,6 +870,7 @@ export class SqliteSessionDB implements SessionDB {
     const checked = checkRouteWrite(write, now());
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession);
     return this.#write(`writing the routing entry ${checked.key}`, (conn) => {
+      leases.checkFence(conn, checked.fence);
       const current = routeRow(conn, checked.key);
       const version = current === undefined ? null : Number(current.version);
       if (version !== checked.expectedVersion) return null;
@@ -928,6 +954,29 @@ export class SqliteSessionDB implements SessionDB {
     return this.#read("listing queued keys", (conn) =>
       conn.stmt("SELECT DISTINCT key FROM inbound_queue ORDER BY key").pluck().all() as string[],
     );
+  }
+
+  async acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null> {
+    const request = checkLeaseRequest(key, holder, options, now());
+    return this.#write(`acquiring the lease on ${request.key}`, (conn) => leases.acquireLease(conn, request));
+  }
+
+  async renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null> {
+    const request = checkLeaseRequest(key, holder, options, now());
+    checkLeaseToken(token);
+    return this.#write(`renewing the lease on ${request.key}`, (conn) => leases.renewLease(conn, request, token));
+  }
+
+  async releaseLease(key: string, holder: string, token: number): Promise<boolean> {
+    checkPathSafe(key, "key");
+    checkId(holder, "holder");
+    checkLeaseToken(token);
+    return this.#write(`releasing the lease on ${key}`, (conn) => leases.releaseLease(conn, key, holder, token));
+  }
+
+  async getLease(key: string): Promise<Lease | null> {
+    checkPathSafe(key, "key");
+    return this.#read("reading a lease", (conn) => leases.getLease(conn, key));
   }
 
   async getMeta(key: string): Promise<string | null> {
