@@ -84,6 +84,25 @@ export interface ConversationMessage {
   reasoning_details?: unknown;
 }
 
+/** Options of {@link SessionDB.getMessages}. */
+export interface MessageWindowOptions {
+  /** Include rewound (soft-deleted) messages (default false). */
+  includeRewound?: boolean;
+  /** Only the last N messages (a bounded window; default: all). */
+  lastMessages?: number;
+}
+
+/** Options of {@link SessionDB.getConversation}. */
+export interface ConversationOptions {
+  /** Put the session's system prompt first (default false). */
+  includeSystemPrompt?: boolean;
+  /**
+   * Only the last N visible messages, cut so the window starts at a user message when it
+   * holds one (never with a tool result whose call was cut off). Default: all.
+   */
+  lastMessages?: number;
+}
+
 /** Token and cost totals of a session. */
 export interface SessionUsage {
   inputTokens: number;
@@ -557,9 +576,9 @@ export interface SessionDB {
    */
   appendTurn(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]>;
   /** Every visible message in transcript order (rewound ones too with `includeRewound`). */
-  getMessages(sessionId: string, options?: { includeRewound?: boolean }): Promise<Message[]>;
+  getMessages(sessionId: string, options?: MessageWindowOptions): Promise<Message[]>;
   /** The visible transcript in OpenAI chat shape (the system prompt first with `includeSystemPrompt`). */
-  getConversation(sessionId: string, options?: { includeSystemPrompt?: boolean }): Promise<ConversationMessage[]>;
+  getConversation(sessionId: string, options?: ConversationOptions): Promise<ConversationMessage[]>;
   /**
    * Replaces the whole transcript in one transaction (retry, undo, compress); returns the new
    * ids. Fenced like {@link SessionDB.appendMessage}.
@@ -639,6 +658,8 @@ export interface SessionDB {
   writeRoute(write: RouteWrite): Promise<Route | null>;
   /** Deletes an entry (only at `expectedVersion` when given). */
   deleteRoute(key: string, options?: { expectedVersion?: number }): Promise<boolean>;
+  /** Sessions that carry this session key, newest start first (ended ones included), at most `limit` (default 20, 1–1,000). */
+  listSessionsByKey(key: string, options?: { limit?: number }): Promise<SessionSummary[]>;
   /** The newest session that is still live (not ended) and carries this session key, or `null`. */
   findLiveSessionByKey(key: string): Promise<Session | null>;
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ConversationMessage, Message, SessionDB } from "./contract.js";
+import type { ConversationMessage, ConversationOptions, Message, SessionDB } from "./contract.js";
 
 /** A message in OpenAI chat shape. */
 export function toConversationMessage(message: Message): ConversationMessage {
@@ -22,12 +22,24 @@ export function toConversationMessage(message: Message): ConversationMessage {
 export async function conversationOf(
   db: Pick<SessionDB, "getMessages" | "getSession">,
   sessionId: string,
-  options: { includeSystemPrompt?: boolean } = {},
+  options: ConversationOptions = {},
 ): Promise<ConversationMessage[]> {
-  const messages = (await db.getMessages(sessionId)).map(toConversationMessage);
+  const window = options.lastMessages === undefined ? {} : { lastMessages: options.lastMessages };
+  let messages = (await db.getMessages(sessionId, window)).map(toConversationMessage);
+  if (options.lastMessages !== undefined) messages = startAtUserTurn(messages);
   if (options.includeSystemPrompt) {
     const session = await db.getSession(sessionId);
     if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
   }
   return messages;
+}
+
+/** Drops the head of a cut window up to its first user message (or, without one, its leading tool results). */
+function startAtUserTurn(messages: ConversationMessage[]): ConversationMessage[] {
+  const firstUser = messages.findIndex((m) => m.role === "user");
+  if (firstUser > 0) return messages.slice(firstUser);
+  if (firstUser === 0) return messages;
+  let start = 0;
+  while (start < messages.length && messages[start]!.role === "tool") start += 1;
+  return messages.slice(start);
 }

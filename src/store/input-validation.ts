@@ -360,3 +360,12 @@ export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; 
   checkTime(options.now, "now", 0);
   return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
 }
+
+/** Checks the `lastMessages` window option: `undefined` or a whole number from 1 to 100,000. */
+export function checkLastMessages(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > 100_000) {
+    throw new InvalidInputError("lastMessages must be a whole number from 1 to 100,000.", { field: "lastMessages" });
+  }
+  return value;
+}

@@ -13,6 +13,8 @@ import type pg from "pg";
 import type {
   AutoPruneOptions,
   ConversationMessage,
+  ConversationOptions,
+  MessageWindowOptions,
   EnqueueResult,
   ExportOptions,
   FencedWriteOptions,
@@ -47,6 +49,8 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
+  checkLastMessages,
+  checkLimit,
   checkNameList,
   checkNewSession,
   checkPruneOptions,
@@ -96,6 +100,7 @@ import {
   rowContent,
   toMessage,
   toSession,
+  toSummary,
   toUsage,
   type MessageRow,
   type SessionRow,
@@ -462,15 +467,20 @@ export class PostgresSessionDB implements SessionDB {
     }, sessionId);
   }
 
-  async getMessages(sessionId: string, options: { includeRewound?: boolean } = {}): Promise<Message[]> {
+  async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
+    const last = checkLastMessages(options.lastMessages);
     return this.#read("reading messages", async (sql) => {
       await this.#requireRow(sql, sessionId);
-      return (await sql.all<MessageRow>(messagesSql(options.includeRewound === true), [sessionId])).map(toMessage);
+      const query =
+        last === null
+          ? messagesSql(options.includeRewound === true)
+          : `SELECT * FROM (${messagesSql(options.includeRewound === true).replace("ORDER BY id", "ORDER BY id DESC")} LIMIT ${last}) AS w ORDER BY id`;
+      return (await sql.all<MessageRow>(query, [sessionId])).map(toMessage);
     });
   }
 
-  async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
+  async getConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
     return conversationOf(this, sessionId, options);
   }
 
@@ -908,6 +918,19 @@ export class PostgresSessionDB implements SessionDB {
       expected === undefined
         ? (await sql.run("DELETE FROM routes WHERE key = $1", [key])) > 0
         : (await sql.run("DELETE FROM routes WHERE key = $1 AND version = $2", [key, expected])) > 0,
+    );
+  }
+
+  async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    checkId(key, "key");
+    const limit = checkLimit(options.limit, 20);
+    return this.#read("listing the sessions of a key", async (sql) =>
+      (
+        await sql.all<SessionRow>(
+          `SELECT * FROM sessions WHERE session_key = $1 ORDER BY started_at DESC, id DESC LIMIT ${limit}`,
+          [encodeText(key)],
+        )
+      ).map((row) => toSummary(row, false)),
     );
   }
 

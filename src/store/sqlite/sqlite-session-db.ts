@@ -11,6 +11,8 @@ import { statSync } from "node:fs";
 import type {
   AutoPruneOptions,
   ConversationMessage,
+  ConversationOptions,
+  MessageWindowOptions,
   ExportOptions,
   FencedWriteOptions,
   ImportReport,
@@ -45,6 +47,8 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
+  checkLastMessages,
+  checkLimit,
   checkNameList,
   checkNewSession,
   checkPruneOptions,
@@ -101,6 +105,7 @@ import {
   fenceOf,
 } from "../routing-input.js";
 import { toRoute } from "../route-rows.js";
+import { toSummary } from "../session-rows.js";
 import { recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import * as leases from "./sqlite-leases.js";
@@ -388,18 +393,21 @@ export class SqliteSessionDB implements SessionDB {
     });
   }
 
-  async getMessages(sessionId: string, options: { includeRewound?: boolean } = {}): Promise<Message[]> {
+  async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
+    const last = checkLastMessages(options.lastMessages);
     return this.#read("reading messages", (conn) => {
       this.#requireRow(conn, sessionId);
-      const sql = options.includeRewound
-        ? "SELECT * FROM messages WHERE session_id = ? ORDER BY id"
-        : "SELECT * FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id";
+      const visible = options.includeRewound ? "" : " AND rewound_at IS NULL";
+      const sql =
+        last === null
+          ? `SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id`
+          : `SELECT * FROM (SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id DESC LIMIT ${last}) ORDER BY id`;
       return (conn.stmt(sql).all(sessionId) as MessageRow[]).map(toMessage);
     });
   }
 
-  async getConversation(sessionId: string, options: { includeSystemPrompt?: boolean } = {}): Promise<ConversationMessage[]> {
+  async getConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
     return conversationOf(this, sessionId, options);
   }
 
@@ -892,6 +900,16 @@ export class SqliteSessionDB implements SessionDB {
       expected === undefined
         ? conn.stmt("DELETE FROM routes WHERE key = ?").run(key).changes > 0
         : conn.stmt("DELETE FROM routes WHERE key = ? AND version = ?").run(key, expected).changes > 0,
+    );
+  }
+
+  async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    checkId(key, "key");
+    const limit = checkLimit(options.limit, 20);
+    return this.#read("listing the sessions of a key", (conn) =>
+      (conn
+        .stmt("SELECT * FROM sessions WHERE session_key = ? ORDER BY started_at DESC, id DESC LIMIT ?")
+        .all(key, limit) as SessionRow[]).map((row) => toSummary(row, false)),
     );
   }
 

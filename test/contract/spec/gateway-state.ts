@@ -311,6 +311,41 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect((await db().listQueue(KEY)).map((i) => i.payloads.length)).toEqual([1, 2, 2, 1, 1, 1]);
     });
 
+    test("listSessionsByKey: the sessions of one key, newest first, ended ones included", async () => {
+      await db().createSession({ id: S1, source: "telegram", sessionKey: KEY, startedAt: T0 });
+      await db().createSession({ id: S2, source: "telegram", sessionKey: KEY, startedAt: T0 + 10, title: "second" });
+      await db().createSession({ id: "other", source: "telegram", sessionKey: "agent:main:telegram:dm:7", startedAt: T0 + 20 });
+      await db().endSession(S1, "session_reset");
+      const listed = await db().listSessionsByKey(KEY);
+      expect(listed.map((s) => s.id)).toEqual([S2, S1]);
+      expect(listed[0]).toMatchObject({ title: "second", endedAt: null });
+      expect(listed[1]?.endReason).toBe("session_reset");
+      expect((await db().listSessionsByKey(KEY, { limit: 1 })).map((s) => s.id)).toEqual([S2]);
+      expect(await db().listSessionsByKey("agent:main:cli:dm")).toEqual([]);
+      await expectReject(() => db().listSessionsByKey(KEY, { limit: 0 }), InvalidInputError, /limit/);
+    });
+
+    test("a bounded history window: the last N messages, starting at a user turn", async () => {
+      await db().createSession({ id: S1, source: "telegram" });
+      await db().appendTurn(S1, [
+        user("q1"),
+        { role: "assistant", content: null, toolCalls: [{ id: "c1", type: "function", function: { name: "search", arguments: "{}" } }] },
+        { role: "tool", toolCallId: "c1", toolName: "search", content: "result" },
+        { role: "assistant", content: "a1" },
+        user("q2"),
+        { role: "assistant", content: "a2" },
+      ]);
+      expect((await db().getMessages(S1, { lastMessages: 3 })).map((m) => m.content)).toEqual(["a1", "q2", "a2"]);
+      // The conversation window never starts with a tool result or an orphaned reply.
+      expect((await db().getConversation(S1, { lastMessages: 4 })).map((m) => m.content)).toEqual(["q2", "a2"]);
+      expect((await db().getConversation(S1, { lastMessages: 6 })).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant"]);
+      expect(await db().getConversation(S1, { lastMessages: 100 })).toHaveLength(6);
+      await db().rewind(S1);
+      expect((await db().getMessages(S1, { lastMessages: 2 })).map((m) => m.content)).toEqual(["result", "a1"]);
+      expect((await db().getMessages(S1, { lastMessages: 2, includeRewound: true })).map((m) => m.content)).toEqual(["q2", "a2"]);
+      await expectReject(() => db().getMessages(S1, { lastMessages: 0 }), InvalidInputError, /lastMessages/);
+    });
+
     test("a routing entry does not change the transcript of its session", async () => {
       await db().writeRoute(create(KEY, S1));
       await db().appendMessage(S1, user("hello"));
