@@ -5,17 +5,25 @@
  * @module
  */
 
+interface Held<T> {
+  message: T;
+  deliver: (message: T) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * A hold-then-release buffer.
+ * A hold-then-release buffer. `push` resolves with what `deliver` returned once the
+ * message was delivered (at once after release; at release time before).
  *
  * @example
  * const buffer = new InboundBuffer<Msg>();
- * adapter.on("message", (m) => buffer.push(m, handle)); // held until release
+ * adapter.connect((m) => buffer.push(m, handle)); // held until release
  * await restoreSessions();
- * await buffer.release(handle); // held messages first, in order; later ones go straight through
+ * await buffer.release(); // held messages first, in order; later ones go straight through
  */
 export class InboundBuffer<T> {
-  #held: T[] = [];
+  #held: Held<T>[] = [];
   #released = false;
   #releasing: Promise<void> | null = null;
 
@@ -30,21 +38,27 @@ export class InboundBuffer<T> {
   }
 
   /** Holds a message, or (after release) hands it to `deliver` at once. */
-  async push(message: T, deliver: (message: T) => unknown): Promise<void> {
-    if (this.#released) {
-      await deliver(message);
-      return;
-    }
-    this.#held.push(message);
+  push<R>(message: T, deliver: (message: T) => R | Promise<R>): Promise<R> {
+    if (this.#released) return Promise.resolve().then(() => deliver(message));
+    return new Promise<R>((resolve, reject) => {
+      this.#held.push({ message, deliver, resolve: resolve as (value: unknown) => void, reject });
+    });
   }
 
   /**
    * Delivers the held messages one after the other, in arrival order (including any
    * that arrive while this runs), then lets later messages through. Idempotent.
    */
-  release(deliver: (message: T) => unknown): Promise<void> {
+  release(): Promise<void> {
     this.#releasing ??= (async () => {
-      while (this.#held.length > 0) await deliver(this.#held.shift()!);
+      while (this.#held.length > 0) {
+        const held = this.#held.shift()!;
+        try {
+          held.resolve(await held.deliver(held.message));
+        } catch (error) {
+          held.reject(error);
+        }
+      }
       this.#released = true;
     })();
     return this.#releasing;

@@ -20,3 +20,7 @@ export * from "./inbound-buffer.js";
 export * from "./recovery.js";
 export * from "./expiry-watcher.js";
 export * from "./lifecycle-config.js";
+export * from "./adapter.js";
+export * from "./turn-messages.js";
+export * from "./slash-commands.js";
+export * from "./gateway-runner.js";

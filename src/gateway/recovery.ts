@@ -53,7 +53,7 @@ export interface GatewayRecoveryOptions {
  * const recovery = new GatewayRecovery(store);
  * const report = await recovery.startup<InboundMessage>();
  * for (const entry of report.autoResume) resume(entry);
- * await report.inbound.release(handle);
+ * await report.inbound.release();
  * // … on SIGTERM, after draining:
  * await recovery.shutdown({ restarting: false });
  */
@@ -77,8 +77,12 @@ export class GatewayRecovery {
     return `gateway.${this.#id}.boots`;
   }
 
-  /** Runs the startup checks (once per process start). */
-  async startup<T = unknown>(): Promise<StartupReport<T>> {
+  /**
+   * Runs the startup checks (once per process start). `skipKey` leaves keys alone that
+   * another live replica is running (their lease is held elsewhere).
+   */
+  async startup<T = unknown>(options: { skipKey?: (key: string) => Promise<boolean> } = {}): Promise<StartupReport<T>> {
+    const skip = options.skipKey ?? (async () => false);
     const store = this.#store;
     const db = store.db;
     const now = store.clock.now();
@@ -94,6 +98,7 @@ export class GatewayRecovery {
     const interrupted: string[] = [];
     const suspended: string[] = [];
     for await (const route of store.routes({ turnInProgress: true })) {
+      if (await skip(route.key)) continue;
       const written = await store.patchEntry(route.key, (current) => {
         if (current.turnStartedAt === null) return null;
         const count = current.interruptedRestarts + 1;
@@ -117,6 +122,7 @@ export class GatewayRecovery {
     const markedForResume: string[] = [];
     if (!cleanShutdown) {
       for await (const route of store.routes({ updatedSince: now - RECENT_ACTIVITY_SECONDS, suspended: false, resumePending: false })) {
+        if (await skip(route.key)) continue;
         if (await store.markResumePending(route.key, "restart_interrupted")) markedForResume.push(route.key);
       }
     }
@@ -125,6 +131,7 @@ export class GatewayRecovery {
     if (!bootLoop) {
       for await (const route of store.routes({ resumePending: true, suspended: false })) {
         if (route.resumeReason === null || !RESUMABLE_REASONS.includes(route.resumeReason)) continue;
+        if (await skip(route.key)) continue;
         const marked = route.lastResumeMarkedAt ?? route.updatedAt;
         if (store.resumeFreshnessSeconds > 0 && now - marked > store.resumeFreshnessSeconds) continue;
         const session = await db.getSession(route.sessionId);

@@ -397,6 +397,52 @@ export class SessionStore {
     throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
   }
 
+  /**
+   * `/compress`: ends the current session with reason `compression` and routes the key to
+   * a child session (its continuation, optionally titled `title #N`) whose first message
+   * is the summary. Returns the new entry.
+   */
+  async compressInto(key: string, entry: SessionEntry, options: { title: string | null; summary: string }): Promise<SessionEntry> {
+    assertSafeKey(key);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      if (route === null || route.sessionId !== entry.sessionId) {
+        throw new ConflictError("The session changed while it was being compressed; try /compress again.");
+      }
+      const now = this.clock.now();
+      const old = await this.db.getSession(route.sessionId);
+      const id = newSessionId(now);
+      const fields: RouteFields = { ...fieldsOf(route), sessionId: id, createdAt: now, updatedAt: now, lastPromptTokens: 0 };
+      const written = await this.db.writeRoute({
+        key,
+        expectedVersion: route.version,
+        route: fields,
+        endSession: { id: route.sessionId, reason: "compression", endedAt: now },
+        createSession: {
+          id,
+          source: old?.source ?? route.platform ?? "gateway",
+          userId: old?.userId ?? null,
+          model: old?.model ?? null,
+          parentSessionId: route.sessionId,
+          sessionKey: key,
+          chatId: old?.chatId ?? null,
+          chatType: old?.chatType ?? null,
+          threadId: old?.threadId ?? null,
+          title: options.title,
+          startedAt: now,
+        },
+      });
+      if (written === null) continue;
+      await this.db.appendMessage(id, {
+        role: "user",
+        content: `[Summary of the earlier conversation (session ${route.sessionId})]\n${options.summary}`,
+        timestamp: now,
+      });
+      return toSessionEntry(written, await this.db.getSession(id));
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
   /** `/stop`: the next message starts a new session. `false` when already suspended or no entry. */
   async suspendSession(key: string): Promise<boolean> {
     assertSafeKey(key);

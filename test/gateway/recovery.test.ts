@@ -204,21 +204,22 @@ describe("InboundBuffer", () => {
   it("holds messages during the restore and releases them in order, then passes later ones straight through", async () => {
     const buffer = new InboundBuffer<string>();
     const seen: string[] = [];
-    const deliver = async (m: string): Promise<void> => {
+    const deliver = async (m: string): Promise<string> => {
       seen.push(m);
-      if (m === "b") await buffer.push("late-during-release", deliver);
+      if (m === "b") void buffer.push("late-during-release", deliver);
+      return `ack:${m}`;
     };
-    await buffer.push("a", deliver);
-    await buffer.push("b", deliver);
-    await buffer.push("c", deliver);
+    const acks = [buffer.push("a", deliver), buffer.push("b", deliver), buffer.push("c", deliver)];
+    await Promise.resolve();
     expect(seen).toEqual([]);
     expect(buffer.size).toBe(3);
-    await buffer.release(deliver);
+    await buffer.release();
+    expect(await Promise.all(acks)).toEqual(["ack:a", "ack:b", "ack:c"]);
     expect(seen).toEqual(["a", "b", "c", "late-during-release"]);
     expect(buffer.released).toBe(true);
-    await buffer.push("d", deliver);
+    expect(await buffer.push("d", deliver)).toBe("ack:d");
     expect(seen.at(-1)).toBe("d");
-    await buffer.release(deliver); // idempotent
+    await buffer.release(); // idempotent
     expect(seen).toHaveLength(5);
   });
 });

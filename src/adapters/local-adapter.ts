@@ -1,0 +1,96 @@
+/**
+ * The `local` adapter: an in-process platform for tests and embedding. Messages go in
+ * with {@link LocalAdapter.receive}; everything the gateway sends is kept in
+ * {@link LocalAdapter.sent} and can be awaited with {@link LocalAdapter.nextMessage}.
+ *
+ * @module
+ */
+import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
+
+/** A message the gateway sent through the local adapter. */
+export interface LocalDelivery {
+  source: SessionSource;
+  message: OutboundMessage;
+}
+
+/**
+ * An in-process adapter.
+ *
+ * @example
+ * const local = new LocalAdapter();
+ * const runner = new GatewayRunner({ store, agentFactory: () => new EchoAgent(), adapters: [local] });
+ * await runner.start();
+ * await local.receive("hello", { chatId: "me" });
+ * (await local.nextMessage()).message.text; // "Echo: hello"
+ */
+export class LocalAdapter implements Adapter {
+  readonly platform: string;
+  readonly sent: LocalDelivery[] = [];
+  #handler: InboundHandler | null = null;
+  #waiters: Array<{ match: (d: LocalDelivery) => boolean; resolve: (d: LocalDelivery) => void }> = [];
+  #read = 0;
+  #counter = 0;
+
+  constructor(options: { platform?: string } = {}) {
+    this.platform = options.platform ?? "local";
+  }
+
+  async connect(handler: InboundHandler): Promise<void> {
+    this.#handler = handler;
+  }
+
+  async disconnect(): Promise<void> {
+    this.#handler = null;
+  }
+
+  async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId: string }> {
+    const delivery = { source, message };
+    this.sent.push(delivery);
+    const waiter = this.#waiters.findIndex((w) => w.match(delivery));
+    if (waiter >= 0) {
+      const [w] = this.#waiters.splice(waiter, 1);
+      w!.resolve(delivery);
+    }
+    return { messageId: `out-${this.sent.length}` };
+  }
+
+  /**
+   * Delivers a message as if a user sent it (default source: a DM with `local-user`).
+   * Resolves with the gateway's acknowledgement.
+   */
+  async receive(text: string, source: Partial<SessionSource> = {}, extra: Partial<InboundMessage> = {}): Promise<InboundAck> {
+    if (this.#handler === null) throw new Error("LocalAdapter is not connected: start the GatewayRunner first.");
+    this.#counter += 1;
+    const message: InboundMessage = {
+      source: { platform: this.platform, chatType: "dm", chatId: "local-chat", userId: "local-user", userName: "Local user", ...source },
+      text,
+      messageId: `in-${this.#counter}`,
+      ...extra,
+    };
+    return this.#handler(message);
+  }
+
+  /** The next delivery not yet returned by this method (in send order), waiting for it if needed. */
+  nextMessage(match: (delivery: LocalDelivery) => boolean = () => true, timeoutMs = 10_000): Promise<LocalDelivery> {
+    while (this.#read < this.sent.length) {
+      const delivery = this.sent[this.#read++]!;
+      if (match(delivery)) return Promise.resolve(delivery);
+    }
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching message within ${timeoutMs} ms`)), timeoutMs);
+      this.#waiters.push({
+        match,
+        resolve: (d) => {
+          clearTimeout(timer);
+          this.#read = this.sent.length;
+          resolve(d);
+        },
+      });
+    });
+  }
+
+  /** Deliveries answering a given inbound message id. */
+  repliesTo(messageId: string): LocalDelivery[] {
+    return this.sent.filter((d) => d.message.inReplyTo.includes(messageId));
+  }
+}

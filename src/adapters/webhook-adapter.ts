@@ -1,0 +1,185 @@
+/**
+ * The `webhook` adapter: a platform-agnostic inbound JSON POST (chat id, user id, text,
+ * thread id, message id) checked with an HMAC-SHA256 signature, and replies POSTed to a
+ * callback URL (signed the same way), retried with exponential backoff.
+ *
+ * @module
+ */
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { Adapter, ChatType, InboundHandler, OutboundMessage, SessionSource } from "../gateway/index.js";
+import { signatureMatches, signBody } from "./http-auth.js";
+
+/** The header carrying `sha256=<hex HMAC of the raw body>`. */
+export const SIGNATURE_HEADER = "x-threadline-signature";
+
+/** Options of the webhook adapter. */
+export interface WebhookAdapterOptions {
+  /** The shared HMAC secret (required). */
+  secret: string;
+  /** Where replies are POSTed (none: replies are dropped, with a warning). */
+  callbackUrl?: string | null;
+  /** The inbound route (default `/webhook`). */
+  path?: string;
+  /** Delivery attempts per reply (default 5). */
+  maxAttempts?: number;
+  /** First retry delay; doubles per attempt up to 30 s (default 500 ms). */
+  retryBaseMs?: number;
+  /** Told about a reply that could not be delivered after every attempt. */
+  onDeliveryFailure?: (error: unknown, payload: unknown) => void;
+  fetch?: typeof fetch;
+}
+
+const inboundSchema = z.object({
+  chatId: z.string().min(1),
+  userId: z.string().min(1),
+  text: z.string(),
+  threadId: z.string().min(1).nullish(),
+  messageId: z.string().min(1).nullish(),
+  userName: z.string().nullish(),
+  chatName: z.string().nullish(),
+  chatType: z.enum(["dm", "group", "channel", "thread"]).optional(),
+});
+
+/**
+ * The webhook adapter.
+ *
+ * @example
+ * body='{"chatId":"c1","userId":"u1","text":"hello","messageId":"m1"}'
+ * sig="sha256=$(printf %s "$body" | openssl dgst -sha256 -hmac "$SECRET" -hex | cut -d' ' -f2)"
+ * curl -s localhost:8787/webhook -H "X-Threadline-Signature: $sig" -H 'Content-Type: application/json' -d "$body"
+ */
+export class WebhookAdapter implements Adapter {
+  readonly platform = "webhook";
+  readonly #secret: string;
+  readonly #callback: string | null;
+  readonly #path: string;
+  readonly #attempts: number;
+  readonly #baseMs: number;
+  readonly #onFailure: (error: unknown, payload: unknown) => void;
+  readonly #fetch: typeof fetch;
+  readonly #chains = new Map<string, Promise<void>>();
+  #handler: InboundHandler | null = null;
+  #closing = false;
+
+  constructor(options: WebhookAdapterOptions) {
+    if (typeof options.secret !== "string" || options.secret.length < 16) {
+      throw new Error("adapters.webhook.secret must be a string of at least 16 characters (it signs every request).");
+    }
+    this.#secret = options.secret;
+    this.#callback = options.callbackUrl ?? null;
+    this.#path = options.path ?? "/webhook";
+    this.#attempts = options.maxAttempts ?? 5;
+    this.#baseMs = options.retryBaseMs ?? 500;
+    this.#onFailure = options.onDeliveryFailure ?? (() => {});
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async connect(handler: InboundHandler): Promise<void> {
+    this.#handler = handler;
+    this.#closing = false;
+  }
+
+  /** Stops receiving and waits for replies still being delivered. */
+  async disconnect(): Promise<void> {
+    this.#handler = null;
+    this.#closing = true;
+    await Promise.allSettled([...this.#chains.values()]);
+  }
+
+  /** Queues a reply for delivery (in order per chat) and returns at once. */
+  async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId: null }> {
+    const payload = {
+      chatId: source.chatId ?? null,
+      userId: source.userId ?? null,
+      threadId: source.threadId ?? null,
+      text: message.text,
+      kind: message.kind,
+      inReplyTo: message.inReplyTo,
+      sessionId: message.sessionId ?? null,
+    };
+    if (this.#callback === null) {
+      this.#onFailure(new Error("no adapters.webhook.callbackUrl configured"), payload);
+      return { messageId: null };
+    }
+    const chat = `${source.chatId ?? ""}`;
+    const previous = this.#chains.get(chat) ?? Promise.resolve();
+    const next = previous.then(() => this.#deliver(payload));
+    this.#chains.set(chat, next);
+    void next.finally(() => {
+      if (this.#chains.get(chat) === next) this.#chains.delete(chat);
+    });
+    return { messageId: null };
+  }
+
+  async #deliver(payload: unknown): Promise<void> {
+    const body = JSON.stringify(payload);
+    let lastError: unknown = null;
+    for (let attempt = 1; attempt <= this.#attempts; attempt++) {
+      try {
+        const response = await this.#fetch(this.#callback!, {
+          method: "POST",
+          headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signBody(this.#secret, body) },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        if (response.ok) return;
+        lastError = new Error(`callback answered ${response.status}`);
+        if (response.status < 500 && response.status !== 429) break;
+      } catch (error) {
+        lastError = error;
+      }
+      if (attempt < this.#attempts) {
+        const delay = Math.min(30_000, this.#baseMs * 2 ** (attempt - 1));
+        await new Promise((resolve) => setTimeout(resolve, this.#closing ? Math.min(delay, 50) : delay));
+      }
+    }
+    this.#onFailure(lastError, payload);
+  }
+
+  /** Registers the inbound route (with its own raw-body JSON parser for the signature check). */
+  routes(app: FastifyInstance): void {
+    void app.register(async (scope) => {
+      scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
+      scope.post(this.#path, async (request, reply) => {
+        const raw = typeof request.body === "string" ? request.body : "";
+        const signature = request.headers[SIGNATURE_HEADER];
+        if (!signatureMatches(this.#secret, raw, Array.isArray(signature) ? signature[0] : signature)) {
+          return reply.code(401).send({ error: { code: "bad_signature", message: `Missing or wrong ${SIGNATURE_HEADER}: sign the raw body with HMAC-SHA256 and the shared secret (sha256=<hex>).` } });
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(raw);
+        } catch {
+          return reply.code(400).send({ error: { code: "bad_json", message: "The body is not valid JSON." } });
+        }
+        const parsed = inboundSchema.safeParse(json);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0]!;
+          return reply.code(400).send({
+            error: { code: "bad_request", message: `${issue.path.join(".") || "body"}: ${issue.message}. Expected { chatId, userId, text, threadId?, messageId?, userName?, chatName?, chatType? }.` },
+          });
+        }
+        if (this.#handler === null) return reply.code(503).send({ error: { code: "unavailable", message: "The gateway is not accepting messages right now; retry shortly." } });
+        const data = parsed.data;
+        const chatType: ChatType = data.chatType ?? (data.threadId ? "thread" : "dm");
+        const ack = await this.#handler({
+          source: {
+            platform: "webhook",
+            chatType,
+            chatId: data.chatId,
+            userId: data.userId,
+            userName: data.userName ?? null,
+            chatName: data.chatName ?? null,
+            threadId: data.threadId ?? null,
+            messageId: data.messageId ?? null,
+          },
+          text: data.text,
+          messageId: data.messageId ?? null,
+        });
+        if (ack.status === "rejected") return reply.code(429).send({ status: ack.status, sessionKey: ack.sessionKey, reason: ack.reason });
+        return reply.code(202).send(ack);
+      });
+    });
+  }
+}

@@ -1,0 +1,730 @@
+/**
+ * An {@link Agent} and a {@link Titler} for any OpenAI-compatible chat-completions endpoint
+ * (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama's `/v1`, LiteLLM…), using Node's global
+ * `fetch`. The agent does not execute tools: a tool call gets a synthetic "not available"
+ * result and the model is asked again, so every turn ends with an assistant reply.
+ *
+ * @module
+ */
+import { InvalidInputError, sanitizeTitle } from "../store/index.js";
+import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
+import { AgentError, AgentInterruptedError } from "./agent.js";
+import type { Agent, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
+
+/** The base URL used when only an API key is configured. */
+export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/** Default time allowed for one model call, in milliseconds. */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
+
+/** How many model calls one turn may make (tool-call rounds included). */
+export const MAX_MODEL_CALLS_PER_TURN = 4;
+
+/** The `fetch` function shape the provider uses (the global `fetch` by default). */
+export type FetchFunction = typeof globalThis.fetch;
+
+/** Options of {@link OpenAiCompatibleAgent}. */
+export interface OpenAiCompatibleAgentOptions {
+  /** The API root, e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>` when set. */
+  apiKey?: string;
+  /** The model name sent with every request. */
+  model: string;
+  /** Time allowed for one model call (request and reply body), in milliseconds (default 60,000). */
+  timeoutMs?: number;
+  /** Sent as `max_tokens` when set. */
+  maxTokens?: number;
+  /** Sent as `temperature` when set. */
+  temperature?: number;
+  /** A `fetch` to use instead of the global one (tests, proxies). */
+  fetch?: FetchFunction;
+  /** Extra request headers (e.g. `HTTP-Referer` for OpenRouter); they override the defaults. */
+  headers?: Record<string, string>;
+}
+
+/** The `provider` section of a configuration file. Every field is optional; env fills the gaps. */
+export interface ProviderConfigSection {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  timeoutMs?: number;
+}
+
+/** A validated provider configuration, ready for {@link OpenAiCompatibleAgent}. */
+export interface ResolvedProviderConfig {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  timeoutMs: number;
+}
+
+/**
+ * Merges a configuration-file `provider` section over the environment (`OPENAI_BASE_URL`,
+ * `OPENAI_API_KEY`, `THREADLINE_MODEL`) and validates the result. Empty strings count as
+ * unset. Returns `null` when no provider is configured, that is when neither a base URL
+ * nor an API key is set anywhere (callers then fall back to the echo agent); the base URL
+ * defaults to {@link DEFAULT_OPENAI_BASE_URL} when only a key is set.
+ *
+ * Throws {@link InvalidInputError} (with `field`, e.g. `"provider.baseUrl"`) when a value
+ * is invalid or the model is missing.
+ *
+ * @example
+ * resolveProviderConfig({ model: "gpt-4o-mini" }, { OPENAI_API_KEY: "sk-…" });
+ * // { baseUrl: "https://api.openai.com/v1", apiKey: "sk-…", model: "gpt-4o-mini", timeoutMs: 60000 }
+ * resolveProviderConfig(undefined, {}); // null
+ */
+export function resolveProviderConfig(
+  configSection: ProviderConfigSection | undefined = undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedProviderConfig | null {
+  const section: unknown = configSection ?? {};
+  if (!isRecord(section)) {
+    throw new InvalidInputError("The provider section must be an object with baseUrl, apiKey, model and timeoutMs.", {
+      field: "provider",
+    });
+  }
+  const baseUrl = pickString(section, "baseUrl", env, "OPENAI_BASE_URL");
+  const apiKey = pickString(section, "apiKey", env, "OPENAI_API_KEY");
+  const model = pickString(section, "model", env, "THREADLINE_MODEL");
+  if (baseUrl === undefined && apiKey === undefined) return null;
+
+  let resolvedBaseUrl = DEFAULT_OPENAI_BASE_URL;
+  if (baseUrl !== undefined) {
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(baseUrl.value);
+    } catch {
+      parsed = null;
+    }
+    if (parsed === null || (parsed.protocol !== "http:" && parsed.protocol !== "https:")) {
+      throw new InvalidInputError(
+        `provider.baseUrl must be an http(s) URL (got ${JSON.stringify(baseUrl.value)}${fromEnv(baseUrl.envName)}), ` +
+          `e.g. "https://api.openai.com/v1" or "http://127.0.0.1:11434/v1".`,
+        { field: "provider.baseUrl" },
+      );
+    }
+    resolvedBaseUrl = trimTrailingSlashes(baseUrl.value);
+  }
+  if (model === undefined) {
+    throw new InvalidInputError(
+      "provider.model is required when a provider is configured (set THREADLINE_MODEL or provider.model).",
+      { field: "provider.model" },
+    );
+  }
+
+  let timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS;
+  if (section.timeoutMs !== undefined && section.timeoutMs !== null) {
+    const value = section.timeoutMs;
+    if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+      throw new InvalidInputError(
+        `provider.timeoutMs must be a positive whole number of milliseconds (got ${JSON.stringify(value)}).`,
+        { field: "provider.timeoutMs" },
+      );
+    }
+    timeoutMs = value;
+  }
+
+  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs };
+  if (apiKey !== undefined) resolved.apiKey = apiKey.value;
+  return resolved;
+}
+
+function pickString(
+  section: Record<string, unknown>,
+  key: string,
+  env: NodeJS.ProcessEnv,
+  envName: string,
+): { value: string; envName?: string } | undefined {
+  const fromSection = section[key];
+  if (fromSection !== undefined && fromSection !== null) {
+    if (typeof fromSection !== "string") {
+      const shown = key === "apiKey" ? typeof fromSection : JSON.stringify(fromSection);
+      throw new InvalidInputError(`provider.${key} must be a string (got ${shown}).`, { field: `provider.${key}` });
+    }
+    if (fromSection.trim() !== "") return { value: fromSection.trim() };
+  }
+  const fromEnvironment = env[envName];
+  if (fromEnvironment !== undefined && fromEnvironment.trim() !== "") return { value: fromEnvironment.trim(), envName };
+  return undefined;
+}
+
+function fromEnv(envName: string | undefined): string {
+  return envName === undefined ? "" : ` from ${envName}`;
+}
+
+function trimTrailingSlashes(url: string): string {
+  return url.replace(/\/+$/u, "");
+}
+
+/**
+ * An agent backed by an OpenAI-compatible `POST <baseUrl>/chat/completions` endpoint.
+ *
+ * Each turn sends the history with the context prompt as a system message (after the
+ * history's own system message when it has one), maps the reply (content, tool calls,
+ * finish reason, reasoning) and the usage (prompt, completion, cached and reasoning
+ * tokens). Tools are not executed: each tool call gets a synthetic `role: "tool"` result
+ * saying the tool is not available, and the model is called again (at most
+ * {@link MAX_MODEL_CALLS_PER_TURN} calls per turn).
+ *
+ * Failures throw {@link AgentError} with the HTTP status (when there was one) and a
+ * message saying what to do; an abort by the caller's signal throws
+ * {@link AgentInterruptedError} with the messages of earlier rounds.
+ *
+ * @example
+ * const agent = OpenAiCompatibleAgent.fromEnv() ?? new EchoAgent();
+ * const { messages, usage } = await agent.runTurn({
+ *   messages: [{ role: "user", content: "Hello!" }],
+ *   contextPrompt: "## Current Session Context\nSource: cli",
+ *   signal: new AbortController().signal,
+ *   sessionId: "20250101_120000_abcdef12",
+ * });
+ */
+export class OpenAiCompatibleAgent implements Agent {
+  /** `openai:<model>`. */
+  readonly name: string;
+  /** The model sent with every request. */
+  readonly model: string;
+  /** The API root without a trailing slash. */
+  readonly baseUrl: string;
+  readonly #endpoint: Endpoint;
+  readonly #maxTokens: number | undefined;
+  readonly #temperature: number | undefined;
+
+  constructor(options: OpenAiCompatibleAgentOptions) {
+    const { baseUrl, apiKey, model, timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS, maxTokens, temperature, headers } = options;
+    if (typeof model !== "string" || model.trim() === "") {
+      throw new InvalidInputError("The provider needs a model name (set THREADLINE_MODEL or provider.model).", {
+        field: "model",
+      });
+    }
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new InvalidInputError(`timeoutMs must be a positive number of milliseconds (got ${timeoutMs}).`, {
+        field: "timeoutMs",
+      });
+    }
+    this.model = model.trim();
+    this.baseUrl = trimTrailingSlashes(baseUrl);
+    this.name = `openai:${this.model}`;
+    this.#endpoint = makeEndpoint(this.baseUrl, apiKey, timeoutMs, options.fetch, headers);
+    this.#maxTokens = maxTokens;
+    this.#temperature = temperature;
+  }
+
+  /**
+   * Builds an agent from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `THREADLINE_MODEL`
+   * (`overrides` win over the environment). Returns `null` when neither a base URL nor an
+   * API key is set, so callers can fall back to the echo agent. Throws
+   * {@link InvalidInputError} for an invalid URL or a missing model.
+   *
+   * @example
+   * const agent = OpenAiCompatibleAgent.fromEnv(process.env, { timeoutMs: 30_000 }) ?? new EchoAgent();
+   */
+  static fromEnv(
+    env: NodeJS.ProcessEnv = process.env,
+    overrides: Partial<OpenAiCompatibleAgentOptions> = {},
+  ): OpenAiCompatibleAgent | null {
+    const section: ProviderConfigSection = {};
+    if (overrides.baseUrl !== undefined) section.baseUrl = overrides.baseUrl;
+    if (overrides.apiKey !== undefined) section.apiKey = overrides.apiKey;
+    if (overrides.model !== undefined) section.model = overrides.model;
+    if (overrides.timeoutMs !== undefined) section.timeoutMs = overrides.timeoutMs;
+    const config = resolveProviderConfig(section, env);
+    if (config === null) return null;
+    return new OpenAiCompatibleAgent({ ...overrides, ...config });
+  }
+
+  /** Runs one turn against the endpoint. See the class description for the mapping and errors. */
+  async runTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
+    const { messages, contextPrompt, signal } = input;
+    const history = withContextPrompt(messages.map(toWireMessage), contextPrompt);
+    const produced: NewMessage[] = [];
+    const usage: UsageUpdate = {};
+    let promptTokens: number | undefined;
+
+    for (let call = 1; call <= MAX_MODEL_CALLS_PER_TURN; call++) {
+      const body: Record<string, unknown> = { model: this.model, messages: history };
+      if (this.#maxTokens !== undefined) body.max_tokens = this.#maxTokens;
+      if (this.#temperature !== undefined) body.temperature = this.#temperature;
+
+      let reply: ParsedReply;
+      try {
+        reply = await postChatCompletion(this.#endpoint, body, signal, this.model);
+      } catch (error) {
+        if (error instanceof AgentInterruptedError) {
+          throw new AgentInterruptedError(produced, hasUsage(usage) ? usage : undefined, { cause: error.cause });
+        }
+        throw error;
+      }
+      addUsage(usage, reply.usage);
+      if (reply.usage.inputTokens !== undefined) promptTokens = reply.usage.inputTokens;
+
+      const assistant = reply.message;
+      const toolCalls = assistant.toolCalls ?? [];
+      if (toolCalls.length === 0) {
+        produced.push(assistant);
+        break;
+      }
+      if (call === MAX_MODEL_CALLS_PER_TURN) {
+        // Last allowed call and the model still wants tools: keep its text but drop the calls,
+        // so the stored history never has tool calls without results (providers reject that).
+        const names = toolCalls.map((toolCall) => toolCall.function.name).join(", ");
+        produced.push({
+          ...assistant,
+          toolCalls: null,
+          content: hasText(assistant.content)
+            ? assistant.content
+            : `(Stopped after ${MAX_MODEL_CALLS_PER_TURN} model calls: the model kept asking for tools that are not available in this gateway: ${names}.)`,
+        });
+        break;
+      }
+      produced.push(assistant);
+      history.push({ role: "assistant", content: assistant.content ?? null, tool_calls: toolCalls });
+      for (const toolCall of toolCalls) {
+        const content = `Tool ${toolCall.function.name} is not available in this gateway.`;
+        produced.push({ role: "tool", toolCallId: toolCall.id, toolName: toolCall.function.name, content });
+        history.push({ role: "tool", tool_call_id: toolCall.id, content });
+      }
+    }
+
+    const result: AgentTurnResult = { messages: produced, usage };
+    if (promptTokens !== undefined) result.promptTokens = promptTokens;
+    return result;
+  }
+}
+
+/** Options of {@link OpenAiTitler}. */
+export interface OpenAiTitlerOptions {
+  /** The API root, e.g. `https://api.openai.com/v1`. */
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  /** Time allowed for the title request, in milliseconds (default 15,000). */
+  timeoutMs?: number;
+  fetch?: FetchFunction;
+  headers?: Record<string, string>;
+}
+
+/** The system prompt of {@link OpenAiTitler} (the fake test server recognises it as a title request). */
+export const TITLE_SYSTEM_PROMPT =
+  "Write a title of 3 to 7 words for the conversation below. " +
+  "Reply with the title only: no quotes, no trailing punctuation, no explanation.";
+
+const TITLE_MAX_WORDS = 7;
+const TITLE_MAX_CHARS = 60;
+const TITLE_EXCERPT_CHARS = 1_000;
+
+/**
+ * Proposes a session title by asking an OpenAI-compatible endpoint for a 3–7 word title
+ * (`max_tokens: 20`), then strips quotes, a `Title:` prefix and trailing punctuation.
+ * Never throws: any failure (network, status, empty answer, abort) gives `null`.
+ *
+ * @example
+ * const titler = new OpenAiTitler({ baseUrl: "https://api.openai.com/v1", apiKey, model: "gpt-4o-mini" });
+ * await titler.proposeTitle({ userText: "How do I rotate nginx logs?", replyText: "Use logrotate…" });
+ * // "Rotating Nginx Logs With Logrotate"
+ */
+export class OpenAiTitler implements Titler {
+  readonly #endpoint: Endpoint;
+  readonly #model: string;
+
+  constructor(options: OpenAiTitlerOptions) {
+    const { baseUrl, apiKey, model, timeoutMs = 15_000, headers } = options;
+    this.#model = model;
+    this.#endpoint = makeEndpoint(trimTrailingSlashes(baseUrl), apiKey, timeoutMs, options.fetch, headers);
+  }
+
+  /**
+   * A titler for the provider configured in the environment (see
+   * {@link OpenAiCompatibleAgent.fromEnv}), or `null` when none is configured.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<OpenAiTitlerOptions> = {}): OpenAiTitler | null {
+    const section: ProviderConfigSection = {};
+    if (overrides.baseUrl !== undefined) section.baseUrl = overrides.baseUrl;
+    if (overrides.apiKey !== undefined) section.apiKey = overrides.apiKey;
+    if (overrides.model !== undefined) section.model = overrides.model;
+    const config = resolveProviderConfig(section, env);
+    if (config === null) return null;
+    const options: OpenAiTitlerOptions = { ...overrides, baseUrl: config.baseUrl, model: config.model };
+    if (config.apiKey !== undefined) options.apiKey = config.apiKey;
+    return new OpenAiTitler(options);
+  }
+
+  /** Asks the endpoint for a title; `null` on any failure or an unusable answer. */
+  async proposeTitle(input: { userText: string; replyText: string; signal?: AbortSignal }): Promise<string | null> {
+    try {
+      const conversation =
+        `User: ${excerpt(input.userText, TITLE_EXCERPT_CHARS)}\n\n` +
+        `Assistant: ${excerpt(input.replyText, TITLE_EXCERPT_CHARS)}`;
+      const body = {
+        model: this.#model,
+        messages: [
+          { role: "system", content: TITLE_SYSTEM_PROMPT },
+          { role: "user", content: conversation },
+        ],
+        max_tokens: 20,
+      };
+      const reply = await postChatCompletion(this.#endpoint, body, input.signal, this.#model);
+      const content = reply.message.content;
+      const text = typeof content === "string" ? content : Array.isArray(content) ? partsText(content) : "";
+      return cleanModelTitle(text);
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * Cleans a model's title answer: first non-empty line, no `Title:` prefix, no quotes,
+ * markdown emphasis or trailing punctuation, at most 7 words and 60 characters.
+ * `null` when nothing usable is left.
+ *
+ * @example
+ * cleanModelTitle('Title: "Fixing the Build."') // "Fixing the Build"
+ */
+export function cleanModelTitle(raw: string): string | null {
+  const line = raw
+    .split(/\r?\n/u)
+    .map((candidate) => candidate.trim())
+    .find((candidate) => candidate !== "");
+  if (line === undefined) return null;
+  let title = line
+    .replace(/^(?:#+\s*)?(?:\*\*)?title\s*:\s*/iu, "")
+    .replace(/[*_`]+/gu, "")
+    .replace(/["“”„«»]/gu, "")
+    .replace(/^'+|'+$/gu, "")
+    .replace(/\s+/gu, " ")
+    .trim();
+  title = title.replace(/[\s.,;:!?…'"-]+$/u, "").trim();
+  let words = title.split(" ").filter((word) => word !== "");
+  if (words.length > TITLE_MAX_WORDS) words = words.slice(0, TITLE_MAX_WORDS);
+  while (words.length > 1 && words.join(" ").length > TITLE_MAX_CHARS) words = words.slice(0, -1);
+  title = words.join(" ").replace(/[\s.,;:!?…-]+$/u, "");
+  if (!/[\p{L}\p{N}]/u.test(title)) return null;
+  if (title.length > TITLE_MAX_CHARS) title = [...title].slice(0, TITLE_MAX_CHARS).join("");
+  try {
+    return sanitizeTitle(title);
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP and reply mapping shared by the agent and the titler.
+
+interface Endpoint {
+  url: string;
+  /** The URL as shown in messages (no credentials). */
+  shownUrl: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  fetch: FetchFunction;
+}
+
+interface WireMessage {
+  role: string;
+  content: string | ContentPart[] | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+interface ParsedReply {
+  message: NewMessage;
+  usage: UsageUpdate;
+}
+
+function makeEndpoint(
+  baseUrl: string,
+  apiKey: string | undefined,
+  timeoutMs: number,
+  fetchFunction: FetchFunction | undefined,
+  extraHeaders: Record<string, string> | undefined,
+): Endpoint {
+  const url = `${baseUrl}/chat/completions`;
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  if (apiKey !== undefined && apiKey !== "") headers.authorization = `Bearer ${apiKey}`;
+  for (const [name, value] of Object.entries(extraHeaders ?? {})) headers[name.toLowerCase()] = value;
+  return { url, shownUrl: redactUrl(url), headers, timeoutMs, fetch: fetchFunction ?? globalThis.fetch };
+}
+
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = "";
+    parsed.password = "";
+    parsed.search = "";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** History messages in wire shape: reasoning fields are dropped (several providers reject them as input). */
+function toWireMessage(message: ConversationMessage): WireMessage {
+  const wire: WireMessage = { role: message.role, content: message.content ?? null };
+  if (message.tool_calls !== undefined && message.tool_calls.length > 0) wire.tool_calls = message.tool_calls;
+  if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
+  if (message.name !== undefined) wire.name = message.name;
+  return wire;
+}
+
+function withContextPrompt(history: WireMessage[], contextPrompt: string): WireMessage[] {
+  if (contextPrompt.trim() === "") return history;
+  const context: WireMessage = { role: "system", content: contextPrompt };
+  if (history[0]?.role === "system") return [history[0], context, ...history.slice(1)];
+  return [context, ...history];
+}
+
+/**
+ * One chat-completions call. Throws {@link AgentInterruptedError} (no partial) when
+ * `callerSignal` aborts, {@link AgentError} for every other failure.
+ */
+async function postChatCompletion(
+  endpoint: Endpoint,
+  body: Record<string, unknown>,
+  callerSignal: AbortSignal | undefined,
+  model: string,
+): Promise<ParsedReply> {
+  if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: callerSignal.reason });
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error("timeout")), endpoint.timeoutMs);
+  const signal = callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal]);
+  let status: number;
+  let text: string;
+  let retryAfter: string | null;
+  try {
+    const response = await endpoint.fetch(endpoint.url, {
+      method: "POST",
+      headers: endpoint.headers,
+      body: JSON.stringify(body),
+      signal,
+    });
+    status = response.status;
+    retryAfter = response.headers.get("retry-after");
+    text = await response.text();
+  } catch (error) {
+    if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: error });
+    if (timeout.signal.aborted) {
+      throw new AgentError(
+        `The model provider sent no reply within ${endpoint.timeoutMs} ms (${endpoint.shownUrl}). ` +
+          `It may be overloaded or the model slow to load: retry, or raise provider.timeoutMs.`,
+        { cause: error },
+      );
+    }
+    throw connectionError(endpoint, error);
+  } finally {
+    clearTimeout(timer);
+  }
+
+  let json: unknown;
+  let parsedJson = true;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    parsedJson = false;
+  }
+
+  if (status < 200 || status > 299) throw statusError(endpoint, status, parsedJson ? json : text, model, retryAfter);
+  if (!parsedJson) {
+    throw new AgentError(
+      `The model provider's reply is not JSON (HTTP ${status} from ${endpoint.shownUrl}): ${quoteExcerpt(text)}. ` +
+        `Check that the base URL points at an OpenAI-compatible API root (usually ending in /v1).`,
+      { status },
+    );
+  }
+  return parseCompletion(endpoint, status, json);
+}
+
+function connectionError(endpoint: Endpoint, error: unknown): AgentError {
+  const code = errorCode(error);
+  const where = `the model provider at ${endpoint.shownUrl}`;
+  if (code === "ECONNREFUSED") {
+    return new AgentError(
+      `Could not connect to ${where}: connection refused. ` +
+        `Is the server running, and is the base URL (OPENAI_BASE_URL or provider.baseUrl) right?`,
+      { cause: error },
+    );
+  }
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new AgentError(
+      `Could not connect to ${where}: host not found (${code}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and DNS.`,
+      { cause: error },
+    );
+  }
+  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET" || code === "EPIPE") {
+    return new AgentError(
+      `The model provider at ${endpoint.shownUrl} closed the connection before replying (${code}). ` +
+        `Retry; if it keeps happening, check the provider's logs and any proxy in between.`,
+      { cause: error },
+    );
+  }
+  const detail = code ?? (error instanceof Error ? error.message : String(error));
+  return new AgentError(
+    `Could not reach ${where} (${detail}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and the network.`,
+    { cause: error },
+  );
+}
+
+/** The first `code` found on an error or its causes (undici wraps socket errors in `TypeError: fetch failed`). */
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === "object"; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      const nested = errorCode(errors[0]);
+      if (nested !== undefined) return nested;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function statusError(endpoint: Endpoint, status: number, body: unknown, model: string, retryAfter: string | null): AgentError {
+  const said = providerMessage(body);
+  const saidPart = said === null ? "" : ` Provider said: ${quoteExcerpt(said)}.`;
+  let advice: string;
+  if (status === 401 || status === 403) {
+    advice = `The model provider refused the credentials (HTTP ${status} from ${endpoint.shownUrl}): check OPENAI_API_KEY (or provider.apiKey).`;
+  } else if (status === 404) {
+    advice =
+      `The model provider answered HTTP 404 (${endpoint.shownUrl}, model "${model}"): check the base URL ` +
+      `(OPENAI_BASE_URL or provider.baseUrl) and the model name (THREADLINE_MODEL or provider.model).`;
+  } else if (status === 429) {
+    const wait = retryAfter === null ? "" : ` (the provider suggests waiting ${retryAfter} s)`;
+    advice = `The model provider rate-limited the request (HTTP 429): retry later${wait}, or check the account's quota.`;
+  } else if (status >= 500) {
+    advice = `The model provider failed with HTTP ${status} (a provider error, not Threadline's): retry later.`;
+  } else {
+    advice =
+      `The model provider rejected the request (HTTP ${status} from ${endpoint.shownUrl}): ` +
+      `check the model name and options (max tokens, temperature) against the provider's documentation.`;
+  }
+  return new AgentError(advice + saidPart, { status });
+}
+
+/** `{error:{message}}` (OpenAI), `{error:"…"}`, `{message:"…"}` or raw text, else `null`. */
+function providerMessage(body: unknown): string | null {
+  if (typeof body === "string") return body.trim() === "" ? null : body;
+  if (!isRecord(body)) return null;
+  const error = body.error;
+  if (typeof error === "string") return error;
+  if (isRecord(error) && typeof error.message === "string") return error.message;
+  if (typeof body.message === "string") return body.message;
+  if (typeof body.detail === "string") return body.detail;
+  return null;
+}
+
+function parseCompletion(endpoint: Endpoint, status: number, json: unknown): ParsedReply {
+  const choices = isRecord(json) ? json.choices : undefined;
+  const choice: unknown = Array.isArray(choices) ? choices[0] : undefined;
+  if (!isRecord(choice) || !isRecord(choice.message)) {
+    const said = providerMessage(json);
+    throw new AgentError(
+      `The model provider's reply has no choices (HTTP ${status} from ${endpoint.shownUrl})` +
+        (said === null ? "." : `; provider said: ${quoteExcerpt(said)}.`) +
+        ` Check that the endpoint speaks the OpenAI chat-completions protocol.`,
+      { status },
+    );
+  }
+  const raw = choice.message;
+  const message: NewMessage = { role: "assistant", content: mapContent(raw.content) };
+  const toolCalls = mapToolCalls(raw.tool_calls);
+  if (toolCalls.length > 0) message.toolCalls = toolCalls;
+  if (typeof choice.finish_reason === "string") message.finishReason = choice.finish_reason;
+  const reasoning =
+    typeof raw.reasoning === "string" ? raw.reasoning : typeof raw.reasoning_content === "string" ? raw.reasoning_content : null;
+  if (reasoning !== null && reasoning !== "") message.reasoning = reasoning;
+  if (raw.reasoning_details !== undefined && raw.reasoning_details !== null) message.reasoningDetails = raw.reasoning_details;
+
+  const usage = mapUsage(isRecord(json) ? json.usage : undefined);
+  if (usage.outputTokens !== undefined) message.tokenCount = usage.outputTokens;
+  return { message, usage };
+}
+
+function mapContent(content: unknown): string | ContentPart[] | null {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    const parts = content.filter((part): part is ContentPart => isRecord(part) && typeof part.type === "string");
+    return parts;
+  }
+  return null;
+}
+
+function mapToolCalls(raw: unknown): ToolCall[] {
+  if (!Array.isArray(raw)) return [];
+  const calls: ToolCall[] = [];
+  raw.forEach((entry: unknown, index) => {
+    if (!isRecord(entry) || !isRecord(entry.function)) return;
+    const fn = entry.function;
+    const name = typeof fn.name === "string" && fn.name !== "" ? fn.name : "unknown";
+    const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+    calls.push({
+      ...entry,
+      id: typeof entry.id === "string" && entry.id !== "" ? entry.id : `call_${index}`,
+      type: typeof entry.type === "string" ? entry.type : "function",
+      function: { name, arguments: args },
+    });
+  });
+  return calls;
+}
+
+function mapUsage(raw: unknown): UsageUpdate {
+  const usage: UsageUpdate = { apiCalls: 1 };
+  if (!isRecord(raw)) return usage;
+  const count = (value: unknown): number | undefined =>
+    typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const input = count(raw.prompt_tokens);
+  const output = count(raw.completion_tokens);
+  const cached = isRecord(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : undefined;
+  const reasoning = isRecord(raw.completion_tokens_details)
+    ? count(raw.completion_tokens_details.reasoning_tokens)
+    : undefined;
+  if (input !== undefined) usage.inputTokens = input;
+  if (output !== undefined) usage.outputTokens = output;
+  if (cached !== undefined) usage.cacheReadTokens = cached;
+  if (reasoning !== undefined) usage.reasoningTokens = reasoning;
+  return usage;
+}
+
+const SUMMED_USAGE_FIELDS = ["inputTokens", "outputTokens", "cacheReadTokens", "reasoningTokens", "apiCalls"] as const;
+
+function addUsage(total: UsageUpdate, add: UsageUpdate): void {
+  for (const field of SUMMED_USAGE_FIELDS) {
+    const value = add[field];
+    if (value !== undefined) total[field] = (total[field] ?? 0) + value;
+  }
+}
+
+function hasUsage(usage: UsageUpdate): boolean {
+  return Object.keys(usage).length > 0;
+}
+
+function hasText(content: NewMessage["content"]): boolean {
+  if (typeof content === "string") return content.trim() !== "";
+  if (Array.isArray(content)) return partsText(content).trim() !== "";
+  return false;
+}
+
+function partsText(parts: ContentPart[]): string {
+  return parts
+    .filter((part) => typeof part.text === "string")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+function excerpt(text: string, maxChars: number): string {
+  const folded = text.replace(/\s+/gu, " ").trim();
+  const chars = [...folded];
+  return chars.length <= maxChars ? folded : `${chars.slice(0, maxChars).join("")}…`;
+}
+
+function quoteExcerpt(text: string): string {
+  return JSON.stringify(excerpt(text, 200));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

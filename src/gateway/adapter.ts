@@ -1,0 +1,74 @@
+/**
+ * The platform adapter interface: how messages get into the gateway and replies get
+ * out. Shipped adapters: `api-server`, `webhook`, `local`; chat platforms (Telegram,
+ * Discord, Slack, …) implement the same interface.
+ *
+ * @module
+ */
+import type { SessionSource } from "./session-source.js";
+
+/** An attachment of an inbound message. */
+export interface InboundMedia {
+  /** `image`, `audio`, `video`, `file`, … */
+  kind: string;
+  url?: string | null;
+  mimeType?: string | null;
+  fileName?: string | null;
+  caption?: string | null;
+}
+
+/** A message from a platform. */
+export interface InboundMessage {
+  /** Who and where (routing uses its raw ids). */
+  source: SessionSource;
+  /** The text (may be empty for media-only messages). */
+  text: string;
+  /** The platform's message id (de-duplication, reply threading). */
+  messageId?: string | null;
+  /** Attachments; several media messages of one album merge into one turn while busy. */
+  media?: InboundMedia[];
+  /** The album/media-group id of a media message. */
+  albumId?: string | null;
+  /** A platform edit of an earlier message (handled as a new message in this release). */
+  editOf?: string | null;
+}
+
+/** A message to a platform. */
+export interface OutboundMessage {
+  text: string;
+  /** `reply` (the agent's answer), `notice` (resets, queue state, command replies) or `error`. */
+  kind: "reply" | "notice" | "error";
+  /** The inbound message ids this answers (api-server uses them to complete the waiting request). */
+  inReplyTo: string[];
+  /** Token usage of the turn, for adapters that report it (OpenAI-compatible responses). */
+  usage?: { promptTokens: number; completionTokens: number };
+  /** The session it belongs to. */
+  sessionId?: string;
+}
+
+/** How the gateway acknowledged an inbound message. */
+export type InboundAck =
+  | { status: "accepted"; sessionKey: string }
+  | { status: "queued"; sessionKey: string; depth: number }
+  | { status: "duplicate"; sessionKey: string }
+  | { status: "rejected"; sessionKey: string; reason: string }
+  | { status: "command"; sessionKey: string };
+
+/** What an adapter calls for every inbound message; resolves once the message is durable (or refused). */
+export type InboundHandler = (message: InboundMessage) => Promise<InboundAck>;
+
+/** A platform connection. */
+export interface Adapter {
+  /** The platform name it produces sources for (`api-server`, `webhook`, `telegram`, …). */
+  readonly platform: string;
+  /** Starts receiving; every message goes to `handler`. */
+  connect(handler: InboundHandler): Promise<void>;
+  /** Stops receiving (in-flight sends may still complete). */
+  disconnect(): Promise<void>;
+  /** Delivers a message to the chat of `source`; returns the platform message id when there is one. */
+  send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }>;
+  /** Optional: opens a thread for a handoff and returns its source. */
+  createThread?(source: SessionSource, title: string): Promise<SessionSource>;
+  /** Optional: edits a message it sent earlier. */
+  editMessage?(source: SessionSource, messageId: string, text: string): Promise<void>;
+}

@@ -1,0 +1,676 @@
+/**
+ * `GatewayRunner`: wires adapters, the {@link SessionStore}, the durable queue and an
+ * {@link Agent}. For every inbound message: session key → entry → run a turn now, or
+ * queue it when the session is busy. A turn stores the user message before the model
+ * is called, loads a bounded history, runs the agent, commits the reply with every
+ * tool call and its result as one atomic turn, updates totals, sends the reply and
+ * promotes the queue head. One turn at a time per session; sessions run concurrently.
+ *
+ * @module
+ */
+import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.js";
+import { ConflictError, ThreadlineError, type Lease, type NewMessage, type SessionDB } from "../store/index.js";
+import type { Adapter, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
+import { AgentCache } from "./agent-cache.js";
+import type { InboundBuffer } from "./inbound-buffer.js";
+import type { SessionEntry } from "./session-entry.js";
+import { SessionQueue, type InboundEvent } from "./session-queue.js";
+import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
+import type { SessionSource } from "./session-source.js";
+import type { SessionStore } from "./session-store.js";
+import { parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
+import { closeOpenToolCalls, missingToolResults, replyTextOf, textOf, userMessagesOf } from "./turn-messages.js";
+
+/** Minimal structured logger (pino-compatible). */
+export interface GatewayLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug?(obj: object, msg?: string): void;
+}
+
+/** Hooks for metrics (the `serve` command feeds Prometheus from them). */
+export interface GatewayMetrics {
+  turnFinished?(outcome: "ok" | "error" | "interrupted", seconds: number): void;
+  storeCall?(operation: string, seconds: number): void;
+  queueDepthChanged?(key: string, depth: number): void;
+}
+
+/** Options of a {@link GatewayRunner}. */
+export interface GatewayRunnerOptions {
+  store: SessionStore;
+  /** Makes the agent of a session (cached per session key). */
+  agentFactory: (entry: SessionEntry) => Agent | Promise<Agent>;
+  adapters?: Adapter[];
+  /** The durable queue (default: one on the store's database, depth 32). */
+  queue?: SessionQueue;
+  /** Proposes titles after the first exchange of an untitled session (`null`: no titles). */
+  titler?: Titler | null;
+  /** Messages of history sent to the model per turn (default 40). */
+  historyLimit?: number;
+  /** Connected platforms and home channels for the context prompt. */
+  contextConfig?: SessionContextConfig;
+  /** Hash user and chat ids in the context prompt (default false). */
+  redactPii?: boolean;
+  /** The live agents (default: LRU of 128, idle TTL 3600 s). */
+  agentCache?: AgentCache<Agent>;
+  logger?: GatewayLogger;
+  metrics?: GatewayMetrics;
+  /**
+   * Several replicas on one database: hold a per-session lease while running turns and
+   * fence every transcript write with its token. `holder` names this replica.
+   */
+  leases?: { holder: string; ttlSeconds?: number } | null;
+}
+
+/** What a running session is doing. */
+interface Running {
+  /** `turn` while a turn is being run; `between` while the worker looks for the next queued message. */
+  phase: "turn" | "between";
+  controller: AbortController | null;
+  /** Why the running turn was aborted. */
+  abortReason: "stop" | "shutdown" | null;
+  lease: Lease | null;
+  renewTimer: NodeJS.Timeout | null;
+  done: Promise<void>;
+  source: SessionSource;
+}
+
+const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
+const RECENT_IDS = 10_000;
+
+/** What drain() reports. */
+export interface DrainResult {
+  /** Every turn finished within the timeout. */
+  drained: boolean;
+  /** Keys still mid-turn when the timeout fired (their turns were aborted). */
+  stillRunning: string[];
+}
+
+/**
+ * The gateway pipeline.
+ *
+ * @example
+ * const runner = new GatewayRunner({ store, agentFactory: () => new EchoAgent(), adapters: [local] });
+ * await runner.start();
+ * await local.receive("hello");
+ */
+export class GatewayRunner implements CommandHost {
+  readonly store: SessionStore;
+  readonly db: SessionDB;
+  readonly queue: SessionQueue;
+  readonly agents: AgentCache<Agent>;
+  readonly #factory: GatewayRunnerOptions["agentFactory"];
+  readonly #adapters = new Map<string, Adapter>();
+  readonly #titler: Titler | null;
+  readonly #historyLimit: number;
+  readonly #contextConfig: SessionContextConfig;
+  readonly #redactPii: boolean;
+  readonly #log: GatewayLogger;
+  readonly #metrics: GatewayMetrics;
+  readonly #leases: { holder: string; ttlSeconds: number } | null;
+  readonly #running = new Map<string, Running>();
+  readonly #recentIds = new Set<string>();
+  readonly #lanes = new Map<string, Promise<unknown>>();
+  #accepting = false;
+  #turnsCompleted = 0;
+  #buffer: InboundBuffer<InboundMessage> | null = null;
+
+  constructor(options: GatewayRunnerOptions) {
+    this.store = options.store;
+    this.db = options.store.db;
+    this.queue = options.queue ?? new SessionQueue(this.db, { clock: this.store.clock });
+    this.agents = options.agentCache ?? new AgentCache<Agent>({ clock: this.store.clock });
+    this.#factory = options.agentFactory;
+    for (const adapter of options.adapters ?? []) this.#adapters.set(adapter.platform, adapter);
+    this.#titler = options.titler ?? null;
+    this.#historyLimit = options.historyLimit ?? 40;
+    this.#contextConfig = {
+      ...options.contextConfig,
+      connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
+    };
+    this.#redactPii = options.redactPii ?? false;
+    this.#log = options.logger ?? noopLogger;
+    this.#metrics = options.metrics ?? {};
+    this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+  }
+
+  /**
+   * Connects every adapter and starts accepting messages. With a `buffer` (from
+   * `GatewayRecovery.startup`), messages are held until it is released.
+   */
+  async start(options: { buffer?: InboundBuffer<InboundMessage> } = {}): Promise<void> {
+    this.#accepting = true;
+    this.#buffer = options.buffer ?? null;
+    for (const adapter of this.#adapters.values()) await adapter.connect((message) => this.#inbound(message));
+  }
+
+  #inbound(message: InboundMessage): Promise<InboundAck> {
+    return this.#buffer === null ? this.handle(message) : this.#buffer.push(message, (m) => this.handle(m));
+  }
+
+  /** Adds an adapter (before or after start). */
+  async addAdapter(adapter: Adapter): Promise<void> {
+    this.#adapters.set(adapter.platform, adapter);
+    if (this.#accepting) await adapter.connect((message) => this.#inbound(message));
+  }
+
+  /** Sessions with a turn running in this process. */
+  get activeTurns(): number {
+    return this.#running.size;
+  }
+
+  /** Turns completed since start. */
+  get turnsCompleted(): number {
+    return this.#turnsCompleted;
+  }
+
+  /** Whether the gateway accepts messages. */
+  get accepting(): boolean {
+    return this.#accepting;
+  }
+
+  // --- inbound ---------------------------------------------------------------------
+
+  /**
+   * Handles one inbound message; resolves once it is durable (stored or queued), a command
+   * ran, or it was refused. Messages of one chat are admitted in the order `handle` was
+   * called, so a session's turns follow arrival order.
+   */
+  handle(message: InboundMessage): Promise<InboundAck> {
+    const s = message.source;
+    const lane = [s.platform, s.chatId ?? "", s.threadId ?? "", s.chatId ? "" : (s.userIdAlt ?? s.userId ?? "")].join("\u0000");
+    const previous = this.#lanes.get(lane) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.#admit(message),
+      () => this.#admit(message),
+    );
+    const tail = next.catch(() => {});
+    this.#lanes.set(lane, tail);
+    void tail.then(() => {
+      if (this.#lanes.get(lane) === tail) this.#lanes.delete(lane);
+    });
+    return next;
+  }
+
+  async #admit(message: InboundMessage): Promise<InboundAck> {
+    const key = await this.store.sessionKeyFor(message.source);
+    if (!this.#accepting) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
+    const command = parseSlashCommand(message.text);
+    if (command !== null) {
+      await runSlashCommand(this, key, message, command);
+      return { status: "command", sessionKey: key };
+    }
+    if (message.messageId) {
+      const id = `${key}\u0000${message.messageId}`;
+      if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
+      this.#remember(id);
+    }
+    if (!this.#running.has(key)) {
+      const lease = await this.#acquire(key);
+      if (lease !== false && !this.#running.has(key)) {
+        let durable!: () => void;
+        let failed!: (error: unknown) => void;
+        const stored = new Promise<void>((resolve, reject) => {
+          durable = resolve;
+          failed = reject;
+        });
+        this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
+        await stored;
+        return { status: "accepted", sessionKey: key };
+      }
+      if (lease !== false && lease !== null) await this.#release(key, lease);
+    }
+    return this.enqueue(key, message);
+  }
+
+  /** Queues a message for a key (durably) and makes sure some worker will run it. */
+  async enqueue(key: string, message: InboundMessage): Promise<InboundAck> {
+    const event: InboundEvent = {
+      messageId: message.messageId ?? null,
+      senderId: message.source.userId ?? null,
+      kind: (message.media?.length ?? 0) > 0 ? "media" : "text",
+      albumId: message.albumId ?? null,
+      payload: message,
+    };
+    const outcome = await this.queue.enqueue(key, event);
+    if (outcome.status === "rejected") {
+      await this.notify(message.source, outcome.reason, [message.messageId ?? ""].filter(Boolean), "error");
+      return { status: "rejected", sessionKey: key, reason: outcome.reason };
+    }
+    if (outcome.status === "duplicate") return { status: "duplicate", sessionKey: key };
+    this.#metrics.queueDepthChanged?.(key, outcome.depth);
+    await this.#kick(key, message.source);
+    return { status: "queued", sessionKey: key, depth: outcome.depth };
+  }
+
+  /** Starts a worker for a key with queued messages when none runs here and the lease (if any) is free. */
+  async #kick(key: string, source: SessionSource): Promise<void> {
+    if (this.#running.has(key) || !this.#accepting) return;
+    const lease = await this.#acquire(key);
+    if (lease === false) return;
+    if (this.#running.has(key)) {
+      if (lease !== null) await this.#release(key, lease);
+      return;
+    }
+    this.#startWorker(key, source, lease, null);
+  }
+
+  /** Runs queued messages of every key (after a restart, or a sweep for keys whose lease holder died). */
+  async replayQueues(): Promise<number> {
+    let started = 0;
+    for (const key of await this.queue.pendingKeys()) {
+      const items = await this.db.listQueue(key);
+      const first = items[0]?.payloads[0] as InboundMessage | undefined;
+      if (first?.source === undefined) continue;
+      if (!this.#running.has(key)) started += 1;
+      await this.#kick(key, first.source);
+    }
+    return started;
+  }
+
+  // --- workers -----------------------------------------------------------------------
+
+  #startWorker(
+    key: string,
+    source: SessionSource,
+    lease: Lease | null,
+    first: { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void } | { resume: SessionEntry } | null,
+  ): void {
+    const state: Running = { phase: "between", controller: null, abortReason: null, lease, renewTimer: null, done: Promise.resolve(), source };
+    this.#running.set(key, state);
+    if (lease !== null && this.#leases !== null) {
+      const every = Math.max(1, (this.#leases.ttlSeconds * 1000) / 3);
+      state.renewTimer = setInterval(() => void this.#renew(key, state), every);
+      state.renewTimer.unref();
+    }
+    state.done = (async () => {
+      try {
+        if (first !== null && "messages" in first) {
+          await this.#turn(key, state, first.messages, { durable: first.durable, failed: first.failed });
+        } else if (first !== null && "resume" in first) {
+          await this.#resumeTurn(key, state, first.resume);
+        }
+        while (this.#accepting && state.abortReason !== "shutdown") {
+          const item = await this.queue.promote(key);
+          if (item === null) break;
+          const messages = item.payloads as InboundMessage[];
+          let completed = false;
+          const complete = async (): Promise<void> => {
+            if (!completed) {
+              completed = true;
+              await this.queue.complete(key, item.id);
+            }
+          };
+          await this.#turn(key, state, messages, { durable: () => void complete(), failed: () => {} });
+          await complete();
+        }
+      } catch (error) {
+        this.#log.error({ err: error, key }, "session worker failed");
+      } finally {
+        if (state.renewTimer !== null) clearInterval(state.renewTimer);
+        this.#running.delete(key);
+        if (state.lease !== null) {
+          await this.#release(key, state.lease);
+          // A message another replica queued while this one held the lease must not wait.
+          if (this.#accepting && (await this.db.listQueue(key)).length > 0) await this.#kick(key, source);
+        }
+      }
+    })();
+  }
+
+  async #acquire(key: string): Promise<Lease | null | false> {
+    if (this.#leases === null) return null;
+    const lease = await this.db.acquireLease(key, this.#leases.holder, { ttlSeconds: this.#leases.ttlSeconds, now: this.store.clock.now() });
+    return lease ?? false;
+  }
+
+  async #renew(key: string, state: Running): Promise<void> {
+    if (state.lease === null || this.#leases === null) return;
+    try {
+      const renewed = await this.db.renewLease(key, this.#leases.holder, state.lease.token, { ttlSeconds: this.#leases.ttlSeconds, now: this.store.clock.now() });
+      if (renewed === null) {
+        this.#log.warn({ key }, "lost the session lease; stopping the turn");
+        state.abortReason ??= "shutdown";
+        state.controller?.abort();
+      } else {
+        state.lease = renewed;
+      }
+    } catch (error) {
+      this.#log.warn({ err: error, key }, "lease renewal failed");
+    }
+  }
+
+  async #release(key: string, lease: Lease): Promise<void> {
+    if (this.#leases === null) return;
+    await this.db.releaseLease(key, this.#leases.holder, lease.token).catch((error: unknown) => {
+      this.#log.warn({ err: error, key }, "lease release failed");
+    });
+  }
+
+  #fence(key: string, state: Running): { fence: { key: string; token: number } } | undefined {
+    return state.lease === null ? undefined : { fence: { key, token: state.lease.token } };
+  }
+
+  async #timed<T>(operation: string, run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await run();
+    } finally {
+      this.#metrics.storeCall?.(operation, (performance.now() - started) / 1000);
+    }
+  }
+
+  /** One turn: store the user message(s), run the agent, commit, reply. */
+  async #turn(
+    key: string,
+    state: Running,
+    messages: InboundMessage[],
+    hooks: { durable: () => void; failed: (error: unknown) => void },
+  ): Promise<void> {
+    state.phase = "turn";
+    try {
+      await this.#turnSteps(key, state, messages, hooks);
+    } finally {
+      state.phase = "between";
+    }
+  }
+
+  async #turnSteps(
+    key: string,
+    state: Running,
+    messages: InboundMessage[],
+    hooks: { durable: () => void; failed: (error: unknown) => void },
+  ): Promise<void> {
+    const started = performance.now();
+    const source = messages[messages.length - 1]!.source;
+    const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
+    let entry: SessionEntry;
+    try {
+      entry = await this.#timed("getOrCreateSession", () => this.store.getOrCreateSession(source));
+      if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
+      await this.#timed("beginTurn", () => this.store.beginTurn(key));
+      const repair = missingToolResults(await this.#history(entry.sessionId));
+      const stored = [...repair, ...userMessagesOf(messages, this.store.clock.now())];
+      await this.#timed("appendTurn", () => this.db.appendTurn(entry.sessionId, stored, this.#fence(key, state)));
+    } catch (error) {
+      hooks.failed(error);
+      throw error;
+    }
+    hooks.durable();
+    const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
+    await this.#runAgent(key, state, entry, source, ids, notices, started);
+  }
+
+  /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
+  async #resumeTurn(key: string, state: Running, entry: SessionEntry): Promise<void> {
+    state.phase = "turn";
+    try {
+      await this.#resumeSteps(key, state, entry);
+    } finally {
+      state.phase = "between";
+    }
+  }
+
+  async #resumeSteps(key: string, state: Running, entry: SessionEntry): Promise<void> {
+    const started = performance.now();
+    const history = await this.#history(entry.sessionId);
+    const last = history[history.length - 1];
+    if (last === undefined || last.role === "assistant") {
+      await this.store.clearResumePending(key);
+      return;
+    }
+    await this.store.beginTurn(key);
+    const repair = missingToolResults(history);
+    if (repair.length > 0) await this.db.appendTurn(entry.sessionId, repair, this.#fence(key, state));
+    const notice =
+      "[System note: the previous turn was interrupted by a gateway restart. Continue from the conversation as it stands; " +
+      "do not re-run tool calls that already have results, and say so if a tool call was cut off.]";
+    const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+    await this.#runAgent(key, state, entry, source, [], [notice], started);
+  }
+
+  async #history(sessionId: string): Promise<ReturnType<SessionDB["getConversation"]> extends Promise<infer T> ? T : never> {
+    return this.#timed("getConversation", () => this.db.getConversation(sessionId, { lastMessages: this.#historyLimit }));
+  }
+
+  async #runAgent(
+    key: string,
+    state: Running,
+    entry: SessionEntry,
+    source: SessionSource,
+    ids: string[],
+    notices: string[],
+    started: number,
+  ): Promise<void> {
+    const history = await this.#history(entry.sessionId);
+    const context = buildSessionContext(source, this.#contextConfig, entry);
+    const contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
+    const agent = await this.#agentFor(key, entry);
+    const controller = new AbortController();
+    state.controller = controller;
+    this.agents.beginTurn(key);
+    let produced: NewMessage[] = [];
+    let usage: import("../store/index.js").UsageUpdate | undefined;
+    let promptTokens: number | undefined;
+    let outcome: "ok" | "error" | "interrupted" = "ok";
+    let failure: unknown = null;
+    try {
+      const result = await agent.runTurn({ messages: history, contextPrompt, signal: controller.signal, sessionId: entry.sessionId });
+      produced = result.messages;
+      usage = result.usage;
+      promptTokens = result.promptTokens;
+    } catch (error) {
+      if (error instanceof AgentInterruptedError || controller.signal.aborted) {
+        outcome = "interrupted";
+        produced = error instanceof AgentInterruptedError ? error.partial : [];
+        usage = error instanceof AgentInterruptedError ? error.usage : undefined;
+      } else {
+        outcome = "error";
+        failure = error;
+        this.#log.warn({ err: error, key, sessionId: entry.sessionId }, "agent turn failed");
+      }
+    } finally {
+      this.agents.endTurn(key);
+      state.controller = null;
+    }
+    const turn = closeOpenToolCalls(produced);
+    try {
+      if (turn.length > 0) await this.#timed("appendTurn", () => this.db.appendTurn(entry.sessionId, turn, this.#fence(key, state)));
+      if (usage !== undefined) await this.#timed("recordUsage", () => this.db.recordUsage(entry.sessionId, usage!, this.#fence(key, state)));
+    } catch (error) {
+      if (error instanceof ThreadlineError && error.code === "TL_ERR_LEASE_LOST") {
+        this.#log.warn({ key }, "a newer lease holder owns this session; this turn's result was not stored");
+        return;
+      }
+      throw error;
+    }
+    if (outcome === "ok") {
+      await this.#timed("completeTurn", () => this.store.completeTurn(key, promptTokens === undefined ? {} : { lastPromptTokens: promptTokens }));
+      this.#turnsCompleted += 1;
+    } else if (outcome === "error" || state.abortReason === "stop") {
+      await this.store.failTurn(key);
+    }
+    // On shutdown the turn marker stays: the next start counts the interruption and resumes.
+    this.#metrics.turnFinished?.(outcome, (performance.now() - started) / 1000);
+    const reply = replyTextOf(turn);
+    if (outcome === "ok") {
+      const out: OutboundMessage = { text: reply, kind: "reply", inReplyTo: ids, sessionId: entry.sessionId };
+      if (usage) out.usage = { promptTokens: usage.inputTokens ?? 0, completionTokens: usage.outputTokens ?? 0 };
+      await this.#send(source, out);
+      await this.#maybeTitle(entry, history, reply);
+    } else if (outcome === "error") {
+      await this.notify(source, `The model could not answer: ${(failure as Error).message}`, ids, "error");
+    } else if (outcome === "interrupted" && state.abortReason === "stop") {
+      await this.notify(source, "Stopped.", ids, "notice");
+    }
+  }
+
+  async #agentFor(key: string, entry: SessionEntry): Promise<Agent> {
+    const cached = this.agents.get(key);
+    if (cached !== undefined) return cached;
+    const agent = await this.#factory(entry);
+    this.agents.set(key, agent);
+    return agent;
+  }
+
+  async #maybeTitle(entry: SessionEntry, history: Awaited<ReturnType<SessionDB["getConversation"]>>, reply: string): Promise<void> {
+    if (this.#titler === null) return;
+    try {
+      const session = await this.db.getSession(entry.sessionId);
+      if (session === null || session.title !== null) return;
+      const users = history.filter((m) => m.role === "user");
+      if (users.length !== 1) return;
+      const proposed = await this.#titler.proposeTitle({ userText: textOf(users[0]!.content), replyText: reply });
+      if (proposed === null || proposed.trim() === "") return;
+      await this.#setTitleWithLineage(entry.sessionId, proposed);
+    } catch (error) {
+      this.#log.warn({ err: error, sessionId: entry.sessionId }, "titling failed");
+    }
+  }
+
+  /** Sets a title; a title already taken gets the next lineage number (`title #2`). */
+  async #setTitleWithLineage(sessionId: string, title: string): Promise<string | null> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const candidate = await this.db.nextTitleInLineage(title);
+      try {
+        return await this.db.setTitle(sessionId, candidate);
+      } catch (error) {
+        if (!(error instanceof ConflictError)) throw error;
+      }
+    }
+    return null;
+  }
+
+  // --- outbound ------------------------------------------------------------------------
+
+  async #send(source: SessionSource, message: OutboundMessage): Promise<void> {
+    const adapter = this.#adapters.get(source.platform);
+    if (adapter === undefined) {
+      this.#log.warn({ platform: source.platform }, "no adapter for the platform; reply not delivered");
+      return;
+    }
+    try {
+      await adapter.send(source, message);
+    } catch (error) {
+      this.#log.error({ err: error, platform: source.platform }, "sending a reply failed");
+    }
+  }
+
+  /** Sends a notice or error to the chat of `source`. */
+  async notify(source: SessionSource, text: string, inReplyTo: string[], kind: OutboundMessage["kind"] = "notice"): Promise<void> {
+    await this.#send(source, { text, kind, inReplyTo });
+  }
+
+  // --- command host ------------------------------------------------------------------------
+
+  /** Whether a turn runs for the key in this process (a worker between turns does not count). */
+  isBusy(key: string): boolean {
+    return this.#running.get(key)?.phase === "turn";
+  }
+
+  /** Aborts the running turn of a key (`stop`: the turn ends; `shutdown`: it is left for resume). Resolves when it has stopped. */
+  async interrupt(key: string, reason: "stop" | "shutdown"): Promise<boolean> {
+    const state = this.#running.get(key);
+    if (state === undefined) return false;
+    state.abortReason = reason;
+    state.controller?.abort();
+    await state.done;
+    return true;
+  }
+
+  /** Runs a new turn with one message for a key now (or queues it when busy). */
+  async runMessage(key: string, message: InboundMessage): Promise<void> {
+    if (this.#running.has(key)) {
+      await this.enqueue(key, message);
+      return;
+    }
+    const lease = await this.#acquire(key);
+    if (lease === false) {
+      await this.enqueue(key, message);
+      return;
+    }
+    let durable!: () => void;
+    let failed!: (e: unknown) => void;
+    const stored = new Promise<void>((resolve, reject) => {
+      durable = resolve;
+      failed = reject;
+    });
+    this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
+    await stored;
+  }
+
+  /** Asks the agent of a key for a summary of its session (for `/compress`). */
+  async summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string> {
+    const history = await this.#history(entry.sessionId);
+    const agent = await this.#agentFor(key, entry);
+    const request = {
+      role: "user" as const,
+      content:
+        "Summarise our conversation so far for a fresh session: the goals, decisions, facts and open questions, " +
+        "in a few short paragraphs. Reply with the summary only.",
+    };
+    const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
+    const result = await agent.runTurn({
+      messages: [...history, request],
+      contextPrompt: context,
+      signal: AbortSignal.timeout(120_000),
+      sessionId: entry.sessionId,
+    });
+    if (result.usage) await this.db.recordUsage(entry.sessionId, result.usage);
+    return replyTextOf(result.messages);
+  }
+
+  // --- recovery and shutdown -------------------------------------------------------------
+
+  /** Resumes interrupted sessions (from `GatewayRecovery.startup().autoResume`). */
+  async resume(entries: SessionEntry[]): Promise<number> {
+    let started = 0;
+    for (const entry of entries) {
+      if (this.#running.has(entry.key)) continue;
+      const lease = await this.#acquire(entry.key);
+      if (lease === false) continue;
+      const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+      this.#startWorker(entry.key, source, lease, { resume: entry });
+      started += 1;
+    }
+    return started;
+  }
+
+  /**
+   * Stops accepting messages and waits for running turns up to `timeoutMs`; turns still
+   * running then are aborted and left marked for resume. Queued messages stay queued.
+   */
+  async drain(timeoutMs: number): Promise<DrainResult> {
+    this.#accepting = false;
+    const all = Promise.all([...this.#running.values()].map((state) => state.done));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!timedOut) return { drained: true, stillRunning: [] };
+    const stillRunning = [...this.#running.keys()];
+    await Promise.all(stillRunning.map((key) => this.interrupt(key, "shutdown")));
+    return { drained: false, stillRunning };
+  }
+
+  /** Disconnects every adapter and disposes cached agents. */
+  async stop(): Promise<void> {
+    this.#accepting = false;
+    for (const adapter of this.#adapters.values()) await adapter.disconnect().catch(() => {});
+    this.agents.clear();
+    await this.agents.waitForDisposals();
+  }
+
+  #remember(id: string): void {
+    this.#recentIds.add(id);
+    if (this.#recentIds.size > RECENT_IDS) {
+      const oldest = this.#recentIds.values().next().value;
+      if (oldest !== undefined) this.#recentIds.delete(oldest);
+    }
+  }
+}

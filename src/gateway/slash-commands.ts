@@ -1,0 +1,252 @@
+/**
+ * Slash commands every adapter understands: `/new`, `/reset`, `/stop`, `/resume`,
+ * `/title`, `/undo`, `/retry`, `/queue`, `/compress`, `/status`, `/help`. They never
+ * reach the model (except `/compress`, which asks it for a summary, and `/retry`,
+ * which runs the last message again).
+ *
+ * @module
+ */
+import { ConflictError, InvalidInputError, type SessionDB } from "../store/index.js";
+import type { InboundMessage, OutboundMessage } from "./adapter.js";
+import type { SessionEntry } from "./session-entry.js";
+import type { SessionQueue } from "./session-queue.js";
+import type { SessionSource } from "./session-source.js";
+import type { SessionStore } from "./session-store.js";
+
+/** A parsed command. */
+export interface SlashCommand {
+  name: string;
+  args: string;
+}
+
+/** What commands need from the runner. */
+export interface CommandHost {
+  readonly store: SessionStore;
+  readonly db: SessionDB;
+  readonly queue: SessionQueue;
+  isBusy(key: string): boolean;
+  interrupt(key: string, reason: "stop" | "shutdown"): Promise<boolean>;
+  runMessage(key: string, message: InboundMessage): Promise<void>;
+  enqueue(key: string, message: InboundMessage): Promise<unknown>;
+  summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string>;
+  notify(source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]): Promise<void>;
+}
+
+/** The commands, with one line of help each. */
+export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
+  new: "start a fresh session (the current one is kept in history)",
+  reset: "same as /new",
+  stop: "interrupt the running reply; your next message starts a new session",
+  resume: "/resume [title|id]: switch to an earlier session (lists recent ones without an argument)",
+  title: "/title [text]: show or set this session's title",
+  undo: "/undo [n]: remove your last n messages and their replies (default 1)",
+  retry: "run your last message again",
+  queue: "/queue <text>: queue a message to run after the current one",
+  compress: "summarise this session and continue in a fresh one that starts from the summary",
+  status: "session id, title, message count, tokens and queue depth",
+  help: "list the commands",
+});
+
+/** Parses `/name args` (also `/name@botname`); `null` when the text is not a command. */
+export function parseSlashCommand(text: string): SlashCommand | null {
+  const match = /^\/([A-Za-z][\w-]*)(?:@\S+)?(?:\s+([\s\S]*))?$/u.exec(text.trim());
+  if (match === null) return null;
+  return { name: match[1]!.toLowerCase(), args: (match[2] ?? "").trim() };
+}
+
+function helpText(): string {
+  return ["Commands:", ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${help}`)].join("\n");
+}
+
+function formatTokens(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** Runs a command; replies go to the chat of the message. */
+export async function runSlashCommand(host: CommandHost, key: string, message: InboundMessage, command: SlashCommand): Promise<void> {
+  const source = message.source;
+  const ids = message.messageId ? [message.messageId] : [];
+  const reply = (text: string, kind: OutboundMessage["kind"] = "notice"): Promise<void> => host.notify(source, text, ids, kind);
+  const { store, db } = host;
+  try {
+    switch (command.name) {
+      case "new":
+      case "reset": {
+        if (host.isBusy(key)) await host.interrupt(key, "stop");
+        const existing = await store.getEntry(key);
+        const entry = existing === null ? await store.getOrCreateSession(source, { forceNew: true }) : await store.resetSession(key);
+        await host.queue.clear(key);
+        await reply(`Started a new session (${entry?.sessionId ?? "new"}). The previous one is kept; /resume brings it back.`);
+        return;
+      }
+      case "stop": {
+        const stopped = await host.interrupt(key, "stop");
+        await host.queue.clear(key);
+        const suspended = await store.suspendSession(key);
+        await reply(
+          stopped
+            ? "Stopped. Your next message starts a new session."
+            : suspended
+              ? "Nothing was running. Your next message starts a new session."
+              : "Nothing was running.",
+        );
+        return;
+      }
+      case "status": {
+        const entry = await store.getEntry(key);
+        if (entry === null) {
+          await reply("No session yet: send a message to start one.");
+          return;
+        }
+        const depth = await host.queue.depth(key);
+        await reply(
+          [
+            `Session: ${entry.sessionId}`,
+            `Title: ${entry.title ?? "(untitled)"}`,
+            `Messages: ${entry.messageCount}`,
+            `Tokens: ${formatTokens(entry.totalTokens)} (in ${formatTokens(entry.usage.inputTokens)}, out ${formatTokens(entry.usage.outputTokens)})`,
+            `Queue: ${depth} waiting${host.isBusy(key) ? ", a reply is running" : ""}`,
+          ].join("\n"),
+        );
+        return;
+      }
+      case "title": {
+        const entry = await store.getOrCreateSession(source);
+        if (command.args === "") {
+          const title = await db.getTitle(entry.sessionId);
+          await reply(title === null ? "This session has no title. Set one with /title <text>." : `Title: ${title}`);
+          return;
+        }
+        try {
+          const set = await db.setTitle(entry.sessionId, command.args);
+          await reply(`Title set: ${set}`);
+        } catch (error) {
+          if (error instanceof ConflictError || error instanceof InvalidInputError) await reply(error.message, "error");
+          else throw error;
+        }
+        return;
+      }
+      case "undo": {
+        const n = command.args === "" ? 1 : Number(command.args);
+        if (!Number.isSafeInteger(n) || n < 1) {
+          await reply("Usage: /undo [n], where n is how many of your messages to remove (a whole number ≥ 1).", "error");
+          return;
+        }
+        if (host.isBusy(key)) {
+          await reply("A reply is still running; /stop it first or wait for it.", "error");
+          return;
+        }
+        const entry = await store.getEntry(key);
+        if (entry === null) {
+          await reply("Nothing to undo.");
+          return;
+        }
+        const result = await store.rewindSession(entry.sessionId, n);
+        await reply(
+          result.turnsUndone === 0
+            ? "Nothing to undo."
+            : `Removed ${result.turnsUndone} message${result.turnsUndone === 1 ? "" : "s"} of yours and the replies.` +
+                (result.targetText ? ` Your last removed message was: "${result.targetText.slice(0, 200)}"` : ""),
+        );
+        return;
+      }
+      case "retry": {
+        if (host.isBusy(key)) {
+          await reply("A reply is still running; /stop it first or wait for it.", "error");
+          return;
+        }
+        const entry = await store.getEntry(key);
+        const result = entry === null ? null : await store.rewindSession(entry.sessionId, 1);
+        if (result === null || result.turnsUndone === 0 || result.targetText === null) {
+          await reply("Nothing to retry: send a message first.");
+          return;
+        }
+        await host.runMessage(key, { source, text: result.targetText, messageId: message.messageId ?? null });
+        return;
+      }
+      case "queue": {
+        if (command.args === "") {
+          await reply("Usage: /queue <text>", "error");
+          return;
+        }
+        await host.enqueue(key, { source, text: command.args, messageId: message.messageId ?? null });
+        return;
+      }
+      case "resume":
+        await resumeCommand(host, key, source, command.args, reply);
+        return;
+      case "compress":
+        await compressCommand(host, key, source, reply);
+        return;
+      case "help":
+        await reply(helpText());
+        return;
+      default:
+        await reply(`Unknown command /${command.name}.\n${helpText()}`, "error");
+    }
+  } catch (error) {
+    await reply(`/${command.name} failed: ${(error as Error).message}`, "error");
+  }
+}
+
+async function resumeCommand(
+  host: CommandHost,
+  key: string,
+  source: SessionSource,
+  args: string,
+  reply: (text: string, kind?: OutboundMessage["kind"]) => Promise<void>,
+): Promise<void> {
+  const { store, db } = host;
+  if (args === "") {
+    const recent = await db.listSessionsByKey(key, { limit: 10 });
+    const current = (await store.getEntry(key))?.sessionId;
+    if (recent.length === 0) {
+      await reply("No earlier sessions in this chat.");
+      return;
+    }
+    const lines = recent.map((s) => {
+      const label = s.title ?? s.preview ?? "(empty)";
+      return `${s.id === current ? "→" : "•"} ${label} — ${s.id}`;
+    });
+    await reply(["Recent sessions in this chat (use /resume <title or id>):", ...lines].join("\n"));
+    return;
+  }
+  const target = (await db.resolveByTitle(args)) ?? (await db.resolveSessionId(args));
+  if (target === null) {
+    await reply(`No session titled or with an id starting "${args}". Send /resume to list this chat's sessions.`, "error");
+    return;
+  }
+  if (host.isBusy(key)) await host.interrupt(key, "stop");
+  let entry = await store.getEntry(key);
+  if (entry === null) entry = await store.getOrCreateSession(source);
+  const switched = await store.switchSession(key, target);
+  const session = await db.getSession(target);
+  await reply(`Resumed ${session?.title ?? target} (${switched?.messageCount ?? session?.messageCount ?? 0} messages).`);
+}
+
+async function compressCommand(
+  host: CommandHost,
+  key: string,
+  source: SessionSource,
+  reply: (text: string, kind?: OutboundMessage["kind"]) => Promise<void>,
+): Promise<void> {
+  const { store, db } = host;
+  if (host.isBusy(key)) {
+    await reply("A reply is still running; wait for it before /compress.", "error");
+    return;
+  }
+  const entry = await store.getEntry(key);
+  if (entry === null || entry.messageCount === 0) {
+    await reply("Nothing to compress yet.");
+    return;
+  }
+  const summary = await host.summarize(key, entry, source);
+  if (summary.trim() === "") {
+    await reply("The model returned an empty summary; the session was left as it was.", "error");
+    return;
+  }
+  const old = await db.getSession(entry.sessionId);
+  const title = old?.title ? await db.nextTitleInLineage(old.title) : null;
+  const child = await store.compressInto(key, entry, { title, summary });
+  await reply(`Compressed into a new session${title ? ` "${title}"` : ""} (${child.sessionId}) that starts from the summary.`);
+}

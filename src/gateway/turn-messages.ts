@@ -1,0 +1,90 @@
+/**
+ * Message shaping for a turn: inbound platform messages → stored user messages, the
+ * repair that keeps a transcript valid for the next model call (every tool call has a
+ * result), and the reply text of a turn.
+ *
+ * @module
+ */
+import type { ContentPart, ConversationMessage, NewMessage } from "../store/index.js";
+import type { InboundMessage } from "./adapter.js";
+
+/** The content of a synthetic result for a tool call whose turn was interrupted. */
+export const INTERRUPTED_TOOL_RESULT = "[interrupted: this tool call did not finish; do not assume it ran]";
+
+/** One stored user message per inbound message (media become content parts). */
+export function userMessagesOf(messages: InboundMessage[], at: number): NewMessage[] {
+  return messages.map((message) => {
+    const media = message.media ?? [];
+    let content: string | ContentPart[] = message.text;
+    if (media.length > 0) {
+      const parts: ContentPart[] = [];
+      if (message.text) parts.push({ type: "text", text: message.text });
+      for (const item of media) {
+        if (item.kind === "image" && item.url) parts.push({ type: "image_url", image_url: { url: item.url } });
+        else {
+          const label = [item.kind, item.fileName, item.mimeType, item.url].filter(Boolean).join(" ");
+          parts.push({ type: "text", text: `[${label}${item.caption ? `: ${item.caption}` : ""}]` });
+        }
+      }
+      content = parts;
+    }
+    return { role: "user", content, platformMessageId: message.messageId ?? null, timestamp: at };
+  });
+}
+
+/**
+ * Adds a synthetic result after every tool call that has none among `messages`, so
+ * the stored turn never leaves a call without its result.
+ */
+export function closeOpenToolCalls(messages: NewMessage[], answered: Set<string> = new Set()): NewMessage[] {
+  const out: NewMessage[] = [];
+  const seen = new Set(answered);
+  for (const message of messages) if (message.role === "tool" && message.toolCallId) seen.add(message.toolCallId);
+  for (const message of messages) {
+    out.push(message);
+    if (message.role !== "assistant" || !message.toolCalls) continue;
+    for (const call of message.toolCalls) {
+      if (seen.has(call.id)) continue;
+      seen.add(call.id);
+      out.push({ role: "tool", toolCallId: call.id, toolName: call.function.name, content: INTERRUPTED_TOOL_RESULT });
+    }
+  }
+  return out;
+}
+
+/** Synthetic results for the tool calls of a stored conversation that have none (repairs a transcript cut by a crash). */
+export function missingToolResults(conversation: ConversationMessage[]): NewMessage[] {
+  const answered = new Set<string>();
+  for (const m of conversation) if (m.role === "tool" && m.tool_call_id) answered.add(m.tool_call_id);
+  const out: NewMessage[] = [];
+  for (const m of conversation) {
+    for (const call of m.tool_calls ?? []) {
+      if (answered.has(call.id)) continue;
+      answered.add(call.id);
+      out.push({ role: "tool", toolCallId: call.id, toolName: call.function.name, content: INTERRUPTED_TOOL_RESULT });
+    }
+  }
+  return out;
+}
+
+/** The text of a message content. */
+export function textOf(content: NewMessage["content"]): string {
+  if (content === null || content === undefined) return "";
+  if (typeof content === "string") return content;
+  return content
+    .filter((part) => part.type === "text" && typeof part.text === "string")
+    .map((part) => part.text)
+    .join("\n");
+}
+
+/** The reply of a turn: the text of its last assistant message with text. */
+export function replyTextOf(messages: NewMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === "assistant") {
+      const text = textOf(message.content);
+      if (text.trim() !== "") return text;
+    }
+  }
+  return "";
+}

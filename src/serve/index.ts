@@ -1,0 +1,9 @@
+/**
+ * The `threadline serve` composition root: config file, metrics, and starting/stopping a
+ * complete gateway.
+ *
+ * @module
+ */
+export * from "./serve-config.js";
+export * from "./gateway-metrics.js";
+export * from "./start-gateway.js";

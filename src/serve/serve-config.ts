@@ -1,0 +1,174 @@
+/**
+ * The whole `threadline serve` config file: the lifecycle sections (`sessions`,
+ * `reset`) plus `gateway`, `provider`, `titles` and `adapters`. Every error names the
+ * key and the expected value.
+ *
+ * @module
+ */
+import { hostname } from "node:os";
+import { z } from "zod";
+import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js";
+import { InvalidInputError } from "../store/index.js";
+
+/** Everything `serve` needs, defaults resolved. */
+export interface ServeConfig {
+  lifecycle: LifecycleConfig;
+  /** A database target from the file (`--db` and THREADLINE_DB win over it). */
+  database: string | null;
+  gateway: {
+    host: string;
+    port: number;
+    drainTimeoutSeconds: number;
+    historyLimit: number;
+    replicaId: string;
+    /** `auto`: leases on when the backend is PostgreSQL. */
+    leases: "auto" | "on" | "off";
+    leaseTtlSeconds: number;
+    logLevel: string;
+  };
+  provider: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs?: number } | null;
+  titles: { enabled: boolean };
+  adapters: {
+    apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
+    webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
+  };
+}
+
+const SECTIONS = ["database", "gateway", "provider", "titles", "adapters", "sessions", "reset"] as const;
+
+const gatewaySchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  drainTimeoutSeconds: z.number().min(0).optional(),
+  historyLimit: z.number().int().min(1).max(10_000).optional(),
+  replicaId: z.string().regex(/^[\w.-]{1,64}$/u).optional(),
+  leases: z.enum(["auto", "on", "off"]).optional(),
+  leaseTtlSeconds: z.number().min(1).max(3600).optional(),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+});
+const providerSchema = z.strictObject({
+  baseUrl: z.string().url().optional(),
+  apiKey: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  timeoutMs: z.number().int().min(100).optional(),
+});
+const adaptersSchema = z.strictObject({
+  apiServer: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      tokens: z.array(z.string().min(8)).optional(),
+      replyTimeoutSeconds: z.number().positive().optional(),
+    })
+    .optional(),
+  webhook: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      secret: z.string().min(16).optional(),
+      callbackUrl: z.string().url().optional(),
+      path: z.string().regex(/^\/[\w\-/]*$/u).optional(),
+    })
+    .optional(),
+});
+const fileSchema = z.strictObject({
+  database: z.string().min(1).optional(),
+  gateway: gatewaySchema.optional(),
+  provider: providerSchema.optional(),
+  titles: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+  adapters: adaptersSchema.optional(),
+  sessions: z.unknown().optional(),
+  reset: z.unknown().optional(),
+});
+
+const EXPECTED: Record<string, string> = {
+  database: "a database target (a file path or postgres:// URL)",
+  "gateway.host": "a host name or address to listen on (default 127.0.0.1)",
+  "gateway.port": "a port number from 0 to 65535 (default 8787)",
+  "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0 (default 30)",
+  "gateway.historyLimit": "a whole number of messages from 1 to 10,000 (default 40)",
+  "gateway.replicaId": "1–64 letters, digits, '.', '-' or '_'",
+  "gateway.leases": "auto, on or off",
+  "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600 (default 30)",
+  "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
+  "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
+  "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
+  "provider.model": "a model name (or set THREADLINE_MODEL)",
+  "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
+  "titles.enabled": "true or false",
+  "adapters.apiServer.enabled": "true or false",
+  "adapters.apiServer.tokens": "a list of bearer tokens of at least 8 characters",
+  "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
+  "adapters.webhook.enabled": "true or false",
+  "adapters.webhook.secret": "a shared secret of at least 16 characters",
+  "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
+  "adapters.webhook.path": "a route path such as /webhook",
+};
+
+function valueAt(root: unknown, path: PropertyKey[]): unknown {
+  let current = root;
+  for (const part of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<PropertyKey, unknown>)[part];
+  }
+  return current;
+}
+
+/** Validates a config document (already parsed from YAML) and resolves every default. */
+export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig {
+  const parsed = fileSchema.safeParse(doc);
+  if (!parsed.success) {
+    const messages = parsed.error.issues.map((issue) => {
+      const path = issue.path.map(String).join(".");
+      if (issue.code === "unrecognized_keys") {
+        const where = path === "" ? "config" : path;
+        const allowed =
+          path === ""
+            ? SECTIONS.join(", ")
+            : Object.keys(EXPECTED)
+                .filter((k) => k.startsWith(`${path}.`) && k.split(".").length === path.split(".").length + 1)
+                .map((k) => k.slice(path.length + 1))
+                .join(", ");
+        return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
+      }
+      const expected = EXPECTED[path] ?? "a mapping of settings";
+      return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
+    });
+    throw new InvalidInputError(messages.join("; "), { field: "config" });
+  }
+  const f = parsed.data;
+  const lifecycle = parseLifecycleConfig(doc);
+  const webhook = f.adapters?.webhook;
+  if (webhook?.enabled === true && webhook.secret === undefined) {
+    throw new InvalidInputError("adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters).", {
+      field: "adapters.webhook.secret",
+    });
+  }
+  return {
+    lifecycle,
+    database: f.database ?? null,
+    gateway: {
+      host: f.gateway?.host ?? "127.0.0.1",
+      port: f.gateway?.port ?? 8787,
+      drainTimeoutSeconds: f.gateway?.drainTimeoutSeconds ?? 30,
+      historyLimit: f.gateway?.historyLimit ?? 40,
+      replicaId: f.gateway?.replicaId ?? `${hostname().replace(/[^\w.-]/gu, "-").slice(0, 40)}-${process.pid}`,
+      leases: f.gateway?.leases ?? "auto",
+      leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
+      logLevel: f.gateway?.logLevel ?? "info",
+    },
+    provider: f.provider ?? null,
+    titles: { enabled: f.titles?.enabled ?? true },
+    adapters: {
+      apiServer: {
+        enabled: f.adapters?.apiServer?.enabled ?? true,
+        tokens: f.adapters?.apiServer?.tokens ?? [],
+        replyTimeoutSeconds: f.adapters?.apiServer?.replyTimeoutSeconds ?? 600,
+      },
+      webhook: {
+        enabled: webhook?.enabled ?? false,
+        secret: webhook?.secret ?? null,
+        callbackUrl: webhook?.callbackUrl ?? null,
+        path: webhook?.path ?? "/webhook",
+      },
+    },
+  };
+}

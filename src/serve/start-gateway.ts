@@ -1,0 +1,206 @@
+/**
+ * Starts a complete gateway: store, restart recovery, agent, adapters, HTTP server
+ * (`/healthz`, `/metrics`, the HTTP adapters), expiry watcher — and stops it gracefully.
+ * The `threadline serve` command is a thin shell around {@link startGateway}.
+ *
+ * @module
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import {
+  EchoAgent,
+  HeuristicTitler,
+  OpenAiCompatibleAgent,
+  OpenAiTitler,
+  resolveProviderConfig,
+  type Agent,
+  type Titler,
+} from "../agents/index.js";
+import { ApiServerAdapter, WebhookAdapter } from "../adapters/index.js";
+import {
+  ExpiryWatcher,
+  GatewayRecovery,
+  GatewayRunner,
+  SessionStore,
+  type Adapter,
+  type InboundMessage,
+  type StartupReport,
+} from "../gateway/index.js";
+import { openSessionDB, type SessionDB } from "../store/index.js";
+import { createGatewayMetrics } from "./gateway-metrics.js";
+import type { ServeConfig } from "./serve-config.js";
+
+/** Options of {@link startGateway}. */
+export interface StartGatewayOptions {
+  config: ServeConfig;
+  /** The database target (`--db`, THREADLINE_DB, the config file, else the default file). */
+  database?: string;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+  /** Replaces the agent built from the config (tests, embedding). */
+  agentFactory?: () => Agent;
+}
+
+/** A running gateway. */
+export interface RunningGateway {
+  runner: GatewayRunner;
+  store: SessionStore;
+  db: SessionDB;
+  http: FastifyInstance;
+  /** `http://host:port` the HTTP server listens on. */
+  url: string;
+  /** What restart recovery found. */
+  startup: StartupReport<InboundMessage>;
+  /** Drains, marks interrupted sessions, writes the clean-shutdown marker if the drain completed, closes everything. */
+  stop(reason?: string): Promise<{ drained: boolean; stillRunning: string[] }>;
+}
+
+/** Starts a gateway. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const { config, logger } = options;
+  const env = options.env ?? process.env;
+  const lifecycle = config.lifecycle;
+  const target = options.database ?? env["THREADLINE_DB"] ?? config.database ?? undefined;
+  const db = await openSessionDB(target);
+  logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
+
+  const store = new SessionStore({
+    db,
+    keySettings: lifecycle.keySettings,
+    reset: lifecycle.reset,
+    resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
+  });
+  const useLeases = config.gateway.leases === "on" || (config.gateway.leases === "auto" && db.capabilities.backend === "postgres");
+  const holder = config.gateway.replicaId;
+  const recovery = new GatewayRecovery(store, { gatewayId: useLeases ? holder.replace(/[^\w-]/gu, "_").slice(0, 64) : "main" });
+  const skipKey = useLeases
+    ? async (key: string): Promise<boolean> => {
+        const lease = await db.getLease(key);
+        return lease !== null && lease.holder !== holder && lease.expiresAt > store.clock.now();
+      }
+    : undefined;
+  const startup = await recovery.startup<InboundMessage>(skipKey ? { skipKey } : {});
+  logger.info(
+    {
+      cleanShutdown: startup.cleanShutdown,
+      interrupted: startup.interrupted.length,
+      suspendedByGuard: startup.suspended.length,
+      autoResume: startup.autoResume.length,
+      bootLoop: startup.bootLoop,
+    },
+    startup.bootLoop ? "restart loop detected: skipping auto-resume this boot" : "restart recovery done",
+  );
+
+  let agentFactory: () => Agent;
+  let titler: Titler | null = null;
+  if (options.agentFactory) {
+    agentFactory = options.agentFactory;
+  } else {
+    const provider = resolveProviderConfig(config.provider ?? undefined, env);
+    if (provider === null) {
+      agentFactory = () => new EchoAgent();
+      logger.warn({}, "no model provider configured (set OPENAI_BASE_URL/OPENAI_API_KEY and THREADLINE_MODEL, or provider: in the config): using the built-in echo agent");
+    } else {
+      agentFactory = () => new OpenAiCompatibleAgent(provider);
+      logger.info({ baseUrl: provider.baseUrl, model: provider.model }, "model provider configured");
+      if (config.titles.enabled) titler = new OpenAiTitler(provider);
+    }
+  }
+  if (config.titles.enabled && titler === null) titler = new HeuristicTitler();
+
+  const adapters: Adapter[] = [];
+  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+  let runnerRef: GatewayRunner | null = null;
+  const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
+  if (config.adapters.apiServer.enabled) {
+    const api = new ApiServerAdapter({ tokens: config.adapters.apiServer.tokens, replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000 });
+    api.routes(http);
+    adapters.push(api);
+    logger.info(
+      {},
+      api.requiresToken
+        ? `api-server: bearer tokens required (${config.adapters.apiServer.tokens.length} configured)`
+        : "api-server: no tokens configured, so only clients on this machine (loopback) are allowed",
+    );
+  }
+  if (config.adapters.webhook.enabled) {
+    const webhook = new WebhookAdapter({
+      secret: config.adapters.webhook.secret!,
+      callbackUrl: config.adapters.webhook.callbackUrl,
+      path: config.adapters.webhook.path,
+      onDeliveryFailure: (error, payload) => logger.error({ err: error, payload }, "webhook reply could not be delivered"),
+    });
+    webhook.routes(http);
+    adapters.push(webhook);
+    logger.info({ path: config.adapters.webhook.path, callbackUrl: config.adapters.webhook.callbackUrl }, "webhook adapter enabled");
+  }
+
+  const runner = new GatewayRunner({
+    store,
+    agentFactory,
+    adapters,
+    titler,
+    historyLimit: config.gateway.historyLimit,
+    redactPii: lifecycle.redactPii,
+    logger,
+    metrics: metrics.hooks,
+    leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
+  });
+  runnerRef = runner;
+
+  http.get("/healthz", async (_request, reply) => {
+    const ok = runner.accepting;
+    return reply.code(ok ? 200 : 503).send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend });
+  });
+  http.get("/metrics", async (_request, reply) =>
+    reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+
+  await runner.start({ buffer: startup.inbound });
+  const address = await http.listen({ host: config.gateway.host, port: config.gateway.port });
+  const url = address.replace("[::1]", "127.0.0.1");
+  logger.info({ url }, `gateway listening on ${url}`);
+
+  const resumed = await runner.resume(startup.autoResume);
+  const replayed = await runner.replayQueues();
+  await startup.inbound.release();
+  if (resumed + replayed > 0) logger.info({ resumed, replayed }, "resumed interrupted sessions and queued messages");
+
+  const watcher = new ExpiryWatcher({
+    store,
+    agentCache: runner.agents,
+    intervalSeconds: lifecycle.expiryIntervalSeconds,
+    sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
+    onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
+  });
+  watcher.start();
+  let sweep: NodeJS.Timeout | null = null;
+  if (useLeases) {
+    sweep = setInterval(() => void runner.replayQueues().catch((error: unknown) => logger.warn({ err: error }, "queue sweep failed")), config.gateway.leaseTtlSeconds * 1000);
+    sweep.unref();
+  }
+
+  let stopping: Promise<{ drained: boolean; stillRunning: string[] }> | null = null;
+  const stop = (reason = "stop"): Promise<{ drained: boolean; stillRunning: string[] }> => {
+    stopping ??= (async () => {
+      logger.info({ reason }, "shutting down: draining running turns");
+      if (sweep !== null) clearInterval(sweep);
+      await watcher.stop();
+      const result = await runner.drain(config.gateway.drainTimeoutSeconds * 1000);
+      if (result.drained) {
+        await recovery.shutdown();
+      } else {
+        for (const key of result.stillRunning) await recovery.markDrainTimeout(key, reason === "restart");
+        logger.warn({ stillRunning: result.stillRunning.length }, "drain timed out: those sessions resume on the next start");
+      }
+      await runner.stop();
+      await http.close();
+      await db.close();
+      logger.info({ drained: result.drained }, "gateway stopped");
+      return result;
+    })();
+    return stopping;
+  };
+
+  return { runner, store, db, http, url, startup, stop };
+}

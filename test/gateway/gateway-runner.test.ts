@@ -1,0 +1,278 @@
+import { expect, it } from "vitest";
+import { LocalAdapter } from "../../src/adapters/index.js";
+import { AgentError, AgentInterruptedError, EchoAgent, HeuristicTitler, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
+import { GatewayRecovery, GatewayRunner, INTERRUPTED_TOOL_RESULT, SessionStore, type GatewayRunnerOptions, type InboundMessage } from "../../src/gateway/index.js";
+import { forEachBackend } from "./backends.js";
+
+/** An agent that records what it was given and can be told how to answer. */
+class ScriptedAgent implements Agent {
+  readonly name = "scripted";
+  readonly inputs: AgentTurnInput[] = [];
+  constructor(readonly answer: (input: AgentTurnInput) => Promise<Awaited<ReturnType<Agent["runTurn"]>>>) {}
+  async runTurn(input: AgentTurnInput) {
+    this.inputs.push(input);
+    return this.answer(input);
+  }
+}
+
+const lastText = (input: AgentTurnInput): string => {
+  const last = [...input.messages].reverse().find((m) => m.role === "user");
+  return typeof last?.content === "string" ? last.content : "";
+};
+
+forEachBackend((backend) => {
+  async function setup(options: Partial<GatewayRunnerOptions> & { agent?: () => Agent; delayMs?: number } = {}) {
+    const { db, reopen } = await backend.fresh();
+    const store = new SessionStore({ db });
+    const local = new LocalAdapter();
+    const runner = new GatewayRunner({
+      store,
+      agentFactory: options.agent ?? (() => new EchoAgent(options.delayMs === undefined ? {} : { delayMs: options.delayMs })),
+      adapters: [local],
+      ...options,
+    });
+    await runner.start();
+    return { db, store, local, runner, reopen };
+  }
+
+  it("a conversation keeps its context across messages; user message stored before the model runs", async () => {
+    let seenStored = -1;
+    const { local, db, runner } = await setup({
+      agent: () =>
+        new ScriptedAgent(async (input) => {
+          seenStored = (await db.getMessages(input.sessionId)).length;
+          return { messages: [{ role: "assistant", content: `You said ${lastText(input)} (${input.messages.length} msgs)` }], usage: { inputTokens: 5, outputTokens: 3 } };
+        }),
+    });
+    expect((await local.receive("hello")).status).toBe("accepted");
+    expect((await local.nextMessage()).message.text).toBe("You said hello (1 msgs)");
+    expect(seenStored).toBe(1);
+    await local.receive("again");
+    const second = await local.nextMessage();
+    expect(second.message.text).toBe("You said again (3 msgs)");
+    const sessionId = second.message.sessionId!;
+    expect((await db.getMessages(sessionId)).map((m) => m.content)).toEqual(["hello", "You said hello (1 msgs)", "again", "You said again (3 msgs)"]);
+    expect((await db.getSession(sessionId))?.usage).toMatchObject({ inputTokens: 10, outputTokens: 6 });
+    expect(runner.turnsCompleted).toBe(2);
+  });
+
+  it("five rapid messages: five turns, in order, one at a time", async () => {
+    let running = 0;
+    let maxRunning = 0;
+    const { local } = await setup({
+      agent: () =>
+        new ScriptedAgent(async (input) => {
+          running += 1;
+          maxRunning = Math.max(maxRunning, running);
+          await new Promise((r) => setTimeout(r, 20));
+          running -= 1;
+          return { messages: [{ role: "assistant", content: `re: ${lastText(input)}` }] };
+        }),
+    });
+    const acks = await Promise.all([1, 2, 3, 4, 5].map((n) => local.receive(`m${n}`)));
+    expect(acks[0]!.status).toBe("accepted");
+    expect(acks.slice(1).map((a) => a.status)).toEqual(["queued", "queued", "queued", "queued"]);
+    const replies: string[] = [];
+    for (let i = 0; i < 5; i++) replies.push((await local.nextMessage((d) => d.message.kind === "reply")).message.text);
+    expect(replies).toEqual(["re: m1", "re: m2", "re: m3", "re: m4", "re: m5"]);
+    expect(maxRunning).toBe(1);
+  });
+
+  it("two users in a group are isolated by default", async () => {
+    const { local } = await setup();
+    const group = { chatType: "group" as const, chatId: "g1" };
+    await local.receive("from alice", { ...group, userId: "alice" });
+    const a = await local.nextMessage();
+    await local.receive("from bob", { ...group, userId: "bob" });
+    const b = await local.nextMessage();
+    expect(a.message.sessionId).not.toBe(b.message.sessionId);
+  });
+
+  it("a tool call is stored with its result in one turn; an interrupted turn gets a synthetic result", async () => {
+    const call = { id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } };
+    let mode: "ok" | "interrupt" = "ok";
+    const { local, db } = await setup({
+      agent: () =>
+        new ScriptedAgent(async () => {
+          if (mode === "interrupt") throw new AgentInterruptedError([{ role: "assistant", content: null, toolCalls: [{ ...call, id: "call_2" }] }]);
+          return {
+            messages: [
+              { role: "assistant", content: null, toolCalls: [call] },
+              { role: "tool", toolCallId: "call_1", toolName: "lookup", content: "42" },
+              { role: "assistant", content: "The answer is 42." },
+            ],
+          };
+        }),
+    });
+    await local.receive("what is it?");
+    const reply = await local.nextMessage();
+    expect(reply.message.text).toBe("The answer is 42.");
+    const sessionId = reply.message.sessionId!;
+    expect((await db.getMessages(sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    mode = "interrupt";
+    await local.receive("again");
+    await new Promise((r) => setTimeout(r, 100));
+    const messages = await db.getMessages(sessionId);
+    const last = messages[messages.length - 1]!;
+    expect(last).toMatchObject({ role: "tool", toolCallId: "call_2", content: INTERRUPTED_TOOL_RESULT });
+  });
+
+  it("a failing model call tells the user and leaves the session usable", async () => {
+    let fail = true;
+    const { local, store } = await setup({
+      agent: () =>
+        new ScriptedAgent(async (input) => {
+          if (fail) throw new AgentError("provider answered 500; try again later", { status: 500 });
+          return { messages: [{ role: "assistant", content: `ok ${lastText(input)}` }] };
+        }),
+    });
+    await local.receive("first");
+    const error = await local.nextMessage();
+    expect(error.message.kind).toBe("error");
+    expect(error.message.text).toMatch(/provider answered 500/);
+    const entry = (await store.listSessions())[0]!;
+    expect(entry.turnStartedAt).toBeNull();
+    fail = false;
+    await local.receive("second");
+    expect((await local.nextMessage()).message.text).toBe("ok second");
+  });
+
+  it("titles the session after the first exchange; a taken title gets the lineage number", async () => {
+    const { local, db } = await setup({ titler: new HeuristicTitler() });
+    await local.receive("Plan the quarterly release checklist please", { chatId: "c1" });
+    const first = await local.nextMessage();
+    await local.receive("Plan the quarterly release checklist please", { chatId: "c2" });
+    const second = await local.nextMessage();
+    await new Promise((r) => setTimeout(r, 50));
+    const t1 = await db.getTitle(first.message.sessionId!);
+    const t2 = await db.getTitle(second.message.sessionId!);
+    expect(t1).toMatch(/^Plan the quarterly release checklist/);
+    expect(t2).toBe(`${t1} #2`);
+  });
+
+  it("slash commands: /status, /title, /undo, /retry, /queue, unknown", async () => {
+    const { local, db } = await setup();
+    await local.receive("one");
+    const reply = await local.nextMessage();
+    const sessionId = reply.message.sessionId!;
+    expect((await local.receive("/status")).status).toBe("command");
+    const status = (await local.nextMessage()).message.text;
+    expect(status).toMatch(new RegExp(`Session: ${sessionId}`));
+    expect(status).toMatch(/Messages: 2/);
+    expect(status).toMatch(/Queue: 0 waiting/);
+    await local.receive("/title Release plan");
+    expect((await local.nextMessage()).message.text).toBe("Title set: Release plan");
+    await local.receive("/title");
+    expect((await local.nextMessage()).message.text).toBe("Title: Release plan");
+    await local.receive("two");
+    await local.nextMessage();
+    await local.receive("/undo");
+    expect((await local.nextMessage()).message.text).toMatch(/Removed 1 message/);
+    expect((await db.getMessages(sessionId)).map((m) => m.content)).toEqual(["one", "Echo: one"]);
+    await local.receive("/retry");
+    expect((await local.nextMessage()).message.text).toBe("Echo: one");
+    expect((await db.getMessages(sessionId)).map((m) => m.content)).toEqual(["one", "Echo: one"]);
+    await local.receive("/queue later");
+    expect((await local.nextMessage()).message.text).toBe("Echo: later");
+    await local.receive("/frobnicate");
+    const unknown = (await local.nextMessage()).message;
+    expect(unknown.kind).toBe("error");
+    expect(unknown.text).toMatch(/Unknown command \/frobnicate/);
+    expect(unknown.text).toMatch(/\/resume/);
+  });
+
+  it("/new starts a fresh session and clears the queue; /resume by title switches back", async () => {
+    const { local, db } = await setup({ delayMs: 200 });
+    await local.receive("first topic");
+    const old = await local.nextMessage((d) => d.message.kind === "reply");
+    await local.receive("/title Topic A");
+    await local.nextMessage();
+    await local.receive("slow one");
+    expect((await local.receive("queued one")).status).toBe("queued");
+    await local.receive("/new");
+    const notice = await local.nextMessage((d) => /Started a new session/.test(d.message.text));
+    expect(notice.message.text).not.toContain(old.message.sessionId!);
+    expect(await db.listQueuedKeys()).toEqual([]);
+    await local.receive("/resume");
+    expect((await local.nextMessage((d) => /Recent sessions/.test(d.message.text))).message.text).toMatch(/Topic A/);
+    await local.receive("/resume Topic A");
+    expect((await local.nextMessage((d) => /Resumed/.test(d.message.text))).message.text).toMatch(/Resumed Topic A/);
+    await local.receive("back again");
+    const back = await local.nextMessage((d) => d.message.kind === "reply");
+    expect(back.message.sessionId).toBe(old.message.sessionId);
+  });
+
+  it("/stop interrupts the running turn and the next message starts a new session", async () => {
+    const { local } = await setup({ delayMs: 5_000 });
+    await local.receive("take your time");
+    const first = local.sent.length;
+    await local.receive("/stop");
+    const stopped = await local.nextMessage((d) => /Stopped/.test(d.message.text));
+    expect(stopped.message.kind).toBe("notice");
+    expect(local.sent.slice(first).some((d) => d.message.kind === "reply")).toBe(false);
+  });
+
+  it("/compress continues in a child session that starts from the summary, titled with the lineage number", async () => {
+    const { local, db } = await setup();
+    await local.receive("Design the storage layer");
+    const first = await local.nextMessage();
+    await local.receive("/title Storage design");
+    await local.nextMessage();
+    await local.receive("/compress");
+    const done = (await local.nextMessage()).message.text;
+    expect(done).toMatch(/Compressed into a new session "Storage design #2"/);
+    const old = await db.getSession(first.message.sessionId!);
+    expect(old?.endReason).toBe("compression");
+    const [child] = await db.getDescendants(old!.id);
+    expect(child?.title).toBe("Storage design #2");
+    const messages = await db.getMessages(child!.id);
+    expect(messages[0]?.content).toMatch(/^\[Summary of the earlier conversation/);
+    await local.receive("next step");
+    expect((await local.nextMessage()).message.sessionId).toBe(child!.id);
+  });
+
+  it("after a crash mid-turn, the next start resumes the session and answers the stored message", async () => {
+    const { db, store, local, runner, reopen } = await setup({ delayMs: 10_000 });
+    await local.receive("long job");
+    await new Promise((r) => setTimeout(r, 50));
+    const entry = (await store.listSessions())[0]!;
+    expect(entry.turnStartedAt).not.toBeNull();
+    // "Crash": abandon the runner without any shutdown bookkeeping.
+    void runner;
+    const db2 = await reopen();
+    const store2 = new SessionStore({ db: db2 });
+    const report = await new GatewayRecovery(store2).startup<InboundMessage>();
+    expect(report.autoResume.map((e) => e.key)).toEqual([entry.key]);
+    const local2 = new LocalAdapter();
+    let resumedWith: AgentTurnInput | null = null;
+    const runner2 = new GatewayRunner({
+      store: store2,
+      adapters: [local2],
+      agentFactory: () =>
+        new ScriptedAgent(async (input) => {
+          resumedWith = input;
+          return { messages: [{ role: "assistant", content: "finished the long job" }] };
+        }),
+    });
+    await runner2.start({ buffer: report.inbound });
+    expect(await runner2.resume(report.autoResume)).toBe(1);
+    await report.inbound.release();
+    const reply = await local2.nextMessage();
+    expect(reply.message.text).toBe("finished the long job");
+    expect(resumedWith!.contextPrompt).toMatch(/interrupted by a gateway restart/);
+    expect((await db.getMessages(entry.sessionId)).map((m) => m.content)).toEqual(["long job", "finished the long job"]);
+    expect((await store2.getEntry(entry.key))).toMatchObject({ resumePending: false, interruptedRestarts: 0 });
+  });
+
+  it("drain: turns still running at the timeout are aborted and stay marked for the next start", async () => {
+    const { local, runner, store } = await setup({ delayMs: 10_000 });
+    await local.receive("slow");
+    await new Promise((r) => setTimeout(r, 30));
+    const result = await runner.drain(50);
+    expect(result.drained).toBe(false);
+    expect(result.stillRunning).toHaveLength(1);
+    const entry = (await store.getEntry(result.stillRunning[0]!))!;
+    expect(entry.turnStartedAt).not.toBeNull(); // the next start counts the interruption
+    expect((await local.receive("after drain")).status).toBe("rejected");
+  });
+});
