@@ -312,8 +312,12 @@ export class GatewayRunner implements CommandHost {
         this.#running.delete(key);
         if (state.lease !== null) {
           await this.#release(key, state.lease);
-          // A message another replica queued while this one held the lease must not wait.
-          if (this.#accepting && (await this.db.listQueue(key)).length > 0) await this.#kick(key, source);
+          try {
+            // A message another replica queued while this one held the lease must not wait.
+            if (this.#accepting && (await this.db.listQueue(key)).length > 0) await this.#kick(key, source);
+          } catch (error) {
+            this.#log.warn({ err: error, key }, "checking the queue after releasing the lease failed");
+          }
         }
       }
     })();
