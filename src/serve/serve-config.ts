@@ -81,13 +81,13 @@ const fileSchema = z.strictObject({
 
 const EXPECTED: Record<string, string> = {
   database: "a database target (a file path or postgres:// URL)",
-  "gateway.host": "a host name or address to listen on (default 127.0.0.1)",
-  "gateway.port": "a port number from 0 to 65535 (default 8787)",
-  "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0 (default 30)",
-  "gateway.historyLimit": "a whole number of messages from 1 to 10,000 (default 40)",
+  "gateway.host": "a host name or address to listen on",
+  "gateway.port": "a port number from 0 to 65535",
+  "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0",
+  "gateway.historyLimit": "a whole number of messages from 1 to 10,000",
   "gateway.replicaId": "1–64 letters, digits, '.', '-' or '_'",
   "gateway.leases": "auto, on or off",
-  "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600 (default 30)",
+  "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
@@ -129,7 +129,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
                 .join(", ");
         return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
       }
-      const expected = EXPECTED[path] ?? "a mapping of settings";
+      const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? "a mapping of settings";
       return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
     });
     throw new InvalidInputError(messages.join("; "), { field: "config" });

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { parseServeConfig } from "../../src/serve/index.js";
+
+describe("serve config", () => {
+  it("defaults: 127.0.0.1:8787, api-server on without tokens, webhook off, leases auto, titles on", () => {
+    const config = parseServeConfig({});
+    expect(config.gateway).toMatchObject({ host: "127.0.0.1", port: 8787, drainTimeoutSeconds: 30, historyLimit: 40, leases: "auto", leaseTtlSeconds: 30 });
+    expect(config.adapters.apiServer).toEqual({ enabled: true, tokens: [], replyTimeoutSeconds: 600 });
+    expect(config.adapters.webhook.enabled).toBe(false);
+    expect(config.titles.enabled).toBe(true);
+    expect(config.provider).toBeNull();
+    expect(config.lifecycle.reset.default.mode).toBe("none");
+  });
+
+  it("every error names the key and the expected value", () => {
+    expect(() => parseServeConfig({ gateway: { port: 70000 } })).toThrow(/gateway\.port: must be a port number from 0 to 65535 \(got 70000\)/);
+    expect(() => parseServeConfig({ gateway: { prot: 1 } })).toThrow(/gateway: unknown key\(s\) "prot"; allowed: host, port/);
+    expect(() => parseServeConfig({ gatway: {} })).toThrow(/config: unknown key\(s\) "gatway"; allowed: database, gateway/);
+    expect(() => parseServeConfig({ provider: { baseUrl: "not a url" } })).toThrow(/provider\.baseUrl: must be an http\(s\) URL/);
+    expect(() => parseServeConfig({ adapters: { apiServer: { tokens: ["short"] } } })).toThrow(/adapters\.apiServer\.tokens/);
+    expect(() => parseServeConfig({ adapters: { webhook: { enabled: true } } })).toThrow(/adapters\.webhook\.secret: required/);
+    expect(() => parseServeConfig({ reset: { mode: "weekly" } })).toThrow(/reset\.mode: must be one of none, idle, daily, both/);
+    expect(() => parseServeConfig({ sessions: { maxQueueDepth: -1 } })).toThrow(/sessions\.maxQueueDepth/);
+  });
+});
