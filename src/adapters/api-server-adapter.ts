@@ -81,6 +81,11 @@ export class ApiServerAdapter implements Adapter {
     return this.#tokens.length > 0;
   }
 
+  /** Whether a request is still waiting for the reply to this message. */
+  awaitsReply(messageId: string): boolean {
+    return this.#pending.has(messageId);
+  }
+
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
   }

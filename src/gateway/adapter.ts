@@ -67,6 +67,12 @@ export interface Adapter {
   disconnect(): Promise<void>;
   /** Delivers a message to the chat of `source`; returns the platform message id when there is one. */
   send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }>;
+  /**
+   * Request/response adapters (the api-server) answer on the connection that brought the
+   * message. When another replica runs the turn, the receiving replica relays the stored
+   * reply while this returns true for the message id.
+   */
+  awaitsReply?(messageId: string): boolean;
   /** Optional: opens a thread for a handoff and returns its source. */
   createThread?(source: SessionSource, title: string): Promise<SessionSource>;
   /** Optional: edits a message it sent earlier. */

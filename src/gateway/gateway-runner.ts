@@ -78,6 +78,8 @@ interface Running {
 
 const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 const RECENT_IDS = 10_000;
+/** How often a replica looks for the reply another replica stored for a waiting request. */
+const RELAY_POLL_MS = 100;
 
 /** What drain() reports. */
 export interface DrainResult {
@@ -241,6 +243,7 @@ export class GatewayRunner implements CommandHost {
     if (outcome.status === "duplicate") return { status: "duplicate", sessionKey: key };
     this.#metrics.queueDepthChanged?.(key, outcome.depth);
     await this.#kick(key, message.source);
+    if (!this.#running.has(key) && message.messageId) this.#relayReply(key, message.source, message.messageId);
     return { status: "queued", sessionKey: key, depth: outcome.depth };
   }
 
@@ -267,6 +270,64 @@ export class GatewayRunner implements CommandHost {
       await this.#kick(key, first.source);
     }
     return started;
+  }
+
+  /**
+   * With leases: resumes turns another replica left unfinished (it died mid-turn; its
+   * lease expired), then runs queued messages whose lease is free. `serve` calls this every
+   * lease TTL. Returns how many sessions it started.
+   */
+  async sweep(): Promise<number> {
+    let started = 0;
+    if (this.#leases !== null && this.#accepting) {
+      for await (const route of this.store.routes({ turnInProgress: true, suspended: false })) {
+        if (this.#running.has(route.key)) continue;
+        const lease = await this.#acquire(route.key);
+        if (lease === false) continue;
+        if (this.#running.has(route.key)) {
+          if (lease !== null) await this.#release(route.key, lease);
+          continue;
+        }
+        const entry = await this.store.getEntry(route.key);
+        if (entry === null || entry.turnStartedAt === null) {
+          if (lease !== null) await this.#release(route.key, lease);
+          continue;
+        }
+        const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+        this.#log.info({ key: route.key }, "resuming a turn another replica left unfinished");
+        this.#startWorker(route.key, source, lease, { resume: entry });
+        started += 1;
+      }
+    }
+    return started + (await this.replayQueues());
+  }
+
+  /**
+   * Another replica will run a message that came in through a request/response adapter
+   * here: watch the transcript for its reply and hand it to the waiting request.
+   */
+  #relayReply(key: string, source: SessionSource, messageId: string): void {
+    const adapter = this.#adapters.get(source.platform);
+    if (adapter?.awaitsReply === undefined) return;
+    const waiting = (): boolean => adapter.awaitsReply!(messageId);
+    void (async () => {
+      while (waiting()) {
+        await new Promise((resolve) => setTimeout(resolve, RELAY_POLL_MS));
+        if (!waiting()) return;
+        const route = await this.db.getRoute(key);
+        if (route === null) continue;
+        const messages = await this.db.getMessages(route.sessionId, { lastMessages: 200 });
+        const at = messages.findIndex((m) => m.role === "user" && m.platformMessageId === messageId);
+        if (at < 0) continue;
+        for (let i = at + 1; i < messages.length && messages[i]!.role !== "user"; i++) {
+          const m = messages[i]!;
+          if (m.role === "assistant" && textOf(m.content).trim() !== "" && !(m.toolCalls && m.toolCalls.length > 0)) {
+            await this.#send(source, { text: textOf(m.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
+            return;
+          }
+        }
+      }
+    })().catch((error: unknown) => this.#log.warn({ err: error, key }, "relaying a reply from another replica failed"));
   }
 
   // --- workers -----------------------------------------------------------------------
@@ -421,7 +482,9 @@ export class GatewayRunner implements CommandHost {
     const history = await this.#history(entry.sessionId);
     const last = history[history.length - 1];
     if (last === undefined || last.role === "assistant") {
+      // Nothing left to answer: the interrupted turn had already stored its reply.
       await this.store.clearResumePending(key);
+      await this.store.failTurn(key);
       return;
     }
     await this.store.beginTurn(key);

@@ -176,7 +176,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   watcher.start();
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
-    sweep = setInterval(() => void runner.replayQueues().catch((error: unknown) => logger.warn({ err: error }, "queue sweep failed")), config.gateway.leaseTtlSeconds * 1000);
+    sweep = setInterval(() => void runner.sweep().catch((error: unknown) => logger.warn({ err: error }, "replica sweep failed")), config.gateway.leaseTtlSeconds * 1000);
     sweep.unref();
   }
 

@@ -25,7 +25,8 @@ export interface OpenSessionDBOptions {
  * - nothing: `$THREADLINE_DB` if set, else `state.db` in the data home
  *   (`$THREADLINE_HOME`, else `~/.threadline`);
  * - a file path: SQLite at that path (created if missing);
- * - a `postgres://` (or `postgresql://`) URL: PostgreSQL (schema created and migrated if missing).
+ * - a `postgres://` (or `postgresql://`) URL: PostgreSQL (schema created and migrated if missing);
+ *   a `?schema=name` parameter picks the schema (the `schema` option wins over it).
  *
  * @example
  * const db = await openSessionDB();               // ~/.threadline/state.db
@@ -40,9 +41,11 @@ export async function openSessionDB(target?: string, options: OpenSessionDBOptio
   }
   if (/^postgres(ql)?:\/\//iu.test(chosen)) {
     const { PostgresSessionDB } = await import("./postgres/index.js");
+    const { url, schema } = splitSchemaParam(chosen);
+    const chosenSchema = options.schema ?? schema;
     return PostgresSessionDB.open({
-      connectionString: chosen,
-      ...(options.schema === undefined ? {} : { schema: options.schema }),
+      connectionString: url,
+      ...(chosenSchema === undefined ? {} : { schema: chosenSchema }),
       ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
     });
   }
@@ -53,4 +56,18 @@ export async function openSessionDB(target?: string, options: OpenSessionDBOptio
   const { SqliteSessionDB } = await import("./sqlite/index.js");
   const { schema: _schema, poolSize: _poolSize, ...sqliteOptions } = options;
   return SqliteSessionDB.open({ path, ...sqliteOptions });
+}
+
+/** Takes a `schema` query parameter out of a PostgreSQL URL (the driver does not know it). */
+function splitSchemaParam(target: string): { url: string; schema: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(target);
+  } catch {
+    return { url: target, schema: undefined };
+  }
+  const schema = parsed.searchParams.get("schema");
+  if (schema === null) return { url: target, schema: undefined };
+  parsed.searchParams.delete("schema");
+  return { url: parsed.toString(), schema };
 }
