@@ -24,6 +24,8 @@ export interface ApiServerAdapterOptions {
 interface Pending {
   resolve: (message: OutboundMessage) => void;
   notices: string[];
+  /** Set when the gateway stopped before the reply came. */
+  closed: boolean;
 }
 
 interface ChatBody {
@@ -90,8 +92,17 @@ export class ApiServerAdapter implements Adapter {
     this.#handler = handler;
   }
 
+  /** Stops accepting; requests still waiting for a reply get a 503 (their message is stored and will be answered). */
   async disconnect(): Promise<void> {
     this.#handler = null;
+    for (const [id, pending] of this.#pending) {
+      pending.closed = true;
+      pending.resolve({
+        text: "The gateway is restarting. Your message is stored and will be answered in this session; ask again (or /status) in a moment.",
+        kind: "error",
+        inReplyTo: [id],
+      });
+    }
   }
 
   async send(_source: SessionSource, message: OutboundMessage): Promise<{ messageId: string | null }> {
@@ -147,7 +158,7 @@ export class ApiServerAdapter implements Adapter {
     };
     let resolve!: (m: OutboundMessage) => void;
     const answered = new Promise<OutboundMessage>((r) => (resolve = r));
-    const pending: Pending = { resolve, notices: [] };
+    const pending: Pending = { resolve, notices: [], closed: false };
     this.#pending.set(messageId, pending);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -169,6 +180,7 @@ export class ApiServerAdapter implements Adapter {
         out = await Promise.race([answered, timeout]);
       }
       if (out === null) return openAiError(reply, 504, `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.`, "server_error");
+      if (pending.closed) return openAiError(reply.header("retry-after", "5"), 503, out.text, "server_error");
       if (out.kind === "error") return openAiError(reply, 502, out.text, "server_error");
       const text = [...(ack.status === "command" ? [] : pending.notices), out.text].filter((t) => t !== "").join("\n\n");
       if (out.sessionId) void reply.header("x-threadline-session-id", out.sessionId);

@@ -354,6 +354,7 @@ export class GatewayRunner implements CommandHost {
         }
         while (this.#accepting && state.abortReason !== "shutdown") {
           const item = await this.queue.promote(key);
+          if (this.#metrics.queueDepthChanged !== undefined) this.#metrics.queueDepthChanged(key, await this.queue.depth(key));
           if (item === null) break;
           const messages = item.payloads as InboundMessage[];
           let completed = false;
@@ -494,7 +495,10 @@ export class GatewayRunner implements CommandHost {
       "[System note: the previous turn was interrupted by a gateway restart. Continue from the conversation as it stands; " +
       "do not re-run tool calls that already have results, and say so if a tool call was cut off.]";
     const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
-    await this.#runAgent(key, state, entry, source, [], [notice], started);
+    // The reply answers the last stored user message (so a webhook receiver can link it).
+    const lastUser = (await this.db.getMessages(entry.sessionId, { lastMessages: 50 })).filter((m) => m.role === "user").at(-1);
+    const ids = lastUser?.platformMessageId ? [lastUser.platformMessageId] : [];
+    await this.#runAgent(key, state, entry, source, ids, [notice], started);
   }
 
   async #history(sessionId: string): Promise<ReturnType<SessionDB["getConversation"]> extends Promise<infer T> ? T : never> {

@@ -21,6 +21,7 @@ import {
   ExpiryWatcher,
   GatewayRecovery,
   GatewayRunner,
+  SessionQueue,
   SessionStore,
   type Adapter,
   type InboundMessage,
@@ -109,7 +110,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   if (config.titles.enabled && titler === null) titler = new HeuristicTitler();
 
   const adapters: Adapter[] = [];
-  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
+  // Keep-alive connections must not hold a shutdown open.
+  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true });
   let runnerRef: GatewayRunner | null = null;
   const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
@@ -137,6 +139,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const runner = new GatewayRunner({
     store,
+    queue: new SessionQueue(db, { clock: store.clock, maxDepth: lifecycle.maxQueueDepth }),
     agentFactory,
     adapters,
     titler,
