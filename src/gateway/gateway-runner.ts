@@ -208,22 +208,31 @@ export class GatewayRunner implements CommandHost {
       if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
       this.#remember(id);
     }
-    if (!this.#running.has(key)) {
-      const lease = await this.#acquire(key);
-      if (lease !== false && !this.#running.has(key)) {
-        let durable!: () => void;
-        let failed!: (error: unknown) => void;
-        const stored = new Promise<void>((resolve, reject) => {
-          durable = resolve;
-          failed = reject;
-        });
-        this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
-        await stored;
-        return { status: "accepted", sessionKey: key };
-      }
-      if (lease !== false && lease !== null) await this.#release(key, lease);
-    }
+    if (await this.#startNow(key, message)) return { status: "accepted", sessionKey: key };
     return this.enqueue(key, message);
+  }
+
+  /**
+   * Runs a message at once when the session is idle here (and its lease, if any, is
+   * free): resolves `true` once the user message is stored, `false` when it must queue.
+   */
+  async #startNow(key: string, message: InboundMessage): Promise<boolean> {
+    if (this.#running.has(key)) return false;
+    const lease = await this.#acquire(key);
+    if (lease === false) return false;
+    if (this.#running.has(key)) {
+      if (lease !== null) await this.#release(key, lease);
+      return false;
+    }
+    let durable!: () => void;
+    let failed!: (error: unknown) => void;
+    const stored = new Promise<void>((resolve, reject) => {
+      durable = resolve;
+      failed = reject;
+    });
+    this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
+    await stored;
+    return true;
   }
 
   /** Queues a message for a key (durably) and makes sure some worker will run it. */
@@ -652,23 +661,7 @@ export class GatewayRunner implements CommandHost {
 
   /** Runs a new turn with one message for a key now (or queues it when busy). */
   async runMessage(key: string, message: InboundMessage): Promise<void> {
-    if (this.#running.has(key)) {
-      await this.enqueue(key, message);
-      return;
-    }
-    const lease = await this.#acquire(key);
-    if (lease === false) {
-      await this.enqueue(key, message);
-      return;
-    }
-    let durable!: () => void;
-    let failed!: (e: unknown) => void;
-    const stored = new Promise<void>((resolve, reject) => {
-      durable = resolve;
-      failed = reject;
-    });
-    this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
-    await stored;
+    if (!(await this.#startNow(key, message))) await this.enqueue(key, message);
   }
 
   /** Asks the agent of a key for a summary of its session (for `/compress`). */

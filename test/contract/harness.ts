@@ -6,7 +6,7 @@
  */
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { NewMessage, SessionDB, SessionUsage } from "../../src/store/contract.js";
+import type { NewMessage, RouteFields, SessionDB, SessionUsage } from "../../src/store/contract.js";
 import { StoreClosedError, ThreadlineError } from "../../src/store/errors.js";
 import type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
 
@@ -176,3 +176,30 @@ export const ZERO_USAGE: SessionUsage = {
   billingMode: null,
   costStatus: null,
 };
+
+/** Every routing field at its zero value, for `sessionId` at time `at`, with `overrides`. */
+export function routeFields(sessionId: string, at: number, overrides: Partial<RouteFields> = {}): RouteFields {
+  return {
+    sessionId,
+    createdAt: at,
+    updatedAt: at,
+    origin: null,
+    displayName: null,
+    platform: "telegram",
+    chatType: "dm",
+    wasAutoReset: false,
+    autoResetReason: null,
+    resetHadActivity: false,
+    isFreshReset: false,
+    expiryFinalized: false,
+    suspended: false,
+    resumePending: false,
+    resumeReason: null,
+    lastResumeMarkedAt: null,
+    lastPromptTokens: 0,
+    turnStartedAt: null,
+    interruptedRestarts: 0,
+    finalizeFailures: 0,
+    ...overrides,
+  };
+}

@@ -8,35 +8,13 @@
 import { expect } from "vitest";
 import type { RouteFields, RouteWrite } from "../../../src/store/contract.js";
 import { InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, user } from "../harness.js";
+import { contractArea, expectReject, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const T0 = 1_800_000_000;
 
 function fields(sessionId: string, overrides: Partial<RouteFields> = {}): RouteFields {
-  return {
-    sessionId,
-    createdAt: T0,
-    updatedAt: T0,
-    origin: { platform: "telegram", chatId: "42", chatType: "dm" },
-    displayName: "Alice",
-    platform: "telegram",
-    chatType: "dm",
-    wasAutoReset: false,
-    autoResetReason: null,
-    resetHadActivity: false,
-    isFreshReset: false,
-    expiryFinalized: false,
-    suspended: false,
-    resumePending: false,
-    resumeReason: null,
-    lastResumeMarkedAt: null,
-    lastPromptTokens: 0,
-    turnStartedAt: null,
-    interruptedRestarts: 0,
-    finalizeFailures: 0,
-    ...overrides,
-  };
+  return routeFields(sessionId, T0, { origin: { platform: "telegram", chatId: "42", chatType: "dm" }, displayName: "Alice", ...overrides });
 }
 
 const KEY = "agent:main:telegram:dm:42";

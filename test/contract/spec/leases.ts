@@ -9,7 +9,7 @@
 import { expect, it } from "vitest";
 import type { LeaseFence, RouteFields, SessionDB } from "../../../src/store/contract.js";
 import { InvalidInputError, LeaseLostError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, user, type ContractTest } from "../harness.js";
+import { contractArea, expectReject, routeFields, user, type ContractTest } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const T0 = 1_800_000_000;
@@ -17,29 +17,7 @@ const KEY = "agent:main:telegram:dm:42";
 const TTL = 30;
 
 function fields(sessionId: string, overrides: Partial<RouteFields> = {}): RouteFields {
-  return {
-    sessionId,
-    createdAt: T0,
-    updatedAt: T0,
-    origin: null,
-    displayName: null,
-    platform: "telegram",
-    chatType: "dm",
-    wasAutoReset: false,
-    autoResetReason: null,
-    resetHadActivity: false,
-    isFreshReset: false,
-    expiryFinalized: false,
-    suspended: false,
-    resumePending: false,
-    resumeReason: null,
-    lastResumeMarkedAt: null,
-    lastPromptTokens: 0,
-    turnStartedAt: null,
-    interruptedRestarts: 0,
-    finalizeFailures: 0,
-    ...overrides,
-  };
+  return routeFields(sessionId, T0, { ...overrides });
 }
 
 /** The transcript of a session, including rewound rows, and its counters. */
