@@ -462,17 +462,17 @@ export class GatewayRunner implements CommandHost {
     const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
     let entry: SessionEntry;
     try {
-      entry = await this.#timed("getOrCreateSession", () => this.store.getOrCreateSession(source));
-      if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
-      await this.#timed("beginTurn", () => this.store.beginTurn(key));
-      const repair = missingToolResults(await this.#history(entry.sessionId));
-      const stored = [...repair, ...userMessagesOf(messages, this.store.clock.now())];
-      await this.#timed("appendTurn", () => this.db.appendTurn(entry.sessionId, stored, this.#fence(key, state)));
+      // Routing decision, turn marker and the user message(s): one write.
+      const fence = this.#fence(key, state);
+      entry = await this.#timed("startTurn", () =>
+        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), fence === undefined ? {} : fence),
+      );
     } catch (error) {
       hooks.failed(error);
       throw error;
     }
     hooks.durable();
+    if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     await this.#runAgent(key, state, entry, source, ids, notices, started);
   }
@@ -555,9 +555,19 @@ export class GatewayRunner implements CommandHost {
       state.controller = null;
     }
     const turn = closeOpenToolCalls(produced);
+    // On shutdown the turn marker stays: the next start counts the interruption and resumes.
+    const finish = outcome === "ok" ? "ok" : outcome === "error" || state.abortReason === "stop" ? "failed" : "interrupted";
     try {
-      if (turn.length > 0) await this.#timed("appendTurn", () => this.db.appendTurn(entry.sessionId, turn, this.#fence(key, state)));
-      if (usage !== undefined) await this.#timed("recordUsage", () => this.db.recordUsage(entry.sessionId, usage!, this.#fence(key, state)));
+      await this.#timed("finishTurn", () =>
+        this.store.finishTurn(key, {
+          sessionId: entry.sessionId,
+          messages: turn,
+          usage,
+          lastPromptTokens: promptTokens,
+          outcome: finish,
+          fence: this.#fence(key, state)?.fence,
+        }),
+      );
     } catch (error) {
       if (error instanceof ThreadlineError && error.code === "TL_ERR_LEASE_LOST") {
         this.#log.warn({ key }, "a newer lease holder owns this session; this turn's result was not stored");
@@ -565,13 +575,7 @@ export class GatewayRunner implements CommandHost {
       }
       throw error;
     }
-    if (outcome === "ok") {
-      await this.#timed("completeTurn", () => this.store.completeTurn(key, promptTokens === undefined ? {} : { lastPromptTokens: promptTokens }));
-      this.#turnsCompleted += 1;
-    } else if (outcome === "error" || state.abortReason === "stop") {
-      await this.store.failTurn(key);
-    }
-    // On shutdown the turn marker stays: the next start counts the interruption and resumes.
+    if (outcome === "ok") this.#turnsCompleted += 1;
     this.#metrics.turnFinished?.(outcome, (performance.now() - started) / 1000);
     const reply = replyTextOf(turn);
     if (outcome === "ok") {
@@ -597,10 +601,10 @@ export class GatewayRunner implements CommandHost {
   async #maybeTitle(entry: SessionEntry, history: Awaited<ReturnType<SessionDB["getConversation"]>>, reply: string): Promise<void> {
     if (this.#titler === null) return;
     try {
+      const users = history.filter((m) => m.role === "user");
+      if (users.length !== 1 || history.length > 2) return;
       const session = await this.db.getSession(entry.sessionId);
       if (session === null || session.title !== null) return;
-      const users = history.filter((m) => m.role === "user");
-      if (users.length !== 1) return;
       const proposed = await this.#titler.proposeTitle({ userText: textOf(users[0]!.content), replyText: reply });
       if (proposed === null || proposed.trim() === "") return;
       await this.#setTitleWithLineage(entry.sessionId, proposed);

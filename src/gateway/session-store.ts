@@ -12,6 +12,8 @@ import {
   newSessionId,
   NotFoundError,
   type ConversationMessage,
+  type LeaseFence,
+  type UsageUpdate,
   type NewMessage,
   type RewindResult,
   type Route,
@@ -70,6 +72,18 @@ type Decision =
   | { kind: "new"; reason: string | null; auto: boolean; fresh: boolean; old: Session | null };
 
 const MAX_ATTEMPTS = 8;
+
+/** What a routing write carries besides the decision when it starts a turn. */
+interface TurnExtras {
+  turnStartedAt?: number;
+  appendMessages?: NewMessage[];
+  fence?: LeaseFence;
+}
+
+function withExtras(write: RouteWrite, extras: TurnExtras): void {
+  if (extras.appendMessages !== undefined && extras.appendMessages.length > 0) write.appendMessages = extras.appendMessages;
+  if (extras.fence !== undefined) write.fence = extras.fence;
+}
 
 function baseFields(sessionId: string, now: number, source: SessionSource | null, previous: Route | null): RouteFields {
   return {
@@ -158,6 +172,81 @@ export class SessionStore {
    * to a session that ended elsewhere. See docs/api.md for the full order of rules.
    */
   async getOrCreateSession(source: SessionSource, options: GetOrCreateOptions = {}): Promise<SessionEntry> {
+    return this.#route(source, options, {});
+  }
+
+  /**
+   * Starts a turn: the routing decision of {@link getOrCreateSession}, the turn marker and
+   * the user message(s) of the turn, committed together in one write (one commit per
+   * inbound message). The messages go to the session the entry routes to afterwards.
+   */
+  async startTurn(
+    source: SessionSource,
+    messages: NewMessage[],
+    options: GetOrCreateOptions & { fence?: LeaseFence } = {},
+  ): Promise<SessionEntry> {
+    const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
+    if (options.fence !== undefined) extras.fence = options.fence;
+    return this.#route(source, options, extras);
+  }
+
+  /**
+   * Finishes a turn in one write: its messages appended, its usage added and the entry
+   * updated — `ok` clears the turn and resume markers, the reset flags and the stuck-loop
+   * count; `failed` clears only the turn marker; `interrupted` (shutdown) keeps the turn
+   * marker so the next start counts and resumes it.
+   */
+  async finishTurn(
+    key: string,
+    turn: {
+      sessionId: string;
+      messages: NewMessage[];
+      usage?: UsageUpdate | undefined;
+      lastPromptTokens?: number | undefined;
+      outcome: "ok" | "failed" | "interrupted";
+      fence?: LeaseFence | undefined;
+    },
+  ): Promise<boolean> {
+    assertSafeKey(key);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      if (route === null || route.sessionId !== turn.sessionId) {
+        // The key moved on meanwhile: store the turn in its own session, leave the entry alone.
+        const options = turn.fence === undefined ? {} : { fence: turn.fence };
+        if (turn.messages.length > 0) await this.db.appendTurn(turn.sessionId, turn.messages, options);
+        if (turn.usage !== undefined) await this.db.recordUsage(turn.sessionId, turn.usage, options);
+        return false;
+      }
+      const now = this.clock.now();
+      let fields: RouteFields = fieldsOf(route);
+      if (turn.outcome === "ok") {
+        fields = {
+          ...fields,
+          updatedAt: now,
+          turnStartedAt: null,
+          interruptedRestarts: 0,
+          resumePending: false,
+          resumeReason: null,
+          lastResumeMarkedAt: null,
+          isFreshReset: false,
+          wasAutoReset: false,
+          autoResetReason: null,
+          resetHadActivity: false,
+          lastPromptTokens: turn.lastPromptTokens ?? route.lastPromptTokens,
+        };
+      } else if (turn.outcome === "failed") {
+        fields = { ...fields, turnStartedAt: null };
+      }
+      const write: RouteWrite = { key, expectedVersion: route.version, route: fields };
+      if (turn.messages.length > 0) write.appendMessages = turn.messages;
+      if (turn.usage !== undefined) write.recordUsage = turn.usage;
+      if (turn.fence !== undefined) write.fence = turn.fence;
+      if ((await this.db.writeRoute(write)) !== null) return true;
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
+  async #route(source: SessionSource, options: GetOrCreateOptions, extras: TurnExtras): Promise<SessionEntry> {
     const key = await this.sessionKeyFor(source);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.clock.now();
@@ -205,15 +294,18 @@ export class SessionStore {
       }
 
       if (decision.kind === "keep") {
-        const bumped = await this.db.writeRoute({
+        const bump: RouteWrite = {
           key,
           expectedVersion: decision.route.version,
-          route: { ...fieldsOf(decision.route), updatedAt: now },
-        });
+          route: { ...fieldsOf(decision.route), updatedAt: now, turnStartedAt: extras.turnStartedAt ?? decision.route.turnStartedAt },
+        };
+        withExtras(bump, extras);
+        const bumped = await this.db.writeRoute(bump);
         if (bumped === null) continue;
+        // Counters are those read before this write (a turn's own messages are not in them yet).
         return toSessionEntry(bumped, decision.session);
       }
-      const written = await this.#replace(key, route, source, now, decision);
+      const written = await this.#replace(key, route, source, now, decision, extras);
       if (written !== null) return written;
     }
     throw new ConflictError(
@@ -250,6 +342,7 @@ export class SessionStore {
     source: SessionSource | null,
     now: number,
     decision: Extract<Decision, { kind: "new" }>,
+    extras: TurnExtras = {},
   ): Promise<SessionEntry | null> {
     const id = newSessionId(now);
     const fields = baseFields(id, now, source, route);
@@ -279,6 +372,8 @@ export class SessionStore {
     if (decision.old !== null && decision.old.endedAt === null) {
       write.endSession = { id: decision.old.id, reason: END_REASON_RESET, endedAt: now };
     }
+    if (extras.turnStartedAt !== undefined) fields.turnStartedAt = extras.turnStartedAt;
+    withExtras(write, extras);
     const written = await this.db.writeRoute(write);
     if (written === null) return null;
     const entry = toSessionEntry(written, await this.db.getSession(id));

@@ -416,6 +416,19 @@ export interface RouteWrite {
   /** Reopen this session (if ended) in the same transaction. */
   reopenSession?: string;
   /**
+   * Append these messages to `route.sessionId` in the same transaction, in order, after the
+   * session changes above, exactly as {@link SessionDB.appendTurn} would: the session must
+   * exist ({@link NotFoundError}) and be live ({@link ConflictError}); an invalid message is an
+   * {@link InvalidInputError} naming it (`appendMessages[i]`). An empty array does nothing.
+   */
+  appendMessages?: NewMessage[];
+  /**
+   * Add this usage to `route.sessionId`'s totals in the same transaction, exactly as
+   * {@link SessionDB.recordUsage} in delta mode would. A total that would go below zero
+   * makes the whole write reject with {@link InvalidInputError}, with nothing written.
+   */
+  recordUsage?: UsageUpdate;
+  /**
    * Write only while this lease token is current (see {@link LeaseFence}); otherwise the
    * call throws {@link LeaseLostError} and writes nothing (checked before `expectedVersion`).
    */
@@ -650,9 +663,9 @@ export interface SessionDB {
   /** Entries in key order, filtered, with a cursor. */
   listRoutes(options?: ListRoutesOptions): Promise<Page<Route>>;
   /**
-   * Writes an entry if its version is still `expectedVersion`, with the session changes it
-   * implies, atomically. Returns the stored entry, or `null` (nothing written) when another
-   * writer got there first. With `write.fence`, throws {@link LeaseLostError} (nothing
+   * Writes an entry if its version is still `expectedVersion`, with the session changes,
+   * appended messages and usage it implies, atomically. Returns the stored entry, or `null`
+   * (nothing written, appended or recorded) when another writer got there first. With `write.fence`, throws {@link LeaseLostError} (nothing
    * written) unless the lease token is current.
    */
   writeRoute(write: RouteWrite): Promise<Route | null>;

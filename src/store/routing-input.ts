@@ -15,7 +15,17 @@ import type {
   RouteWrite,
 } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
-import { checkId, checkLimit, checkNewSession, checkTime, optionalText, toJson } from "./input-validation.js";
+import {
+  checkId,
+  checkLimit,
+  checkNewSession,
+  checkTime,
+  normalizeMessage,
+  optionalText,
+  toJson,
+  type NormalizedMessage,
+} from "./input-validation.js";
+import { planUsageUpdate, type UsagePlan } from "./usage-update.js";
 
 /** Default and ceiling of a queue's waiting items. */
 export const DEFAULT_QUEUE_DEPTH = 32;
@@ -98,6 +108,10 @@ export interface CheckedRouteWrite {
   endSession: { id: string; reason: string; endedAt: number } | null;
   createSession: NewSession | null;
   reopenSession: string | null;
+  /** Messages to append to `route.sessionId`, validated; `null` when none (an empty array is a no-op). */
+  appendMessages: NormalizedMessage[] | null;
+  /** The usage (delta) to add to `route.sessionId`'s totals, planned; `null` when none. */
+  recordUsage: UsagePlan | null;
   fence: LeaseFence | null;
 }
 
@@ -132,8 +146,17 @@ export function checkRouteWrite(write: RouteWrite, now: number): CheckedRouteWri
     }
   }
   const reopenSession = write.reopenSession === undefined ? null : checkId(write.reopenSession, "reopenSession");
+  let appendMessages: NormalizedMessage[] | null = null;
+  if (write.appendMessages !== undefined) {
+    if (!Array.isArray(write.appendMessages)) {
+      throw new InvalidInputError("appendMessages must be an array of messages.", { field: "appendMessages" });
+    }
+    const normalized = write.appendMessages.map((m, i) => normalizeMessage(m, `appendMessages[${i}]`, now));
+    appendMessages = normalized.length === 0 ? null : normalized;
+  }
+  const recordUsage = write.recordUsage === undefined ? null : planUsageUpdate(write.recordUsage, "delta");
   const fence = write.fence === undefined ? null : checkFence(write.fence);
-  return { key, expectedVersion: expected, route, endSession, createSession, reopenSession, fence };
+  return { key, expectedVersion: expected, route, endSession, createSession, reopenSession, appendMessages, recordUsage, fence };
 }
 
 /** Checked {@link ListRoutesOptions}. */

@@ -56,7 +56,6 @@ import {
   checkPruneOptions,
   checkSessionUpdate,
   checkTime,
-  checkUsage,
   normalizeMessage,
   optionalText,
   prepareNewSession,
@@ -117,11 +116,22 @@ import {
   toStoredMessage,
   type StoredMessage,
 } from "./postgres-transcript.js";
+import {
+  assertUsageNotNegative,
+  checkUsageMode,
+  planUsageUpdate,
+  usageSetClauses,
+  type UsagePlan,
+  type UsageValueKind,
+} from "../usage-update.js";
 
 const DAY_SECONDS = 86_400;
 const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
 /** How often a write transaction is retried after a serialization failure or deadlock. */
 const MAX_ATTEMPTS = 8;
+
+/** The PostgreSQL type a numeric usage parameter is cast to. */
+const USAGE_SQL_TYPES: Record<Exclude<UsageValueKind, "text">, string> = { integer: "bigint", real: "double precision" };
 
 const now = (): number => Date.now() / 1000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -380,55 +390,28 @@ export class PostgresSessionDB implements SessionDB {
   ): Promise<SessionUsage> {
     checkId(id, "id");
     const fence = fenceOf(options);
-    const mode = options.mode ?? "delta";
-    if (mode !== "delta" && mode !== "absolute") {
-      throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
-    }
-    const { numbers, texts } = checkUsage(usage, mode);
-    const columns: Record<string, [string, string]> = {
-      inputTokens: ["input_tokens", "bigint"],
-      outputTokens: ["output_tokens", "bigint"],
-      cacheReadTokens: ["cache_read_tokens", "bigint"],
-      cacheWriteTokens: ["cache_write_tokens", "bigint"],
-      reasoningTokens: ["reasoning_tokens", "bigint"],
-      apiCalls: ["api_calls", "bigint"],
-      estimatedCostUsd: ["estimated_cost_usd", "double precision"],
-      actualCostUsd: ["actual_cost_usd", "double precision"],
-      billingProvider: ["billing_provider", "text"],
-      billingMode: ["billing_mode", "text"],
-      costStatus: ["cost_status", "text"],
-    };
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    for (const [key, value] of Object.entries(numbers)) {
-      const [column, type] = columns[key]!;
-      const p = `$${params.push(value)}::${type}`;
-      sets.push(
-        mode === "delta"
-          ? key === "actualCostUsd"
-            ? `${column} = coalesce(${column}, 0) + ${p}`
-            : `${column} = ${column} + ${p}`
-          : `${column} = ${p}`,
-      );
-    }
-    for (const [key, value] of Object.entries(texts)) {
-      sets.push(`${columns[key]![0]} = $${params.push(encodeText(value as string | null))}`);
-    }
+    const plan = planUsageUpdate(usage, checkUsageMode(options.mode));
     return this.#write(`recording usage of session ${id}`, async (sql) => {
       await leases.checkFence(sql, fence);
-      await this.#requireRow(sql, id, true);
-      if (sets.length > 0) await sql.run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = $1`, params);
-      const result = toUsage(await this.#requireRow(sql, id));
-      // A negative delta may correct a total, never take it below zero (the write rolls back).
-      for (const [key, value] of Object.entries(result)) {
-        if (typeof value === "number" && value < 0) {
-          throw new InvalidInputError(`This usage update would make ${key} negative (${value}); nothing was recorded.`, {
-            field: key,
-          });
-        }
-      }
-      return result;
+      return this.#applyUsage(sql, id, plan);
     });
+  }
+
+  /**
+   * Applies a planned usage update to a session (inside a write transaction, under its row
+   * lock) and returns the new totals. Throws (so the transaction rolls back) when the session
+   * is missing or a total would go below zero.
+   */
+  async #applyUsage(sql: Sql, id: string, plan: UsagePlan): Promise<SessionUsage> {
+    const params: unknown[] = [id];
+    const sets = usageSetClauses(plan, (a) =>
+      a.kind === "text"
+        ? `$${params.push(encodeText(a.value as string | null))}`
+        : `$${params.push(a.value)}::${USAGE_SQL_TYPES[a.kind]}`,
+    );
+    await this.#requireRow(sql, id, true);
+    if (sets.length > 0) await sql.run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = $1`, params);
+    return assertUsageNotNegative(toUsage(await this.#requireRow(sql, id)));
   }
 
   // --- messages ---------------------------------------------------------------
@@ -452,19 +435,27 @@ export class PostgresSessionDB implements SessionDB {
     );
     return this.#write(`appending to session ${sessionId}`, async (sql) => {
       await leases.checkFence(sql, fence);
-      // The row lock (taken by the counter update) serialises every writer of this
-      // session, in any process, until commit: a turn's ids stay contiguous.
-      if (!(await lockAndBumpForAppend(sql, sessionId, stored))) {
-        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
-        if (row === undefined) {
-          throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-        }
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
-          sessionId,
-        });
-      }
-      return insertMessages(sql, sessionId, stored);
+      return this.#appendRows(sql, sessionId, stored);
     }, sessionId);
+  }
+
+  /**
+   * Appends stored messages (with their search vectors) to a live session, inside a write
+   * transaction, and updates its counters and preview. Returns the new ids in order.
+   */
+  async #appendRows(sql: Sql, sessionId: string, stored: StoredMessage[]): Promise<number[]> {
+    // The row lock (taken by the counter update) serialises every writer of this
+    // session, in any process, until commit: a turn's ids stay contiguous.
+    if (!(await lockAndBumpForAppend(sql, sessionId, stored))) {
+      const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+      if (row === undefined) {
+        throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+      }
+      throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
+        sessionId,
+      });
+    }
+    return insertMessages(sql, sessionId, stored);
   }
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
@@ -888,6 +879,9 @@ export class PostgresSessionDB implements SessionDB {
     const at = now();
     const checked = checkRouteWrite(write, at);
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
+    const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => toStoredMessage(m));
+    // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
+    const lane = appended === null ? undefined : checked.route.sessionId;
     return this.#write(`writing the routing entry ${checked.key}`, async (sql) => {
       await leases.checkFence(sql, checked.fence);
       let inserted: RouteRow | undefined = undefined;
@@ -906,9 +900,11 @@ export class PostgresSessionDB implements SessionDB {
       if (checked.reopenSession !== null) await this.#reopenSessionRow(sql, checked.reopenSession);
       // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
       await this.#requireRow(sql, checked.route.sessionId, true);
+      if (appended !== null) await this.#appendRows(sql, checked.route.sessionId, appended);
+      if (checked.recordUsage !== null) await this.#applyUsage(sql, checked.route.sessionId, checked.recordUsage);
       const stored = inserted ?? (await updateRoute(sql, checked.key, checked.route, checked.expectedVersion! + 1));
       return toRoute(stored);
-    });
+    }, lane);
   }
 
   async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {

@@ -55,7 +55,6 @@ import {
   checkSearchOptions,
   checkSessionUpdate,
   checkTime,
-  checkUsage,
   normalizeMessage,
   optionalText,
   prepareNewSession,
@@ -94,6 +93,7 @@ import {
   type StoredMessage,
 } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+import { assertUsageNotNegative, checkUsageMode, planUsageUpdate, usageSetClauses, type UsagePlan } from "../usage-update.js";
 import {
   checkItemId,
   checkLeaseRequest,
@@ -302,56 +302,26 @@ export class SqliteSessionDB implements SessionDB {
   ): Promise<SessionUsage> {
     checkId(id, "id");
     const fence = fenceOf(options);
-    const mode = options.mode ?? "delta";
-    if (mode !== "delta" && mode !== "absolute") {
-      throw new InvalidInputError(`mode must be "delta" or "absolute", not "${String(mode)}".`, { field: "mode" });
-    }
-    const { numbers, texts } = checkUsage(usage, mode);
-    const columns: Record<string, string> = {
-      inputTokens: "input_tokens",
-      outputTokens: "output_tokens",
-      cacheReadTokens: "cache_read_tokens",
-      cacheWriteTokens: "cache_write_tokens",
-      reasoningTokens: "reasoning_tokens",
-      apiCalls: "api_calls",
-      estimatedCostUsd: "estimated_cost_usd",
-      actualCostUsd: "actual_cost_usd",
-      billingProvider: "billing_provider",
-      billingMode: "billing_mode",
-      costStatus: "cost_status",
-    };
-    const sets: string[] = [];
-    const params: Record<string, unknown> = { id };
-    for (const [key, value] of Object.entries(numbers)) {
-      const column = columns[key]!;
-      sets.push(
-        mode === "delta"
-          ? key === "actualCostUsd"
-            ? `${column} = coalesce(${column}, 0) + @${key}`
-            : `${column} = ${column} + @${key}`
-          : `${column} = @${key}`,
-      );
-      params[key] = value;
-    }
-    for (const [key, value] of Object.entries(texts)) {
-      sets.push(`${columns[key]!} = @${key}`);
-      params[key] = value;
-    }
+    const plan = planUsageUpdate(usage, checkUsageMode(options.mode));
     return this.#write(`recording usage of session ${id}`, (conn) => {
       leases.checkFence(conn, fence);
-      this.#requireRow(conn, id);
-      if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
-      const usage = toUsage(this.#requireRow(conn, id));
-      // A negative delta may correct a total, never take it below zero (the write rolls back).
-      for (const [key, value] of Object.entries(usage)) {
-        if (typeof value === "number" && value < 0) {
-          throw new InvalidInputError(`This usage update would make ${key} negative (${value}); nothing was recorded.`, {
-            field: key,
-          });
-        }
-      }
-      return usage;
+      return this.#applyUsage(conn, id, plan);
     });
+  }
+
+  /**
+   * Applies a planned usage update to a session (inside a write) and returns the new totals.
+   * Throws (so the write rolls back) when the session is missing or a total would go below zero.
+   */
+  #applyUsage(conn: SqliteConnection, id: string, plan: UsagePlan): SessionUsage {
+    const params: Record<string, unknown> = { id };
+    const sets = usageSetClauses(plan, (a) => {
+      params[a.field] = a.value;
+      return `@${a.field}`;
+    });
+    this.#requireRow(conn, id);
+    if (sets.length > 0) conn.stmt(`UPDATE sessions SET ${sets.join(", ")} WHERE id = @id`).run(params);
+    return assertUsageNotNegative(toUsage(this.#requireRow(conn, id)));
   }
 
   // --- messages ---------------------------------------------------------------
@@ -375,22 +345,31 @@ export class SqliteSessionDB implements SessionDB {
     );
     return this.#write(`appending to session ${sessionId}`, (conn) => {
       leases.checkFence(conn, fence);
-      const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as
-        | { ended_at: number | null }
-        | undefined;
-      if (row === undefined) {
-        throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-      }
-      if (row.ended_at !== null) {
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
-          sessionId,
-        });
-      }
-      const ids = insertMessages(conn, sessionId, stored);
-      bumpSummary(conn, sessionId, stored);
-      this.#noteAppended(ids.length);
-      return ids;
+      return this.#appendRows(conn, sessionId, stored);
     });
+  }
+
+  /**
+   * Appends stored messages to a live session (inside a write): checks that it exists and has
+   * not ended, inserts the rows, updates its counters and preview, and notes the rows for the
+   * search index. Returns the new ids in order.
+   */
+  #appendRows(conn: SqliteConnection, sessionId: string, stored: StoredMessage[]): number[] {
+    const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as
+      | { ended_at: number | null }
+      | undefined;
+    if (row === undefined) {
+      throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+    }
+    if (row.ended_at !== null) {
+      throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, {
+        sessionId,
+      });
+    }
+    const ids = insertMessages(conn, sessionId, stored);
+    bumpSummary(conn, sessionId, stored);
+    this.#noteAppended(ids.length);
+    return ids;
   }
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
@@ -877,6 +856,7 @@ export class SqliteSessionDB implements SessionDB {
   async writeRoute(write: RouteWrite): Promise<Route | null> {
     const checked = checkRouteWrite(write, now());
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession);
+    const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => toStoredMessage(m));
     return this.#write(`writing the routing entry ${checked.key}`, (conn) => {
       leases.checkFence(conn, checked.fence);
       const current = routeRow(conn, checked.key);
@@ -889,6 +869,8 @@ export class SqliteSessionDB implements SessionDB {
       if (checked.createSession !== null) this.#insertSession(conn, checked.createSession, prepared!);
       if (checked.reopenSession !== null) this.#reopenSessionRow(conn, checked.reopenSession);
       this.#requireRow(conn, checked.route.sessionId);
+      if (appended !== null) this.#appendRows(conn, checked.route.sessionId, appended);
+      if (checked.recordUsage !== null) this.#applyUsage(conn, checked.route.sessionId, checked.recordUsage);
       return storeRoute(conn, checked.key, checked.route, (version ?? 0) + 1);
     });
   }

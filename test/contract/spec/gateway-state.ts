@@ -7,8 +7,8 @@
 
 import { expect } from "vitest";
 import type { RouteFields, RouteWrite } from "../../../src/store/contract.js";
-import { InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, routeFields, user } from "../harness.js";
+import { ConflictError, InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
+import { assistant, contractArea, expectReject, routeFields, user, ZERO_USAGE } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const T0 = 1_800_000_000;
@@ -322,6 +322,241 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect((await db().getMessages(S1, { lastMessages: 2 })).map((m) => m.content)).toEqual(["result", "a1"]);
       expect((await db().getMessages(S1, { lastMessages: 2, includeRewound: true })).map((m) => m.content)).toEqual(["q2", "a2"]);
       await expectReject(() => db().getMessages(S1, { lastMessages: 0 }), InvalidInputError, /lastMessages/);
+    });
+
+    test("appendMessages and recordUsage commit with the entry in one write", async () => {
+      await db().writeRoute(create(KEY, S1));
+      const route = await db().writeRoute({
+        key: KEY,
+        expectedVersion: 1,
+        route: fields(S1, { updatedAt: T0 + 10, lastPromptTokens: 120 }),
+        appendMessages: [user("  what is   the weather ", T0 + 5), assistant("sunny", T0 + 6)],
+        recordUsage: { inputTokens: 120, outputTokens: 30, apiCalls: 1, estimatedCostUsd: 0.25, costStatus: "estimated" },
+      });
+      expect(route).toMatchObject({ version: 2, sessionId: S1, updatedAt: T0 + 10, lastPromptTokens: 120 });
+      expect(await db().getRoute(KEY)).toEqual(route);
+      const messages = await db().getMessages(S1);
+      expect(messages.map((m) => [m.role, m.content, m.timestamp])).toEqual([
+        ["user", "  what is   the weather ", T0 + 5],
+        ["assistant", "sunny", T0 + 6],
+      ]);
+      expect(messages[1]!.id).toBeGreaterThan(messages[0]!.id);
+      const session = await db().getSession(S1);
+      expect(session).toMatchObject({ messageCount: 2, toolCallCount: 0, lastActiveAt: T0 + 6, preview: "what is the weather" });
+      expect(session?.usage).toEqual({
+        ...ZERO_USAGE,
+        inputTokens: 120,
+        outputTokens: 30,
+        apiCalls: 1,
+        estimatedCostUsd: 0.25,
+        costStatus: "estimated",
+      });
+      // The next turn adds (delta), counters grow, the preview stays the first user message.
+      await db().writeRoute({
+        key: KEY,
+        expectedVersion: 2,
+        route: fields(S1, { updatedAt: T0 + 20 }),
+        appendMessages: [
+          user("and tomorrow?", T0 + 15),
+          { role: "assistant", content: null, toolCalls: [{ id: "c1", type: "function", function: { name: "forecast", arguments: "{}" } }], timestamp: T0 + 16 },
+        ],
+        recordUsage: { inputTokens: 80, apiCalls: 1, actualCostUsd: 0.5 },
+      });
+      const after = await db().getSession(S1);
+      expect(after).toMatchObject({ messageCount: 4, toolCallCount: 1, lastActiveAt: T0 + 16, preview: "what is the weather" });
+      expect(after?.usage).toMatchObject({ inputTokens: 200, outputTokens: 30, apiCalls: 2, actualCostUsd: 0.5 });
+      // An empty appendMessages is a no-op; bad messages are named by their place.
+      expect(await db().writeRoute({ key: KEY, expectedVersion: 3, route: fields(S1), appendMessages: [] })).toMatchObject({ version: 4 });
+      expect(await db().getMessages(S1)).toHaveLength(4);
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 4,
+            route: fields(S1),
+            appendMessages: [user("fine"), { role: "bogus" as "user", content: "x" }],
+          }),
+        InvalidInputError,
+        /appendMessages\[1\]\.role/,
+      );
+      await expectReject(
+        () => db().writeRoute({ key: KEY, expectedVersion: 4, route: fields(S1), recordUsage: { inputTokens: 1.5 } }),
+        InvalidInputError,
+        /inputTokens/,
+      );
+      expect((await db().getRoute(KEY))?.version).toBe(4);
+      expect(await db().getMessages(S1)).toHaveLength(4);
+    });
+
+    test("a stale expectedVersion appends and records nothing", async () => {
+      await db().writeRoute(create(KEY, S1));
+      await db().writeRoute({ key: KEY, expectedVersion: 1, route: fields(S1, { updatedAt: T0 + 5 }) });
+      const lost = await db().writeRoute({
+        key: KEY,
+        expectedVersion: 1,
+        route: fields(S1, { updatedAt: T0 + 9 }),
+        appendMessages: [user("late"), assistant("reply")],
+        recordUsage: { inputTokens: 10, apiCalls: 1 },
+      });
+      expect(lost).toBeNull();
+      expect(await db().getMessages(S1)).toEqual([]);
+      const session = await db().getSession(S1);
+      expect(session).toMatchObject({ messageCount: 0, preview: null });
+      expect(session?.usage).toEqual(ZERO_USAGE);
+      expect(await db().getRoute(KEY)).toMatchObject({ version: 2, updatedAt: T0 + 5 });
+      // A lost create of an existing key appends nothing either.
+      expect(await db().writeRoute({ ...create(KEY, S2), appendMessages: [user("x")] })).toBeNull();
+      expect(await db().getSession(S2)).toBeNull();
+    });
+
+    test("a usage update that would go negative rolls the whole write back", async () => {
+      await db().writeRoute(create(KEY, S1));
+      const second = (await db().writeRoute({
+        key: KEY,
+        expectedVersion: 1,
+        route: fields(S1, { updatedAt: T0 + 5 }),
+        appendMessages: [user("first")],
+        recordUsage: { inputTokens: 10, outputTokens: 5 },
+      }))!;
+      expect(second.version).toBe(2);
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 2,
+            route: fields(S1, { updatedAt: T0 + 9 }),
+            appendMessages: [user("second"), assistant("answer")],
+            recordUsage: { inputTokens: 5, outputTokens: -6 },
+          }),
+        InvalidInputError,
+        /outputTokens negative/,
+      );
+      expect(await db().getRoute(KEY)).toEqual(second);
+      expect((await db().getMessages(S1)).map((m) => m.content)).toEqual(["first"]);
+      const session = await db().getSession(S1);
+      expect(session?.messageCount).toBe(1);
+      expect(session?.usage).toMatchObject({ inputTokens: 10, outputTokens: 5 });
+      // With a reset in the same write: the old session stays live, the new one is never created.
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 2,
+            route: fields(S2),
+            endSession: { id: S1, reason: "session_reset" },
+            createSession: { id: S2, source: "telegram", sessionKey: KEY },
+            appendMessages: [user("new start")],
+            recordUsage: { apiCalls: -1 },
+          }),
+        InvalidInputError,
+        /apiCalls/,
+      );
+      expect(await db().getSession(S2)).toBeNull();
+      expect((await db().getSession(S1))?.endedAt).toBeNull();
+      expect(await db().getRoute(KEY)).toEqual(second);
+      // The route's version still works for the next write.
+      expect((await db().writeRoute({ key: KEY, expectedVersion: 2, route: fields(S1), recordUsage: { outputTokens: -5 } }))?.version).toBe(3);
+      expect((await db().getSession(S1))?.usage.outputTokens).toBe(0);
+    });
+
+    test("appending to an ended session through writeRoute is a ConflictError and writes nothing", async () => {
+      await db().writeRoute(create(KEY, S1));
+      await db().appendMessage(S1, user("before"));
+      await db().endSession(S1, "session_reset", { endedAt: T0 + 50 });
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 1,
+            route: fields(S1, { updatedAt: T0 + 60 }),
+            appendMessages: [user("after the end")],
+            recordUsage: { inputTokens: 7 },
+          }),
+        ConflictError,
+        /has ended/,
+      );
+      expect((await db().getRoute(KEY))?.version).toBe(1);
+      expect((await db().getMessages(S1)).map((m) => m.content)).toEqual(["before"]);
+      expect((await db().getSession(S1))?.usage.inputTokens).toBe(0);
+      // Ending it in the same write comes first, so the append conflicts too.
+      await db().reopenSession(S1);
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 1,
+            route: fields(S1),
+            endSession: { id: S1, reason: "session_reset" },
+            appendMessages: [user("x")],
+          }),
+        ConflictError,
+      );
+      expect((await db().getSession(S1))?.endedAt).toBeNull();
+      // Reopening in the same write comes first, so the append goes through.
+      await db().endSession(S1, "session_reset");
+      const resumed = await db().writeRoute({
+        key: KEY,
+        expectedVersion: 1,
+        route: fields(S1, { updatedAt: T0 + 70 }),
+        reopenSession: S1,
+        appendMessages: [user("resumed")],
+      });
+      expect(resumed?.version).toBe(2);
+      expect((await db().getMessages(S1)).map((m) => m.content)).toEqual(["before", "resumed"]);
+    });
+
+    test("messages appended through writeRoute are found by searchMessages", async () => {
+      await db().writeRoute({ ...create(KEY, S1), appendMessages: [user("where do quokkas live?"), assistant("on Rottnest island")] });
+      const hits = await db().searchMessages("quokkas");
+      expect(hits.map((h) => [h.sessionId, h.role])).toEqual([[S1, "user"]]);
+      expect(hits[0]!.context.after?.content).toBe("on Rottnest island");
+      expect((await db().searchMessages("Rottnest")).map((h) => h.role)).toEqual(["assistant"]);
+      // A rolled-back append is never found.
+      await expectReject(
+        () =>
+          db().writeRoute({
+            key: KEY,
+            expectedVersion: 1,
+            route: fields(S1),
+            appendMessages: [user("wombats burrow")],
+            recordUsage: { inputTokens: -1 },
+          }),
+        InvalidInputError,
+      );
+      expect(await db().searchMessages("wombats")).toEqual([]);
+      // Many appends through writeRoute, then a search: every one is found.
+      for (let i = 0; i < 20; i++) {
+        await db().writeRoute({ key: KEY, expectedVersion: i + 1, route: fields(S1), appendMessages: [user(`numbat ${i}`)] });
+      }
+      expect(await db().searchMessages("numbat", { limit: 100 })).toHaveLength(20);
+    });
+
+    test("createSession and appendMessages in one write: the new session starts with the turn", async () => {
+      const created = await db().writeRoute({
+        ...create(KEY, S1),
+        appendMessages: [user("hello", T0 + 1), assistant("hi", T0 + 2)],
+        recordUsage: { inputTokens: 3, outputTokens: 2, apiCalls: 1, billingProvider: "openrouter" },
+      });
+      expect(created?.version).toBe(1);
+      expect(await db().getSession(S1)).toMatchObject({ messageCount: 2, preview: "hello", lastActiveAt: T0 + 2 });
+      expect((await db().getSession(S1))?.usage).toMatchObject({ inputTokens: 3, outputTokens: 2, apiCalls: 1, billingProvider: "openrouter" });
+      // A reset: the old session ends, the new one is created and gets the turn; the old one keeps its own.
+      const reset = await db().writeRoute({
+        key: KEY,
+        expectedVersion: 1,
+        route: fields(S2, { updatedAt: T0 + 100, createdAt: T0 + 100 }),
+        endSession: { id: S1, reason: "session_reset", endedAt: T0 + 100 },
+        createSession: { id: S2, source: "telegram", sessionKey: KEY, startedAt: T0 + 100 },
+        appendMessages: [user("fresh start", T0 + 101)],
+        recordUsage: { inputTokens: 9 },
+      });
+      expect(reset).toMatchObject({ version: 2, sessionId: S2 });
+      expect((await db().getMessages(S2)).map((m) => m.content)).toEqual(["fresh start"]);
+      expect((await db().getMessages(S1)).map((m) => m.content)).toEqual(["hello", "hi"]);
+      expect((await db().getSession(S2))?.usage.inputTokens).toBe(9);
+      expect((await db().getSession(S1))?.usage.inputTokens).toBe(3);
+      expect((await db().getSession(S1))?.endReason).toBe("session_reset");
+      expect((await db().getConversation(S2)).map((m) => m.content)).toEqual(["fresh start"]);
     });
 
     test("a routing entry does not change the transcript of its session", async () => {
