@@ -67,6 +67,8 @@ export interface GatewayRunnerOptions {
 interface Running {
   /** `turn` while a turn is being run; `between` while the worker looks for the next queued message. */
   phase: "turn" | "between";
+  /** A message was queued for the key since the worker last looked at the queue. */
+  more: boolean;
   controller: AbortController | null;
   /** Why the running turn was aborted. */
   abortReason: "stop" | "shutdown" | null;
@@ -251,7 +253,9 @@ export class GatewayRunner implements CommandHost {
     }
     if (outcome.status === "duplicate") return { status: "duplicate", sessionKey: key };
     this.#metrics.queueDepthChanged?.(key, outcome.depth);
-    await this.#kick(key, message.source);
+    const worker = this.#running.get(key);
+    if (worker !== undefined) worker.more = true;
+    else await this.#kick(key, message.source);
     if (!this.#running.has(key) && message.messageId) this.#relayReply(key, message.source, message.messageId);
     return { status: "queued", sessionKey: key, depth: outcome.depth };
   }
@@ -347,7 +351,7 @@ export class GatewayRunner implements CommandHost {
     lease: Lease | null,
     first: { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void } | { resume: SessionEntry } | null,
   ): void {
-    const state: Running = { phase: "between", controller: null, abortReason: null, lease, renewTimer: null, done: Promise.resolve(), source };
+    const state: Running = { phase: "between", more: false, controller: null, abortReason: null, lease, renewTimer: null, done: Promise.resolve(), source };
     this.#running.set(key, state);
     if (lease !== null && this.#leases !== null) {
       const every = Math.max(1, (this.#leases.ttlSeconds * 1000) / 3);
@@ -362,9 +366,16 @@ export class GatewayRunner implements CommandHost {
           await this.#resumeTurn(key, state, first.resume);
         }
         while (this.#accepting && state.abortReason !== "shutdown") {
+          state.more = false;
           const item = await this.queue.promote(key);
+          if (item === null) {
+            // A message queued while the claim ran sets `more`: look again. Deciding to stop
+            // and leaving #running happen in one synchronous step, so no queued message is
+            // left without a worker (and no later message overtakes it).
+            if (state.more) continue;
+            break;
+          }
           if (this.#metrics.queueDepthChanged !== undefined) this.#metrics.queueDepthChanged(key, await this.queue.depth(key));
-          if (item === null) break;
           const messages = item.payloads as InboundMessage[];
           let completed = false;
           const complete = async (): Promise<void> => {

@@ -1,0 +1,123 @@
+/**
+ * Messages between the gateway benchmark's three processes: the orchestrator (run.ts),
+ * the load driver (driver.ts, over its IPC channel) and the probe preloaded into the
+ * gateway (probe.mjs, over the gateway child's IPC channel).
+ */
+
+/** C closed-loop conversations of `turns` turns each (a conversation sends its next message after the reply). */
+export interface ConversationsJob {
+  kind: "conversations";
+  url: string;
+  concurrency: number;
+  turns: number;
+  /** Unique per job: session keys and message ids are derived from it. */
+  tag: string;
+}
+
+/** `bursts` times: `size` messages sent back to back into one session key (one socket each). */
+export interface BurstJob {
+  kind: "burst";
+  url: string;
+  bursts: number;
+  size: number;
+  /** Wait this long after a request is written before sending the next one (defines the send order). */
+  gapMs: number;
+  tag: string;
+}
+
+/** `sessions` distinct session keys each send one message, `concurrency` in flight. */
+export interface SessionsJob {
+  kind: "sessions";
+  url: string;
+  sessions: number;
+  concurrency: number;
+  tag: string;
+}
+
+export type DriverJob = ConversationsJob | BurstJob | SessionsJob;
+
+/** One timed request as the driver saw it. */
+export interface RequestSample {
+  /** The X-Bench-Id header (and `bench:<id>` in the message text). */
+  id: string;
+  /** Request issued → last byte of the reply read, milliseconds. */
+  clientMs: number;
+  /** HTTP 200 and the reply is `Echo: <the message sent>`. */
+  ok: boolean;
+}
+
+export interface ConversationsResult {
+  kind: "conversations";
+  /** First request issued → last reply read. */
+  seconds: number;
+  samples: RequestSample[];
+  errors: number;
+  /** The first few error descriptions. */
+  errorExamples: string[];
+}
+
+/** One burst: what was sent, in send order, and what each request got back. */
+export interface BurstRecord {
+  key: string;
+  ids: string[];
+  texts: string[];
+  /** The reply text of each request (null: no 200 reply). */
+  replies: (string | null)[];
+  /** X-Threadline-Session-Id of each reply. */
+  sessionIds: (string | null)[];
+}
+
+export interface BurstResult {
+  kind: "burst";
+  bursts: BurstRecord[];
+}
+
+export interface SessionsResult {
+  kind: "sessions";
+  seconds: number;
+  sent: number;
+  ok: number;
+  errors: number;
+  errorExamples: string[];
+}
+
+export type DriverResult = ConversationsResult | BurstResult | SessionsResult;
+
+/** What the driver sends back over IPC. */
+export type DriverReply = { ok: true; result: DriverResult } | { ok: false; error: string };
+
+/** Commands to the probe in the gateway process. */
+export type ProbeCommand =
+  | { seq: number; cmd: "record"; on: boolean }
+  | { seq: number; cmd: "collect" }
+  | { seq: number; cmd: "gc" };
+
+/** One request as the gateway saw it (times are the gateway's performance.now(), ms). */
+export interface ProbeSample {
+  id: string;
+  /** `http.server.request.start`: the request's headers were parsed. */
+  startMs: number;
+  /** `http.server.response.finish`: the whole reply was handed to the socket (null: not finished). */
+  endMs: number | null;
+  /** Time inside EchoAgent.runTurn for the turn that answered this message (null: no turn seen). */
+  agentMs: number | null;
+}
+
+export type ProbeReply =
+  | { seq: number; cmd: "record" }
+  | { seq: number; cmd: "collect"; samples: ProbeSample[] }
+  | { seq: number; cmd: "gc"; exposed: boolean; memory: ProbeMemory };
+
+/** process.memoryUsage() of the gateway after the forced GC, bytes. */
+export interface ProbeMemory {
+  rss: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+}
+
+/** The message text carrying a bench id; the probe and the checks parse it back. */
+export function benchText(id: string): string {
+  return `bench:${id} please repeat this line back to me`;
+}

@@ -1,0 +1,268 @@
+/**
+ * `npm run bench:gateway [-- --quick] [--keep]`: the running gateway under load.
+ *
+ * Starts `node dist/cli/main.js serve` (api-server adapter, echo agent, SQLite in a temp
+ * dir) as a child process and drives it from a second child process (driver.ts) over
+ * loopback keep-alive HTTP:
+ *
+ * 1. C = 1, 10, 100 concurrent conversations of 20 turns each (closed loop): turns/s and
+ *    the gateway's own overhead per turn, p50/p99 = request in → reply out inside the
+ *    gateway minus the agent's time, both measured in the gateway by probe.mjs;
+ * 2. bursts of 5 messages into one busy session: every reply answers its own message and
+ *    the transcript holds them in send order;
+ * 3. on a fresh gateway: VmRSS before and after 10,000 distinct sessions each send one
+ *    message (concurrency 50).
+ *
+ * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
+ * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
+ */
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { cpus, platform, release, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { log } from "../log.js";
+import { startDriver, type DriverHandle } from "./driver-child.js";
+import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild } from "./gateway-child.js";
+import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
+import { mb } from "./stats.js";
+
+const USAGE = "usage: npm run bench:gateway [-- --quick] [--keep] [--cpu-prof DIR]";
+const TURNS = 20;
+const BURSTS = 10;
+const BURST_SIZE = 5;
+const BURST_GAP_MS = 1;
+const SESSIONS_CONCURRENCY = 50;
+const OVERHEAD_P99_TARGET_MS = 5;
+const RSS_GROWTH_TARGET_BYTES = 50e6;
+const FULL_SESSIONS = 10_000;
+
+interface Args {
+  quick: boolean;
+  keep: boolean;
+  /** Write a V8 CPU profile of the load gateway (conversations and bursts) into this directory. */
+  cpuProf: string | null;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { quick: false, keep: false, cpuProf: null };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--quick") args.quick = true;
+    else if (arg === "--cpu-prof") {
+      const dir = argv[++i];
+      if (dir === undefined || dir === "") {
+        process.stderr.write(`--cpu-prof needs a directory\n${USAGE}\n`);
+        process.exit(2);
+      }
+      args.cpuProf = resolve(dir);
+    }
+    else if (arg === "--keep") args.keep = true;
+    else if (arg === "--help" || arg === "-h") {
+      process.stderr.write(`${USAGE}\n`);
+      process.exit(0);
+    } else {
+      process.stderr.write(`unknown argument ${arg}\n${USAGE}\n`);
+      process.exit(2);
+    }
+  }
+  return args;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const stat = statSync(path);
+    newest = Math.max(newest, stat.isDirectory() ? newestMtime(path) : stat.mtimeMs);
+  }
+  return newest;
+}
+
+function checkBuild(): void {
+  if (!existsSync(GATEWAY_BIN)) throw new Error(`${GATEWAY_BIN} is missing: run \`npm run build\` first (the benchmark drives dist/)`);
+  const src = join(PROJECT_ROOT, "src");
+  if (existsSync(src) && newestMtime(src) > statSync(join(PROJECT_ROOT, "dist", "index.js")).mtimeMs) {
+    log("warning: src/ has files newer than dist/: the benchmark measures dist/ (run `npm run build` to include them)");
+  }
+}
+
+interface Target {
+  name: string;
+  target: string;
+  value: number | boolean | null;
+  unit: string;
+  pass: boolean | null;
+  note?: string;
+}
+
+/** The database API from the build (the gateway's own code), typed by the sources. */
+async function openBuiltDb(path: string): Promise<import("../../src/index.js").SessionDB> {
+  const mod = (await import(pathToFileURL(join(PROJECT_ROOT, "dist", "index.js")).href)) as typeof import("../../src/index.js");
+  return mod.openSessionDB(path);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  checkBuild();
+  const levels = args.quick ? [1, 10] : [1, 10, 100];
+  const sessions = args.quick ? 1_000 : FULL_SESSIONS;
+  const warmupSessions = args.quick ? 100 : 200;
+  const driver: DriverHandle = startDriver();
+  const gateways: GatewayChild[] = [];
+  try {
+    // --- conversations and bursts: one gateway ---------------------------------------
+    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf]);
+    if (args.cpuProf !== null) log(`--cpu-prof: the load gateway writes its profile to ${args.cpuProf} on exit (profiling slows it: these numbers are not the benchmark's)`);
+    gateways.push(gw);
+    if (gw.agent !== "echo") throw new Error("the gateway did not announce the built-in echo agent");
+    log(`driver pid ${driver.pid}; warm-up: one conversation of ${TURNS} turns (not timed)`);
+    await driver.run({ kind: "conversations", url: gw.url, concurrency: 1, turns: TURNS, tag: "warmup" });
+    const conversations: ConversationsReport[] = [];
+    for (const c of levels) {
+      log(`conversations: C = ${c} × ${TURNS} turns`);
+      const r = await runConversations(gw, driver, c, TURNS);
+      log(
+        `  ${r.turns_per_sec} turns/s; overhead p50 ${r.overhead.p50_ms} / p99 ${r.overhead.p99_ms} ms ` +
+          `(after read: ${r.overhead_after_read.p50_ms} / ${r.overhead_after_read.p99_ms}); gateway CPU ${r.gateway_cpu_ms_per_turn.total} ms/turn; errors ${r.errors}`,
+      );
+      conversations.push(r);
+    }
+    log(`bursts: ${BURSTS} × ${BURST_SIZE} messages into one session each`);
+    const sent = await sendBursts(gw, driver, BURSTS, BURST_SIZE, BURST_GAP_MS);
+    const loadExit = await gw.stop();
+    if (loadExit !== 0) log(`warning: the gateway exited with ${loadExit} after SIGTERM`);
+    const db = await openBuiltDb(gw.dbPath);
+    let burst: BurstReport;
+    try {
+      burst = await checkBursts(db, sent.records, sent.seen, BURST_GAP_MS);
+    } finally {
+      await db.close();
+    }
+    log(`  preserved: ${burst.preserved} (${burst.transcripts_in_send_order}/${burst.bursts} transcripts; ${burst.arrived_while_busy}/${burst.followers} followers arrived while the session was busy)`);
+
+    // --- RSS: a fresh gateway --------------------------------------------------------
+    const gw2 = await startGatewayChild("rss");
+    gateways.push(gw2);
+    log(`sessions: ${warmupSessions} warm-up sessions, then ${sessions} distinct sessions × 1 message, ${SESSIONS_CONCURRENCY} in flight`);
+    const rss = await runSessionsRss(gw2, driver, sessions, SESSIONS_CONCURRENCY, warmupSessions);
+    await gw2.stop();
+    const db2 = await openBuiltDb(gw2.dbPath);
+    let storedSessions: number;
+    try {
+      storedSessions = (await db2.getStats()).totalSessions;
+    } finally {
+      await db2.close();
+    }
+    log(`  RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB (+${mb(rss.rss_growth_bytes)}), after GC ${mb(rss.rss_after_gc_bytes)} MB; ${storedSessions} sessions stored`);
+
+    const report = buildReport(args, conversations, burst, rss, storedSessions);
+    process.stdout.write(`${JSON.stringify(report)}\n`);
+    printTable(report.targets, conversations, burst, rss);
+  } finally {
+    await driver.stop();
+    for (const g of gateways) {
+      await g.stop();
+      if (args.keep) log(`kept ${g.home}`);
+      else await g.cleanUp();
+    }
+  }
+}
+
+function buildReport(args: Args, conversations: ConversationsReport[], burst: BurstReport, rss: SessionsRssReport, storedSessions: number) {
+  const c100 = conversations.find((c) => c.concurrency === 100);
+  const fullRss = rss.sessions === FULL_SESSIONS;
+  const targets: Target[] = [
+    {
+      name: "overhead_p99_at_c100",
+      target: `≤ ${OVERHEAD_P99_TARGET_MS} ms`,
+      value: c100?.overhead.p99_ms ?? null,
+      unit: "ms",
+      pass: c100 === undefined ? null : c100.errors === 0 && c100.overhead.p99_ms <= OVERHEAD_P99_TARGET_MS,
+      ...(c100 === undefined ? { note: "quick run: C = 100 not measured" } : {}),
+    },
+    {
+      name: "rss_growth_10k_sessions",
+      target: `≤ ${RSS_GROWTH_TARGET_BYTES / 1e6} MB (10^6 bytes) for ${FULL_SESSIONS} sessions`,
+      value: rss.rss_growth_bytes,
+      unit: "bytes",
+      pass: fullRss ? rss.errors === 0 && rss.rss_growth_bytes <= RSS_GROWTH_TARGET_BYTES : null,
+      ...(fullRss ? {} : { note: `quick run: ${rss.sessions} sessions, target not evaluated` }),
+    },
+    { name: "burst_order_preserved", target: "every burst in send order", value: burst.preserved, unit: "bool", pass: burst.preserved },
+  ];
+  const verdicts = targets.map((t) => t.pass);
+  const pass = verdicts.includes(false) ? false : verdicts.includes(null) ? null : true;
+  return {
+    bench: "gateway",
+    system: "threadline sqlite",
+    mode: args.quick ? "quick" : "full",
+    ...(args.cpuProf === null ? {} : { cpu_profile: args.cpuProf }),
+    machine: {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? "unknown",
+      memory_bytes: totalmem(),
+      platform: `${platform()} ${release()}`,
+      node: process.version,
+    },
+    setup: {
+      gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config)",
+      adapter: "api-server (POST /v1/chat/completions, X-Threadline-Session-Key)",
+      agent: "built-in echo (no model provider)",
+      database: "SQLite state.db in the temp dir (default synchronous=FULL)",
+      transport: "loopback HTTP/1.1, keep-alive (node:http Agent), driver in its own process",
+      cores_shared: "gateway and driver share the machine's cores",
+      warmup: `one conversation of ${TURNS} turns before the timed phases (not counted); ${rss.warmup_sessions} sessions before the RSS baseline`,
+    },
+    method: {
+      overhead:
+        "per turn: request in → reply out minus the agent's time. In/out are taken by the driver (request written to the loopback socket → last byte of the reply read), so a request waiting in the socket for the gateway's busy event loop counts (loopback TCP and the client's parse add ~0.1–0.5 ms: slightly pessimistic). The agent's time is measured inside the gateway: bench/gateway/probe.mjs (preloaded with --import) wraps EchoAgent.runTurn with two performance.now() calls; for echo it is ~0, so overhead ≈ latency",
+      overhead_after_read:
+        "the same from inside the gateway: http.server.request.start (headers parsed) → http.server.response.finish (diagnostics channels, probe.mjs) minus the agent's time; misses the wait before the gateway reads the request",
+      percentiles: "nearest rank over every timed turn",
+      cpu: "/proc/<pid>/stat utime + stime deltas over the phase, divided by its turns (10 ms ticks)",
+      rss: "VmRSS of the gateway from /proc/<pid>/status; baseline after the warm-up and a forced GC (gateway started with --expose-gc); growth = after the last reply (no GC) − baseline",
+    },
+    conversations,
+    burst,
+    sessions_rss: { ...rss, sessions_stored: storedSessions },
+    targets,
+    pass,
+  };
+}
+
+function printTable(targets: Target[], conversations: ConversationsReport[], burst: BurstReport, rss: SessionsRssReport): void {
+  const rows: string[][] = [["C", "turns/s", "overhead p50/p99 ms", "after read p50/p99 ms", "agent p99 ms", "gw CPU ms/turn", "store ms/turn", "errors"]];
+  for (const c of conversations) {
+    rows.push([
+      String(c.concurrency),
+      String(c.turns_per_sec),
+      `${c.overhead.p50_ms} / ${c.overhead.p99_ms}`,
+      `${c.overhead_after_read.p50_ms} / ${c.overhead_after_read.p99_ms}`,
+      String(c.agent_time.p99_ms),
+      String(c.gateway_cpu_ms_per_turn.total),
+      String(c.store_ms_per_turn["total"]),
+      String(c.errors),
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) => r.map((cell, i) => cell.padStart(widths[i]!)).join("  "));
+  lines.push(
+    `burst: ${burst.bursts} × ${burst.messages_per_burst}: own replies ${burst.replies_answer_own_message}/${burst.bursts * burst.messages_per_burst}, ` +
+      `transcripts in send order ${burst.transcripts_in_send_order}/${burst.bursts}, followers that found the session busy ${burst.arrived_while_busy}/${burst.followers}`,
+  );
+  lines.push(
+    `sessions: ${rss.sessions} × 1 message at ${rss.sessions_per_sec}/s; RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB ` +
+      `(+${mb(rss.rss_growth_bytes)} MB; peak ${mb(rss.rss_peak_bytes)}; after GC ${mb(rss.rss_after_gc_bytes)}); errors ${rss.errors}`,
+  );
+  for (const t of targets) {
+    const verdict = t.pass === null ? "n/a" : t.pass ? "PASS" : "FAIL";
+    const value = t.unit === "bytes" && typeof t.value === "number" ? `${mb(t.value)} MB` : `${String(t.value)}${t.unit === "ms" ? " ms" : ""}`;
+    lines.push(`target ${t.name} ${t.target}: ${value} ${verdict}${t.note ? ` (${t.note})` : ""}`);
+  }
+  process.stderr.write(`\n${lines.join("\n")}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:gateway failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});
