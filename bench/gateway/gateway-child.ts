@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -86,8 +86,13 @@ export function readRss(pid: number): RssBreakdown {
 }
 
 /** Starts a gateway in a fresh temp dir and waits until it listens. */
-export async function startGatewayChild(label: string, nodeArgs: readonly string[] = []): Promise<GatewayChild> {
+export async function startGatewayChild(
+  label: string,
+  nodeArgs: readonly string[] = [],
+  synchronous: "FULL" | "NORMAL" = "FULL",
+): Promise<GatewayChild> {
   const home = await mkdtemp(join(tmpdir(), `threadline-bench-gw-${label}-`));
+  await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n`);
   const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
   for (const name of SCRUBBED) delete env[name];
   const child: ChildProcess = spawn(

@@ -26,7 +26,7 @@ import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild } from 
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
 import { mb } from "./stats.js";
 
-const USAGE = "usage: npm run bench:gateway [-- --quick] [--keep] [--cpu-prof DIR]";
+const USAGE = "usage: npm run bench:gateway [-- --quick] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL]";
 const TURNS = 20;
 const BURSTS = 10;
 const BURST_SIZE = 5;
@@ -38,16 +38,23 @@ const FULL_SESSIONS = 10_000;
 
 interface Args {
   quick: boolean;
+  /** SQLite durability of the gateway's database (storage.synchronous). */
+  synchronous: "FULL" | "NORMAL";
   keep: boolean;
   /** Write a V8 CPU profile of the load gateway (conversations and bursts) into this directory. */
   cpuProf: string | null;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { quick: false, keep: false, cpuProf: null };
+  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL" };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--quick") args.quick = true;
+    else if (arg === "--synchronous") {
+      const value = argv[++i];
+      if (value !== "FULL" && value !== "NORMAL") throw new Error(`--synchronous takes FULL or NORMAL\n${USAGE}`);
+      args.synchronous = value;
+    }
     else if (arg === "--cpu-prof") {
       const dir = argv[++i];
       if (dir === undefined || dir === "") {
@@ -111,7 +118,7 @@ async function main(): Promise<void> {
   const gateways: GatewayChild[] = [];
   try {
     // --- conversations and bursts: one gateway ---------------------------------------
-    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf]);
+    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf], args.synchronous);
     if (args.cpuProf !== null) log(`--cpu-prof: the load gateway writes its profile to ${args.cpuProf} on exit (profiling slows it: these numbers are not the benchmark's)`);
     gateways.push(gw);
     if (gw.agent !== "echo") throw new Error("the gateway did not announce the built-in echo agent");
@@ -141,7 +148,7 @@ async function main(): Promise<void> {
     log(`  preserved: ${burst.preserved} (${burst.transcripts_in_send_order}/${burst.bursts} transcripts; ${burst.arrived_while_busy}/${burst.followers} followers arrived while the session was busy)`);
 
     // --- RSS: a fresh gateway --------------------------------------------------------
-    const gw2 = await startGatewayChild("rss");
+    const gw2 = await startGatewayChild("rss", [], args.synchronous);
     gateways.push(gw2);
     log(`sessions: ${warmupSessions} warm-up sessions, then ${sessions} distinct sessions × 1 message, ${SESSIONS_CONCURRENCY} in flight`);
     const rss = await runSessionsRss(gw2, driver, sessions, SESSIONS_CONCURRENCY, warmupSessions);
@@ -208,7 +215,7 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
       gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config)",
       adapter: "api-server (POST /v1/chat/completions, X-Threadline-Session-Key)",
       agent: "built-in echo (no model provider)",
-      database: "SQLite state.db in the temp dir (default synchronous=FULL)",
+      database: `SQLite state.db in the temp dir (storage.synchronous = ${args.synchronous})`,
       transport: "loopback HTTP/1.1, keep-alive (node:http Agent), driver in its own process",
       cores_shared: "gateway and driver share the machine's cores",
       warmup: `one conversation of ${TURNS} turns before the timed phases (not counted); ${rss.warmup_sessions} sessions before the RSS baseline`,

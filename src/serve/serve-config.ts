@@ -28,13 +28,15 @@ export interface ServeConfig {
   };
   provider: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs?: number } | null;
   titles: { enabled: boolean };
+  /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
+  storage: { synchronous: "FULL" | "NORMAL" };
   adapters: {
     apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
   };
 }
 
-const SECTIONS = ["database", "gateway", "provider", "titles", "adapters", "sessions", "reset"] as const;
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "adapters", "sessions", "reset"] as const;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -74,6 +76,7 @@ const fileSchema = z.strictObject({
   gateway: gatewaySchema.optional(),
   provider: providerSchema.optional(),
   titles: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+  storage: z.strictObject({ synchronous: z.enum(["FULL", "NORMAL"]).optional() }).optional(),
   adapters: adaptersSchema.optional(),
   sessions: z.unknown().optional(),
   reset: z.unknown().optional(),
@@ -94,6 +97,7 @@ const EXPECTED: Record<string, string> = {
   "provider.model": "a model name (or set THREADLINE_MODEL)",
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
   "titles.enabled": "true or false",
+  "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "adapters.apiServer.enabled": "true or false",
   "adapters.apiServer.tokens": "a list of bearer tokens of at least 8 characters",
   "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
@@ -158,6 +162,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
+    storage: { synchronous: f.storage?.synchronous ?? "FULL" },
     adapters: {
       apiServer: {
         enabled: f.adapters?.apiServer?.enabled ?? true,

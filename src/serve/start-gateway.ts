@@ -62,7 +62,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const env = options.env ?? process.env;
   const lifecycle = config.lifecycle;
   const target = options.database ?? env["THREADLINE_DB"] ?? config.database ?? undefined;
-  const db = await openSessionDB(target);
+  const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
 
   const store = new SessionStore({
