@@ -6,13 +6,17 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { ThreadlineError } from "../store/index.js";
+import { processIo, type CliIo } from "./cli-output.js";
+import { reportError } from "./cli-context.js";
+import { makeChatCommand } from "./commands/chat-command.js";
+import { makeConfigCommand } from "./commands/config-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
+import { makeSessionsCommand } from "./commands/sessions-command.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 /** Builds the program (tests run it in-process with exitOverride). */
-export function makeProgram(): Command {
+export function makeProgram(io: CliIo = processIo()): Command {
   const program = new Command("threadline")
     .usage("[command] [options]")
     .description(
@@ -23,7 +27,10 @@ export function makeProgram(): Command {
     .version(pkg.version, "-V, --version", "print the version")
     .helpOption("-h, --help", "print this help")
     .showSuggestionAfterError(true);
+  program.addCommand(makeSessionsCommand(io));
+  program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand());
+  program.addCommand(makeConfigCommand(io));
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`threadline: unknown command or option "${operands[0]}". Run "threadline --help".\n`);
     process.exit(2);
@@ -32,7 +39,13 @@ export function makeProgram(): Command {
 }
 
 async function main(): Promise<void> {
-  const program = makeProgram().exitOverride();
+  const io = processIo();
+  const program = makeProgram(io);
+  const override = (command: Command): void => {
+    command.exitOverride();
+    for (const sub of command.commands) override(sub);
+  };
+  override(program);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {
@@ -45,9 +58,7 @@ async function main(): Promise<void> {
       process.exitCode = error.exitCode || 2;
       return;
     }
-    const message = error instanceof ThreadlineError ? `${error.message}` : (error as Error).message;
-    process.stderr.write(`threadline: ${message}\n`);
-    process.exitCode = 1;
+    process.exitCode = reportError(io, error);
   }
 }
 

@@ -1,0 +1,97 @@
+/**
+ * What every `threadline` command shares: opening the database named by `--db` (else
+ * THREADLINE_DB, else the default file), naming a session by id, unique id prefix or
+ * title, and turning errors into a clear stderr line and an exit code.
+ *
+ * @module
+ */
+import { InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB } from "../store/index.js";
+import type { CliIo } from "./cli-output.js";
+
+/** Exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 not found, 4 conflict / refused. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, conflict: 4 } as const;
+
+/** A command-line failure with its exit code; the message goes to stderr as is. */
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number = EXIT.failure) {
+    super(message);
+    this.name = "CliError";
+    this.exitCode = exitCode;
+  }
+}
+
+/** The exit code for an error. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (error instanceof ThreadlineError) {
+    switch (error.code) {
+      case "TL_ERR_INVALID_INPUT":
+        return EXIT.usage;
+      case "TL_ERR_NOT_FOUND":
+        return EXIT.notFound;
+      case "TL_ERR_CONFLICT":
+        return EXIT.conflict;
+      default:
+        return EXIT.failure;
+    }
+  }
+  return EXIT.failure;
+}
+
+/** Writes `threadline: <message>` to stderr and returns the exit code. */
+export function reportError(io: CliIo, error: unknown): number {
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr.write(`threadline: ${message}\n`);
+  return exitCodeOf(error);
+}
+
+/** Opens the database for a command and always closes it. */
+export async function withDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openSessionDB(target);
+  try {
+    return await run(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The id of the session named by `ref`: an exact id, a unique id prefix, or a title (the
+ * newest of its lineage when `lineage` is set). Ambiguous prefixes and unknown names are
+ * clear errors.
+ */
+export async function resolveSessionRef(db: SessionDB, ref: string, options: { lineage?: boolean } = {}): Promise<string> {
+  if (typeof ref !== "string" || ref.trim() === "") throw new CliError("Name a session by its id, an id prefix or its title.", EXIT.usage);
+  const exact = await db.getSession(ref);
+  if (exact !== null) return exact.id;
+  const byTitle = await db.resolveByTitle(ref);
+  if (byTitle !== null && !options.lineage) return byTitle;
+  if (options.lineage) {
+    const next = await db.nextTitleInLineage(ref).catch(() => null);
+    // The newest member of a title's lineage: "title #N" with the highest N, else the title itself.
+    const match = next === null ? null : /^(.*) #(\d+)$/u.exec(next);
+    if (match !== null) {
+      for (let n = Number(match[2]) - 1; n >= 2; n--) {
+        const id = await db.resolveByTitle(`${match[1]} #${n}`);
+        if (id !== null) return id;
+      }
+    }
+    if (byTitle !== null) return byTitle;
+  }
+  const byPrefix = await db.resolveSessionId(ref);
+  if (byPrefix !== null) return byPrefix;
+  const candidates = (await db.listSessions({ limit: 1000, includeChildren: true })).items.filter((s) => s.id.startsWith(ref));
+  if (candidates.length > 1) {
+    const shown = candidates.slice(0, 5).map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`).join("\n");
+    throw new CliError(`"${ref}" matches ${candidates.length} sessions; give more of the id:\n${shown}`, EXIT.usage);
+  }
+  throw new NotFoundError(`No session with the id, id prefix or title "${ref}". Run "threadline sessions list" to see them.`);
+}
+
+/** Parses a whole number option ≥ `min`. */
+export function parseCount(value: string, name: string, min = 1): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min) throw new InvalidInputError(`${name} must be a whole number ≥ ${min} (got "${value}").`, { field: name });
+  return n;
+}

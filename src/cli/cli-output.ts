@@ -1,0 +1,75 @@
+/**
+ * Terminal output of the `threadline` command: colour (off under NO_COLOR or when not a
+ * terminal), relative times, tables, JSON, and the error line on stderr.
+ *
+ * @module
+ */
+
+/** Where a command writes (tests pass their own). */
+export interface CliIo {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
+  env: NodeJS.ProcessEnv;
+  /** "Now" in epoch seconds (tests pin it). */
+  now(): number;
+}
+
+/** The process's own streams. */
+export function processIo(): CliIo {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, now: () => Date.now() / 1000 };
+}
+
+/** Whether to colour output on this stream: a terminal, and NO_COLOR unset (or empty). */
+export function useColor(io: CliIo, stream: CliIo["stdout"] | CliIo["stderr"] = io.stdout): boolean {
+  const noColor = io.env["NO_COLOR"];
+  if (noColor !== undefined && noColor !== "") return false;
+  if (io.env["FORCE_COLOR"] !== undefined && io.env["FORCE_COLOR"] !== "0") return true;
+  return stream.isTTY === true;
+}
+
+/** ANSI styles that turn into plain text when colour is off. */
+export function styles(enabled: boolean): { bold(s: string): string; dim(s: string): string; red(s: string): string; green(s: string): string; cyan(s: string): string; yellow(s: string): string } {
+  const wrap = (open: number, close: number) => (s: string) => (enabled ? `\u001b[${open}m${s}\u001b[${close}m` : s);
+  return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), green: wrap(32, 39), cyan: wrap(36, 39), yellow: wrap(33, 39) };
+}
+
+/**
+ * A time relative to `now` as people read it: `just now`, `5m ago`, `3h ago`, `yesterday`,
+ * `4d ago`, then the date (`2026-03-14`).
+ */
+export function relativeTime(at: number, now: number): string {
+  const seconds = Math.max(0, now - at);
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h ago`;
+  const days = Math.floor(seconds / 86_400);
+  if (days === 1) return "yesterday";
+  if (days < 7) return `${days}d ago`;
+  const d = new Date(at * 1000);
+  const p2 = (n: number): string => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
+}
+
+/** Cuts text to `max` code points with `…`, whitespace folded. */
+export function truncate(text: string, max: number): string {
+  const folded = text.replace(/\s+/gu, " ").trim();
+  const points = [...folded];
+  return points.length <= max ? folded : `${points.slice(0, Math.max(0, max - 1)).join("")}…`;
+}
+
+/** Lays rows out in left-aligned columns (header first), two spaces apart. */
+export function table(header: string[], rows: string[][]): string {
+  const width = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...(r[i] ?? "")].length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(width[i]! - [...c].length)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}
+
+/** Writes a value as pretty JSON plus a newline. */
+export function writeJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
