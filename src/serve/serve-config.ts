@@ -30,13 +30,19 @@ export interface ServeConfig {
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
   storage: { synchronous: "FULL" | "NORMAL" };
+  /** Home channel per platform: where `/handoff <platform>` moves a CLI session and where deliveries go. */
+  homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean }>;
+  /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
+  display: { resumeDisplay: "full" | "minimal" };
+  /** Automatic pruning of ended sessions (off by default). */
+  autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
     apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
   };
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "adapters", "sessions", "reset"] as const;
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset"] as const;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -77,6 +83,21 @@ const fileSchema = z.strictObject({
   provider: providerSchema.optional(),
   titles: z.strictObject({ enabled: z.boolean().optional() }).optional(),
   storage: z.strictObject({ synchronous: z.enum(["FULL", "NORMAL"]).optional() }).optional(),
+  homeChannels: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ chatId: z.string().min(1), name: z.string().min(1).optional(), threadsSupported: z.boolean().optional() }),
+    )
+    .optional(),
+  display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
+  autoPrune: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      retentionDays: z.number().min(0).optional(),
+      vacuum: z.boolean().optional(),
+      minIntervalHours: z.number().min(0).optional(),
+    })
+    .optional(),
   adapters: adaptersSchema.optional(),
   sessions: z.unknown().optional(),
   reset: z.unknown().optional(),
@@ -98,6 +119,11 @@ const EXPECTED: Record<string, string> = {
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
+  "display.resumeDisplay": "full or minimal",
+  "autoPrune.enabled": "true or false",
+  "autoPrune.retentionDays": "a number of days ≥ 0",
+  "autoPrune.vacuum": "true or false",
+  "autoPrune.minIntervalHours": "a number of hours ≥ 0",
   "adapters.apiServer.enabled": "true or false",
   "adapters.apiServer.tokens": "a list of bearer tokens of at least 8 characters",
   "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
@@ -115,6 +141,8 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
   }
   return current;
 }
+
+const HOME_CHANNEL_HINT = "a home channel { chatId, name?, threadsSupported? } (e.g. homeChannels: { telegram: { chatId: \"-100123\" } })";
 
 /** Validates a config document (already parsed from YAML) and resolves every default. */
 export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig {
@@ -134,7 +162,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
         return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
       }
       const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
-      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? "a mapping of settings";
+      const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
+      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? "a mapping of settings";
       return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
     });
     throw new InvalidInputError(messages.join("; "), { field: "config" });
@@ -163,6 +192,19 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
     storage: { synchronous: f.storage?.synchronous ?? "FULL" },
+    homeChannels: Object.fromEntries(
+      Object.entries(f.homeChannels ?? {}).map(([platform, c]) => [
+        platform,
+        { chatId: c.chatId, name: c.name ?? null, threadsSupported: c.threadsSupported ?? false },
+      ]),
+    ),
+    display: { resumeDisplay: f.display?.resumeDisplay ?? "full" },
+    autoPrune: {
+      enabled: f.autoPrune?.enabled ?? false,
+      retentionDays: f.autoPrune?.retentionDays ?? 90,
+      vacuum: f.autoPrune?.vacuum ?? true,
+      minIntervalHours: f.autoPrune?.minIntervalHours ?? 24,
+    },
     adapters: {
       apiServer: {
         enabled: f.adapters?.apiServer?.enabled ?? true,

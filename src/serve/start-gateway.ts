@@ -144,6 +144,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     adapters,
     titler,
     historyLimit: config.gateway.historyLimit,
+    contextConfig: {
+      homeChannels: Object.fromEntries(
+        Object.entries(config.homeChannels).map(([platform, c]) => [platform, c.name === null ? { chatId: c.chatId } : { chatId: c.chatId, name: c.name }]),
+      ),
+    },
     redactPii: lifecycle.redactPii,
     logger,
     metrics: metrics.hooks,
