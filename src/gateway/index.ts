@@ -24,3 +24,4 @@ export * from "./adapter.js";
 export * from "./turn-messages.js";
 export * from "./slash-commands.js";
 export * from "./gateway-runner.js";
+export * from "./handoff.js";
