@@ -42,6 +42,17 @@ export interface Agent {
   dispose?(): void | Promise<void>;
 }
 
+/** A function the model may call during a turn (OpenAI function-calling shape). */
+export interface AgentTool {
+  /** The function name the model uses (`session_search`). */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+  /** Runs the call; the returned text is the tool result the model sees. Throwing reports the error to the model. */
+  execute(args: Record<string, unknown>, context: { sessionId: string; signal: AbortSignal }): Promise<string>;
+}
+
 /** Proposes a title for a session after its first exchange. */
 export interface Titler {
   /** 3–7 words, or `null` when it has nothing to propose. */

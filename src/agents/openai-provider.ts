@@ -1,7 +1,7 @@
 /**
  * An {@link Agent} and a {@link Titler} for any OpenAI-compatible chat-completions endpoint
  * (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama's `/v1`, LiteLLM…), using Node's global
- * `fetch`. The agent does not execute tools: a tool call gets a synthetic "not available"
+ * `fetch`. Tools given in `tools` are executed; a call to any other gets a synthetic "not available"
  * result and the model is asked again, so every turn ends with an assistant reply.
  *
  * @module
@@ -9,7 +9,7 @@
 import { InvalidInputError, sanitizeTitle } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
-import type { Agent, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
+import type { Agent, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
 
 /** The base URL used when only an API key is configured. */
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -41,6 +41,8 @@ export interface OpenAiCompatibleAgentOptions {
   fetch?: FetchFunction;
   /** Extra request headers (e.g. `HTTP-Referer` for OpenRouter); they override the defaults. */
   headers?: Record<string, string>;
+  /** Functions the model may call (sent as `tools`; calls are run and their results fed back). */
+  tools?: AgentTool[];
 }
 
 /** The `provider` section of a configuration file. Every field is optional; env fills the gaps. */
@@ -163,9 +165,9 @@ function trimTrailingSlashes(url: string): string {
  * Each turn sends the history with the context prompt as a system message (after the
  * history's own system message when it has one), maps the reply (content, tool calls,
  * finish reason, reasoning) and the usage (prompt, completion, cached and reasoning
- * tokens). Tools are not executed: each tool call gets a synthetic `role: "tool"` result
- * saying the tool is not available, and the model is called again (at most
- * {@link MAX_MODEL_CALLS_PER_TURN} calls per turn).
+ * tokens). Tool calls run the matching {@link AgentTool} from `tools` (a call to any other
+ * function gets a synthetic result saying it is not available) and the model is called
+ * again with the results (at most {@link MAX_MODEL_CALLS_PER_TURN} calls per turn).
  *
  * Failures throw {@link AgentError} with the HTTP status (when there was one) and a
  * message saying what to do; an abort by the caller's signal throws
@@ -190,6 +192,7 @@ export class OpenAiCompatibleAgent implements Agent {
   readonly #endpoint: Endpoint;
   readonly #maxTokens: number | undefined;
   readonly #temperature: number | undefined;
+  readonly #tools: Map<string, AgentTool>;
 
   constructor(options: OpenAiCompatibleAgentOptions) {
     const { baseUrl, apiKey, model, timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS, maxTokens, temperature, headers } = options;
@@ -209,6 +212,7 @@ export class OpenAiCompatibleAgent implements Agent {
     this.#endpoint = makeEndpoint(this.baseUrl, apiKey, timeoutMs, options.fetch, headers);
     this.#maxTokens = maxTokens;
     this.#temperature = temperature;
+    this.#tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool]));
   }
 
   /**
@@ -244,6 +248,12 @@ export class OpenAiCompatibleAgent implements Agent {
 
     for (let call = 1; call <= MAX_MODEL_CALLS_PER_TURN; call++) {
       const body: Record<string, unknown> = { model: this.model, messages: history };
+      if (this.#tools.size > 0) {
+        body.tools = [...this.#tools.values()].map((tool) => ({
+          type: "function",
+          function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+        }));
+      }
       if (this.#maxTokens !== undefined) body.max_tokens = this.#maxTokens;
       if (this.#temperature !== undefined) body.temperature = this.#temperature;
 
@@ -281,7 +291,7 @@ export class OpenAiCompatibleAgent implements Agent {
       produced.push(assistant);
       history.push({ role: "assistant", content: assistant.content ?? null, tool_calls: toolCalls });
       for (const toolCall of toolCalls) {
-        const content = `Tool ${toolCall.function.name} is not available in this gateway.`;
+        const content = await this.#runTool(toolCall, input.sessionId, signal);
         produced.push({ role: "tool", toolCallId: toolCall.id, toolName: toolCall.function.name, content });
         history.push({ role: "tool", tool_call_id: toolCall.id, content });
       }
@@ -290,6 +300,25 @@ export class OpenAiCompatibleAgent implements Agent {
     const result: AgentTurnResult = { messages: produced, usage };
     if (promptTokens !== undefined) result.promptTokens = promptTokens;
     return result;
+  }
+
+  /** The result text of one tool call: the tool's output, or why it could not run. */
+  async #runTool(toolCall: ToolCall, sessionId: string, signal: AbortSignal): Promise<string> {
+    const tool = this.#tools.get(toolCall.function.name);
+    if (tool === undefined) return `Tool ${toolCall.function.name} is not available in this gateway.`;
+    let args: Record<string, unknown>;
+    try {
+      const parsed: unknown = toolCall.function.arguments.trim() === "" ? {} : JSON.parse(toolCall.function.arguments);
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+      args = parsed as Record<string, unknown>;
+    } catch {
+      return `Tool ${tool.name} was called with arguments that are not a JSON object; call it again with valid JSON.`;
+    }
+    try {
+      return await tool.execute(args, { sessionId, signal });
+    } catch (error) {
+      return `Tool ${tool.name} failed: ${(error as Error).message}`;
+    }
   }
 }
 

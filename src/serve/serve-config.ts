@@ -34,6 +34,8 @@ export interface ServeConfig {
   homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean }>;
   /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
   display: { resumeDisplay: "full" | "minimal" };
+  /** The agent's tools: `session_search` (summarise hits with the model: off by default). */
+  tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number } };
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
@@ -42,7 +44,7 @@ export interface ServeConfig {
   };
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset"] as const;
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset"] as const;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -90,6 +92,13 @@ const fileSchema = z.strictObject({
     )
     .optional(),
   display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
+  tools: z
+    .strictObject({
+      sessionSearch: z
+        .strictObject({ enabled: z.boolean().optional(), summarise: z.boolean().optional(), charBudget: z.number().int().min(100).optional() })
+        .optional(),
+    })
+    .optional(),
   autoPrune: z
     .strictObject({
       enabled: z.boolean().optional(),
@@ -120,6 +129,9 @@ const EXPECTED: Record<string, string> = {
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "display.resumeDisplay": "full or minimal",
+  "tools.sessionSearch.enabled": "true or false",
+  "tools.sessionSearch.summarise": "true or false",
+  "tools.sessionSearch.charBudget": "a whole number of characters ≥ 100",
   "autoPrune.enabled": "true or false",
   "autoPrune.retentionDays": "a number of days ≥ 0",
   "autoPrune.vacuum": "true or false",
@@ -199,6 +211,13 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       ]),
     ),
     display: { resumeDisplay: f.display?.resumeDisplay ?? "full" },
+    tools: {
+      sessionSearch: {
+        enabled: f.tools?.sessionSearch?.enabled ?? true,
+        summarise: f.tools?.sessionSearch?.summarise ?? false,
+        charBudget: f.tools?.sessionSearch?.charBudget ?? 100_000,
+      },
+    },
     autoPrune: {
       enabled: f.autoPrune?.enabled ?? false,
       retentionDays: f.autoPrune?.retentionDays ?? 90,

@@ -17,6 +17,7 @@ import {
   type Titler,
 } from "../agents/index.js";
 import { ApiServerAdapter, WebhookAdapter } from "../adapters/index.js";
+import { agentSummariser, sessionSearchTool } from "../tools/index.js";
 import {
   ExpiryWatcher,
   GatewayRecovery,
@@ -102,7 +103,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       agentFactory = () => new EchoAgent();
       logger.warn({}, "no model provider configured (set OPENAI_BASE_URL/OPENAI_API_KEY and THREADLINE_MODEL, or provider: in the config): using the built-in echo agent");
     } else {
-      agentFactory = () => new OpenAiCompatibleAgent(provider);
+      const search = config.tools.sessionSearch;
+      const tools = search.enabled
+        ? [
+            sessionSearchTool(db, {
+              charBudget: search.charBudget,
+              summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(provider)) : null,
+            }),
+          ]
+        : [];
+      agentFactory = () => new OpenAiCompatibleAgent({ ...provider, tools });
       logger.info({ baseUrl: provider.baseUrl, model: provider.model }, "model provider configured");
       if (config.titles.enabled) titler = new OpenAiTitler(provider);
     }

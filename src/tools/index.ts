@@ -1,0 +1,6 @@
+/**
+ * Tools agents can call: `session_search` over earlier conversations.
+ *
+ * @module
+ */
+export * from "./session-search.js";
