@@ -42,7 +42,7 @@ export function exitCodeOf(error: unknown): number {
 /** Writes `threadline: <message>` to stderr and returns the exit code. */
 export function reportError(io: CliIo, error: unknown): number {
   const message = error instanceof Error ? error.message : String(error);
-  io.stderr.write(`threadline: ${message}\n`);
+  if (message !== "") io.stderr.write(`threadline: ${message}\n`);
   return exitCodeOf(error);
 }
 

@@ -192,6 +192,24 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
   });
   watcher.start();
+  let pruneTimer: NodeJS.Timeout | null = null;
+  if (config.autoPrune.enabled) {
+    const prune = (): void => {
+      void db
+        .autoPrune({
+          olderThanDays: config.autoPrune.retentionDays,
+          intervalSeconds: config.autoPrune.minIntervalHours * 3600,
+          vacuum: config.autoPrune.vacuum,
+        })
+        .then(({ ran, deleted }) => {
+          if (ran) logger.info({ deleted, retentionDays: config.autoPrune.retentionDays }, "auto-prune ran");
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, "auto-prune failed"));
+    };
+    prune();
+    pruneTimer = setInterval(prune, 3600_000);
+    pruneTimer.unref();
+  }
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
     sweep = setInterval(() => void runner.sweep().catch((error: unknown) => logger.warn({ err: error }, "replica sweep failed")), config.gateway.leaseTtlSeconds * 1000);
@@ -203,6 +221,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     stopping ??= (async () => {
       logger.info({ reason }, "shutting down: draining running turns");
       if (sweep !== null) clearInterval(sweep);
+      if (pruneTimer !== null) clearInterval(pruneTimer);
       await watcher.stop();
       const result = await runner.drain(config.gateway.drainTimeoutSeconds * 1000);
       if (result.drained) {

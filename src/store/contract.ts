@@ -312,6 +312,11 @@ export interface PruneOptions {
   sources?: string[];
   /** "Now" for the age computation (default: the current time). */
   now?: number;
+  /**
+   * Give the freed space back to the file system afterwards (default true). SQLite runs
+   * `VACUUM` (best effort); PostgreSQL leaves reclaiming to autovacuum either way.
+   */
+  vacuum?: boolean;
 }
 
 /** Options of {@link SessionDB.autoPrune}. */

@@ -349,7 +349,7 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
 }
 
 /** Validates prune options; returns the age in days and the source filter. */
-export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null } {
+export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null; vacuum: boolean } {
   if (options === null || typeof options !== "object") {
     throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
   }
@@ -358,7 +358,10 @@ export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; 
     throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
   }
   checkTime(options.now, "now", 0);
-  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources") };
+  if (options.vacuum !== undefined && typeof options.vacuum !== "boolean") {
+    throw new InvalidInputError("vacuum must be true or false.", { field: "vacuum" });
+  }
+  return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources"), vacuum: options.vacuum ?? true };
 }
 
 /** Checks the `lastMessages` window option: `undefined` or a whole number from 1 to 100,000. */

@@ -1,12 +1,128 @@
 /**
- * `threadline config` (being written).
+ * `threadline config show | check | set`: the config file (`$THREADLINE_HOME/config.yaml`)
+ * as the gateway and the CLI read it, validated with the same rules.
  *
  * @module
  */
-import { Command } from "commander";
-import type { CliIo } from "../cli-output.js";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Command, Option } from "commander";
+import { parseDocument, parse as parseYamlValue } from "yaml";
+import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
+import { parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { NotFoundError } from "../../store/index.js";
+import { CliError, EXIT } from "../cli-context.js";
+import { writeJson, type CliIo } from "../cli-output.js";
+
+function configOption(): Option {
+  return new Option("--config <file>", "config file (default $THREADLINE_HOME/config.yaml)").env("THREADLINE_CONFIG");
+}
+
+async function loadConfig(path: string): Promise<{ doc: Record<string, unknown>; exists: boolean }> {
+  try {
+    return { doc: await readConfigFile(path), exists: true };
+  } catch (error) {
+    if (error instanceof NotFoundError) return { doc: {}, exists: false };
+    throw error;
+  }
+}
+
+/** The effective config with secrets masked. */
+function masked(config: ServeConfig): ServeConfig {
+  const copy = structuredClone(config);
+  const hide = (value: string | null | undefined): string | undefined =>
+    value === null || value === undefined ? undefined : `${value.slice(0, 3)}…(${value.length} chars)`;
+  if (copy.provider?.apiKey) copy.provider.apiKey = hide(copy.provider.apiKey)!;
+  copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => hide(t)!);
+  if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = hide(copy.adapters.webhook.secret)!;
+  return copy;
+}
+
+const FORBIDDEN_SEGMENTS = new Set(["__proto__", "prototype", "constructor"]);
 
 /** Builds the `config` command. */
-export function makeConfigCommand(_io: CliIo): Command {
-  return new Command("config").description("(not available yet)");
+export function makeConfigCommand(io: CliIo): Command {
+  const config = new Command("config").description("show, check or change the config file");
+
+  config
+    .command("show")
+    .description("print the effective configuration (defaults filled in, secrets masked)")
+    .addOption(configOption())
+    .option("--json", "print JSON")
+    .action(async (options: { config?: string; json?: boolean }) => {
+      const path = options.config || defaultConfigPath();
+      const { doc, exists } = await loadConfig(path);
+      const effective = masked(parseServeConfig(doc));
+      if (options.json) {
+        writeJson(io, { path, exists, config: effective });
+        return;
+      }
+      io.stdout.write(`# ${path}${exists ? "" : " (not found: defaults)"}\n`);
+      const { stringify } = await import("yaml");
+      io.stdout.write(stringify(effective));
+    });
+
+  config
+    .command("check")
+    .description("validate the config file; exit 0 when it is valid")
+    .addOption(configOption())
+    .option("--json", "print JSON")
+    .action(async (options: { config?: string; json?: boolean }) => {
+      const path = options.config || defaultConfigPath();
+      let problem: string | null = null;
+      let exists = false;
+      try {
+        const loaded = await loadConfig(path);
+        exists = loaded.exists;
+        parseServeConfig(loaded.doc);
+      } catch (error) {
+        problem = (error as Error).message;
+      }
+      if (options.json) writeJson(io, { path, exists, valid: problem === null, problems: problem === null ? [] : problem.split("; ") });
+      if (problem !== null) {
+        if (!options.json) io.stderr.write(`threadline: ${path} is not valid:\n${problem.split("; ").map((p) => `  - ${p}`).join("\n")}\n`);
+        throw new CliError("", EXIT.usage);
+      }
+      if (!options.json) io.stdout.write(exists ? `Config OK: ${path}\n` : `No config file at ${path}; the defaults apply (valid).\n`);
+    });
+
+  config
+    .command("set")
+    .description("set one key (dotted path, e.g. homeChannels.telegram.chatId) in the config file, keeping its comments")
+    .argument("<key>", "dotted key path")
+    .argument("<value>", "the value (YAML: 42, true, a string, [a, b]; negative numbers such as -100123 work as they are)")
+    .addOption(configOption())
+    .allowUnknownOption(true)
+    .action(async (key: string, value: string, options: { config?: string }) => {
+      const path = options.config || defaultConfigPath();
+      const segments = key.split(".");
+      if (segments.some((s) => s === "" || FORBIDDEN_SEGMENTS.has(s))) {
+        throw new CliError(`"${key}" is not a key path; use dotted names such as gateway.port.`, EXIT.usage);
+      }
+      let text = "";
+      try {
+        text = await readFile(path, "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+      const doc = parseDocument(text);
+      if (doc.errors.length > 0) throw new CliError(`${path} is not valid YAML; fix it first (threadline config check).`, EXIT.usage);
+      let parsed: unknown;
+      try {
+        parsed = parseYamlValue(value);
+      } catch {
+        parsed = value;
+      }
+      // Ids look like numbers but are names: keep chatId/… values as given.
+      if (/(Id|Url|token|secret|apiKey)$/iu.test(segments[segments.length - 1]!) && typeof parsed !== "string") parsed = value;
+      if (doc.contents === null) doc.contents = doc.createNode({}) as never;
+      doc.setIn(segments, parsed);
+      const next = (doc.toJS() ?? {}) as Record<string, unknown>;
+      parseServeConfig(next); // refuse (nothing written) when the result would be invalid
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, doc.toString(), "utf8");
+      io.stdout.write(`Set ${key} = ${JSON.stringify(parsed)} in ${path}\n`);
+    });
+
+  return config;
 }

@@ -750,11 +750,11 @@ export class SqliteSessionDB implements SessionDB {
   }
 
   async pruneSessions(options: PruneOptions): Promise<number> {
-    const { cutoffDays, sources } = checkPruneOptions(options);
-    return this.#prune(cutoffDays, sources, checkTime(options.now, "now", now()));
+    const { cutoffDays, sources, vacuum } = checkPruneOptions(options);
+    return this.#prune(cutoffDays, sources, checkTime(options.now, "now", now()), vacuum);
   }
 
-  async #prune(olderThanDays: number, sources: string[] | null, at: number): Promise<number> {
+  async #prune(olderThanDays: number, sources: string[] | null, at: number, vacuum: boolean): Promise<number> {
     const cutoff = at - olderThanDays * DAY_SECONDS;
     const filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
     const deleted = await this.#write("pruning sessions", (conn) => {
@@ -764,7 +764,7 @@ export class SqliteSessionDB implements SessionDB {
       this.#deleteRows(conn, rows);
       return rows.length;
     });
-    if (deleted > 0) await this.#compact();
+    if (deleted > 0 && vacuum) await this.#compact();
     return deleted;
   }
 
@@ -799,7 +799,7 @@ export class SqliteSessionDB implements SessionDB {
       return true;
     });
     if (!due) return { ran: false, deleted: 0 };
-    return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
+    return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at, prune.vacuum) };
   }
 
   // --- stats and meta ---------------------------------------------------------

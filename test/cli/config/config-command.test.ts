@@ -1,0 +1,59 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
+
+function run(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "" } }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe("threadline config", () => {
+  it("show prints the effective config with defaults and masked secrets; --json parses", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    writeFileSync(join(home, "config.yaml"), "provider:\n  apiKey: sk-verysecretkey\n  model: m\n");
+    const json = await run(home, ["config", "show", "--json"]);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout);
+    expect(parsed.config.gateway.port).toBe(8787);
+    expect(parsed.config.autoPrune).toEqual({ enabled: false, retentionDays: 90, vacuum: true, minIntervalHours: 24 });
+    expect(json.stdout).not.toContain("sk-verysecretkey");
+    const text = await run(home, ["config", "show"]);
+    expect(text.stdout).toMatch(/port: 8787/);
+  });
+
+  it("check: valid exits 0; invalid exits 2 naming key, expected and got", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    expect((await run(home, ["config", "check"])).stdout).toMatch(/No config file .* defaults apply/);
+    writeFileSync(join(home, "config.yaml"), "gateway:\n  port: 99999\nreset:\n  atHour: 30\n");
+    const bad = await run(home, ["config", "check"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/gateway\.port: must be a port number from 0 to 65535 \(got 99999\)/);
+    const json = await run(home, ["config", "check", "--json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: false });
+  });
+
+  it("set writes one key, keeps comments, keeps ids as strings, and refuses invalid values", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    const path = join(home, "config.yaml");
+    writeFileSync(path, "# my gateway\ngateway:\n  port: 9000 # custom port\n");
+    expect((await run(home, ["config", "set", "homeChannels.telegram.chatId", "-100123"])).code).toBe(0);
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain("# my gateway");
+    expect(text).toContain("# custom port");
+    expect(text).toMatch(/chatId: "-100123"/);
+    expect((await run(home, ["config", "set", "reset.mode", "idle"])).code).toBe(0);
+    const refused = await run(home, ["config", "set", "gateway.port", "huge"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/gateway\.port/);
+    expect(readFileSync(path, "utf8")).toMatch(/port: 9000/);
+    expect((await run(home, ["config", "check"])).code).toBe(0);
+  });
+});
