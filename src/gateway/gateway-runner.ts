@@ -130,6 +130,7 @@ export class GatewayRunner implements CommandHost {
     this.#titler = options.titler ?? null;
     this.#historyLimit = options.historyLimit ?? 40;
     this.#contextConfig = {
+      keySettings: options.store.keySettings,
       ...options.contextConfig,
       connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
     };
@@ -365,7 +366,8 @@ export class GatewayRunner implements CommandHost {
         } else if (first !== null && "resume" in first) {
           await this.#resumeTurn(key, state, first.resume);
         }
-        while (this.#accepting && state.abortReason !== "shutdown") {
+        // An interrupted worker stops (`/stop`, `/new`, `/resume` decide what happens to the queue).
+        while (this.#accepting && state.abortReason === null) {
           state.more = false;
           const item = await this.queue.promote(key);
           if (item === null) {
@@ -672,6 +674,11 @@ export class GatewayRunner implements CommandHost {
     state.controller?.abort();
     await state.done;
     return true;
+  }
+
+  /** Starts a worker for the key's queued messages (after a command interrupted one). */
+  async resumeQueue(key: string, source: SessionSource): Promise<void> {
+    if ((await this.db.listQueue(key)).length > 0) await this.#kick(key, source);
   }
 
   /** Runs a new turn with one message for a key now (or queues it when busy). */

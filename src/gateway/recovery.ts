@@ -160,11 +160,13 @@ export class GatewayRecovery {
   /**
    * The last step of a clean shutdown (after the drain): keys still mid-turn are marked
    * ({@link markDrainTimeout}), then the clean-shutdown marker is written. Returns the
-   * keys that were still mid-turn.
+   * keys that were still mid-turn. `skipKey` leaves keys alone that another live replica is
+   * running.
    */
-  async shutdown(options: { restarting?: boolean } = {}): Promise<string[]> {
+  async shutdown(options: { restarting?: boolean; skipKey?: (key: string) => Promise<boolean> } = {}): Promise<string[]> {
     const stillRunning: string[] = [];
     for await (const route of this.#store.routes({ turnInProgress: true })) {
+      if (options.skipKey !== undefined && (await options.skipKey(route.key))) continue;
       await this.markDrainTimeout(route.key, options.restarting ?? false);
       stillRunning.push(route.key);
     }

@@ -27,6 +27,7 @@ export interface CommandHost {
   isBusy(key: string): boolean;
   interrupt(key: string, reason: "stop" | "shutdown"): Promise<boolean>;
   runMessage(key: string, message: InboundMessage): Promise<void>;
+  resumeQueue(key: string, source: SessionSource): Promise<void>;
   enqueue(key: string, message: InboundMessage): Promise<unknown>;
   summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string>;
   notify(source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]): Promise<void>;
@@ -211,17 +212,28 @@ async function resumeCommand(
     await reply(["Recent sessions in this chat (use /resume <title or id>):", ...lines].join("\n"));
     return;
   }
-  const target = (await db.resolveByTitle(args)) ?? (await db.resolveSessionId(args));
-  if (target === null) {
-    await reply(`No session titled or with an id starting "${args}". Send /resume to list this chat's sessions.`, "error");
+  // Only this chat's sessions: a title or an id prefix of another chat's session is not found.
+  const mine = await db.listSessionsByKey(key, { limit: 1000 });
+  const byTitle = mine.filter((s) => s.title === args);
+  const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
+  const matches = byTitle.length > 0 ? byTitle : byId;
+  if (matches.length !== 1) {
+    await reply(
+      matches.length === 0
+        ? `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`
+        : `"${args}" matches ${matches.length} sessions of this chat; give more of the id:\n${matches.slice(0, 5).map((s) => `• ${s.title ?? s.preview ?? "(empty)"} — ${s.id}`).join("\n")}`,
+      "error",
+    );
     return;
   }
+  const target = matches[0]!.id;
   if (host.isBusy(key)) await host.interrupt(key, "stop");
   let entry = await store.getEntry(key);
   if (entry === null) entry = await store.getOrCreateSession(source);
   const switched = await store.switchSession(key, target);
   const session = await db.getSession(target);
   await reply(`Resumed ${session?.title ?? target} (${switched?.messageCount ?? session?.messageCount ?? 0} messages).`);
+  await host.resumeQueue(key, source);
 }
 
 async function compressCommand(

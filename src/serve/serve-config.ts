@@ -20,6 +20,7 @@ export interface ServeConfig {
     port: number;
     drainTimeoutSeconds: number;
     historyLimit: number;
+    /** This gateway's name among replicas (default: the host name); names its restart bookkeeping. */
     replicaId: string;
     /** `auto`: leases on when the backend is PostgreSQL. */
     leases: "auto" | "on" | "off";
@@ -196,7 +197,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       port: f.gateway?.port ?? 8787,
       drainTimeoutSeconds: f.gateway?.drainTimeoutSeconds ?? 30,
       historyLimit: f.gateway?.historyLimit ?? 40,
-      replicaId: f.gateway?.replicaId ?? `${hostname().replace(/[^\w.-]/gu, "-").slice(0, 40)}-${process.pid}`,
+      replicaId: f.gateway?.replicaId ?? (hostname().replace(/[^\w.-]/gu, "-").slice(0, 64) || "gateway"),
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",

@@ -62,7 +62,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { config, logger } = options;
   const env = options.env ?? process.env;
   const lifecycle = config.lifecycle;
-  const target = options.database ?? env["THREADLINE_DB"] ?? config.database ?? undefined;
+  const fromEnv = env["THREADLINE_DB"]?.trim() ? env["THREADLINE_DB"] : undefined;
+  const target = (options.database?.trim() ? options.database : undefined) ?? fromEnv ?? config.database ?? undefined;
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
 
@@ -73,8 +74,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
   });
   const useLeases = config.gateway.leases === "on" || (config.gateway.leases === "auto" && db.capabilities.backend === "postgres");
-  const holder = config.gateway.replicaId;
-  const recovery = new GatewayRecovery(store, { gatewayId: useLeases ? holder.replace(/[^\w-]/gu, "_").slice(0, 64) : "main" });
+  // Restart bookkeeping is per replica name (stable across restarts); a lease holder is one
+  // process (its pid added), so a restarted replica never takes over its predecessor's token.
+  const holder = `${config.gateway.replicaId}-${process.pid}`;
+  const recovery = new GatewayRecovery(store, {
+    gatewayId: useLeases ? config.gateway.replicaId.replace(/[^\w-]/gu, "_").slice(0, 64) : "main",
+  });
   const skipKey = useLeases
     ? async (key: string): Promise<boolean> => {
         const lease = await db.getLease(key);
@@ -225,7 +230,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       await watcher.stop();
       const result = await runner.drain(config.gateway.drainTimeoutSeconds * 1000);
       if (result.drained) {
-        await recovery.shutdown();
+        await recovery.shutdown(skipKey ? { skipKey } : {});
       } else {
         for (const key of result.stillRunning) await recovery.markDrainTimeout(key, reason === "restart");
         logger.warn({ stillRunning: result.stillRunning.length }, "drain timed out: those sessions resume on the next start");

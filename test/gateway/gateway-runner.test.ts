@@ -212,6 +212,32 @@ forEachBackend((backend) => {
     expect(local.sent.slice(first).some((d) => d.message.kind === "reply")).toBe(false);
   });
 
+  it("/stop does not run the messages queued behind the stopped turn", async () => {
+    const { local, db } = await setup({ delayMs: 300 });
+    await local.receive("slow");
+    expect((await local.receive("queued 1")).status).toBe("queued");
+    expect((await local.receive("queued 2")).status).toBe("queued");
+    await local.receive("/stop");
+    await local.nextMessage((d) => /Stopped/.test(d.message.text));
+    await new Promise((r) => setTimeout(r, 400));
+    expect(local.sent.filter((d) => d.message.kind === "reply")).toEqual([]);
+    expect(await db.listQueuedKeys()).toEqual([]);
+  });
+
+  it("/resume only finds this chat's sessions", async () => {
+    const { local } = await setup();
+    await local.receive("secret plans", { chatId: "alice-chat", userId: "alice" });
+    const alices = await local.nextMessage();
+    await local.receive("/title Alice private", { chatId: "alice-chat", userId: "alice" });
+    await local.nextMessage();
+    await local.receive("hello", { chatId: "bob-chat", userId: "bob" });
+    await local.nextMessage();
+    await local.receive("/resume Alice private", { chatId: "bob-chat", userId: "bob" });
+    expect((await local.nextMessage()).message.text).toMatch(/No session of this chat/);
+    await local.receive(`/resume ${alices.message.sessionId!}`, { chatId: "bob-chat", userId: "bob" });
+    expect((await local.nextMessage()).message.text).toMatch(/No session of this chat/);
+  });
+
   it("/compress continues in a child session that starts from the summary, titled with the lineage number", async () => {
     const { local, db } = await setup();
     await local.receive("Design the storage layer");

@@ -22,19 +22,19 @@ export function makeServeCommand(): Command {
     }))
     .addOption(new Option("--host <host>", "HTTP host (overrides gateway.host)"))
     .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
-      const path = options.config ?? defaultConfigPath();
+      const path = options.config || defaultConfigPath();
       let doc: Record<string, unknown> = {};
       try {
         doc = await readConfigFile(path);
       } catch (error) {
         // No config file is fine unless one was named explicitly.
-        if (!(error instanceof NotFoundError) || options.config !== undefined) throw error;
+        if (!(error instanceof NotFoundError) || options.config) throw error;
       }
       const config = parseServeConfig(doc);
       if (options.port !== undefined) config.gateway.port = options.port;
       if (options.host !== undefined) config.gateway.host = options.host;
       const logger = pino({ level: config.gateway.logLevel, base: { pid: process.pid } });
-      const gateway = await startGateway({ config, logger, ...(options.db === undefined ? {} : { database: options.db }) });
+      const gateway = await startGateway({ config, logger, ...(options.db ? { database: options.db } : {}) });
       const shutdown = (signal: string): void => {
         void gateway.stop(signal).then(
           () => process.exit(0),
