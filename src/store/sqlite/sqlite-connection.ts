@@ -22,12 +22,18 @@ export class SqliteConnection {
     this.db = db;
   }
 
-  /** A prepared statement for `sql`, cached for the life of the connection. */
+  /**
+   * A prepared statement for `sql`, cached for the life of the connection. It comes back
+   * in row mode every time (a caller's `.pluck()` must not leak into the next caller of
+   * the same SQL).
+   */
   stmt(sql: string): Database.Statement {
     let statement = this.#statements.get(sql);
     if (statement === undefined) {
       statement = this.db.prepare(sql);
       this.#statements.set(sql, statement);
+    } else if (statement.reader) {
+      statement.pluck(false);
     }
     return statement;
   }

@@ -107,6 +107,11 @@ export function titlesTests(init: SessionDBTestInitializer): void {
       expect(again.message).toContain("holder-session");
       expect(await db().getTitle("s2")).toBeNull();
       expect(await db().getTitle("holder-session")).toBe("Shared");
+      // A title lookup in between (same statement text inside a backend) changes nothing.
+      expect(await db().resolveByTitle("Shared")).toBe("holder-session");
+      const afterLookup = await expectReject(() => db().setTitle("s2", "Shared"), ConflictError);
+      expect(afterLookup.message).toContain("holder-session");
+      expect(afterLookup.sessionId).toBe("holder-session");
       // Creating a session with a held title is a conflict too, and creates nothing.
       await expectReject(() => db().createSession({ id: "s3", source: "cli", title: "Shared" }), ConflictError);
       expect(await db().getSession("s3")).toBeNull();
