@@ -26,13 +26,37 @@ export interface LocalDelivery {
 export class LocalAdapter implements Adapter {
   readonly platform: string;
   readonly sent: LocalDelivery[] = [];
+  /** Threads opened with {@link LocalAdapter.createThread}, in order. */
+  readonly threads: Array<{ parent: SessionSource; title: string; thread: SessionSource }> = [];
+  /**
+   * Present only with `threads: true`: opens a thread in the chat of `source` and returns
+   * its source (same chat, `threadId` `thread-<n>`, `parentChatId` the chat).
+   */
+  readonly createThread?: (source: SessionSource, title: string) => Promise<SessionSource>;
   #handler: InboundHandler | null = null;
   #waiters: Array<{ match: (d: LocalDelivery) => boolean; resolve: (d: LocalDelivery) => void }> = [];
   #read = 0;
   #counter = 0;
 
-  constructor(options: { platform?: string } = {}) {
+  /**
+   * @param options.platform the platform name its sources carry (default `local`).
+   * @param options.threads implement `createThread` (default false: the adapter has none).
+   */
+  constructor(options: { platform?: string; threads?: boolean } = {}) {
     this.platform = options.platform ?? "local";
+    if (options.threads === true) {
+      this.createThread = async (source, title) => {
+        const thread: SessionSource = {
+          ...source,
+          platform: this.platform,
+          threadId: `thread-${this.threads.length + 1}`,
+          parentChatId: source.chatId ?? null,
+          chatTopic: title,
+        };
+        this.threads.push({ parent: source, title, thread });
+        return thread;
+      };
+    }
   }
 
   async connect(handler: InboundHandler): Promise<void> {

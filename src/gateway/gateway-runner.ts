@@ -12,6 +12,8 @@ import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.
 import { ConflictError, ThreadlineError, type Lease, type NewMessage, type SessionDB } from "../store/index.js";
 import type { Adapter, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
+import type { HomeChannels } from "./handoff.js";
+import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
@@ -119,6 +121,7 @@ export class GatewayRunner implements CommandHost {
   #accepting = false;
   #turnsCompleted = 0;
   #buffer: InboundBuffer<InboundMessage> | null = null;
+  #handoffs: HandoffWorker | null = null;
 
   constructor(options: GatewayRunnerOptions) {
     this.store = options.store;
@@ -705,6 +708,28 @@ export class GatewayRunner implements CommandHost {
     });
     if (result.usage) await this.db.recordUsage(entry.sessionId, result.usage);
     return replyTextOf(result.messages);
+  }
+
+  // --- handoffs ---------------------------------------------------------------------------
+
+  /** The connected adapter of a platform (`undefined` when none, or while not accepting). */
+  adapter(platform: string): Adapter | undefined {
+    return this.#accepting ? this.#adapters.get(platform) : undefined;
+  }
+
+  /** Resolves once no worker runs for the key in this process (its running and queued turns are done). */
+  async whenIdle(key: string): Promise<void> {
+    for (let state = this.#running.get(key); state !== undefined; state = this.#running.get(key)) await state.done;
+  }
+
+  /**
+   * Carries out pending cross-platform handoffs (see {@link HandoffWorker}) to the platforms
+   * that have a home channel in `homeChannels` and a connected adapter. Resolves with how
+   * many it ended; a call while a pass runs joins it. `serve` calls this every second.
+   */
+  processHandoffs(homeChannels: HomeChannels, options: ProcessHandoffsOptions = {}): Promise<number> {
+    this.#handoffs ??= new HandoffWorker(this, { logger: this.#log, ...(this.#leases === null ? {} : { holder: this.#leases.holder }) });
+    return this.#handoffs.process(homeChannels, options);
   }
 
   // --- recovery and shutdown -------------------------------------------------------------

@@ -1,12 +1,12 @@
 /**
  * Cross-platform handoff: moving a live CLI session to a platform's home channel. The
  * request is recorded in the database; a running gateway claims it, binds the target
- * chat's key to the same session, runs a synthetic summary turn there and completes it.
- * (Being written: the signatures here are the agreed interface.)
+ * chat's key to the same session, runs a synthetic summary turn there and completes it
+ * (see {@link HandoffWorker}). The CLI side is {@link requestHandoff}.
  *
  * @module
  */
-import type { SessionDB } from "../store/index.js";
+import { ConflictError, NotFoundError, type Handoff, type SessionDB } from "../store/index.js";
 
 /** Why a handoff did not complete. */
 export type HandoffFailure = "no_home_channel" | "turn_running" | "failed" | "timeout";
@@ -14,10 +14,13 @@ export type HandoffFailure = "no_home_channel" | "turn_running" | "failed" | "ti
 /** A handoff that did not complete; `message` says what happened and what to do. */
 export class HandoffError extends Error {
   readonly reason: HandoffFailure;
-  constructor(reason: HandoffFailure, message: string) {
+  /** The handoff record, when one was created (`failed`, `timeout`); `null` for refusals. */
+  readonly handoffId: string | null;
+  constructor(reason: HandoffFailure, message: string, handoffId: string | null = null) {
     super(message);
     this.name = "HandoffError";
     this.reason = reason;
+    this.handoffId = handoffId;
   }
 }
 
@@ -38,6 +41,17 @@ export interface HandoffOutcome {
   sessionKey: string;
 }
 
+/** A configured home channel of a platform (`homeChannels.<platform>` in the config file). */
+export interface HomeChannel {
+  chatId: string;
+  name?: string | null;
+  /** The platform can open threads: a handoff gets its own thread in the home channel. */
+  threadsSupported?: boolean;
+}
+
+/** Home channels per platform. */
+export type HomeChannels = Record<string, HomeChannel>;
+
 /** Options of {@link requestHandoff}. */
 export interface RequestHandoffOptions {
   /** Configured home channels per platform (`homeChannels` in the config file). */
@@ -48,12 +62,113 @@ export interface RequestHandoffOptions {
   timeoutMs?: number;
   /** How often to look (default 250 ms). */
   pollMs?: number;
+  /** The config file named in the "no home channel" message (default `~/.threadline/config.yaml`). */
+  configPath?: string;
+}
+
+/** Default of {@link RequestHandoffOptions.timeoutMs}. */
+export const DEFAULT_HANDOFF_TIMEOUT_MS = 60_000;
+/** Default of {@link RequestHandoffOptions.pollMs}. */
+export const DEFAULT_HANDOFF_POLL_MS = 250;
+/** The reason recorded on a handoff the CLI gave up waiting for. */
+export const HANDOFF_TIMEOUT_REASON = "timeout";
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
+function outcomeOf(record: Handoff): HandoffOutcome {
+  return {
+    id: record.id,
+    status: "completed",
+    platform: record.platform,
+    chatId: record.chatId ?? "",
+    threadId: record.threadId,
+    sessionKey: record.sessionKey ?? "",
+  };
+}
+
+function failedError(record: Handoff): HandoffError {
+  const why = record.reason ?? "no reason was recorded";
+  return new HandoffError(
+    "failed",
+    `The gateway could not hand this session off to ${record.platform}: ${why}. This session is unchanged; you can keep chatting here.`,
+    record.id,
+  );
 }
 
 /**
  * Records a handoff and waits for a running gateway to complete it. Throws
  * {@link HandoffError} when refused, failed or timed out (the CLI session is untouched).
+ *
+ * - `no_home_channel`: `options.homeChannels` has no chat for the platform; the message
+ *   names the config key to set and the command that sets it. Nothing is recorded.
+ * - `turn_running`: `options.turnRunning`; nothing is recorded.
+ * - `failed`: the gateway recorded a failure (the message carries its reason), or the
+ *   session does not exist.
+ * - `timeout`: no gateway completed it within `timeoutMs`; the record is marked failed with
+ *   reason `timeout`, so a gateway that starts later does not run it. If a gateway completes
+ *   it at that very moment, the completion wins and the outcome is returned.
  */
-export async function requestHandoff(_db: SessionDB, _request: HandoffRequest, _options: RequestHandoffOptions): Promise<HandoffOutcome> {
-  throw new HandoffError("failed", "Handoff is not available in this build.");
+export async function requestHandoff(db: SessionDB, request: HandoffRequest, options: RequestHandoffOptions): Promise<HandoffOutcome> {
+  const platform = request.platform;
+  const home = Object.hasOwn(options.homeChannels ?? {}, platform) ? options.homeChannels[platform] : undefined;
+  if (home === undefined || typeof home.chatId !== "string" || home.chatId.trim() === "") {
+    const file = options.configPath ?? "~/.threadline/config.yaml";
+    throw new HandoffError(
+      "no_home_channel",
+      `No home channel is configured for ${platform}. Set homeChannels.${platform}.chatId in ${file} ` +
+        `(threadline config set homeChannels.${platform}.chatId <id>), then hand off again.`,
+    );
+  }
+  if (options.turnRunning === true) {
+    throw new HandoffError(
+      "turn_running",
+      `A turn is still running in this session; wait for the reply (or interrupt it) and then hand off to ${platform}.`,
+    );
+  }
+  const timeoutMs = options.timeoutMs ?? DEFAULT_HANDOFF_TIMEOUT_MS;
+  const pollMs = Math.max(1, options.pollMs ?? DEFAULT_HANDOFF_POLL_MS);
+
+  let record: Handoff;
+  try {
+    record = await db.createHandoff({ sessionId: request.sessionId, platform });
+  } catch (error) {
+    if (error instanceof NotFoundError) throw new HandoffError("failed", error.message);
+    throw error;
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (record.status === "completed") return outcomeOf(record);
+    if (record.status === "failed") throw failedError(record);
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await sleep(Math.min(pollMs, left));
+    const current = await db.getHandoff(record.id);
+    if (current === null) {
+      throw new HandoffError("failed", `The handoff to ${platform} disappeared (was the session deleted?).`, record.id);
+    }
+    record = current;
+  }
+
+  // Give up: mark it failed so a gateway that comes later does not run it.
+  const wasRunning = record.status === "running";
+  try {
+    await db.finishHandoff(record.id, { status: "failed", reason: HANDOFF_TIMEOUT_REASON });
+  } catch (error) {
+    if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error;
+    // It ended meanwhile: the gateway's outcome wins.
+    const final = await db.getHandoff(record.id);
+    if (final?.status === "completed") return outcomeOf(final);
+    if (final?.status === "failed") throw failedError(final);
+  }
+  const message = wasRunning
+    ? `The gateway (${record.claimedBy ?? "unknown"}) took the handoff to ${platform} but did not finish it within ${seconds(timeoutMs)}; ` +
+      "it was cancelled. This session is unchanged; try again, or check the gateway's log."
+    : `No running gateway took the handoff to ${platform} within ${seconds(timeoutMs)}. Start one with \`threadline serve\` ` +
+      `(with the ${platform} adapter enabled and homeChannels.${platform} set) and try again. This session is unchanged.`;
+  throw new HandoffError("timeout", message, record.id);
 }

@@ -25,3 +25,4 @@ export * from "./turn-messages.js";
 export * from "./slash-commands.js";
 export * from "./gateway-runner.js";
 export * from "./handoff.js";
+export * from "./handoff-worker.js";

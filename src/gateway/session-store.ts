@@ -58,6 +58,11 @@ export interface SessionStoreOptions {
   resumeFreshnessSeconds?: number;
   /** Background work still running for a key blocks its expiry, automatic reset and pruning. */
   hasActiveProcesses?: (key: string) => boolean;
+  /**
+   * Random hex digits at the end of the session ids this store creates: 8 (default,
+   * `YYYYMMDD_HHMMSS_<8 hex>`) or 6 (the terminal chat's shorter ids).
+   */
+  sessionIdHexDigits?: 6 | 8;
 }
 
 /** Options of {@link SessionStore.getOrCreateSession}. */
@@ -135,6 +140,8 @@ export class SessionStore {
   readonly reset: ResetConfig;
   readonly aliases: IdentityAliases;
   readonly resumeFreshnessSeconds: number;
+  /** Hex digits of the session ids this store creates (6 or 8). */
+  readonly sessionIdHexDigits: 6 | 8;
   readonly #hasActiveProcesses: (key: string) => boolean;
 
   constructor(options: SessionStoreOptions) {
@@ -152,6 +159,11 @@ export class SessionStore {
       });
     }
     this.resumeFreshnessSeconds = freshness;
+    const hexDigits = options.sessionIdHexDigits ?? 8;
+    if (hexDigits !== 6 && hexDigits !== 8) {
+      throw new InvalidInputError("sessionIdHexDigits must be 6 or 8.", { field: "sessionIdHexDigits" });
+    }
+    this.sessionIdHexDigits = hexDigits;
     this.#hasActiveProcesses = options.hasActiveProcesses ?? (() => false);
     this.aliases = new IdentityAliases(this.db);
   }
@@ -344,7 +356,7 @@ export class SessionStore {
     decision: Extract<Decision, { kind: "new" }>,
     extras: TurnExtras = {},
   ): Promise<SessionEntry | null> {
-    const id = newSessionId(now);
+    const id = newSessionId(now, this.sessionIdHexDigits);
     const fields = baseFields(id, now, source, route);
     const activity = hadActivity(decision.old);
     if (decision.auto) {
@@ -493,6 +505,41 @@ export class SessionStore {
   }
 
   /**
+   * Handoff: routes the key of `source` to an existing session (reopened if it had ended),
+   * creating the key's entry when it has none. Unlike {@link switchSession}, nothing else
+   * about the session changes: it stays live wherever else it is used (the CLI terminal it
+   * came from keeps it). A different live session the key routed to before ends with
+   * `session_switch`, as with `/resume`. The entry starts fresh (no reset, resume or turn
+   * markers) with `source` as its origin. Returns the new entry. Throws
+   * {@link NotFoundError} for an unknown session.
+   */
+  async bindKeyToSession(source: SessionSource, sessionId: string): Promise<SessionEntry> {
+    if (typeof sessionId !== "string" || sessionId === "") {
+      throw new InvalidInputError("bindKeyToSession needs the id of the session to route to.", { field: "sessionId" });
+    }
+    const key = await this.sessionKeyFor(source);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const target = await this.db.getSession(sessionId);
+      if (target === null) {
+        throw new NotFoundError(`No session with id "${sessionId}" to route ${key} to; list sessions to find the right id.`);
+      }
+      const route = await this.db.getRoute(key);
+      const now = this.clock.now();
+      const write: RouteWrite = { key, expectedVersion: route?.version ?? null, route: baseFields(target.id, now, source, route) };
+      if (route !== null && route.sessionId !== target.id) {
+        const previous = await this.db.getSession(route.sessionId);
+        if (previous !== null && previous.endedAt === null) {
+          write.endSession = { id: previous.id, reason: END_REASON_SWITCH, endedAt: now };
+        }
+      }
+      if (target.endedAt !== null) write.reopenSession = target.id;
+      const written = await this.db.writeRoute(write);
+      if (written !== null) return toSessionEntry(written, await this.db.getSession(target.id));
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
+  }
+
+  /**
    * `/compress`: ends the current session with reason `compression` and routes the key to
    * a child session (its continuation, optionally titled `title #N`) whose first message
    * is the summary. Returns the new entry.
@@ -506,7 +553,7 @@ export class SessionStore {
       }
       const now = this.clock.now();
       const old = await this.db.getSession(route.sessionId);
-      const id = newSessionId(now);
+      const id = newSessionId(now, this.sessionIdHexDigits);
       const fields: RouteFields = { ...fieldsOf(route), sessionId: id, createdAt: now, updatedAt: now, lastPromptTokens: 0 };
       const written = await this.db.writeRoute({
         key,

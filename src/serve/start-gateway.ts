@@ -32,6 +32,9 @@ import { openSessionDB, type SessionDB } from "../store/index.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
 import type { ServeConfig } from "./serve-config.js";
 
+/** How often `serve` looks for pending handoffs (ms). */
+const HANDOFF_POLL_MS = 1000;
+
 /** Options of {@link startGateway}. */
 export interface StartGatewayOptions {
   config: ServeConfig;
@@ -221,14 +224,26 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     sweep.unref();
   }
 
+  // Cross-platform handoffs (`/handoff <platform>` in `threadline chat`): look every second.
+  let handoffPass: Promise<unknown> = Promise.resolve();
+  const handoffTimer = setInterval(() => {
+    handoffPass = runner
+      .processHandoffs(config.homeChannels)
+      .catch((error: unknown) => logger.warn({ err: error }, "processing handoffs failed"));
+  }, HANDOFF_POLL_MS);
+  handoffTimer.unref();
+
   let stopping: Promise<{ drained: boolean; stillRunning: string[] }> | null = null;
   const stop = (reason = "stop"): Promise<{ drained: boolean; stillRunning: string[] }> => {
     stopping ??= (async () => {
       logger.info({ reason }, "shutting down: draining running turns");
       if (sweep !== null) clearInterval(sweep);
       if (pruneTimer !== null) clearInterval(pruneTimer);
+      clearInterval(handoffTimer);
       await watcher.stop();
       const result = await runner.drain(config.gateway.drainTimeoutSeconds * 1000);
+      // A handoff in progress ends (failed, if its summary turn was cut off) before the store closes.
+      await handoffPass;
       if (result.drained) {
         await recovery.shutdown(skipKey ? { skipKey } : {});
       } else {

@@ -14,6 +14,7 @@ import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
+import { handoffsTests } from "./spec/handoffs.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
@@ -45,6 +46,7 @@ export const CONTRACT_AREAS = {
   errors: errorsTests,
   "gateway-state": gatewayStateTests,
   leases: leasesTests,
+  handoffs: handoffsTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

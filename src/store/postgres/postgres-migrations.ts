@@ -163,6 +163,27 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    description: "cross-platform handoffs (pending → running → completed | failed), gone with their session",
+    sql: `
+      CREATE TABLE handoffs (
+        id          text COLLATE "C" PRIMARY KEY,
+        seq         bigserial NOT NULL,
+        session_id  text COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        platform    text COLLATE "C" NOT NULL,
+        status      text NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+        reason      text,
+        created_at  double precision NOT NULL,
+        updated_at  double precision NOT NULL,
+        claimed_by  text,
+        chat_id     text,
+        thread_id   text,
+        session_key text
+      );
+      CREATE INDEX handoffs_pending ON handoffs(created_at, seq) WHERE status = 'pending';
+      CREATE INDEX handoffs_session ON handoffs(session_id);
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -12,18 +12,22 @@
 import type pg from "pg";
 import type {
   AutoPruneOptions,
+  ClaimHandoffOptions,
   ConversationMessage,
   ConversationOptions,
   MessageWindowOptions,
   EnqueueResult,
   ExportOptions,
   FencedWriteOptions,
+  Handoff,
+  HandoffResult,
   ImportReport,
   Lease,
   LeaseOptions,
   ListRoutesOptions,
   ListSessionsOptions,
   Message,
+  NewHandoff,
   NewMessage,
   NewQueuedEvent,
   NewSession,
@@ -106,6 +110,8 @@ import {
 } from "./postgres-rows.js";
 import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
 import * as leases from "./postgres-leases.js";
+import * as handoffs from "./postgres-handoffs.js";
+import { checkClaimHandoff, checkHandoffResult, checkNewHandoff } from "../handoff-input.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { searchMessages } from "./postgres-search.js";
 import {
@@ -1019,6 +1025,30 @@ export class PostgresSessionDB implements SessionDB {
   async getLease(key: string): Promise<Lease | null> {
     checkPathSafe(key, "key");
     return this.#read("reading a lease", (sql) => leases.getLease(sql, key));
+  }
+
+  // --- cross-platform handoffs --------------------------------------------------
+
+  async createHandoff(input: NewHandoff): Promise<Handoff> {
+    const checked = checkNewHandoff(input, now());
+    return this.#write(`recording a handoff of ${checked.sessionId}`, (sql) => handoffs.createHandoff(sql, checked));
+  }
+
+  async getHandoff(id: string): Promise<Handoff | null> {
+    checkId(id, "id");
+    return this.#read("reading a handoff", (sql) => handoffs.getHandoff(sql, id));
+  }
+
+  /** One statement: the oldest pending row is picked `FOR UPDATE SKIP LOCKED` and moved to running. */
+  async claimHandoff(options: ClaimHandoffOptions): Promise<Handoff | null> {
+    const checked = checkClaimHandoff(options, now());
+    return this.#write("claiming a handoff", (sql) => handoffs.claimHandoff(sql, checked));
+  }
+
+  async finishHandoff(id: string, result: HandoffResult): Promise<Handoff> {
+    checkId(id, "id");
+    const checked = checkHandoffResult(result, now());
+    return this.#write(`finishing handoff ${id}`, (sql) => handoffs.finishHandoff(sql, id, checked));
   }
 
   // --- stats and meta ---------------------------------------------------------

@@ -209,6 +209,28 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "cross-platform handoffs (pending → running → completed | failed), gone with their session",
+    up(db) {
+      db.exec(`
+        CREATE TABLE handoffs (
+          id          TEXT PRIMARY KEY,
+          session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+          platform    TEXT NOT NULL,
+          status      TEXT NOT NULL CHECK (status IN ('pending', 'running', 'completed', 'failed')),
+          reason      TEXT,
+          created_at  REAL NOT NULL,
+          updated_at  REAL NOT NULL,
+          claimed_by  TEXT,
+          chat_id     TEXT,
+          thread_id   TEXT,
+          session_key TEXT
+        );
+        CREATE INDEX handoffs_pending ON handoffs(created_at) WHERE status = 'pending';
+        CREATE INDEX handoffs_session ON handoffs(session_id);
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

@@ -10,16 +10,20 @@
 import { statSync } from "node:fs";
 import type {
   AutoPruneOptions,
+  ClaimHandoffOptions,
   ConversationMessage,
   ConversationOptions,
   MessageWindowOptions,
   ExportOptions,
   FencedWriteOptions,
+  Handoff,
+  HandoffResult,
   ImportReport,
   Lease,
   LeaseOptions,
   ListSessionsOptions,
   Message,
+  NewHandoff,
   NewMessage,
   NewSession,
   EnqueueResult,
@@ -109,6 +113,8 @@ import { toSummary } from "../session-rows.js";
 import { recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import * as leases from "./sqlite-leases.js";
+import * as handoffs from "./sqlite-handoffs.js";
+import { checkClaimHandoff, checkHandoffResult, checkNewHandoff } from "../handoff-input.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 
 const DAY_SECONDS = 86_400;
@@ -977,6 +983,29 @@ export class SqliteSessionDB implements SessionDB {
   async getLease(key: string): Promise<Lease | null> {
     checkPathSafe(key, "key");
     return this.#read("reading a lease", (conn) => leases.getLease(conn, key));
+  }
+
+  // --- cross-platform handoffs --------------------------------------------------
+
+  async createHandoff(input: NewHandoff): Promise<Handoff> {
+    const checked = checkNewHandoff(input, now());
+    return this.#write(`recording a handoff of ${checked.sessionId}`, (conn) => handoffs.createHandoff(conn, checked));
+  }
+
+  async getHandoff(id: string): Promise<Handoff | null> {
+    checkId(id, "id");
+    return this.#read("reading a handoff", (conn) => handoffs.getHandoff(conn, id));
+  }
+
+  async claimHandoff(options: ClaimHandoffOptions): Promise<Handoff | null> {
+    const checked = checkClaimHandoff(options, now());
+    return this.#write("claiming a handoff", (conn) => handoffs.claimHandoff(conn, checked));
+  }
+
+  async finishHandoff(id: string, result: HandoffResult): Promise<Handoff> {
+    checkId(id, "id");
+    const checked = checkHandoffResult(result, now());
+    return this.#write(`finishing handoff ${id}`, (conn) => handoffs.finishHandoff(conn, id, checked));
   }
 
   async getMeta(key: string): Promise<string | null> {

@@ -1,0 +1,328 @@
+/**
+ * Cross-platform handoff, in process: `requestHandoff` (the terminal side) against a
+ * `GatewayRunner` with `LocalAdapter`s (the gateway side, `processHandoffs`), on both
+ * backends. Covers the thread path (an adapter with `createThread`), the home-channel
+ * path, refusals, the timeout (a late gateway does not run it), gateway-side failures
+ * (no adapter, a failing thread, a failing summary turn) and `SessionStore.bindKeyToSession`.
+ */
+import { expect, it } from "vitest";
+import { LocalAdapter } from "../../src/adapters/index.js";
+import { AgentError, EchoAgent, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
+import {
+  GatewayRunner,
+  HandoffError,
+  handoffNotice,
+  requestHandoff,
+  SessionStore,
+  type HandoffOutcome,
+  type HomeChannels,
+  type SessionSource,
+} from "../../src/gateway/index.js";
+import type { SessionDB } from "../../src/store/index.js";
+import { forEachBackend } from "./backends.js";
+
+/** An agent that answers like the echo agent, or fails when told to. */
+class SwitchAgent implements Agent {
+  readonly name = "switch";
+  readonly inputs: AgentTurnInput[] = [];
+  constructor(private readonly state: { fail: boolean }) {}
+  async runTurn(input: AgentTurnInput) {
+    this.inputs.push(input);
+    if (this.state.fail) throw new AgentError("provider answered 500", { status: 500 });
+    return new EchoAgent().runTurn(input);
+  }
+}
+
+/** Calls `processHandoffs` until `done` settles (a gateway polling while the terminal waits). */
+async function serveWhile<T>(runner: GatewayRunner, homes: HomeChannels, done: Promise<T>, options = {}): Promise<T> {
+  let settled = false;
+  const finished = done.finally(() => {
+    settled = true;
+  });
+  finished.catch(() => {});
+  while (!settled) {
+    await runner.processHandoffs(homes, options);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return finished;
+}
+
+async function cliSession(db: SessionDB): Promise<string> {
+  const { id } = await db.createSession({ source: "cli", title: "Storage design" });
+  await db.appendTurn(id, [
+    { role: "user", content: "Let us design the storage layer" },
+    { role: "assistant", content: "Start with the contract, then two backends." },
+  ]);
+  return id;
+}
+
+async function expectHandoffError(call: Promise<unknown>, reason: HandoffError["reason"], message?: RegExp): Promise<HandoffError> {
+  const error = await call.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(HandoffError);
+  const handoff = error as HandoffError;
+  expect(handoff.reason).toBe(reason);
+  if (message) expect(handoff.message).toMatch(message);
+  return handoff;
+}
+
+forEachBackend((backend) => {
+  async function setup(
+    options: { threads?: boolean; agent?: () => Agent; extraAdapters?: LocalAdapter[]; sharedChannels?: boolean } = {},
+  ) {
+    const { db } = await backend.fresh();
+    const store = new SessionStore({ db, keySettings: { groupSessionsPerUser: options.sharedChannels !== true } });
+    const local = new LocalAdapter(options.threads === undefined ? {} : { threads: options.threads });
+    const runner = new GatewayRunner({
+      store,
+      agentFactory: options.agent ?? (() => new EchoAgent()),
+      adapters: [local, ...(options.extraAdapters ?? [])],
+    });
+    await runner.start();
+    return { db, store, local, runner };
+  }
+
+  it("thread path: a thread in the home channel routes to the same session, gets the summary, and the record completes", async () => {
+    const { db, local, runner, store } = await setup({ threads: true });
+    const id = await cliSession(db);
+    const homes: HomeChannels = { local: { chatId: "home", name: "Home", threadsSupported: true } };
+    const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+
+    expect(outcome).toEqual<HandoffOutcome>({
+      id: outcome.id,
+      status: "completed",
+      platform: "local",
+      chatId: "home",
+      threadId: "thread-1",
+      sessionKey: "agent:main:local:channel:home:thread-1",
+    });
+    expect(local.threads).toHaveLength(1);
+    expect(local.threads[0]).toMatchObject({ title: "Storage design", parent: { platform: "local", chatType: "channel", chatId: "home", chatName: "Home" } });
+    // The summary reply went to the thread, answering the synthetic message.
+    const reply = local.sent.find((d) => d.message.kind === "reply")!;
+    expect(reply.source).toMatchObject({ chatId: "home", threadId: "thread-1" });
+    expect(reply.message).toMatchObject({ sessionId: id, inReplyTo: [`handoff:${outcome.id}`] });
+    expect(reply.message.text).toBe(`Echo: ${handoffNotice("local")}`);
+    expect(handoffNotice("local")).toMatch(/handed off from the terminal to local; summarise where things stand and what is next/);
+    // Same session id, still live; the transcript continues.
+    expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
+    const session = await db.getSession(id);
+    expect(session).toMatchObject({ endedAt: null, source: "cli", title: "Storage design" });
+    expect((await db.getMessages(id)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(await db.getHandoff(outcome.id)).toMatchObject({
+      status: "completed",
+      claimedBy: expect.any(String),
+      chatId: "home",
+      threadId: "thread-1",
+      sessionKey: outcome.sessionKey,
+    });
+    // A message in the thread continues the very same session.
+    await local.receive("and now?", { chatType: "channel", chatId: "home", threadId: "thread-1", userId: "alice" });
+    const next = await local.nextMessage((d) => d.message.text === "Echo: and now?");
+    expect(next.message.sessionId).toBe(id);
+    expect((await store.getEntry(outcome.sessionKey))?.sessionId).toBe(id);
+  });
+
+  it("home-channel path: without createThread (or threadsSupported) the home channel itself is bound", async () => {
+    for (const [threads, threadsSupported] of [
+      [false, true],
+      [true, false],
+    ] as const) {
+      const { db, local, runner } = await setup({ threads });
+      const id = await cliSession(db);
+      const homes: HomeChannels = { local: { chatId: "home", threadsSupported } };
+      const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+      expect(outcome).toMatchObject({ chatId: "home", threadId: null, sessionKey: "agent:main:local:channel:home" });
+      expect(local.threads).toEqual([]);
+      const reply = local.sent.find((d) => d.message.kind === "reply")!;
+      expect(reply.source).toMatchObject({ platform: "local", chatType: "channel", chatId: "home" });
+      expect(reply.source.threadId ?? null).toBeNull();
+      expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
+    }
+  });
+
+  it("an ended CLI session is reopened; a different session the (shared) home channel had is ended with session_switch", async () => {
+    const { db, local, runner } = await setup({ sharedChannels: true });
+    await local.receive("earlier chat", { chatType: "channel", chatId: "home" });
+    const earlier = (await local.nextMessage()).message.sessionId!;
+    expect((await db.getRoute("agent:main:local:channel:home"))?.sessionId).toBe(earlier);
+    const id = await cliSession(db);
+    await db.endSession(id, "cli_exit");
+    const homes: HomeChannels = { local: { chatId: "home" } };
+    const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+    expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
+    expect((await db.getSession(id))?.endedAt).toBeNull();
+    expect(await db.getSession(earlier)).toMatchObject({ endReason: "session_switch" });
+    // With shared channel sessions, anyone's next message in the home channel continues it.
+    await local.receive("what next?", { chatType: "channel", chatId: "home", userId: "bob" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: what next?")).message.sessionId).toBe(id);
+  });
+
+  it("refusals: no home channel (naming the config key and command), a running turn; nothing is recorded", async () => {
+    const { db } = await setup();
+    const id = await cliSession(db);
+    const before = await db.getMessages(id);
+    const none = await expectHandoffError(
+      requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: { local: { chatId: "home" } } }),
+      "no_home_channel",
+    );
+    expect(none.message).toContain("homeChannels.telegram.chatId");
+    expect(none.message).toContain("~/.threadline/config.yaml");
+    expect(none.message).toContain("threadline config set homeChannels.telegram.chatId <id>");
+    expect(none.handoffId).toBeNull();
+    const custom = await expectHandoffError(
+      requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, configPath: "/etc/tl.yaml" }),
+      "no_home_channel",
+    );
+    expect(custom.message).toContain("/etc/tl.yaml");
+    // An inherited property is not a home channel.
+    await expectHandoffError(requestHandoff(db, { sessionId: id, platform: "toString" }, { homeChannels: {} }), "no_home_channel");
+    const busy = await expectHandoffError(
+      requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: { local: { chatId: "home" } }, turnRunning: true }),
+      "turn_running",
+      /turn is still running/,
+    );
+    expect(busy.handoffId).toBeNull();
+    expect(await db.claimHandoff({ platforms: ["telegram", "local"], holder: "probe" })).toBeNull();
+    expect(await db.getMessages(id)).toEqual(before);
+  });
+
+  it("an unknown session fails at once", async () => {
+    const { db } = await setup();
+    await expectHandoffError(
+      requestHandoff(db, { sessionId: "nope", platform: "local" }, { homeChannels: { local: { chatId: "home" } } }),
+      "failed",
+      /nope/,
+    );
+  });
+
+  it("timeout: no gateway took it; the record fails with reason timeout, a late gateway does not run it, the session is intact", async () => {
+    const { db, local, runner } = await setup();
+    const id = await cliSession(db);
+    const before = { session: await db.getSession(id), messages: await db.getMessages(id) };
+    const started = Date.now();
+    const error = await expectHandoffError(
+      requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: { local: { chatId: "home" } }, timeoutMs: 300, pollMs: 20 }),
+      "timeout",
+      /No running gateway took the handoff to local within 0\.3 s.*threadline serve.*unchanged/s,
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: null });
+    expect(await runner.processHandoffs({ local: { chatId: "home" } })).toBe(0);
+    expect(local.sent).toEqual([]);
+    expect(await db.getRoute("agent:main:local:channel:home")).toBeNull();
+    expect({ session: await db.getSession(id), messages: await db.getMessages(id) }).toEqual(before);
+  });
+
+  it("timeout while a gateway runs it: cancelled (failed: timeout); a completion that lands first wins", async () => {
+    const { db } = await setup();
+    const id = await cliSession(db);
+    const homes: HomeChannels = { local: { chatId: "home" } };
+    // A gateway claims it but never finishes.
+    const slow = requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 400, pollMs: 10 });
+    let claimed = null;
+    while (claimed === null) claimed = await db.claimHandoff({ platforms: ["local"], holder: "slow-gw" });
+    const error = await expectHandoffError(slow, "timeout", /gateway \(slow-gw\) took the handoff to local but did not finish it within 0\.4 s/);
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: "slow-gw" });
+    await expect(
+      db.finishHandoff(claimed.id, { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" }),
+    ).rejects.toThrow(/already failed/);
+
+    // The gateway's completion commits just before the terminal gives up: the outcome is returned.
+    const racing = new Proxy(db, {
+      get(target, property) {
+        if (property === "finishHandoff") {
+          return async (handoffId: string, result: Parameters<SessionDB["finishHandoff"]>[1]) => {
+            if (result.status === "failed") {
+              await target.claimHandoff({ platforms: ["local"], holder: "fast-gw" });
+              await target.finishHandoff(handoffId, { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" });
+            }
+            return target.finishHandoff(handoffId, result);
+          };
+        }
+        const value = Reflect.get(target, property, target) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const won = await requestHandoff(racing, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 50, pollMs: 10 });
+    expect(won).toMatchObject({ status: "completed", chatId: "home", threadId: null, sessionKey: "agent:main:local:channel:home" });
+    expect(await db.getHandoff(won.id)).toMatchObject({ status: "completed", claimedBy: "fast-gw" });
+  });
+
+  it("a gateway with the home channel but no connected adapter fails the handoff (after the grace) with the reason", async () => {
+    const { db, runner } = await setup();
+    const id = await cliSession(db);
+    const homes: HomeChannels = { local: { chatId: "home" }, telegram: { chatId: "-100" } };
+    const request = requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: homes, pollMs: 10, timeoutMs: 10_000 });
+    // Within the grace it is left for a gateway that serves telegram.
+    expect(await runner.processHandoffs(homes, { unservedGraceSeconds: 60 })).toBe(0);
+    expect(await runner.processHandoffs(homes, { unservedGraceSeconds: null })).toBe(0);
+    const error = await expectHandoffError(serveWhile(runner, homes, request, { unservedGraceSeconds: 0 }), "failed");
+    expect(error.message).toMatch(/could not hand this session off to telegram: no telegram adapter is connected/);
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", claimedBy: expect.any(String) });
+    expect((await db.getSession(id))?.endedAt).toBeNull();
+  });
+
+  it("a failing createThread fails the handoff with its message; nothing is bound", async () => {
+    const { db, local, runner } = await setup({ threads: true });
+    (local as { createThread?: unknown }).createThread = async () => {
+      throw new Error("403 not allowed to create threads");
+    };
+    const id = await cliSession(db);
+    const homes: HomeChannels = { local: { chatId: "home", threadsSupported: true } };
+    const error = await expectHandoffError(
+      serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 })),
+      "failed",
+      /creating a thread in the local home channel failed: 403 not allowed/,
+    );
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: expect.stringMatching(/403/) });
+    expect((await db.listRoutes()).items).toEqual([]);
+  });
+
+  it("a summary turn that fails: the handoff fails, the synthetic message is hidden again, the new binding is removed", async () => {
+    const state = { fail: true };
+    const { db, local, runner } = await setup({ agent: () => new SwitchAgent(state) });
+    const id = await cliSession(db);
+    const before = await db.getMessages(id);
+    const homes: HomeChannels = { local: { chatId: "home" } };
+    const error = await expectHandoffError(
+      serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 })),
+      "failed",
+      /ended without a reply/,
+    );
+    expect(local.sent.map((d) => d.message.kind)).toEqual(["error"]);
+    expect(await db.getMessages(id)).toEqual(before);
+    expect(await db.getRoute("agent:main:local:channel:home")).toBeNull();
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed" });
+    // The next attempt works.
+    state.fail = false;
+    const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+    expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
+  });
+
+  it("a handoff whose platform another adapter serves goes to that adapter only", async () => {
+    const other = new LocalAdapter({ platform: "webhook" });
+    const { db, local, runner } = await setup({ extraAdapters: [other] });
+    const id = await cliSession(db);
+    const homes: HomeChannels = { local: { chatId: "home" }, webhook: { chatId: "hook-home" } };
+    const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "webhook" }, { homeChannels: homes, pollMs: 10 }));
+    expect(outcome).toMatchObject({ platform: "webhook", chatId: "hook-home", sessionKey: "agent:main:webhook:channel:hook-home" });
+    expect(local.sent).toEqual([]);
+    expect(other.sent.map((d) => d.source.chatId)).toEqual(["hook-home"]);
+  });
+
+  it("bindKeyToSession routes a key to an existing session without ending it, and refuses an unknown one", async () => {
+    const { db, store } = await setup();
+    const id = await cliSession(db);
+    const source: SessionSource = { platform: "slack", chatType: "channel", chatId: "C1", threadId: "T1" };
+    const entry = await store.bindKeyToSession(source, id);
+    expect(entry).toMatchObject({ key: "agent:main:slack:channel:C1:T1", sessionId: id, turnStartedAt: null, suspended: false, origin: source });
+    expect((await db.getSession(id))?.endedAt).toBeNull();
+    const again = await store.bindKeyToSession(source, id);
+    expect(again.version).toBe(entry.version + 1);
+    expect((await db.getSession(id))?.endedAt).toBeNull();
+    await expect(store.bindKeyToSession(source, "missing")).rejects.toThrow(/No session with id "missing"/);
+  });
+});
