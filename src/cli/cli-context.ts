@@ -46,9 +46,12 @@ export function reportError(io: CliIo, error: unknown): number {
   return exitCodeOf(error);
 }
 
-/** Opens the database for a command and always closes it. */
+/**
+ * Opens the database for a command and always closes it. A blank `target` (an empty
+ * THREADLINE_DB reaching `--db` through commander's `.env()`) counts as none.
+ */
 export async function withDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(target);
+  const db = await openSessionDB(target !== undefined && target.trim() !== "" ? target : undefined);
   try {
     return await run(db);
   } finally {

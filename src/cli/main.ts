@@ -40,6 +40,11 @@ export function makeProgram(io: CliIo = processIo()): Command {
 
 async function main(): Promise<void> {
   const io = processIo();
+  // A reader that stops early (`threadline sessions list | head`) is not an error.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+  });
   const program = makeProgram(io);
   const override = (command: Command): void => {
     command.exitOverride();
@@ -50,12 +55,10 @@ async function main(): Promise<void> {
     await program.parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return;
-      if (error.code === "commander.unknownOption" || error.code === "commander.unknownCommand") {
-        process.exitCode = 2;
-        return;
-      }
-      process.exitCode = error.exitCode || 2;
+      if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.exitCode === 0) return;
+      // Every other parse failure (unknown option, missing or extra argument, a group run
+      // without a subcommand) is a usage error; commander has already said what was wrong.
+      process.exitCode = 2;
       return;
     }
     process.exitCode = reportError(io, error);

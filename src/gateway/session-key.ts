@@ -16,8 +16,8 @@ export interface KeySettings {
   threadSessionsPerUser?: boolean;
 }
 
-/** The format of session ids Threadline generates: `YYYYMMDD_HHMMSS_<8 hex>`. */
-export const SESSION_ID_PATTERN = /^\d{8}_\d{6}_[0-9a-f]{8}$/;
+/** The format of session ids Threadline generates: `YYYYMMDD_HHMMSS_<8 hex>` (`<6 hex>` for terminal chat sessions). */
+export const SESSION_ID_PATTERN = /^\d{8}_\d{6}_(?:[0-9a-f]{8}|[0-9a-f]{6})$/;
 
 /**
  * Canonicalises a platform identity. For `whatsapp` it strips a leading `+`, a
@@ -176,7 +176,7 @@ export function assertSafeKey(key: unknown): asserts key is string {
 
 /**
  * Checks a session id handed to the store directly: it must match
- * {@link SESSION_ID_PATTERN} (`YYYYMMDD_HHMMSS_<8 lowercase hex>`).
+ * {@link SESSION_ID_PATTERN} (`YYYYMMDD_HHMMSS_<8 lowercase hex>`, or 6 for terminal chat sessions).
  *
  * @throws {InvalidInputError} saying what was wrong.
  * @example
@@ -189,7 +189,7 @@ export function assertSafeSessionId(id: unknown): asserts id is string {
   if (typeof id !== "string" || !SESSION_ID_PATTERN.test(id)) {
     const shown = typeof id === "string" ? JSON.stringify(id.length > 80 ? `${id.slice(0, 77)}…` : id) : String(id);
     throw new InvalidInputError(
-      `session id ${shown} is not a Threadline session id; expected YYYYMMDD_HHMMSS_ followed by 8 lowercase hex digits (e.g. 20250101_120000_0a1b2c3d).`,
+      `session id ${shown} is not a Threadline session id; expected YYYYMMDD_HHMMSS_ followed by 8 lowercase hex digits (6 for terminal chat sessions; e.g. 20250101_120000_0a1b2c3d).`,
       { field: "sessionId" },
     );
   }

@@ -1,12 +1,491 @@
 /**
- * `threadline chat` (being written).
+ * `threadline chat`: an interactive conversation in the terminal, through the same session
+ * machinery as the gateway (a {@link GatewayRunner} with a {@link SessionStore} on the
+ * database, source `cli`, the configured agent, the gateway's slash commands) plus
+ * `/handoff <platform>` and `/exit`.
+ *
+ * Lanes: every chat runs under the session key `agent:main:cli:dm:<lane>`. A new chat's
+ * lane is named after the id its session gets (`YYYYMMDD_HHMMSS_<6 hex>`, created with the
+ * first thing typed). Resuming (`--continue`, `--resume`, `sessions browse`) rejoins the
+ * lane the session was created in (a session from elsewhere gets the lane named after its
+ * id) and points it at that session, so the session keeps its id.
  *
  * @module
  */
-import { Command } from "commander";
-import type { CliIo } from "../cli-output.js";
+import { createInterface, type Interface } from "node:readline";
+import { Command, Option } from "commander";
+import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/index.js";
+import {
+  EchoAgent,
+  HeuristicTitler,
+  OpenAiCompatibleAgent,
+  OpenAiTitler,
+  resolveProviderConfig,
+  type Agent,
+  type Titler,
+} from "../../agents/index.js";
+import {
+  defaultConfigPath,
+  GatewayRunner,
+  HandoffError,
+  parseSlashCommand,
+  readConfigFile,
+  requestHandoff,
+  SLASH_COMMANDS,
+  SessionStore,
+} from "../../gateway/index.js";
+import { parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionDB } from "../../store/index.js";
+import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
+import { styles, useColor, type CliIo } from "../cli-output.js";
+import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
+
+/** Options of {@link runChat} (those of the command line). */
+export interface ChatOptions {
+  /** Database target (`--db`; else THREADLINE_DB, the config file's `database`, the default file). */
+  db?: string;
+  /** Config file (`--config`; else THREADLINE_CONFIG, else `$THREADLINE_HOME/config.yaml`). */
+  config?: string;
+  /** `--continue [title]`: `true` for the most recent CLI session, or a title (newest of its lineage). */
+  continue?: string | boolean;
+  /** `--resume <id|prefix|title>`. */
+  resume?: string;
+  /** Add `--db <target>` to the resume hint (the database was named on the command line). */
+  showDbInHint?: boolean;
+}
+
+/** How long `/handoff` waits for a gateway (ms). */
+export const HANDOFF_TIMEOUT_MS = 60_000;
+/** The key prefix of terminal lanes. */
+const CLI_KEY_PREFIX = "agent:main:cli:dm:";
+/** How often the chat looks whether a turn has finished (ms). */
+const TURN_POLL_MS = 20;
+
+const CLI_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
+  handoff: "/handoff <platform>: move this session to the platform's home channel (a running gateway takes it over)",
+  exit: "leave the chat (also /quit or Ctrl-D); prints how to resume",
+});
+
+/** The config a chat runs with: the file, what it says (defaults when there is none), and the database target. */
+export interface ChatSetup {
+  configPath: string;
+  config: ServeConfig;
+  /** `--db`, else THREADLINE_DB, else the config file's `database`, else `undefined` (the default file). */
+  database: string | undefined;
+}
+
+/**
+ * Reads the config file (`--config`, else THREADLINE_CONFIG, else the default path; a
+ * missing default file is fine) and picks the database as `threadline serve` does, so a
+ * chat and the gateway it hands off to share one database.
+ */
+export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" | "config">): Promise<ChatSetup> {
+  const explicit = options.config ?? io.env["THREADLINE_CONFIG"];
+  const configPath = explicit ?? defaultConfigPath();
+  let doc: Record<string, unknown> = {};
+  try {
+    doc = await readConfigFile(configPath);
+  } catch (error) {
+    if (!(error instanceof NotFoundError) || explicit !== undefined) throw error;
+  }
+  const config = parseServeConfig(doc);
+  return { configPath, config, database: options.db ?? io.env["THREADLINE_DB"] ?? config.database ?? undefined };
+}
+
+/** The session a `--continue`/`--resume` names, following a compression chain to its live tip. */
+async function resumeTarget(db: SessionDB, options: ChatOptions): Promise<string | null> {
+  let id: string;
+  if (options.resume !== undefined) {
+    id = await resolveSessionRef(db, options.resume, { lineage: true });
+  } else if (typeof options.continue === "string") {
+    id = await resolveSessionRef(db, options.continue, { lineage: true });
+  } else if (options.continue === true) {
+    const latest = (await db.listSessions({ sources: [CLI_PLATFORM], limit: 1 })).items[0];
+    if (latest === undefined) {
+      throw new CliError('No terminal chat session to continue yet. Start one with "threadline chat".', EXIT.notFound);
+    }
+    id = latest.id;
+  } else {
+    return null;
+  }
+  const session = await db.getSession(id);
+  if (session !== null && session.endReason === "compression") return db.getCompressionTip(id);
+  return id;
+}
+
+/** The lane (chat id) a resumed session runs in: the CLI lane it was created in, else one named after it. */
+function laneOf(session: { id: string; sessionKey: string | null }): string {
+  const key = session.sessionKey;
+  if (key !== null && key.startsWith(CLI_KEY_PREFIX)) {
+    const lane = key.slice(CLI_KEY_PREFIX.length);
+    if (/^[\w-]+$/u.test(lane)) return lane;
+  }
+  return session.id;
+}
+
+function routeFields(sessionId: string, now: number, source: CliAdapter["source"]): RouteFields {
+  return {
+    sessionId,
+    createdAt: now,
+    updatedAt: now,
+    origin: JSON.parse(JSON.stringify(source)) as Record<string, unknown>,
+    displayName: source.userName ?? null,
+    platform: CLI_PLATFORM,
+    chatType: "dm",
+    wasAutoReset: false,
+    autoResetReason: null,
+    resetHadActivity: false,
+    isFreshReset: false,
+    expiryFinalized: false,
+    suspended: false,
+    resumePending: false,
+    resumeReason: null,
+    lastResumeMarkedAt: null,
+    lastPromptTokens: 0,
+    turnStartedAt: null,
+    interruptedRestarts: 0,
+    finalizeFailures: 0,
+  };
+}
+
+/**
+ * Points a lane at a session: a new lane's entry is written (creating the session when
+ * `create` is set, reopening it when it had ended); an existing entry is switched like
+ * `/resume` does (unless it already routes to that live session).
+ */
+async function bindLane(store: SessionStore, key: string, source: CliAdapter["source"], sessionId: string, create: boolean): Promise<void> {
+  const db = store.db;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const route = await db.getRoute(key);
+    if (route === null) {
+      const now = store.clock.now();
+      const session = create ? null : await db.getSession(sessionId);
+      const written = await db.writeRoute({
+        key,
+        expectedVersion: null,
+        route: routeFields(sessionId, now, source),
+        ...(create
+          ? {
+              createSession: {
+                id: sessionId,
+                source: CLI_PLATFORM,
+                userId: source.userId ?? null,
+                sessionKey: key,
+                chatId: source.chatId ?? null,
+                chatType: "dm",
+                startedAt: now,
+              },
+            }
+          : session !== null && session.endedAt !== null
+            ? { reopenSession: sessionId }
+            : {}),
+      });
+      if (written !== null) return;
+      continue;
+    }
+    if (create) return;
+    const session = await db.getSession(route.sessionId);
+    if (route.sessionId === sessionId && !route.suspended && session !== null && session.endedAt === null) {
+      // Already bound: count the resume as activity (so an idle reset policy does not replace it on
+      // the next message), and drop a turn marker a terminal that died mid-turn left behind.
+      const now = store.clock.now();
+      await store.patchEntry(key, () => ({ updatedAt: now, turnStartedAt: null }));
+      return;
+    }
+    await store.switchSession(key, sessionId);
+    return;
+  }
+}
+
+/** The agent and titler the config and environment ask for (echo without a provider). */
+function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv): { factory: () => Agent; titler: Titler | null; describe: string } {
+  const provider = resolveProviderConfig(config.provider ?? undefined, env);
+  if (provider === null) {
+    return {
+      factory: () => new EchoAgent(),
+      titler: config.titles.enabled ? new HeuristicTitler() : null,
+      describe:
+        "echo agent: no model provider is configured, so replies repeat what you type " +
+        "(set provider: in the config file, or OPENAI_BASE_URL / OPENAI_API_KEY and THREADLINE_MODEL)",
+    };
+  }
+  return {
+    factory: () => new OpenAiCompatibleAgent(provider),
+    titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
+    describe: `model ${provider.model} at ${provider.baseUrl}`,
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Runs an interactive chat on `io` until `/exit`, `/quit`, Ctrl-D (end of input) or
+ * Ctrl-C at an empty prompt; returns the exit code. Prints the session id and how to
+ * resume it on the way out.
+ */
+export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<number> {
+  if (options.resume !== undefined && options.continue !== undefined && options.continue !== false) {
+    throw new CliError("Use either --continue or --resume, not both.", EXIT.usage);
+  }
+  const s = styles(useColor(io));
+  const { configPath, config, database } = await loadChatSetup(io, options);
+  const agent = chooseAgent(config, io.env);
+  const db = await openSessionDB(database, { synchronous: config.storage.synchronous });
+  let runner: GatewayRunner | null = null;
+  let rl: Interface | null = null;
+  const cleanups: Array<() => void> = [];
+  try {
+    const resumeId = await resumeTarget(db, options);
+    const resumed = resumeId === null ? null : await db.getSession(resumeId);
+    const lane = resumed === null ? newSessionId(Date.now() / 1000, 6) : laneOf(resumed);
+    const lifecycle = config.lifecycle;
+    const store = new SessionStore({
+      db,
+      keySettings: lifecycle.keySettings,
+      reset: lifecycle.reset,
+      resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
+      sessionIdHexDigits: 6,
+    });
+    const print = (text: string): void => {
+      io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+    };
+    const show = (delivery: CliDelivery): void => {
+      const { text, kind } = delivery.message;
+      if (kind === "reply") io.stdout.write(`${text}\n\n`);
+      else if (kind === "error") print(s.red(text));
+      else print(s.dim(text));
+    };
+    const cli = new CliAdapter({ chatId: lane, onDelivery: show });
+    const key = await store.sessionKeyFor(cli.source);
+    runner = new GatewayRunner({
+      store,
+      agentFactory: agent.factory,
+      adapters: [cli],
+      titler: agent.titler,
+      historyLimit: config.gateway.historyLimit,
+      contextConfig: {
+        connectedPlatforms: [CLI_PLATFORM],
+        homeChannels: Object.fromEntries(
+          Object.entries(config.homeChannels).map(([platform, c]) => [platform, c.name === null ? { chatId: c.chatId } : { chatId: c.chatId, name: c.name }]),
+        ),
+      },
+      redactPii: lifecycle.redactPii,
+    });
+    const gateway = runner;
+    await gateway.start();
+
+    const showRecap = async (sessionId: string): Promise<void> => {
+      const session = await db.getSession(sessionId);
+      if (session === null) return;
+      const info = { id: session.id, title: session.title, messageCount: session.messageCount, lastActiveAt: session.lastActiveAt };
+      if (config.display.resumeDisplay === "minimal") {
+        print(recapOneLiner(info, io.now()));
+        return;
+      }
+      const recap = buildRecap(await db.getMessages(session.id));
+      io.stdout.write(renderRecapPanel(recap, info, { width: io.stdout.columns ?? 80, color: useColor(io), now: io.now() }));
+      print(`Resumed session ${session.id}.`);
+    };
+
+    print(
+      `${s.bold("threadline chat")} ${s.dim(`· ${agent.describe}`)}\n` +
+        s.dim("Type a message and press Enter. /help lists the commands; /exit or Ctrl-D leaves."),
+    );
+    let bound = false;
+    if (resumed !== null) {
+      await bindLane(store, key, cli.source, resumed.id, false);
+      bound = true;
+      await showRecap(resumed.id);
+    }
+    const bind = async (): Promise<void> => {
+      if (bound) return;
+      await bindLane(store, key, cli.source, lane, true);
+      bound = true;
+    };
+    const currentSessionId = async (): Promise<string | null> => (await store.getEntry(key))?.sessionId ?? null;
+
+    const terminal = io.stdin.isTTY === true && io.stdout.isTTY === true;
+    const input = createInterface({ input: io.stdin, output: io.stdout, terminal, prompt: terminal ? s.bold(s.cyan("> ")) : "", historySize: terminal ? 500 : 0 });
+    rl = input;
+    const lines: string[] = [];
+    let closed = false;
+    let busy = false;
+    let finished = false;
+    let wake: (() => void) | null = null;
+    const poke = (): void => {
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    input.on("line", (line) => {
+      lines.push(line);
+      poke();
+    });
+    input.on("close", () => {
+      closed = true;
+      poke();
+    });
+    /** Ctrl-C: stops a running reply, else clears the line, else leaves. A signal (`leave`) stops the reply and leaves. */
+    const interruptOrLeave = (leave = false): void => {
+      if (busy) {
+        void gateway.interrupt(key, "stop");
+        if (leave) finished = true;
+        return;
+      }
+      if (!leave && input.line !== "") {
+        // Ctrl-C with text on the line clears it.
+        input.write(null, { ctrl: true, name: "u" });
+        return;
+      }
+      finished = true;
+      if (terminal) io.stdout.write("\n");
+      poke();
+    };
+    input.on("SIGINT", () => interruptOrLeave());
+    const onSignal = (): void => interruptOrLeave(true);
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    cleanups.push(() => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    });
+
+    const waitForTurn = async (): Promise<void> => {
+      while (gateway.isBusy(key)) await delay(TURN_POLL_MS);
+    };
+
+    let handedOff: string | null = null;
+    const handoff = async (platform: string): Promise<boolean> => {
+      if (platform === "") {
+        const known = Object.keys(config.homeChannels);
+        print(s.red(`Usage: /handoff <platform>, e.g. /handoff telegram${known.length > 0 ? ` (home channels: ${known.join(", ")})` : ""}.`));
+        return false;
+      }
+      const entry = await store.getEntry(key);
+      if (entry === null || entry.messageCount === 0) {
+        print(s.red("Nothing to hand off yet: send a message first."));
+        return false;
+      }
+      const turnRunning = gateway.isBusy(key) || entry.turnStartedAt !== null;
+      if (!turnRunning && Object.hasOwn(config.homeChannels, platform)) {
+        print(s.dim(`Handing session ${entry.sessionId} off to ${platform}: waiting for a running gateway (threadline serve) to take it (up to ${HANDOFF_TIMEOUT_MS / 1000} s)…`));
+      }
+      try {
+        const outcome = await requestHandoff(
+          db,
+          { sessionId: entry.sessionId, platform },
+          { homeChannels: config.homeChannels, turnRunning, timeoutMs: HANDOFF_TIMEOUT_MS, configPath },
+        );
+        const where = `chat ${outcome.chatId}${outcome.threadId === null ? "" : `, thread ${outcome.threadId}`}`;
+        print(s.green(`Handed off to ${platform} (${where}): the session continues there with the same id.`));
+        handedOff = platform;
+        return true;
+      } catch (error) {
+        print(s.red(error instanceof HandoffError ? error.message : `/handoff failed: ${(error as Error).message}`));
+        return false;
+      }
+    };
+
+    /** Runs one typed line; `true` when the chat should end. */
+    const runLine = async (raw: string): Promise<boolean> => {
+      const text = raw.trim();
+      if (text === "") return false;
+      const command = parseSlashCommand(text);
+      if (command !== null && (command.name === "exit" || command.name === "quit")) return true;
+      if (command !== null && command.name === "handoff") return handoff(command.args);
+      // The lane's session is created with the first thing that needs one (not by /status, /help, /stop,
+      // and /new makes its own).
+      if (command === null || !["status", "help", "stop", "new", "reset"].includes(command.name)) await bind();
+      const before = await currentSessionId();
+      const delivered = cli.sent.length;
+      const { ack } = await cli.submit(text);
+      if (ack.status === "rejected" && cli.sent.length === delivered) print(s.red(ack.reason));
+      await waitForTurn();
+      if (command !== null && command.name === "help") {
+        print(Object.entries(CLI_COMMANDS).map(([name, help]) => `/${name} — ${help}`).join("\n"));
+      }
+      if (command !== null && command.name === "resume" && command.args !== "") {
+        const after = await currentSessionId();
+        if (after !== null && after !== before) await showRecap(after);
+      }
+      return false;
+    };
+
+    if (terminal) input.prompt();
+    for (;;) {
+      if (finished) break;
+      const line = lines.shift();
+      if (line === undefined) {
+        if (closed) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      busy = true;
+      let leave: boolean;
+      try {
+        leave = await runLine(line);
+      } catch (error) {
+        reportError(io, error);
+        leave = false;
+      } finally {
+        busy = false;
+      }
+      if (leave) break;
+      if (terminal && !closed && lines.length === 0) input.prompt();
+    }
+
+    if (terminal && closed && !finished) io.stdout.write("\n");
+    if (gateway.isBusy(key)) await gateway.interrupt(key, "stop");
+    const entry = await store.getEntry(key);
+    const sessionId = entry?.sessionId ?? null;
+    if (sessionId === null) {
+      print(s.dim("No session was started."));
+    } else {
+      const title = entry?.title ? ` "${entry.title}"` : "";
+      const dbHint = options.showDbInHint && options.db !== undefined ? ` --db ${JSON.stringify(options.db)}` : "";
+      const command = `threadline chat --resume ${sessionId}${dbHint}`;
+      print(
+        handedOff === null
+          ? `Session ${s.bold(sessionId)}${title}. Resume it with: ${command}`
+          : `Session ${s.bold(sessionId)}${title} continues on ${handedOff}. Take it back to the terminal with: ${command}`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    for (const cleanup of cleanups) cleanup();
+    rl?.close();
+    if (runner !== null) {
+      await runner.drain(5_000);
+      await runner.stop();
+    }
+    await db.close();
+  }
+}
 
 /** Builds the `chat` command. */
-export function makeChatCommand(_io: CliIo): Command {
-  return new Command("chat").description("(not available yet)");
+export function makeChatCommand(io: CliIo): Command {
+  return new Command("chat")
+    .description("chat in the terminal: a session of source cli, the configured agent (echo without one), the gateway's slash commands")
+    .addOption(new Option("-c, --continue [title]", "resume the most recent terminal session, or the newest session of a title's lineage"))
+    .addOption(new Option("-r, --resume <session>", "resume a session by id, unique id prefix or title (newest of its lineage)"))
+    .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
+    .addOption(new Option("--config <file>", "config file (YAML)").env("THREADLINE_CONFIG"))
+    .addHelpText(
+      "after",
+      [
+        "",
+        "In the chat:",
+        ...Object.entries({ ...SLASH_COMMANDS, ...CLI_COMMANDS }).map(([name, help]) => `  /${name}  ${help}`),
+        "",
+        "Exit with /exit, /quit or Ctrl-D; the session id and the command to resume it are printed.",
+      ].join("\n"),
+    )
+    .action(async (options: { continue?: string | boolean; resume?: string; db?: string; config?: string }, command: Command) => {
+      const code = await runChat(io, { ...options, showDbInHint: command.getOptionValueSource("db") === "cli" });
+      process.exitCode = code;
+    });
 }

@@ -1,0 +1,108 @@
+/**
+ * `threadline sessions export <file|-> [--source S] [--session-id ID]`: sessions as JSON
+ * Lines (one `threadline.session` record per line), to a file or stdout.
+ *
+ * @module
+ */
+import { createWriteStream } from "node:fs";
+import { unlink } from "node:fs/promises";
+import { finished } from "node:stream/promises";
+import type { Writable } from "node:stream";
+import { Command } from "commander";
+import { writeJsonl, type SessionDB, type SessionRecord } from "../../../store/index.js";
+import type { CliIo } from "../../cli-output.js";
+import { resolveSessionRef, withDatabase } from "../../cli-context.js";
+import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
+import { progressWanted, startProgressBar } from "../../progress-bar.js";
+
+interface ExportOptions {
+  db?: string;
+  json?: boolean;
+  source?: string[];
+  sessionId?: string;
+}
+
+/**
+ * Builds `sessions export`. Prints `Exported N sessions to FILE` (JSON: `{ "exported": N,
+ * "file": FILE }`) on stdout, or on stderr when the records themselves go to stdout (`-`).
+ */
+export function makeExportCommand(io: CliIo): Command {
+  return new Command("export")
+    .description('write sessions as JSON Lines to FILE ("-" for stdout)')
+    .argument("<file>", 'output file, or "-" for stdout')
+    .addOption(sourceOption())
+    .option("--session-id <session>", "only this session (id, unique id prefix, or title)")
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (file: string, options: ExportOptions) => {
+      await withDatabase(options.db, async (db) => {
+        const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId);
+        const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
+        const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;
+        const bar = startProgressBar(io, { label: "Exporting", total });
+        async function* counted(records: AsyncIterable<SessionRecord>): AsyncIterable<SessionRecord> {
+          for await (const record of records) {
+            yield record;
+            bar.increment();
+          }
+        }
+        const records = counted(db.exportSessions({ ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) }));
+        let exported: number;
+        try {
+          exported = file === "-" ? await writeTo(io.stdout as unknown as Writable, records, false) : await writeToFile(file, records);
+        } finally {
+          bar.stop();
+        }
+        const summaryStream = file === "-" ? io.stderr : io.stdout;
+        if (options.json) summaryStream.write(`${JSON.stringify({ exported, file }, null, 2)}\n`);
+        else summaryStream.write(`Exported ${exported} session${exported === 1 ? "" : "s"} to ${file === "-" ? "stdout" : file}\n`);
+      });
+    });
+}
+
+/** How many sessions the export will write (for the progress bar). */
+async function countToExport(db: SessionDB, sessionId: string | undefined, sources: string[] | undefined): Promise<number> {
+  if (sessionId !== undefined) return 1;
+  const stats = await db.getStats();
+  if (sources === undefined) return stats.totalSessions;
+  return [...new Set(sources)].reduce((sum, source) => sum + (stats.sessionsBySource[source] ?? 0), 0);
+}
+
+/** Writes the export to a file; a failed export removes the partial file. */
+async function writeToFile(path: string, records: AsyncIterable<SessionRecord>): Promise<number> {
+  const out = createWriteStream(path);
+  try {
+    const count = await writeTo(out, records, true);
+    return count;
+  } catch (error) {
+    out.destroy();
+    await unlink(path).catch(() => {});
+    throw error;
+  }
+}
+
+/** Writes JSONL to a stream, turning a stream error (a full disk, a closed pipe) into a rejection. */
+async function writeTo(out: Writable, records: AsyncIterable<SessionRecord>, end: boolean): Promise<number> {
+  let streamError: unknown = null;
+  const onError = (error: unknown): void => {
+    streamError ??= error;
+  };
+  out.on("error", onError);
+  try {
+    async function* guarded(): AsyncIterable<SessionRecord> {
+      for await (const record of records) {
+        if (streamError !== null) throw streamError;
+        yield record;
+      }
+    }
+    const count = await writeJsonl(guarded(), out);
+    if (end) {
+      out.end();
+      await finished(out);
+    }
+    if (streamError !== null) throw streamError;
+    return count;
+  } finally {
+    out.off("error", onError);
+  }
+}

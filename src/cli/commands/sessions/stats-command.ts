@@ -1,0 +1,62 @@
+/**
+ * `threadline sessions stats`: totals, sessions per source and the database size.
+ *
+ * @module
+ */
+import { Command } from "commander";
+import { styles, table, useColor, writeJson, type CliIo } from "../../cli-output.js";
+import { withDatabase } from "../../cli-context.js";
+import { formatBytes } from "../../byte-size.js";
+import { dbOption, jsonOption } from "../../command-options.js";
+
+interface StatsOptions {
+  db?: string;
+  json?: boolean;
+}
+
+/**
+ * Builds `sessions stats`. JSON: `{ "location", "backend", "totalSessions", "totalMessages",
+ * "sessionsBySource", "databaseBytes", "searchIndexBytes", "byModel": ModelStats[] }`, where
+ * `byModel` carries the token and cost totals per model.
+ */
+export function makeStatsCommand(io: CliIo): Command {
+  return new Command("stats")
+    .description("show totals, sessions per source and the database size (--json adds tokens and cost per model)")
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (options: StatsOptions) => {
+      await withDatabase(options.db, async (db) => {
+        const stats = await db.getStats();
+        if (options.json) {
+          writeJson(io, {
+            location: db.location,
+            backend: db.capabilities.backend,
+            totalSessions: stats.totalSessions,
+            totalMessages: stats.totalMessages,
+            sessionsBySource: stats.sessionsBySource,
+            databaseBytes: stats.databaseBytes,
+            searchIndexBytes: stats.searchIndexBytes,
+            byModel: stats.byModel,
+          });
+          return;
+        }
+        const s = styles(useColor(io));
+        const n = (v: number): string => v.toLocaleString("en-US");
+        const size = `${formatBytes(stats.databaseBytes)}${stats.searchIndexBytes === null ? "" : ` (search index ${formatBytes(stats.searchIndexBytes)})`}`;
+        const lines = [
+          `${s.dim("Database")}  ${db.location} (${db.capabilities.backend})`,
+          `${s.dim("Size    ")}  ${size}`,
+          `${s.dim("Sessions")}  ${n(stats.totalSessions)}`,
+          `${s.dim("Messages")}  ${n(stats.totalMessages)}`,
+        ];
+        const bySource = Object.entries(stats.sessionsBySource).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+        if (bySource.length > 0) {
+          const rows = table(["Source", "Sessions"], bySource.map(([source, count]) => [source, n(count)]))
+            .split("\n")
+            .map((line, i) => `  ${i === 0 ? s.bold(line) : line}`);
+          lines.push("", "Sessions by source:", ...rows);
+        }
+        io.stdout.write(`${lines.join("\n")}\n`);
+      });
+    });
+}
