@@ -233,6 +233,12 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   const { configPath, config, database } = await loadChatSetup(io, options);
   const agent = chooseAgent(config, io.env);
   const db = await openSessionDB(database, { synchronous: config.storage.synchronous });
+  if (config.autoPrune.enabled) {
+    // At most once per interval across every process sharing the database; never fatal.
+    await db
+      .autoPrune({ olderThanDays: config.autoPrune.retentionDays, intervalSeconds: config.autoPrune.minIntervalHours * 3600, vacuum: config.autoPrune.vacuum })
+      .catch(() => {});
+  }
   let runner: GatewayRunner | null = null;
   let rl: Interface | null = null;
   const cleanups: Array<() => void> = [];

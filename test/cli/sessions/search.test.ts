@@ -56,6 +56,25 @@ describe("threadline sessions search", { timeout: 120_000 }, () => {
     expect(badRole.stderr).toMatch(/--role must be one of system, developer, user, assistant, tool/u);
   });
 
+  it("--discover returns what the session_search tool sees; a blank query lists recent sessions", async () => {
+    await t.seed(async (db) => {
+      await addToolSession(db);
+      await addSession(db, { text: "please rollback the deployment", source: "telegram", title: "Rollback", ago: 2 * HOUR });
+    });
+    const found = await t.run(["sessions", "search", "--discover", "rollback", "--db", t.db]);
+    expect(found.code).toBe(0);
+    expect(found.stdout).toMatch(/^## Rollback — session /mu);
+    expect(found.stdout).toContain(">> user: please rollback the deployment");
+    const json = parseJson<{ mode: string; sessions: Array<{ title: string | null }> }>(
+      await t.run(["sessions", "search", "--discover", "--json", "--db", t.db]),
+    );
+    expect(json.mode).toBe("browse");
+    expect(json.sessions.length).toBe(2);
+    const blank = await t.run(["sessions", "search", "--db", t.db]);
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toMatch(/Give something to search for/);
+  });
+
   it("says so when nothing matches", async () => {
     await t.seed((db) => addSession(db, { text: "hello" }));
     const result = await t.run(["sessions", "search", "kubernetes", "--db", t.db]);

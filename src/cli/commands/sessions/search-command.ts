@@ -9,8 +9,10 @@ import { InvalidInputError, MESSAGE_ROLES, type MessageRole, type SearchHit, typ
 import { relativeTime, styles, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { parseCount, withDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
+import { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } from "../../../tools/index.js";
 
 interface SearchCommandOptions {
+  discover?: boolean;
   db?: string;
   json?: boolean;
   source?: string[];
@@ -38,7 +40,8 @@ export interface SearchGroupJson {
 export function makeSearchCommand(io: CliIo): Command {
   return new Command("search")
     .description("search message text; hits grouped by session")
-    .argument("<query...>", 'search words ("exact phrase", prefix*, OR, NOT); several words are joined with spaces')
+    .argument("[query...]", 'search words ("exact phrase", prefix*, OR, NOT); several words are joined with spaces')
+    .option("--discover", "what the agent's session_search tool returns: sessions grouped by conversation (a compressed chain once), with windows and bookends; a blank query lists recent sessions")
     .addOption(sourceOption())
     .addOption(
       new Option("--role <role>", `only messages with this role (repeatable: ${MESSAGE_ROLES.join(", ")})`).argParser(
@@ -50,6 +53,19 @@ export function makeSearchCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (words: string[], options: SearchCommandOptions) => {
       const query = words.join(" ");
+      if (options.discover) {
+        await withDatabase(options.db, async (db) => {
+          const limit = Math.min(MAX_SESSION_SEARCH_LIMIT, options.limit === 20 ? 3 : options.limit);
+          const result = await sessionSearch(db, query, {
+            limit,
+            ...(options.source !== undefined && options.source.length > 0 ? { sources: options.source } : {}),
+          });
+          if (options.json) writeJson(io, result);
+          else io.stdout.write(`${formatSessionSearch(result)}\n`);
+        });
+        return;
+      }
+      if (query.trim() === "") throw new InvalidInputError("Give something to search for (or --discover with no query to list recent sessions).", { field: "query" });
       await withDatabase(options.db, async (db) => {
         const hits = await db.searchMessages(query, {
           limit: options.limit,
