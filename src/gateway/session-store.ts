@@ -90,7 +90,11 @@ function withExtras(write: RouteWrite, extras: TurnExtras): void {
   if (extras.fence !== undefined) write.fence = extras.fence;
 }
 
-function baseFields(sessionId: string, now: number, source: SessionSource | null, previous: Route | null): RouteFields {
+/**
+ * The fields of a fresh routing entry for `sessionId` (no flags set), taking origin,
+ * display name, platform and chat type from `source` (else from `previous`).
+ */
+export function newRouteFields(sessionId: string, now: number, source: SessionSource | null, previous: Route | null = null): RouteFields {
   return {
     sessionId,
     createdAt: now,
@@ -274,7 +278,7 @@ export class SessionStore {
           const recovered = await this.db.writeRoute({
             key,
             expectedVersion: null,
-            route: { ...baseFields(live.id, live.startedAt, source, null), updatedAt: live.lastActiveAt },
+            route: { ...newRouteFields(live.id, live.startedAt, source, null), updatedAt: live.lastActiveAt },
           });
           if (recovered === null) continue;
           route = recovered;
@@ -357,7 +361,7 @@ export class SessionStore {
     extras: TurnExtras = {},
   ): Promise<SessionEntry | null> {
     const id = newSessionId(now, this.sessionIdHexDigits);
-    const fields = baseFields(id, now, source, route);
+    const fields = newRouteFields(id, now, source, route);
     const activity = hadActivity(decision.old);
     if (decision.auto) {
       fields.wasAutoReset = true;
@@ -492,7 +496,7 @@ export class SessionStore {
       const route = await this.db.getRoute(key);
       if (route === null) return null;
       const now = this.clock.now();
-      const fields: RouteFields = { ...baseFields(target.id, now, null, route) };
+      const fields: RouteFields = { ...newRouteFields(target.id, now, null, route) };
       const write: RouteWrite = { key, expectedVersion: route.version, route: fields };
       if (route.sessionId !== target.id) write.endSession = { id: route.sessionId, reason: END_REASON_SWITCH, endedAt: now };
       if (target.endedAt !== null) write.reopenSession = target.id;
@@ -525,7 +529,7 @@ export class SessionStore {
       }
       const route = await this.db.getRoute(key);
       const now = this.clock.now();
-      const write: RouteWrite = { key, expectedVersion: route?.version ?? null, route: baseFields(target.id, now, source, route) };
+      const write: RouteWrite = { key, expectedVersion: route?.version ?? null, route: newRouteFields(target.id, now, source, route) };
       if (route !== null && route.sessionId !== target.id) {
         const previous = await this.db.getSession(route.sessionId);
         if (previous !== null && previous.endedAt === null) {

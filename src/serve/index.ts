@@ -7,3 +7,4 @@
 export * from "./serve-config.js";
 export * from "./gateway-metrics.js";
 export * from "./start-gateway.js";
+export * from "./agent-choice.js";

@@ -7,17 +7,8 @@
  */
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import {
-  EchoAgent,
-  HeuristicTitler,
-  OpenAiCompatibleAgent,
-  OpenAiTitler,
-  resolveProviderConfig,
-  type Agent,
-  type Titler,
-} from "../agents/index.js";
+import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
 import { ApiServerAdapter, WebhookAdapter } from "../adapters/index.js";
-import { agentSummariser, sessionSearchTool } from "../tools/index.js";
 import {
   ExpiryWatcher,
   GatewayRecovery,
@@ -29,6 +20,7 @@ import {
   type StartupReport,
 } from "../gateway/index.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
+import { chooseAgent } from "./agent-choice.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
 import type { ServeConfig } from "./serve-config.js";
 
@@ -102,30 +94,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   );
 
   let agentFactory: () => Agent;
-  let titler: Titler | null = null;
+  let titler: Titler | null;
   if (options.agentFactory) {
     agentFactory = options.agentFactory;
+    titler = config.titles.enabled ? new HeuristicTitler() : null;
   } else {
-    const provider = resolveProviderConfig(config.provider ?? undefined, env);
-    if (provider === null) {
-      agentFactory = () => new EchoAgent();
-      logger.warn({}, "no model provider configured (set OPENAI_BASE_URL/OPENAI_API_KEY and THREADLINE_MODEL, or provider: in the config): using the built-in echo agent");
-    } else {
-      const search = config.tools.sessionSearch;
-      const tools = search.enabled
-        ? [
-            sessionSearchTool(db, {
-              charBudget: search.charBudget,
-              summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(provider)) : null,
-            }),
-          ]
-        : [];
-      agentFactory = () => new OpenAiCompatibleAgent({ ...provider, tools });
-      logger.info({ baseUrl: provider.baseUrl, model: provider.model }, "model provider configured");
-      if (config.titles.enabled) titler = new OpenAiTitler(provider);
-    }
+    const choice = chooseAgent(config, env, db);
+    agentFactory = choice.factory;
+    titler = choice.titler;
+    if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
+    else logger.info({ baseUrl: choice.provider.baseUrl, model: choice.provider.model }, "model provider configured");
   }
-  if (config.titles.enabled && titler === null) titler = new HeuristicTitler();
 
   const adapters: Adapter[] = [];
   // Keep-alive connections must not hold a shutdown open.

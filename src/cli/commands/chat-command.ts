@@ -16,16 +16,8 @@ import { createInterface, type Interface } from "node:readline";
 import { Command, Option } from "commander";
 import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/index.js";
 import {
-  EchoAgent,
-  HeuristicTitler,
-  OpenAiCompatibleAgent,
-  OpenAiTitler,
-  resolveProviderConfig,
-  type Agent,
-  type Titler,
-} from "../../agents/index.js";
-import {
   defaultConfigPath,
+  newRouteFields,
   GatewayRunner,
   HandoffError,
   parseSlashCommand,
@@ -34,7 +26,7 @@ import {
   SLASH_COMMANDS,
   SessionStore,
 } from "../../gateway/index.js";
-import { parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionDB } from "../../store/index.js";
 import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
@@ -123,30 +115,6 @@ function laneOf(session: { id: string; sessionKey: string | null }): string {
   return session.id;
 }
 
-function routeFields(sessionId: string, now: number, source: CliAdapter["source"]): RouteFields {
-  return {
-    sessionId,
-    createdAt: now,
-    updatedAt: now,
-    origin: JSON.parse(JSON.stringify(source)) as Record<string, unknown>,
-    displayName: source.userName ?? null,
-    platform: CLI_PLATFORM,
-    chatType: "dm",
-    wasAutoReset: false,
-    autoResetReason: null,
-    resetHadActivity: false,
-    isFreshReset: false,
-    expiryFinalized: false,
-    suspended: false,
-    resumePending: false,
-    resumeReason: null,
-    lastResumeMarkedAt: null,
-    lastPromptTokens: 0,
-    turnStartedAt: null,
-    interruptedRestarts: 0,
-    finalizeFailures: 0,
-  };
-}
 
 /**
  * Points a lane at a session: a new lane's entry is written (creating the session when
@@ -163,7 +131,7 @@ async function bindLane(store: SessionStore, key: string, source: CliAdapter["so
       const written = await db.writeRoute({
         key,
         expectedVersion: null,
-        route: routeFields(sessionId, now, source),
+        route: newRouteFields(sessionId, now, source),
         ...(create
           ? {
               createSession: {
@@ -198,24 +166,6 @@ async function bindLane(store: SessionStore, key: string, source: CliAdapter["so
 }
 
 /** The agent and titler the config and environment ask for (echo without a provider). */
-function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv): { factory: () => Agent; titler: Titler | null; describe: string } {
-  const provider = resolveProviderConfig(config.provider ?? undefined, env);
-  if (provider === null) {
-    return {
-      factory: () => new EchoAgent(),
-      titler: config.titles.enabled ? new HeuristicTitler() : null,
-      describe:
-        "echo agent: no model provider is configured, so replies repeat what you type " +
-        "(set provider: in the config file, or OPENAI_BASE_URL / OPENAI_API_KEY and THREADLINE_MODEL)",
-    };
-  }
-  return {
-    factory: () => new OpenAiCompatibleAgent(provider),
-    titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
-    describe: `model ${provider.model} at ${provider.baseUrl}`,
-  };
-}
-
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -231,8 +181,8 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
-  const agent = chooseAgent(config, io.env);
   const db = await openSessionDB(database, { synchronous: config.storage.synchronous });
+  const agent = chooseAgent(config, io.env, db);
   if (config.autoPrune.enabled) {
     // At most once per interval across every process sharing the database; never fatal.
     await db
