@@ -48,6 +48,12 @@ export function checkId(value: unknown, field: string): string {
   return value;
 }
 
+/** Checks an optional owner filter (`userId` of a listing, search or export): `undefined`/`null` → `null`, else an id-like string. */
+export function checkUserIdFilter(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return checkId(value, "userId");
+}
+
 /** Checks an optional text field: `null`/`undefined` → `null`, else a well-formed string. */
 export function optionalText(value: unknown, field: string): string | null {
   if (value === null || value === undefined) return null;
@@ -328,6 +334,7 @@ export interface CheckedSearchOptions {
   sources: string[] | null;
   excluded: string[] | null;
   roles: string[] | null;
+  userId: string | null;
 }
 
 /** Validates a search call's arguments (the query text itself is never invalid, only its type). */
@@ -345,6 +352,7 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
     sources: checkNameList(options.sources, "sources"),
     excluded: checkNameList(options.excludeSources, "excludeSources"),
     roles: checkNameList(options.roles, "roles"),
+    userId: checkUserIdFilter(options.userId),
   };
 }
 

@@ -16,7 +16,15 @@ import type {
   ConversationOptions,
   MessageWindowOptions,
   EnqueueResult,
+  ExecutionChange,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
   ExportOptions,
+  FindExecutionsOptions,
+  ListExecutionUnitsOptions,
+  ListExecutionsOptions,
   FencedWriteOptions,
   ImportReport,
   Lease,
@@ -91,6 +99,14 @@ import {
   sessionRow,
 } from "./postgres-lineage.js";
 import { listSessions } from "./postgres-listing.js";
+import * as executions from "./postgres-executions.js";
+import {
+  checkExecutionChange,
+  checkFindExecutions,
+  checkListExecutionUnits,
+  checkListExecutions,
+  checkUserIdFilter,
+} from "../execution-input.js";
 import { migrate } from "./postgres-migrations.js";
 import {
   decodeText,
@@ -676,22 +692,33 @@ export class PostgresSessionDB implements SessionDB {
 
   async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
     const sources = checkNameList(options.sources, "sources");
+    const userId = checkUserIdFilter(options.userId);
     const includeRewound = options.includeRewound === true;
     const toRecord = async (sql: Sql, row: SessionRow): Promise<SessionRecord> =>
       toSessionRecord(toSession(row), (await sql.all<MessageRow>(messagesSql(includeRewound), [row.id])).map(toMessage));
 
     if (options.sessionId !== undefined) {
       const id = checkId(options.sessionId, "sessionId");
-      yield await this.#read("exporting a session", async (sql) => toRecord(sql, await this.#requireRow(sql, id)));
+      yield await this.#read("exporting a session", async (sql) => {
+        const row = await this.#requireRow(sql, id);
+        // Another user's session is not found (its existence is not disclosed).
+        if (userId !== null && decodeText(row.user_id) !== userId) {
+          throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+        }
+        return toRecord(sql, row);
+      });
       return;
     }
-    const filter = sources === null ? "" : "AND source = ANY($3::text[])";
-    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > ($1, $2) ${filter} ORDER BY started_at, id LIMIT 50`;
+    const filterParams: unknown[] = [];
+    let filter = "";
+    if (userId !== null) filter += ` AND user_id = $${filterParams.push(encodeText(userId)) + 2}`;
+    if (sources !== null) filter += ` AND source = ANY($${filterParams.push(sources) + 2}::text[])`;
+    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > ($1, $2)${filter} ORDER BY started_at, id LIMIT 50`;
     let after: [number, string] = [-Infinity, ""];
     for (;;) {
       // One page of sessions at a time, each with its messages: memory stays bounded by the largest session.
       const rows = await this.#read("exporting sessions", (sql) =>
-        sql.all<SessionRow>(pageSql, sources === null ? [after[0], after[1]] : [after[0], after[1], sources]),
+        sql.all<SessionRow>(pageSql, [after[0], after[1], ...filterParams]),
       );
       if (rows.length === 0) return;
       for (const row of rows) {
@@ -847,6 +874,33 @@ export class PostgresSessionDB implements SessionDB {
     });
     if (!due) return { ran: false, deleted: 0 };
     return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
+  }
+
+  // --- execution sessions -----------------------------------------------------
+
+  async writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null> {
+    const checked = checkExecutionChange(change);
+    return this.#write("writing execution sessions", (sql) => executions.writeExecutions(sql, checked));
+  }
+
+  async getExecution(id: string): Promise<ExecutionRecord | null> {
+    checkId(id, "id");
+    return this.#read("reading an execution session", (sql) => executions.getExecution(sql, id));
+  }
+
+  async findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]> {
+    const checked = checkFindExecutions(options);
+    return this.#read("finding execution sessions", (sql) => executions.findExecutions(sql, checked));
+  }
+
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+    const checked = checkListExecutions(options);
+    return this.#read("listing execution sessions", (sql) => executions.listExecutions(sql, checked));
+  }
+
+  async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
+    const checked = checkListExecutionUnits(options);
+    return this.#read("listing execution units", (sql) => executions.listExecutionUnits(sql, checked));
   }
 
   // --- gateway routing state --------------------------------------------------
