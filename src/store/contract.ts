@@ -88,8 +88,14 @@ export interface ConversationMessage {
 export interface MessageWindowOptions {
   /** Include rewound (soft-deleted) messages (default false). */
   includeRewound?: boolean;
-  /** Only the last N messages (a bounded window; default: all). */
+  /** Only the last N messages (a bounded window; default: all). Not together with `afterId`, `limit` or `offset`. */
   lastMessages?: number;
+  /** Only messages whose id is greater than this (keyset paging: pass the last id of the previous page). */
+  afterId?: number;
+  /** At most this many messages, from the start of the transcript (after `afterId` and `offset`): 1 to 1,000. Default: all. */
+  limit?: number;
+  /** Messages to skip first (default 0). */
+  offset?: number;
 }
 
 /** Options of {@link SessionDB.getConversation}. */

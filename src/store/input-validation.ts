@@ -372,6 +372,34 @@ export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; 
   return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources"), vacuum: options.vacuum ?? true };
 }
 
+/** A validated message window of `getMessages`: the last N, or a page (`afterId`, `offset`, `limit`). */
+export interface CheckedMessageWindow {
+  last: number | null;
+  afterId: number | null;
+  limit: number | null;
+  offset: number;
+}
+
+/** Checks the window options of `getMessages` (`lastMessages`, or `afterId`/`limit`/`offset`). */
+export function checkMessageWindow(options: { lastMessages?: unknown; afterId?: unknown; limit?: unknown; offset?: unknown }): CheckedMessageWindow {
+  const last = checkLastMessages(options.lastMessages);
+  const { afterId, limit, offset } = options;
+  if (last !== null && (afterId !== undefined || limit !== undefined || offset !== undefined)) {
+    throw new InvalidInputError("lastMessages cannot be combined with afterId, limit or offset; page with afterId/limit/offset instead.", {
+      field: "lastMessages",
+    });
+  }
+  if (afterId !== undefined && afterId !== null && (typeof afterId !== "number" || !Number.isSafeInteger(afterId) || afterId < 0)) {
+    throw new InvalidInputError("afterId must be a message id (a whole number of 0 or more).", { field: "afterId" });
+  }
+  return {
+    last,
+    afterId: afterId === undefined || afterId === null ? null : (afterId as number),
+    limit: limit === undefined || limit === null ? null : checkLimit(limit, 1),
+    offset: checkOffset(offset),
+  };
+}
+
 /** Checks the `lastMessages` window option: `undefined` or a whole number from 1 to 100,000. */
 export function checkLastMessages(value: unknown): number | null {
   if (value === undefined || value === null) return null;

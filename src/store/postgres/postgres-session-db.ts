@@ -57,7 +57,7 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
-  checkLastMessages,
+  checkMessageWindow,
   checkLimit,
   checkNameList,
   checkNewSession,
@@ -476,12 +476,14 @@ export class PostgresSessionDB implements SessionDB {
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
-    const last = checkLastMessages(options.lastMessages);
+    const { last, afterId, limit, offset } = checkMessageWindow(options);
     return this.#read("reading messages", async (sql) => {
       await this.#requireRow(sql, sessionId);
+      const after = afterId === null ? "" : ` AND id > ${afterId}`;
+      const page = `${limit === null ? "" : ` LIMIT ${limit}`}${offset === 0 ? "" : ` OFFSET ${offset}`}`;
       const query =
         last === null
-          ? messagesSql(options.includeRewound === true)
+          ? messagesSql(options.includeRewound === true).replace(" ORDER BY id", `${after} ORDER BY id${page}`)
           : `SELECT * FROM (${messagesSql(options.includeRewound === true).replace("ORDER BY id", "ORDER BY id DESC")} LIMIT ${last}) AS w ORDER BY id`;
       return (await sql.all<MessageRow>(query, [sessionId])).map(toMessage);
     });

@@ -55,7 +55,7 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
-  checkLastMessages,
+  checkMessageWindow,
   checkLimit,
   checkNameList,
   checkNewSession,
@@ -390,13 +390,15 @@ export class SqliteSessionDB implements SessionDB {
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
-    const last = checkLastMessages(options.lastMessages);
+    const { last, afterId, limit, offset } = checkMessageWindow(options);
     return this.#read("reading messages", (conn) => {
       this.#requireRow(conn, sessionId);
       const visible = options.includeRewound ? "" : " AND rewound_at IS NULL";
+      const after = afterId === null ? "" : ` AND id > ${afterId}`;
+      const page = limit === null && offset === 0 ? "" : ` LIMIT ${limit ?? -1} OFFSET ${offset}`;
       const sql =
         last === null
-          ? `SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id`
+          ? `SELECT * FROM messages WHERE session_id = ?${visible}${after} ORDER BY id${page}`
           : `SELECT * FROM (SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id DESC LIMIT ${last}) ORDER BY id`;
       return (conn.stmt(sql).all(sessionId) as MessageRow[]).map(toMessage);
     });
