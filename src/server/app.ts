@@ -77,7 +77,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
   const access = { keys: options.keys ?? [], allowUnauthenticatedLoopback: options.allowUnauthenticatedLoopback ?? false };
   checkApiAccess(access, options.listenHost);
   const keyring = new ApiKeyring(access);
-  const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry() };
+  const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry(), errorLogger: options.errorLogger ?? null };
 
   api.setErrorHandler(makeErrorHandler(options.errorLogger ?? null));
   if (api.prefix !== "") api.setNotFoundHandler(notFoundHandler);

@@ -45,6 +45,7 @@ export const executionIdParams: JsonSchema = {
   },
 };
 
+/** Token and cost totals of a session (`SessionUsage`). */
 export const usageSchema = named("SessionUsage", {
   type: "object",
   properties: {
@@ -62,6 +63,7 @@ export const usageSchema = named("SessionUsage", {
   },
 });
 
+/** A session's metadata (`Session`). */
 export const sessionSchema = named("Session", {
   type: "object",
   properties: {
@@ -88,6 +90,7 @@ export const sessionSchema = named("Session", {
   },
 });
 
+/** One row of a session listing (`SessionSummary`). */
 export const sessionSummarySchema = named("SessionSummary", {
   type: "object",
   properties: {
@@ -105,6 +108,7 @@ export const sessionSummarySchema = named("SessionSummary", {
   },
 });
 
+/** A page of the session listing with its keyset cursor. */
 export const sessionPageSchema = named("SessionPage", {
   type: "object",
   properties: {
@@ -115,6 +119,7 @@ export const sessionPageSchema = named("SessionPage", {
 
 const roleSchema = { type: "string", enum: ["system", "developer", "user", "assistant", "tool"] };
 
+/** A stored message (`Message`). */
 export const messageSchema = named("Message", {
   type: "object",
   properties: {
@@ -135,6 +140,7 @@ export const messageSchema = named("Message", {
   },
 });
 
+/** A page of a session's messages. */
 export const messagePageSchema = named("MessagePage", {
   type: "object",
   properties: {
@@ -143,11 +149,13 @@ export const messagePageSchema = named("MessagePage", {
   },
 });
 
+/** The reply of `PUT /sessions/{id}/title`. */
 export const titleSchema = named("SessionTitle", {
   type: "object",
   properties: { id: str, title: nullable("string") },
 });
 
+/** The body of a rename: `{ title }`. */
 export const titleBody: JsonSchema = {
   type: "object",
   required: ["title"],
@@ -162,6 +170,7 @@ const contextMessageSchema = named("ContextMessage", {
   properties: { id: int, role: roleSchema, content: str, timestamp: num },
 });
 
+/** One search hit (`SearchHit`). */
 export const searchHitSchema = named("SearchHit", {
   type: "object",
   properties: {
@@ -184,11 +193,13 @@ export const searchHitSchema = named("SearchHit", {
   },
 });
 
+/** The reply of `GET /search`. */
 export const searchResultSchema = named("SearchResult", {
   type: "object",
   properties: { items: { type: "array", items: searchHitSchema }, limit: int, offset: int },
 });
 
+/** Database totals (`StoreStats`). */
 export const statsSchema = named("StoreStats", {
   type: "object",
   properties: {
@@ -229,6 +240,7 @@ export const sessionRecordSchema = named("SessionRecord", {
   },
 });
 
+/** An execution run's metadata (`ExecutionMetadata`). */
 export const executionMetadataSchema = named("ExecutionMetadata", {
   type: "object",
   properties: {
@@ -245,6 +257,7 @@ export const executionMetadataSchema = named("ExecutionMetadata", {
   },
 });
 
+/** An execution run with its stored result (`ExecutionSession`). */
 export const executionSessionSchema = named("ExecutionSession", {
   type: "object",
   properties: {
@@ -253,6 +266,7 @@ export const executionSessionSchema = named("ExecutionSession", {
   },
 });
 
+/** A page of the execution listing with the total. */
 export const executionPageSchema = named("ExecutionPage", {
   type: "object",
   properties: {
@@ -263,6 +277,7 @@ export const executionPageSchema = named("ExecutionPage", {
   },
 });
 
+/** The body of `POST /execution/history/cleanup`. */
 export const cleanupBody: JsonSchema = {
   type: "object",
   additionalProperties: false,
@@ -272,6 +287,7 @@ export const cleanupBody: JsonSchema = {
   },
 };
 
+/** What a cleanup removed (`CleanupReport`). */
 export const cleanupReportSchema = named("CleanupReport", {
   type: "object",
   properties: {
@@ -281,6 +297,7 @@ export const cleanupReportSchema = named("CleanupReport", {
   },
 });
 
+/** The body of `POST /execution/history/{id}/messages`: the message. */
 export const executionMessageBody: JsonSchema = {
   type: "object",
   required: ["role"],

@@ -43,7 +43,10 @@ export async function startApi(db: SessionDB, options: Partial<BuildServerOption
     app,
     close: async () => {
       servers.delete(server);
+      // close() waits for open connections; a fetch client may hold a fresh one that never sends a request.
+      const force = setTimeout(() => app.server.closeAllConnections(), 500);
       await app.close();
+      clearTimeout(force);
     },
   };
   servers.add(server);

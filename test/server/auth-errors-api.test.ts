@@ -126,6 +126,36 @@ forEachBackend((backend) => {
     expect(second.text).not.toContain("secret");
   });
 
+  it("an export that fails mid-stream is cut (the client sees an incomplete response) and logged; one failing at once is a 500", async () => {
+    const { db } = await backend.fresh();
+    const logged: Array<Record<string, unknown>> = [];
+    const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
+    let failAt = 3;
+    const flaky = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property === "exportSessions") {
+          return async function* () {
+            for (let i = 0; ; i++) {
+              if (i === failAt) throw new StoreError("the disk went away");
+              yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [] };
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const api = await startApi(flaky, { errorLogger });
+    const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    expect(logged.map((l) => String((l["err"] as Error).message))).toEqual(["the disk went away"]);
+    failAt = 0;
+    const immediate = await call(api, "GET", "/export");
+    expect(immediate.status).toBe(500);
+    expect(immediate.body.error.message).toBe("internal error");
+  });
+
   it("a busy store is 503 with Retry-After; bad JSON 400; too large 413; wrong media type 415; unknown route 404 — all in the one shape", async () => {
     const { db } = await backend.fresh();
     const busy = failing(db, ["listSessions"], () => new StoreBusyError("stayed locked by another process while listing sessions"));

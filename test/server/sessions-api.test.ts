@@ -5,9 +5,14 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { forEachBackend } from "../gateway/backends.js";
-import { ALICE, call, closeServers, hasNoStack, jsonLines, seed, startApi } from "./api-harness.js";
+import { ADMIN, ALICE, call, closeServers, hasNoStack, jsonLines, seed, startApi } from "./api-harness.js";
 
 afterEach(closeServers);
+
+async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
 
 forEachBackend((backend) => {
   it("GET /sessions lists newest first, pages with the cursor, filters by source", async () => {
@@ -205,6 +210,42 @@ forEachBackend((backend) => {
     const target = (await backend.fresh()).db;
     const report = await target.importSessions(reply.text.split("\n").filter(Boolean));
     expect(report).toEqual({ imported: 120, skipped: 0, errors: [] });
+  });
+
+  it("GET /export is streamed with back-pressure: a slow reader holds the store's generator back, and a client that goes away closes it", async () => {
+    const { db } = await backend.fresh();
+    const state = { produced: 0, closed: false };
+    const big = "y".repeat(4096);
+    const streaming = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property === "exportSessions") {
+          return async function* () {
+            try {
+              for (let i = 0; i < 100_000; i++) {
+                state.produced += 1;
+                yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [{ role: "user", content: big }] };
+              }
+            } finally {
+              state.closed = true;
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const api = await startApi(streaming);
+    const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value).startsWith('{"format":"threadline.session"')).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // 100,000 records of 4 KiB would be 400 MiB; only what fits the socket and stream buffers was produced.
+    expect(state.produced).toBeLessThan(2_000);
+    await reader.cancel();
+    await waitUntil(() => state.closed);
+    expect(state.closed).toBe(true);
   });
 
   it("GET /stats: admin keys get the totals; a scoped key gets 403", async () => {

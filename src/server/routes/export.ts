@@ -11,7 +11,7 @@ import { sendJsonLines, type ApiContext } from "../api-context.js";
 import { sessionRecordSchema } from "../schemas.js";
 
 /** The export resource (`/export`). */
-export const exportRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, registry }) => {
+export const exportRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, registry, errorLogger }) => {
   registry.add(api, {
     method: "GET",
     url: "/export",
@@ -39,7 +39,7 @@ export const exportRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, re
         includeRewound: q.include_rewound ?? false,
         ...scopeOf(request),
       });
-      return sendJsonLines(reply, records, "threadline-export.jsonl");
+      return sendJsonLines(reply, records, "threadline-export.jsonl", errorLogger);
     },
   });
 };

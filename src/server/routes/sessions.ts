@@ -208,7 +208,7 @@ export const sessionRoutes: FastifyPluginAsync<ApiContext> = async (api, ctx) =>
       const { id } = request.params as { id: string };
       await visibleSession(db, request, id);
       const includeRewound = (request.query as { include_rewound?: boolean }).include_rewound ?? false;
-      return sendJsonLines(reply, db.exportSessions({ sessionId: id, includeRewound, ...scopeOf(request) }), `${id}.jsonl`);
+      return sendJsonLines(reply, db.exportSessions({ sessionId: id, includeRewound, ...scopeOf(request) }), `${id}.jsonl`, ctx.errorLogger);
     },
   });
 };
