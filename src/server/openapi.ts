@@ -82,6 +82,7 @@ export class RouteRegistry {
     api.route({
       method: route.method,
       url: route.url,
+      exposeHeadRoute: false, // only the documented methods
       config,
       schema: {
         ...(route.params ? { params: structuredClone(route.params) } : {}),
