@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { processIo, type CliIo } from "./cli-output.js";
 import { reportError } from "./cli-context.js";
+import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
@@ -30,6 +31,7 @@ export function makeProgram(io: CliIo = processIo()): Command {
   program.addCommand(makeSessionsCommand(io));
   program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand());
+  program.addCommand(makeApiCommand());
   program.addCommand(makeConfigCommand(io));
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`threadline: unknown command or option "${operands[0]}". Run "threadline --help".\n`);

@@ -1,7 +1,7 @@
 /**
  * The whole `threadline serve` config file: the lifecycle sections (`sessions`,
- * `reset`) plus `gateway`, `provider`, `titles` and `adapters`. Every error names the
- * key and the expected value.
+ * `reset`) plus `gateway`, `provider`, `titles`, `adapters` and `api` (the HTTP API of
+ * `threadline serve` and `threadline api`). Every error names the key and the expected value.
  *
  * @module
  */
@@ -43,9 +43,26 @@ export interface ServeConfig {
     apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
   };
+  /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
+  api: ApiConfig;
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset"] as const;
+/** The `api` section, defaults resolved. */
+export interface ApiConfig {
+  /** Mount the API on `threadline serve`'s server (default false). `threadline api` ignores it. */
+  enabled: boolean;
+  /** Where `threadline api` listens (default 127.0.0.1:8788). `threadline serve` uses `gateway.host`/`gateway.port`. */
+  host: string;
+  port: number;
+  /** Path prefix of the API routes (default none). */
+  prefix: string;
+  /** Accepted keys; a key with `userId` sees only that user's sessions and runs. */
+  keys: Array<{ key: string; userId: string | null; name: string | null }>;
+  /** With no keys: serve clients on this machine without a key, on a loopback host only (default false). */
+  allowUnauthenticatedLoopback: boolean;
+}
+
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api"] as const;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -80,6 +97,22 @@ const adaptersSchema = z.strictObject({
     })
     .optional(),
 });
+const apiSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65535).optional(),
+  prefix: z.string().regex(/^(\/[\w\-.]+)+$/u).optional(),
+  keys: z
+    .array(
+      z.strictObject({
+        key: z.string().min(16),
+        userId: z.string().min(1).max(256).optional(),
+        name: z.string().min(1).max(100).optional(),
+      }),
+    )
+    .optional(),
+  allowUnauthenticatedLoopback: z.boolean().optional(),
+});
 const fileSchema = z.strictObject({
   database: z.string().min(1).optional(),
   gateway: gatewaySchema.optional(),
@@ -109,6 +142,7 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   adapters: adaptersSchema.optional(),
+  api: apiSchema.optional(),
   sessions: z.unknown().optional(),
   reset: z.unknown().optional(),
 });
@@ -144,6 +178,15 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
   "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
   "adapters.webhook.path": "a route path such as /webhook",
+  "api.enabled": "true or false",
+  "api.host": "a host name or address to listen on (threadline api)",
+  "api.port": "a port number from 0 to 65535",
+  "api.prefix": "a path prefix such as /api (no trailing slash)",
+  "api.keys": "a list of { key, userId?, name? }",
+  "api.keys.key": "an API key of at least 16 characters",
+  "api.keys.userId": "a user (tenant) id of 1–256 characters",
+  "api.keys.name": "a label of 1–100 characters",
+  "api.allowUnauthenticatedLoopback": "true or false",
 };
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -165,12 +208,13 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       const path = issue.path.map(String).join(".");
       if (issue.code === "unrecognized_keys") {
         const where = path === "" ? "config" : path;
+        const keyPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
         const allowed =
           path === ""
             ? SECTIONS.join(", ")
             : Object.keys(EXPECTED)
-                .filter((k) => k.startsWith(`${path}.`) && k.split(".").length === path.split(".").length + 1)
-                .map((k) => k.slice(path.length + 1))
+                .filter((k) => k.startsWith(`${keyPath}.`) && k.split(".").length === keyPath.split(".").length + 1)
+                .map((k) => k.slice(keyPath.length + 1))
                 .join(", ");
         return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
       }
@@ -189,6 +233,12 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       field: "adapters.webhook.secret",
     });
   }
+  const keys = f.api?.keys ?? [];
+  keys.forEach((k, i) => {
+    if (keys.findIndex((other) => other.key === k.key) !== i) {
+      throw new InvalidInputError(`api.keys.${i}.key: the same key is listed twice (each key must be distinct).`, { field: `api.keys.${i}.key` });
+    }
+  });
   return {
     lifecycle,
     database: f.database ?? null,
@@ -237,6 +287,14 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
         callbackUrl: webhook?.callbackUrl ?? null,
         path: webhook?.path ?? "/webhook",
       },
+    },
+    api: {
+      enabled: f.api?.enabled ?? false,
+      host: f.api?.host ?? "127.0.0.1",
+      port: f.api?.port ?? 8788,
+      prefix: f.api?.prefix ?? "",
+      keys: keys.map((k) => ({ key: k.key, userId: k.userId ?? null, name: k.name ?? null })),
+      allowUnauthenticatedLoopback: f.api?.allowUnauthenticatedLoopback ?? false,
     },
   };
 }

@@ -1,10 +1,12 @@
 /**
  * Starts a complete gateway: store, restart recovery, agent, adapters, HTTP server
- * (`/healthz`, `/metrics`, the HTTP adapters), expiry watcher — and stops it gracefully.
+ * (`/healthz`, `/metrics`, the HTTP adapters and, with `api.enabled`, the HTTP API),
+ * expiry watcher — and stops it gracefully.
  * The `threadline serve` command is a thin shell around {@link startGateway}.
  *
  * @module
  */
+import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
@@ -19,6 +21,7 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/index.js";
+import { apiRoutes, checkApiAccess } from "../server/index.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
@@ -57,6 +60,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const { config, logger } = options;
   const env = options.env ?? process.env;
   const lifecycle = config.lifecycle;
+  // Refuse an unsafe API before anything starts (no keys, or no keys on a non-loopback host).
+  if (config.api.enabled) checkApiAccess(config.api, config.gateway.host);
   const fromEnv = env["THREADLINE_DB"]?.trim() ? env["THREADLINE_DB"] : undefined;
   const target = (options.database?.trim() ? options.database : undefined) ?? fromEnv ?? config.database ?? undefined;
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
@@ -108,7 +113,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const adapters: Adapter[] = [];
   // Keep-alive connections must not hold a shutdown open.
-  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true });
+  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
   let runnerRef: GatewayRunner | null = null;
   const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
@@ -152,6 +157,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
   });
   runnerRef = runner;
+
+  if (config.api.enabled) {
+    await http.register(apiRoutes, {
+      db,
+      keys: config.api.keys,
+      allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
+      listenHost: config.gateway.host,
+      errorLogger: logger,
+      prefix: config.api.prefix,
+    });
+    logger.info(
+      { prefix: config.api.prefix || "/", keys: config.api.keys.length, scopedKeys: config.api.keys.filter((k) => k.userId !== null).length },
+      config.api.keys.length > 0 ? "HTTP API enabled (API keys required)" : "HTTP API enabled without keys: loopback clients only",
+    );
+  }
 
   http.get("/healthz", async (_request, reply) => {
     const ok = runner.accepting;

@@ -88,8 +88,14 @@ export interface ConversationMessage {
 export interface MessageWindowOptions {
   /** Include rewound (soft-deleted) messages (default false). */
   includeRewound?: boolean;
-  /** Only the last N messages (a bounded window; default: all). */
+  /** Only the last N messages (a bounded window; default: all). Not together with `afterId`, `limit` or `offset`. */
   lastMessages?: number;
+  /** Only messages whose id is greater than this (keyset paging: pass the last id of the previous page). */
+  afterId?: number;
+  /** At most this many messages, from the start of the transcript (after `afterId` and `offset`): 1 to 1,000. Default: all. */
+  limit?: number;
+  /** Messages to skip first (default 0). */
+  offset?: number;
 }
 
 /** Options of {@link SessionDB.getConversation}. */
@@ -219,6 +225,8 @@ export interface ListSessionsOptions {
   includeChildren?: boolean;
   /** `"lastActive"` (default) or `"started"`, newest first. */
   orderBy?: "lastActive" | "started";
+  /** Only sessions of this user (`Session.userId`), e.g. the tenant of a scoped API key. */
+  userId?: string;
 }
 
 /** Options of {@link SessionDB.searchMessages}. */
@@ -233,6 +241,8 @@ export interface SearchOptions {
   offset?: number;
   /** `"relevance"` (default), `"newest"` or `"oldest"`. */
   sort?: "relevance" | "newest" | "oldest";
+  /** Only messages of sessions of this user (`Session.userId`). */
+  userId?: string;
 }
 
 /** A neighbouring message shown around a search hit. */
@@ -286,6 +296,8 @@ export interface ExportOptions {
   sources?: string[];
   /** Include rewound messages (default false). */
   includeRewound?: boolean;
+  /** Only sessions of this user (`Session.userId`); with `sessionId`, another user's session is not found. */
+  userId?: string;
 }
 
 /** One rejected import line. */
@@ -610,6 +622,137 @@ export interface HandoffResult {
   now?: number;
 }
 
+// --- execution sessions -------------------------------------------------------
+
+/** What an execution session records: one agent run, or a workflow run whose steps are agent runs. */
+export type ExecutionKind = "agent" | "workflow";
+
+/** An execution session without its result (listing, resolution). See `threadline/executions`. */
+export interface ExecutionSummary {
+  id: string;
+  kind: ExecutionKind;
+  /** The agent or workflow name. */
+  name: string;
+  /** Groups a workflow with its steps (and any run started from the same user-given id). */
+  baseId: string;
+  /** For a workflow step: the workflow it is a step of; otherwise `null`. */
+  parentId: string | null;
+  /** The owner (a user or tenant id), or `null`. */
+  userId: string | null;
+  /** When it was first stored; never changes. */
+  createdAt: number;
+  updatedAt: number;
+  /** For a record without a parent: the newest `updatedAt` of it and its steps (its retention age); for a step, its own `updatedAt`. */
+  unitUpdatedAt: number;
+  messageCount: number;
+  /** Step session id → agent name; `null` when there are none. */
+  agentsInvolved: Record<string, string> | null;
+  /** Starts at 1 and grows by one on every write of the record (for {@link ExecutionWrite.expectedVersion}). */
+  version: number;
+}
+
+/** A stored execution session with its full result. */
+export interface ExecutionRecord extends ExecutionSummary {
+  /** The result as stored (any JSON value). */
+  result: unknown;
+}
+
+/** An execution session to insert or replace (see {@link SessionDB.writeExecutions}). */
+export interface ExecutionWrite {
+  /** An id-like string (1–256 characters, no control characters). */
+  id: string;
+  kind: ExecutionKind;
+  /** An id-like string. */
+  name: string;
+  /** An id-like string. */
+  baseId: string;
+  /** The workflow this record is a step of: it must exist (or be put earlier in the same change), be a workflow and have no parent itself; a step is an `agent`. */
+  parentId?: string | null;
+  userId?: string | null;
+  /** Used only when the record is new (default: `updatedAt`); an existing record keeps its creation time. */
+  createdAt?: number;
+  updatedAt: number;
+  /** Any JSON value (at most 64 MiB as JSON). */
+  result: unknown;
+  /** A whole number ≥ 0. */
+  messageCount: number;
+  agentsInvolved: Record<string, string> | null;
+  /**
+   * Optimistic concurrency: `null` means the record must not exist yet, a number that it must
+   * be at this version. When any expectation of a change fails nothing is written.
+   * Omitted: written whatever is stored.
+   */
+  expectedVersion?: number | null;
+}
+
+/** One atomic change of execution sessions: puts (in order), then deletions. */
+export interface ExecutionChange {
+  /** Records to insert or replace (each id at most once). */
+  put?: ExecutionWrite[];
+  /** Ids to delete, each with its steps (records whose `parentId` is it). Unknown ids are ignored. */
+  delete?: string[];
+}
+
+/** What {@link SessionDB.writeExecutions} did. */
+export interface ExecutionChangeResult {
+  /** The stored records of the puts, in order. */
+  stored: ExecutionSummary[];
+  /** Every deleted id: each deleted record, followed by its steps in id order. */
+  deleted: string[];
+}
+
+/** Options of {@link SessionDB.findExecutions}: exactly one of `idPrefix`, `baseId`, `parentId`. */
+export interface FindExecutionsOptions {
+  /** Records whose id starts with this (the id itself included). */
+  idPrefix?: string;
+  /** Records with this base id. */
+  baseId?: string;
+  /** The steps of this workflow. */
+  parentId?: string;
+  /** Leave out every match whose parent is itself a match (the steps of a matching workflow). Default false. */
+  withoutStepsOfMatches?: boolean;
+  /** Only records of this owner. */
+  userId?: string;
+  /** Default 100, 1 to 1,000. */
+  limit?: number;
+}
+
+/** Options of {@link SessionDB.listExecutions}. Newest `updatedAt` first. */
+export interface ListExecutionsOptions {
+  /** With `name`: only records of this kind and name. The two go together. */
+  kind?: ExecutionKind;
+  name?: string;
+  /** Leave out workflow steps (records with a parent). Default false. */
+  directOnly?: boolean;
+  /** Only records of this owner. */
+  userId?: string;
+  /** Default 50, 1 to 100. */
+  limit?: number;
+  /** Rows to skip (default 0). */
+  offset?: number;
+}
+
+/** A page of execution sessions and how many match the filters in all. */
+export interface ExecutionPage {
+  items: ExecutionSummary[];
+  total: number;
+}
+
+/**
+ * Options of {@link SessionDB.listExecutionUnits}: records without a parent (each a unit with
+ * its steps), newest `unitUpdatedAt` first.
+ */
+export interface ListExecutionUnitsOptions {
+  /** Only units whose `unitUpdatedAt` is strictly before this time. */
+  updatedBefore?: number;
+  /** Units to skip, newest first (default 0). */
+  offset?: number;
+  /** Only units of this owner. */
+  userId?: string;
+  /** Default 100, 1 to 1,000. */
+  limit?: number;
+}
+
 /** What a backend can do, for callers that must branch (never on the class). */
 export interface StoreCapabilities {
   /** `"sqlite"`, `"postgres"`, … */
@@ -820,6 +963,23 @@ export interface SessionDB {
    * it is not in a state it can end from, e.g. it has already ended.
    */
   finishHandoff(id: string, result: HandoffResult): Promise<Handoff>;
+  // --- execution sessions ---------------------------------------------------
+
+  /**
+   * Applies puts and deletions of execution sessions in one transaction and returns what it
+   * stored and deleted, or `null` (nothing written) when an `expectedVersion` did not hold.
+   * A put keeps an existing record's `createdAt`; a deletion takes the record's steps with it.
+   * Keeps `unitUpdatedAt` and the listing totals up to date.
+   */
+  writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null>;
+  /** The execution session with its result, or `null`. */
+  getExecution(id: string): Promise<ExecutionRecord | null>;
+  /** Records by id prefix, base id or parent, in id order, at most `limit` (index-backed). */
+  findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]>;
+  /** A page of records, newest `updatedAt` first, with the total after filtering (index-backed; the total is kept on write). */
+  listExecutions(options?: ListExecutionsOptions): Promise<ExecutionPage>;
+  /** Records without a parent (retention units), newest `unitUpdatedAt` first. */
+  listExecutionUnits(options?: ListExecutionUnitsOptions): Promise<ExecutionSummary[]>;
 
   // --- stats and meta -------------------------------------------------------
 

@@ -15,6 +15,7 @@ export type ThreadlineErrorCode =
   | "TL_ERR_STORE_CLOSED"
   | "TL_ERR_SCHEMA_VERSION"
   | "TL_ERR_LEASE_LOST"
+  | "TL_ERR_AMBIGUOUS_ID"
   | "TL_ERR_STORE";
 
 /** Base class of every error Threadline throws on purpose. */
@@ -114,6 +115,39 @@ export class LeaseLostError extends ThreadlineError {
     this.key = key;
     this.token = token;
     this.currentToken = currentToken;
+  }
+}
+
+/** One record an ambiguous id could mean (see {@link AmbiguousIdError}). */
+export interface AmbiguousIdCandidate {
+  id: string;
+  /** What it is, e.g. `"agent"` or `"workflow"`. */
+  kind: string;
+  name: string;
+  /** Epoch seconds. */
+  updatedAt: number;
+}
+
+/**
+ * A partial id (a prefix or a base id) matches several records and nothing decides between
+ * them. `.candidates` lists up to 5 of them; `.more` says whether there are others.
+ */
+export class AmbiguousIdError extends ThreadlineError {
+  /** The id as the caller gave it. */
+  readonly input: string;
+  readonly candidates: readonly AmbiguousIdCandidate[];
+  /** True when more records match than are listed. */
+  readonly more: boolean;
+
+  constructor(input: string, candidates: readonly AmbiguousIdCandidate[], more: boolean) {
+    super(
+      "TL_ERR_AMBIGUOUS_ID",
+      `The id '${input}' is ambiguous: it matches ${candidates.map((c) => c.id).join(", ")}${more ? " and more" : ""}. ` +
+        "Give more of the id.",
+    );
+    this.input = input;
+    this.candidates = candidates;
+    this.more = more;
   }
 }
 

@@ -48,6 +48,12 @@ export function checkId(value: unknown, field: string): string {
   return value;
 }
 
+/** Checks an optional owner filter (`userId` of a listing, search or export): `undefined`/`null` → `null`, else an id-like string. */
+export function checkUserIdFilter(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return checkId(value, "userId");
+}
+
 /** Checks an optional text field: `null`/`undefined` → `null`, else a well-formed string. */
 export function optionalText(value: unknown, field: string): string | null {
   if (value === null || value === undefined) return null;
@@ -328,6 +334,7 @@ export interface CheckedSearchOptions {
   sources: string[] | null;
   excluded: string[] | null;
   roles: string[] | null;
+  userId: string | null;
 }
 
 /** Validates a search call's arguments (the query text itself is never invalid, only its type). */
@@ -345,6 +352,7 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
     sources: checkNameList(options.sources, "sources"),
     excluded: checkNameList(options.excludeSources, "excludeSources"),
     roles: checkNameList(options.roles, "roles"),
+    userId: checkUserIdFilter(options.userId),
   };
 }
 
@@ -362,6 +370,34 @@ export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; 
     throw new InvalidInputError("vacuum must be true or false.", { field: "vacuum" });
   }
   return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources"), vacuum: options.vacuum ?? true };
+}
+
+/** A validated message window of `getMessages`: the last N, or a page (`afterId`, `offset`, `limit`). */
+export interface CheckedMessageWindow {
+  last: number | null;
+  afterId: number | null;
+  limit: number | null;
+  offset: number;
+}
+
+/** Checks the window options of `getMessages` (`lastMessages`, or `afterId`/`limit`/`offset`). */
+export function checkMessageWindow(options: { lastMessages?: unknown; afterId?: unknown; limit?: unknown; offset?: unknown }): CheckedMessageWindow {
+  const last = checkLastMessages(options.lastMessages);
+  const { afterId, limit, offset } = options;
+  if (last !== null && (afterId !== undefined || limit !== undefined || offset !== undefined)) {
+    throw new InvalidInputError("lastMessages cannot be combined with afterId, limit or offset; page with afterId/limit/offset instead.", {
+      field: "lastMessages",
+    });
+  }
+  if (afterId !== undefined && afterId !== null && (typeof afterId !== "number" || !Number.isSafeInteger(afterId) || afterId < 0)) {
+    throw new InvalidInputError("afterId must be a message id (a whole number of 0 or more).", { field: "afterId" });
+  }
+  return {
+    last,
+    afterId: afterId === undefined || afterId === null ? null : (afterId as number),
+    limit: limit === undefined || limit === null ? null : checkLimit(limit, 1),
+    offset: checkOffset(offset),
+  };
 }
 
 /** Checks the `lastMessages` window option: `undefined` or a whole number from 1 to 100,000. */

@@ -8,7 +8,7 @@
 import type { ListSessionsOptions, Page, SessionSummary } from "./contract.js";
 import { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
 import { InvalidInputError } from "./errors.js";
-import { checkLimit, checkNameList } from "./input-validation.js";
+import { checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
 import { toSummary, type SummaryRow } from "./session-rows.js";
 
 /** Default page size. */
@@ -30,6 +30,8 @@ export interface ListingPlan {
   ranges: ListingRange[];
   order: string;
   includeChildren: boolean;
+  /** Only sessions of this user, or null. */
+  userId: string | null;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function planListing(
   const includeChildren = options.includeChildren === true;
   const sources = checkNameList(options.sources, "sources");
   const excluded = checkNameList(options.excludeSources, "excludeSources");
+  const userId = checkUserIdFilter(options.userId);
   const order = `${orderBy}:${includeChildren ? "all" : "tips"}`;
   const after = options.cursor === undefined || options.cursor === null ? null : decodeCursor(options.cursor, order);
 
@@ -68,7 +71,7 @@ export async function planListing(
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren };
+  return { limit, key, after, ranges, order, includeChildren, userId };
 }
 
 /**

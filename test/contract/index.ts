@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, it } from "vitest";
 import type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
 import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
+import { executionsTests } from "./spec/executions.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
 import { handoffsTests } from "./spec/handoffs.js";
@@ -26,6 +27,7 @@ import { sessionsTests } from "./spec/sessions.js";
 import { statsMetaTests } from "./spec/stats-meta.js";
 import { titlesTests } from "./spec/titles.js";
 import { usageTests } from "./spec/usage.js";
+import { userScopeTests } from "./spec/user-scope.js";
 
 export type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
 
@@ -47,6 +49,8 @@ export const CONTRACT_AREAS = {
   "gateway-state": gatewayStateTests,
   leases: leasesTests,
   handoffs: handoffsTests,
+  executions: executionsTests,
+  "user-scope": userScopeTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

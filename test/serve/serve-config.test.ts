@@ -22,4 +22,31 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ reset: { mode: "weekly" } })).toThrow(/reset\.mode: must be one of none, idle, daily, both/);
     expect(() => parseServeConfig({ sessions: { maxQueueDepth: -1 } })).toThrow(/sessions\.maxQueueDepth/);
   });
+
+  it("api: off by default; keys, tenants and loopback settings; errors name the key path", () => {
+    expect(parseServeConfig({}).api).toEqual({ enabled: false, host: "127.0.0.1", port: 8788, prefix: "", keys: [], allowUnauthenticatedLoopback: false });
+    const config = parseServeConfig({
+      api: { enabled: true, port: 9000, prefix: "/api", keys: [{ key: "admin-key-0123456789", name: "ops" }, { key: "alice-key-0123456789", userId: "alice" }] },
+    });
+    expect(config.api).toEqual({
+      enabled: true,
+      host: "127.0.0.1",
+      port: 9000,
+      prefix: "/api",
+      keys: [
+        { key: "admin-key-0123456789", userId: null, name: "ops" },
+        { key: "alice-key-0123456789", userId: "alice", name: null },
+      ],
+      allowUnauthenticatedLoopback: false,
+    });
+    expect(() => parseServeConfig({ api: { keys: [{ key: "short" }] } })).toThrow(/api\.keys\.0\.key: must be an API key of at least 16 characters \(got "short"\)/);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", tenant: "x" }] } })).toThrow(/api\.keys\.0: unknown key\(s\) "tenant"; allowed: key, userId, name/);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", userId: "" }] } })).toThrow(/api\.keys\.0\.userId: must be a user \(tenant\) id/);
+    expect(() => parseServeConfig({ api: { keys: "admin-key-0123456789" } })).toThrow(/api\.keys: must be a list of \{ key, userId\?, name\? \}/);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789" }, { key: "admin-key-0123456789" }] } })).toThrow(/api\.keys\.1\.key: the same key is listed twice/);
+    expect(() => parseServeConfig({ api: { enabeld: true } })).toThrow(/api: unknown key\(s\) "enabeld"; allowed: enabled, host, port, prefix, keys, allowUnauthenticatedLoopback/);
+    expect(() => parseServeConfig({ api: { port: -1 } })).toThrow(/api\.port: must be a port number/);
+    expect(() => parseServeConfig({ api: { prefix: "api/" } })).toThrow(/api\.prefix: must be a path prefix/);
+    expect(() => parseServeConfig({ api: { allowUnauthenticatedLoopback: "yes" } })).toThrow(/api\.allowUnauthenticatedLoopback: must be true or false/);
+  });
 });

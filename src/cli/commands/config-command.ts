@@ -35,6 +35,7 @@ function masked(config: ServeConfig): ServeConfig {
   if (copy.provider?.apiKey) copy.provider.apiKey = hide(copy.provider.apiKey)!;
   copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => hide(t)!);
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = hide(copy.adapters.webhook.secret)!;
+  copy.api.keys = copy.api.keys.map((k) => ({ ...k, key: hide(k.key)! }));
   return copy;
 }
 

@@ -9,7 +9,7 @@ import type { ListSessionsOptions, Page, SessionSummary } from "../contract.js";
 import { mergeListing, planListing } from "../listing-plan.js";
 import { SUMMARY_COLUMNS, type SummaryRow } from "../session-rows.js";
 import type { Sql } from "./postgres-connection.js";
-import { decodeText } from "./postgres-rows.js";
+import { decodeText, encodeText } from "./postgres-rows.js";
 
 /** Every distinct source, by a loose index scan (one index seek per source). */
 export async function distinctSources(sql: Sql): Promise<string[]> {
@@ -29,6 +29,7 @@ export async function listSessions(sql: Sql, options: ListSessionsOptions = {}):
   for (const { source, hidden } of plan.ranges) {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (plan.userId !== null) where.push(`user_id = $${params.push(encodeText(plan.userId))}`);
     if (source !== null) where.push(`source = $${params.push(source)}`);
     if (hidden !== null) where.push(`list_hidden = $${params.push(hidden)}`);
     if (plan.after !== null) {

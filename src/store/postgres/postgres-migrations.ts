@@ -184,6 +184,44 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX handoffs_session ON handoffs(session_id);
     `,
   },
+  {
+    description: "execution sessions (agent and workflow runs) with kept listing totals; per-user session indexes",
+    sql: `
+      CREATE TABLE executions (
+        id              text COLLATE "C" PRIMARY KEY,
+        kind            text COLLATE "C" NOT NULL,
+        name            text COLLATE "C" NOT NULL,
+        base_id         text COLLATE "C" NOT NULL,
+        parent_id       text COLLATE "C" REFERENCES executions(id) ON DELETE CASCADE,
+        user_id         text COLLATE "C",
+        created_at      double precision NOT NULL,
+        updated_at      double precision NOT NULL,
+        unit_updated_at double precision NOT NULL,
+        result          text NOT NULL,
+        message_count   bigint NOT NULL,
+        agents_involved text,
+        version         bigint NOT NULL,
+        is_step         smallint NOT NULL
+      );
+      CREATE INDEX executions_recent ON executions(is_step, updated_at, id);
+      CREATE INDEX executions_name ON executions(kind, name, is_step, updated_at, id);
+      CREATE INDEX executions_user_recent ON executions(user_id, is_step, updated_at, id) WHERE user_id IS NOT NULL;
+      CREATE INDEX executions_user_name ON executions(user_id, kind, name, is_step, updated_at, id) WHERE user_id IS NOT NULL;
+      CREATE INDEX executions_base ON executions(base_id, id);
+      CREATE INDEX executions_parent ON executions(parent_id, id) WHERE parent_id IS NOT NULL;
+      CREATE INDEX executions_units ON executions(is_step, unit_updated_at, id);
+      CREATE INDEX executions_user_units ON executions(user_id, is_step, unit_updated_at, id) WHERE user_id IS NOT NULL;
+
+      CREATE TABLE execution_counts (
+        key text COLLATE "C" PRIMARY KEY,
+        n   bigint NOT NULL
+      );
+
+      CREATE INDEX sessions_user_active ON sessions(user_id, list_hidden, last_active_at, id) WHERE user_id IS NOT NULL;
+      CREATE INDEX sessions_user_chain_started ON sessions(user_id, list_hidden, chain_started_at, id) WHERE user_id IS NOT NULL;
+      CREATE INDEX sessions_user_started ON sessions(user_id, started_at, id) WHERE user_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -13,7 +13,7 @@ import { checkSearchOptions } from "../input-validation.js";
 import { contentText } from "../preview.js";
 import { buildSnippet, contextText, highlightTerms, parseSearchQuery } from "../search/index.js";
 import type { Sql } from "./postgres-connection.js";
-import { decodeText, rowContent, type MessageRow } from "./postgres-rows.js";
+import { decodeText, encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
 import { toTsQuery } from "./postgres-search-query.js";
 
 /** How many of the newest matches are ranked for a relevance search. */
@@ -27,7 +27,7 @@ type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "conte
 
 /** Runs a search. Never throws on the query text; throws {@link InvalidInputError} on bad options. */
 export async function searchMessages(sql: Sql, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-  const { limit, offset, sort, sources, excluded, roles } = checkSearchOptions(query, options);
+  const { limit, offset, sort, sources, excluded, roles, userId } = checkSearchOptions(query, options);
 
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];
@@ -38,8 +38,9 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
   const where = ["m.search_vector @@ $1::tsquery", "m.rewound_at IS NULL"];
   let join = "";
   if (roles !== null) where.push(`m.role = ANY($${params.push(roles)}::text[])`);
-  if (sources !== null || excluded !== null) {
+  if (sources !== null || excluded !== null || userId !== null) {
     join = "JOIN sessions s ON s.id = m.session_id";
+    if (userId !== null) where.push(`s.user_id = $${params.push(encodeText(userId))}`);
     if (sources !== null) where.push(`s.source = ANY($${params.push(sources)}::text[])`);
     if (excluded !== null) where.push(`NOT (s.source = ANY($${params.push(excluded)}::text[]))`);
   }

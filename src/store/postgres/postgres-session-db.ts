@@ -17,7 +17,15 @@ import type {
   ConversationOptions,
   MessageWindowOptions,
   EnqueueResult,
+  ExecutionChange,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
   ExportOptions,
+  FindExecutionsOptions,
+  ListExecutionUnitsOptions,
+  ListExecutionsOptions,
   FencedWriteOptions,
   Handoff,
   HandoffResult,
@@ -53,7 +61,7 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
-  checkLastMessages,
+  checkMessageWindow,
   checkLimit,
   checkNameList,
   checkNewSession,
@@ -95,6 +103,14 @@ import {
   sessionRow,
 } from "./postgres-lineage.js";
 import { listSessions } from "./postgres-listing.js";
+import * as executions from "./postgres-executions.js";
+import {
+  checkExecutionChange,
+  checkFindExecutions,
+  checkListExecutionUnits,
+  checkListExecutions,
+  checkUserIdFilter,
+} from "../execution-input.js";
 import { migrate } from "./postgres-migrations.js";
 import {
   decodeText,
@@ -466,12 +482,14 @@ export class PostgresSessionDB implements SessionDB {
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
-    const last = checkLastMessages(options.lastMessages);
+    const { last, afterId, limit, offset } = checkMessageWindow(options);
     return this.#read("reading messages", async (sql) => {
       await this.#requireRow(sql, sessionId);
+      const after = afterId === null ? "" : ` AND id > ${afterId}`;
+      const page = `${limit === null ? "" : ` LIMIT ${limit}`}${offset === 0 ? "" : ` OFFSET ${offset}`}`;
       const query =
         last === null
-          ? messagesSql(options.includeRewound === true)
+          ? messagesSql(options.includeRewound === true).replace(" ORDER BY id", `${after} ORDER BY id${page}`)
           : `SELECT * FROM (${messagesSql(options.includeRewound === true).replace("ORDER BY id", "ORDER BY id DESC")} LIMIT ${last}) AS w ORDER BY id`;
       return (await sql.all<MessageRow>(query, [sessionId])).map(toMessage);
     });
@@ -682,22 +700,33 @@ export class PostgresSessionDB implements SessionDB {
 
   async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
     const sources = checkNameList(options.sources, "sources");
+    const userId = checkUserIdFilter(options.userId);
     const includeRewound = options.includeRewound === true;
     const toRecord = async (sql: Sql, row: SessionRow): Promise<SessionRecord> =>
       toSessionRecord(toSession(row), (await sql.all<MessageRow>(messagesSql(includeRewound), [row.id])).map(toMessage));
 
     if (options.sessionId !== undefined) {
       const id = checkId(options.sessionId, "sessionId");
-      yield await this.#read("exporting a session", async (sql) => toRecord(sql, await this.#requireRow(sql, id)));
+      yield await this.#read("exporting a session", async (sql) => {
+        const row = await this.#requireRow(sql, id);
+        // Another user's session is not found (its existence is not disclosed).
+        if (userId !== null && decodeText(row.user_id) !== userId) {
+          throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+        }
+        return toRecord(sql, row);
+      });
       return;
     }
-    const filter = sources === null ? "" : "AND source = ANY($3::text[])";
-    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > ($1, $2) ${filter} ORDER BY started_at, id LIMIT 50`;
+    const filterParams: unknown[] = [];
+    let filter = "";
+    if (userId !== null) filter += ` AND user_id = $${filterParams.push(encodeText(userId)) + 2}`;
+    if (sources !== null) filter += ` AND source = ANY($${filterParams.push(sources) + 2}::text[])`;
+    const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > ($1, $2)${filter} ORDER BY started_at, id LIMIT 50`;
     let after: [number, string] = [-Infinity, ""];
     for (;;) {
       // One page of sessions at a time, each with its messages: memory stays bounded by the largest session.
       const rows = await this.#read("exporting sessions", (sql) =>
-        sql.all<SessionRow>(pageSql, sources === null ? [after[0], after[1]] : [after[0], after[1], sources]),
+        sql.all<SessionRow>(pageSql, [after[0], after[1], ...filterParams]),
       );
       if (rows.length === 0) return;
       for (const row of rows) {
@@ -853,6 +882,33 @@ export class PostgresSessionDB implements SessionDB {
     });
     if (!due) return { ran: false, deleted: 0 };
     return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at) };
+  }
+
+  // --- execution sessions -----------------------------------------------------
+
+  async writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null> {
+    const checked = checkExecutionChange(change);
+    return this.#write("writing execution sessions", (sql) => executions.writeExecutions(sql, checked));
+  }
+
+  async getExecution(id: string): Promise<ExecutionRecord | null> {
+    checkId(id, "id");
+    return this.#read("reading an execution session", (sql) => executions.getExecution(sql, id));
+  }
+
+  async findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]> {
+    const checked = checkFindExecutions(options);
+    return this.#read("finding execution sessions", (sql) => executions.findExecutions(sql, checked));
+  }
+
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+    const checked = checkListExecutions(options);
+    return this.#read("listing execution sessions", (sql) => executions.listExecutions(sql, checked));
+  }
+
+  async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
+    const checked = checkListExecutionUnits(options);
+    return this.#read("listing execution units", (sql) => executions.listExecutionUnits(sql, checked));
   }
 
   // --- gateway routing state --------------------------------------------------

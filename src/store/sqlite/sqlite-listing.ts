@@ -32,6 +32,10 @@ export async function listSessions(conn: SqliteConnection, options: ListSessions
   for (const { source, hidden } of plan.ranges) {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (plan.userId !== null) {
+      where.push("user_id = ?");
+      params.push(plan.userId);
+    }
     if (source !== null) {
       where.push("source = ?");
       params.push(source);

@@ -231,6 +231,46 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "execution sessions (agent and workflow runs) with kept listing totals; per-user session indexes",
+    up(db) {
+      db.exec(`
+        CREATE TABLE executions (
+          id              TEXT PRIMARY KEY,
+          kind            TEXT NOT NULL,
+          name            TEXT NOT NULL,
+          base_id         TEXT NOT NULL,
+          parent_id       TEXT REFERENCES executions(id) ON DELETE CASCADE,
+          user_id         TEXT,
+          created_at      REAL NOT NULL,
+          updated_at      REAL NOT NULL,
+          unit_updated_at REAL NOT NULL,
+          result          TEXT NOT NULL,
+          message_count   INTEGER NOT NULL,
+          agents_involved TEXT,
+          version         INTEGER NOT NULL,
+          is_step         INTEGER NOT NULL
+        );
+        CREATE INDEX executions_recent ON executions(is_step, updated_at, id);
+        CREATE INDEX executions_name ON executions(kind, name, is_step, updated_at, id);
+        CREATE INDEX executions_user_recent ON executions(user_id, is_step, updated_at, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX executions_user_name ON executions(user_id, kind, name, is_step, updated_at, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX executions_base ON executions(base_id, id);
+        CREATE INDEX executions_parent ON executions(parent_id, id) WHERE parent_id IS NOT NULL;
+        CREATE INDEX executions_units ON executions(is_step, unit_updated_at, id);
+        CREATE INDEX executions_user_units ON executions(user_id, is_step, unit_updated_at, id) WHERE user_id IS NOT NULL;
+
+        CREATE TABLE execution_counts (
+          key TEXT PRIMARY KEY,
+          n   INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE INDEX sessions_user_active ON sessions(user_id, list_hidden, last_active_at, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX sessions_user_chain_started ON sessions(user_id, list_hidden, chain_started_at, id) WHERE user_id IS NOT NULL;
+        CREATE INDEX sessions_user_started ON sessions(user_id, started_at, id) WHERE user_id IS NOT NULL;
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

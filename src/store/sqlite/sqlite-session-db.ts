@@ -27,6 +27,14 @@ import type {
   NewMessage,
   NewSession,
   EnqueueResult,
+  ExecutionChange,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
+  FindExecutionsOptions,
+  ListExecutionUnitsOptions,
+  ListExecutionsOptions,
   ListRoutesOptions,
   NewQueuedEvent,
   Page,
@@ -51,7 +59,7 @@ import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkId,
-  checkLastMessages,
+  checkMessageWindow,
   checkLimit,
   checkNameList,
   checkNewSession,
@@ -83,6 +91,14 @@ import {
   sessionRow,
 } from "./sqlite-lineage.js";
 import { listSessions } from "./sqlite-listing.js";
+import * as executions from "./sqlite-executions.js";
+import {
+  checkExecutionChange,
+  checkFindExecutions,
+  checkListExecutionUnits,
+  checkListExecutions,
+  checkUserIdFilter,
+} from "../execution-input.js";
 import { insertSession } from "./sqlite-session-insert.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { toMessage, toSession, toUsage, type MessageRow, type SessionRow } from "./sqlite-rows.js";
@@ -380,13 +396,15 @@ export class SqliteSessionDB implements SessionDB {
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
     checkId(sessionId, "sessionId");
-    const last = checkLastMessages(options.lastMessages);
+    const { last, afterId, limit, offset } = checkMessageWindow(options);
     return this.#read("reading messages", (conn) => {
       this.#requireRow(conn, sessionId);
       const visible = options.includeRewound ? "" : " AND rewound_at IS NULL";
+      const after = afterId === null ? "" : ` AND id > ${afterId}`;
+      const page = limit === null && offset === 0 ? "" : ` LIMIT ${limit ?? -1} OFFSET ${offset}`;
       const sql =
         last === null
-          ? `SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id`
+          ? `SELECT * FROM messages WHERE session_id = ?${visible}${after} ORDER BY id${page}`
           : `SELECT * FROM (SELECT * FROM messages WHERE session_id = ?${visible} ORDER BY id DESC LIMIT ${last}) ORDER BY id`;
       return (conn.stmt(sql).all(sessionId) as MessageRow[]).map(toMessage);
     });
@@ -643,6 +661,7 @@ export class SqliteSessionDB implements SessionDB {
 
   async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
     const sources = checkNameList(options.sources, "sources");
+    const userId = checkUserIdFilter(options.userId);
     const messageSql = options.includeRewound
       ? "SELECT * FROM messages WHERE session_id = ? ORDER BY id"
       : "SELECT * FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id";
@@ -651,16 +670,25 @@ export class SqliteSessionDB implements SessionDB {
 
     if (options.sessionId !== undefined) {
       const id = checkId(options.sessionId, "sessionId");
-      yield await this.#read("exporting a session", (conn) => toRecord(conn, this.#requireRow(conn, id)));
+      yield await this.#read("exporting a session", (conn) => {
+        const row = this.#requireRow(conn, id);
+        // Another user's session is not found (its existence is not disclosed).
+        if (userId !== null && row.user_id !== userId) {
+          throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+        }
+        return toRecord(conn, row);
+      });
       return;
     }
-    const filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
+    let filter = sources === null ? "" : `AND source IN (${sources.map(() => "?").join(", ")})`;
+    if (userId !== null) filter = `AND user_id = ? ${filter}`;
+    const filterParams = [...(userId === null ? [] : [userId]), ...(sources ?? [])];
     const pageSql = `SELECT * FROM sessions WHERE (started_at, id) > (?, ?) ${filter} ORDER BY started_at, id LIMIT 50`;
     let after: [number, string] = [-Infinity, ""];
     for (;;) {
       // One page of sessions at a time, each with its messages: memory stays bounded by the largest session.
       const rows = await this.#read("exporting sessions", (conn) =>
-        conn.stmt(pageSql).all(after[0], after[1], ...(sources ?? [])) as SessionRow[],
+        conn.stmt(pageSql).all(after[0], after[1], ...filterParams) as SessionRow[],
       );
       if (rows.length === 0) return;
       for (const row of rows) {
@@ -806,6 +834,33 @@ export class SqliteSessionDB implements SessionDB {
     });
     if (!due) return { ran: false, deleted: 0 };
     return { ran: true, deleted: await this.#prune(prune.cutoffDays, prune.sources, at, prune.vacuum) };
+  }
+
+  // --- execution sessions -----------------------------------------------------
+
+  async writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null> {
+    const checked = checkExecutionChange(change);
+    return this.#write("writing execution sessions", (conn) => executions.writeExecutions(conn, checked));
+  }
+
+  async getExecution(id: string): Promise<ExecutionRecord | null> {
+    checkId(id, "id");
+    return this.#read("reading an execution session", (conn) => executions.getExecution(conn, id));
+  }
+
+  async findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]> {
+    const checked = checkFindExecutions(options);
+    return this.#read("finding execution sessions", (conn) => executions.findExecutions(conn, checked));
+  }
+
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+    const checked = checkListExecutions(options);
+    return this.#read("listing execution sessions", (conn) => executions.listExecutions(conn, checked));
+  }
+
+  async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
+    const checked = checkListExecutionUnits(options);
+    return this.#read("listing execution units", (conn) => executions.listExecutionUnits(conn, checked));
   }
 
   // --- stats and meta ---------------------------------------------------------

@@ -18,10 +18,15 @@ function run(home: string, args: string[]): Promise<{ code: number; stdout: stri
 describe("threadline config", () => {
   it("show prints the effective config with defaults and masked secrets; --json parses", async () => {
     const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
-    writeFileSync(join(home, "config.yaml"), "provider:\n  apiKey: sk-verysecretkey\n  model: m\n");
+    writeFileSync(
+      join(home, "config.yaml"),
+      "provider:\n  apiKey: sk-verysecretkey\n  model: m\napi:\n  keys:\n    - { key: alice-api-key-0123456789, userId: alice }\n",
+    );
     const json = await run(home, ["config", "show", "--json"]);
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.stdout);
+    expect(parsed.config.api.keys).toEqual([{ key: "ali…(24 chars)", userId: "alice", name: null }]);
+    expect(json.stdout).not.toContain("alice-api-key-0123456789");
     expect(parsed.config.gateway.port).toBe(8787);
     expect(parsed.config.autoPrune).toEqual({ enabled: false, retentionDays: 90, vacuum: true, minIntervalHours: 24 });
     expect(json.stdout).not.toContain("sk-verysecretkey");

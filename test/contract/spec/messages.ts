@@ -34,6 +34,34 @@ export function messagesTests(init: SessionDBTestInitializer): void {
       expect(messages.every((m) => m.sessionId === "s")).toBe(true);
     });
 
+    test("getMessages pages with afterId, limit and offset (visible rows only unless includeRewound)", async () => {
+      await db().createSession({ id: "s", source: "cli" });
+      await db().createSession({ id: "other", source: "cli" });
+      const got: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        got.push(await db().appendMessage("s", i % 2 === 0 ? user(`q${i}`, 1000 + i) : assistant(`a${i}`, 1000 + i)));
+        await db().appendMessage("other", user(`x${i}`, 1000 + i));
+      }
+      const contents = async (options: Parameters<SessionDB["getMessages"]>[1]) => (await db().getMessages("s", options)).map((m) => m.content);
+      expect(await contents({ limit: 2 })).toEqual(["q0", "a1"]);
+      expect(await contents({ limit: 2, afterId: got[1]! })).toEqual(["q2", "a3"]);
+      expect(await contents({ afterId: got[3]! })).toEqual(["q4", "a5"]);
+      expect(await contents({ limit: 2, offset: 2 })).toEqual(["q2", "a3"]);
+      expect(await contents({ offset: 5 })).toEqual(["a5"]);
+      expect(await contents({ afterId: got[5]! })).toEqual([]);
+      expect(await contents({ afterId: 0, limit: 1000 })).toHaveLength(6);
+      await db().rewind("s"); // hides q4, a5
+      expect(await contents({ afterId: got[3]! })).toEqual([]);
+      expect(await contents({ afterId: got[3]!, includeRewound: true })).toEqual(["q4", "a5"]);
+      await expectReject(() => db().getMessages("s", { limit: 0 }), InvalidInputError, /limit/);
+      await expectReject(() => db().getMessages("s", { limit: 1001 }), InvalidInputError, /limit/);
+      await expectReject(() => db().getMessages("s", { offset: -1 }), InvalidInputError, /offset/);
+      await expectReject(() => db().getMessages("s", { afterId: -1 }), InvalidInputError, /afterId/);
+      await expectReject(() => db().getMessages("s", { afterId: 1.5 }), InvalidInputError, /afterId/);
+      await expectReject(() => db().getMessages("s", { lastMessages: 2, limit: 2 }), InvalidInputError, /lastMessages/);
+      await expectReject(() => db().getMessages("missing", { limit: 2 }), NotFoundError);
+    });
+
     test("every field of a message round-trips", async () => {
       await db().createSession({ id: "s", source: "cli" });
       const calls = [toolCall("call_1", "web_search", { q: "weather" }), toolCall("call_2", "read_file", { path: "/a" })];

@@ -1,0 +1,89 @@
+/**
+ * `threadline api`: runs the HTTP API alone (no gateway) on `api.host`/`api.port` of the
+ * config file, with pino logs on stdout, until SIGTERM/SIGINT: then it stops accepting
+ * requests, lets running ones finish (up to 10 s), closes the database and exits 0.
+ *
+ * @module
+ */
+import { Command, Option } from "commander";
+import { pino } from "pino";
+import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
+import { parseServeConfig } from "../../serve/index.js";
+import { buildServer, checkApiAccess } from "../../server/index.js";
+import { NotFoundError, openSessionDB } from "../../store/index.js";
+
+/** How long a stop waits for running requests (a long export) before closing anyway. */
+const DRAIN_MS = 10_000;
+
+function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a port number from 0 to 65535 (got "${value}")`);
+  return n;
+}
+
+/** Builds the `api` command. */
+export function makeApiCommand(): Command {
+  return new Command("api")
+    .description("run the HTTP API alone (sessions, search, export, execution history) on http://127.0.0.1:8788, until SIGTERM/SIGINT")
+    .addOption(new Option("--config <file>", "config file (YAML; the api: section)").env("THREADLINE_CONFIG"))
+    .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
+    .addOption(new Option("--port <port>", "HTTP port (overrides api.port)").argParser(parsePort))
+    .addOption(new Option("--host <host>", "HTTP host (overrides api.host)"))
+    .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
+      const path = options.config || defaultConfigPath();
+      let doc: Record<string, unknown> = {};
+      try {
+        doc = await readConfigFile(path);
+      } catch (error) {
+        // No config file is fine unless one was named explicitly (the API then refuses to start without keys).
+        if (!(error instanceof NotFoundError) || options.config) throw error;
+      }
+      const config = parseServeConfig(doc);
+      const host = options.host ?? config.api.host;
+      const port = options.port ?? config.api.port;
+      checkApiAccess(config.api, host); // before the database is opened
+      const logger = pino({ level: config.gateway.logLevel, base: { pid: process.pid } });
+      const target = options.db?.trim() ? options.db : (config.database ?? undefined);
+      const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
+      logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
+      let app;
+      try {
+        app = await buildServer({
+          db,
+          keys: config.api.keys,
+          allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
+          listenHost: host,
+          logger,
+          prefix: config.api.prefix,
+        });
+        const address = await app.listen({ host, port });
+        const url = address.replace("[::1]", "127.0.0.1");
+        logger.info({ url, keys: config.api.keys.length }, `HTTP API listening on ${url}`);
+      } catch (error) {
+        await app?.close().catch(() => {});
+        await db.close();
+        throw error;
+      }
+      const server = app;
+      let stopping = false;
+      const shutdown = (signal: string): void => {
+        if (stopping) return;
+        stopping = true;
+        logger.info({ signal }, "shutting down: finishing running requests");
+        const timeout = new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), DRAIN_MS).unref());
+        void Promise.race([server.close().then(() => "closed" as const), timeout])
+          .then(async (how) => {
+            if (how === "timeout") logger.warn({ drainMs: DRAIN_MS }, "requests still running after the drain time; closing anyway");
+            await db.close();
+            logger.info({}, "HTTP API stopped");
+            process.exit(0);
+          })
+          .catch((error: unknown) => {
+            logger.error({ err: error }, "shutdown failed");
+            process.exit(1);
+          });
+      };
+      process.once("SIGTERM", () => shutdown("SIGTERM"));
+      process.once("SIGINT", () => shutdown("SIGINT"));
+    });
+}

@@ -1,0 +1,163 @@
+/**
+ * Errors of the HTTP API: one table from error codes to HTTP statuses, and the one reply
+ * shape `{ error: { code, message, details? } }`. Store errors know nothing of HTTP; this
+ * file is where their codes become statuses. Fastify's own errors (validation, bad JSON,
+ * too large) are mapped here too. A response never carries a stack trace: anything
+ * unexpected is a 500 "internal error" with a request id, and the full error goes to the log.
+ *
+ * @module
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { AmbiguousIdError, ConflictError, InvalidInputError, ThreadlineError, type ThreadlineErrorCode } from "../store/index.js";
+
+/** The codes only the HTTP layer uses (the store's codes are the others). */
+export type HttpOnlyErrorCode =
+  | "TL_ERR_UNAUTHORIZED"
+  | "TL_ERR_FORBIDDEN"
+  | "TL_ERR_BAD_REQUEST"
+  | "TL_ERR_PAYLOAD_TOO_LARGE"
+  | "TL_ERR_UNSUPPORTED_MEDIA_TYPE"
+  | "TL_ERR_UNAVAILABLE"
+  | "TL_ERR_INTERNAL";
+
+/** Every code an HTTP error reply may carry. */
+export type ApiErrorCode = ThreadlineErrorCode | HttpOnlyErrorCode;
+
+/** Code → HTTP status: the one table. */
+export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
+  TL_ERR_INVALID_INPUT: 422,
+  TL_ERR_AMBIGUOUS_ID: 400,
+  TL_ERR_BAD_REQUEST: 400,
+  TL_ERR_UNAUTHORIZED: 401,
+  TL_ERR_FORBIDDEN: 403,
+  TL_ERR_NOT_FOUND: 404,
+  TL_ERR_CONFLICT: 409,
+  TL_ERR_LEASE_LOST: 409,
+  TL_ERR_PAYLOAD_TOO_LARGE: 413,
+  TL_ERR_UNSUPPORTED_MEDIA_TYPE: 415,
+  TL_ERR_STORE_BUSY: 503,
+  TL_ERR_STORE_CLOSED: 503,
+  TL_ERR_UNAVAILABLE: 503,
+  TL_ERR_SCHEMA_VERSION: 500,
+  TL_ERR_STORE: 500,
+  TL_ERR_INTERNAL: 500,
+};
+
+/** The body of every error reply. */
+export interface ErrorBody {
+  error: { code: ApiErrorCode; message: string; details?: Record<string, unknown> };
+}
+
+/**
+ * An error the HTTP layer raises itself (authentication, a refused request). Its status
+ * comes from {@link ERROR_STATUS}.
+ */
+export class HttpError extends Error {
+  readonly code: ApiErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  /** Extra response headers (e.g. `WWW-Authenticate`). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, message: string, options: { details?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = "HttpError";
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Where in the request a Fastify validation error was found, as the reply names it. */
+const PART: Record<string, string> = { querystring: "query", params: "path", body: "body", headers: "header" };
+
+interface AjvIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** The field a validation issue is about: `limit`, `title`, `steps.0.name`. */
+function fieldOf(issue: AjvIssue): string {
+  const path = (issue.instancePath ?? "").split("/").filter(Boolean).join(".");
+  const extra = (issue.params?.["missingProperty"] ?? issue.params?.["additionalProperty"]) as string | undefined;
+  return [path, extra].filter((p) => p !== undefined && p !== "").join(".");
+}
+
+/** Minimal logger the handler writes unexpected errors to (pino-compatible). */
+export interface ErrorLogger {
+  error(object: Record<string, unknown>, message: string): void;
+}
+
+/** Turns any error into a status and an {@link ErrorBody} (no stack, no driver detail). */
+export function toErrorReply(error: unknown, requestId: string): { status: number; body: ErrorBody; headers: Record<string, string>; internal: boolean } {
+  const reply = (code: ApiErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}) => ({
+    status: ERROR_STATUS[code],
+    body: { error: details === undefined ? { code, message } : { code, message, details } },
+    headers,
+    internal: false,
+  });
+  if (error instanceof HttpError) return reply(error.code, error.message, error.details, error.headers);
+  if (error instanceof ThreadlineError) {
+    switch (error.code) {
+      case "TL_ERR_INVALID_INPUT": {
+        const field = (error as InvalidInputError).field;
+        return reply(error.code, error.message, field === undefined ? undefined : { field });
+      }
+      case "TL_ERR_AMBIGUOUS_ID": {
+        const ambiguous = error as AmbiguousIdError;
+        return reply(error.code, error.message, { candidates: ambiguous.candidates.map((c) => ({ ...c })), more: ambiguous.more });
+      }
+      case "TL_ERR_CONFLICT": {
+        const sessionId = (error as ConflictError).sessionId;
+        return reply(error.code, error.message, sessionId === undefined ? undefined : { sessionId });
+      }
+      case "TL_ERR_NOT_FOUND":
+      case "TL_ERR_LEASE_LOST":
+        return reply(error.code, error.message);
+      case "TL_ERR_STORE_BUSY":
+        return reply("TL_ERR_STORE_BUSY", "The database is busy; retry shortly.", undefined, { "retry-after": "1" });
+      case "TL_ERR_STORE_CLOSED":
+        return reply("TL_ERR_UNAVAILABLE", "The server is shutting down; retry on another instance or later.", undefined, { "retry-after": "5" });
+      default:
+        break; // TL_ERR_STORE, TL_ERR_SCHEMA_VERSION: internal
+    }
+  }
+  const fastify = error as Partial<FastifyError> & { validation?: AjvIssue[]; validationContext?: string };
+  if (fastify !== null && typeof fastify === "object" && Array.isArray(fastify.validation)) {
+    const issue: AjvIssue = fastify.validation[0] ?? {};
+    const field = fieldOf(issue);
+    const where = PART[fastify.validationContext ?? ""] ?? fastify.validationContext ?? "request";
+    const what = where === "body" ? (field === "" ? "the request body" : `body field '${field}'`) : `${where} parameter '${field}'`;
+    const extra = issue.keyword === "additionalProperties" ? "is not allowed" : (issue.message ?? "is invalid");
+    return reply("TL_ERR_INVALID_INPUT", `Invalid ${what}: ${extra}.`, { field: field === "" ? where : field, in: where });
+  }
+  const status = typeof fastify?.statusCode === "number" ? fastify.statusCode : 500;
+  if (typeof fastify?.code === "string" && fastify.code.startsWith("FST_") && status >= 400 && status < 500) {
+    if (status === 413) return reply("TL_ERR_PAYLOAD_TOO_LARGE", "The request body is too large.");
+    if (status === 415) return reply("TL_ERR_UNSUPPORTED_MEDIA_TYPE", "Send the request body as application/json.");
+    return reply("TL_ERR_BAD_REQUEST", fastify.message ?? "Bad request.");
+  }
+  return { ...reply("TL_ERR_INTERNAL", "internal error", { requestId }), internal: true };
+}
+
+/**
+ * The Fastify error handler of the API: replies with {@link toErrorReply} and logs
+ * unexpected errors (with the request id the reply names).
+ */
+export function makeErrorHandler(logger: ErrorLogger | null) {
+  return function apiErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const out = toErrorReply(error, request.id);
+    if (out.internal) {
+      (logger ?? request.log).error({ err: error, requestId: request.id, method: request.method, url: request.url }, "internal error in an API request");
+    }
+    return reply.code(out.status).headers(out.headers).send(out.body);
+  };
+}
+
+/** Replies 404 in the API's error shape for a route that does not exist. */
+export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.code(404).send({
+    error: { code: "TL_ERR_NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}; GET /openapi.json lists the routes.` },
+  } satisfies ErrorBody);
+}

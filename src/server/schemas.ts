@@ -1,0 +1,324 @@
+/**
+ * The JSON Schemas of the HTTP API: request parameters and bodies, and the response
+ * records. Fastify validates requests and serialises responses with them, and
+ * `/openapi.json` publishes them (each named schema once, under `components.schemas`).
+ *
+ * Conventions: query parameters are snake_case (`agent_name`, `after_id`); JSON bodies and
+ * responses are camelCase, exactly as the library returns them; times are epoch seconds.
+ *
+ * @module
+ */
+
+/** A JSON Schema (draft 2020-12 subset that both Ajv and OpenAPI 3.1 read). */
+export type JsonSchema = Record<string, unknown>;
+
+/** Named schemas: `/openapi.json` lists each under `components.schemas` and refers to it by `$ref`. */
+export const NAMED_SCHEMAS = new Map<JsonSchema, string>();
+
+function named<T extends JsonSchema>(name: string, schema: T): T {
+  NAMED_SCHEMAS.set(schema, name);
+  return schema;
+}
+
+const nullable = (type: string): JsonSchema => ({ type: [type, "null"] });
+const str = { type: "string" } as const;
+const num = { type: "number" } as const;
+const int = { type: "integer" } as const;
+/** Any JSON value. */
+const anyJson: JsonSchema = {};
+
+/** A session or execution id in a path. */
+export const idParams: JsonSchema = {
+  type: "object",
+  required: ["id"],
+  additionalProperties: false,
+  properties: { id: { type: "string", minLength: 1, maxLength: 256, description: "The id (exact)." } },
+};
+
+/** An execution id in a path: exact id, unique prefix or base id. */
+export const executionIdParams: JsonSchema = {
+  type: "object",
+  required: ["id"],
+  additionalProperties: false,
+  properties: {
+    id: { type: "string", minLength: 1, maxLength: 256, description: "Exact id, a unique id prefix, or a base id." },
+  },
+};
+
+/** Token and cost totals of a session (`SessionUsage`). */
+export const usageSchema = named("SessionUsage", {
+  type: "object",
+  properties: {
+    inputTokens: num,
+    outputTokens: num,
+    cacheReadTokens: num,
+    cacheWriteTokens: num,
+    reasoningTokens: num,
+    apiCalls: num,
+    estimatedCostUsd: num,
+    actualCostUsd: nullable("number"),
+    billingProvider: nullable("string"),
+    billingMode: nullable("string"),
+    costStatus: nullable("string"),
+  },
+});
+
+/** A session's metadata (`Session`). */
+export const sessionSchema = named("Session", {
+  type: "object",
+  properties: {
+    id: str,
+    source: str,
+    userId: nullable("string"),
+    model: nullable("string"),
+    modelConfig: { type: ["object", "null"], additionalProperties: true },
+    systemPrompt: nullable("string"),
+    parentSessionId: nullable("string"),
+    startedAt: num,
+    endedAt: nullable("number"),
+    endReason: nullable("string"),
+    title: nullable("string"),
+    sessionKey: nullable("string"),
+    chatId: nullable("string"),
+    chatType: nullable("string"),
+    threadId: nullable("string"),
+    messageCount: int,
+    toolCallCount: int,
+    lastActiveAt: num,
+    preview: nullable("string"),
+    usage: usageSchema,
+  },
+});
+
+/** One row of a session listing (`SessionSummary`). */
+export const sessionSummarySchema = named("SessionSummary", {
+  type: "object",
+  properties: {
+    id: str,
+    source: str,
+    title: nullable("string"),
+    preview: nullable("string"),
+    model: nullable("string"),
+    startedAt: num,
+    lastActiveAt: num,
+    endedAt: nullable("number"),
+    endReason: nullable("string"),
+    messageCount: int,
+    parentSessionId: nullable("string"),
+  },
+});
+
+/** A page of the session listing with its keyset cursor. */
+export const sessionPageSchema = named("SessionPage", {
+  type: "object",
+  properties: {
+    items: { type: "array", items: sessionSummarySchema },
+    nextCursor: { ...nullable("string"), description: "Pass as `cursor` for the next page; null on the last page." },
+  },
+});
+
+const roleSchema = { type: "string", enum: ["system", "developer", "user", "assistant", "tool"] };
+
+/** A stored message (`Message`). */
+export const messageSchema = named("Message", {
+  type: "object",
+  properties: {
+    id: int,
+    sessionId: str,
+    role: roleSchema,
+    content: { ...anyJson, description: "A string, an array of content parts, or null." },
+    toolCalls: { type: ["array", "null"], items: { type: "object", additionalProperties: true } },
+    toolCallId: nullable("string"),
+    toolName: nullable("string"),
+    tokenCount: nullable("number"),
+    finishReason: nullable("string"),
+    reasoning: nullable("string"),
+    reasoningDetails: anyJson,
+    platformMessageId: nullable("string"),
+    timestamp: num,
+    rewoundAt: nullable("number"),
+  },
+});
+
+/** A page of a session's messages. */
+export const messagePageSchema = named("MessagePage", {
+  type: "object",
+  properties: {
+    items: { type: "array", items: messageSchema },
+    nextAfterId: { ...nullable("integer"), description: "Pass as `after_id` for the next page; null when there are no more messages." },
+  },
+});
+
+/** The reply of `PUT /sessions/{id}/title`. */
+export const titleSchema = named("SessionTitle", {
+  type: "object",
+  properties: { id: str, title: nullable("string") },
+});
+
+/** The body of a rename: `{ title }`. */
+export const titleBody: JsonSchema = {
+  type: "object",
+  required: ["title"],
+  additionalProperties: false,
+  properties: {
+    title: { type: ["string", "null"], description: "The new title (at most 100 code points after sanitising); null or empty clears it." },
+  },
+};
+
+const contextMessageSchema = named("ContextMessage", {
+  type: "object",
+  properties: { id: int, role: roleSchema, content: str, timestamp: num },
+});
+
+/** One search hit (`SearchHit`). */
+export const searchHitSchema = named("SearchHit", {
+  type: "object",
+  properties: {
+    messageId: int,
+    sessionId: str,
+    role: roleSchema,
+    snippet: { type: "string", description: "An excerpt with every match wrapped in `>>>` and `<<<`." },
+    timestamp: num,
+    toolName: nullable("string"),
+    source: str,
+    model: nullable("string"),
+    sessionStartedAt: num,
+    context: {
+      type: "object",
+      properties: {
+        before: { anyOf: [contextMessageSchema, { type: "null" }] },
+        after: { anyOf: [contextMessageSchema, { type: "null" }] },
+      },
+    },
+  },
+});
+
+/** The reply of `GET /search`. */
+export const searchResultSchema = named("SearchResult", {
+  type: "object",
+  properties: { items: { type: "array", items: searchHitSchema }, limit: int, offset: int },
+});
+
+/** Database totals (`StoreStats`). */
+export const statsSchema = named("StoreStats", {
+  type: "object",
+  properties: {
+    totalSessions: int,
+    totalMessages: int,
+    sessionsBySource: { type: "object", additionalProperties: { type: "integer" } },
+    byModel: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          model: nullable("string"),
+          sessions: int,
+          inputTokens: num,
+          outputTokens: num,
+          cacheReadTokens: num,
+          cacheWriteTokens: num,
+          reasoningTokens: num,
+          estimatedCostUsd: num,
+          actualCostUsd: num,
+        },
+      },
+    },
+    databaseBytes: num,
+    searchIndexBytes: nullable("number"),
+  },
+});
+
+/** One line of an export (`application/x-ndjson`): see `SessionRecord` in docs/api.md. */
+export const sessionRecordSchema = named("SessionRecord", {
+  type: "object",
+  description: "One exported session (one JSON line): { format: \"threadline.session\", version: 1, session, messages }.",
+  properties: {
+    format: { type: "string", const: "threadline.session" },
+    version: { type: "integer", const: 1 },
+    session: { type: "object", additionalProperties: true },
+    messages: { type: "array", items: { type: "object", additionalProperties: true } },
+  },
+});
+
+/** An execution run's metadata (`ExecutionMetadata`). */
+export const executionMetadataSchema = named("ExecutionMetadata", {
+  type: "object",
+  properties: {
+    id: str,
+    kind: { type: "string", enum: ["agent", "workflow"] },
+    name: str,
+    baseId: str,
+    parentId: nullable("string"),
+    userId: nullable("string"),
+    createdAt: num,
+    updatedAt: num,
+    messageCount: int,
+    agentsInvolved: { type: ["object", "null"], additionalProperties: { type: "string" }, description: "Step session id → agent name." },
+  },
+});
+
+/** An execution run with its stored result (`ExecutionSession`). */
+export const executionSessionSchema = named("ExecutionSession", {
+  type: "object",
+  properties: {
+    ...(executionMetadataSchema.properties as Record<string, JsonSchema>),
+    result: { ...anyJson, description: "The stored result (status, final response, messages, steps or nodes, error)." },
+  },
+});
+
+/** A page of the execution listing with the total. */
+export const executionPageSchema = named("ExecutionPage", {
+  type: "object",
+  properties: {
+    items: { type: "array", items: executionMetadataSchema },
+    total: { type: "integer", description: "How many sessions match the filters in all." },
+    limit: int,
+    offset: int,
+  },
+});
+
+/** The body of `POST /execution/history/cleanup`. */
+export const cleanupBody: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    olderThanDays: { type: "number", minimum: 0, description: "Units not updated for more than this many days go (default 30; 0: every unit)." },
+    maxSessions: { type: "integer", minimum: 0, description: "Keep at most this many units, the newest (default 50)." },
+  },
+};
+
+/** What a cleanup removed (`CleanupReport`). */
+export const cleanupReportSchema = named("CleanupReport", {
+  type: "object",
+  properties: {
+    removedUnits: { type: "integer", description: "Units removed (a workflow with its steps is one)." },
+    removedSessions: { type: "integer", description: "Sessions removed, every step counted." },
+    removedIds: { type: "array", items: str },
+  },
+});
+
+/** The body of `POST /execution/history/{id}/messages`: the message. */
+export const executionMessageBody: JsonSchema = {
+  type: "object",
+  required: ["role"],
+  additionalProperties: true,
+  description: "The message to append, e.g. { role, content }; any JSON fields are kept.",
+  properties: { role: { type: "string", minLength: 1 }, content: anyJson },
+};
+
+/** The one error shape of every failed request. */
+export const errorSchema = named("Error", {
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: {
+        code: { type: "string", description: "A stable code, e.g. TL_ERR_NOT_FOUND (docs/http.md lists them)." },
+        message: { type: "string" },
+        details: { type: "object", additionalProperties: true, description: "Code-specific details: field, candidates, requestId…" },
+      },
+    },
+  },
+});

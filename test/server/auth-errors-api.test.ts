@@ -1,0 +1,206 @@
+/**
+ * Authentication and the error shape over real loopback HTTP, on SQLite and PostgreSQL:
+ * 401 without a key and 403 with a wrong one on every route, X-API-Key and bearer tokens,
+ * the unauthenticated loopback mode and the refusals to start, and the one error shape for
+ * 400/404/413/415/422/500/503 (a 500 says "internal error" with a request id, logs the
+ * rest and never shows a stack).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  InvalidInputError,
+  StoreBusyError,
+  StoreError,
+  type SessionDB,
+} from "../../src/index.js";
+import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/server/index.js";
+import { forEachBackend } from "../gateway/backends.js";
+import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
+
+afterEach(closeServers);
+
+/** Every operation of the OpenAPI document as [method, concrete path, public]. */
+async function operations(url: string): Promise<Array<[string, string, boolean]>> {
+  const doc = (await call(url, "GET", "/openapi.json", { key: null })).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+  const out: Array<[string, string, boolean]> = [];
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops)) out.push([method.toUpperCase(), path.replace(/\{\w+\}/gu, "some-id"), Array.isArray(op.security) && op.security.length === 0]);
+  }
+  return out;
+}
+
+/** A store whose methods fail with `error` (the others pass through). */
+function failing(db: SessionDB, methods: string[], error: () => Error): SessionDB {
+  return new Proxy(db, {
+    get(target, property, receiver) {
+      if (typeof property === "string" && methods.includes(property)) {
+        return () => {
+          throw error();
+        };
+      }
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+forEachBackend((backend) => {
+  it("every route but /openapi.json: 401 without a key (with WWW-Authenticate), 403 with a wrong one", async () => {
+    const { db } = await backend.fresh();
+    const api = await startApi(db);
+    const ops = await operations(api.url);
+    expect(ops.length).toBeGreaterThanOrEqual(14);
+    for (const [method, path, isPublic] of ops) {
+      const body = method === "GET" || method === "DELETE" ? {} : { body: {} };
+      const anonymous = await call(api, method, path, { key: null, ...body });
+      const wrong = await call(api, method, path, { key: "wrong-key-0123456789abcdef", ...body });
+      if (isPublic) {
+        expect(anonymous.status, `${method} ${path}`).toBe(200);
+        continue;
+      }
+      expect(anonymous.status, `${method} ${path}`).toBe(401);
+      expect(anonymous.body.error.code).toBe("TL_ERR_UNAUTHORIZED");
+      expect(anonymous.headers.get("www-authenticate")).toBe('Bearer realm="threadline"');
+      expect(wrong.status, `${method} ${path}`).toBe(403);
+      expect(wrong.body).toEqual({ error: { code: "TL_ERR_FORBIDDEN", message: "The API key is not valid." } });
+    }
+  });
+
+  it("keys are accepted as X-API-Key or as a bearer token; other schemes count as no key", async () => {
+    const { db } = await backend.fresh();
+    await seed(db);
+    const api = await startApi(db);
+    expect((await call(api, "GET", "/sessions", { key: ALICE })).body.items).toHaveLength(2);
+    expect((await call(api, "GET", "/sessions", { bearer: ALICE })).body.items).toHaveLength(2);
+    expect((await call(api, "GET", "/sessions", { key: null, headers: { authorization: `bearer ${ADMIN}` } })).body.items).toHaveLength(4);
+    expect((await call(api, "GET", "/sessions", { bearer: "wrong-key-0123456789abcdef" })).status).toBe(403);
+    expect((await call(api, "GET", "/sessions", { bearer: ALICE.slice(0, -1) })).status).toBe(403);
+    expect((await call(api, "GET", "/sessions", { key: null, headers: { authorization: `Basic ${Buffer.from(`u:${ADMIN}`).toString("base64")}` } })).status).toBe(401);
+    expect((await call(api, "GET", "/sessions", { key: "" })).status).toBe(401);
+    // X-API-Key wins over a bearer token.
+    expect((await call(api, "GET", "/sessions", { key: ALICE, headers: { authorization: `Bearer ${ADMIN}` } })).body.items).toHaveLength(2);
+  });
+
+  it("without keys the API refuses to start, unless allowUnauthenticatedLoopback on a loopback host: then loopback clients need no key", async () => {
+    const { db } = await backend.fresh();
+    await seed(db);
+    await expect(buildServer({ db })).rejects.toThrow(/needs at least one key in api\.keys/);
+    await expect(buildServer({ db, keys: [] })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(buildServer({ db, allowUnauthenticatedLoopback: true, listenHost: "0.0.0.0" })).rejects.toThrow(
+      /api\.allowUnauthenticatedLoopback: the API would listen on 0\.0\.0\.0, which is not a loopback address/,
+    );
+    await expect(buildServer({ db, keys: [{ key: "short" }] })).rejects.toThrow(/api\.keys\.0\.key: must be an API key of at least 16 characters/);
+    await expect(buildServer({ db, keys: [{ key: ADMIN }, { key: ADMIN, userId: "x" }] })).rejects.toThrow(/api\.keys\.1\.key: the same key is listed twice/);
+    const open = await startApi(db, { keys: [], allowUnauthenticatedLoopback: true, listenHost: "localhost" });
+    const reply = await call(open, "GET", "/sessions", { key: null });
+    expect(reply.status).toBe(200);
+    expect(reply.body.items).toHaveLength(4);
+    // Such a server serves no one but loopback clients.
+    const keyring = new ApiKeyring({ keys: [], allowUnauthenticatedLoopback: true });
+    const remote = { socket: { remoteAddress: "10.1.2.3" }, headers: {} } as never;
+    expect(() => keyring.authenticate(remote)).toThrow(HttpError);
+    expect(() => checkApiAccess({ keys: [], allowUnauthenticatedLoopback: true }, "::1")).not.toThrow();
+    expect(() => checkApiAccess({ keys: [], allowUnauthenticatedLoopback: true }, "192.168.1.10")).toThrow(InvalidInputError);
+  });
+
+  it("a 500 says 'internal error' with the request id, logs the error, and shows no stack or detail", async () => {
+    const { db } = await backend.fresh();
+    const logged: Array<Record<string, unknown>> = [];
+    const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
+    const broken = failing(db, ["listSessions", "getStats"], () => new Error("boom: connection to /var/secret/db refused"));
+    const api = await startApi(broken, { errorLogger });
+    const reply = await call(api, "GET", "/sessions");
+    expect(reply.status).toBe(500);
+    expect(reply.body).toEqual({ error: { code: "TL_ERR_INTERNAL", message: "internal error", details: { requestId: expect.any(String) } } });
+    expect(reply.headers.get("x-request-id")).toBe(reply.body.error.details.requestId);
+    expect(reply.text).not.toContain("boom");
+    expect(hasNoStack(reply.text)).toBe(true);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ requestId: reply.body.error.details.requestId, method: "GET", url: "/sessions" });
+    expect(String((logged[0]!["err"] as Error).message)).toContain("boom");
+
+    const storeFailure = failing(db, ["listSessions"], () => new StoreError("SQLite failed while listing: disk I/O error at /var/secret"));
+    const api2 = await startApi(storeFailure, { errorLogger });
+    const second = await call(api2, "GET", "/sessions");
+    expect(second.status).toBe(500);
+    expect(second.body.error.message).toBe("internal error");
+    expect(second.text).not.toContain("secret");
+  });
+
+  it("an export that fails mid-stream is cut (the client sees an incomplete response) and logged; one failing at once is a 500", async () => {
+    const { db } = await backend.fresh();
+    const logged: Array<Record<string, unknown>> = [];
+    const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
+    let failAt = 3;
+    const flaky = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property === "exportSessions") {
+          return async function* () {
+            for (let i = 0; ; i++) {
+              if (i === failAt) throw new StoreError("the disk went away");
+              yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [] };
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const api = await startApi(flaky, { errorLogger });
+    const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    expect(logged.map((l) => String((l["err"] as Error).message))).toEqual(["the disk went away"]);
+    failAt = 0;
+    const immediate = await call(api, "GET", "/export");
+    expect(immediate.status).toBe(500);
+    expect(immediate.body.error.message).toBe("internal error");
+  });
+
+  it("a busy store is 503 with Retry-After; bad JSON 400; too large 413; wrong media type 415; unknown route 404 — all in the one shape", async () => {
+    const { db } = await backend.fresh();
+    const busy = failing(db, ["listSessions"], () => new StoreBusyError("stayed locked by another process while listing sessions"));
+    const api = await startApi(busy, { bodyLimit: 1024 });
+    const unavailable = await call(api, "GET", "/sessions");
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get("retry-after")).toBe("1");
+    expect(unavailable.body).toEqual({ error: { code: "TL_ERR_STORE_BUSY", message: "The database is busy; retry shortly." } });
+
+    const badJson = await call(api, "PATCH", "/sessions/x", { body: '{"title": ' });
+    expect(badJson.status).toBe(400);
+    expect(badJson.body.error.code).toBe("TL_ERR_BAD_REQUEST");
+    const large = await call(api, "PATCH", "/sessions/x", { body: { title: "x".repeat(5000) } });
+    expect(large.status).toBe(413);
+    expect(large.body.error.code).toBe("TL_ERR_PAYLOAD_TOO_LARGE");
+    const xml = await call(api, "PATCH", "/sessions/x", { body: "<title/>", headers: { "content-type": "application/xml" } });
+    expect(xml.status).toBe(415);
+    expect(xml.body.error.code).toBe("TL_ERR_UNSUPPORTED_MEDIA_TYPE");
+    const notObject = await call(api, "PATCH", "/sessions/x", { body: [1, 2] });
+    expect(notObject.status).toBe(422);
+    expect(notObject.body.error.details).toEqual({ field: "body", in: "body" });
+    const unknown = await call(api, "GET", "/no/such/route");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("TL_ERR_NOT_FOUND");
+    for (const reply of [unavailable, badJson, large, xml, notObject, unknown]) {
+      expect(Object.keys(reply.body)).toEqual(["error"]);
+      expect(hasNoStack(reply.text)).toBe(true);
+    }
+  });
+
+  it("a prefix moves every route (and the OpenAPI paths) under it", async () => {
+    const { db } = await backend.fresh();
+    await seed(db);
+    const api = await startApi(db, { prefix: "/api/v1" });
+    expect((await call(api, "GET", "/api/v1/sessions")).body.items).toHaveLength(4);
+    expect((await call(api, "GET", "/sessions")).status).toBe(404);
+    const doc = (await call(api, "GET", "/api/v1/openapi.json", { key: null })).body as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).every((p) => p.startsWith("/api/v1/"))).toBe(true);
+    expect(doc.paths).toHaveProperty(["/api/v1/execution/history/{id}"]);
+  });
+});
+
+describe("access checks", () => {
+  it("keys are checked before anything starts", () => {
+    expect(() => checkApiAccess({ keys: [{ key: ADMIN, userId: "" }] })).toThrow(/api\.keys\.0\.userId/);
+    expect(() => checkApiAccess({ keys: [{ key: ADMIN }] }, "0.0.0.0")).not.toThrow(); // keys make any host fine
+  });
+});
