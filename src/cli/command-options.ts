@@ -1,10 +1,14 @@
 /**
  * Options that several `threadline` commands share, built one way: `--db` (bound to
- * THREADLINE_DB), `--json`, and a repeatable `--source`.
+ * THREADLINE_DB), `--json`, a repeatable `--source`, `--port`, and the config file of the
+ * long-running commands.
  *
  * @module
  */
 import { Option } from "commander";
+import { defaultConfigPath, readConfigFile } from "../gateway/index.js";
+import { parseServeConfig, type ServeConfig } from "../serve/index.js";
+import { NotFoundError } from "../store/index.js";
 import type { withDatabase } from "./cli-context.js";
 
 /**
@@ -37,4 +41,29 @@ export function sourceOption(description = "only sessions from this source (repe
       .map((s) => s.trim())
       .filter((s) => s !== ""),
   ]);
+}
+
+/** `--port <port>`: a port number from 0 to 65535 (`what` names the setting it overrides). */
+export function portOption(what: string): Option {
+  return new Option("--port <port>", `HTTP port (overrides ${what})`).argParser((value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a port number from 0 to 65535 (got "${value}")`);
+    return n;
+  });
+}
+
+/**
+ * The config file of a long-running command (`--config`, THREADLINE_CONFIG, else the default
+ * path), validated. A missing default file means the defaults; a missing file that was named
+ * explicitly is an error.
+ */
+export async function loadServeConfig(explicitPath: string | undefined): Promise<ServeConfig> {
+  const path = explicitPath || defaultConfigPath();
+  let doc: Record<string, unknown> = {};
+  try {
+    doc = await readConfigFile(path);
+  } catch (error) {
+    if (!(error instanceof NotFoundError) || explicitPath) throw error;
+  }
+  return parseServeConfig(doc);
 }

@@ -7,19 +7,13 @@
  */
 import { Command, Option } from "commander";
 import { pino } from "pino";
-import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { parseServeConfig } from "../../serve/index.js";
 import { buildServer, checkApiAccess } from "../../server/index.js";
-import { NotFoundError, openSessionDB } from "../../store/index.js";
+import { openSessionDB } from "../../store/index.js";
+import { loadServeConfig, portOption } from "../command-options.js";
 
 /** How long a stop waits for running requests (a long export) before closing anyway. */
 const DRAIN_MS = 10_000;
 
-function parsePort(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a port number from 0 to 65535 (got "${value}")`);
-  return n;
-}
 
 /** Builds the `api` command. */
 export function makeApiCommand(): Command {
@@ -27,18 +21,11 @@ export function makeApiCommand(): Command {
     .description("run the HTTP API alone (sessions, search, export, execution history) on http://127.0.0.1:8788, until SIGTERM/SIGINT")
     .addOption(new Option("--config <file>", "config file (YAML; the api: section)").env("THREADLINE_CONFIG"))
     .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
-    .addOption(new Option("--port <port>", "HTTP port (overrides api.port)").argParser(parsePort))
+    .addOption(portOption("api.port"))
     .addOption(new Option("--host <host>", "HTTP host (overrides api.host)"))
     .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
-      const path = options.config || defaultConfigPath();
-      let doc: Record<string, unknown> = {};
-      try {
-        doc = await readConfigFile(path);
-      } catch (error) {
-        // No config file is fine unless one was named explicitly (the API then refuses to start without keys).
-        if (!(error instanceof NotFoundError) || options.config) throw error;
-      }
-      const config = parseServeConfig(doc);
+      // Without a config file there are no keys: the API then refuses to start (unless loopback is allowed).
+      const config = await loadServeConfig(options.config);
       const host = options.host ?? config.api.host;
       const port = options.port ?? config.api.port;
       checkApiAccess(config.api, host); // before the database is opened
