@@ -111,8 +111,13 @@ forEachBackend((backend) => {
     expect((await db.getMessages(sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
     mode = "interrupt";
     await local.receive("again");
-    await new Promise((r) => setTimeout(r, 100));
-    const messages = await db.getMessages(sessionId);
+    // The interrupted turn is stored after the agent gives up: wait for it.
+    let messages = await db.getMessages(sessionId);
+    for (const deadline = Date.now() + 5000; messages.length < 7 && Date.now() < deadline; ) {
+      await new Promise((r) => setTimeout(r, 10));
+      messages = await db.getMessages(sessionId);
+    }
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
     const last = messages[messages.length - 1]!;
     expect(last).toMatchObject({ role: "tool", toolCallId: "call_2", content: INTERRUPTED_TOOL_RESULT });
   });
@@ -143,9 +148,17 @@ forEachBackend((backend) => {
     const first = await local.nextMessage();
     await local.receive("Plan the quarterly release checklist please", { chatId: "c2" });
     const second = await local.nextMessage();
-    await new Promise((r) => setTimeout(r, 50));
-    const t1 = await db.getTitle(first.message.sessionId!);
-    const t2 = await db.getTitle(second.message.sessionId!);
+    // Titling runs after the reply is sent: wait until both titles are there.
+    const titleOf = async (id: string): Promise<string | null> => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const title = await db.getTitle(id);
+        if (title !== null || Date.now() > deadline) return title;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const t1 = await titleOf(first.message.sessionId!);
+    const t2 = await titleOf(second.message.sessionId!);
     expect(t1).toMatch(/^Plan the quarterly release checklist/);
     expect(t2).toBe(`${t1} #2`);
   });
