@@ -30,9 +30,9 @@ export interface SessionDBTestInitializer {
   /**
    * Opens a second handle on the same database as `store` (as another process or replica
    * would), for the specs that race two handles. The suite closes it (before destroying
-   * `store`); without it those specs are skipped.
+   * `store`). Every backend provides it.
    */
-  openAnother?(store: SessionDB): Promise<SessionDB>;
+  openAnother(store: SessionDB): Promise<SessionDB>;
   /**
    * Tests this backend cannot run, each group with the reason. A test is named
    * `"<area>: <test name>"` (e.g. `"search: CJK: Korean substrings"`) or just by its name.

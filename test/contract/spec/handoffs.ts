@@ -8,10 +8,10 @@
  * @module
  */
 
-import { expect, it } from "vitest";
+import { expect } from "vitest";
 import type { Handoff, SessionDB } from "../../../src/store/contract.js";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, type ContractTest } from "../harness.js";
+import { contractArea, expectReject } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const T0 = 1_800_000_000;
@@ -24,9 +24,6 @@ async function session(db: SessionDB, id = "cli-1"): Promise<string> {
 
 export function handoffsTests(init: SessionDBTestInitializer): void {
   contractArea(init, "handoffs", (test, { db, anotherHandle }) => {
-    const raced: ContractTest = init.openAnother
-      ? test
-      : (name, fn) => it.skip(`${name} [skipped for ${init.name}: no openAnother]`, fn);
 
     test("createHandoff records a pending handoff that reads back; unknown ids read null", async () => {
       const id = await session(db());
@@ -188,7 +185,7 @@ export function handoffsTests(init: SessionDBTestInitializer): void {
       expect(await db().claimHandoff({ platforms: ["telegram"], holder: "gw" })).toMatchObject({ id: hb.id });
     });
 
-    raced("two handles racing to claim: every handoff is claimed exactly once", async () => {
+    test("two handles racing to claim: every handoff is claimed exactly once", async () => {
       const other = await anotherHandle();
       const id = await session(db());
       const made = new Set<string>();

@@ -6,10 +6,10 @@
  * @module
  */
 
-import { expect, it } from "vitest";
+import { expect } from "vitest";
 import type { LeaseFence, RouteFields, SessionDB } from "../../../src/store/contract.js";
 import { InvalidInputError, LeaseLostError } from "../../../src/store/errors.js";
-import { contractArea, expectReject, routeFields, user, type ContractTest } from "../harness.js";
+import { contractArea, expectReject, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const T0 = 1_800_000_000;
@@ -46,10 +46,6 @@ async function refusedEverywhere(db: SessionDB, fence: LeaseFence, current: numb
 
 export function leasesTests(init: SessionDBTestInitializer): void {
   contractArea(init, "leases", (test, { db, anotherHandle }) => {
-    /** Specs that race two handles on one database: skipped when the backend cannot open one. */
-    const raced: ContractTest = init.openAnother
-      ? test
-      : (name, fn) => it.skip(`${name} [skipped for ${init.name}: no openAnother]`, fn);
 
     test("a free key is granted with token 1 and the lease reads back", async () => {
       expect(await db().getLease(KEY)).toBeNull();
@@ -280,7 +276,7 @@ export function leasesTests(init: SessionDBTestInitializer): void {
       expect(await db().acquireLease(KEY, "replica-b", { ttlSeconds: 5 })).toBeNull();
     });
 
-    raced("two handles on one database racing for a key: exactly one wins, every time", async () => {
+    test("two handles on one database racing for a key: exactly one wins, every time", async () => {
       const other = await anotherHandle();
       expect(await other.getLease(KEY)).toBeNull();
       for (let round = 0; round < 10; round++) {
@@ -305,7 +301,7 @@ export function leasesTests(init: SessionDBTestInitializer): void {
       expect(results.filter((r) => r !== null).map((r) => r!.token)).toEqual([2]);
     }, 30_000);
 
-    raced("a stale holder's writes racing a takeover from another handle: none lands after it", async () => {
+    test("a stale holder's writes racing a takeover from another handle: none lands after it", async () => {
       await db().createSession({ id: "s", source: "telegram", sessionKey: KEY });
       const other = await anotherHandle();
       const a = (await db().acquireLease(KEY, "replica-a", { ttlSeconds: TTL, now: T0 }))!;
