@@ -481,7 +481,7 @@ export class GatewayRunner implements CommandHost {
       // Routing decision, turn marker and the user message(s): one write.
       const fence = this.#fence(key, state);
       entry = await this.#timed("startTurn", () =>
-        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), fence === undefined ? {} : fence),
+        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence }),
       );
     } catch (error) {
       hooks.failed(error);

@@ -69,6 +69,11 @@ export interface SessionStoreOptions {
 export interface GetOrCreateOptions {
   /** Always start a fresh session (the old one ends with `session_reset`). */
   forceNew?: boolean;
+  /**
+   * The source's session key when the caller has just computed it with
+   * {@link SessionStore.sessionKeyFor} (saves resolving the aliases again).
+   */
+  key?: string;
 }
 
 /** What to do with the current route: keep it (bumped) or replace its session. */
@@ -263,7 +268,8 @@ export class SessionStore {
   }
 
   async #route(source: SessionSource, options: GetOrCreateOptions, extras: TurnExtras): Promise<SessionEntry> {
-    const key = await this.sessionKeyFor(source);
+    if (options.key !== undefined) assertSafeKey(options.key);
+    const key = options.key ?? (await this.sessionKeyFor(source));
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const now = this.clock.now();
       let route = await this.db.getRoute(key);
