@@ -49,6 +49,7 @@ export function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv, db: Ses
     ? [
         sessionSearchTool(db, {
           charBudget: search.charBudget,
+          scope: search.scope,
           summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(provider)) : null,
         }),
       ]

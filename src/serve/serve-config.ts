@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js";
 import { InvalidInputError } from "../store/index.js";
+import type { SessionSearchScope } from "../tools/index.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -36,7 +37,7 @@ export interface ServeConfig {
   /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
   display: { resumeDisplay: "full" | "minimal" };
   /** The agent's tools: `session_search` (summarise hits with the model: off by default). */
-  tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number } };
+  tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number; scope: SessionSearchScope } };
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
@@ -129,7 +130,12 @@ const fileSchema = z.strictObject({
   tools: z
     .strictObject({
       sessionSearch: z
-        .strictObject({ enabled: z.boolean().optional(), summarise: z.boolean().optional(), charBudget: z.number().int().min(100).optional() })
+        .strictObject({
+          enabled: z.boolean().optional(),
+          summarise: z.boolean().optional(),
+          charBudget: z.number().int().min(100).optional(),
+          scope: z.enum(["user", "chat", "all"]).optional(),
+        })
         .optional(),
     })
     .optional(),
@@ -167,6 +173,7 @@ const EXPECTED: Record<string, string> = {
   "tools.sessionSearch.enabled": "true or false",
   "tools.sessionSearch.summarise": "true or false",
   "tools.sessionSearch.charBudget": "a whole number of characters ≥ 100",
+  "tools.sessionSearch.scope": "user (default: the asking user's own sessions), chat (a group's sessions too) or all (every session: single-owner gateways only)",
   "autoPrune.enabled": "true or false",
   "autoPrune.retentionDays": "a number of days ≥ 0",
   "autoPrune.vacuum": "true or false",
@@ -267,6 +274,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
         enabled: f.tools?.sessionSearch?.enabled ?? true,
         summarise: f.tools?.sessionSearch?.summarise ?? false,
         charBudget: f.tools?.sessionSearch?.charBudget ?? 100_000,
+        scope: f.tools?.sessionSearch?.scope ?? "user",
       },
     },
     autoPrune: {

@@ -227,6 +227,13 @@ export interface ListSessionsOptions {
   orderBy?: "lastActive" | "started";
   /** Only sessions of this user (`Session.userId`), e.g. the tenant of a scoped API key. */
   userId?: string;
+  /**
+   * Only sessions whose `userId` is one of these (one person's identifiers, e.g. a platform
+   * id and its aliases). An empty list matches no session. Combined with every other filter.
+   */
+  userIds?: string[];
+  /** Only sessions of this chat (`Session.chatId`). */
+  chatId?: string;
 }
 
 /** Options of {@link SessionDB.searchMessages}. */
@@ -243,6 +250,10 @@ export interface SearchOptions {
   sort?: "relevance" | "newest" | "oldest";
   /** Only messages of sessions of this user (`Session.userId`). */
   userId?: string;
+  /** Only messages of sessions whose `userId` is one of these; an empty list matches nothing. */
+  userIds?: string[];
+  /** Only messages of sessions of this chat (`Session.chatId`). */
+  chatId?: string;
 }
 
 /** A neighbouring message shown around a search hit. */
@@ -899,6 +910,8 @@ export interface SessionDB {
   recordAlias(namespace: string, a: string, b: string): Promise<string>;
   /** The canonical id of `id` in `namespace` (`id` itself when it has no alias). */
   resolveAlias(namespace: string, id: string): Promise<string>;
+  /** Every id of `id`'s identity in `namespace`: the canonical id first, then its aliases sorted (`[id]` when it has none). */
+  listAliases(namespace: string, id: string): Promise<string[]>;
 
   /** Queues an event for a key, durably, unless it is a duplicate or the queue holds `maxDepth` waiting items (default 32). */
   enqueue(key: string, event: NewQueuedEvent, options?: { maxDepth?: number }): Promise<EnqueueResult>;

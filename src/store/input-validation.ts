@@ -54,6 +54,23 @@ export function checkUserIdFilter(value: unknown): string | null {
   return checkId(value, "userId");
 }
 
+/**
+ * Checks an optional "any of these ids" filter: `undefined`/`null` → `null` (no filter), else
+ * the distinct ids. Unlike a name list, an empty array is kept: it matches nothing.
+ */
+export function checkIdSetFilter(value: unknown, field: string): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of strings.`, { field });
+  value.forEach((v: unknown, i) => checkId(v, `${field}[${i}]`));
+  return [...new Set(value as string[])];
+}
+
+/** Checks an optional single-id filter (`chatId`): `undefined`/`null` → `null`. */
+export function checkIdFilter(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  return checkId(value, field);
+}
+
 /** Checks an optional text field: `null`/`undefined` → `null`, else a well-formed string. */
 export function optionalText(value: unknown, field: string): string | null {
   if (value === null || value === undefined) return null;
@@ -335,6 +352,9 @@ export interface CheckedSearchOptions {
   excluded: string[] | null;
   roles: string[] | null;
   userId: string | null;
+  /** Any of these user ids (empty: nothing matches), or null. */
+  userIds: string[] | null;
+  chatId: string | null;
 }
 
 /** Validates a search call's arguments (the query text itself is never invalid, only its type). */
@@ -353,6 +373,8 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
     excluded: checkNameList(options.excludeSources, "excludeSources"),
     roles: checkNameList(options.roles, "roles"),
     userId: checkUserIdFilter(options.userId),
+    userIds: checkIdSetFilter(options.userIds, "userIds"),
+    chatId: checkIdFilter(options.chatId, "chatId"),
   };
 }
 

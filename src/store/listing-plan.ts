@@ -8,7 +8,7 @@
 import type { ListSessionsOptions, Page, SessionSummary } from "./contract.js";
 import { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
 import { InvalidInputError } from "./errors.js";
-import { checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
+import { checkIdFilter, checkIdSetFilter, checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
 import { toSummary, type SummaryRow } from "./session-rows.js";
 
 /** Default page size. */
@@ -32,6 +32,10 @@ export interface ListingPlan {
   includeChildren: boolean;
   /** Only sessions of this user, or null. */
   userId: string | null;
+  /** Only sessions of any of these users (empty: none), or null. */
+  userIds: string[] | null;
+  /** Only sessions of this chat, or null. */
+  chatId: string | null;
 }
 
 /**
@@ -51,6 +55,8 @@ export async function planListing(
   const sources = checkNameList(options.sources, "sources");
   const excluded = checkNameList(options.excludeSources, "excludeSources");
   const userId = checkUserIdFilter(options.userId);
+  const userIds = checkIdSetFilter(options.userIds, "userIds");
+  const chatId = checkIdFilter(options.chatId, "chatId");
   const order = `${orderBy}:${includeChildren ? "all" : "tips"}`;
   const after = options.cursor === undefined || options.cursor === null ? null : decodeCursor(options.cursor, order);
 
@@ -71,7 +77,7 @@ export async function planListing(
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren, userId };
+  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId };
 }
 
 /**

@@ -4,3 +4,4 @@
  * @module
  */
 export * from "./session-search.js";
+export * from "./search-scope.js";

@@ -10,6 +10,7 @@
  */
 import type { Agent, AgentTool } from "../agents/index.js";
 import { InvalidInputError, type Message, type SessionDB } from "../store/index.js";
+import { SESSION_SEARCH_SCOPES, scopeFilterFor, type SessionSearchScope } from "./search-scope.js";
 
 /** Default and ceiling of sessions returned. */
 export const DEFAULT_SESSION_SEARCH_LIMIT = 3;
@@ -74,6 +75,10 @@ export interface SessionSearchOptions {
   charBudget?: number;
   /** Only sessions from these sources. */
   sources?: string[];
+  /** Only sessions whose user is one of these ids (an empty list: none). */
+  userIds?: string[];
+  /** Only sessions of this chat. */
+  chatId?: string;
   summarise?: SessionSummariser | null;
   signal?: AbortSignal;
 }
@@ -169,9 +174,14 @@ export async function sessionSearch(db: SessionDB, query: string, options: Sessi
   const roots = new Map<string, string>();
   const currentRoot = options.currentSessionId ? await chainRoot(db, options.currentSessionId, roots) : null;
   const sessions: FoundSession[] = [];
+  const filter = {
+    ...(options.sources ? { sources: options.sources } : {}),
+    ...(options.userIds ? { userIds: options.userIds } : {}),
+    ...(options.chatId === undefined ? {} : { chatId: options.chatId }),
+  };
 
   if (text === "") {
-    const page = await db.listSessions({ limit: Math.min(1000, limit + 5), ...(options.sources ? { sources: options.sources } : {}) });
+    const page = await db.listSessions({ limit: Math.min(1000, limit + 5), ...filter });
     for (const summary of page.items) {
       if (sessions.length >= limit) break;
       const root = await chainRoot(db, summary.id, roots);
@@ -191,7 +201,7 @@ export async function sessionSearch(db: SessionDB, query: string, options: Sessi
       });
     }
   } else {
-    const hits = await db.searchMessages(text, { limit: HITS_READ, ...(options.sources ? { sources: options.sources } : {}) });
+    const hits = await db.searchMessages(text, { limit: HITS_READ, ...filter });
     const groups = new Map<string, { best: (typeof hits)[number]; count: number }>();
     for (const hit of hits) {
       const root = await chainRoot(db, hit.sessionId, roots);
@@ -253,17 +263,31 @@ export function formatSessionSearch(result: SessionSearchResult): string {
   return lines.join("\n").trimEnd();
 }
 
+/** Options of {@link sessionSearchTool}. */
+export interface SessionSearchToolOptions {
+  charBudget?: number;
+  summarise?: SessionSummariser | null;
+  /** Whose sessions the asking session may see (default `user`, the narrowest): see {@link SessionSearchScope}. */
+  scope?: SessionSearchScope;
+}
+
 /**
- * The `session_search` function for agents.
+ * The `session_search` function for agents. It searches only what the asking session's user
+ * may see (see {@link SessionSearchScope}); the scope is applied by the store, so another
+ * user's messages are never read.
  *
  * @example
- * const agent = new OpenAiCompatibleAgent({ ...provider, tools: [sessionSearchTool(db)] });
+ * const agent = new OpenAiCompatibleAgent({ ...provider, tools: [sessionSearchTool(db, { scope: "user" })] });
  */
-export function sessionSearchTool(db: SessionDB, options: { charBudget?: number; summarise?: SessionSummariser | null } = {}): AgentTool {
+export function sessionSearchTool(db: SessionDB, options: SessionSearchToolOptions = {}): AgentTool {
+  const scope = options.scope ?? "user";
+  if (!SESSION_SEARCH_SCOPES.includes(scope)) {
+    throw new InvalidInputError(`scope must be one of ${SESSION_SEARCH_SCOPES.join(", ")} (got ${String(scope)}).`, { field: "scope" });
+  }
   return {
     name: "session_search",
     description:
-      "Search the user's earlier conversations (full text). Returns the best-matching sessions with the messages around each match " +
+      "Search this user's earlier conversations (full text; only conversations this user took part in). Returns the best-matching sessions with the messages around each match " +
       "and their first and last exchanges. Use a blank query to list the most recent sessions.",
     parameters: {
       type: "object",
@@ -277,7 +301,9 @@ export function sessionSearchTool(db: SessionDB, options: { charBudget?: number;
     async execute(args, context) {
       const query = typeof args["query"] === "string" ? args["query"] : "";
       const limit = typeof args["limit"] === "number" ? Math.min(MAX_SESSION_SEARCH_LIMIT, Math.max(1, Math.floor(args["limit"]))) : undefined;
+      const filter = await scopeFilterFor(db, context.sessionId, scope);
       const result = await sessionSearch(db, query, {
+        ...filter,
         currentSessionId: context.sessionId,
         ...(limit === undefined ? {} : { limit }),
         ...(options.charBudget === undefined ? {} : { charBudget: options.charBudget }),

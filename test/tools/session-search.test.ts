@@ -17,11 +17,11 @@ forEachBackend((backend) => {
     await db.createSession({ id: "child", source: "telegram", parentSessionId: "root", startedAt: 2000 });
     await db.endSession("root", "compression");
     await turn("child", "continue the kubernetes rollout", "rolling out kubernetes now");
-    await db.createSession({ id: "other", source: "cli", startedAt: 3000 });
+    await db.createSession({ id: "other", source: "cli", userId: "me", startedAt: 3000 });
     await turn("other", "first question about gardening", "plant in spring");
     await turn("other", "and kubernetes again?", "yes kubernetes");
     await turn("other", "last thing: compost", "turn it weekly");
-    await db.createSession({ id: "current", source: "cli", startedAt: 4000 });
+    await db.createSession({ id: "current", source: "cli", userId: "me", startedAt: 4000 });
     await turn("current", "where did we talk about kubernetes", "let me look");
     return db;
   }
@@ -85,5 +85,31 @@ forEachBackend((backend) => {
     } finally {
       await fake.close();
     }
+  });
+
+  it("the tool searches only the asking user's sessions: their aliases included, same platform only, nothing for a session without a user", async () => {
+    const { db } = await backend.fresh();
+    const say = async (id: string, source: string, userId: string | null, text: string, extra: Record<string, string> = {}) => {
+      await db.createSession({ id, source, userId, ...extra });
+      await db.appendTurn(id, [{ role: "user", content: text }, { role: "assistant", content: "noted" }]);
+    };
+    await db.recordAlias("whatsapp", "15551234567", "999999999999999");
+    await say("phone", "whatsapp", "15551234567", "parcel tracking number alpha");
+    await say("lid", "whatsapp", "999999999999999", "parcel arrives tuesday");
+    await say("stranger", "whatsapp", "15550000000", "parcel for someone else");
+    await say("same-id-elsewhere", "telegram", "15551234567", "parcel on another platform");
+    await say("asking", "whatsapp", "999999999999999", "where is my parcel");
+    await say("anonymous", "whatsapp", null, "parcel?");
+    const run = async (sessionId: string, scope?: "user" | "chat" | "all") => {
+      const tool = sessionSearchTool(db, scope ? { scope } : {});
+      return tool.execute({ query: "parcel", limit: 10 }, { sessionId, signal: new AbortController().signal });
+    };
+    const mine = await run("asking");
+    expect(mine).toMatch(/tracking number alpha/u);
+    expect(mine).toMatch(/arrives tuesday/u);
+    expect(mine).not.toMatch(/someone else|another platform/u);
+    expect(await run("anonymous")).toMatch(/^No earlier sessions mention "parcel"\.$/u);
+    expect(await run("asking", "all")).toMatch(/someone else/u);
+    expect(() => sessionSearchTool(db, { scope: "everyone" as "all" })).toThrow(InvalidInputError);
   });
 });

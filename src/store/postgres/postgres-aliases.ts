@@ -21,6 +21,16 @@ export async function resolveAlias(sql: Sql, namespace: string, id: string): Pro
   return canonical ?? id;
 }
 
+/** Every id of `id`'s group: the canonical id first, then the others sorted. */
+export async function listAliases(sql: Sql, namespace: string, id: string): Promise<string[]> {
+  const canonical = await resolveAlias(sql, namespace, id);
+  const others = await sql.column<string>(
+    "SELECT alias FROM identity_aliases WHERE namespace = $1 AND canonical = $2 AND alias <> $2 ORDER BY alias COLLATE \"C\"",
+    [namespace, canonical],
+  );
+  return [canonical, ...others];
+}
+
 /** Joins the groups of `a` and `b` (inside a write transaction); returns the group's canonical id. */
 export async function recordAlias(sql: Sql, namespace: string, a: string, b: string): Promise<string> {
   await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [ALIAS_LOCK_CLASS, namespace]);

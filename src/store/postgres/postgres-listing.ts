@@ -30,6 +30,8 @@ export async function listSessions(sql: Sql, options: ListSessionsOptions = {}):
     const where: string[] = [];
     const params: unknown[] = [];
     if (plan.userId !== null) where.push(`user_id = $${params.push(encodeText(plan.userId))}`);
+    if (plan.userIds !== null) where.push(`user_id = ANY($${params.push(plan.userIds.map(encodeText))}::text[])`);
+    if (plan.chatId !== null) where.push(`chat_id = $${params.push(encodeText(plan.chatId))}`);
     if (source !== null) where.push(`source = $${params.push(source)}`);
     if (hidden !== null) where.push(`list_hidden = $${params.push(hidden)}`);
     if (plan.after !== null) {

@@ -89,7 +89,7 @@ import {
 import { runImport, type ImportOutcome } from "../session-import.js";
 import { toSessionRecord, type ValidRecord } from "../session-record.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
-import { recordAlias, resolveAlias } from "./postgres-aliases.js";
+import { listAliases, recordAlias, resolveAlias } from "./postgres-aliases.js";
 import { redactPassword, resolvePostgresConfig, type PostgresConfig } from "./postgres-config.js";
 import { createPool, Sql } from "./postgres-connection.js";
 import { isRetryable, translatePostgresError } from "./postgres-errors.js";
@@ -1015,6 +1015,12 @@ export class PostgresSessionDB implements SessionDB {
     checkId(namespace, "namespace");
     checkId(id, "id");
     return this.#read("resolving an identity alias", (sql) => resolveAlias(sql, namespace, id));
+  }
+
+  async listAliases(namespace: string, id: string): Promise<string[]> {
+    checkId(namespace, "namespace");
+    checkId(id, "id");
+    return this.#read("listing identity aliases", (sql) => listAliases(sql, namespace, id));
   }
 
   async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {

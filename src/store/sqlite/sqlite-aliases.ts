@@ -16,6 +16,16 @@ export function resolveAlias(conn: SqliteConnection, namespace: string, id: stri
   return canonical ?? id;
 }
 
+/** Every id of `id`'s group: the canonical id first, then the others sorted. */
+export function listAliases(conn: SqliteConnection, namespace: string, id: string): string[] {
+  const canonical = resolveAlias(conn, namespace, id);
+  const others = conn
+    .stmt("SELECT alias FROM identity_aliases WHERE namespace = ? AND canonical = ? AND alias <> ? ORDER BY alias")
+    .pluck()
+    .all(namespace, canonical, canonical) as string[];
+  return [canonical, ...others];
+}
+
 /** Joins the groups of `a` and `b` (inside a write); returns the group's canonical id. */
 export function recordAlias(conn: SqliteConnection, namespace: string, a: string, b: string): string {
   const ca = resolveAlias(conn, namespace, a);

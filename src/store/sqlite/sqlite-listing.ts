@@ -36,6 +36,14 @@ export async function listSessions(conn: SqliteConnection, options: ListSessions
       where.push("user_id = ?");
       params.push(plan.userId);
     }
+    if (plan.userIds !== null) {
+      where.push(plan.userIds.length === 0 ? "0" : `user_id IN (${plan.userIds.map(() => "?").join(", ")})`);
+      params.push(...plan.userIds);
+    }
+    if (plan.chatId !== null) {
+      where.push("chat_id = ?");
+      params.push(plan.chatId);
+    }
     if (source !== null) {
       where.push("source = ?");
       params.push(source);

@@ -26,7 +26,7 @@ type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "conte
 
 /** Runs a search. Never throws on the query text; throws {@link InvalidInputError} on bad options. */
 export function searchMessages(conn: SqliteConnection, query: string, options: SearchOptions = {}): SearchHit[] {
-  const { limit, offset, sort, sources, excluded, roles, userId } = checkSearchOptions(query, options);
+  const { limit, offset, sort, sources, excluded, roles, userId, userIds, chatId } = checkSearchOptions(query, options);
 
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];
@@ -40,12 +40,20 @@ export function searchMessages(conn: SqliteConnection, query: string, options: S
     where.push(`m.role IN (${roles.map(() => "?").join(", ")})`);
     params.push(...roles);
   }
-  if (sources !== null || excluded !== null || userId !== null) {
+  if (sources !== null || excluded !== null || userId !== null || userIds !== null || chatId !== null) {
     if (roles === null) joins.push("JOIN messages m ON m.id = messages_fts.rowid");
     joins.push("JOIN sessions s ON s.id = m.session_id");
     if (userId !== null) {
       where.push("s.user_id = ?");
       params.push(userId);
+    }
+    if (userIds !== null) {
+      where.push(userIds.length === 0 ? "0" : `s.user_id IN (${userIds.map(() => "?").join(", ")})`);
+      params.push(...userIds);
+    }
+    if (chatId !== null) {
+      where.push("s.chat_id = ?");
+      params.push(chatId);
     }
     if (sources !== null) {
       where.push(`s.source IN (${sources.map(() => "?").join(", ")})`);

@@ -126,7 +126,7 @@ import {
 } from "../routing-input.js";
 import { toRoute } from "../route-rows.js";
 import { toSummary } from "../session-rows.js";
-import { recordAlias, resolveAlias } from "./sqlite-aliases.js";
+import { listAliases, recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import * as leases from "./sqlite-leases.js";
 import * as handoffs from "./sqlite-handoffs.js";
@@ -977,6 +977,12 @@ export class SqliteSessionDB implements SessionDB {
     checkId(namespace, "namespace");
     checkId(id, "id");
     return this.#read("resolving an identity alias", (conn) => resolveAlias(conn, namespace, id));
+  }
+
+  async listAliases(namespace: string, id: string): Promise<string[]> {
+    checkId(namespace, "namespace");
+    checkId(id, "id");
+    return this.#read("listing identity aliases", (conn) => listAliases(conn, namespace, id));
   }
 
   async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {

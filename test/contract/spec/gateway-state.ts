@@ -211,6 +211,12 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       for (const id of ["999999999999999", "88888888888888888", "15551234567", "66666666", "7777"]) {
         expect(await db().resolveAlias("whatsapp", id)).toBe("7777");
       }
+      // listAliases: the whole group from any member, canonical first; an unknown id is its own group.
+      for (const id of ["7777", "88888888888888888"]) {
+        expect(await db().listAliases("whatsapp", id)).toEqual(["7777", "15551234567", "66666666", "88888888888888888", "999999999999999"]);
+      }
+      expect(await db().listAliases("whatsapp", "123")).toEqual(["123"]);
+      expect(await db().listAliases("telegram", "7777")).toEqual(["7777"]);
       // Ties: same length, lexicographically first.
       expect(await db().recordAlias("signal", "bbb", "aab")).toBe("aab");
       expect(await db().resolveAlias("signal", "bbb")).toBe("aab");

@@ -67,6 +67,30 @@ export function userScopeTests(init: SessionDBTestInitializer): void {
       expect(other.message.replace("a1", "ID")).toBe(missing.message.replace("zz", "ID"));
     });
 
+    test("userIds (any of these people) and chatId narrow listing and search; an empty userIds matches nothing", async () => {
+      await seed(db());
+      await db().createSession({ id: "g1", source: "telegram", userId: "alice", chatId: "-100", chatType: "group", startedAt: 1004 });
+      await db().appendMessage("g1", user("deploy notes of g1", 1005));
+      await db().createSession({ id: "g2", source: "telegram", userId: "bob", chatId: "-100", chatType: "group", startedAt: 1006 });
+      await db().appendMessage("g2", user("deploy notes of g2", 1007));
+      const listed = async (o: Parameters<SessionDB["listSessions"]>[0]) => ids((await db().listSessions(o)).items).sort();
+      const found = async (o: Parameters<SessionDB["searchMessages"]>[1]) => (await db().searchMessages("deploy", { limit: 50, ...o })).map((h) => h.sessionId).sort();
+      expect(await listed({ userIds: ["alice", "alice-alias"] })).toEqual(["a1", "a2", "g1"]);
+      expect(await found({ userIds: ["alice", "alice-alias"] })).toEqual(["a1", "a2", "g1"]);
+      expect(await listed({ userIds: ["alice", "bob"], sources: ["telegram"] })).toEqual(["a2", "g1", "g2"]);
+      expect(await found({ userIds: ["alice", "bob"], sources: ["telegram"], sort: "newest" })).toEqual(["a2", "g1", "g2"]);
+      expect(await listed({ chatId: "-100" })).toEqual(["g1", "g2"]);
+      expect(await found({ chatId: "-100", userIds: ["alice"] })).toEqual(["g1"]);
+      expect(await listed({ userIds: [] })).toEqual([]);
+      expect(await found({ userIds: [] })).toEqual([]);
+      expect(await found({ userIds: ["carol"], chatId: "-100" })).toEqual([]);
+      for (const bad of [["a\nb"], "alice", [""]]) {
+        await expectReject(() => db().listSessions({ userIds: bad as string[] }), InvalidInputError);
+        await expectReject(() => db().searchMessages("x", { userIds: bad as string[] }), InvalidInputError);
+      }
+      await expectReject(() => db().searchMessages("x", { chatId: "" }), InvalidInputError);
+    });
+
     test("a userId that is not an id-like string is invalid input everywhere", async () => {
       for (const bad of ["", "a\nb", 7]) {
         await expectReject(() => db().listSessions({ userId: bad as string }), InvalidInputError);
