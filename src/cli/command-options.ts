@@ -8,7 +8,7 @@
 import { Option } from "commander";
 import { defaultConfigPath, readConfigFile } from "../gateway/index.js";
 import { parseServeConfig, type ServeConfig } from "../serve/index.js";
-import { NotFoundError } from "../store/index.js";
+import { InvalidInputError, NotFoundError } from "../store/index.js";
 import type { withDatabase } from "./cli-context.js";
 
 /**
@@ -43,11 +43,16 @@ export function sourceOption(description = "only sessions from this source (repe
   ]);
 }
 
-/** `--port <port>`: a port number from 0 to 65535 (`what` names the setting it overrides). */
+/**
+ * `--port <port>`: a port number from 0 to 65535 (`what` names the setting it overrides); any
+ * other value is an {@link InvalidInputError} (a usage error, exit 2).
+ */
 export function portOption(what: string): Option {
   return new Option("--port <port>", `HTTP port (overrides ${what})`).argParser((value: string) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--port must be a port number from 0 to 65535 (got "${value}")`);
+    if (value.trim() === "" || !Number.isInteger(n) || n < 0 || n > 65535) {
+      throw new InvalidInputError(`--port must be a port number from 0 to 65535 (got "${value}").`, { field: "--port" });
+    }
     return n;
   });
 }

@@ -13,13 +13,15 @@ import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
+import { addTopLevel } from "./top-level.js";
+import { applyUsageErrorStyle } from "./usage-errors.js";
 
 const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 /** Builds the program (tests run it in-process with exitOverride). */
 export function makeProgram(io: CliIo = processIo()): Command {
   const program = new Command("threadline")
-    .usage("[command] [options]")
+    .usage("[options] [command]")
     .description(
       "Threadline: the session layer for AI agents and chat gateways. Sessions live in $THREADLINE_HOME/state.db " +
         "(default ~/.threadline/state.db); THREADLINE_DB or --db names another database (a SQLite file or a postgres:// URL). " +
@@ -28,15 +30,12 @@ export function makeProgram(io: CliIo = processIo()): Command {
     .version(pkg.version, "-V, --version", "print the version")
     .helpOption("-h, --help", "print this help")
     .showSuggestionAfterError(true);
+  addTopLevel(program, io);
   program.addCommand(makeSessionsCommand(io));
   program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand());
   program.addCommand(makeApiCommand());
   program.addCommand(makeConfigCommand(io));
-  program.on("command:*", (operands: string[]) => {
-    process.stderr.write(`threadline: unknown command or option "${operands[0]}". Run "threadline --help".\n`);
-    process.exit(2);
-  });
   return program;
 }
 
@@ -48,18 +47,14 @@ async function main(): Promise<void> {
     process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
   });
   const program = makeProgram(io);
-  const override = (command: Command): void => {
-    command.exitOverride();
-    for (const sub of command.commands) override(sub);
-  };
-  override(program);
+  applyUsageErrorStyle(program, io);
   try {
     await program.parseAsync(process.argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === "commander.helpDisplayed" || error.code === "commander.version" || error.exitCode === 0) return;
       // Every other parse failure (unknown option, missing or extra argument, a group run
-      // without a subcommand) is a usage error; commander has already said what was wrong.
+      // without a subcommand) is a usage error; it was already written in the threadline style.
       process.exitCode = 2;
       return;
     }

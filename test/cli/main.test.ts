@@ -24,6 +24,6 @@ describe("threadline bin", () => {
   it("rejects an unknown command on stderr with exit code 2", async () => {
     const error = (await run(process.execPath, [BIN, "frobnicate"]).catch((e: unknown) => e)) as { code: number; stderr: string };
     expect(error.code).toBe(2);
-    expect(error.stderr).toMatch(/unknown command or option "frobnicate"/);
+    expect(error.stderr).toBe('threadline: unknown command "frobnicate". Run "threadline --help" to see the commands.\n');
   });
 });

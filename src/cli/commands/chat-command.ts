@@ -13,7 +13,7 @@
  * @module
  */
 import { createInterface, type Interface } from "node:readline";
-import { Command, Option } from "commander";
+import { Command, Option, type AddHelpTextContext } from "commander";
 import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/index.js";
 import {
   defaultConfigPath,
@@ -360,7 +360,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       if (ack.status === "rejected" && cli.sent.length === delivered) print(s.red(ack.reason));
       await waitForTurn();
       if (command !== null && command.name === "help") {
-        print(Object.entries(CLI_COMMANDS).map(([name, help]) => `/${name} — ${help}`).join("\n"));
+        print(slashCommandRows(CLI_COMMANDS).map(([usage, help]) => `${usage} — ${help}`).join("\n"));
       }
       if (command !== null && command.name === "resume" && command.args !== "") {
         const after = await currentSessionId();
@@ -422,6 +422,47 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
 }
 
+/**
+ * The session `-c`/`-r` name, with the words that followed on the line (a title typed
+ * without quotes: `chat -r Deploy staging`) joined onto it with single spaces. Words
+ * without `-c` or `-r` are a usage error.
+ */
+export function chatTarget(options: Pick<ChatOptions, "continue" | "resume">, words: readonly string[]): Pick<ChatOptions, "continue" | "resume"> {
+  const { continue: cont, resume } = options;
+  const target: Pick<ChatOptions, "continue" | "resume"> = {
+    ...(cont === undefined ? {} : { continue: cont }),
+    ...(resume === undefined ? {} : { resume }),
+  };
+  if (words.length === 0) return target;
+  const rest = words.join(" ");
+  if (resume !== undefined) return { ...target, resume: `${resume} ${rest}` };
+  if (cont !== undefined && cont !== false) return { continue: cont === true ? rest : `${cont} ${rest}` };
+  throw new CliError(`unexpected argument "${rest}" for "threadline chat". To resume a session, name it with --resume: threadline chat --resume ${rest}`, EXIT.usage);
+}
+
+/** The slash commands as help rows: usage (`/resume [title|id]`) and what it does, each once. */
+function slashCommandRows(commands: Readonly<Record<string, string>>): Array<[string, string]> {
+  return Object.entries(commands).map(([name, help]) => {
+    // A help text may start with the usage, "/resume [title|id]: switch …".
+    const match = new RegExp(`^/${name}((?: [^:]+)?): (.*)$`, "su").exec(help);
+    return match === null ? [`/${name}`, help] : [`/${name}${match[1]!}`, match[2]!];
+  });
+}
+
+/** The "In the chat:" section of `chat --help`, laid out (aligned, wrapped) like the options. */
+function slashCommandHelp(context: AddHelpTextContext): string {
+  const helper = context.command.createHelp();
+  const output = context.command.configureOutput();
+  helper.prepareContext({ helpWidth: (context.error ? output.getErrHelpWidth?.() : output.getOutHelpWidth?.()) ?? 80 });
+  const rows = slashCommandRows({ ...SLASH_COMMANDS, ...CLI_COMMANDS });
+  const width = Math.max(...rows.map(([usage]) => usage.length));
+  return [
+    "",
+    ...helper.formatItemList("In the chat:", rows.map(([usage, help]) => helper.formatItem(usage, width, help, helper)), helper),
+    "Exit with /exit, /quit or Ctrl-D; the session id and the command to resume it are printed.",
+  ].join("\n");
+}
+
 /** Builds the `chat` command. */
 export function makeChatCommand(io: CliIo): Command {
   return new Command("chat")
@@ -430,18 +471,11 @@ export function makeChatCommand(io: CliIo): Command {
     .addOption(new Option("-r, --resume <session>", "resume a session by id, unique id prefix or title (newest of its lineage)"))
     .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
     .addOption(new Option("--config <file>", "config file (YAML)").env("THREADLINE_CONFIG"))
-    .addHelpText(
-      "after",
-      [
-        "",
-        "In the chat:",
-        ...Object.entries({ ...SLASH_COMMANDS, ...CLI_COMMANDS }).map(([name, help]) => `  /${name}  ${help}`),
-        "",
-        "Exit with /exit, /quit or Ctrl-D; the session id and the command to resume it are printed.",
-      ].join("\n"),
-    )
+    .allowExcessArguments() // the rest of a -c/-r title typed without quotes (chatTarget checks them)
+    .addHelpText("after", slashCommandHelp)
     .action(async (options: { continue?: string | boolean; resume?: string; db?: string; config?: string }, command: Command) => {
-      const code = await runChat(io, { ...options, showDbInHint: command.getOptionValueSource("db") === "cli" });
+      const target = chatTarget(options, command.args);
+      const code = await runChat(io, { ...options, ...target, showDbInHint: command.getOptionValueSource("db") === "cli" });
       process.exitCode = code;
     });
 }

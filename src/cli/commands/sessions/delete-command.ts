@@ -24,13 +24,13 @@ interface DeleteOptions {
 export function makeDeleteCommand(io: CliIo): Command {
   return new Command("delete")
     .description("delete a session and all its messages (asks first unless --yes)")
-    .argument("<session>", "session id, unique id prefix, or title")
+    .argument("<session...>", "session id, unique id prefix, or title (several words are joined with spaces, so quotes are optional)")
     .addOption(new Option("-y, --yes", "do not ask"))
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (ref: string, options: DeleteOptions) => {
+    .action(async (words: string[], options: DeleteOptions) => {
       await withDatabase(options.db, async (db) => {
-        const id = await resolveSessionRef(db, ref);
+        const id = await resolveSessionRef(db, words.join(" "));
         if (!options.yes) {
           if (!canPrompt(io)) {
             throw new CliError(`Refusing to delete session '${id}' without confirmation: stdin is not a terminal. Pass --yes to delete it.`, EXIT.conflict);

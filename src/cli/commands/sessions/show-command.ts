@@ -24,13 +24,13 @@ interface ShowOptions {
 export function makeShowCommand(io: CliIo): Command {
   return new Command("show")
     .description("show a session's details and transcript (tool calls collapsed unless --full)")
-    .argument("<session>", "session id, unique id prefix, or title")
+    .argument("<session...>", "session id, unique id prefix, or title (several words are joined with spaces, so quotes are optional)")
     .addOption(new Option("--full", "show everything: system prompt, each tool call and result, reasoning"))
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (ref: string, options: ShowOptions) => {
+    .action(async (words: string[], options: ShowOptions) => {
       await withDatabase(options.db, async (db) => {
-        const id = await resolveSessionRef(db, ref);
+        const id = await resolveSessionRef(db, words.join(" "));
         const session = await db.getSession(id);
         if (session === null) throw new NotFoundError(`Session "${id}" was deleted meanwhile.`);
         const messages = await db.getMessages(id);
