@@ -225,7 +225,7 @@ function flattenEntry(value: JsonObject): JsonObject {
 
 function toEntry(value: JsonValue | undefined, sessionId: string, field: string, position: JsonObject): StoredStepEntry {
   if (!isObject(value)) throw new InvalidInputError(`${field} must be an object.`, { field });
-  const flat = flattenEntry(value);
+  const flat = { ...flattenEntry(value) };
   const agentName = stringField(flat, AGENT_NAME_FIELDS);
   for (const f of AGENT_NAME_FIELDS) delete flat[f];
   const run = canonicalRun(flat, `${field}.`);
