@@ -107,11 +107,13 @@ export function possibleWorkflowIds(id: string): string[] {
   return out;
 }
 
-/** The name of a run without one: `Untitled Agent (<first 8 of the id after its prefix>)`, or `Untitled Workflow (…)`. */
+/**
+ * The name of a run without one: `Untitled Agent (<first 8 characters of the id>)`, or
+ * `Untitled Workflow (…)`, of the id as stored, prefix included (`agent-1234567890` →
+ * `Untitled Agent (agent-12)`), as Aurite names such runs.
+ */
 export function defaultExecutionName(kind: ExecutionKind, id: string): string {
-  const prefix = EXECUTION_ID_PREFIX[kind];
-  const rest = id.startsWith(prefix) && id.length > prefix.length ? id.slice(prefix.length) : id;
-  return `${kind === "agent" ? "Untitled Agent" : "Untitled Workflow"} (${rest.slice(0, 8)})`;
+  return `${kind === "agent" ? "Untitled Agent" : "Untitled Workflow"} (${[...id].slice(0, 8).join("")})`;
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
- * Import of a directory of execution records in the format of the design we learn from:
- * one JSON file per session with `session_id`, `base_session_id`, `execution_result`,
- * `result_type`, `created_at`, `last_updated`, `name`, `message_count`,
- * `agents_involved`. Every file is validated; a bad one is skipped with its reason and
- * nothing of it is written. Importing again changes nothing (existing ids are skipped).
+ * Import of a directory of execution records in the format of the design we learn from
+ * (an Aurite cache directory): one JSON file per session with `session_id`,
+ * `base_session_id`, `execution_result`, `result_type`, `created_at`, `last_updated`,
+ * `name`, `message_count`, `agents_involved`. Every file is validated; a bad one is skipped
+ * with its reason and nothing of it is written. The result is kept as written (reading
+ * understands Aurite's shape). A record without a name takes its result's `agent_name` /
+ * `workflow_name`. A workflow's step that has no file of its own is created from the
+ * workflow's entry for it, with the workflow. Times without an offset are UTC (Aurite writes
+ * `datetime.utcnow().isoformat()`). Importing again changes nothing (existing ids are skipped).
  *
  * @module
  */
@@ -19,7 +23,17 @@ import {
 } from "../store/index.js";
 import { checkExecutionId, executionName } from "./execution-id.js";
 import { summaryOf, workflowFor } from "./execution-lookup.js";
-import { agentsInvolvedOf, messageCountOf } from "./execution-result.js";
+import {
+  agentNameOfResult,
+  agentsInvolvedOf,
+  entriesOf,
+  entryAgentName,
+  entrySessionId,
+  messageCountOf,
+  messagesOf,
+  runOf,
+  workflowNameOfResult,
+} from "./execution-result.js";
 import { toJsonSafe, type JsonValue } from "./safe-json.js";
 
 /** Options of `Executions.importDirectory`. */
@@ -59,11 +73,18 @@ interface ValidRecord {
   agentsInvolved: Record<string, string> | null;
 }
 
-/** A time field: an ISO 8601 string, or epoch seconds (a number above 10^11 is taken as milliseconds). */
+/** An ISO 8601 date and time without a time-zone offset. */
+const NAIVE_ISO = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/u;
+
+/**
+ * A time field: an ISO 8601 string (one without an offset is UTC, as Aurite writes it), or
+ * epoch seconds (a number above 10^11 is taken as milliseconds).
+ */
 function parseTime(value: unknown, field: string): number {
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return value > 1e11 ? value / 1000 : value;
   if (typeof value === "string" && value.trim() !== "") {
-    const ms = Date.parse(value);
+    const text = value.trim();
+    const ms = Date.parse(NAIVE_ISO.test(text) ? `${text.replace(" ", "T")}Z` : text);
     if (Number.isFinite(ms) && ms >= 0) return ms / 1000;
   }
   throw new InvalidInputError(`${field} must be an ISO 8601 time or epoch seconds (got ${JSON.stringify(value) ?? String(value)}).`, {
@@ -128,13 +149,60 @@ function validate(file: string, text: string): ValidRecord {
     id,
     baseId,
     kind,
-    name: executionName(kind, id, r["name"]),
+    name: executionName(
+      kind,
+      id,
+      typeof r["name"] === "string" && r["name"].trim() !== ""
+        ? r["name"]
+        : kind === "agent"
+          ? agentNameOfResult(result)
+          : workflowNameOfResult(result),
+    ),
     createdAt,
     updatedAt,
     result,
     messageCount,
     agentsInvolved,
   };
+}
+
+/**
+ * The writes that create the steps of an imported workflow that have no file of their own
+ * in the directory and do not exist yet: each from the workflow's entry for it (Aurite's
+ * `step_results[i].result`), linked to the workflow. Only entries whose id is structurally
+ * a step of the workflow (`<workflow id>-…`) count.
+ */
+async function stepsWithoutFiles(
+  db: SessionDB,
+  workflow: ValidRecord,
+  files: ReadonlyMap<string, string>,
+  userId: string | null,
+): Promise<ExecutionWrite[]> {
+  const out: ExecutionWrite[] = [];
+  const ids = new Set<string>();
+  for (const entry of entriesOf(workflow.result)) {
+    const id = entrySessionId(entry);
+    if (id === null || !id.startsWith(`${workflow.id}-`) || id.length === workflow.id.length + 1) continue;
+    if (files.has(id) || ids.has(id) || (await summaryOf(db, id)) !== null) continue;
+    checkExecutionId(id, "step session_id");
+    ids.add(id);
+    const result = runOf(entry);
+    out.push({
+      id,
+      kind: "agent",
+      name: executionName("agent", id, entryAgentName(entry)),
+      baseId: workflow.baseId,
+      parentId: workflow.id,
+      userId,
+      createdAt: workflow.createdAt,
+      updatedAt: workflow.updatedAt,
+      result,
+      messageCount: messagesOf(result).length,
+      agentsInvolved: null,
+      expectedVersion: null,
+    });
+  }
+  return out;
 }
 
 /** Imports every `*.json` file of `dir` (other files are ignored). See {@link ExecutionImportReport}. */
@@ -193,9 +261,10 @@ export async function importExecutionDirectory(
         agentsInvolved: record.agentsInvolved,
         expectedVersion: null,
       };
-      const written = await db.writeExecutions({ put: [write] });
+      const steps = record.kind === "workflow" ? await stepsWithoutFiles(db, record, seen, write.userId ?? null) : [];
+      const written = await db.writeExecutions({ put: [write, ...steps] });
       if (written === null) throw new InvalidInputError(`session ${record.id} already exists`);
-      imported.push(record.id);
+      imported.push(record.id, ...steps.map((s) => s.id));
     } catch (error) {
       if (!(error instanceof ThreadlineError) || !["TL_ERR_INVALID_INPUT", "TL_ERR_NOT_FOUND"].includes(error.code)) throw error;
       skipped.push({ file: record.file, reason: error.message });

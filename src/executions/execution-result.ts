@@ -1,9 +1,17 @@
 /**
  * The results of runs as callers hand them in, as they are stored, and what is derived
  * from them on every save: message count, `agentsInvolved`, history. Stored results are
- * plain JSON (see safe-json.ts). Results imported from elsewhere may use the snake_case
- * names of the design we learn from (`conversation_history`, `step_results`,
- * `node_results`, `session_id`, `agent_name`); reading understands those too.
+ * plain JSON (see safe-json.ts).
+ *
+ * Results in Aurite's own shape (the design we learn from) are understood both when saved
+ * and when read (imported records keep it): `conversation_history` / `conversationHistory`
+ * for `messages`, `agent_name` / `agentName` and `workflow_name` / `workflowName` for the
+ * name, `final_response` / `final_output` for `finalResponse`, `error_message` for `error`,
+ * `step_results` / `stepResults` for `steps`, `node_results` / `nodeResults` for `nodes`,
+ * and a step or node that holds its agent's run in `result` (`{ step_name, step_type,
+ * result: { agent_name, conversation_history, session_id, … } }`). A save turns them into
+ * the canonical fields; a result naming its conversation (or its steps) twice, differently,
+ * or in something that is not a list, is refused — never stored with its conversation lost.
  *
  * @module
  */
@@ -95,6 +103,15 @@ export interface StoredWorkflowResult {
 
 const ENTRY_FIELDS = ["sessionId", "agentName", "index", "node"];
 
+/** Where a result may keep its conversation, canonical field first. */
+const CONVERSATION_FIELDS = ["messages", "conversation_history", "conversationHistory"] as const;
+/** …and, when reading, also `history` (older imported records). */
+const READ_CONVERSATION_FIELDS = [...CONVERSATION_FIELDS, "history"] as const;
+const STEP_FIELDS = ["steps", "step_results", "stepResults"] as const;
+const NODE_FIELDS = ["nodes", "node_results", "nodeResults"] as const;
+const AGENT_NAME_FIELDS = ["agentName", "agent_name"] as const;
+const WORKFLOW_NAME_FIELDS = ["workflowName", "workflow_name"] as const;
+
 function isObject(value: unknown): value is JsonObject {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -110,36 +127,117 @@ function messagesField(value: JsonValue | undefined, field: string): JsonValue[]
   return value;
 }
 
-/** Validates and serialises an agent result. */
+/**
+ * The one field among `fields` that `obj` sets (not `null`), or `null`. Two fields with
+ * different values are refused: the caller must say which one holds the data.
+ */
+function oneOf(obj: JsonObject, fields: readonly string[], path: string, what: string): string | null {
+  const set = fields.filter((f) => obj[f] !== undefined && obj[f] !== null);
+  const first = set[0];
+  if (first === undefined) return null;
+  const other = set.find((f) => JSON.stringify(obj[f]) !== JSON.stringify(obj[first]));
+  if (other !== undefined) {
+    throw new InvalidInputError(
+      `${path}has both ${first} and ${other}; give ${what} in one of them (${fields.join(", ")}).`,
+      { field: `${path}${other}` },
+    );
+  }
+  return first;
+}
+
+/** Moves the value of the first set alias to `to` (when `to` is not set itself) and drops the aliases. */
+function lift(obj: JsonObject, to: string, aliases: readonly string[]): void {
+  for (const alias of aliases) {
+    const value = obj[alias];
+    delete obj[alias];
+    if ((obj[to] === undefined || obj[to] === null) && value !== undefined && value !== null) obj[to] = value;
+  }
+}
+
+/** The first string among `fields` of `obj`, or `undefined`. */
+function stringField(obj: JsonObject, fields: readonly string[]): string | undefined {
+  for (const f of fields) {
+    const v = obj[f];
+    if (typeof v === "string" && v.trim() !== "") return v;
+  }
+  return undefined;
+}
+
+/**
+ * An agent run (or a step's) in canonical form: the conversation in `messages` (from
+ * `conversation_history` / `conversationHistory` too), `finalResponse`, `error`; the
+ * aliases it came in are dropped, every other field is kept. `path` prefixes error fields.
+ */
+function canonicalRun(input: JsonObject, path: string): JsonObject {
+  const out: JsonObject = { ...input };
+  const field = oneOf(out, CONVERSATION_FIELDS, path, "the conversation");
+  const messages = field === null ? [] : messagesField(out[field], `${path}${field}`);
+  for (const f of CONVERSATION_FIELDS) delete out[f];
+  lift(out, "finalResponse", ["final_response", "final_output"]);
+  lift(out, "error", ["error_message"]);
+  const error = out["error"] ?? null;
+  return { ...out, status: statusOf(out["status"], error), finalResponse: out["finalResponse"] ?? null, messages, error };
+}
+
+/** The agent name an agent result (as handed in) names, or `undefined`. */
+export function agentNameOfResult(result: unknown): string | undefined {
+  return isObjectInput(result) ? stringField(result as JsonObject, AGENT_NAME_FIELDS) : undefined;
+}
+
+/** The workflow name a workflow result (as handed in) names, or `undefined`. */
+export function workflowNameOfResult(result: unknown): string | undefined {
+  return isObjectInput(result) ? stringField(result as JsonObject, WORKFLOW_NAME_FIELDS) : undefined;
+}
+
+/** Validates and serialises an agent result (Aurite's field names understood; see the module doc). */
 export function normalizeAgentResult(result: AgentRunResult): StoredAgentResult {
   if (!isObjectInput(result)) throw new InvalidInputError("An agent result must be an object ({ status, finalResponse, messages, error }).", { field: "result" });
-  const safe = toJsonSafe(result) as JsonObject;
-  const error = safe["error"] ?? null;
-  return {
-    ...safe,
-    status: statusOf(safe["status"], error),
-    finalResponse: safe["finalResponse"] ?? null,
-    messages: messagesField(safe["messages"], "messages"),
-    error,
-  };
+  return canonicalRun(toJsonSafe(result) as JsonObject, "") as StoredAgentResult;
 }
 
 function isObjectInput(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+/**
+ * A step or node as handed in, with the agent's run it holds in `result` (Aurite's
+ * `{ step_name, step_type, result: {…} }`) lifted into the entry itself.
+ */
+function flattenEntry(value: JsonObject): JsonObject {
+  const run = value["result"];
+  const own = CONVERSATION_FIELDS.some((f) => value[f] !== undefined && value[f] !== null);
+  if (!isObject(run) || own) return value;
+  const { result: _result, ...rest } = value;
+  const lifted: JsonObject = { ...run };
+  // The step's id is assigned by the workflow; a stale one from elsewhere is not kept.
+  delete lifted["session_id"];
+  delete lifted["sessionId"];
+  const merged: JsonObject = { ...lifted, ...rest };
+  const name = stringField(rest, AGENT_NAME_FIELDS) ?? stringField(run, AGENT_NAME_FIELDS) ?? stringField(rest, ["step_name", "stepName"]);
+  for (const f of AGENT_NAME_FIELDS) delete merged[f];
+  if (name !== undefined) merged["agentName"] = name;
+  if (!CONVERSATION_FIELDS.some((f) => run[f] !== undefined && run[f] !== null) && entriesOf(run).length > 0) {
+    // A nested workflow step: its conversation is that of its own steps.
+    merged["messages"] = historyOf("workflow", run);
+  }
+  return merged;
+}
+
 function toEntry(value: JsonValue | undefined, sessionId: string, field: string, position: JsonObject): StoredStepEntry {
   if (!isObject(value)) throw new InvalidInputError(`${field} must be an object.`, { field });
-  const error = value["error"] ?? null;
+  const flat = { ...flattenEntry(value) };
+  const agentName = stringField(flat, AGENT_NAME_FIELDS);
+  for (const f of AGENT_NAME_FIELDS) delete flat[f];
+  const run = canonicalRun(flat, `${field}.`);
   return {
-    ...value,
+    ...run,
     ...position,
     sessionId,
-    agentName: executionName("agent", sessionId, value["agentName"]),
-    status: statusOf(value["status"], error),
-    finalResponse: value["finalResponse"] ?? null,
-    messages: messagesField(value["messages"], `${field}.messages`),
-    error,
+    agentName: executionName("agent", sessionId, agentName),
+    status: run["status"] as string | null,
+    finalResponse: run["finalResponse"] as JsonValue,
+    messages: run["messages"] as JsonValue[],
+    error: run["error"] as JsonValue,
   };
 }
 
@@ -149,11 +247,18 @@ export function normalizeWorkflowResult(result: WorkflowRunResult, workflowId: s
     throw new InvalidInputError("A workflow result must be an object ({ status, finalResponse, steps, nodes, error }).", { field: "result" });
   }
   const safe = toJsonSafe(result) as JsonObject;
-  const rawSteps = safe["steps"] ?? null;
-  if (rawSteps !== null && !Array.isArray(rawSteps)) throw new InvalidInputError("steps must be an array.", { field: "steps" });
+  const stepsField = oneOf(safe, STEP_FIELDS, "", "the steps");
+  const nodesField = oneOf(safe, NODE_FIELDS, "", "the graph nodes");
+  const rawSteps = stepsField === null ? null : safe[stepsField]!;
+  const rawNodes = nodesField === null ? null : safe[nodesField]!;
+  for (const f of [...STEP_FIELDS, ...NODE_FIELDS]) delete safe[f];
+  lift(safe, "finalResponse", ["final_output", "final_response"]);
+  lift(safe, "error", ["error_message"]);
+  if (rawSteps !== null && !Array.isArray(rawSteps)) {
+    throw new InvalidInputError(`${stepsField} must be an array.`, { field: stepsField ?? "steps" });
+  }
   const steps = (rawSteps ?? []).map((step, i) => toEntry(step, stepSessionId(workflowId, i), `steps[${i}]`, { index: i }));
 
-  const rawNodes = safe["nodes"] ?? null;
   let nodeList: Array<[string, JsonValue]>;
   if (rawNodes === null) nodeList = [];
   else if (Array.isArray(rawNodes)) {
@@ -197,15 +302,28 @@ export function stepAgentResult(entry: StoredStepEntry): StoredAgentResult {
 
 // --- reading stored (or imported) results -----------------------------------
 
-/** The conversation of an agent result (or of a step entry). */
+/** The field of `obj` that holds a conversation (a list), or `undefined`. */
+function conversationField(obj: JsonObject): string | undefined {
+  return READ_CONVERSATION_FIELDS.find((f) => Array.isArray(obj[f]));
+}
+
+/**
+ * Where an entry keeps its agent's run: the entry itself, or (Aurite's steps) the object
+ * in its `result` when the entry has no conversation of its own.
+ */
+export function runOf(entry: JsonObject): JsonObject {
+  const run = entry["result"];
+  return conversationField(entry) === undefined && isObject(run) ? run : entry;
+}
+
+/** The conversation of an agent result (or of a step entry, also one that holds its run in `result`). */
 export function messagesOf(result: JsonValue | unknown): JsonValue[] {
   if (!isObject(result as JsonValue)) return [];
-  const r = result as JsonObject;
-  for (const field of ["messages", "conversation_history", "history"]) {
-    const value = r[field];
-    if (Array.isArray(value)) return value;
-  }
-  return [];
+  const r = runOf(result as JsonObject);
+  const field = conversationField(r);
+  if (field !== undefined) return r[field] as JsonValue[];
+  // A nested workflow (a step that ran a workflow): its steps' conversations.
+  return r !== result && entriesOf(r).length > 0 ? historyOf("workflow", r) : [];
 }
 
 function entryList(value: JsonValue | undefined): JsonObject[] {
@@ -218,19 +336,28 @@ function entryList(value: JsonValue | undefined): JsonObject[] {
 export function entriesOf(result: JsonValue | unknown): JsonObject[] {
   if (!isObject(result as JsonValue)) return [];
   const r = result as JsonObject;
-  return [...entryList(r["steps"] ?? r["step_results"]), ...entryList(r["nodes"] ?? r["node_results"])];
+  const pick = (fields: readonly string[]): JsonValue | undefined => fields.map((f) => r[f]).find((v) => v !== undefined && v !== null);
+  return [...entryList(pick(STEP_FIELDS)), ...entryList(pick(NODE_FIELDS))];
 }
 
-/** The session id an entry names (`sessionId` or `session_id`), or `null`. */
+/** The session id an entry names (`sessionId` or `session_id`, else that of the run in its `result`), or `null`. */
 export function entrySessionId(entry: JsonObject): string | null {
-  const id = entry["sessionId"] ?? entry["session_id"];
-  return typeof id === "string" ? id : null;
+  for (const obj of [entry, entry["result"]]) {
+    if (!isObject(obj as JsonValue)) continue;
+    const id = (obj as JsonObject)["sessionId"] ?? (obj as JsonObject)["session_id"];
+    if (typeof id === "string") return id;
+  }
+  return null;
 }
 
-/** The agent name an entry names (`agentName` or `agent_name`), or `null`. */
-function entryAgentName(entry: JsonObject): string | null {
-  const name = entry["agentName"] ?? entry["agent_name"];
-  return typeof name === "string" ? name : null;
+/** The agent name an entry names (`agentName` or `agent_name`, else that of the run in its `result`), or `null`. */
+export function entryAgentName(entry: JsonObject): string | null {
+  for (const obj of [entry, entry["result"]]) {
+    if (!isObject(obj as JsonValue)) continue;
+    const name = stringField(obj as JsonObject, AGENT_NAME_FIELDS);
+    if (name !== undefined) return name;
+  }
+  return null;
 }
 
 /** The history of a run: an agent's messages; for a workflow, its steps' conversations in order, then its nodes' in node order. */
@@ -265,7 +392,7 @@ export function updateStepEntry(
   if (!isObject(result as JsonValue)) return { result: (result ?? null) as JsonValue, found: false };
   const out: JsonObject = { ...(result as JsonObject) };
   let found = false;
-  for (const field of ["steps", "step_results", "nodes", "node_results"]) {
+  for (const field of [...STEP_FIELDS, ...NODE_FIELDS]) {
     const value = out[field];
     if (Array.isArray(value)) {
       const next: JsonValue[] = [];
@@ -298,7 +425,7 @@ export function appendMessage(result: unknown, message: JsonObject): JsonValue {
     return { status: null, finalResponse: null, messages: [message], error: null, previous: (result ?? null) as JsonValue };
   }
   const out: JsonObject = { ...(result as JsonObject) };
-  const field = ["messages", "conversation_history", "history"].find((f) => Array.isArray(out[f])) ?? "messages";
+  const field = conversationField(out) ?? "messages";
   out[field] = [...((out[field] as JsonValue[] | undefined) ?? []), message];
   return out;
 }
@@ -307,8 +434,13 @@ export function appendMessage(result: unknown, message: JsonObject): JsonValue {
 export function mirrorIntoEntry(entry: JsonObject, stepResult: JsonValue): JsonObject {
   const out: JsonObject = { ...entry };
   const messages = messagesOf(stepResult);
-  const field = ["messages", "conversation_history", "history"].find((f) => Array.isArray(out[f])) ?? "messages";
-  out[field] = messages;
+  const run = runOf(out);
+  if (run !== out) {
+    // Aurite's step: the conversation lives in the run it holds.
+    out["result"] = { ...run, [conversationField(run) ?? "conversation_history"]: messages };
+  } else {
+    out[conversationField(out) ?? "messages"] = messages;
+  }
   if (isObject(stepResult)) {
     for (const key of ["status", "finalResponse", "error"]) {
       if (key in stepResult) out[key] = stepResult[key]!;

@@ -23,6 +23,7 @@ import { checkExecutionId, executionIdentity, executionName } from "./execution-
 import { importExecutionDirectory, type ExecutionImportOptions, type ExecutionImportReport } from "./execution-import.js";
 import { summaryOf, workflowFor } from "./execution-lookup.js";
 import {
+  agentNameOfResult,
   agentsInvolvedOf,
   appendMessage,
   historyOf,
@@ -32,6 +33,7 @@ import {
   normalizeWorkflowResult,
   stepAgentResult,
   updateStepEntry,
+  workflowNameOfResult,
   type AgentRunResult,
   type ExecutionMessage,
   type WorkflowRunResult,
@@ -245,7 +247,7 @@ export class Executions {
         {
           id,
           kind: "agent",
-          name: options.name !== undefined ? executionName("agent", id, options.name) : (record?.name ?? parent?.agentsInvolved?.[id] ?? executionName("agent", id, undefined)),
+          name: nameFor("agent", id, options, agentNameOfResult(result), record?.name ?? parent?.agentsInvolved?.[id]),
           baseId: record?.baseId ?? parent?.baseId ?? baseId,
           parentId: parent?.id ?? null,
           userId: record?.userId ?? parent?.userId ?? userId ?? null,
@@ -301,7 +303,7 @@ export class Executions {
         {
           id,
           kind: "workflow",
-          name: options.name !== undefined ? executionName("workflow", id, options.name) : (record?.name ?? executionName("workflow", id, undefined)),
+          name: nameFor("workflow", id, options, workflowNameOfResult(result), record?.name),
           baseId: base,
           parentId: null,
           userId: owner,
@@ -375,7 +377,7 @@ export class Executions {
         write = {
           id,
           kind: "agent",
-          name: executionName("agent", id, options.name ?? parent?.agentsInvolved?.[id]),
+          name: executionName("agent", sessionId, options.name ?? parent?.agentsInvolved?.[id]),
           baseId: parent?.baseId ?? baseId,
           parentId: parent?.id ?? null,
           userId: parent?.userId ?? userId ?? null,
@@ -528,6 +530,23 @@ export class Executions {
   async importDirectory(dir: string, options: ExecutionImportOptions = {}): Promise<ExecutionImportReport> {
     return importExecutionDirectory(this.#db, dir, options);
   }
+}
+
+/**
+ * The name of a saved run: the caller's `name`; else the name its result gives (Aurite's
+ * `agent_name` / `workflow_name`); else the stored one; else `Untitled …` after the id as
+ * the caller gave it (the stored id when none was given).
+ */
+function nameFor(
+  kind: ExecutionKind,
+  id: string,
+  options: SaveResultOptions,
+  fromResult: string | undefined,
+  stored: string | undefined,
+): string {
+  if (options.name !== undefined) return executionName(kind, options.sessionId ?? id, options.name);
+  if (fromResult !== undefined) return executionName(kind, id, fromResult);
+  return stored ?? executionName(kind, options.sessionId ?? id, undefined);
 }
 
 /** The write that stores `record` unchanged (before its fields are changed). */

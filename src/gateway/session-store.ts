@@ -342,7 +342,9 @@ export class SessionStore {
     if (route.resumePending) {
       const marked = route.lastResumeMarkedAt ?? route.updatedAt;
       const stale = this.resumeFreshnessSeconds > 0 && now - marked > this.resumeFreshnessSeconds;
-      if (policyFires !== null || stale) return { kind: "new", reason: "resume_pending_expired", auto: true, fresh: false, old };
+      // A firing policy reports its own reason (as hermes-agent does); only a stale marker is "expired".
+      if (policyFires !== null) return { kind: "new", reason: policyFires, auto: true, fresh: false, old };
+      if (stale) return { kind: "new", reason: "resume_pending_expired", auto: true, fresh: false, old };
       return { kind: "keep", route, session };
     }
     if (policyFires !== null) return { kind: "new", reason: policyFires, auto: true, fresh: false, old };
@@ -626,22 +628,42 @@ export class SessionStore {
     return written !== undefined && written !== null;
   }
 
-  /** Suspends every entry active in the last `maxAgeSeconds` (default 120); returns how many. */
+  /**
+   * After an unexpected exit: marks every entry touched in the last `maxAgeSeconds`
+   * (default 120; an entry updated this very instant included) as interrupted —
+   * `resumePending` with reason `restart_interrupted` — so its next message resumes the
+   * same session. Entries already pending or suspended are left alone, so a second call
+   * marks none. Returns how many it marked.
+   */
   async suspendRecentlyActive(maxAgeSeconds = 120): Promise<number> {
     checkSeconds(maxAgeSeconds, "maxAgeSeconds");
+    const now = this.clock.now();
     let count = 0;
-    for await (const route of this.#routes({ updatedSince: this.clock.now() - maxAgeSeconds, suspended: false })) {
-      if (await this.suspendSession(route.key)) count += 1;
+    for await (const route of this.#routes({ updatedSince: now - maxAgeSeconds, suspended: false, resumePending: false })) {
+      const written = await this.#mutate(route.key, (current) =>
+        current.suspended || current.resumePending || current.updatedAt < now - maxAgeSeconds
+          ? null
+          : { ...fieldsOf(current), resumePending: true, resumeReason: "restart_interrupted", lastResumeMarkedAt: now },
+      );
+      if (written !== undefined && written !== null) count += 1;
     }
     return count;
   }
 
   /**
-   * Deletes entries not updated for `maxAgeDays` days, never suspended ones or keys with
-   * active background processes. Sessions and transcripts stay. Returns how many.
+   * Deletes entries not updated for more than `maxAgeDays` days, never suspended ones or
+   * keys with active background processes. `0` prunes nothing (pruning off, as the
+   * `sessionStoreMaxAgeDays: 0` setting); a negative age is refused. Sessions and
+   * transcripts stay. Returns how many.
    */
   async pruneOldEntries(maxAgeDays: number): Promise<number> {
-    checkSeconds(maxAgeDays, "maxAgeDays");
+    if (typeof maxAgeDays !== "number" || !Number.isFinite(maxAgeDays) || maxAgeDays < 0) {
+      throw new InvalidInputError(
+        `maxAgeDays must be a number of days ≥ 0 (got ${String(maxAgeDays)}); 0 prunes nothing. Pass how many days an entry may stay idle.`,
+        { field: "maxAgeDays" },
+      );
+    }
+    if (maxAgeDays === 0) return 0;
     const cutoff = this.clock.now() - maxAgeDays * 86_400;
     let count = 0;
     for await (const route of this.#routes({ updatedBefore: cutoff, suspended: false })) {
@@ -651,12 +673,19 @@ export class SessionStore {
     return count;
   }
 
-  /** Entries, optionally only those active in the last `activeMinutes`, in key order. */
-  async listSessions(activeMinutes?: number): Promise<SessionEntry[]> {
+  /**
+   * Entries, most recently updated first (ties in key order); with `activeMinutes` (a
+   * number, or `{ activeMinutes }`), only those updated in the last `activeMinutes` minutes.
+   */
+  async listSessions(options?: number | { activeMinutes?: number }): Promise<SessionEntry[]> {
+    const activeMinutes = typeof options === "object" && options !== null ? options.activeMinutes : options;
     if (activeMinutes !== undefined) checkSeconds(activeMinutes, "activeMinutes");
     const filter = activeMinutes === undefined ? {} : { updatedSince: this.clock.now() - activeMinutes * 60 };
+    const routes: Route[] = [];
+    for await (const route of this.#routes(filter)) routes.push(route);
+    routes.sort((a, b) => b.updatedAt - a.updatedAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const out: SessionEntry[] = [];
-    for await (const route of this.#routes(filter)) out.push(toSessionEntry(route, await this.db.getSession(route.sessionId)));
+    for (const route of routes) out.push(toSessionEntry(route, await this.db.getSession(route.sessionId)));
     return out;
   }
 
@@ -667,9 +696,12 @@ export class SessionStore {
     return route === null ? null : toSessionEntry(route, await this.db.getSession(route.sessionId));
   }
 
-  /** The entry routing to a session, or `null`. */
+  /**
+   * The entry routing to a session, or `null` — also for an empty, malformed or unknown
+   * id (a lookup is a question; it never throws for the id it is asked about).
+   */
   async lookupBySessionId(sessionId: string): Promise<SessionEntry | null> {
-    assertSafeSessionId(sessionId);
+    if (!isPlausibleId(sessionId)) return null;
     const route = await this.db.findRouteBySession(sessionId);
     return route === null ? null : toSessionEntry(route, await this.db.getSession(route.sessionId));
   }
@@ -787,6 +819,22 @@ function isResetConfig(value: unknown): value is ResetConfig {
     "platforms" in value &&
     "types" in value &&
     "notifyExclude" in value
+  );
+}
+
+/**
+ * Whether a value could be a stored session id at all: a non-blank, well-formed string of
+ * at most 256 code units with no control character, path separator or `..` (what the
+ * store accepts as the session of a routing entry).
+ */
+function isPlausibleId(value: unknown): value is string {
+  return (
+    typeof value === "string" &&
+    value.trim() !== "" &&
+    value.length <= 256 &&
+    value.isWellFormed() &&
+    !/[\u0000-\u001f\u007f/\\]/u.test(value) &&
+    !value.includes("..")
   );
 }
 

@@ -57,7 +57,7 @@ forEachBackend((backend) => {
     expect(meta).toEqual({
       id: meta.id,
       kind: "agent",
-      name: `Untitled Agent (${meta.id.slice(6, 14)})`,
+      name: `Untitled Agent (${meta.id.slice(0, 8)})`, // agent-1f…: the first 8 of the id as given
       baseId: meta.id,
       parentId: null,
       userId: null,
@@ -76,7 +76,7 @@ forEachBackend((backend) => {
     expect(await ex.getSessionHistory(meta.id)).toEqual([msg("user", "2+2?"), msg("assistant", "4")]);
     const workflow = await ex.saveWorkflowResult({ steps: [] });
     expect(workflow.id).toMatch(/^workflow-[0-9a-f]{8}$/);
-    expect(workflow.name).toBe(`Untitled Workflow (${workflow.id.slice(9, 17)})`);
+    expect(workflow.name).toBe("Untitled Workflow (workflow)");
   });
 
   it("a given id gets its prefix (base = the given id); prefixed ids are kept; load and save use the same id", async () => {
@@ -410,7 +410,7 @@ forEachBackend((backend) => {
       messageCount: 2,
     });
     expect(await ex.getSessionMetadata("agent-legacy")).toMatchObject({
-      name: "Untitled Agent (legacy)",
+      name: "Untitled Agent (agent-le)",
       createdAt: 1_700_000_000,
       updatedAt: 1_700_000_060.5,
       messageCount: 3,
@@ -458,5 +458,177 @@ forEachBackend((backend) => {
     await expectReject(() => ex.addMessageToHistory("agent-b1", msg("user", "x"), alice), ConflictError);
     expect((await ex.cleanup({ olderThanDays: 0, userId: "alice" })).removedUnits).toBe(2);
     expect((await ex.listSessions()).items.map((i) => i.id)).toEqual(["agent-b1"]);
+  });
+});
+
+const AURITE_CACHE = fileURLToPath(new URL("./fixtures/aurite-cache", import.meta.url));
+const content = (messages: unknown[]): unknown[] => messages.map((m) => (m as { content: unknown }).content);
+
+forEachBackend((backend) => {
+  it("issue 12 #11: a run without a name is named after the first 8 characters of its id as given", async () => {
+    const { ex } = await setup(backend.fresh);
+    expect((await ex.saveAgentResult({}, { sessionId: "agent-1234567890" })).name).toBe("Untitled Agent (agent-12)");
+    expect((await ex.saveWorkflowResult({}, { sessionId: "workflow-1234567890" })).name).toBe("Untitled Workflow (workflow)");
+    expect((await ex.saveAgentResult({}, { sessionId: "run42" })).name).toBe("Untitled Agent (run42)"); // stored as agent-run42
+    expect((await ex.addMessageToHistory("agent-abcdefghij", msg("user", "hi"))).name).toBe("Untitled Agent (agent-ab)");
+  });
+
+  it("issue 12 #12: an agent result in Aurite's shape (snake_case or camelCase) keeps its name and conversation", async () => {
+    const { ex } = await setup(backend.fresh);
+    const two = [msg("user", "2+2?"), msg("assistant", "4")];
+    const snake = await ex.saveAgentResult({ agent_name: "X", conversation_history: two, final_response: "4", status: "success" });
+    expect(snake).toMatchObject({ name: "X", messageCount: 2 });
+    expect(await ex.getSessionHistory(snake.id)).toEqual(two);
+    expect(await ex.getSessionResult(snake.id)).toMatchObject({ status: "success", finalResponse: "4", messages: two });
+    const camel = await ex.saveAgentResult({ agentName: "Y", conversationHistory: two });
+    expect(camel).toMatchObject({ name: "Y", messageCount: 2 });
+    expect(await ex.getSessionHistory(camel.id)).toEqual(two);
+    // An explicit name wins over the result's own.
+    expect((await ex.saveAgentResult({ agent_name: "X", conversation_history: two }, { name: "Z" })).name).toBe("Z");
+    // Appending continues the same conversation.
+    expect((await ex.addMessageToHistory(snake.id, msg("user", "thanks"))).messageCount).toBe(3);
+    expect(content(await ex.getSessionHistory(snake.id))).toEqual(["2+2?", "4", "thanks"]);
+  });
+
+  it("issue 12 #12: a workflow result in Aurite's shape (step_results / stepResults / nodeResults) keeps its steps' conversations", async () => {
+    const { ex } = await setup(backend.fresh);
+    const aurite = await ex.saveWorkflowResult(
+      {
+        workflow_name: "weather_report",
+        status: "completed",
+        step_results: [
+          {
+            step_name: "weather_agent",
+            step_type: "agent",
+            result: { status: "success", agent_name: "weather_agent", conversation_history: [msg("user", "Paris?"), msg("assistant", "sunny")] },
+          },
+          { step_name: "summary_agent", step_type: "agent", result: { agent_name: "summary_agent", conversation_history: [msg("assistant", "nice")] } },
+        ],
+        final_output: "nice",
+      },
+      { sessionId: "report" },
+    );
+    expect(aurite).toMatchObject({
+      id: "workflow-report",
+      name: "weather_report",
+      messageCount: 3,
+      agentsInvolved: { "workflow-report-0": "weather_agent", "workflow-report-1": "summary_agent" },
+    });
+    expect(content(await ex.getSessionHistory("workflow-report"))).toEqual(["Paris?", "sunny", "nice"]);
+    expect(await ex.getSessionMetadata("workflow-report-0")).toMatchObject({ name: "weather_agent", messageCount: 2, parentId: "workflow-report" });
+    expect(content(await ex.getSessionHistory("workflow-report-1"))).toEqual(["nice"]);
+    expect(await ex.getSessionResult("workflow-report")).toMatchObject({ finalResponse: "nice" });
+
+    const camel = await ex.saveWorkflowResult({
+      workflowName: "camel",
+      stepResults: [{ agentName: "a", conversationHistory: [msg("user", "one")] }],
+      nodeResults: { review: { agent_name: "b", conversation_history: [msg("user", "two")] } },
+    });
+    expect(camel).toMatchObject({ name: "camel", messageCount: 2 });
+    expect(content(await ex.getSessionHistory(camel.id))).toEqual(["one", "two"]);
+    expect((await ex.getSessionMetadata(`${camel.id}-review`)).name).toBe("b");
+
+    const nodes = await ex.saveWorkflowResult({ node_results: { fetch: { result: { agent_name: "f", conversation_history: [msg("user", "x")] } } } });
+    expect(content(await ex.getSessionHistory(`${nodes.id}-fetch`))).toEqual(["x"]);
+  });
+
+  it("issue 12 #12: a result whose conversation cannot be read is refused with an error naming the fields, and nothing is stored", async () => {
+    const { ex } = await setup(backend.fresh);
+    await expect(ex.saveAgentResult({ conversation_history: "hello" })).rejects.toThrow(/conversation_history must be an array of messages/u);
+    await expect(ex.saveAgentResult({ messages: [msg("user", "a")], conversation_history: [msg("user", "b")] })).rejects.toThrow(
+      /messages.*conversation_history.*one of them/su,
+    );
+    await expect(ex.saveWorkflowResult({ steps: [], step_results: [{ result: {} }] })).rejects.toThrow(/steps.*step_results.*one of them/su);
+    await expect(ex.saveWorkflowResult({ step_results: [{ result: { conversation_history: 5 } }] })).rejects.toBeInstanceOf(InvalidInputError);
+    expect((await ex.listSessions({ includeSteps: true })).total).toBe(0);
+  });
+
+  it("issue 12 #13: importing an Aurite cache directory twice adds nothing; agent and workflow histories (steps included) read back", async () => {
+    const { ex } = await setup(backend.fresh);
+    // Aurite writes naive UTC times; they must not be read as local time.
+    const tz = process.env["TZ"];
+    process.env["TZ"] = "Asia/Tokyo";
+    let first: Awaited<ReturnType<typeof ex.importDirectory>>;
+    try {
+      first = await ex.importDirectory(AURITE_CACHE);
+    } finally {
+      if (tz === undefined) delete process.env["TZ"];
+      else process.env["TZ"] = tz;
+    }
+    expect(first.skipped).toEqual([]);
+    const all = async () => (await ex.listSessions({ includeSteps: true, limit: 100 })).items.map((s) => s.id).sort();
+    const afterFirst = await all();
+    expect(afterFirst).toEqual(["agent-7f3c9a1e", "workflow-5d2e8b10", "workflow-5d2e8b10-0", "workflow-5d2e8b10-1"]);
+
+    const second = await ex.importDirectory(AURITE_CACHE);
+    expect(second.imported).toEqual([]);
+    expect(await all()).toEqual(afterFirst);
+
+    expect(await ex.getSessionMetadata("agent-7f3c9a1e")).toMatchObject({
+      name: "weather_agent",
+      messageCount: 2,
+      createdAt: Date.parse("2025-03-04T09:15:02.118734Z") / 1000,
+    });
+    expect(content(await ex.getSessionHistory("agent-7f3c9a1e"))).toEqual(["Weather in Paris?", "It is 18°C and sunny in Paris."]);
+    expect(await ex.getSessionMetadata("workflow-5d2e8b10")).toMatchObject({ name: "weather_report", messageCount: 4, baseId: "5d2e8b10" });
+    expect(content(await ex.getSessionHistory("workflow-5d2e8b10"))).toEqual([
+      "Weather in Paris?",
+      "Paris: 18°C, sunny.",
+      "Paris: 18°C, sunny.",
+      "Nice day in Paris.",
+    ]);
+    expect(await ex.getSessionMetadata("workflow-5d2e8b10-1")).toMatchObject({
+      name: "summary_agent",
+      parentId: "workflow-5d2e8b10",
+      baseId: "5d2e8b10",
+      messageCount: 2,
+    });
+    expect(content(await ex.getSessionHistory("workflow-5d2e8b10-0"))).toEqual(["Weather in Paris?", "Paris: 18°C, sunny."]);
+
+    // A step's new message reaches its workflow's history; deleting it takes it out of the workflow.
+    await ex.addMessageToHistory("workflow-5d2e8b10-1", msg("user", "thanks"));
+    expect(content(await ex.getSessionHistory("workflow-5d2e8b10")).at(-1)).toBe("thanks");
+    await ex.deleteSession("workflow-5d2e8b10-0");
+    expect(await ex.getSessionMetadata("workflow-5d2e8b10")).toMatchObject({
+      messageCount: 3,
+      agentsInvolved: { "workflow-5d2e8b10-1": "summary_agent" },
+    });
+    expect((await ex.importDirectory(AURITE_CACHE)).imported).toEqual([]);
+    expect(await all()).toEqual(["agent-7f3c9a1e", "workflow-5d2e8b10", "workflow-5d2e8b10-1"]);
+  });
+
+  it("issue 12 #12: an imported file without a name takes the agent or workflow name of its result", async () => {
+    const { ex, tdb: _tdb } = await setup(backend.fresh);
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const dir = mkdtempSync(join(tmpdir(), "tl-aurite-"));
+    try {
+      writeFileSync(
+        join(dir, "agent-x.json"),
+        JSON.stringify({
+          session_id: "agent-x",
+          result_type: "agent",
+          created_at: "2025-03-04T09:15:02",
+          execution_result: { agent_name: "X", conversation_history: [msg("user", "a"), msg("assistant", "b")] },
+        }),
+      );
+      writeFileSync(
+        join(dir, "workflow-y.json"),
+        JSON.stringify({
+          session_id: "workflow-y",
+          result_type: "workflow",
+          created_at: "2025-03-04T09:15:02",
+          execution_result: { workflow_name: "Y", step_results: [{ result: { session_id: "workflow-y-0", agent_name: "s", conversation_history: [msg("user", "c")] } }] },
+        }),
+      );
+      expect((await ex.importDirectory(dir)).imported.sort()).toEqual(["agent-x", "workflow-y", "workflow-y-0"]);
+      expect(await ex.getSessionMetadata("agent-x")).toMatchObject({ name: "X", messageCount: 2 });
+      expect(await ex.getSessionMetadata("workflow-y")).toMatchObject({ name: "Y", messageCount: 1, agentsInvolved: { "workflow-y-0": "s" } });
+      expect(await ex.getSessionMetadata("workflow-y-0")).toMatchObject({ name: "s", parentId: "workflow-y", messageCount: 1 });
+      expect(content(await ex.getSessionHistory("workflow-y-0"))).toEqual(["c"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -103,11 +103,11 @@ forEachBackend((backend) => {
     expect(stale.sessionId).not.toBe(first.sessionId);
     expect(stale).toMatchObject({ wasAutoReset: true, autoResetReason: "resume_pending_expired", resumePending: false });
 
-    // The policy fires before the marker is stale.
+    // The policy fires before the marker is stale: the policy's own reason is reported.
     await store.markResumePending(stale.key, "restart_interrupted");
     clock.advance(61 * MIN);
     const idle = await store.getOrCreateSession(alice);
-    expect(idle.autoResetReason).toBe("resume_pending_expired");
+    expect(idle.autoResetReason).toBe("idle");
     expect(idle.sessionId).not.toBe(stale.sessionId);
   });
 
@@ -333,7 +333,7 @@ forEachBackend((backend) => {
     const recent = await store.getOrCreateSession({ ...alice, chatId: "4" });
     clock.advance(60);
     expect(await store.suspendRecentlyActive()).toBe(1);
-    expect((await store.getEntry(recent.key))?.suspended).toBe(true);
+    expect(await store.getEntry(recent.key)).toMatchObject({ suspended: false, resumePending: true, resumeReason: "restart_interrupted" });
     expect(await store.pruneOldEntries(7)).toBe(1); // old2 suspended, old3 busy
     expect(await store.getEntry(old1.key)).toBeNull();
     expect(await store.getEntry(old2.key)).not.toBeNull();
@@ -366,5 +366,110 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     expect(() => new SessionStore({ db, reset: { atHour: 25, mode: "daily" } })).toThrow(/atHour/);
     expect(() => new SessionStore({ db, resumeFreshnessSeconds: -1 })).toThrow(/resumeFreshnessSeconds/);
+  });
+});
+
+forEachBackend((backend) => {
+  async function setup(options: Partial<SessionStoreOptions> = {}, start = NOON) {
+    const { db } = await backend.fresh();
+    const clock = new ManualClock(start);
+    const store = new SessionStore({ db, clock, ...options });
+    return { db, clock, store };
+  }
+
+  it("issue 12 #2: pruneOldEntries with a non-positive age removes nothing (0) or is refused (negative)", async () => {
+    const { store, clock } = await setup();
+    const a = await store.getOrCreateSession({ ...alice, chatId: "1" });
+    clock.advance(60);
+    const b = await store.getOrCreateSession({ ...alice, chatId: "2" });
+    clock.advance(10 * 86_400);
+    expect(await store.pruneOldEntries(0)).toBe(0);
+    await expect(store.pruneOldEntries(-1)).rejects.toThrow(/maxAgeDays.*0 prunes nothing/su);
+    await expect(store.pruneOldEntries(-1)).rejects.toBeInstanceOf(InvalidInputError);
+    expect(await store.getEntry(a.key)).not.toBeNull();
+    expect(await store.getEntry(b.key)).not.toBeNull();
+    expect(await store.pruneOldEntries(7)).toBe(2);
+  });
+
+  it("issue 12 #3: suspendRecentlyActive marks entries touched within the window, this instant included, restart_interrupted; once", async () => {
+    const { store, clock } = await setup();
+    const old = await store.getOrCreateSession({ ...alice, chatId: "1" });
+    clock.advance(3600);
+    const earlier = await store.getOrCreateSession({ ...alice, chatId: "2" });
+    clock.advance(60);
+    const now = await store.getOrCreateSession({ ...alice, chatId: "3" }); // age 0
+    const stopped = await store.getOrCreateSession({ ...alice, chatId: "4" });
+    await store.suspendSession(stopped.key);
+    expect(await store.suspendRecentlyActive()).toBe(2);
+    for (const entry of [earlier, now]) {
+      expect(await store.getEntry(entry.key)).toMatchObject({
+        resumePending: true,
+        resumeReason: "restart_interrupted",
+        lastResumeMarkedAt: NOON + 3660,
+        suspended: false,
+      });
+    }
+    expect(await store.getEntry(old.key)).toMatchObject({ resumePending: false, suspended: false });
+    expect(await store.getEntry(stopped.key)).toMatchObject({ resumePending: false, suspended: true });
+    expect(await store.suspendRecentlyActive()).toBe(0);
+    // A window of 0 still covers an entry touched this very instant.
+    clock.advance(5);
+    const instant = await store.getOrCreateSession({ ...alice, chatId: "5" });
+    expect(await store.suspendRecentlyActive(0)).toBe(1);
+    expect((await store.getEntry(instant.key))?.resumeReason).toBe("restart_interrupted");
+    // The marked session is kept on its next message (resumed, not reset).
+    expect((await store.getOrCreateSession({ ...alice, chatId: "3" })).sessionId).toBe(now.sessionId);
+  });
+
+  it("issue 12 #4: listSessions with activeMinutes lists newest first (number or { activeMinutes })", async () => {
+    const { store, clock } = await setup();
+    const keys: string[] = [];
+    // Keys in an order unlike their update order.
+    for (const chatId of ["b", "c", "a", "d"]) {
+      keys.push((await store.getOrCreateSession({ ...alice, chatId })).key);
+      clock.advance(60);
+    }
+    clock.advance(60);
+    await store.updateSession(keys[1]!); // "c" is now the newest
+    const newestFirst = [keys[1]!, keys[3]!, keys[2]!, keys[0]!];
+    expect((await store.listSessions(60)).map((e) => e.key)).toEqual(newestFirst);
+    expect((await store.listSessions({ activeMinutes: 60 })).map((e) => e.key)).toEqual(newestFirst);
+    expect((await store.listSessions()).map((e) => e.key)).toEqual(newestFirst);
+    expect((await store.listSessions({ activeMinutes: 2 })).map((e) => e.key)).toEqual([keys[1]!, keys[3]!]);
+    await expect(store.listSessions({ activeMinutes: -1 })).rejects.toBeInstanceOf(InvalidInputError);
+  });
+
+  it("issue 12 #5: lookupBySessionId answers null for empty, malformed and unknown ids", async () => {
+    const { store } = await setup();
+    const entry = await store.getOrCreateSession(alice);
+    for (const id of ["", " ", "nope", "../x", "a/b", "x".repeat(5000), "20990101_000000_deadbeef", "\u0000"]) {
+      expect(await store.lookupBySessionId(id)).toBeNull();
+    }
+    expect(await store.lookupBySessionId(undefined as never)).toBeNull();
+    expect(await store.lookupBySessionId(42 as never)).toBeNull();
+    expect((await store.lookupBySessionId(entry.sessionId))?.key).toBe(entry.key);
+  });
+
+  it("issue 12 #7: a resume-pending session reset by its policy reports the policy's reason; a stale marker alone reports resume_pending_expired", async () => {
+    const { store, clock } = await setup({ reset: { mode: "idle", idleMinutes: 60 }, resumeFreshnessSeconds: 7200 });
+    const first = await store.getOrCreateSession(alice);
+    await store.markResumePending(first.key, "restart_interrupted");
+    clock.advance(61 * MIN); // idle fires; the marker (61 min) is still fresh
+    const idle = await store.getOrCreateSession(alice);
+    expect(idle.sessionId).not.toBe(first.sessionId);
+    expect(idle).toMatchObject({ wasAutoReset: true, autoResetReason: "idle", resumePending: false });
+    expect(idle.resetNotice?.model).toMatch(/inactive for 1h/u);
+
+    const daily = await setup({ reset: { mode: "daily", atHour: 4 }, resumeFreshnessSeconds: 0 });
+    const d1 = await daily.store.getOrCreateSession(alice);
+    await daily.store.markResumePending(d1.key, "restart_timeout");
+    daily.clock.advance(18 * 3600); // past 04:00 the next day
+    expect((await daily.store.getOrCreateSession(alice)).autoResetReason).toBe("daily");
+
+    const stale = await setup({ resumeFreshnessSeconds: 600 });
+    const s1 = await stale.store.getOrCreateSession(alice);
+    await stale.store.markResumePending(s1.key, "restart_interrupted");
+    stale.clock.advance(601);
+    expect((await stale.store.getOrCreateSession(alice)).autoResetReason).toBe("resume_pending_expired");
   });
 });

@@ -10,9 +10,13 @@
  * - `AND`, `OR`, `NOT` in upper case (lower case they are plain words); a dangling
  *   operator is dropped, and of several operators in a row the last one wins
  *   (`a OR OR b` → `a OR b`, `a AND NOT b` → `a NOT b`);
+ * - outside quotes, `|`, `~`, `=`, `;`, `<`, `>` and `\` (no operators here, though
+ *   other query languages use them) separate words as a space does: `love|templates`
+ *   means `love templates`, not the phrase `"love templates"`;
  * - a `*` after the last token of a term or phrase makes it a prefix (`deploy*`,
  *   `"npm run*"`, `"npm run"*`); any other `*`, and every other punctuation
- *   character, symbol or emoji, only separates tokens;
+ *   character, symbol or emoji, only separates tokens (inside one word, which
+ *   stays a phrase: `chat-send`, `user@example.com`);
  * - a term ending in a lone CJK character is a prefix (`部` finds the bigram `部署`);
  * - at most {@link MAX_QUERY_OPERANDS} operands; the rest are dropped.
  *
@@ -61,7 +65,8 @@ export interface HighlightTerms {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}\p{Co}\p{M}]/u;
-const SPACE = /\s/;
+/** What ends a bare term: white space and the characters that are no operators in our syntax. */
+const SEPARATOR = /[\s|~=;<>\\]/u;
 const OPERATORS: ReadonlySet<string> = new Set(["AND", "OR", "NOT"]);
 
 /**
@@ -120,7 +125,7 @@ function* lex(s: string): Generator<QueryOperand | QueryOperator> {
   let i = 0;
   while (i < s.length) {
     const ch = s.charAt(i);
-    if (SPACE.test(ch)) {
+    if (SEPARATOR.test(ch)) {
       i++;
     } else if (ch === '"') {
       const close = s.indexOf('"', i + 1);
@@ -135,7 +140,7 @@ function* lex(s: string): Generator<QueryOperand | QueryOperator> {
       if (operand) yield operand;
     } else {
       let j = i;
-      while (j < s.length && s.charAt(j) !== '"' && !SPACE.test(s.charAt(j))) j++;
+      while (j < s.length && s.charAt(j) !== '"' && !SEPARATOR.test(s.charAt(j))) j++;
       const term = s.slice(i, j);
       i = j;
       // `(NOT` and `OR)` are operators too: parentheses are only separators.

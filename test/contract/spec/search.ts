@@ -61,6 +61,27 @@ const SANITISER_TABLE: Array<[string, string]> = [
   ["dollar$", "costs dollar$ much"],
   ["under_score", "snake under_score name"],
   ["'single'", "quoted 'single' word"],
+  ["pipe|bar", "a pipe|bar here"],
+  ["tilde~x", "approx tilde~x here"],
+  ["key=value", "set key=value now"],
+  ["less<more", "when less<more holds"],
+  ["more>less", "when more>less holds"],
+];
+
+/**
+ * [query, text]: characters that are no operators in our syntax (`|`, `~`, `=`, `;`, `<`,
+ * `>`, `\`) separate words, so the query means the words it contains, wherever they are.
+ */
+const SEPARATOR_TABLE: Array<[string, string]> = [
+  ["love|templates", "I love C++ templates"],
+  ["templates~love", "I love C++ templates"],
+  ["love=templates", "I love C++ templates"],
+  ["love;templates", "I love C++ templates"],
+  ["love<templates", "I love C++ templates"],
+  ["love>templates", "I love C++ templates"],
+  ["love\\templates", "I love C++ templates"],
+  ["love|templ*", "I love C++ templates"],
+  ["|love| |templates|", "I love C++ templates"],
 ];
 
 /** Inputs that must neither throw nor need to match anything. */
@@ -156,6 +177,17 @@ export function searchTests(init: SessionDBTestInitializer): void {
         }
         expect(found, `searchMessages(${JSON.stringify(query)})`).toContain(m.get(text));
       }
+    });
+
+    test("| ~ = ; < > \\ separate words: the query means the words it contains", async () => {
+      const m = await corpus(db(), ["I love C++ templates", "love only", "templates only", "unrelated filler text"]);
+      for (const [query, text] of SEPARATOR_TABLE) {
+        expect(await hitIds(db(), query), `searchMessages(${JSON.stringify(query)})`).toEqual([m.get(text)]);
+      }
+      expect(new Set(await hitIds(db(), "love|OR|templates"))).toEqual(
+        new Set([m.get("I love C++ templates"), m.get("love only"), m.get("templates only")]),
+      );
+      expect(await hitIds(db(), "| ~ = ; < > \\")).toEqual([]);
     });
 
     test("hyphenated and dotted words match as phrases", async () => {

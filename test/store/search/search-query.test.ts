@@ -106,6 +106,18 @@ describe("parseSearchQuery + toFts5Match (sanitiser table)", () => {
     ["{a} [b]", '"a" AND "b"'],
     ["deploy 🚀", '"deploy"'],
     ["a\uD800b", '"a b"'],
+    // characters that are no operators in our syntax separate words, like a space (issue 12 #10)
+    ["love|templates", '"love" AND "templates"'],
+    ["a~b", '"a" AND "b"'],
+    ["key=value", '"key" AND "value"'],
+    ["semi;colon", '"semi" AND "colon"'],
+    ["a<b>c", '"a" AND "b" AND "c"'],
+    ["back\\slash", '"back" AND "slash"'],
+    ["a||b OR c", '"a" AND "b" OR "c"'],
+    ["a|OR|b", '"a" OR "b"'],
+    ["deploy*|x", '"deploy" * AND "x"'],
+    ["| ~ = ; < > \\", null],
+    ['"love|templates"', '"love templates"'],
     // CJK
     ["部署", '"部署"'],
     ["部署服务", '"部署 署服 服务"'],
