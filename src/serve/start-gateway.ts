@@ -202,6 +202,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     intervalSeconds: lifecycle.expiryIntervalSeconds,
     sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
     onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
+    // Before an automatic reset, the session's agent (its live one, else a new one) may save what matters.
+    beforeReset:
+      config.gateway.beforeResetTimeoutSeconds > 0
+        ? {
+            agentFor: (entry) => runner.agents.get(entry.key) ?? agentFactory(),
+            timeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
+            historyLimit: config.gateway.historyLimit,
+            onError: (error, entry) =>
+              logger.warn({ err: error, key: entry.key, sessionId: entry.sessionId }, "before-reset turn failed; the session resets anyway"),
+          }
+        : null,
   });
   watcher.start();
   let pruneTimer: NodeJS.Timeout | null = null;
