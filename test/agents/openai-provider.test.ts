@@ -589,7 +589,7 @@ describe("OpenAiCompatibleAgent: the turn before an automatic reset", () => {
     server.enqueue(fakeTextReply("Saved the cat's name."));
     const result = await agent.beforeReset(resetInput());
     expect(saved).toEqual([{ fact: "cat=Miso" }]);
-    const sent = server.requests[0]!.body!.messages;
+    const sent = server.requests[0]!.body!.messages!;
     expect(sent.slice(0, 2)).toMatchObject(transcript);
     expect(sent[2]).toMatchObject({ role: "user" });
     expect(String(sent[2]!.content)).toMatch(/about to be reset/);
