@@ -32,12 +32,32 @@ export interface AgentTurnResult {
   promptTokens?: number;
 }
 
+/** What an agent is given for its turn before an automatic reset (see {@link Agent.beforeReset}). */
+export interface AgentResetInput {
+  /** The expiring session (still live while the hook runs; it ends with the reset). */
+  sessionId: string;
+  /** The expiring session's bounded transcript, oldest first. OpenAI chat shape. */
+  transcript: ConversationMessage[];
+  /** What made the session expire: its idle or its daily reset policy. */
+  reason: "idle" | "daily";
+  /** Aborted when the time allowed for the hook runs out (or the gateway stops): return or throw promptly. */
+  signal: AbortSignal;
+}
+
 /** A model plug-in. */
 export interface Agent {
   /** A short name for logs and `/status` (`echo`, `openai:gpt-4o-mini`). */
   readonly name: string;
   /** Runs one turn. Throw {@link AgentInterruptedError} (with what was produced so far) when aborted. */
   runTurn(input: AgentTurnInput): Promise<AgentTurnResult>;
+  /**
+   * Optional: one turn before an automatic (idle or daily) reset, to save what matters from
+   * the expiring session (memories, notes, skills) — run by the gateway's expiry watcher,
+   * bounded in time. The returned messages (and usage) are stored in the expiring session
+   * before it ends; `null` (or no messages) stores nothing. A throw or a timeout is logged
+   * and the reset happens anyway. Agents without it are skipped.
+   */
+  beforeReset?(input: AgentResetInput): Promise<AgentTurnResult | null>;
   /** Releases resources (called when the gateway's agent cache evicts it). */
   dispose?(): void | Promise<void>;
 }
@@ -49,6 +69,12 @@ export interface AgentTool {
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+  /**
+   * The tool saves something that outlives the session (a memory, a note, a skill). An agent
+   * with such a tool gets a turn before an automatic reset to use it (see
+   * {@link Agent.beforeReset}); read-only tools (`session_search`) leave this unset.
+   */
+  savesState?: boolean;
   /** Runs the call; the returned text is the tool result the model sees. Throwing reports the error to the model. */
   execute(args: Record<string, unknown>, context: { sessionId: string; signal: AbortSignal }): Promise<string>;
 }

@@ -9,7 +9,7 @@
 import { InvalidInputError, sanitizeTitle } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
-import type { Agent, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
+import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
 
 /** The base URL used when only an API key is configured. */
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -19,6 +19,16 @@ export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
 
 /** How many model calls one turn may make (tool-call rounds included). */
 export const MAX_MODEL_CALLS_PER_TURN = 4;
+
+/** The instruction of the turn before an automatic reset (sent as a user message and stored with the turn). */
+export function beforeResetPrompt(reason: "idle" | "daily"): string {
+  const why = reason === "idle" ? "it has been idle too long" : "of the daily reset";
+  return (
+    `[System note: this session is about to be reset because ${why}; the next message starts a fresh session without this conversation. ` +
+    "Save what matters from it now with your tools (facts about the user, preferences, decisions, open tasks). " +
+    'Then reply in one short line with what you saved, or "Nothing to save."]'
+  );
+}
 
 /** The `fetch` function shape the provider uses (the global `fetch` by default). */
 export type FetchFunction = typeof globalThis.fetch;
@@ -236,6 +246,25 @@ export class OpenAiCompatibleAgent implements Agent {
     const config = resolveProviderConfig(section, env);
     if (config === null) return null;
     return new OpenAiCompatibleAgent({ ...overrides, ...config });
+  }
+
+  /**
+   * The turn before an automatic reset (see {@link Agent.beforeReset}): only when one of the
+   * agent's tools saves state (`savesState`) — without one there is nothing to save with,
+   * and it returns `null` without calling the model. Otherwise one turn on the expiring
+   * transcript plus {@link beforeResetPrompt}; returns the instruction and the turn's
+   * messages, to be stored in the expiring session.
+   */
+  async beforeReset(input: AgentResetInput): Promise<AgentTurnResult | null> {
+    if (![...this.#tools.values()].some((tool) => tool.savesState === true)) return null;
+    const prompt = beforeResetPrompt(input.reason);
+    const result = await this.runTurn({
+      messages: [...input.transcript, { role: "user", content: prompt }],
+      contextPrompt: "",
+      signal: input.signal,
+      sessionId: input.sessionId,
+    });
+    return { ...result, messages: [{ role: "user", content: prompt }, ...result.messages] };
   }
 
   /** Runs one turn against the endpoint. See the class description for the mapping and errors. */

@@ -1,13 +1,16 @@
 /**
  * The expiry watcher: every few minutes, finalises sessions whose reset policy says
- * they have expired — once each — and, hourly, prunes old routing entries.
+ * they have expired — once each, after giving their agent a turn to save what matters
+ * ({@link Agent.beforeReset}) — and, hourly, prunes old routing entries.
  *
  * @module
  */
+import type { Agent } from "../agents/index.js";
 import { InvalidInputError } from "../store/index.js";
 import { evaluateReset, resolveResetPolicy } from "./reset-policy.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { chatTypeOf, type SessionStore } from "./session-store.js";
+import { closeOpenToolCalls } from "./turn-messages.js";
 
 /** A hook run once when a session expires (summarise it, flush memory, …). A throw is retried on later passes. */
 export type SessionFinalizeHook = (entry: SessionEntry) => unknown;
@@ -17,6 +20,20 @@ export const DEFAULT_EXPIRY_INTERVAL_SECONDS = 300;
 /** Failed passes after which a session is finalised anyway. */
 export const MAX_FINALIZE_FAILURES = 3;
 const PRUNE_INTERVAL_SECONDS = 3600;
+/** Default time an agent's before-reset turn may take (seconds). */
+export const DEFAULT_BEFORE_RESET_TIMEOUT_SECONDS = 60;
+
+/** How the watcher gives an expiring session's agent its {@link Agent.beforeReset} turn. */
+export interface BeforeResetOptions {
+  /** The agent of an expiring session (e.g. the gateway's cached agent of the key, else a new one). */
+  agentFor(entry: SessionEntry): Agent | Promise<Agent>;
+  /** Seconds the hook may take before it is aborted and the reset goes ahead without it (> 0; default 60). */
+  timeoutSeconds?: number;
+  /** Messages of the expiring transcript the hook is given (default 40). */
+  historyLimit?: number;
+  /** Told when a hook fails, times out or its output cannot be stored (the reset happens anyway). */
+  onError?: (error: unknown, entry: SessionEntry) => void;
+}
 
 /** Options of an {@link ExpiryWatcher}. */
 export interface ExpiryWatcherOptions {
@@ -31,6 +48,12 @@ export interface ExpiryWatcherOptions {
   sessionStoreMaxAgeDays?: number;
   /** Told about hook failures (default: nothing). */
   onError?: (error: unknown, entry: SessionEntry, attempt: number) => void;
+  /**
+   * Before finalising an expired session (once, on the first pass that finds it expired),
+   * give its agent a turn to save what matters; its output is stored in that session
+   * (default: none).
+   */
+  beforeReset?: BeforeResetOptions | null;
 }
 
 /** What one pass did. */
@@ -60,6 +83,7 @@ export class ExpiryWatcher {
   readonly #cache: { release(key: string): unknown } | null;
   readonly #maxAgeDays: number;
   readonly #onError: NonNullable<ExpiryWatcherOptions["onError"]>;
+  readonly #beforeReset: Required<BeforeResetOptions> | null;
   readonly intervalSeconds: number;
   #timer: NodeJS.Timeout | null = null;
   #lastPruneAt: number | null = null;
@@ -71,6 +95,25 @@ export class ExpiryWatcher {
     this.#cache = options.agentCache ?? null;
     this.#maxAgeDays = options.sessionStoreMaxAgeDays ?? 0;
     this.#onError = options.onError ?? (() => {});
+    const flush = options.beforeReset ?? null;
+    this.#beforeReset =
+      flush === null
+        ? null
+        : {
+            agentFor: flush.agentFor,
+            timeoutSeconds: flush.timeoutSeconds ?? DEFAULT_BEFORE_RESET_TIMEOUT_SECONDS,
+            historyLimit: flush.historyLimit ?? 40,
+            onError: flush.onError ?? (() => {}),
+          };
+    if (this.#beforeReset !== null) {
+      const { timeoutSeconds, historyLimit } = this.#beforeReset;
+      if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
+        throw new InvalidInputError("beforeReset.timeoutSeconds must be a number of seconds > 0.", { field: "beforeReset.timeoutSeconds" });
+      }
+      if (!Number.isInteger(historyLimit) || historyLimit < 1) {
+        throw new InvalidInputError("beforeReset.historyLimit must be a whole number of messages ≥ 1.", { field: "beforeReset.historyLimit" });
+      }
+    }
     this.intervalSeconds = options.intervalSeconds ?? DEFAULT_EXPIRY_INTERVAL_SECONDS;
     if (!Number.isFinite(this.intervalSeconds) || this.intervalSeconds <= 0) {
       throw new InvalidInputError("intervalSeconds must be a number of seconds > 0.", { field: "intervalSeconds" });
@@ -123,8 +166,11 @@ export class ExpiryWatcher {
     for await (const route of store.routes({ expiryFinalized: false, turnInProgress: false })) {
       if (store.hasActiveProcesses(route.key)) continue;
       const policy = resolveResetPolicy(store.reset, route.platform ?? "", chatTypeOf(route.chatType));
-      if (!evaluateReset(policy, route.updatedAt, now).reset) continue;
+      const decision = evaluateReset(policy, route.updatedAt, now);
+      if (!decision.reset) continue;
       const entry = toSessionEntry(route, await store.db.getSession(route.sessionId));
+      // Once per session: later passes only retry failed finalize hooks.
+      if (route.finalizeFailures === 0) await this.#giveTurnBeforeReset(entry, decision.reason);
       let failure: unknown = undefined;
       for (const hook of this.#hooks) {
         try {
@@ -158,5 +204,44 @@ export class ExpiryWatcher {
       result.pruned = await store.pruneOldEntries(this.#maxAgeDays);
     }
     return result;
+  }
+
+  /**
+   * Runs the agent's {@link Agent.beforeReset} on the expiring session, bounded by the
+   * timeout, and stores its output in that session. Never throws: a failure, a timeout or
+   * output that cannot be stored is reported to `onError` and the reset goes ahead.
+   */
+  async #giveTurnBeforeReset(entry: SessionEntry, reason: "idle" | "daily"): Promise<void> {
+    const options = this.#beforeReset;
+    if (options === null || entry.messageCount === 0) return;
+    const db = this.#store.db;
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const agent = await options.agentFor(entry);
+      if (agent.beforeReset === undefined) return;
+      const transcript = await db.getConversation(entry.sessionId, { lastMessages: options.historyLimit });
+      if (transcript.length === 0) return;
+      const seconds = options.timeoutSeconds;
+      const timedOut = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          controller.abort();
+          reject(new Error(`The agent's before-reset turn took longer than ${seconds} s; the session is reset without it (raise gateway.beforeResetTimeoutSeconds to allow more time).`));
+        }, seconds * 1000);
+      });
+      const running = agent.beforeReset({ sessionId: entry.sessionId, transcript, reason, signal: controller.signal });
+      running.catch(() => {}); // a late failure after the timeout is not unhandled
+      const result = await Promise.race([running, timedOut]);
+      clearTimeout(timer);
+      if (result === null || result === undefined) return;
+      const messages = closeOpenToolCalls(result.messages ?? []);
+      if (messages.length > 0) await db.appendTurn(entry.sessionId, messages);
+      if (result.usage !== undefined) await db.recordUsage(entry.sessionId, result.usage);
+    } catch (error) {
+      controller.abort();
+      options.onError(error, entry);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

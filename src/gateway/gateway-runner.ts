@@ -276,13 +276,18 @@ export class GatewayRunner implements CommandHost {
     this.#startWorker(key, source, lease, null);
   }
 
-  /** Runs queued messages of every key (after a restart, or a sweep for keys whose lease holder died). */
+  /**
+   * Runs queued messages of every key (after a restart, or a sweep for keys whose lease
+   * holder died). Keys of platforms without an adapter here (a terminal session's queue)
+   * are left queued: their replies could not be delivered.
+   */
   async replayQueues(): Promise<number> {
     let started = 0;
     for (const key of await this.queue.pendingKeys()) {
       const items = await this.db.listQueue(key);
       const first = items[0]?.payloads[0] as InboundMessage | undefined;
       if (first?.source === undefined) continue;
+      if (!this.#serves(first.source.platform)) continue;
       if (!this.#running.has(key)) started += 1;
       await this.#kick(key, first.source);
     }
@@ -311,6 +316,10 @@ export class GatewayRunner implements CommandHost {
           continue;
         }
         const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+        if (!this.#serves(source.platform)) {
+          if (lease !== null) await this.#release(route.key, lease);
+          continue;
+        }
         this.#log.info({ key: route.key }, "resuming a turn another replica left unfinished");
         this.#startWorker(route.key, source, lease, { resume: entry });
         started += 1;
@@ -734,14 +743,23 @@ export class GatewayRunner implements CommandHost {
 
   // --- recovery and shutdown -------------------------------------------------------------
 
-  /** Resumes interrupted sessions (from `GatewayRecovery.startup().autoResume`). */
+  /**
+   * Resumes interrupted sessions (from `GatewayRecovery.startup().autoResume`). Only
+   * sessions of platforms this gateway has an adapter for are resumed: a turn whose reply
+   * cannot be delivered is not run (a terminal session keeps its resume marker for
+   * `threadline chat --resume`).
+   */
   async resume(entries: SessionEntry[]): Promise<number> {
     let started = 0;
     for (const entry of entries) {
       if (this.#running.has(entry.key)) continue;
+      const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+      if (!this.#serves(source.platform)) {
+        this.#log.info({ key: entry.key, platform: source.platform }, "not resuming: this gateway has no adapter for the session's platform");
+        continue;
+      }
       const lease = await this.#acquire(entry.key);
       if (lease === false) continue;
-      const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
       this.#startWorker(entry.key, source, lease, { resume: entry });
       started += 1;
     }
@@ -775,6 +793,11 @@ export class GatewayRunner implements CommandHost {
     for (const adapter of this.#adapters.values()) await adapter.disconnect().catch(() => {});
     this.agents.clear();
     await this.agents.waitForDisposals();
+  }
+
+  /** Whether replies to a platform can be delivered here (an adapter for it was added). */
+  #serves(platform: string): boolean {
+    return this.#adapters.has(platform);
   }
 
   #remember(id: string): void {

@@ -54,7 +54,7 @@ export interface GatewayRecoveryOptions {
  * const report = await recovery.startup<InboundMessage>();
  * for (const entry of report.autoResume) resume(entry);
  * await report.inbound.release();
- * // … on SIGTERM, after draining:
+ * // … on SIGTERM, after draining (the marker is written only when no turn was cut off):
  * await recovery.shutdown({ restarting: false });
  */
 export class GatewayRecovery {
@@ -158,10 +158,12 @@ export class GatewayRecovery {
   }
 
   /**
-   * The last step of a clean shutdown (after the drain): keys still mid-turn are marked
-   * ({@link markDrainTimeout}), then the clean-shutdown marker is written. Returns the
-   * keys that were still mid-turn. `skipKey` leaves keys alone that another live replica is
-   * running.
+   * The last step of a shutdown (after the drain). Keys still mid-turn (the drain timeout
+   * cut their turns off) are marked ({@link markDrainTimeout}) and the clean-shutdown marker
+   * is NOT written, so the next start handles the stop as an interruption (it counts the
+   * cut-off turns and resumes them). With no key mid-turn the marker is written. Returns
+   * the keys that were still mid-turn. `skipKey` leaves keys alone that another live
+   * replica is running.
    */
   async shutdown(options: { restarting?: boolean; skipKey?: (key: string) => Promise<boolean> } = {}): Promise<string[]> {
     const stillRunning: string[] = [];
@@ -170,7 +172,7 @@ export class GatewayRecovery {
       await this.markDrainTimeout(route.key, options.restarting ?? false);
       stillRunning.push(route.key);
     }
-    await this.#store.db.setMeta(this.#markerKey, JSON.stringify({ at: this.#store.clock.now() }));
+    if (stillRunning.length === 0) await this.#store.db.setMeta(this.#markerKey, JSON.stringify({ at: this.#store.clock.now() }));
     return stillRunning;
   }
 }

@@ -20,6 +20,8 @@ export interface ServeConfig {
     host: string;
     port: number;
     drainTimeoutSeconds: number;
+    /** Seconds an agent's before-reset turn (`Agent.beforeReset`) may take; 0 turns the turn off (default 60). */
+    beforeResetTimeoutSeconds: number;
     historyLimit: number;
     /** This gateway's name among replicas (default: the host name); names its restart bookkeeping. */
     replicaId: string;
@@ -69,6 +71,7 @@ const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   drainTimeoutSeconds: z.number().min(0).optional(),
+  beforeResetTimeoutSeconds: z.number().min(0).max(3600).optional(),
   historyLimit: z.number().int().min(1).max(10_000).optional(),
   replicaId: z.string().regex(/^[\w.-]{1,64}$/u).optional(),
   leases: z.enum(["auto", "on", "off"]).optional(),
@@ -158,6 +161,7 @@ const EXPECTED: Record<string, string> = {
   "gateway.host": "a host name or address to listen on",
   "gateway.port": "a port number from 0 to 65535",
   "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0",
+  "gateway.beforeResetTimeoutSeconds": "a number of seconds from 0 (no before-reset turn) to 3600",
   "gateway.historyLimit": "a whole number of messages from 1 to 10,000",
   "gateway.replicaId": "1–64 letters, digits, '.', '-' or '_'",
   "gateway.leases": "auto, on or off",
@@ -253,6 +257,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       host: f.gateway?.host ?? "127.0.0.1",
       port: f.gateway?.port ?? 8787,
       drainTimeoutSeconds: f.gateway?.drainTimeoutSeconds ?? 30,
+      beforeResetTimeoutSeconds: f.gateway?.beforeResetTimeoutSeconds ?? 60,
       historyLimit: f.gateway?.historyLimit ?? 40,
       replicaId: f.gateway?.replicaId ?? (hostname().replace(/[^\w.-]/gu, "-").slice(0, 64) || "gateway"),
       leases: f.gateway?.leases ?? "auto",

@@ -51,7 +51,12 @@ export interface RunningGateway {
   url: string;
   /** What restart recovery found. */
   startup: StartupReport<InboundMessage>;
-  /** Drains, marks interrupted sessions, writes the clean-shutdown marker if the drain completed, closes everything. */
+  /**
+   * Drains; a turn still running at the drain timeout is interrupted and its session marked
+   * `shutdown_timeout` (`restart_timeout` when `reason` is `"restart"`), and then no
+   * clean-shutdown marker is written (the next start resumes it); otherwise writes the
+   * marker. Closes everything.
+   */
   stop(reason?: string): Promise<{ drained: boolean; stillRunning: string[] }>;
 }
 
@@ -197,6 +202,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     intervalSeconds: lifecycle.expiryIntervalSeconds,
     sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
     onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
+    // Before an automatic reset, the session's agent (its live one, else a new one) may save what matters.
+    beforeReset:
+      config.gateway.beforeResetTimeoutSeconds > 0
+        ? {
+            agentFor: (entry) => runner.agents.get(entry.key) ?? agentFactory(),
+            timeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
+            historyLimit: config.gateway.historyLimit,
+            onError: (error, entry) =>
+              logger.warn({ err: error, key: entry.key, sessionId: entry.sessionId }, "before-reset turn failed; the session resets anyway"),
+          }
+        : null,
   });
   watcher.start();
   let pruneTimer: NodeJS.Timeout | null = null;
@@ -244,7 +260,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       // A handoff in progress ends (failed, if its summary turn was cut off) before the store closes.
       await handoffPass;
       if (result.drained) {
-        await recovery.shutdown(skipKey ? { skipKey } : {});
+        // Turns of platforms this gateway does not serve (a `threadline chat` running on the
+        // same database) are not this gateway's to mark.
+        const served = new Set(adapters.map((adapter) => adapter.platform));
+        const notOurs = async (key: string): Promise<boolean> =>
+          !served.has((await db.getRoute(key))?.platform ?? "") || (skipKey !== undefined && (await skipKey(key)));
+        await recovery.shutdown({ skipKey: notOurs });
       } else {
         for (const key of result.stillRunning) await recovery.markDrainTimeout(key, reason === "restart");
         logger.warn({ stillRunning: result.stillRunning.length }, "drain timed out: those sessions resume on the next start");

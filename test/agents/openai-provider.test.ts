@@ -561,3 +561,49 @@ async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+describe("OpenAiCompatibleAgent: the turn before an automatic reset", () => {
+  const transcript: ConversationMessage[] = [
+    { role: "user", content: "my cat is called Miso" },
+    { role: "assistant", content: "Noted." },
+  ];
+  const resetInput = () => ({ sessionId: "20250101_000000_aaaaaaaa", transcript, reason: "idle" as const, signal: new AbortController().signal });
+
+  it("with a tool that saves state: one turn on the transcript plus the reset instruction; instruction and turn are returned", async () => {
+    const saved: Array<Record<string, unknown>> = [];
+    const agent = agentFor({
+      tools: [
+        {
+          name: "memory_save",
+          description: "Save a fact about the user",
+          parameters: { type: "object", properties: { fact: { type: "string" } } },
+          savesState: true,
+          execute: async (args) => {
+            saved.push(args);
+            return "saved";
+          },
+        },
+      ],
+    });
+    server.enqueue(fakeToolCallReply([{ name: "memory_save", arguments: { fact: "cat=Miso" }, id: "call_m" }]));
+    server.enqueue(fakeTextReply("Saved the cat's name."));
+    const result = await agent.beforeReset(resetInput());
+    expect(saved).toEqual([{ fact: "cat=Miso" }]);
+    const sent = server.requests[0]!.body!.messages!;
+    expect(sent.slice(0, 2)).toMatchObject(transcript);
+    expect(sent[2]).toMatchObject({ role: "user" });
+    expect(String(sent[2]!.content)).toMatch(/about to be reset/);
+    expect(result!.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(result!.messages[0]!.content).toBe(sent[2]!.content);
+    expect(result!.messages.at(-1)!.content).toBe("Saved the cat's name.");
+  });
+
+  it("without a tool that saves state (only read-only tools, or none): skipped, no model call", async () => {
+    const readOnly = agentFor({
+      tools: [{ name: "session_search", description: "search", parameters: { type: "object" }, execute: async () => "nothing" }],
+    });
+    expect(await readOnly.beforeReset(resetInput())).toBeNull();
+    expect(await agentFor().beforeReset(resetInput())).toBeNull();
+    expect(server.requests).toHaveLength(0);
+  });
+});

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import type { Agent, AgentResetInput, AgentTurnResult } from "../../src/agents/agent.js";
 import { AgentCache } from "../../src/gateway/agent-cache.js";
 import { ManualClock } from "../../src/gateway/clock.js";
 import { ExpiryWatcher, MAX_FINALIZE_FAILURES } from "../../src/gateway/expiry-watcher.js";
@@ -122,6 +123,132 @@ forEachBackend((backend) => {
     await store.getOrCreateSession(src("3"));
     clock.advance(400 * 86_400);
     expect((await off.runOnce()).pruned).toBe(0);
+  });
+
+  /** An agent whose `beforeReset` runs `hook` (and records what it was given). */
+  function resetAgent(hook: ((input: AgentResetInput) => Promise<AgentTurnResult | null>) | null) {
+    const seen: AgentResetInput[] = [];
+    const agent: Agent = {
+      name: "saver",
+      async runTurn() {
+        throw new Error("no model turn expected");
+      },
+    };
+    if (hook !== null) {
+      agent.beforeReset = (input) => {
+        seen.push(input);
+        return hook(input);
+      };
+    }
+    return { agent, seen };
+  }
+
+  it("before an automatic reset the agent gets one turn on the expiring transcript; its output is stored in the old session", async () => {
+    const { store, clock, db } = await setup();
+    const a = await store.getOrCreateSession(src("1"));
+    await db.appendTurn(a.sessionId, [
+      { role: "user", content: "my cat is called Miso" },
+      { role: "assistant", content: "Noted: Miso." },
+    ]);
+    const saved: string[] = [];
+    const { agent, seen } = resetAgent(async () => {
+      saved.push("cat=Miso");
+      return {
+        messages: [
+          { role: "user", content: "[System note: the session is about to be reset; save what matters.]" },
+          { role: "assistant", content: null, toolCalls: [{ id: "s1", type: "function", function: { name: "memory_save", arguments: '{"fact":"cat=Miso"}' } }] },
+          { role: "tool", toolCallId: "s1", toolName: "memory_save", content: "saved" },
+          { role: "assistant", content: "Saved the cat's name." },
+        ],
+        usage: { inputTokens: 50, outputTokens: 7, apiCalls: 2 },
+      };
+    });
+    const order: string[] = [];
+    const watcher = new ExpiryWatcher({
+      store,
+      beforeReset: { agentFor: (entry) => (order.push(`agent:${entry.sessionId}`), agent) },
+      onSessionFinalize: [(entry) => void order.push(`finalize:${entry.sessionId}`)],
+    });
+    clock.advance(61 * 60);
+    expect((await watcher.runOnce()).finalized).toEqual([a.key]);
+    expect(order).toEqual([`agent:${a.sessionId}`, `finalize:${a.sessionId}`]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ sessionId: a.sessionId, reason: "idle" });
+    expect(seen[0]!.transcript.map((m) => [m.role, m.content])).toEqual([
+      ["user", "my cat is called Miso"],
+      ["assistant", "Noted: Miso."],
+    ]);
+    expect(saved).toEqual(["cat=Miso"]);
+    expect((await db.getMessages(a.sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "tool", "assistant"]);
+    expect((await db.getSession(a.sessionId))?.usage).toMatchObject({ inputTokens: 50, outputTokens: 7 });
+    // Once only; the next message resets: the old session ends holding what the agent saved.
+    clock.advance(60);
+    await watcher.runOnce();
+    expect(seen).toHaveLength(1);
+    const next = await store.getOrCreateSession(src("1"));
+    expect(next.sessionId).not.toBe(a.sessionId);
+    expect((await db.getMessages(a.sessionId)).at(-1)?.content).toBe("Saved the cat's name.");
+    expect((await db.getSession(a.sessionId))?.endedAt).not.toBeNull();
+  });
+
+  it("agents without the hook, hooks that return nothing and empty sessions store nothing and still reset", async () => {
+    const { store, clock, db } = await setup();
+    const a = await store.getOrCreateSession(src("1"));
+    await db.appendTurn(a.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    const b = await store.getOrCreateSession(src("2"));
+    await db.appendTurn(b.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    const empty = await store.getOrCreateSession(src("3"));
+    const without = resetAgent(null);
+    const nothing = resetAgent(async () => null);
+    const watcher = new ExpiryWatcher({
+      store,
+      beforeReset: { agentFor: (entry) => (entry.key === a.key ? without.agent : nothing.agent) },
+    });
+    clock.advance(61 * 60);
+    expect((await watcher.runOnce()).finalized.sort()).toEqual([a.key, b.key, empty.key].sort());
+    expect(nothing.seen.map((input) => input.sessionId)).toEqual([b.sessionId]); // not the empty session
+    expect(await db.getMessages(a.sessionId)).toHaveLength(2);
+    expect(await db.getMessages(b.sessionId)).toHaveLength(2);
+  });
+
+  it("a failing or timed-out hook is reported and the session is finalised anyway", async () => {
+    const { store, clock, db } = await setup();
+    const a = await store.getOrCreateSession(src("1"));
+    const b = await store.getOrCreateSession(src("2"));
+    for (const entry of [a, b]) await db.appendTurn(entry.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    const failing = resetAgent(async () => {
+      throw new Error("memory store down");
+    });
+    let aborted: AbortSignal | null = null;
+    const hanging = resetAgent((input) => {
+      aborted = input.signal;
+      return new Promise<never>(() => {}); // ignores its signal and never settles
+    });
+    const errors: Array<[string, string]> = [];
+    const finalizeErrors: unknown[] = [];
+    const watcher = new ExpiryWatcher({
+      store,
+      beforeReset: {
+        agentFor: (entry) => (entry.key === a.key ? failing.agent : hanging.agent),
+        timeoutSeconds: 0.2,
+        onError: (error, entry) => void errors.push([entry.key, (error as Error).message]),
+      },
+      onError: (error) => void finalizeErrors.push(error),
+    });
+    clock.advance(61 * 60);
+    const pass = await watcher.runOnce();
+    expect(pass).toMatchObject({ failed: [], forced: [] });
+    expect(pass.finalized.sort()).toEqual([a.key, b.key].sort());
+    expect(errors.sort()).toEqual(
+      [
+        [a.key, "memory store down"],
+        [b.key, expect.stringContaining("took longer than 0.2 s")],
+      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
+    expect(aborted!.aborted).toBe(true);
+    expect(finalizeErrors).toEqual([]);
+    expect(await db.getMessages(b.sessionId)).toHaveLength(2);
+    expect(() => new ExpiryWatcher({ store, beforeReset: { agentFor: () => failing.agent, timeoutSeconds: 0 } })).toThrow(/timeoutSeconds/);
   });
 
   it("start/stop schedule passes; options are validated", async () => {

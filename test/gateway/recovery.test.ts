@@ -78,7 +78,27 @@ forEachBackend((backend) => {
     expect(await second.store.getEntry(b.key)).toMatchObject({ resumePending: false, interruptedRestarts: 0 });
   });
 
-  it("clean shutdown: the marker is found and removed; only keys still mid-turn at the drain timeout resume", async () => {
+  it("clean shutdown: the marker is found and removed; a crash after the start is seen as one", async () => {
+    const { db, reopen } = await backend.fresh();
+    const clock = new ManualClock(T0);
+    const first = await lifetime(db, clock);
+    await first.recovery.startup();
+    const a = await first.store.getOrCreateSession(alice);
+    await first.store.beginTurn(a.key);
+    await first.store.completeTurn(a.key);
+    expect(await first.recovery.shutdown({ restarting: true })).toEqual([]);
+    clock.advance(10);
+    const second = await lifetime(await reopen(), clock);
+    const boot = await second.recovery.startup();
+    expect(boot).toMatchObject({ cleanShutdown: true, markedForResume: [], interrupted: [], autoResume: [] });
+    expect(await second.store.getEntry(a.key)).toMatchObject({ resumePending: false });
+    // The marker was consumed: a crash after this start is seen as one.
+    clock.advance(10);
+    const third = await lifetime(await reopen(), clock);
+    expect((await third.recovery.startup()).cleanShutdown).toBe(false);
+  });
+
+  it("a shutdown that catches a turn at the drain timeout marks it and writes no clean-shutdown marker", async () => {
     const { db, reopen } = await backend.fresh();
     const clock = new ManualClock(T0);
     const first = await lifetime(db, clock);
@@ -91,20 +111,18 @@ forEachBackend((backend) => {
     clock.advance(10);
     const second = await lifetime(await reopen(), clock);
     const boot = await second.recovery.startup();
-    expect(boot.cleanShutdown).toBe(true);
-    expect(boot.markedForResume).toEqual([]);
+    // The cut-off turn makes this an unclean stop: the next start handles it as interrupted.
+    expect(boot.cleanShutdown).toBe(false);
     expect(boot.interrupted).toEqual([b.key]);
-    expect(boot.autoResume.map((e) => e.key)).toEqual([b.key]);
-    expect(await second.store.getEntry(a.key)).toMatchObject({ resumePending: false });
-    expect(await second.store.getEntry(b.key)).toMatchObject({ resumeReason: "restart_timeout", interruptedRestarts: 1 });
-    // The marker was consumed: a crash after this start is seen as one.
+    expect(boot.autoResume.map((e) => e.key)).toContain(b.key);
+    expect(await second.store.getEntry(b.key)).toMatchObject({ resumeReason: "restart_timeout", interruptedRestarts: 1, turnStartedAt: null });
+    // A stop (not a restart) marks shutdown_timeout, and writes no marker either.
+    await second.store.beginTurn(a.key);
+    expect(await second.recovery.shutdown()).toEqual([a.key]);
+    expect((await second.store.getEntry(a.key))?.resumeReason).toBe("shutdown_timeout");
     clock.advance(10);
     const third = await lifetime(await reopen(), clock);
     expect((await third.recovery.startup()).cleanShutdown).toBe(false);
-    // A stop (not a restart) marks shutdown_timeout.
-    await third.store.beginTurn(a.key);
-    await third.recovery.shutdown();
-    expect((await third.store.getEntry(a.key))?.resumeReason).toBe("shutdown_timeout");
   });
 
   it("auto-resume skips stale markers, reasons that are not resumable and suspended keys", async () => {
@@ -188,13 +206,17 @@ forEachBackend((backend) => {
       expect(drained.report.suspended).toEqual([]);
       expect(drained.entry.sessionId).toBe(crash1.entry.sessionId);
       const fourth = await runLife(target, "clean", T0 + 300);
-      expect(fourth.report.cleanShutdown).toBe(true);
+      // The drain timeout cut a turn off: that stop was not clean (no marker).
+      expect(fourth.report.cleanShutdown).toBe(false);
       expect(fourth.report.interrupted).toHaveLength(1);
       expect(fourth.report.suspended).toEqual(fourth.report.interrupted);
       expect(fourth.report.autoResume).toEqual([]);
       // The user gets a clean slate: a new session.
       expect(fourth.entry.sessionId).not.toBe(crash1.entry.sessionId);
       expect(fourth.entry.suspended).toBe(false);
+      // The fourth lifetime completed its turn before shutting down: that stop was clean.
+      const fifth = await runLife(target, "clean", T0 + 400);
+      expect(fifth.report).toMatchObject({ cleanShutdown: true, interrupted: [], suspended: [] });
     },
     60_000,
   );

@@ -12,6 +12,15 @@ describe("serve config", () => {
     expect(config.lifecycle.reset.default.mode).toBe("none");
   });
 
+  it("gateway.beforeResetTimeoutSeconds: 60 by default, 0 turns the before-reset turn off, bad values name the key", () => {
+    expect(parseServeConfig({}).gateway.beforeResetTimeoutSeconds).toBe(60);
+    expect(parseServeConfig({ gateway: { beforeResetTimeoutSeconds: 0 } }).gateway.beforeResetTimeoutSeconds).toBe(0);
+    expect(parseServeConfig({ gateway: { beforeResetTimeoutSeconds: 15 } }).gateway.beforeResetTimeoutSeconds).toBe(15);
+    expect(() => parseServeConfig({ gateway: { beforeResetTimeoutSeconds: -1 } })).toThrow(
+      /gateway\.beforeResetTimeoutSeconds: must be a number of seconds from 0 \(no before-reset turn\) to 3600 \(got -1\)/,
+    );
+  });
+
   it("every error names the key and the expected value", () => {
     expect(() => parseServeConfig({ gateway: { port: 70000 } })).toThrow(/gateway\.port: must be a port number from 0 to 65535 \(got 70000\)/);
     expect(() => parseServeConfig({ gateway: { prot: 1 } })).toThrow(/gateway: unknown key\(s\) "prot"; allowed: host, port/);

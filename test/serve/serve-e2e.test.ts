@@ -499,6 +499,8 @@ describe("threadline serve (built bin, real processes)", () => {
         expect(routes).toHaveLength(1);
         expect(routes[0]).toMatchObject({ resumePending: true, resumeReason: "shutdown_timeout", suspended: false });
         expect(pairs(await db.getMessages(routes[0]!.sessionId))).toEqual([["user", "think about this slowly"]]);
+        // A turn was cut off: no clean-shutdown marker, so the next start treats it as interrupted.
+        expect(await db.getMeta("gateway.main.clean_shutdown")).toBeNull();
         return routes[0]!.sessionId;
       });
 
