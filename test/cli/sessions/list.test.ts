@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionSummary } from "../../../src/index.js";
+import { openSessionDB, type SessionSummary } from "../../../src/index.js";
 import { makeTempHome, nowSeconds, parseJson, type TempHome } from "./cli-harness.js";
 import { addSession, DAY, HOUR, MIN } from "./fixtures.js";
 
@@ -94,6 +94,11 @@ describe("threadline sessions list", { timeout: 120_000 }, () => {
   });
 
   it("falls back to state.db in THREADLINE_HOME", async () => {
+    // Missing: refused (exit 3) without creating it; once it exists, it is read.
+    const missing = await t.run(["sessions", "list"]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain(`${t.home}/state.db`);
+    await (await openSessionDB(`${t.home}/state.db`)).close();
     const result = await t.run(["sessions", "list"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("No sessions yet.\n");

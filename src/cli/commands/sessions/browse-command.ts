@@ -10,8 +10,8 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { openSessionDB, type SessionSummary } from "../../../store/index.js";
-import { CliError, EXIT } from "../../cli-context.js";
+import type { SessionSummary } from "../../../store/index.js";
+import { CliError, EXIT, openExistingDatabase } from "../../cli-context.js";
 import { relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
 import { dbOption, sourceOption } from "../../command-options.js";
 import { collectSessions } from "../../session-pages.js";
@@ -298,7 +298,7 @@ export function makeBrowseCommand(io: CliIo): Command {
     .addOption(new Option("--config <file>", "config file (YAML) for the chat").env("THREADLINE_CONFIG"))
     .action(async (options: BrowseOptions, command: Command) => {
       const setup = await loadChatSetup(io, options);
-      const db = await openSessionDB(setup.database);
+      const db = await openExistingDatabase(setup.database);
       let sessions: SessionSummary[];
       try {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;

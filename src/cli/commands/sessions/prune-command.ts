@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import { InvalidInputError, type SessionSummary } from "../../../store/index.js";
 import { useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, withDatabase } from "../../cli-context.js";
+import { CliError, EXIT, withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
@@ -55,7 +55,7 @@ export function makePruneCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: PruneCommandOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const now = io.now();
         const days = options.olderThan;
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
