@@ -53,8 +53,8 @@ const PATTERNS: readonly string[][] = CONFIG_KEY_PATHS.map((p) => p.split("."));
 export interface ConfigKeySuggestion {
   /** Where the key is, as written (`session_reset.idle_minutes`). */
   path: string;
-  /** The known path to use instead (`reset.idleMinutes`). */
-  suggestion: string;
+  /** The known paths it may mean, best first (`["reset.idleMinutes"]`). */
+  suggestions: string[];
 }
 
 function segmentMatches(pattern: string, actual: string): boolean {
@@ -101,30 +101,42 @@ function render(pattern: readonly string[], path: readonly string[]): string {
     .join(".");
 }
 
+/** Whether the sections written (`session_reset`) plausibly mean a known path's sections (`reset`). */
+function sameContext(written: readonly string[], known: readonly string[]): boolean {
+  if (written.length === 0) return true; // a top-level key: any section may be meant
+  const w = written.join(".").toLowerCase();
+  const k = known.filter((p) => p !== ANY_NAME && p !== ANY_INDEX).join(".").toLowerCase();
+  const contains = (text: string, parts: readonly string[]): boolean =>
+    parts.filter((p) => p !== ANY_NAME && p !== ANY_INDEX && !/^\d+$/u.test(p)).every((p) => text.includes(p.toLowerCase()));
+  return contains(w, known) || contains(k, written) || editDistance(w, k) <= 2;
+}
+
+/** Most suggestions listed for one key. */
+const MAX_SUGGESTIONS = 3;
+
 /**
- * The known path an unknown key path most likely means, or `null`. Only keys written in
- * another style (snake_case, kebab-case) or placed in the wrong section get one; a typo of a
- * camelCase key is left to the list of allowed keys.
+ * The known paths an unknown key path most likely means, best first (empty when none is
+ * close). Only keys written in another style (snake_case, kebab-case) or placed in the wrong
+ * section get one; a typo of a camelCase key is left to the list of allowed keys.
  *
  * @example
- * suggestConfigKey(["group_sessions_per_user"]); // "sessions.groupSessionsPerUser"
- * suggestConfigKey(["session_reset", "idle_minutes"]); // "reset.idleMinutes"
+ * suggestConfigKeys(["group_sessions_per_user"]); // ["sessions.groupSessionsPerUser"]
+ * suggestConfigKeys(["session_reset", "idle_minutes"]); // ["reset.idleMinutes"]
+ * suggestConfigKeys(["platforms", "telegram", "enabled"]); // [] (no section of that kind)
  */
-export function suggestConfigKey(path: readonly string[]): string | null {
+export function suggestConfigKeys(path: readonly string[]): string[] {
   const camel = path.map(camelCase);
   // In place: the same path once camelCased.
   const inPlace = PATTERNS.find((p) => p.length === camel.length && camel.every((part, i) => segmentMatches(p[i]!, part)));
-  if (inPlace !== undefined) return render(inPlace, camel);
-  // Elsewhere: a known path with the same last name; the closest full path wins.
+  if (inPlace !== undefined) return [render(inPlace, camel)];
+  // Elsewhere: a known path with the same last name, in a section the written one plausibly
+  // means; the closest full paths first.
   const leaf = camel[camel.length - 1]!.toLowerCase();
   const written = camel.join(".").toLowerCase();
-  let best: { pattern: string[]; distance: number } | null = null;
-  for (const pattern of PATTERNS) {
-    if (pattern[pattern.length - 1]!.toLowerCase() !== leaf) continue;
-    const distance = editDistance(written, pattern.join(".").toLowerCase());
-    if (best === null || distance < best.distance) best = { pattern, distance };
-  }
-  return best === null ? null : render(best.pattern, camel);
+  const ranked = PATTERNS.filter((p) => p[p.length - 1]!.toLowerCase() === leaf && sameContext(camel.slice(0, -1), p.slice(0, -1)))
+    .map((p) => ({ path: render(p, camel), distance: editDistance(written, p.join(".").toLowerCase()) }))
+    .sort((a, b) => a.distance - b.distance);
+  return [...new Set(ranked.map((r) => r.path))].slice(0, MAX_SUGGESTIONS);
 }
 
 /**
@@ -147,8 +159,8 @@ export function misplacedConfigKeys(doc: Record<string, unknown>): ConfigKeySugg
       visit(child, childPath, false);
       if (found.length > before) continue;
       if (child !== null && typeof child === "object" && !Array.isArray(child) && Object.keys(child).length > 0) continue;
-      const suggestion = suggestConfigKey(childPath);
-      if (suggestion !== null && suggestion !== childPath.join(".")) found.push({ path: childPath.join("."), suggestion });
+      const suggestions = suggestConfigKeys(childPath).filter((s) => s !== childPath.join("."));
+      if (suggestions.length > 0) found.push({ path: childPath.join("."), suggestions });
     }
   };
   visit(doc, [], true);

@@ -213,7 +213,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
   // Keys written in another style (group_sessions_per_user) or section: name the path to use.
   const misplaced = misplacedConfigKeys(doc);
   if (misplaced.length > 0) {
-    throw new InvalidInputError(misplaced.map((m) => `${m.path}: unknown key, did you mean "${m.suggestion}"?`).join("; "), { field: misplaced[0]!.path });
+    throw new InvalidInputError(misplaced.map((m) => `${m.path}: unknown key, did you mean ${m.suggestions.map((k) => `"${k}"`).join(" or ")}?`).join("; "), { field: misplaced[0]!.path });
   }
   const parsed = fileSchema.safeParse(doc);
   if (!parsed.success) {

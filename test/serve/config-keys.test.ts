@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configFileDocument, parseServeConfig } from "../../src/serve/index.js";
+import { configFileDocument, parseServeConfig, suggestConfigKeys } from "../../src/serve/index.js";
 
 describe("hermes-style (snake_case) config keys", () => {
   it("a top-level group_sessions_per_user is refused, pointing at sessions.groupSessionsPerUser", () => {
@@ -59,5 +59,18 @@ describe("configFileDocument (what config show prints)", () => {
     expect(defaults).not.toHaveProperty("database");
     expect(JSON.stringify(defaults)).not.toContain("null");
     expect(parseServeConfig(defaults)).toEqual(parseServeConfig({}));
+  });
+});
+
+describe("suggestConfigKeys", () => {
+  it("relocates only into a section the written one plausibly means", () => {
+    expect(suggestConfigKeys(["session_reset", "mode"])).toEqual(["reset.mode"]);
+    expect(suggestConfigKeys(["gatway", "port"])).toEqual(["gateway.port"]);
+    // Other gateways' sections with no counterpart get no (misleading) suggestion.
+    expect(suggestConfigKeys(["platforms", "telegram", "enabled"])).toEqual([]);
+    expect(suggestConfigKeys(["compression", "enabled"])).toEqual([]);
+    // A top-level key that several sections hold: each is offered.
+    expect(suggestConfigKeys(["port"])).toEqual(expect.arrayContaining(["gateway.port", "api.port"]));
+    expect(() => parseServeConfig({ port: 9000 })).toThrow(/port: unknown key, did you mean "(gateway|api)\.port" or "(gateway|api)\.port"\?/u);
   });
 });
