@@ -5,7 +5,9 @@
  *
  * @module
  */
-import { InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB } from "../store/index.js";
+import { stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import { defaultDatabasePath, InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB } from "../store/index.js";
 import type { CliIo } from "./cli-output.js";
 
 /** Exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 not found, 4 conflict / refused. */
@@ -46,12 +48,66 @@ export function reportError(io: CliIo, error: unknown): number {
   return exitCodeOf(error);
 }
 
+/** A blank target (an empty THREADLINE_DB reaching `--db` through commander's `.env()`) counts as none. */
+function givenTarget(target: string | undefined): string | undefined {
+  return target !== undefined && target.trim() !== "" ? target : undefined;
+}
+
 /**
- * Opens the database for a command and always closes it. A blank `target` (an empty
- * THREADLINE_DB reaching `--db` through commander's `.env()`) counts as none.
+ * Opens the database for a command that may create it (chat, serve, import, api) and always
+ * closes it. A blank `target` counts as none (THREADLINE_DB, else the default file).
  */
 export async function withDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(target !== undefined && target.trim() !== "" ? target : undefined);
+  const db = await openSessionDB(givenTarget(target));
+  try {
+    return await run(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Opens a database that must already exist: the "open for reading" path of every command
+ * that only reads or changes what is stored (list, show, search, export, stats, browse,
+ * rename, delete, prune, …). A SQLite file that does not exist is refused with exit 3
+ * naming the path, and nothing is created (a mistyped `--db` would otherwise leave an empty
+ * database and its directories behind and print "No sessions yet."). A `postgres://` URL is
+ * opened as is: the database lives on the server.
+ *
+ * @param target `--db` as given (blank or missing: THREADLINE_DB, else the default file).
+ * @throws {CliError} exit 3 when the file does not exist.
+ * @example
+ * const db = await openExistingDatabase(options.db);
+ * try { … } finally { await db.close(); }
+ */
+export async function openExistingDatabase(target: string | undefined): Promise<SessionDB> {
+  const given = givenTarget(target);
+  const fromEnv = givenTarget(process.env["THREADLINE_DB"]);
+  const chosen = given ?? fromEnv ?? defaultDatabasePath();
+  // URLs (postgres://, or a scheme openSessionDB refuses with its own message) are not files.
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen);
+  if (!isUrl) {
+    const path = chosen.replace(/^file:\/\//iu, "");
+    const missing = await stat(path).then(
+      () => false,
+      (error: NodeJS.ErrnoException) => error.code === "ENOENT" || error.code === "ENOTDIR",
+    );
+    if (missing) {
+      const shown = resolve(path) === path ? path : `${path} (${resolve(path)})`;
+      throw new CliError(
+        given === undefined && fromEnv === undefined
+          ? `No database at ${shown}: nothing has been stored yet. Start a conversation with "threadline chat" (or run "threadline serve"), or name another database with --db or THREADLINE_DB.`
+          : `No database at ${shown}. Check the path (${given === undefined ? "THREADLINE_DB" : "--db, THREADLINE_DB or the config file's database"}); only chat, serve, import and api create a new database.`,
+        EXIT.notFound,
+      );
+    }
+  }
+  return openSessionDB(chosen);
+}
+
+/** {@link openExistingDatabase} for the length of `run`, closed afterwards. */
+export async function withExistingDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openExistingDatabase(target);
   try {
     return await run(db);
   } finally {

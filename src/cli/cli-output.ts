@@ -4,6 +4,7 @@
  *
  * @module
  */
+import stringWidth from "string-width";
 
 /** Where a command writes (tests pass their own). */
 export interface CliIo {
@@ -51,19 +52,48 @@ export function relativeTime(at: number, now: number): string {
   return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
 }
 
-/** Cuts text to `max` code points with `…`, whitespace folded. */
-export function truncate(text: string, max: number): string {
-  const folded = text.replace(/\s+/gu, " ").trim();
-  const points = [...folded];
-  return points.length <= max ? folded : `${points.slice(0, Math.max(0, max - 1)).join("")}…`;
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/**
+ * How many terminal columns `text` takes: East Asian wide characters and emoji count 2,
+ * combining marks, zero-width joiners and variation selectors 0 (`string-width`).
+ */
+export function displayWidth(text: string): number {
+  return stringWidth(text);
 }
 
-/** Lays rows out in left-aligned columns (header first), two spaces apart. */
+/**
+ * Cuts text to at most `max` terminal columns, ending in `…` when cut, whitespace folded.
+ * It cuts between whole characters as people see them (grapheme clusters), so an emoji
+ * sequence or a letter with its accents is kept or dropped whole; a wide character that
+ * does not fit leaves its column blank rather than overflowing.
+ */
+export function truncate(text: string, max: number): string {
+  const folded = text.replace(/\s+/gu, " ").trim();
+  if (displayWidth(folded) <= max) return folded;
+  const budget = Math.max(0, max - 1);
+  let kept = "";
+  let used = 0;
+  for (const { segment } of graphemes.segment(folded)) {
+    const width = displayWidth(segment);
+    if (used + width > budget) break;
+    kept += segment;
+    used += width;
+  }
+  return `${kept}…`;
+}
+
+/** `text` padded with spaces to `width` columns (display width; longer text is left as is). */
+export function padToWidth(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - displayWidth(text)));
+}
+
+/** Lays rows out in left-aligned columns (header first), two spaces apart, by display width. */
 export function table(header: string[], rows: string[][]): string {
-  const width = header.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...(r[i] ?? "")].length)));
+  const width = header.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ""))));
   const line = (cells: string[]): string =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(width[i]! - [...c].length)))
+      .map((c, i) => (i === cells.length - 1 ? c : padToWidth(c, width[i]!)))
       .join("  ")
       .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");

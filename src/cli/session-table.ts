@@ -2,18 +2,19 @@
  * The table of sessions that `threadline sessions list` (and `prune --dry-run`) print.
  *
  * When any row has a title the columns are Title, Preview, Last Active, ID; otherwise
- * Preview, Last Active, Src, ID. Times are relative (`5m ago`, `yesterday`, then the date).
+ * Preview, Last Active, Src, ID. Columns are aligned by display width (a Japanese or emoji
+ * preview takes two columns a character). Times are relative (`5m ago`, `yesterday`, then the date).
  *
  * @module
  */
 import type { SessionSummary } from "../store/index.js";
 import { relativeTime, styles, table, truncate } from "./cli-output.js";
 
-/** Widest title shown, in code points (longer ones end in `…`). */
+/** Widest title shown, in terminal columns (longer ones end in `…`). */
 export const TITLE_WIDTH = 30;
-/** Widest preview shown next to titles. */
+/** Widest preview shown next to titles, in terminal columns. */
 export const PREVIEW_WIDTH_WITH_TITLES = 40;
-/** Widest preview shown when no row has a title. */
+/** Widest preview shown when no row has a title, in terminal columns. */
 export const PREVIEW_WIDTH = 50;
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 export * from "./serve-config.js";
+export * from "./config-keys.js";
 export * from "./gateway-metrics.js";
 export * from "./start-gateway.js";
 export * from "./agent-choice.js";

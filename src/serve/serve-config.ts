@@ -10,6 +10,7 @@ import { z } from "zod";
 import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
+import { misplacedConfigKeys } from "./config-keys.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -213,6 +214,11 @@ const HOME_CHANNEL_HINT = "a home channel { chatId, name?, threadsSupported? } (
 
 /** Validates a config document (already parsed from YAML) and resolves every default. */
 export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig {
+  // Keys written in another style (group_sessions_per_user) or section: name the path to use.
+  const misplaced = misplacedConfigKeys(doc);
+  if (misplaced.length > 0) {
+    throw new InvalidInputError(misplaced.map((m) => `${m.path}: unknown key, did you mean ${m.suggestions.map((k) => `"${k}"`).join(" or ")}?`).join("; "), { field: misplaced[0]!.path });
+  }
   const parsed = fileSchema.safeParse(doc);
   if (!parsed.success) {
     const messages = parsed.error.issues.map((issue) => {
@@ -308,6 +314,64 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       prefix: f.api?.prefix ?? "",
       keys: keys.map((k) => ({ key: k.key, userId: k.userId ?? null, name: k.name ?? null })),
       allowUnauthenticatedLoopback: f.api?.allowUnauthenticatedLoopback ?? false,
+    },
+  };
+}
+
+/**
+ * A config as the file a user writes: the same sections and keys (`sessions`, `reset`, …,
+ * not the resolved `lifecycle`), every default written out, and nothing `null` (an unset
+ * value is left out). {@link parseServeConfig} of the result gives `config` back.
+ *
+ * @example
+ * stringify(configFileDocument(parseServeConfig(await readConfigFile(path))));
+ */
+export function configFileDocument(config: ServeConfig): Record<string, unknown> {
+  const { lifecycle } = config;
+  const policy = (p: { mode: string; idleMinutes: number; atHour: number }): Record<string, unknown> => ({ mode: p.mode, idleMinutes: p.idleMinutes, atHour: p.atHour });
+  const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== null && v !== undefined));
+  const webhook = config.adapters.webhook;
+  const reset = lifecycle.reset;
+  return {
+    ...(config.database === null ? {} : { database: config.database }),
+    storage: { ...config.storage },
+    gateway: { ...config.gateway },
+    ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
+    titles: { ...config.titles },
+    tools: { sessionSearch: { ...config.tools.sessionSearch } },
+    adapters: {
+      apiServer: { ...config.adapters.apiServer, tokens: [...config.adapters.apiServer.tokens] },
+      webhook: defined({ enabled: webhook.enabled, secret: webhook.secret, callbackUrl: webhook.callbackUrl, path: webhook.path }),
+    },
+    homeChannels: Object.fromEntries(
+      Object.entries(config.homeChannels).map(([platform, c]) => [platform, defined({ chatId: c.chatId, name: c.name, threadsSupported: c.threadsSupported })]),
+    ),
+    display: { ...config.display },
+    autoPrune: { ...config.autoPrune },
+    sessions: {
+      groupSessionsPerUser: lifecycle.keySettings.groupSessionsPerUser,
+      threadSessionsPerUser: lifecycle.keySettings.threadSessionsPerUser,
+      resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
+      sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
+      expiryIntervalSeconds: lifecycle.expiryIntervalSeconds,
+      maxQueueDepth: lifecycle.maxQueueDepth,
+      redactPii: lifecycle.redactPii,
+    },
+    reset: {
+      ...policy(reset.default),
+      notify: reset.notify,
+      notifyExclude: [...reset.notifyExclude],
+      ...(Object.keys(reset.platforms).length === 0 ? {} : { platforms: Object.fromEntries(Object.entries(reset.platforms).map(([name, p]) => [name, policy(p)])) }),
+      ...(Object.keys(reset.types).length === 0 ? {} : { types: Object.fromEntries(Object.entries(reset.types).map(([type, p]) => [type, policy(p!)])) }),
+    },
+    api: {
+      enabled: config.api.enabled,
+      host: config.api.host,
+      port: config.api.port,
+      ...(config.api.prefix === "" ? {} : { prefix: config.api.prefix }),
+      keys: config.api.keys.map((k) => defined({ key: k.key, userId: k.userId, name: k.name })),
+      allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
     },
   };
 }

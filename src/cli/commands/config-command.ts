@@ -7,9 +7,9 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Command, Option } from "commander";
-import { parseDocument, parse as parseYamlValue } from "yaml";
+import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError, EXIT } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -18,24 +18,38 @@ function configOption(): Option {
   return new Option("--config <file>", "config file (default $THREADLINE_HOME/config.yaml)").env("THREADLINE_CONFIG");
 }
 
-async function loadConfig(path: string): Promise<{ doc: Record<string, unknown>; exists: boolean }> {
+/**
+ * Reads the config file. A missing file means the defaults when it is the default path, and
+ * is a usage error (exit 2) naming the path when it was named (`--config`, THREADLINE_CONFIG).
+ */
+async function loadConfig(path: string, named: boolean): Promise<{ doc: Record<string, unknown>; exists: boolean }> {
   try {
     return { doc: await readConfigFile(path), exists: true };
   } catch (error) {
-    if (error instanceof NotFoundError) return { doc: {}, exists: false };
-    throw error;
+    if (!(error instanceof NotFoundError)) throw error;
+    if (named) {
+      throw new CliError(`No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath()}.`, EXIT.usage);
+    }
+    return { doc: {}, exists: false };
   }
+}
+
+/**
+ * A secret as `config show` prints it: its first 3 characters, then a placeholder that is
+ * still a valid value (long enough, and distinct per API key), so the printed file passes
+ * `config check`.
+ */
+function mask(value: string, label = ""): string {
+  return `${value.slice(0, 3)}…(masked${label === "" ? "" : ` ${label}`}, ${[...value].length} chars)`;
 }
 
 /** The effective config with secrets masked. */
 function masked(config: ServeConfig): ServeConfig {
   const copy = structuredClone(config);
-  const hide = (value: string | null | undefined): string | undefined =>
-    value === null || value === undefined ? undefined : `${value.slice(0, 3)}…(${value.length} chars)`;
-  if (copy.provider?.apiKey) copy.provider.apiKey = hide(copy.provider.apiKey)!;
-  copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => hide(t)!);
-  if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = hide(copy.adapters.webhook.secret)!;
-  copy.api.keys = copy.api.keys.map((k) => ({ ...k, key: hide(k.key)! }));
+  if (copy.provider?.apiKey) copy.provider.apiKey = mask(copy.provider.apiKey);
+  copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => mask(t));
+  if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = mask(copy.adapters.webhook.secret);
+  copy.api.keys = copy.api.keys.map((k, i) => ({ ...k, key: mask(k.key, `key ${i + 1}`) }));
   return copy;
 }
 
@@ -47,20 +61,19 @@ export function makeConfigCommand(io: CliIo): Command {
 
   config
     .command("show")
-    .description("print the effective configuration (defaults filled in, secrets masked)")
+    .description("print the effective configuration as a config file (defaults filled in, secrets masked)")
     .addOption(configOption())
     .option("--json", "print JSON")
     .action(async (options: { config?: string; json?: boolean }) => {
       const path = options.config || defaultConfigPath();
-      const { doc, exists } = await loadConfig(path);
-      const effective = masked(parseServeConfig(doc));
+      const { doc, exists } = await loadConfig(path, Boolean(options.config));
+      const file = configFileDocument(masked(parseServeConfig(doc)));
       if (options.json) {
-        writeJson(io, { path, exists, config: effective });
+        writeJson(io, { path, exists, config: file });
         return;
       }
-      io.stdout.write(`# ${path}${exists ? "" : " (not found: defaults)"}\n`);
-      const { stringify } = await import("yaml");
-      io.stdout.write(stringify(effective));
+      io.stdout.write(`# ${path}${exists ? "" : " (not found: defaults)"}\n# Every setting with its effective value; secrets are masked (put the real ones back before using this as a config file).\n`);
+      io.stdout.write(stringifyYaml(file));
     });
 
   config
@@ -73,10 +86,12 @@ export function makeConfigCommand(io: CliIo): Command {
       let problem: string | null = null;
       let exists = false;
       try {
-        const loaded = await loadConfig(path);
+        const loaded = await loadConfig(path, Boolean(options.config));
         exists = loaded.exists;
         parseServeConfig(loaded.doc);
       } catch (error) {
+        // A named file that is missing is not "invalid": say so plainly (exit 2).
+        if (error instanceof CliError && !options.json) throw error;
         problem = (error as Error).message;
       }
       if (options.json) writeJson(io, { path, exists, valid: problem === null, problems: problem === null ? [] : problem.split("; ") });

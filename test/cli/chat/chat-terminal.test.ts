@@ -255,7 +255,12 @@ describe("threadline chat in a terminal", () => {
     expect((await db.getSession(beta))!.messageCount).toBe(4);
   });
 
-  it("sessions browse needs a terminal, and says so when there is nothing to pick", () => {
+  it("sessions browse needs a terminal, and says so when there is nothing to pick", async () => {
+    // No database yet: refused (exit 3) naming it, nothing created.
+    const missing = runPipedStatus(home, ["sessions", "browse"], "");
+    expect(missing.status).toBe(3);
+    expect(missing.stderr).toContain(home.dbPath);
+    await (await openSessionDB(home.dbPath)).close();
     const empty = runPipedStatus(home, ["sessions", "browse"], "");
     expect(empty.status).toBe(0);
     expect(empty.stdout).toContain('No sessions yet. Start one with "threadline chat".');

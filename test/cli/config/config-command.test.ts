@@ -25,7 +25,7 @@ describe("threadline config", () => {
     const json = await run(home, ["config", "show", "--json"]);
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.stdout);
-    expect(parsed.config.api.keys).toEqual([{ key: "ali…(24 chars)", userId: "alice", name: null }]);
+    expect(parsed.config.api.keys).toEqual([{ key: "ali…(masked key 1, 24 chars)", userId: "alice" }]);
     expect(json.stdout).not.toContain("alice-api-key-0123456789");
     expect(parsed.config.gateway.port).toBe(8787);
     expect(parsed.config.autoPrune).toEqual({ enabled: false, retentionDays: 90, vacuum: true, minIntervalHours: 24 });
@@ -60,5 +60,65 @@ describe("threadline config", () => {
     expect(refused.stderr).toMatch(/gateway\.port/);
     expect(readFileSync(path, "utf8")).toMatch(/port: 9000/);
     expect((await run(home, ["config", "check"])).code).toBe(0);
+  });
+});
+
+describe("threadline config show / check round trip", () => {
+  it("show prints a config file (no lifecycle:, no nulls, secrets masked) that check accepts", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    writeFileSync(
+      join(home, "config.yaml"),
+      [
+        "provider:\n  apiKey: sk-verysecretkey\n  model: m",
+        "adapters:\n  webhook:\n    enabled: true\n    secret: webhook-secret-0123456789",
+        "api:\n  keys:\n    - { key: alice-api-key-0123456789, userId: alice }\n    - { key: alice-api-key-9876543210, userId: alice }",
+        "sessions:\n  groupSessionsPerUser: false",
+        "reset:\n  mode: idle\n  idleMinutes: 60",
+        "",
+      ].join("\n"),
+    );
+    const shown = await run(home, ["config", "show"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).not.toMatch(/^lifecycle:/mu);
+    expect(shown.stdout).not.toMatch(/\bnull\b/u);
+    expect(shown.stdout).not.toContain("sk-verysecretkey");
+    expect(shown.stdout).not.toContain("webhook-secret-0123456789");
+    expect(shown.stdout).not.toContain("alice-api-key-0123456789");
+    expect(shown.stdout).toMatch(/^sessions:\n {2}groupSessionsPerUser: false/mu);
+    expect(shown.stdout).toMatch(/^reset:\n {2}mode: idle\n {2}idleMinutes: 60/mu);
+    const copy = join(home, "shown.yaml");
+    writeFileSync(copy, shown.stdout);
+    const checked = await run(home, ["config", "check", "--config", copy]);
+    expect(checked.stderr).toBe("");
+    expect(checked.code).toBe(0);
+    // The defaults alone are a valid file too.
+    const empty = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    const defaults = await run(empty, ["config", "show"]);
+    expect(defaults.stdout).not.toMatch(/\bnull\b|^lifecycle:/mu);
+    writeFileSync(join(empty, "config.yaml"), defaults.stdout);
+    expect((await run(empty, ["config", "check"])).code).toBe(0);
+  });
+
+  it("check and show with --config naming a missing file fail with exit 2, naming the path", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    const missing = join(home, "nope", "config.yaml");
+    const check = await run(home, ["config", "check", "--config", missing]);
+    expect(check.code).toBe(2);
+    expect(check.stdout).toBe("");
+    expect(check.stderr).toMatch(/^threadline: /u);
+    expect(check.stderr).toContain(missing);
+    const show = await run(home, ["config", "show", "--config", missing]);
+    expect(show.code).toBe(2);
+    expect(show.stderr).toContain(missing);
+  });
+
+  it("check refuses hermes-style snake_case keys, suggesting the camelCase path", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    writeFileSync(join(home, "config.yaml"), "group_sessions_per_user: false\nsession_reset:\n  mode: idle\n  idle_minutes: 30\n");
+    const bad = await run(home, ["config", "check"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/group_sessions_per_user: unknown key, did you mean "sessions\.groupSessionsPerUser"\?/u);
+    expect(bad.stderr).toMatch(/session_reset\.mode: unknown key, did you mean "reset\.mode"\?/u);
+    expect(bad.stderr).toMatch(/session_reset\.idle_minutes: unknown key, did you mean "reset\.idleMinutes"\?/u);
   });
 });

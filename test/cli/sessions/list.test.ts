@@ -1,5 +1,6 @@
+import stringWidth from "string-width";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionSummary } from "../../../src/index.js";
+import { openSessionDB, type SessionSummary } from "../../../src/index.js";
 import { makeTempHome, nowSeconds, parseJson, type TempHome } from "./cli-harness.js";
 import { addSession, DAY, HOUR, MIN } from "./fixtures.js";
 
@@ -52,6 +53,22 @@ describe("threadline sessions list", { timeout: 120_000 }, () => {
     expect(result.stdout).not.toMatch(/\bSrc\b/u);
   });
 
+  it("aligns columns by display width: Japanese, emoji and combining marks do not shift them", async () => {
+    await t.seed(async (db) => {
+      await addSession(db, { text: "plain ascii preview", ago: 10 });
+      await addSession(db, { text: "デプロイの手順を教えてください。本番サーバーの設定も確認したいです", ago: 10 });
+      await addSession(db, { text: "👩‍💻 working with 👨‍👩‍👧 family ❤️ and 🇯🇵 flags, a long line of text here", ago: 10 });
+      await addSession(db, { text: "Cafe\u0301 de\u0301ja\u0300 vu, re\u0301sume\u0301", ago: 10 });
+    });
+    const result = await t.run(["sessions", "list", "--db", t.db]);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split("\n");
+    const column = (line: string, needle: string): number => stringWidth(line.slice(0, line.indexOf(needle)));
+    const at = column(lines[0]!, "Last Active");
+    expect(lines.slice(1)).toHaveLength(4);
+    for (const line of lines.slice(1)) expect(column(line, "just now")).toBe(at);
+  });
+
   it("says how many more exist when --limit cut the list; --all shows every one", async () => {
     await t.seed(async (db) => {
       for (let i = 0; i < 7; i++) await addSession(db, { text: `session ${i}`, ago: (i + 1) * MIN });
@@ -94,6 +111,11 @@ describe("threadline sessions list", { timeout: 120_000 }, () => {
   });
 
   it("falls back to state.db in THREADLINE_HOME", async () => {
+    // Missing: refused (exit 3) without creating it; once it exists, it is read.
+    const missing = await t.run(["sessions", "list"]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain(`${t.home}/state.db`);
+    await (await openSessionDB(`${t.home}/state.db`)).close();
     const result = await t.run(["sessions", "list"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("No sessions yet.\n");

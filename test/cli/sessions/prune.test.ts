@@ -59,6 +59,47 @@ describe("threadline sessions prune", { timeout: 120_000 }, () => {
     expect(await remaining(t)).toEqual(["old_live", "recent"]);
   });
 
+  it("on a terminal, lists what it will delete (count, oldest, newest, a sample) before asking", async () => {
+    await seedAges(t);
+    const prompt = "Prune 2 ended sessions not active for 90 days? [y/N]";
+    const result = await t.runInTerminal(["sessions", "prune", "--db", t.db], { waitFor: prompt, answer: "n" });
+    expect(result.code).toBe(0);
+    const before = result.output.slice(0, result.output.indexOf(prompt));
+    expect(before).toContain("2 ended sessions not active for 90 days will be deleted, with all their messages:");
+    expect(before).toMatch(/Oldest: +old_cli, last active \d{4}-\d\d-\d\d/u);
+    expect(before).toMatch(/Newest: +old_tg, last active \d{4}-\d\d-\d\d/u);
+    // The sample: a table of the sessions, with their previews.
+    expect(before).toMatch(/Preview\s+Last Active\s+Src\s+ID/u);
+    expect(before).toContain("old cli");
+    expect(before).toContain("old telegram");
+    expect(before).not.toContain("old but live");
+    expect(result.output).toContain("Cancelled; nothing was deleted.");
+    expect(await remaining(t)).toHaveLength(4);
+  });
+
+  it("on a terminal, a large prune shows a sample of what goes and a progress bar while it deletes", async () => {
+    const count = 130;
+    await t.seed(async (db) => {
+      for (let i = 0; i < count; i++) await addSession(db, { id: `old_${String(i).padStart(3, "0")}`, text: `old number ${i}`, ago: (100 + i) * DAY, ended: true });
+      await addSession(db, { id: "keep_recent", text: "recent", ago: DAY, ended: true });
+    });
+    const prompt = `Prune ${count} ended sessions not active for 90 days? [y/N]`;
+    const result = await t.runInTerminal(["sessions", "prune", "--db", t.db], { waitFor: prompt, answer: "y", timeoutMs: 120_000 });
+    expect(result.code).toBe(0);
+    const at = result.output.indexOf(prompt);
+    const before = result.output.slice(0, at);
+    const after = result.output.slice(at);
+    expect(before).toMatch(/Oldest: +old_129,/u);
+    expect(before).toMatch(/Newest: +old_000,/u);
+    expect(before).toMatch(/A sample of 5 of the 130:/u);
+    expect(before.split("\n").filter((l) => /\bold_\d{3}\s*$/u.test(l))).toHaveLength(5);
+    // The bar is drawn on the terminal (stderr) while deleting, and reaches the end.
+    expect(after).toMatch(/Pruning .*\| \d+\/130/u);
+    expect(after).toMatch(/Pruning .*100% \| 130\/130/u);
+    expect(after.indexOf("130/130")).toBeLessThan(after.indexOf(`Pruned ${count} session(s).`));
+    expect(await remaining(t)).toEqual(["keep_recent"]);
+  });
+
   it("asks first on a terminal: 'n' keeps everything", async () => {
     await seedAges(t);
     const result = await t.runInTerminal(["sessions", "prune", "--db", t.db], { waitFor: "[y/N]", answer: "n" });

@@ -10,9 +10,9 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { openSessionDB, type SessionSummary } from "../../../store/index.js";
-import { CliError, EXIT } from "../../cli-context.js";
-import { relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
+import type { SessionSummary } from "../../../store/index.js";
+import { CliError, EXIT, openExistingDatabase } from "../../cli-context.js";
+import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
 import { dbOption, sourceOption } from "../../command-options.js";
 import { collectSessions } from "../../session-pages.js";
 import { loadChatSetup, runChat } from "../chat-command.js";
@@ -31,6 +31,8 @@ export interface PickerState {
   /** First filtered row on screen. */
   scroll: number;
 }
+
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** What a key did. */
 export type PickerAction = { kind: "none" } | { kind: "pick"; id: string } | { kind: "exit" };
@@ -125,7 +127,8 @@ export function applyKey(
       selected = 0;
       break;
     case "backspace":
-      filter = [...filter].slice(0, -1).join("");
+      // One character as people see it: an emoji sequence or a letter with its accents.
+      filter = [...GRAPHEMES.segment(filter)].slice(0, -1).map((g) => g.segment).join("");
       selected = 0;
       break;
     case "clear":
@@ -187,9 +190,9 @@ export function visibleRowsFor(height: number): number {
   return Math.max(1, height - CHROME_LINES);
 }
 
+/** `text` cut and padded to exactly `width` terminal columns. */
 function fit(text: string, width: number): string {
-  const cut = truncate(text, width);
-  return cut + " ".repeat(Math.max(0, width - [...cut].length));
+  return padToWidth(truncate(text, width), width);
 }
 
 /** The whole picker screen (each line cut to the width; the selected row marked `>`). */
@@ -245,7 +248,7 @@ export async function pickSession(io: CliIo, sessions: readonly SessionSummary[]
     const screen = renderPicker(state, sessions, { width, height, now: io.now(), color });
     stdout.write(`\u001b[H\u001b[2J${screen.split("\n").join("\r\n")}`);
     // The cursor waits at the end of the filter line.
-    stdout.write(`\u001b[2;${[..."Filter: "].length + [...state.filter].length + 1}H`);
+    stdout.write(`\u001b[2;${displayWidth(`Filter: ${state.filter}`) + 1}H`);
   };
   stdout.write("\u001b[?1049h");
   stdin.setRawMode!(true);
@@ -298,7 +301,7 @@ export function makeBrowseCommand(io: CliIo): Command {
     .addOption(new Option("--config <file>", "config file (YAML) for the chat").env("THREADLINE_CONFIG"))
     .action(async (options: BrowseOptions, command: Command) => {
       const setup = await loadChatSetup(io, options);
-      const db = await openSessionDB(setup.database);
+      const db = await openExistingDatabase(setup.database);
       let sessions: SessionSummary[];
       try {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;

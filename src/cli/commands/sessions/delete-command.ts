@@ -6,7 +6,7 @@
  */
 import { Command, Option } from "commander";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, resolveSessionRef, withDatabase } from "../../cli-context.js";
+import { CliError, EXIT, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
 
@@ -29,7 +29,7 @@ export function makeDeleteCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (words: string[], options: DeleteOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const id = await resolveSessionRef(db, words.join(" "));
         if (!options.yes) {
           if (!canPrompt(io)) {

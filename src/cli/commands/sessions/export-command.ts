@@ -11,7 +11,7 @@ import type { Writable } from "node:stream";
 import { Command } from "commander";
 import { writeJsonl, type SessionDB, type SessionRecord } from "../../../store/index.js";
 import type { CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withDatabase } from "../../cli-context.js";
+import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
 
@@ -35,7 +35,7 @@ export function makeExportCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ExportOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId);
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;

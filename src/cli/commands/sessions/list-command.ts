@@ -5,7 +5,7 @@
  */
 import { Command, Option } from "commander";
 import { useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { parseCount, withDatabase } from "../../cli-context.js";
+import { parseCount, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { collectSessions } from "../../session-pages.js";
 import { sessionTable } from "../../session-table.js";
@@ -31,7 +31,7 @@ export function makeListCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: ListOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const { items, more } = await collectSessions(db, sources === undefined ? {} : { sources }, options.all ? Infinity : options.limit);
         if (options.json) {

@@ -5,12 +5,13 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { InvalidInputError, type SessionSummary } from "../../../store/index.js";
-import { useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, withDatabase } from "../../cli-context.js";
+import { InvalidInputError, type SessionDB, type SessionSummary } from "../../../store/index.js";
+import { relativeTime, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
+import { CliError, EXIT, withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
+import { progressWanted, PROGRESS_MIN_ITEMS, startProgressBar } from "../../progress-bar.js";
 import { collectSessions } from "../../session-pages.js";
 import { sessionTable } from "../../session-table.js";
 
@@ -40,10 +41,18 @@ export interface PruneJson {
   reclaimedBytes: number | null;
 }
 
+/** Sessions shown in the preview before the question. */
+export const PRUNE_SAMPLE_SIZE = 5;
+
+/** Delete batches of a prune with a progress bar (each one transaction). */
+const PRUNE_BATCHES = 20;
+
 /**
  * Builds `sessions prune`. Only ended sessions go; live ones are never pruned. Asks first
- * unless `--yes` (refusing without a terminal), `--dry-run` lists instead; then prints
- * `Pruned N session(s).` and the space reclaimed. JSON: {@link PruneJson}.
+ * unless `--yes` (refusing without a terminal), after listing on stderr what will go (how
+ * many, the oldest, the newest and a sample); `--dry-run` lists instead. A large prune on a
+ * terminal draws a progress bar on stderr while it deletes. Then prints `Pruned N
+ * session(s).` and the space reclaimed. JSON: {@link PruneJson}.
  */
 export function makePruneCommand(io: CliIo): Command {
   return new Command("prune")
@@ -55,7 +64,7 @@ export function makePruneCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: PruneCommandOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const now = io.now();
         const days = options.olderThan;
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
@@ -93,6 +102,7 @@ export function makePruneCommand(io: CliIo): Command {
               EXIT.conflict,
             );
           }
+          io.stderr.write(prunePreview(candidates, what, { now, color: useColor(io, io.stderr) }));
           if (!(await confirm(io, `Prune ${candidates.length} ${what}? [y/N]`))) {
             if (options.json) writeJson(io, result);
             else io.stdout.write("Cancelled; nothing was deleted.\n");
@@ -100,7 +110,7 @@ export function makePruneCommand(io: CliIo): Command {
           }
         }
         const before = (await db.getStats()).databaseBytes;
-        const pruned = await db.pruneSessions({ olderThanDays: days, now, ...(sources === undefined ? {} : { sources }) });
+        const pruned = await pruneWithProgress(io, db, candidates, { days, now, sources });
         const after = (await db.getStats()).databaseBytes;
         Object.assign(result, { pruned, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
         if (options.json) {
@@ -111,6 +121,67 @@ export function makePruneCommand(io: CliIo): Command {
         io.stdout.write(`Reclaimed ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`);
       });
     });
+}
+
+/**
+ * What a prune will delete, shown before the question: the count, the oldest and the newest
+ * session (by last activity), and a sample (every one when there are few, else
+ * {@link PRUNE_SAMPLE_SIZE} spread from newest to oldest).
+ */
+function prunePreview(candidates: readonly SessionSummary[], what: string, { now, color }: { now: number; color: boolean }): string {
+  const newestFirst = [...candidates].sort((a, b) => b.lastActiveAt - a.lastActiveAt);
+  const newest = newestFirst[0]!;
+  const oldest = newestFirst[newestFirst.length - 1]!;
+  const describe = (s: SessionSummary): string =>
+    `${s.id}, last active ${relativeTime(s.lastActiveAt, now)}${s.title ? ` "${truncate(s.title, 40)}"` : s.preview ? ` "${truncate(s.preview, 40)}"` : ""}`;
+  const n = newestFirst.length;
+  const sample =
+    n <= PRUNE_SAMPLE_SIZE
+      ? newestFirst
+      : Array.from({ length: PRUNE_SAMPLE_SIZE }, (_v, i) => newestFirst[Math.round((i * (n - 1)) / (PRUNE_SAMPLE_SIZE - 1))]!);
+  const lines = [`${n} ${what} will be deleted, with all their messages:`];
+  if (n > 1) lines.push(`  Oldest: ${describe(oldest)}`, `  Newest: ${describe(newest)}`);
+  lines.push("", n <= PRUNE_SAMPLE_SIZE ? "" : `A sample of ${PRUNE_SAMPLE_SIZE} of the ${n}:`, sessionTable(sample, { now, color }));
+  if (n > PRUNE_SAMPLE_SIZE) lines.push(`("threadline sessions prune --dry-run" lists all ${n}.)`);
+  return `${lines.filter((line, i) => !(line === "" && lines[i - 1] === "")).join("\n")}\n\n`;
+}
+
+/**
+ * Deletes the candidates through the store's own prune (same rule, same transaction per
+ * call). On a terminal, a large prune goes oldest first in batches, each a prune with its
+ * cutoff at the next batch's first session, so the bar moves; the last call uses the real
+ * cutoff (anything that qualified meanwhile goes too) and reclaims the space.
+ */
+async function pruneWithProgress(
+  io: CliIo,
+  db: SessionDB,
+  candidates: readonly SessionSummary[],
+  { days, now, sources }: { days: number; now: number; sources: string[] | undefined },
+): Promise<number> {
+  const filter = sources === undefined ? {} : { sources };
+  if (!progressWanted(io) || candidates.length < PROGRESS_MIN_ITEMS) return db.pruneSessions({ olderThanDays: days, now, ...filter });
+  const oldestFirst = candidates.map((s) => s.lastActiveAt).sort((a, b) => a - b);
+  const step = Math.ceil(oldestFirst.length / PRUNE_BATCHES);
+  const bar = startProgressBar(io, { label: "Pruning", total: candidates.length });
+  let pruned = 0;
+  try {
+    let previous = -Infinity;
+    for (let i = step; i < oldestFirst.length; i += step) {
+      const boundary = oldestFirst[i]!;
+      if (boundary <= previous) continue;
+      previous = boundary;
+      // Everything last active strictly before the boundary: older than the real cutoff too.
+      const done = await db.pruneSessions({ olderThanDays: 0, now: boundary, vacuum: false, ...filter });
+      pruned += done;
+      bar.increment(done);
+    }
+    const rest = await db.pruneSessions({ olderThanDays: days, now, ...filter });
+    pruned += rest;
+    bar.increment(rest);
+  } finally {
+    bar.stop();
+  }
+  return pruned;
 }
 
 function parseDays(value: string): number {

@@ -6,7 +6,7 @@
  */
 import { Command } from "commander";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withDatabase } from "../../cli-context.js";
+import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 
 interface RenameOptions {
@@ -26,7 +26,7 @@ export function makeRenameCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (ref: string, words: string[], options: RenameOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const id = await resolveSessionRef(db, ref);
         const title = await db.setTitle(id, words.join(" "));
         if (options.json) writeJson(io, { id, title });

@@ -6,7 +6,7 @@
 import { Command, Option } from "commander";
 import { NotFoundError, type Session } from "../../../store/index.js";
 import { relativeTime, styles, useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withDatabase } from "../../cli-context.js";
+import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { formatLocalDateTime } from "../../local-time.js";
 import { renderTranscript } from "../../transcript.js";
@@ -29,7 +29,7 @@ export function makeShowCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (words: string[], options: ShowOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const id = await resolveSessionRef(db, words.join(" "));
         const session = await db.getSession(id);
         if (session === null) throw new NotFoundError(`Session "${id}" was deleted meanwhile.`);

@@ -5,7 +5,7 @@
  */
 import { Command } from "commander";
 import { styles, table, useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { withDatabase } from "../../cli-context.js";
+import { withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 
@@ -25,7 +25,7 @@ export function makeStatsCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: StatsOptions) => {
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const stats = await db.getStats();
         if (options.json) {
           writeJson(io, {

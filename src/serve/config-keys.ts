@@ -1,0 +1,168 @@
+/**
+ * The key paths of the config file, and "did you mean" suggestions for keys written in
+ * another style: users coming from other gateways bring snake_case keys
+ * (`group_sessions_per_user`, `session_reset: { idle_minutes }`) or put a key in the wrong
+ * section. A key is camelCased, then looked up among the known paths: in place first, then
+ * anywhere with the same name (the closest path wins).
+ *
+ * @module
+ */
+import { CHAT_TYPES } from "../gateway/index.js";
+
+/** A path segment that stands for any name (a platform) or any list index. */
+const ANY_NAME = "*";
+const ANY_INDEX = "[]";
+
+const POLICY = ["mode", "idleMinutes", "atHour"] as const;
+
+/**
+ * Every key path of the config file; `*` stands for a name the user picks (a platform),
+ * `[]` for a list item.
+ */
+export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
+  "database",
+  "storage.synchronous",
+  ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel"].map((k) => `gateway.${k}`),
+  ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
+  "titles.enabled",
+  ...["chatId", "name", "threadsSupported"].map((k) => `homeChannels.*.${k}`),
+  "display.resumeDisplay",
+  ...["enabled", "summarise", "charBudget", "scope"].map((k) => `tools.sessionSearch.${k}`),
+  ...["enabled", "retentionDays", "vacuum", "minIntervalHours"].map((k) => `autoPrune.${k}`),
+  ...["enabled", "tokens", "replyTimeoutSeconds"].map((k) => `adapters.apiServer.${k}`),
+  ...["enabled", "secret", "callbackUrl", "path"].map((k) => `adapters.webhook.${k}`),
+  ...["enabled", "host", "port", "prefix", "allowUnauthenticatedLoopback"].map((k) => `api.${k}`),
+  ...["key", "userId", "name"].map((k) => `api.keys.[].${k}`),
+  ...[
+    "groupSessionsPerUser",
+    "threadSessionsPerUser",
+    "resumeFreshnessSeconds",
+    "sessionStoreMaxAgeDays",
+    "expiryIntervalSeconds",
+    "maxQueueDepth",
+    "redactPii",
+  ].map((k) => `sessions.${k}`),
+  ...[...POLICY, "notify", "notifyExclude"].map((k) => `reset.${k}`),
+  ...POLICY.map((k) => `reset.platforms.*.${k}`),
+  ...CHAT_TYPES.flatMap((type) => POLICY.map((k) => `reset.types.${type}.${k}`)),
+]);
+
+const PATTERNS: readonly string[][] = CONFIG_KEY_PATHS.map((p) => p.split("."));
+
+/** An unknown key and the known path it most likely means. */
+export interface ConfigKeySuggestion {
+  /** Where the key is, as written (`session_reset.idle_minutes`). */
+  path: string;
+  /** The known paths it may mean, best first (`["reset.idleMinutes"]`). */
+  suggestions: string[];
+}
+
+function segmentMatches(pattern: string, actual: string): boolean {
+  if (pattern === ANY_NAME) return true;
+  if (pattern === ANY_INDEX) return /^\d+$/u.test(actual);
+  return pattern === actual;
+}
+
+/** Whether `path` is a known path or leads to one. */
+function isKnownPrefix(path: readonly string[]): boolean {
+  return PATTERNS.some((p) => p.length >= path.length && path.every((part, i) => segmentMatches(p[i]!, part)));
+}
+
+/** Whether a known path continues below `path` (so its value is a section to look into). */
+function hasKnownChildren(path: readonly string[]): boolean {
+  return PATTERNS.some((p) => p.length > path.length && path.every((part, i) => segmentMatches(p[i]!, part)));
+}
+
+/** `group_sessions_per_user`, `group-sessions-per-user` → `groupSessionsPerUser`. */
+function camelCase(segment: string): string {
+  return segment.replace(/[_-]+([A-Za-z0-9])/gu, (_m, c: string) => c.toUpperCase()).replace(/[_-]+$/u, "");
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_v, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** A pattern written out for `path`: its wildcards take the names the user wrote where the shapes line up. */
+function render(pattern: readonly string[], path: readonly string[]): string {
+  return pattern
+    .map((part, i) => {
+      if (part !== ANY_NAME && part !== ANY_INDEX) return part;
+      const actual = path.length === pattern.length ? path[i] : undefined;
+      return actual !== undefined && segmentMatches(part, actual) ? actual : part === ANY_INDEX ? "0" : `<${pattern[i - 1] === "platforms" || pattern[i - 1] === "homeChannels" ? "platform" : "name"}>`;
+    })
+    .join(".");
+}
+
+/** Whether the sections written (`session_reset`) plausibly mean a known path's sections (`reset`). */
+function sameContext(written: readonly string[], known: readonly string[]): boolean {
+  if (written.length === 0) return true; // a top-level key: any section may be meant
+  const w = written.join(".").toLowerCase();
+  const k = known.filter((p) => p !== ANY_NAME && p !== ANY_INDEX).join(".").toLowerCase();
+  const contains = (text: string, parts: readonly string[]): boolean =>
+    parts.filter((p) => p !== ANY_NAME && p !== ANY_INDEX && !/^\d+$/u.test(p)).every((p) => text.includes(p.toLowerCase()));
+  return contains(w, known) || contains(k, written) || editDistance(w, k) <= 2;
+}
+
+/** Most suggestions listed for one key. */
+const MAX_SUGGESTIONS = 3;
+
+/**
+ * The known paths an unknown key path most likely means, best first (empty when none is
+ * close). Only keys written in another style (snake_case, kebab-case) or placed in the wrong
+ * section get one; a typo of a camelCase key is left to the list of allowed keys.
+ *
+ * @example
+ * suggestConfigKeys(["group_sessions_per_user"]); // ["sessions.groupSessionsPerUser"]
+ * suggestConfigKeys(["session_reset", "idle_minutes"]); // ["reset.idleMinutes"]
+ * suggestConfigKeys(["platforms", "telegram", "enabled"]); // [] (no section of that kind)
+ */
+export function suggestConfigKeys(path: readonly string[]): string[] {
+  const camel = path.map(camelCase);
+  // In place: the same path once camelCased.
+  const inPlace = PATTERNS.find((p) => p.length === camel.length && camel.every((part, i) => segmentMatches(p[i]!, part)));
+  if (inPlace !== undefined) return [render(inPlace, camel)];
+  // Elsewhere: a known path with the same last name, in a section the written one plausibly
+  // means; the closest full paths first.
+  const leaf = camel[camel.length - 1]!.toLowerCase();
+  const written = camel.join(".").toLowerCase();
+  const ranked = PATTERNS.filter((p) => p[p.length - 1]!.toLowerCase() === leaf && sameContext(camel.slice(0, -1), p.slice(0, -1)))
+    .map((p) => ({ path: render(p, camel), distance: editDistance(written, p.join(".").toLowerCase()) }))
+    .sort((a, b) => a.distance - b.distance);
+  return [...new Set(ranked.map((r) => r.path))].slice(0, MAX_SUGGESTIONS);
+}
+
+/**
+ * Every unknown key of a config document that has a suggestion, in document order. Keys
+ * with no close match are left out (the schema's "unknown key; allowed: …" covers them).
+ */
+export function misplacedConfigKeys(doc: Record<string, unknown>): ConfigKeySuggestion[] {
+  const found: ConfigKeySuggestion[] = [];
+  const visit = (value: unknown, path: string[], known: boolean): void => {
+    if (value === null || typeof value !== "object") return;
+    const entries: Array<[string, unknown]> = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    for (const [key, child] of entries) {
+      const childPath = [...path, key];
+      if (known && isKnownPrefix(childPath)) {
+        if (hasKnownChildren(childPath)) visit(child, childPath, true);
+        continue;
+      }
+      // Unknown: report the leaves below it (session_reset.mode), else the key itself.
+      const before = found.length;
+      visit(child, childPath, false);
+      if (found.length > before) continue;
+      if (child !== null && typeof child === "object" && !Array.isArray(child) && Object.keys(child).length > 0) continue;
+      const suggestions = suggestConfigKeys(childPath).filter((s) => s !== childPath.join("."));
+      if (suggestions.length > 0) found.push({ path: childPath.join("."), suggestions });
+    }
+  };
+  visit(doc, [], true);
+  return found;
+}
