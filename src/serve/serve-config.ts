@@ -240,7 +240,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       }
       const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
       const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
-      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? "a mapping of settings";
+      const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
+      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
       return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
     });
     throw new InvalidInputError(messages.join("; "), { field: "config" });
