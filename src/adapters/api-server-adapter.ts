@@ -2,7 +2,9 @@
  * The `api-server` adapter: an OpenAI-compatible `POST /v1/chat/completions` whose
  * session comes from the `X-Threadline-Session-Key` header (or the `user` field), so
  * any OpenAI client library can talk to a persistent session. The server keeps the
- * history: only the last user message of each request is new input.
+ * history: only the last user message of each request is new input. `stream: true`
+ * passes the model's tokens through as server-sent events as they arrive; `model` picks
+ * among the configured models (others get a 400), and responses name the model that answered.
  *
  * @module
  */
