@@ -90,11 +90,14 @@ export async function startGatewayChild(
   label: string,
   nodeArgs: readonly string[] = [],
   synchronous: "FULL" | "NORMAL" = "FULL",
+  /** A model provider (the streaming phase): its environment and extra config lines. */
+  extra: { env?: Record<string, string>; config?: string } = {},
 ): Promise<GatewayChild> {
   const home = await mkdtemp(join(tmpdir(), `threadline-bench-gw-${label}-`));
-  await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n`);
+  await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n${extra.config ?? ""}`);
   const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
   for (const name of SCRUBBED) delete env[name];
+  Object.assign(env, extra.env ?? {});
   const child: ChildProcess = spawn(
     process.execPath,
     ["--expose-gc", ...nodeArgs, "--import", PROBE, GATEWAY_BIN, "serve", "--port", "0", "--host", "127.0.0.1"],
@@ -138,6 +141,7 @@ export async function startGatewayChild(
         if (record.backend !== "sqlite") reject(new Error(`the gateway opened a ${record.backend} store, expected sqlite`));
       }
       if (typeof record.msg === "string" && record.msg.includes("using the built-in echo agent")) agent = "echo";
+      if (record.msg === "model provider configured") agent = "provider";
       if (typeof record.msg === "string" && record.msg.startsWith("gateway listening on") && typeof record.url === "string") {
         resolve({ url: record.url, agent, db });
       }

@@ -11,7 +11,9 @@
  * 2. bursts of 5 messages into one busy session: every reply answers its own message and
  *    the transcript holds them in send order;
  * 3. on a fresh gateway: VmRSS before and after 10,000 distinct sessions each send one
- *    message (concurrency 50).
+ *    message (concurrency 50);
+ * 4. streaming (ttft.ts): a gateway in front of a fake provider that streams word by word:
+ *    time to first token through the gateway (`stream: true`) against the provider's own.
  *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
@@ -25,8 +27,9 @@ import { startDriver, type DriverHandle } from "./driver-child.js";
 import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild } from "./gateway-child.js";
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
 import { mb } from "./stats.js";
+import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
-const USAGE = "usage: npm run bench:gateway [-- --quick] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL]";
+const USAGE = "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL]";
 const TURNS = 20;
 const BURSTS = 10;
 const BURST_SIZE = 5;
@@ -35,6 +38,8 @@ const SESSIONS_CONCURRENCY = 50;
 const OVERHEAD_P99_TARGET_MS = 5;
 const RSS_GROWTH_TARGET_BYTES = 50e6;
 const FULL_SESSIONS = 10_000;
+/** The streaming phase's provider: first word after 100 ms, then 32 words 10 ms apart. */
+const PACING: ProviderPacing = { firstTokenMs: 100, tokenGapMs: 10, words: 32 };
 
 interface Args {
   quick: boolean;
@@ -43,13 +48,16 @@ interface Args {
   keep: boolean;
   /** Write a V8 CPU profile of the load gateway (conversations and bursts) into this directory. */
   cpuProf: string | null;
+  /** Run only the streaming phase (time to first token). */
+  streamingOnly: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL" };
+  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL", streamingOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--quick") args.quick = true;
+    else if (arg === "--streaming-only") args.streamingOnly = true;
     else if (arg === "--synchronous") {
       const value = argv[++i];
       if (value !== "FULL" && value !== "NORMAL") throw new Error(`--synchronous takes FULL or NORMAL\n${USAGE}`);
@@ -114,6 +122,19 @@ async function main(): Promise<void> {
   const levels = args.quick ? [1, 10] : [1, 10, 100];
   const sessions = args.quick ? 1_000 : FULL_SESSIONS;
   const warmupSessions = args.quick ? 100 : 200;
+  if (args.streamingOnly) {
+    const gateways: GatewayChild[] = [];
+    try {
+      const streaming = await streamingPhase(args, gateways);
+      process.stdout.write(`${JSON.stringify({ bench: "gateway", mode: args.quick ? "quick" : "full", phase: "streaming", machine: machineInfo(), streaming })}\n`);
+    } finally {
+      for (const g of gateways) {
+        await g.stop();
+        if (!args.keep) await g.cleanUp();
+      }
+    }
+    return;
+  }
   const driver: DriverHandle = startDriver();
   const gateways: GatewayChild[] = [];
   try {
@@ -162,7 +183,9 @@ async function main(): Promise<void> {
     }
     log(`  RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB (+${mb(rss.rss_growth_bytes)}), after GC ${mb(rss.rss_after_gc_bytes)} MB; ${storedSessions} sessions stored`);
 
-    const report = buildReport(args, conversations, burst, rss, storedSessions);
+    const streaming = await streamingPhase(args, gateways);
+
+    const report = { ...buildReport(args, conversations, burst, rss, storedSessions), streaming };
     process.stdout.write(`${JSON.stringify(report)}\n`);
     printTable(report.targets, conversations, burst, rss);
   } finally {
@@ -173,6 +196,37 @@ async function main(): Promise<void> {
       else await g.cleanUp();
     }
   }
+}
+
+/** Phase 4: a gateway in front of a streaming fake provider; TTFT through it against the provider's own. */
+async function streamingPhase(args: Args, gateways: GatewayChild[]): Promise<StreamingReport> {
+  const provider: ProviderChild = await startProviderChild(PACING);
+  try {
+    const gw = await startGatewayChild("stream", [], args.synchronous, {
+      env: { OPENAI_BASE_URL: provider.url, OPENAI_API_KEY: "bench-key", THREADLINE_MODEL: "bench-model" },
+      config: "titles:\n  enabled: false\nprovider:\n  tools: off\n",
+    });
+    gateways.push(gw);
+    if (gw.agent !== "provider") throw new Error("the streaming gateway did not announce the model provider");
+    const requests = args.quick ? 20 : 100;
+    log(
+      `streaming: ${requests} rounds of provider direct / gateway stream / gateway no-stream ` +
+        `(first word after ${PACING.firstTokenMs} ms, ${PACING.words} words ${PACING.tokenGapMs} ms apart)`,
+    );
+    return await runStreaming(provider.url, gw.url, PACING, requests, 5);
+  } finally {
+    await provider.stop();
+  }
+}
+
+function machineInfo() {
+  return {
+    cpus: cpus().length,
+    cpu_model: cpus()[0]?.model ?? "unknown",
+    memory_bytes: totalmem(),
+    platform: `${platform()} ${release()}`,
+    node: process.version,
+  };
 }
 
 function buildReport(args: Args, conversations: ConversationsReport[], burst: BurstReport, rss: SessionsRssReport, storedSessions: number) {

@@ -11,7 +11,7 @@
  * @module
  */
 import { userInfo } from "node:os";
-import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
+import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
 
 /** The platform name of terminal sessions (also their `source` in the database). */
 export const CLI_PLATFORM = "cli";
@@ -30,6 +30,8 @@ export interface CliAdapterOptions {
   userId?: string;
   /** Called for every delivery, in send order (typically prints it). */
   onDelivery?: (delivery: CliDelivery) => void;
+  /** Set to have replies streamed: called with each piece as the model produces it (the whole reply is still delivered after). */
+  onDelta?: (delta: OutboundDelta) => void;
 }
 
 /** The operating-system user name (`user` when it cannot be read). */
@@ -57,6 +59,7 @@ export class CliAdapter implements Adapter {
   /** Everything the gateway sent, in order. */
   readonly sent: CliDelivery[] = [];
   readonly #onDelivery: (delivery: CliDelivery) => void;
+  readonly #onDelta: ((delta: OutboundDelta) => void) | null;
   readonly #listeners = new Set<(delivery: CliDelivery) => void>();
   #handler: InboundHandler | null = null;
   #counter = 0;
@@ -65,6 +68,17 @@ export class CliAdapter implements Adapter {
     const user = options.userId ?? osUserName();
     this.source = { platform: CLI_PLATFORM, chatType: "dm", chatId: options.chatId, userId: user, userName: user };
     this.#onDelivery = options.onDelivery ?? (() => {});
+    this.#onDelta = options.onDelta ?? null;
+  }
+
+  /** Whether replies are streamed (an `onDelta` was given). */
+  wantsStream(): boolean {
+    return this.#onDelta !== null;
+  }
+
+  /** Hands a piece of a reply to `onDelta`. */
+  sendDelta(_source: SessionSource, delta: OutboundDelta): void {
+    this.#onDelta?.(delta);
   }
 
   async connect(handler: InboundHandler): Promise<void> {

@@ -17,6 +17,13 @@ export interface AgentTurnInput {
   signal: AbortSignal;
   /** The session this turn belongs to. */
   sessionId: string;
+  /**
+   * Called with each piece of reply text as the model produces it (streaming). Agents that
+   * cannot stream ignore it; the result still holds the whole turn.
+   */
+  onDelta?: (text: string) => void;
+  /** The provider model to answer with for this turn (default: the agent's own). */
+  model?: string;
 }
 
 /** What an agent returns for one turn. */
@@ -30,6 +37,8 @@ export interface AgentTurnResult {
   usage?: UsageUpdate;
   /** Prompt tokens of the last model call (context size). */
   promptTokens?: number;
+  /** The model that answered, as the provider reported it (recorded on the session). */
+  model?: string;
 }
 
 /** What an agent is given for its turn before an automatic reset (see {@link Agent.beforeReset}). */
@@ -102,10 +111,13 @@ export class AgentInterruptedError extends Error {
 export class AgentError extends Error {
   /** HTTP status from the provider, when there was one. */
   readonly status: number | null;
+  /** The provider's own error message, when it sent one. */
+  readonly providerMessage: string | null;
 
-  constructor(message: string, options: { status?: number | null; cause?: unknown } = {}) {
+  constructor(message: string, options: { status?: number | null; providerMessage?: string | null; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = "AgentError";
     this.status = options.status ?? null;
+    this.providerMessage = options.providerMessage ?? null;
   }
 }

@@ -13,3 +13,4 @@ export * from "./agent.js";
 export * from "./echo-agent.js";
 export * from "./heuristic-titler.js";
 export * from "./openai-provider.js";
+export * from "./tool-support.js";

@@ -10,6 +10,8 @@ import { InvalidInputError, sanitizeTitle } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
 import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
+import { readChatStream, StreamErrorChunk } from "./chat-stream.js";
+import { isToolsUnsupportedError, PROCESS_TOOL_SUPPORT, type ToolSupport } from "./tool-support.js";
 
 /** The base URL used when only an API key is configured. */
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -53,7 +55,16 @@ export interface OpenAiCompatibleAgentOptions {
   headers?: Record<string, string>;
   /** Functions the model may call (sent as `tools`; calls are run and their results fed back). */
   tools?: AgentTool[];
+  /**
+   * Remembers models that refused tools (default: {@link PROCESS_TOOL_SUPPORT}, one per
+   * process). A request refused for carrying tools is sent again without them, and later
+   * turns for that endpoint and model leave them out.
+   */
+  toolSupport?: ToolSupport;
 }
+
+/** `provider.tools`: `auto` (the configured tools, dropped when the provider refuses them), `off`, or the tool names to send. */
+export type ProviderToolsSetting = "auto" | "off" | string[];
 
 /** The `provider` section of a configuration file. Every field is optional; env fills the gaps. */
 export interface ProviderConfigSection {
@@ -61,6 +72,10 @@ export interface ProviderConfigSection {
   apiKey?: string;
   model?: string;
   timeoutMs?: number;
+  /** See {@link ProviderToolsSetting} (default `auto`). */
+  tools?: ProviderToolsSetting;
+  /** Model names clients may ask for → the provider model that answers them (default none). */
+  models?: Record<string, string>;
 }
 
 /** A validated provider configuration, ready for {@link OpenAiCompatibleAgent}. */
@@ -69,6 +84,10 @@ export interface ResolvedProviderConfig {
   apiKey?: string;
   model: string;
   timeoutMs: number;
+  /** `auto` unless configured. */
+  tools: ProviderToolsSetting;
+  /** Requested model name → provider model (`{}` unless configured). */
+  models: Record<string, string>;
 }
 
 /**
@@ -137,9 +156,49 @@ export function resolveProviderConfig(
     timeoutMs = value;
   }
 
-  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs };
+  const tools = resolveToolsSetting(section.tools);
+  const models = resolveModelMap(section.models);
+  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models };
   if (apiKey !== undefined) resolved.apiKey = apiKey.value;
   return resolved;
+}
+
+function resolveToolsSetting(value: unknown): ProviderToolsSetting {
+  if (value === undefined || value === null) return "auto";
+  if (value === "auto" || value === "off") return value;
+  if (Array.isArray(value) && value.every((name) => typeof name === "string" && name.trim() !== "")) {
+    return value.map((name: string) => name.trim());
+  }
+  throw new InvalidInputError(
+    `provider.tools must be auto, off or a list of tool names such as [session_search] (got ${JSON.stringify(value)}).`,
+    { field: "provider.tools" },
+  );
+}
+
+function resolveModelMap(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  if (isRecord(value) && Object.entries(value).every(([name, target]) => name.trim() !== "" && typeof target === "string" && target.trim() !== "")) {
+    return Object.fromEntries(Object.entries(value).map(([name, target]) => [name.trim(), (target as string).trim()]));
+  }
+  throw new InvalidInputError(
+    `provider.models must map requested model names to provider models, e.g. { "gpt-4o": "llama3.1" } (got ${JSON.stringify(value)}).`,
+    { field: "provider.models" },
+  );
+}
+
+/**
+ * The provider model that answers a client's requested model: the configured model for no
+ * name (or its own name), the mapped one for a name in `models`, else `null` (refuse it).
+ *
+ * @example
+ * const config = { model: "llama3.1", models: { "gpt-4o": "qwen2.5" } };
+ * providerModelFor(config, undefined); // "llama3.1"
+ * providerModelFor(config, "gpt-4o"); // "qwen2.5"
+ * providerModelFor(config, "gpt-5"); // null
+ */
+export function providerModelFor(config: Pick<ResolvedProviderConfig, "model" | "models">, requested: string | null | undefined): string | null {
+  if (requested === undefined || requested === null || requested.trim() === "" || requested.trim() === config.model) return config.model;
+  return Object.hasOwn(config.models, requested.trim()) ? config.models[requested.trim()]! : null;
 }
 
 function pickString(
@@ -203,6 +262,7 @@ export class OpenAiCompatibleAgent implements Agent {
   readonly #maxTokens: number | undefined;
   readonly #temperature: number | undefined;
   readonly #tools: Map<string, AgentTool>;
+  readonly #toolSupport: ToolSupport;
 
   constructor(options: OpenAiCompatibleAgentOptions) {
     const { baseUrl, apiKey, model, timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS, maxTokens, temperature, headers } = options;
@@ -223,6 +283,7 @@ export class OpenAiCompatibleAgent implements Agent {
     this.#maxTokens = maxTokens;
     this.#temperature = temperature;
     this.#tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool]));
+    this.#toolSupport = options.toolSupport ?? PROCESS_TOOL_SUPPORT;
   }
 
   /**
@@ -245,7 +306,8 @@ export class OpenAiCompatibleAgent implements Agent {
     if (overrides.timeoutMs !== undefined) section.timeoutMs = overrides.timeoutMs;
     const config = resolveProviderConfig(section, env);
     if (config === null) return null;
-    return new OpenAiCompatibleAgent({ ...overrides, ...config });
+    const { tools: _setting, models: _models, ...connection } = config;
+    return new OpenAiCompatibleAgent({ ...overrides, ...connection });
   }
 
   /**
@@ -269,15 +331,18 @@ export class OpenAiCompatibleAgent implements Agent {
 
   /** Runs one turn against the endpoint. See the class description for the mapping and errors. */
   async runTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
-    const { messages, contextPrompt, signal } = input;
+    const { messages, contextPrompt, signal, onDelta } = input;
+    const model = input.model !== undefined && input.model.trim() !== "" ? input.model.trim() : this.model;
     const history = withContextPrompt(messages.map(toWireMessage), contextPrompt);
     const produced: NewMessage[] = [];
     const usage: UsageUpdate = {};
     let promptTokens: number | undefined;
+    let answeredBy: string | undefined;
 
     for (let call = 1; call <= MAX_MODEL_CALLS_PER_TURN; call++) {
-      const body: Record<string, unknown> = { model: this.model, messages: history };
-      if (this.#tools.size > 0) {
+      const body: Record<string, unknown> = { model, messages: history };
+      const withTools = this.#tools.size > 0 && !this.#toolSupport.refused(this.baseUrl, model);
+      if (withTools) {
         body.tools = [...this.#tools.values()].map((tool) => ({
           type: "function",
           function: { name: tool.name, description: tool.description, parameters: tool.parameters },
@@ -286,15 +351,27 @@ export class OpenAiCompatibleAgent implements Agent {
       if (this.#maxTokens !== undefined) body.max_tokens = this.#maxTokens;
       if (this.#temperature !== undefined) body.temperature = this.#temperature;
 
+      if (onDelta !== undefined) {
+        body.stream = true;
+        body.stream_options = { include_usage: true };
+      }
+
       let reply: ParsedReply;
       try {
-        reply = await postChatCompletion(this.#endpoint, body, signal, this.model);
+        reply = await postChatCompletion(this.#endpoint, body, signal, model, onDelta);
       } catch (error) {
         if (error instanceof AgentInterruptedError) {
           throw new AgentInterruptedError(produced, hasUsage(usage) ? usage : undefined, { cause: error.cause });
         }
+        if (withTools && error instanceof AgentError && isToolsUnsupportedError(error.status, error.providerMessage)) {
+          // The provider cannot take tools: remember it and ask again without them (same call number).
+          this.#toolSupport.markRefused(this.baseUrl, model, error.providerMessage ?? "");
+          call -= 1;
+          continue;
+        }
         throw error;
       }
+      if (reply.model !== undefined) answeredBy = reply.model;
       addUsage(usage, reply.usage);
       if (reply.usage.inputTokens !== undefined) promptTokens = reply.usage.inputTokens;
 
@@ -326,7 +403,7 @@ export class OpenAiCompatibleAgent implements Agent {
       }
     }
 
-    const result: AgentTurnResult = { messages: produced, usage };
+    const result: AgentTurnResult = { messages: produced, usage, model: answeredBy ?? model };
     if (promptTokens !== undefined) result.promptTokens = promptTokens;
     return result;
   }
@@ -490,6 +567,8 @@ interface WireMessage {
 interface ParsedReply {
   message: NewMessage;
   usage: UsageUpdate;
+  /** The reply's `model` (the model that answered), when it named one. */
+  model?: string;
 }
 
 function makeEndpoint(
@@ -543,25 +622,39 @@ async function postChatCompletion(
   body: Record<string, unknown>,
   callerSignal: AbortSignal | undefined,
   model: string,
+  onDelta?: (text: string) => void,
 ): Promise<ParsedReply> {
   if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: callerSignal.reason });
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error("timeout")), endpoint.timeoutMs);
   const signal = callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal]);
-  let status: number;
-  let text: string;
+  let status = 0;
+  let text = "";
   let retryAfter: string | null;
+  let streamed: Record<string, unknown> | null = null;
   try {
+    const headers = onDelta === undefined ? endpoint.headers : { ...endpoint.headers, accept: "text/event-stream, application/json" };
     const response = await endpoint.fetch(endpoint.url, {
       method: "POST",
-      headers: endpoint.headers,
+      headers,
       body: JSON.stringify(body),
       signal,
     });
     status = response.status;
     retryAfter = response.headers.get("retry-after");
-    text = await response.text();
+    const type = response.headers.get("content-type") ?? "";
+    if (onDelta !== undefined && status >= 200 && status <= 299 && type.includes("text/event-stream")) {
+      streamed = await readChatStream(response.body, onDelta);
+    } else {
+      text = await response.text();
+    }
   } catch (error) {
+    if (error instanceof StreamErrorChunk) {
+      throw new AgentError(
+        `The model provider reported an error in the middle of its streamed reply (${endpoint.shownUrl}). Provider said: ${quoteExcerpt(error.providerMessage)}.`,
+        { status, providerMessage: error.providerMessage },
+      );
+    }
     if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: error });
     if (timeout.signal.aborted) {
       throw new AgentError(
@@ -575,6 +668,7 @@ async function postChatCompletion(
     clearTimeout(timer);
   }
 
+  if (streamed !== null) return parseCompletion(endpoint, status, streamed);
   let json: unknown;
   let parsedJson = true;
   try {
@@ -591,7 +685,20 @@ async function postChatCompletion(
       { status },
     );
   }
-  return parseCompletion(endpoint, status, json);
+  const parsed = parseCompletion(endpoint, status, json);
+  // A provider that ignored `stream: true` answered in one piece: hand that piece on.
+  if (onDelta !== undefined) {
+    const whole = parsed.message.content;
+    const piece = typeof whole === "string" ? whole : Array.isArray(whole) ? partsText(whole) : "";
+    if (piece !== "") {
+      try {
+        onDelta(piece);
+      } catch {
+        // A listener's failure must not fail the turn.
+      }
+    }
+  }
+  return parsed;
 }
 
 function connectionError(endpoint: Endpoint, error: unknown): AgentError {
@@ -660,7 +767,7 @@ function statusError(endpoint: Endpoint, status: number, body: unknown, model: s
       `The model provider rejected the request (HTTP ${status} from ${endpoint.shownUrl}): ` +
       `check the model name and options (max tokens, temperature) against the provider's documentation.`;
   }
-  return new AgentError(advice + saidPart, { status });
+  return new AgentError(advice + saidPart, { status, providerMessage: said });
 }
 
 /** `{error:{message}}` (OpenAI), `{error:"…"}`, `{message:"…"}` or raw text, else `null`. */
@@ -699,7 +806,9 @@ function parseCompletion(endpoint: Endpoint, status: number, json: unknown): Par
 
   const usage = mapUsage(isRecord(json) ? json.usage : undefined);
   if (usage.outputTokens !== undefined) message.tokenCount = usage.outputTokens;
-  return { message, usage };
+  const parsed: ParsedReply = { message, usage };
+  if (isRecord(json) && typeof json.model === "string" && json.model.trim() !== "") parsed.model = json.model.trim();
+  return parsed;
 }
 
 function mapContent(content: unknown): string | ContentPart[] | null {

@@ -31,6 +31,8 @@ export interface InboundMessage {
   albumId?: string | null;
   /** A platform edit of an earlier message (handled as a new message in this release). */
   editOf?: string | null;
+  /** The provider model to answer with (the api-server maps a request's `model` to it); default: the agent's own. */
+  model?: string | null;
 }
 
 /** A message to a platform. */
@@ -42,6 +44,18 @@ export interface OutboundMessage {
   inReplyTo: string[];
   /** Token usage of the turn, for adapters that report it (OpenAI-compatible responses). */
   usage?: { promptTokens: number; completionTokens: number };
+  /** The session it belongs to. */
+  sessionId?: string;
+  /** The model that answered (a reply from an agent that reports it). */
+  model?: string;
+}
+
+/** A piece of a reply, sent while the model is still producing it (see {@link Adapter.sendDelta}). */
+export interface OutboundDelta {
+  /** The next text of the reply (pieces concatenate; the whole reply still follows through `send`). */
+  text: string;
+  /** The inbound message ids the reply answers. */
+  inReplyTo: string[];
   /** The session it belongs to. */
   sessionId?: string;
 }
@@ -73,6 +87,14 @@ export interface Adapter {
    * reply while this returns true for the message id.
    */
   awaitsReply?(messageId: string): boolean;
+  /**
+   * Optional, with {@link Adapter.sendDelta}: whether the reply to these messages should be
+   * streamed (an api-server request with `stream: true`, a terminal). The runner then asks the
+   * agent to stream and hands each piece to `sendDelta`; the whole reply still goes through `send`.
+   */
+  wantsStream?(inReplyTo: string[]): boolean;
+  /** Optional: delivers a piece of a reply as the model produces it (must not throw). */
+  sendDelta?(source: SessionSource, delta: OutboundDelta): void;
   /** Optional: opens a thread for a handoff and returns its source. */
   createThread?(source: SessionSource, title: string): Promise<SessionSource>;
   /** Optional: edits a message it sent earlier. */

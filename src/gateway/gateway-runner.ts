@@ -82,6 +82,8 @@ interface Running {
 
 const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 const RECENT_IDS = 10_000;
+/** Sessions whose recorded model this process remembers (so the model is written once, not every turn). */
+const RECORDED_MODELS = 10_000;
 /** How often a replica looks for the reply another replica stored for a waiting request. */
 const RELAY_POLL_MS = 100;
 
@@ -118,6 +120,11 @@ export class GatewayRunner implements CommandHost {
   readonly #running = new Map<string, Running>();
   readonly #recentIds = new Set<string>();
   readonly #lanes = new Map<string, Promise<unknown>>();
+  /** Auto-titles running in the background (they never hold up a turn). */
+  readonly #titles = new Set<Promise<void>>();
+  readonly #titleAbort = new AbortController();
+  /** Session id → the model this process last recorded on it. */
+  readonly #recordedModels = new Map<string, string>();
   #accepting = false;
   #turnsCompleted = 0;
   #buffer: InboundBuffer<InboundMessage> | null = null;
@@ -499,7 +506,8 @@ export class GatewayRunner implements CommandHost {
     hooks.durable();
     if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
-    await this.#runAgent(key, state, entry, source, ids, notices, started);
+    const model = messages[messages.length - 1]!.model ?? undefined;
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model);
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
@@ -547,6 +555,7 @@ export class GatewayRunner implements CommandHost {
     ids: string[],
     notices: string[],
     started: number,
+    model?: string,
   ): Promise<void> {
     const history = await this.#history(entry.sessionId);
     const context = buildSessionContext(source, this.#contextConfig, entry);
@@ -558,13 +567,19 @@ export class GatewayRunner implements CommandHost {
     let produced: NewMessage[] = [];
     let usage: import("../store/index.js").UsageUpdate | undefined;
     let promptTokens: number | undefined;
+    let answeredBy: string | undefined;
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
     try {
-      const result = await agent.runTurn({ messages: history, contextPrompt, signal: controller.signal, sessionId: entry.sessionId });
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: history, contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
+      if (model !== undefined) input.model = model;
+      const onDelta = this.#deltaSink(source, ids, entry.sessionId);
+      if (onDelta !== undefined) input.onDelta = onDelta;
+      const result = await agent.runTurn(input);
       produced = result.messages;
       usage = result.usage;
       promptTokens = result.promptTokens;
+      answeredBy = result.model;
     } catch (error) {
       if (error instanceof AgentInterruptedError || controller.signal.aborted) {
         outcome = "interrupted";
@@ -606,8 +621,10 @@ export class GatewayRunner implements CommandHost {
     if (outcome === "ok") {
       const out: OutboundMessage = { text: reply, kind: "reply", inReplyTo: ids, sessionId: entry.sessionId };
       if (usage) out.usage = { promptTokens: usage.inputTokens ?? 0, completionTokens: usage.outputTokens ?? 0 };
+      if (answeredBy !== undefined) out.model = answeredBy;
       await this.#send(source, out);
-      await this.#maybeTitle(entry, history, reply);
+      if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
+      this.#titleInBackground(entry, history, reply);
     } else if (outcome === "error") {
       await this.notify(source, `The model could not answer: ${(failure as Error).message}`, ids, "error");
     } else if (outcome === "interrupted" && state.abortReason === "stop") {
@@ -623,15 +640,53 @@ export class GatewayRunner implements CommandHost {
     return agent;
   }
 
-  async #maybeTitle(entry: SessionEntry, history: Awaited<ReturnType<SessionDB["getConversation"]>>, reply: string): Promise<void> {
+  /** The agent's `onDelta` for a turn whose sender wants the reply streamed, else `undefined`. */
+  #deltaSink(source: SessionSource, ids: string[], sessionId: string): ((text: string) => void) | undefined {
+    const adapter = this.#adapters.get(source.platform);
+    if (adapter?.sendDelta === undefined || adapter.wantsStream?.(ids) !== true) return undefined;
+    return (text) => {
+      try {
+        adapter.sendDelta!(source, { text, inReplyTo: ids, sessionId });
+      } catch (error) {
+        this.#log.warn({ err: error, platform: source.platform }, "streaming a reply piece failed");
+      }
+    };
+  }
+
+  /** Records the model that answered on the session (`show`, `stats`, cost by model), once per change. */
+  async #recordModel(sessionId: string, model: string): Promise<void> {
+    if (this.#recordedModels.get(sessionId) === model) return;
+    try {
+      await this.db.updateSession(sessionId, { model });
+      this.#recordedModels.delete(sessionId);
+      this.#recordedModels.set(sessionId, model);
+      if (this.#recordedModels.size > RECORDED_MODELS) {
+        const oldest = this.#recordedModels.keys().next().value;
+        if (oldest !== undefined) this.#recordedModels.delete(oldest);
+      }
+    } catch (error) {
+      this.#log.warn({ err: error, sessionId }, "recording the session's model failed");
+    }
+  }
+
+  /** Titles an untitled session after its first exchange, in the background: the turn (and the next one) never waits for it. */
+  #titleInBackground(entry: SessionEntry, history: Awaited<ReturnType<SessionDB["getConversation"]>>, reply: string): void {
+    if (this.#titler === null || this.#titleAbort.signal.aborted) return;
+    const users = history.filter((m) => m.role === "user");
+    if (users.length !== 1 || history.length > 2) return;
+    const running: Promise<void> = this.#maybeTitle(entry, textOf(users[0]!.content), reply).finally(() => this.#titles.delete(running));
+    this.#titles.add(running);
+  }
+
+  async #maybeTitle(entry: SessionEntry, userText: string, reply: string): Promise<void> {
     if (this.#titler === null) return;
     try {
-      const users = history.filter((m) => m.role === "user");
-      if (users.length !== 1 || history.length > 2) return;
       const session = await this.db.getSession(entry.sessionId);
       if (session === null || session.title !== null) return;
-      const proposed = await this.#titler.proposeTitle({ userText: textOf(users[0]!.content), replyText: reply });
-      if (proposed === null || proposed.trim() === "") return;
+      const proposed = await this.#titler.proposeTitle({ userText, replyText: reply, signal: this.#titleAbort.signal });
+      if (proposed === null || proposed.trim() === "" || this.#titleAbort.signal.aborted) return;
+      // Someone may have named the session (`/title`) while the titler was thinking: theirs wins.
+      if ((await this.db.getSession(entry.sessionId))?.title !== null) return;
       await this.#setTitleWithLineage(entry.sessionId, proposed);
     } catch (error) {
       this.#log.warn({ err: error, sessionId: entry.sessionId }, "titling failed");
@@ -767,12 +822,13 @@ export class GatewayRunner implements CommandHost {
   }
 
   /**
-   * Stops accepting messages and waits for running turns up to `timeoutMs`; turns still
-   * running then are aborted and left marked for resume. Queued messages stay queued.
+   * Stops accepting messages and waits for running turns (and background titles) up to
+   * `timeoutMs`; turns still running then are aborted and left marked for resume, titles
+   * still running are abandoned. Queued messages stay queued.
    */
   async drain(timeoutMs: number): Promise<DrainResult> {
     this.#accepting = false;
-    const all = Promise.all([...this.#running.values()].map((state) => state.done));
+    const all = Promise.all([...this.#running.values()].map((state) => state.done)).then(() => Promise.all([...this.#titles]));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       all.then(() => false),
@@ -784,12 +840,21 @@ export class GatewayRunner implements CommandHost {
     if (!timedOut) return { drained: true, stillRunning: [] };
     const stillRunning = [...this.#running.keys()];
     await Promise.all(stillRunning.map((key) => this.interrupt(key, "shutdown")));
-    return { drained: false, stillRunning };
+    await this.#stopTitles();
+    // Only titles still running (best effort, aborted above): the turns themselves drained.
+    return { drained: stillRunning.length === 0, stillRunning };
   }
 
-  /** Disconnects every adapter and disposes cached agents. */
+  /** Aborts background titles still running and waits for them to settle (they write nothing once aborted). */
+  async #stopTitles(): Promise<void> {
+    this.#titleAbort.abort();
+    await Promise.all([...this.#titles]);
+  }
+
+  /** Disconnects every adapter, stops background titles and disposes cached agents. */
   async stop(): Promise<void> {
     this.#accepting = false;
+    await this.#stopTitles();
     for (const adapter of this.#adapters.values()) await adapter.disconnect().catch(() => {});
     this.agents.clear();
     await this.agents.waitForDisposals();

@@ -11,6 +11,7 @@ import {
   OpenAiCompatibleAgent,
   OpenAiTitler,
   resolveProviderConfig,
+  ToolSupport,
   type Agent,
   type ResolvedProviderConfig,
   type Titler,
@@ -30,8 +31,21 @@ export interface AgentChoice {
   describe: string;
 }
 
-/** Chooses the agent for `config` and `env` (OPENAI_BASE_URL, OPENAI_API_KEY, THREADLINE_MODEL). */
-export function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv, db: SessionDB): AgentChoice {
+/** The names of the tools a provider's agent can be given (`provider.tools: [names]` picks among them). */
+export const AGENT_TOOL_NAMES: readonly string[] = Object.freeze(["session_search"]);
+
+/** Hooks of {@link chooseAgent}. */
+export interface AgentChoiceHooks {
+  /** The provider refused a request for carrying tools; its turns go on without them for the rest of the process. */
+  onToolsRefused?: (info: { baseUrl: string; model: string; providerMessage: string }) => void;
+}
+
+/**
+ * Chooses the agent for `config` and `env` (OPENAI_BASE_URL, OPENAI_API_KEY, THREADLINE_MODEL).
+ * The provider's agents get the tools `provider.tools` allows (`auto`: every enabled tool;
+ * `off`: none; a list: those named) and share one memo of refused tools.
+ */
+export function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv, db: SessionDB, hooks: AgentChoiceHooks = {}): AgentChoice {
   const provider = resolveProviderConfig(config.provider ?? undefined, env);
   const heuristic = config.titles.enabled ? new HeuristicTitler() : null;
   if (provider === null) {
@@ -44,18 +58,21 @@ export function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv, db: Ses
         "(set provider: in the config file, or OPENAI_BASE_URL / OPENAI_API_KEY and THREADLINE_MODEL)",
     };
   }
+  const { tools: setting, models: _models, ...connection } = provider;
   const search = config.tools.sessionSearch;
-  const tools = search.enabled
+  const allowed = (name: string): boolean => setting === "auto" || (Array.isArray(setting) && setting.includes(name));
+  const tools = search.enabled && allowed("session_search")
     ? [
         sessionSearchTool(db, {
           charBudget: search.charBudget,
           scope: search.scope,
-          summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(provider)) : null,
+          summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(connection)) : null,
         }),
       ]
     : [];
+  const toolSupport = new ToolSupport(hooks.onToolsRefused === undefined ? {} : { onRefused: hooks.onToolsRefused });
   return {
-    factory: () => new OpenAiCompatibleAgent({ ...provider, tools }),
+    factory: () => new OpenAiCompatibleAgent({ ...connection, tools, toolSupport }),
     titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
     provider,
     describe: `model ${provider.model} at ${provider.baseUrl}`,

@@ -31,7 +31,16 @@ export interface ServeConfig {
     leaseTtlSeconds: number;
     logLevel: string;
   };
-  provider: { baseUrl?: string; apiKey?: string; model?: string; timeoutMs?: number } | null;
+  provider: {
+    baseUrl?: string;
+    apiKey?: string;
+    model?: string;
+    timeoutMs?: number;
+    /** `auto` (default: every enabled tool, dropped if the provider refuses tools), `off`, or the tool names to send. */
+    tools?: "auto" | "off" | string[];
+    /** Model names clients may request → the provider model answering them. */
+    models?: Record<string, string>;
+  } | null;
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
   storage: { synchronous: "FULL" | "NORMAL" };
@@ -84,6 +93,8 @@ const providerSchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   timeoutMs: z.number().int().min(100).optional(),
+  tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search"]))]).optional(),
+  models: z.record(z.string().min(1), z.string().min(1)).optional(),
 });
 const adaptersSchema = z.strictObject({
   apiServer: z
@@ -172,6 +183,8 @@ const EXPECTED: Record<string, string> = {
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
+  "provider.tools": "auto (default), off, or a list of tool names from: session_search",
+  "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 }",
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "display.resumeDisplay": "full or minimal",
@@ -237,7 +250,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       }
       const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
       const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
-      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? "a mapping of settings";
+      const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
+      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
       return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
     });
     throw new InvalidInputError(messages.join("; "), { field: "config" });

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
-import { ApiServerAdapter, WebhookAdapter } from "../adapters/index.js";
+import { ApiServerAdapter, WebhookAdapter, type ApiServerModels } from "../adapters/index.js";
 import {
   ExpiryWatcher,
   GatewayRecovery,
@@ -105,15 +105,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   let agentFactory: () => Agent;
   let titler: Titler | null;
+  let models: ApiServerModels | null = null;
   if (options.agentFactory) {
     agentFactory = options.agentFactory;
     titler = config.titles.enabled ? new HeuristicTitler() : null;
   } else {
-    const choice = chooseAgent(config, env, db);
+    const choice = chooseAgent(config, env, db, {
+      onToolsRefused: ({ model, providerMessage }) =>
+        logger.warn({ model, providerMessage }, "the model provider refused tools: this process sends its requests without them from now on (set provider.tools: off to skip the refused first request)"),
+    });
     agentFactory = choice.factory;
     titler = choice.titler;
     if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
-    else logger.info({ baseUrl: choice.provider.baseUrl, model: choice.provider.model }, "model provider configured");
+    else {
+      models = { default: choice.provider.model, aliases: choice.provider.models };
+      logger.info({ baseUrl: choice.provider.baseUrl, model: choice.provider.model, models: choice.provider.models, tools: choice.provider.tools }, "model provider configured");
+    }
   }
 
   const adapters: Adapter[] = [];
@@ -122,7 +129,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let runnerRef: GatewayRunner | null = null;
   const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
-    const api = new ApiServerAdapter({ tokens: config.adapters.apiServer.tokens, replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000 });
+    const api = new ApiServerAdapter({ tokens: config.adapters.apiServer.tokens, replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000, models });
     api.routes(http);
     adapters.push(api);
     logger.info(

@@ -43,7 +43,8 @@ describe("api-server adapter", () => {
     });
     expect(first.statusCode).toBe(200);
     const body = first.json();
-    expect(body).toMatchObject({ object: "chat.completion", model: "m", choices: [{ index: 0, message: { role: "assistant", content: "Echo: hello" }, finish_reason: "stop" }] });
+    // `model` is the model that answered (the echo agent names none: the gateway's own name), not the one asked for.
+    expect(body).toMatchObject({ object: "chat.completion", model: "threadline", choices: [{ index: 0, message: { role: "assistant", content: "Echo: hello" }, finish_reason: "stop" }] });
     expect(body.usage.total_tokens).toBeGreaterThan(0);
     const sessionId = first.headers["x-threadline-session-id"] as string;
     // The client may resend the whole history: only the last user message is new input.

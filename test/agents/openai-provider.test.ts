@@ -7,12 +7,15 @@ import {
   DEFAULT_OPENAI_BASE_URL,
   MAX_MODEL_CALLS_PER_TURN,
   OpenAiCompatibleAgent,
+  providerModelFor,
   resolveProviderConfig,
 } from "../../src/agents/openai-provider.js";
+import { isToolsUnsupportedError, ToolSupport } from "../../src/agents/tool-support.js";
 import type { OpenAiCompatibleAgentOptions } from "../../src/agents/openai-provider.js";
 import { InvalidInputError } from "../../src/store/index.js";
 import type { ConversationMessage } from "../../src/store/index.js";
 import {
+  FAKE_TOOL_REJECTIONS,
   fakeErrorReply,
   fakeTextReply,
   fakeToolCallReply,
@@ -444,6 +447,8 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
       apiKey: "sk-1",
       model: "gpt-4o-mini",
       timeoutMs: 60_000,
+      tools: "auto",
+      models: {},
     });
     const agent = OpenAiCompatibleAgent.fromEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/", THREADLINE_MODEL: "llama3" });
     expect(agent?.name).toBe("openai:llama3");
@@ -457,6 +462,8 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
       apiKey: "sk-env",
       model: "cfg-model",
       timeoutMs: 5_000,
+      tools: "auto",
+      models: {},
     });
   });
 
@@ -543,6 +550,139 @@ describe("fake server: streaming and models", () => {
     await server.close();
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(await pending).toBeInstanceOf(Error);
+  });
+});
+
+describe("OpenAiCompatibleAgent: streaming (issue 12, point 14)", () => {
+  it("hands each token to onDelta as it arrives, before the provider has finished", async () => {
+    await server.close();
+    server = await startFakeOpenAiServer({ streamTokens: true });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    server.enqueue({ ...fakeTextReply("one two three four", { usage: { prompt_tokens: 1, completion_tokens: 4, total_tokens: 5 } }), holdLastToken: held });
+    const deltas: string[] = [];
+    let settled = false;
+    const running = agentFor()
+      .runTurn(turn([{ role: "user", content: "count" }], { onDelta: (text) => deltas.push(text) }))
+      .finally(() => (settled = true));
+    // The provider holds "four" back: the first three words are already here, the turn is not over.
+    await waitFor(() => deltas.join("") === "one two three ");
+    expect(settled).toBe(false);
+    release();
+    const result = await running;
+    expect(deltas).toEqual(["one ", "two ", "three ", "four"]);
+    expect(result.messages).toEqual([expect.objectContaining({ role: "assistant", content: "one two three four", finishReason: "stop" })]);
+    expect(server.chatRequests()[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    // Usage comes from the stream's usage chunk.
+    expect(result.usage).toMatchObject({ inputTokens: 1, outputTokens: 4, apiCalls: 1 });
+  });
+
+  it("assembles streamed tool calls, runs them and streams the final reply", async () => {
+    await server.close();
+    server = await startFakeOpenAiServer({ streamTokens: true });
+    server.enqueue(fakeToolCallReply([{ name: "lookup", arguments: { q: "x" } }]), fakeTextReply("found it"));
+    const deltas: string[] = [];
+    const lookup = { name: "lookup", description: "d", parameters: { type: "object" }, execute: async () => "the result" };
+    const result = await agentFor({ tools: [lookup] }).runTurn(turn([{ role: "user", content: "go" }], { onDelta: (t) => deltas.push(t) }));
+    expect(result.messages.map((m) => m.role)).toEqual(["assistant", "tool", "assistant"]);
+    expect(result.messages[0]!.toolCalls?.[0]).toMatchObject({ id: "call_1", function: { name: "lookup", arguments: '{"q":"x"}' } });
+    expect(result.messages[1]).toMatchObject({ toolCallId: "call_1", content: "the result" });
+    expect(deltas.join("")).toBe("found it");
+  });
+
+  it("a provider that ignores stream: true still gives the reply to onDelta, in one piece", async () => {
+    const deltas: string[] = [];
+    server.setScript(() => ({ json: { model: "m", choices: [{ message: { role: "assistant", content: "whole" }, finish_reason: "stop" }] } }));
+    const result = await agentFor().runTurn(turn([{ role: "user", content: "x" }], { onDelta: (t) => deltas.push(t) }));
+    expect(deltas).toEqual(["whole"]);
+    expect(result.messages[0]!.content).toBe("whole");
+  });
+
+  it("an abort mid-stream throws AgentInterruptedError", async () => {
+    await server.close();
+    server = await startFakeOpenAiServer({ streamTokens: true });
+    server.enqueue({ ...fakeTextReply("a b c"), holdLastToken: new Promise(() => {}) });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const running = agentFor().runTurn(turn([{ role: "user", content: "x" }], { signal: controller.signal, onDelta: (t) => deltas.push(t) }));
+    await waitFor(() => deltas.length === 2);
+    controller.abort();
+    const error = await errorOf(running);
+    expect(error).toBeInstanceOf(AgentInterruptedError);
+    expect((error as AgentInterruptedError).partial).toEqual([]);
+  });
+});
+
+describe("OpenAiCompatibleAgent: the model that answers (issue 12, point 17)", () => {
+  it("reports the model named in the provider's reply, and sends a per-turn model", async () => {
+    await server.close();
+    server = await startFakeOpenAiServer({ servedModel: "fake-model-2026-01-01" });
+    const agent = agentFor();
+    expect((await agent.runTurn(turn([{ role: "user", content: "x" }]))).model).toBe("fake-model-2026-01-01");
+    await agent.runTurn(turn([{ role: "user", content: "y" }], { model: "other-model" }));
+    expect(server.chatRequests().map((r) => r.body?.model)).toEqual(["fake-model", "other-model"]);
+  });
+
+  it("falls back to the requested model when the reply names none", async () => {
+    server.setScript(() => ({ json: { choices: [{ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] } }));
+    expect((await agentFor().runTurn(turn([{ role: "user", content: "x" }]))).model).toBe("fake-model");
+  });
+
+  it("providerModelFor maps requested names and refuses unknown ones", () => {
+    const config = { model: "llama3.1", models: { "gpt-4o": "qwen2.5" } };
+    expect(providerModelFor(config, undefined)).toBe("llama3.1");
+    expect(providerModelFor(config, "llama3.1")).toBe("llama3.1");
+    expect(providerModelFor(config, "gpt-4o")).toBe("qwen2.5");
+    expect(providerModelFor(config, "gpt-5")).toBeNull();
+    expect(providerModelFor(config, "toString")).toBeNull();
+  });
+
+  it("resolveProviderConfig reads provider.models and provider.tools", () => {
+    expect(resolveProviderConfig({ baseUrl: "http://x/v1", model: "m" }, {})).toMatchObject({ tools: "auto", models: {} });
+    expect(resolveProviderConfig({ baseUrl: "http://x/v1", model: "m", tools: ["session_search"], models: { a: "b" } }, {})).toMatchObject({
+      tools: ["session_search"],
+      models: { a: "b" },
+    });
+    expect(() => resolveProviderConfig({ baseUrl: "http://x/v1", model: "m", tools: "sometimes" as never }, {})).toThrow(/provider\.tools must be auto, off/u);
+    expect(() => resolveProviderConfig({ baseUrl: "http://x/v1", model: "m", models: { a: 1 } as never }, {})).toThrow(/provider\.models must map/u);
+  });
+});
+
+describe("OpenAiCompatibleAgent: providers without tool support (issue 12, point 20)", () => {
+  const lookup = { name: "lookup", description: "d", parameters: { type: "object" }, execute: async () => "r" };
+
+  for (const style of ["ollama", "vllm", "llamacpp"] as const) {
+    it(`${style}: a refusal of tools is answered without tools, and remembered for later turns`, async () => {
+      await server.close();
+      server = await startFakeOpenAiServer({ rejectTools: style });
+      const refusals: string[] = [];
+      const toolSupport = new ToolSupport({ onRefused: ({ providerMessage }) => refusals.push(providerMessage) });
+      const first = await agentFor({ tools: [lookup], toolSupport }).runTurn(turn([{ role: "user", content: "one" }]));
+      expect(first.messages[0]!.content).toBe("Reply to: one");
+      // Another agent (another session) of the same process goes without tools at once.
+      const second = await agentFor({ tools: [lookup], toolSupport }).runTurn(turn([{ role: "user", content: "two" }]));
+      expect(second.messages[0]!.content).toBe("Reply to: two");
+      expect(server.chatRequests().map((r) => Array.isArray(r.body?.tools))).toEqual([true, false, false]);
+      expect(refusals).toEqual([FAKE_TOOL_REJECTIONS[style].message("fake-model")]);
+    });
+  }
+
+  it("other 400s are errors, not a reason to drop tools", async () => {
+    server.enqueue(fakeErrorReply(400, "max_tokens is too large"));
+    const toolSupport = new ToolSupport();
+    const error = await errorOf(agentFor({ tools: [lookup], toolSupport }).runTurn(turn([{ role: "user", content: "x" }])));
+    expect(error).toBeInstanceOf(AgentError);
+    expect(toolSupport.refused(server.url, "fake-model")).toBe(false);
+  });
+
+  it("recognises the wording of real servers", () => {
+    expect(isToolsUnsupportedError(400, "registry.ollama.ai/library/gemma2:2b does not support tools")).toBe(true);
+    expect(isToolsUnsupportedError(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set')).toBe(true);
+    expect(isToolsUnsupportedError(500, "tools param requires --jinja flag")).toBe(true);
+    expect(isToolsUnsupportedError(400, "Function calling is not supported by this model.")).toBe(true);
+    expect(isToolsUnsupportedError(400, "max_tokens is too large")).toBe(false);
+    expect(isToolsUnsupportedError(401, "does not support tools")).toBe(false);
+    expect(isToolsUnsupportedError(400, null)).toBe(false);
   });
 });
 

@@ -137,7 +137,8 @@ describe("threadline serve (built bin, real processes)", () => {
       expect(second.status).toBe(200);
       expect(second.body).toMatchObject({
         object: "chat.completion",
-        model: "threadline",
+        // The model that answered (issue 12, point 17), not the gateway's own name.
+        model: "fake-model",
         choices: [{ index: 0, message: { role: "assistant", content: "Reply to: What is my name?" }, finish_reason: "stop" }],
       });
       expect(second.body.id).toMatch(/^chatcmpl-/u);

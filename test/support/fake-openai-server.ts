@@ -14,7 +14,12 @@
  *      of whitespace-separated words in every message's text, `completion_tokens` = words
  *      in the reply.
  *   A request with `stream: true` gets a successful JSON completion as SSE chunks (then
- *   `data: [DONE]`), with a usage chunk when `stream_options.include_usage` is set.
+ *   `data: [DONE]`), with a usage chunk when `stream_options.include_usage` is set. With
+ *   `streamTokens` the text goes out one word per chunk, `tokenDelayMs` apart; a reply's
+ *   `holdLastToken` promise keeps the last word (and the end of the stream) back until it
+ *   settles, so a test can look at what a client received mid-stream.
+ *   With `rejectTools`, a request that carries `tools` is refused (before the script) the way
+ *   a server without tool support refuses it: Ollama, vLLM or llama.cpp wording.
  * - `GET /v1/models`: the `models` option (or `["fake-model"]`) as a model list.
  * - anything else: 404 with an OpenAI-style error body.
  *
@@ -85,7 +90,22 @@ export interface FakeReply {
   headers?: Record<string, string>;
   /** Wait this long before replying, in milliseconds (replaces the server-wide `delayMs`). */
   delayMs?: number;
+  /** Streamed replies: the last word and the end of the stream wait until this settles. */
+  holdLastToken?: Promise<unknown>;
 }
+
+/** How a server without tool support words its refusal (see {@link FAKE_TOOL_REJECTIONS}). */
+export type FakeToolRejection = "ollama" | "vllm" | "llamacpp";
+
+/** The refusals of real servers without tool support: status and message, as they send them. */
+export const FAKE_TOOL_REJECTIONS: Record<FakeToolRejection, { status: number; message: (model: string) => string }> = {
+  // Ollama: `registry.ollama.ai/library/<model> does not support tools` (400).
+  ollama: { status: 400, message: (model) => `registry.ollama.ai/library/${model} does not support tools` },
+  // vLLM started without --enable-auto-tool-choice (400).
+  vllm: { status: 400, message: () => '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set' },
+  // llama.cpp's server started without --jinja (500).
+  llamacpp: { status: 500, message: () => "tools param requires --jinja flag" },
+};
 
 /** Decides the reply to a request; return `null`/`undefined` to let the server answer normally. */
 export type FakeScript = (
@@ -108,6 +128,14 @@ export interface FakeOpenAiServerOptions {
   replies?: FakeReply[];
   /** See {@link FakeScript}. */
   script?: FakeScript;
+  /** Stream replies one word per chunk (default: the whole text in one chunk). */
+  streamTokens?: boolean;
+  /** Milliseconds between streamed word chunks (default 0). */
+  tokenDelayMs?: number;
+  /** Refuse every request that carries `tools`, worded like this server (see {@link FAKE_TOOL_REJECTIONS}). */
+  rejectTools?: FakeToolRejection;
+  /** The `model` of every completion (the model that answered); default: the requested one. */
+  servedModel?: string;
 }
 
 /** A running fake server. */
@@ -148,7 +176,7 @@ const TITLE_ASK = /\b(?:write|give|generate|propose|suggest|create|make)\b[^\n.]
  * await server.close();
  */
 export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
-  const { apiKey, delayMs = 0, title = FAKE_TITLE, models } = options;
+  const { apiKey, delayMs = 0, title = FAKE_TITLE, models, streamTokens = false, tokenDelayMs = 0, rejectTools, servedModel } = options;
   const isTitleRequest = options.isTitleRequest ?? defaultIsTitleRequest;
   const requests: FakeOpenAiRequest[] = [];
   const queue: FakeReply[] = [...(options.replies ?? [])];
@@ -181,7 +209,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       return;
     }
     if (signal.aborted) return;
-    send(res, request, reply);
+    await send(res, request, reply, signal);
   };
 
   const decide = async (request: FakeOpenAiRequest): Promise<FakeReply> => {
@@ -189,6 +217,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     if (apiKey !== undefined && request.headers.authorization !== `Bearer ${apiKey}`) {
       const given = request.headers.authorization === undefined ? "You didn't provide an API key." : "Incorrect API key provided.";
       return fakeErrorReply(401, given, { type: "invalid_request_error", code: "invalid_api_key" });
+    }
+    if (rejectTools !== undefined && Array.isArray(body?.tools) && body.tools.length > 0) {
+      const rejection = FAKE_TOOL_REJECTIONS[rejectTools];
+      return fakeErrorReply(rejection.status, rejection.message(String(body.model)));
     }
     if (script !== null) {
       const scripted = await script(request);
@@ -219,7 +251,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     return defaultReply(body);
   };
 
-  const send = (res: ServerResponse, request: FakeOpenAiRequest, reply: FakeReply): void => {
+  const send = async (res: ServerResponse, request: FakeOpenAiRequest, reply: FakeReply, signal: AbortSignal): Promise<void> => {
     const status = reply.status ?? 200;
     const headers: Record<string, string> = { ...reply.headers };
     if (reply.text !== undefined) {
@@ -227,11 +259,36 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       res.end(reply.text);
       return;
     }
-    const json = reply.json ?? {};
+    const json = servedModel !== undefined && isCompletion(reply.json) ? { ...reply.json, model: servedModel } : (reply.json ?? {});
     if (request.body?.stream === true && status === 200 && isCompletion(json)) {
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...headers });
+      res.flushHeaders();
       const includeUsage = (request.body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
-      for (const chunk of toChunks(json, includeUsage)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      const chunks = toChunks(json, includeUsage, streamTokens);
+      for (let i = 0; i < chunks.length; i++) {
+        const chunk = chunks[i]!;
+        if (i > 0 && chunk.token && tokenDelayMs > 0 && !(await delay(tokenDelayMs, signal))) {
+          res.destroy();
+          return;
+        }
+        if (chunk.last && reply.holdLastToken !== undefined) {
+          const released = await Promise.race([
+            reply.holdLastToken.then(
+              () => true,
+              () => true,
+            ),
+            new Promise<boolean>((resolve) => {
+              if (signal.aborted) resolve(false);
+              signal.addEventListener("abort", () => resolve(false), { once: true });
+            }),
+          ]);
+          if (!released) {
+            res.destroy();
+            return;
+          }
+        }
+        res.write(`data: ${JSON.stringify(chunk.body)}\n\n`);
+      }
       res.end("data: [DONE]\n\n");
       return;
     }
@@ -455,18 +512,36 @@ function isCompletion(json: unknown): json is { choices: Array<Record<string, un
   return typeof json === "object" && json !== null && Array.isArray((json as { choices?: unknown }).choices);
 }
 
-function toChunks(completion: { choices: Array<Record<string, unknown>> } & Record<string, unknown>, includeUsage: boolean): unknown[] {
+interface StreamChunk {
+  body: unknown;
+  /** A word of the text (spaced by `tokenDelayMs`). */
+  token: boolean;
+  /** The last word (held back by `holdLastToken`); with no text, the finishing chunk. */
+  last: boolean;
+}
+
+function toChunks(
+  completion: { choices: Array<Record<string, unknown>> } & Record<string, unknown>,
+  includeUsage: boolean,
+  byWord: boolean,
+): StreamChunk[] {
   const base = { id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model };
   const choice = completion.choices[0] ?? {};
   const message = (choice.message ?? {}) as Record<string, unknown>;
-  const delta: Record<string, unknown> = { role: "assistant", content: message.content ?? null };
+  const content = message.content ?? null;
+  const pieces = byWord && typeof content === "string" && content !== "" ? (content.match(/\S+\s*|\s+/gu) ?? [content]) : [content];
+  const chunks: StreamChunk[] = pieces.map((piece, index) => {
+    const delta: Record<string, unknown> = index === 0 ? { role: "assistant", content: piece } : { content: piece };
+    return { body: { ...base, choices: [{ index: 0, delta, finish_reason: null }] }, token: true, last: false };
+  });
   if (Array.isArray(message.tool_calls)) {
-    delta.tool_calls = message.tool_calls.map((call: unknown, index: number) => ({ index, ...(call as object) }));
+    const delta = { tool_calls: message.tool_calls.map((call: unknown, index: number) => ({ index, ...(call as object) })) };
+    chunks.push({ body: { ...base, choices: [{ index: 0, delta, finish_reason: null }] }, token: false, last: false });
   }
-  const chunks: unknown[] = [
-    { ...base, choices: [{ index: 0, delta, finish_reason: null }] },
-    { ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason ?? "stop" }] },
-  ];
-  if (includeUsage && completion.usage !== undefined) chunks.push({ ...base, choices: [], usage: completion.usage });
+  const lastText = chunks.filter((chunk) => chunk.token).at(-1);
+  const finish = { body: { ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason ?? "stop" }] }, token: false, last: false };
+  chunks.push(finish);
+  (typeof content === "string" && content !== "" && lastText !== undefined ? lastText : finish).last = true;
+  if (includeUsage && completion.usage !== undefined) chunks.push({ body: { ...base, choices: [], usage: completion.usage }, token: false, last: false });
   return chunks;
 }

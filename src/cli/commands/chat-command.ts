@@ -15,6 +15,7 @@
 import { createInterface, type Interface } from "node:readline";
 import { Command, Option, type AddHelpTextContext } from "commander";
 import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/index.js";
+import type { OutboundDelta } from "../../gateway/index.js";
 import {
   defaultConfigPath,
   newRouteFields,
@@ -207,13 +208,29 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     const print = (text: string): void => {
       io.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
     };
+    // Replies stream: each piece is printed as the model produces it; the whole reply then only ends the line.
+    const streamed = new Set<string>();
+    let midReply = false;
+    const showDelta = (delta: OutboundDelta): void => {
+      for (const id of delta.inReplyTo) streamed.add(id);
+      midReply = true;
+      io.stdout.write(delta.text);
+    };
     const show = (delivery: CliDelivery): void => {
-      const { text, kind } = delivery.message;
-      if (kind === "reply") io.stdout.write(`${text}\n\n`);
-      else if (kind === "error") print(s.red(text));
+      const { text, kind, inReplyTo } = delivery.message;
+      const wasStreamed = inReplyTo.some((id) => streamed.has(id));
+      for (const id of inReplyTo) streamed.delete(id);
+      if (kind === "reply") {
+        io.stdout.write(wasStreamed ? "\n\n" : `${text}\n\n`);
+        midReply = false;
+        return;
+      }
+      if (midReply) io.stdout.write("\n");
+      midReply = false;
+      if (kind === "error") print(s.red(text));
       else print(s.dim(text));
     };
-    const cli = new CliAdapter({ chatId: lane, onDelivery: show });
+    const cli = new CliAdapter({ chatId: lane, onDelivery: show, onDelta: showDelta });
     const key = await store.sessionKeyFor(cli.source);
     runner = new GatewayRunner({
       store,
