@@ -11,6 +11,7 @@ import { reportError } from "./cli-context.js";
 import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
+import { makeInsightsCommand } from "./commands/insights-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 
@@ -29,6 +30,7 @@ export function makeProgram(io: CliIo = processIo()): Command {
     .helpOption("-h, --help", "print this help")
     .showSuggestionAfterError(true);
   program.addCommand(makeSessionsCommand(io));
+  program.addCommand(makeInsightsCommand(io));
   program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand());
   program.addCommand(makeApiCommand());
