@@ -1,6 +1,7 @@
 import type { Percentiles } from "./percentile.js";
 import type { ExportResult } from "./phases/export-all.js";
 import type { IngestResult } from "./phases/ingest.js";
+import type { InsightsResult } from "./phases/insights.js";
 import type { ListRecentResult } from "./phases/list-recent.js";
 import type { PruneResult } from "./phases/prune.js";
 import type { SearchResult } from "./phases/search.js";
@@ -17,6 +18,7 @@ export interface PhaseResults {
   getMessages: Percentiles;
   resolveTitle: Percentiles;
   exportAll: ExportResult;
+  insights: InsightsResult;
   prune: PruneResult;
   size: SizeResult;
 }
@@ -35,6 +37,8 @@ export interface BenchReport {
   get_messages: P2;
   resolve_title: P2;
   export_all: { seconds: number; lines: number };
+  /** Not in the shared workload: `getInsights` over the 30 days before the clock, and over everything (before prune). */
+  insights: { last_30_days: P2; all: P2 };
   prune: { seconds: number; deleted: number };
   size: { bytes: number };
 }
@@ -60,6 +64,7 @@ export function buildReport(r: PhaseResults): BenchReport {
     get_messages: p2(r.getMessages),
     resolve_title: p2(r.resolveTitle),
     export_all: { seconds: secs(r.exportAll.seconds), lines: r.exportAll.lines },
+    insights: { last_30_days: p2(r.insights.last30Days), all: p2(r.insights.all) },
     prune: { seconds: secs(r.prune.seconds), deleted: r.prune.deleted },
     size: { bytes: r.size.bytes },
   };

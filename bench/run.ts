@@ -9,6 +9,7 @@ import { ensureDataset, readQueries, readSessionIndex } from "./dataset.js";
 import { log } from "./log.js";
 import { runExportAll } from "./phases/export-all.js";
 import { runGetMessages } from "./phases/get-messages.js";
+import { runInsights } from "./phases/insights.js";
 import { runIngest } from "./phases/ingest.js";
 import { runConcurrentIngest, type ConcurrentIngestReport } from "./phases/concurrent-ingest.js";
 import { runListRecent } from "./phases/list-recent.js";
@@ -37,11 +38,12 @@ async function runPhases(db: SessionDB, data: Dataset, exportPath: string): Prom
   const getMessages = await runGetMessages(db, index.ids);
   const resolveTitle = await runResolveTitle(db, index.titles);
   const exportAll = await runExportAll(db, exportPath);
+  const insights = await runInsights(db, data.meta.clock);
   const prune = await runPrune(db, data.meta.clock);
   const size = await runSize(db);
   return buildReport({
     system, dataset: data.size, messages: data.meta.messages,
-    ingest, search, listRecent, getMessages, resolveTitle, exportAll, prune, size,
+    ingest, search, listRecent, getMessages, resolveTitle, exportAll, insights, prune, size,
   });
 }
 

@@ -11,6 +11,7 @@ import { reportError } from "./cli-context.js";
 import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
+import { makeInsightsCommand } from "./commands/insights-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 import { addTopLevel } from "./top-level.js";
@@ -32,6 +33,7 @@ export function makeProgram(io: CliIo = processIo()): Command {
     .showSuggestionAfterError(true);
   addTopLevel(program, io);
   program.addCommand(makeSessionsCommand(io));
+  program.addCommand(makeInsightsCommand(io));
   program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand());
   program.addCommand(makeApiCommand());

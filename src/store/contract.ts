@@ -374,6 +374,99 @@ export interface StoreStats {
   searchIndexBytes: number | null;
 }
 
+/** Options of {@link SessionDB.getInsights}: which sessions count (by start time and source). */
+export interface InsightsOptions {
+  /** Sessions started at or after this time (epoch seconds). Default: 30 days before now. */
+  since?: number;
+  /** Sessions started before this time (epoch seconds, exclusive). Default: no upper bound. */
+  until?: number;
+  /** Only sessions from these sources. */
+  sources?: string[];
+  /** Entries in each ranked session list (`longest`, `costliest`): 1–100, default 5. */
+  top?: number;
+}
+
+/** Totals over a set of sessions in {@link Insights}. */
+export interface InsightsTotals {
+  sessions: number;
+  /** Visible messages. */
+  messages: number;
+  /** Tool calls made by visible assistant messages. */
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  apiCalls: number;
+  estimatedCostUsd: number;
+  /** Sum of the actual costs that are known (sessions without one add 0). */
+  actualCostUsd: number;
+}
+
+/** Tool calls of one tool in {@link Insights}. */
+export interface ToolUsage {
+  /** The called function's name. */
+  tool: string;
+  calls: number;
+  /** Sessions that called it at least once. */
+  sessions: number;
+}
+
+/** A session in a ranked list of {@link Insights}. */
+export interface InsightsSession {
+  id: string;
+  title: string | null;
+  source: string;
+  model: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  lastActiveAt: number;
+  /** `lastActiveAt − startedAt`, in seconds. */
+  durationSeconds: number;
+  messageCount: number;
+  toolCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number | null;
+}
+
+/**
+ * Usage over a period ({@link SessionDB.getInsights}), computed from per-session columns
+ * and a per-session tool tally that are kept on write (no message is read).
+ */
+export interface Insights {
+  /** The period: sessions started in [since, until). */
+  since: number;
+  until: number | null;
+  sources: string[] | null;
+  totals: InsightsTotals;
+  /** Per model, most estimated cost first (then most sessions, then by name). */
+  byModel: Array<InsightsTotals & { model: string | null }>;
+  /** Per source, most sessions first (then by name). */
+  bySource: Array<InsightsTotals & { source: string }>;
+  /** Per tool, most calls first (then by name). */
+  tools: ToolUsage[];
+  /**
+   * Sessions started, by weekday and hour of their start in the local time zone of the
+   * process that asked (`timeZone`, as Intl reports it).
+   */
+  activity: {
+    timeZone: string;
+    /** Monday first: `{ weekday: "Mon", sessions }` … `"Sun"`. */
+    byWeekday: Array<{ weekday: string; sessions: number }>;
+    /** Hours 0–23. */
+    byHour: Array<{ hour: number; sessions: number }>;
+    /** Local calendar days with at least one session started. */
+    activeDays: number;
+  };
+  /** Longest first (`durationSeconds`), at most `top`. */
+  longest: InsightsSession[];
+  /** Most estimated cost first, at most `top` (sessions that cost nothing are left out). */
+  costliest: InsightsSession[];
+}
+
 // --- gateway routing state ----------------------------------------------------
 
 /** The flags and counters of a routing entry (see {@link Route}). */
@@ -997,6 +1090,13 @@ export interface SessionDB {
   // --- stats and meta -------------------------------------------------------
 
   getStats(): Promise<StoreStats>;
+  /**
+   * Token usage, cost, tool calls and activity of the sessions started in a period (default:
+   * the last 30 days), by model, source and tool, with the longest and costliest sessions.
+   * Answered from kept aggregates (session columns and a per-session tool tally), never by
+   * reading messages. Invalid options throw {@link InvalidInputError}.
+   */
+  getInsights(options?: InsightsOptions): Promise<Insights>;
   getMeta(key: string): Promise<string | null>;
   setMeta(key: string, value: string): Promise<void>;
   deleteMeta(key: string): Promise<boolean>;

@@ -16,6 +16,7 @@ import { executionsTests } from "./spec/executions.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
 import { handoffsTests } from "./spec/handoffs.js";
+import { insightsTests } from "./spec/insights.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
@@ -44,6 +45,7 @@ export const CONTRACT_AREAS = {
   "export-import": exportImportTests,
   retention: retentionTests,
   "stats-meta": statsMetaTests,
+  insights: insightsTests,
   "edge-rules": edgeRulesTests,
   errors: errorsTests,
   "gateway-state": gatewayStateTests,

@@ -222,6 +222,31 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX sessions_user_started ON sessions(user_id, started_at, id) WHERE user_id IS NOT NULL;
     `,
   },
+  {
+    description: "per-session tool-call tally (kept on write, for insights), back-filled from the visible messages",
+    // A name is stored as encodeText stores it (one starting with U+0001 becomes U+0001
+    // followed by its JSON string). PostgreSQL's JSON functions refuse a string holding
+    // \u0000 (in a name or in arguments), so the back-fill reads \u0000 as U+FFFD: such a
+    // name (never seen in practice) is counted under that spelling instead of failing the upgrade.
+    sql: `
+      CREATE TABLE session_tool_calls (
+        session_id text COLLATE "C" NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        tool_name  text COLLATE "C" NOT NULL,
+        calls      bigint NOT NULL,
+        PRIMARY KEY (session_id, tool_name)
+      );
+      INSERT INTO session_tool_calls (session_id, tool_name, calls)
+        SELECT m.session_id,
+               CASE WHEN left(n.raw, 7) = '"\\u0001' THEN chr(1) || n.raw ELSE c.call->'function'->>'name' END,
+               count(*)
+          FROM messages m
+          CROSS JOIN LATERAL json_array_elements(replace(m.tool_calls, '\\u0000', '\\ufffd')::json) AS c(call)
+          CROSS JOIN LATERAL (SELECT (c.call->'function'->'name')::text AS raw) AS n
+         WHERE m.tool_calls IS NOT NULL AND m.rewound_at IS NULL
+           AND json_typeof(c.call->'function'->'name') = 'string'
+         GROUP BY 1, 2;
+    `,
+  },
 ];
 
 /** The version this code writes. */

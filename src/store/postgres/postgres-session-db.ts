@@ -56,7 +56,11 @@ import type {
   StoreCapabilities,
   StoreStats,
   UsageUpdate,
+  Insights,
+  InsightsOptions,
 } from "../contract.js";
+import { checkInsightsOptions } from "../insights.js";
+import { readInsights } from "./postgres-insights.js";
 import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
@@ -909,6 +913,15 @@ export class PostgresSessionDB implements SessionDB {
   async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
     const checked = checkListExecutionUnits(options);
     return this.#read("listing execution units", (sql) => executions.listExecutionUnits(sql, checked));
+  }
+
+  async getInsights(options: InsightsOptions = {}): Promise<Insights> {
+    const checked = checkInsightsOptions(options, now());
+    // One snapshot for every figure: a read-only REPEATABLE READ transaction.
+    return this.#write("reading insights", async (sql) => {
+      await sql.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      return readInsights(sql, checked);
+    });
   }
 
   // --- gateway routing state --------------------------------------------------

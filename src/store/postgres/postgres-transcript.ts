@@ -6,6 +6,7 @@
  * @module
  */
 import type { NormalizedMessage } from "../input-validation.js";
+import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
 import type { Sql } from "./postgres-connection.js";
 import { encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
@@ -31,6 +32,8 @@ export interface StoredMessage {
   searchVector: string | null;
   /** The preview this message would give its session (user messages only). */
   preview: string | null;
+  /** The names its tool calls call, one per call, as stored (for the per-session tool tally). */
+  toolNames: string[];
 }
 
 /** Serialises a validated message for storage. */
@@ -54,6 +57,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewindBatch: rewoundAt === null ? null : 0,
     searchVector: messageVector(m.content, m.toolName, m.toolCalls),
     preview: m.role === "user" ? encodeText(makePreview(m.content)) : null,
+    toolNames: calledToolNames(m.toolCalls).map((name) => encodeText(name)),
   };
 }
 
@@ -127,7 +131,18 @@ export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages
      RETURNING 1`,
     [count, toolCalls, last, preview, sessionId],
   );
-  return updated.length > 0;
+  if (updated.length === 0) return false;
+  const tools = new Map<string, number>();
+  for (const m of messages) if (m.rewoundAt === null) tallyTools(tools, m.toolNames);
+  if (tools.size > 0) {
+    await sql.run(
+      `INSERT INTO session_tool_calls (session_id, tool_name, calls)
+       SELECT $1, t.name, t.n FROM unnest($2::text[], $3::bigint[]) AS t(name, n)
+       ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls`,
+      [sessionId, [...tools.keys()], [...tools.values()]],
+    );
+  }
+  return true;
 }
 
 function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
@@ -174,6 +189,25 @@ export async function recomputeSummary(sql: Sql, sessionId: string): Promise<voi
      WHERE id = $5`,
     [totals.n, totals.tools, totals.last, encodeText(preview), sessionId],
   );
+  // The tally is counted here, not in SQL: PostgreSQL's JSON functions refuse a string
+  // holding \u0000, which a tool call's name or arguments may contain.
+  const tools = new Map<string, number>();
+  const rows = await sql.all<{ tool_calls: string }>(
+    "SELECT tool_calls FROM messages WHERE session_id = $1 AND rewound_at IS NULL AND tool_calls IS NOT NULL",
+    [sessionId],
+  );
+  for (const row of rows) {
+    const calls = JSON.parse(row.tool_calls) as Array<{ function?: { name?: unknown } }>;
+    tallyTools(tools, calls.flatMap((c) => (typeof c?.function?.name === "string" ? [encodeText(c.function.name)] : [])));
+  }
+  await sql.run("DELETE FROM session_tool_calls WHERE session_id = $1", [sessionId]);
+  if (tools.size > 0) {
+    await sql.run(
+      `INSERT INTO session_tool_calls (session_id, tool_name, calls)
+       SELECT $1, t.name, t.n FROM unnest($2::text[], $3::bigint[]) AS t(name, n)`,
+      [sessionId, [...tools.keys()], [...tools.values()]],
+    );
+  }
 }
 
 /** Recomputes last activity after the end time changed. */

@@ -271,6 +271,25 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "per-session tool-call tally (kept on write, for insights), back-filled from the visible messages",
+    up(db) {
+      db.exec(`
+        CREATE TABLE session_tool_calls (
+          session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+          tool_name  TEXT NOT NULL,
+          calls      INTEGER NOT NULL,
+          PRIMARY KEY (session_id, tool_name)
+        ) WITHOUT ROWID;
+        INSERT INTO session_tool_calls (session_id, tool_name, calls)
+          SELECT m.session_id, json_extract(j.value, '$.function.name'), count(*)
+            FROM messages m, json_each(m.tool_calls) j
+           WHERE m.tool_calls IS NOT NULL AND m.rewound_at IS NULL
+             AND json_type(j.value, '$.function.name') = 'text'
+           GROUP BY 1, 2;
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

@@ -54,6 +54,8 @@ import type {
   StoreCapabilities,
   StoreStats,
   UsageUpdate,
+  Insights,
+  InsightsOptions,
 } from "../contract.js";
 import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
@@ -91,6 +93,8 @@ import {
   sessionRow,
 } from "./sqlite-lineage.js";
 import { listSessions } from "./sqlite-listing.js";
+import { readInsights } from "./sqlite-insights.js";
+import { checkInsightsOptions } from "../insights.js";
 import * as executions from "./sqlite-executions.js";
 import {
   checkExecutionChange,
@@ -892,6 +896,11 @@ export class SqliteSessionDB implements SessionDB {
         searchIndexBytes: searchIndexBytes(conn),
       };
     });
+  }
+
+  async getInsights(options: InsightsOptions = {}): Promise<Insights> {
+    const checked = checkInsightsOptions(options, now());
+    return this.#read("reading insights", (conn) => readInsights(conn, checked));
   }
 
   // --- gateway routing state --------------------------------------------------

@@ -6,6 +6,7 @@
  * @module
  */
 import type { NormalizedMessage } from "../input-validation.js";
+import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
 import { rowContent, type MessageRow } from "./sqlite-rows.js";
@@ -36,6 +37,8 @@ export interface StoredMessage {
   rewindBatch: number | null;
   /** The preview this message would give its session (user messages only). */
   preview: string | null;
+  /** The names its tool calls call, one per call (for the per-session tool tally). */
+  toolNames: string[];
 }
 
 /** Serialises a validated message for storage. */
@@ -60,6 +63,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
     preview: m.role === "user" ? makePreview(m.content) : null,
+    toolNames: calledToolNames(m.toolCalls),
   };
 }
 
@@ -69,7 +73,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
  */
 export function insertMessages(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): number[] {
   const insert = conn.stmt(INSERT_MESSAGE);
-  return messages.map((m) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
+  return messages.map(({ toolNames: _names, ...m }) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
 }
 
 /** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */
@@ -78,10 +82,12 @@ export function bumpSummary(conn: SqliteConnection, sessionId: string, messages:
   let toolCalls = 0;
   let last: number | null = null;
   let preview: string | null = null;
+  const tools = new Map<string, number>();
   for (const m of messages) {
     if (m.rewoundAt !== null) continue;
     count += 1;
     toolCalls += m.toolCallCount;
+    tallyTools(tools, m.toolNames);
     last = last === null ? m.timestamp : Math.max(last, m.timestamp);
     if (preview === null && m.preview !== null) preview = m.preview;
   }
@@ -98,7 +104,22 @@ export function bumpSummary(conn: SqliteConnection, sessionId: string, messages:
        WHERE id = @id`,
     )
     .run({ count, toolCalls, last, preview, id: sessionId });
+  const bump = tools.size === 0 ? null : conn.stmt(
+    `INSERT INTO session_tool_calls (session_id, tool_name, calls) VALUES (?, ?, ?)
+       ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = calls + excluded.calls`,
+  );
+  for (const [name, n] of tools) bump!.run(sessionId, name, n);
 }
+
+/**
+ * The per-session tool tally from the visible rows: one row per called tool name with its
+ * call count (the same SELECT back-fills it in the migration that added the table).
+ */
+export const TOOL_TALLY_SELECT = `
+  SELECT m.session_id, json_extract(j.value, '$.function.name') AS tally_name, count(*) AS calls
+    FROM messages m, json_each(m.tool_calls) j
+   WHERE m.tool_calls IS NOT NULL AND m.rewound_at IS NULL
+     AND json_type(j.value, '$.function.name') = 'text'`;
 
 /** Recomputes counters, preview and last activity from the visible rows (after rewind, restore, replace, clear). */
 export function recomputeSummary(conn: SqliteConnection, sessionId: string): void {
@@ -130,6 +151,13 @@ export function recomputeSummary(conn: SqliteConnection, sessionId: string): voi
        WHERE id = @id`,
     )
     .run({ ...totals, preview, id: sessionId });
+  conn.stmt("DELETE FROM session_tool_calls WHERE session_id = ?").run(sessionId);
+  conn
+    .stmt(
+      `INSERT INTO session_tool_calls (session_id, tool_name, calls)
+       ${TOOL_TALLY_SELECT} AND m.session_id = ? GROUP BY 1, 2`,
+    )
+    .run(sessionId);
 }
 
 /** Recomputes last activity after the end time changed. */

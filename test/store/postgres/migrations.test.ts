@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
 import { withDefaultUser } from "../../../src/store/postgres/postgres-connection.js";
-import { POSTGRES_SCHEMA_VERSION } from "../../../src/store/postgres/index.js";
+import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "../../../src/store/postgres/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../../contract/postgres-server.js";
 
 const schemas: string[] = [];
@@ -39,6 +39,46 @@ describe("postgres: schema versions", () => {
       (await c.query(`SELECT version FROM "${schema}".threadline_migrations ORDER BY version`)).rows.map((r) => r.version),
     );
     expect(versions).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
+  });
+
+  it("the tool-tally migration back-fills tool calls of visible messages once, and insights count them", async () => {
+    const schema = freshSchema();
+    const tally = POSTGRES_MIGRATIONS.findIndex((m) => m.description.startsWith("per-session tool-call tally"));
+    expect(tally).toBeGreaterThan(0);
+    const started = Date.now() / 1000 - 3600;
+    const calls = (names: string[]): string =>
+      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: "{\"x\":\"\u0000\"}" } })));
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`CREATE TABLE "${schema}".threadline_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(`SET search_path TO "${schema}"`);
+      for (const [i, migration] of POSTGRES_MIGRATIONS.slice(0, tally).entries()) {
+        await c.query(migration.sql);
+        await c.query("INSERT INTO threadline_migrations(version) VALUES ($1)", [i + 1]);
+      }
+      await c.query(
+        `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count, tool_call_count)
+         VALUES ('old', 'cli', $1, $1, $1, 3, 4)`,
+        [started],
+      );
+      const insert = "INSERT INTO messages (session_id, role, tool_calls, tool_call_count, timestamp, rewound_at) VALUES ('old', 'assistant', $1, $2, $3, $4)";
+      await c.query(insert, [calls(["terminal", "web_search", "terminal"]), 3, started, null]);
+      await c.query(insert, [calls(["\u0001odd"]), 1, started, null]);
+      await c.query(insert, [calls(["rewound_tool"]), 1, started, started]);
+    });
+
+    const db = await openSessionDB(TEST_PG_URL, { schema });
+    const insights = await db.getInsights();
+    expect(insights.tools).toEqual([
+      { tool: "terminal", calls: 2, sessions: 1 },
+      { tool: "\u0001odd", calls: 1, sessions: 1 },
+      { tool: "web_search", calls: 1, sessions: 1 },
+    ]);
+    expect(insights.totals.toolCalls).toBe(4);
+    // A later append adds to the back-filled row of the same (escaped) name.
+    await db.appendMessage("old", { role: "assistant", content: null, toolCalls: [{ id: "n", type: "function", function: { name: "\u0001odd", arguments: "{}" } }] });
+    expect((await db.getInsights()).tools.find((t) => t.tool === "\u0001odd")).toEqual({ tool: "\u0001odd", calls: 2, sessions: 1 });
+    await db.close();
   });
 
   it("refuses a schema written by a newer Threadline and leaves it untouched", async () => {

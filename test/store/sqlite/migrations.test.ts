@@ -44,6 +44,45 @@ describe("sqlite: schema versions", () => {
     check.close();
   });
 
+  it("the tool-tally migration back-fills tool calls of visible messages once, and insights count them", async () => {
+    const path = join(dir, "pre-tally.db");
+    const tally = SQLITE_MIGRATIONS.findIndex((m) => m.description.startsWith("per-session tool-call tally"));
+    expect(tally).toBeGreaterThan(0);
+    const raw = new Database(path);
+    raw.pragma("journal_mode = WAL");
+    for (const migration of SQLITE_MIGRATIONS.slice(0, tally)) migration.up(raw);
+    raw.pragma(`user_version = ${tally}`);
+    const started = Date.now() / 1000 - 3600;
+    raw
+      .prepare(
+        `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count, tool_call_count)
+         VALUES ('old', 'cli', ?, ?, ?, 3, 4)`,
+      )
+      .run(started, started, started);
+    const calls = (names: string[]): string =>
+      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: "{\"x\":\"\u0000\"}" } })));
+    const insert = raw.prepare(
+      "INSERT INTO messages (session_id, role, tool_calls, tool_call_count, timestamp, rewound_at) VALUES ('old', 'assistant', ?, ?, ?, ?)",
+    );
+    insert.run(calls(["terminal", "web_search", "terminal"]), 3, started, null);
+    insert.run(calls(["\u0001odd"]), 1, started, null);
+    insert.run(calls(["rewound_tool"]), 1, started, started); // hidden by a rewind: not counted
+    raw.close();
+
+    const db = await openSessionDB(path);
+    const insights = await db.getInsights();
+    expect(insights.tools).toEqual([
+      { tool: "terminal", calls: 2, sessions: 1 },
+      { tool: "\u0001odd", calls: 1, sessions: 1 },
+      { tool: "web_search", calls: 1, sessions: 1 },
+    ]);
+    expect(insights.totals.toolCalls).toBe(4);
+    await db.close();
+    const reopened = await openSessionDB(path); // the back-fill ran once: reopening adds nothing
+    expect((await reopened.getInsights()).tools.map((t) => t.calls)).toEqual([2, 1, 1]);
+    await reopened.close();
+  });
+
   it("refuses a database written by a newer Threadline and leaves it untouched", async () => {
     const path = join(dir, "future.db");
     const raw = new Database(path);
