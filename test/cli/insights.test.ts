@@ -113,7 +113,7 @@ describe("threadline insights", { timeout: 120_000 }, () => {
     const missing = join(t.dir, "nope.db");
     const result = await t.run(["insights", "--db", missing]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toBe(`threadline: no database at ${missing}. Name an existing one with --db or THREADLINE_DB (a SQLite file or a postgres:// URL), or set THREADLINE_HOME.\n`);
+    expect(result.stderr).toBe(`threadline: No database at ${missing}. Check the path (--db, THREADLINE_DB or the config file's database); only chat, serve, import and api create a new database.\n`);
     expect(existsSync(missing)).toBe(false);
     const byDefault = await t.run(["insights"]); // $THREADLINE_HOME/state.db does not exist either
     expect(byDefault.code).toBe(3);

@@ -6,11 +6,10 @@
  *
  * @module
  */
-import { existsSync } from "node:fs";
 import { Command, Option } from "commander";
-import { defaultDatabasePath, type Insights, type InsightsSession, type InsightsTotals } from "../../store/index.js";
+import { type Insights, type InsightsSession, type InsightsTotals } from "../../store/index.js";
 import { styles, table, truncate, useColor, writeJson, type CliIo } from "../cli-output.js";
-import { CliError, EXIT, parseCount, withDatabase } from "../cli-context.js";
+import { CliError, EXIT, parseCount, withExistingDatabase } from "../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../command-options.js";
 import { formatLocalDateTime } from "../local-time.js";
 
@@ -26,22 +25,6 @@ interface InsightsOptions {
 const MAX_DAYS = 36_500;
 /** Tools listed in the text output (JSON lists every tool). */
 const TOOLS_SHOWN = 15;
-
-/**
- * Refuses to read a SQLite database file that does not exist (opening it would create an
- * empty one and report nothing). A `postgres://` URL is left to the store.
- */
-function requireExistingDatabase(target: string | undefined): void {
-  const given = target !== undefined && target.trim() !== "" ? target : undefined;
-  if (given !== undefined && /^postgres(ql)?:\/\//iu.test(given)) return;
-  const path = given ?? defaultDatabasePath();
-  if (!existsSync(path)) {
-    throw new CliError(
-      `no database at ${path}. Name an existing one with --db or THREADLINE_DB (a SQLite file or a postgres:// URL), or set THREADLINE_HOME.`,
-      EXIT.notFound,
-    );
-  }
-}
 
 /** Control characters of stored names shown as `?`, so stored text cannot drive the terminal. */
 function printable(text: string): string {
@@ -153,8 +136,7 @@ export function makeInsightsCommand(io: CliIo): Command {
       if (days > MAX_DAYS) throw new CliError(`--days must be at most ${MAX_DAYS} (got ${days}).`, EXIT.usage);
       const top = parseCount(options.top, "--top");
       if (top > 100) throw new CliError(`--top must be at most 100 (got ${top}).`, EXIT.usage);
-      requireExistingDatabase(options.db);
-      await withDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, async (db) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const insights = await db.getInsights({ since: Date.now() / 1000 - days * 86_400, top, ...(sources === undefined ? {} : { sources }) });
         if (options.json) {
