@@ -11,6 +11,7 @@ import { reportError } from "./cli-context.js";
 import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
+import { makeDoctorCommand } from "./commands/doctor-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 
@@ -33,6 +34,7 @@ export function makeProgram(io: CliIo = processIo()): Command {
   program.addCommand(makeServeCommand());
   program.addCommand(makeApiCommand());
   program.addCommand(makeConfigCommand(io));
+  program.addCommand(makeDoctorCommand(io));
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`threadline: unknown command or option "${operands[0]}". Run "threadline --help".\n`);
     process.exit(2);
