@@ -190,11 +190,14 @@ interface Salvage {
  */
 function salvageRowidTable(db: Database.Database, table: string, columns: string[]): Salvage {
   const list = columns.map((c) => `"${c}"`).join(", ");
-  const read = db.prepare(`SELECT rowid AS __rowid, ${list} FROM "${table}" WHERE rowid > ? ORDER BY rowid LIMIT ?`);
+  const read = db.prepare(`SELECT rowid AS __rowid, ${list} FROM "${table}" WHERE rowid >= ? ORDER BY rowid LIMIT ?`);
   const firstAtOrAfter = db.prepare(`SELECT rowid FROM "${table}" WHERE rowid >= ? ORDER BY rowid LIMIT 1`).pluck();
   const rows: Array<Record<string, unknown>> = [];
   const unreadable: UnreadableRange[] = [];
+  // `after`: the last rowid read (for the report); `from`: where the next read starts. Reads
+  // seek with >= (a > seek positions on the row before, which may sit on the damaged page).
   let after = Number.MIN_SAFE_INTEGER;
+  let from = Number.MIN_SAFE_INTEGER;
   let readAny = false;
   let rowsAtLastSkip = -1;
   const probe = (at: number): "row" | "end" | "fail" => {
@@ -208,7 +211,7 @@ function salvageRowidTable(db: Database.Database, table: string, columns: string
     let batch: Array<Record<string, unknown>> | null = null;
     for (const size of [BATCH, 50, 5, 1]) {
       try {
-        batch = read.all(after, size) as Array<Record<string, unknown>>;
+        batch = read.all(from, size) as Array<Record<string, unknown>>;
         break;
       } catch (error) {
         if (!isSqliteCorrupt(error)) throw error;
@@ -222,15 +225,16 @@ function salvageRowidTable(db: Database.Database, table: string, columns: string
         delete row["__rowid"];
         rows.push(row);
       }
+      from = after + 1;
       continue;
     }
     // The row after `after` cannot be read: find the first rowid from which reading works again.
-    const from = after === Number.MIN_SAFE_INTEGER ? 0 : after + 1;
-    let bad = from;
+    const start = from === Number.MIN_SAFE_INTEGER ? 0 : from;
+    let bad = start;
     let step = 1;
     let good: number | null = null;
     while (step < 2 ** 53) {
-      const at = from + step;
+      const at = start + step;
       if (at > Number.MAX_SAFE_INTEGER) break;
       if (probe(at) !== "fail") {
         good = at;
@@ -265,8 +269,8 @@ function salvageRowidTable(db: Database.Database, table: string, columns: string
     }
     skip(next);
     if (next === null) break;
-    if (sameRun && next - 1 <= after) break; // no progress: give up on the rest of the table
-    after = next - 1;
+    if (next <= from) break; // no progress: give up on the rest of the table
+    from = next;
   }
   return { rows, unreadable, readable: readAny || rows.length > 0 };
 }
