@@ -21,11 +21,12 @@ export interface SqliteDoctorReport {
   /** `PRAGMA integrity_check`: `ok`, or up to 100 of SQLite's findings. */
   integrity: { ok: boolean; findings: string[] };
   /**
-   * The full-text index: FTS5's own `integrity-check`, and how far it has caught up
+   * The full-text index: FTS5's own `integrity-check` (`ok` is `null` when it could not run
+   * because another process held the write lock), and how far it has caught up
    * (`indexedUpTo`, the watermark, against `newestMessageId`; a lag is normal, the next
    * search catches up).
    */
-  searchIndex: { ok: boolean; finding: string | null; indexedUpTo: number | null; newestMessageId: number | null };
+  searchIndex: { ok: boolean | null; finding: string | null; indexedUpTo: number | null; newestMessageId: number | null };
   /** The write-ahead log: journal mode, the `-wal` file's size and the frames a checkpoint would move into the file. */
   wal: { journalMode: string | null; walBytes: number; walFrames: number };
   /** Space: the file, its free pages, and the disk's free space where the file is. */

@@ -103,9 +103,10 @@ function describeSqlite(r: SqliteDoctorReport, s: Styles): string {
     row(
       s,
       "Search index",
-      r.searchIndex.ok
-        ? `${mark(true, s)}${r.searchIndex.indexedUpTo === null ? "" : `, indexed up to message ${n(r.searchIndex.indexedUpTo)} of ${n(r.searchIndex.newestMessageId ?? 0)}`}`
-        : `${mark(false, s)}${r.searchIndex.finding === null ? "" : ` (${clean(r.searchIndex.finding)})`}`,
+      r.searchIndex.ok === false
+        ? `${mark(false, s)}${r.searchIndex.finding === null ? "" : ` (${clean(r.searchIndex.finding)})`}`
+        : `${r.searchIndex.ok === null ? s.yellow(clean(r.searchIndex.finding ?? "not checked")) : mark(true, s)}` +
+            `${r.searchIndex.indexedUpTo === null ? "" : `, indexed up to message ${n(r.searchIndex.indexedUpTo)} of ${n(r.searchIndex.newestMessageId ?? 0)}`}`,
     ),
     row(s, "WAL", `${r.wal.journalMode ?? "unknown"} mode, -wal ${formatBytes(r.wal.walBytes)} (${n(r.wal.walFrames)} frame(s) not yet checkpointed)`),
     row(

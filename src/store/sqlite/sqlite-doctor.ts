@@ -154,6 +154,7 @@ function checkSearchIndex(db: Database.Database, report: SqliteDoctorReport): vo
     if (!report.searchIndex.ok) problems.push("The search index table messages_fts is missing.");
     return;
   }
+  report.searchIndex.ok = null;
   try {
     // FTS5's integrity check is an INSERT command that reads only; rolled back all the same.
     db.exec("BEGIN");
@@ -164,8 +165,14 @@ function checkSearchIndex(db: Database.Database, report: SqliteDoctorReport): vo
     }
     report.searchIndex.ok = true;
   } catch (error) {
-    report.searchIndex.finding = message(error);
-    problems.push(`The search index is damaged (${message(error)}); a repair rebuilds it.`);
+    if (isSqliteBusy(error)) {
+      // The check takes the write lock (and gives it back untouched); a busy writer is not damage.
+      report.searchIndex.finding = "not checked: another process held the write lock; run doctor again when it is idle";
+    } else {
+      report.searchIndex.ok = false;
+      report.searchIndex.finding = message(error);
+      problems.push(`The search index is damaged (${message(error)}); a repair rebuilds it.`);
+    }
   }
   report.searchIndex.indexedUpTo = attempt(problems, "Reading the search index watermark", () => {
     const value = db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(INDEX_WATERMARK_KEY) as string | undefined;
@@ -332,6 +339,20 @@ export async function repairSqlite(path: string, options: SqliteRepairOptions = 
   const fresh = `${path}.repair-${stamp(at)}`;
   for (const file of [backup, fresh]) {
     if (existsSync(file)) throw new ConflictError(`${file} already exists; move it away and run the repair again.`);
+  }
+  const need = fileSize(path) + fileSize(`${path}-wal`);
+  const free = (() => {
+    try {
+      const fs = statfsSync(path);
+      return fs.bavail * fs.bsize;
+    } catch {
+      return null;
+    }
+  })();
+  if (free !== null && free < need) {
+    throw new StoreError(
+      `The fresh copy needs up to ${need} bytes beside ${path}, but the disk has ${free} free. Free some space (or copy the file to a bigger disk) and run the repair again.`,
+    );
   }
   const source = new Database(path, { fileMustExist: true, timeout: 0 });
   let freshConn: SqliteConnection | null = null;

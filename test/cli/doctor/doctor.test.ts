@@ -183,6 +183,26 @@ describe("threadline doctor", { timeout: 240_000 }, () => {
     expect(existsSync(t.db)).toBe(true);
   });
 
+  it("a check while another process holds the write lock: the index check is skipped (not damage), the rest runs", async () => {
+    await seedDatabase(t.db, { sessions: 2, messages: 2 });
+    const script = `const Database = require(${JSON.stringify(new URL("../../../node_modules/better-sqlite3/lib/index.js", import.meta.url).pathname)});
+      const db = new Database(${JSON.stringify(t.db)});
+      db.exec("BEGIN IMMEDIATE");
+      process.stdout.write("ready\\n");
+      process.stdin.on("data", () => {}).on("end", () => { db.exec("ROLLBACK"); db.close(); process.exit(0); });`;
+    holder = spawn(process.execPath, ["-e", script], { stdio: ["pipe", "pipe", "inherit"] });
+    await new Promise<void>((resolve, reject) => {
+      holder!.stdout!.setEncoding("utf8").on("data", (d: string) => d.includes("ready") && resolve());
+      holder!.on("exit", (code) => reject(new Error(`holder exited ${code}`)));
+    });
+    const result = await t.run(["doctor", "--json", "--db", t.db]);
+    expect(result.code, result.stderr).toBe(0);
+    const report = parseJson<SqliteDoctorReport>(result);
+    expect(report).toMatchObject({ healthy: true, integrity: { ok: true } });
+    expect(report.searchIndex.ok).toBeNull();
+    expect(report.searchIndex.finding).toContain("another process held the write lock");
+  });
+
   it("no such file: exit 3", async () => {
     const result = await t.run(["doctor", "--db", `${t.dir}/missing.db`]);
     expect(result.code).toBe(3);
