@@ -1,7 +1,8 @@
 /**
  * `threadline doctor --repair` on a SQLite file: copies every readable row into a fresh
  * file made by the normal migrations, rebuilds the search index there, and keeps the
- * damaged file as `<file>.damaged-<timestamp>`. Nothing is written to the damaged file.
+ * damaged file as `<file>.damaged-<timestamp>`. Nothing is written to the damaged file
+ * (beyond SQLite's own checkpoint of its WAL when the reading connection closes).
  *
  * @module
  */
@@ -71,18 +72,49 @@ export async function repairSqlite(path: string, options: SqliteRepairOptions = 
       // A damaged file may fail even this; the file is set aside next.
     }
     source.close();
-    // Set the damaged file aside with its WAL and shared-memory files, then put the fresh one in place.
-    renameSync(path, backup);
-    for (const suffix of ["-wal", "-shm"]) {
-      if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${backup}${suffix}`);
-    }
-    renameSync(fresh, path);
+    swapIn(path, fresh, backup);
     return report;
   } catch (error) {
     freshConn?.db.close();
     if (source.open) source.close();
-    for (const suffix of ["", "-wal", "-shm"]) rmSync(`${fresh}${suffix}`, { force: true });
+    if (!(error instanceof SwapError)) for (const suffix of ["", "-wal", "-shm"]) rmSync(`${fresh}${suffix}`, { force: true });
     throw error;
+  }
+}
+
+/** The fresh file could not be put in place; it is kept, and the message says where everything is. */
+class SwapError extends StoreError {}
+
+/**
+ * Sets the damaged file aside with its WAL and shared-memory files, then renames the fresh
+ * one into place (each rename atomic). When a rename fails, the damaged file goes back where
+ * it was and the fresh copy is kept beside it.
+ */
+function swapIn(path: string, fresh: string, backup: string): void {
+  let setAside = false;
+  try {
+    renameSync(path, backup);
+    setAside = true;
+    for (const suffix of ["-wal", "-shm"]) {
+      if (existsSync(`${path}${suffix}`)) renameSync(`${path}${suffix}`, `${backup}${suffix}`);
+    }
+    renameSync(fresh, path);
+  } catch (error) {
+    if (setAside && !existsSync(path)) {
+      try {
+        renameSync(backup, path);
+        for (const suffix of ["-wal", "-shm"]) {
+          if (existsSync(`${backup}${suffix}`)) renameSync(`${backup}${suffix}`, `${path}${suffix}`);
+        }
+      } catch {
+        // Reported below: the message names both files.
+      }
+    }
+    throw new SwapError(
+      `The repaired copy is ready at ${fresh}, but it could not replace ${path} (${message(error)}). ` +
+        `The damaged file is at ${existsSync(path) ? path : backup}; move the copy into place by hand once the cause is fixed.`,
+      { cause: error },
+    );
   }
 }
 
