@@ -12,6 +12,7 @@ import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
 import { makeInsightsCommand } from "./commands/insights-command.js";
+import { makeDoctorCommand } from "./commands/doctor-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 import { addTopLevel } from "./top-level.js";
@@ -38,6 +39,7 @@ export function makeProgram(io: CliIo = processIo()): Command {
   program.addCommand(makeServeCommand());
   program.addCommand(makeApiCommand());
   program.addCommand(makeConfigCommand(io));
+  program.addCommand(makeDoctorCommand(io));
   return program;
 }
 

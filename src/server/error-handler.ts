@@ -40,6 +40,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   TL_ERR_UNAVAILABLE: 503,
   TL_ERR_SCHEMA_VERSION: 500,
   TL_ERR_STORE: 500,
+  TL_ERR_CORRUPT: 500,
   TL_ERR_INTERNAL: 500,
 };
 
@@ -117,6 +118,16 @@ export function toErrorReply(error: unknown, requestId: string): { status: numbe
         return reply(error.code, error.message);
       case "TL_ERR_STORE_BUSY":
         return reply("TL_ERR_STORE_BUSY", "The database is busy; retry shortly.", undefined, { "retry-after": "1" });
+      case "TL_ERR_CORRUPT":
+        // The file's path stays in the log: an API client learns only that an operator must act.
+        return {
+          ...reply(
+            "TL_ERR_CORRUPT",
+            "The server's database file is damaged. An operator must run \"threadline doctor --repair\" on it (the server log names the file).",
+            { requestId },
+          ),
+          internal: true,
+        };
       case "TL_ERR_STORE_CLOSED":
         return reply("TL_ERR_UNAVAILABLE", "The server is shutting down; retry on another instance or later.", undefined, { "retry-after": "5" });
       default:

@@ -16,6 +16,7 @@ export type ThreadlineErrorCode =
   | "TL_ERR_SCHEMA_VERSION"
   | "TL_ERR_LEASE_LOST"
   | "TL_ERR_AMBIGUOUS_ID"
+  | "TL_ERR_CORRUPT"
   | "TL_ERR_STORE";
 
 /** Base class of every error Threadline throws on purpose. */
@@ -151,7 +152,24 @@ export class AmbiguousIdError extends ThreadlineError {
   }
 }
 
-/** An unexpected storage failure (disk full, corrupt file…), with the driver's error as `cause`. */
+/**
+ * The database file is damaged (SQLite's `SQLITE_CORRUPT*`) or is not a SQLite database at
+ * all (`SQLITE_NOTADB`: a damaged header, a truncated file, or a path that names some other
+ * file). `.location` is the file; the message names it and says to run
+ * `threadline doctor --repair`, which copies every readable session into a fresh file and
+ * keeps the damaged one as a backup. The driver's error is `.cause`.
+ */
+export class DatabaseCorruptError extends ThreadlineError {
+  /** The damaged database file. */
+  readonly location: string;
+
+  constructor(location: string, message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_CORRUPT", message, options);
+    this.location = location;
+  }
+}
+
+/** An unexpected storage failure (disk full, read-only file…), with the driver's error as `cause`. */
 export class StoreError extends ThreadlineError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("TL_ERR_STORE", message, options);

@@ -34,28 +34,42 @@ export interface OpenSessionDBOptions {
  * const pg = await openSessionDB("postgres://127.0.0.1:5432/app"); // a shared server
  */
 export async function openSessionDB(target?: string, options: OpenSessionDBOptions = {}): Promise<SessionDB> {
+  const chosen = chooseDatabaseTarget(target);
+  if (chosen.backend === "postgres") {
+    const { PostgresSessionDB } = await import("./postgres/index.js");
+    const chosenSchema = options.schema ?? chosen.schema;
+    return PostgresSessionDB.open({
+      connectionString: chosen.url,
+      ...(chosenSchema === undefined ? {} : { schema: chosenSchema }),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+    });
+  }
+  const { SqliteSessionDB } = await import("./sqlite/index.js");
+  const { schema: _schema, poolSize: _poolSize, ...sqliteOptions } = options;
+  return SqliteSessionDB.open({ path: chosen.path, ...sqliteOptions });
+}
+
+/** A database target resolved to its backend (see {@link openSessionDB} for the rules). */
+export type ChosenDatabaseTarget = { backend: "postgres"; url: string; schema: string | undefined } | { backend: "sqlite"; path: string };
+
+/**
+ * Resolves a target as {@link openSessionDB} does (nothing → `$THREADLINE_DB`, else the
+ * default file) without opening it.
+ */
+export function chooseDatabaseTarget(target?: string): ChosenDatabaseTarget {
   const fromEnv = process.env["THREADLINE_DB"];
   const chosen = target ?? (fromEnv !== undefined && fromEnv.trim() !== "" ? fromEnv : defaultDatabasePath());
   if (typeof chosen !== "string" || chosen.trim() === "") {
     throw new InvalidInputError("The database target is empty; pass a file path or a postgres:// URL.", { field: "target" });
   }
   if (/^postgres(ql)?:\/\//iu.test(chosen)) {
-    const { PostgresSessionDB } = await import("./postgres/index.js");
     const { url, schema } = splitSchemaParam(chosen);
-    const chosenSchema = options.schema ?? schema;
-    return PostgresSessionDB.open({
-      connectionString: url,
-      ...(chosenSchema === undefined ? {} : { schema: chosenSchema }),
-      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
-    });
+    return { backend: "postgres", url, schema };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen)) {
     throw new InvalidInputError(`Unknown database URL scheme in "${chosen}"; pass a SQLite file path or a postgres:// URL.`, { field: "target" });
   }
-  const path = chosen.replace(/^file:\/\//iu, "");
-  const { SqliteSessionDB } = await import("./sqlite/index.js");
-  const { schema: _schema, poolSize: _poolSize, ...sqliteOptions } = options;
-  return SqliteSessionDB.open({ path, ...sqliteOptions });
+  return { backend: "sqlite", path: chosen.replace(/^file:\/\//iu, "") };
 }
 
 /** Takes a `schema` query parameter out of a PostgreSQL URL (the driver does not know it). */

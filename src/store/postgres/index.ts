@@ -6,3 +6,4 @@
 export { PostgresSessionDB } from "./postgres-session-db.js";
 export { type PostgresConfig } from "./postgres-config.js";
 export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, type PostgresMigration } from "./postgres-migrations.js";
+export { diagnosePostgres } from "./postgres-doctor.js";

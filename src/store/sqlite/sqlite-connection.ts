@@ -46,7 +46,7 @@ export async function openSqliteConnection(config: Required<SqliteConfig>): Prom
     mkdirSync(dirname(config.path), { recursive: true });
     db = new Database(config.path, { timeout: config.busyTimeoutMs });
   } catch (error) {
-    throw translateSqliteError(error, `opening ${config.path}`);
+    throw translateSqliteError(error, `opening ${config.path}`, config.path);
   }
   try {
     // Refuse a newer schema before anything (even switching to WAL) touches the file.
@@ -60,7 +60,7 @@ export async function openSqliteConnection(config: Required<SqliteConfig>): Prom
     await migrate(db, config.lockTimeoutMs);
   } catch (error) {
     db.close();
-    throw translateSqliteError(error, `opening ${config.path}`);
+    throw translateSqliteError(error, `opening ${config.path}`, config.path);
   }
   return new SqliteConnection(db);
 }

@@ -180,14 +180,16 @@ export class SqliteSessionDB implements SessionDB {
 
   // --- plumbing ---------------------------------------------------------------
 
-  async #read<T>(doing: string, run: (conn: SqliteConnection) => T): Promise<T> {
+  async #read<T>(doing: string, run: (conn: SqliteConnection) => T | Promise<T>): Promise<T> {
     if (this.#closed) throw new StoreClosedError();
     await this.#queue.drain();
     if (this.#closed) throw new StoreClosedError();
     try {
-      return run(this.#conn);
+      // Awaited here, so that a reader that is itself async (listing) rejects through the
+      // translation below too, not with the driver's raw error.
+      return await run(this.#conn);
     } catch (error) {
-      throw translateSqliteError(error, doing);
+      throw translateSqliteError(error, doing, this.location);
     }
   }
 

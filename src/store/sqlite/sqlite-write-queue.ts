@@ -62,7 +62,7 @@ export async function beginImmediate(db: Database.Database, lockTimeoutMs: numbe
       begin.run();
       return;
     } catch (error) {
-      if (!isSqliteBusy(error)) throw translateSqliteError(error, doing);
+      if (!isSqliteBusy(error)) throw translateSqliteError(error, doing, db.name);
       if (Date.now() >= deadline) {
         throw new StoreBusyError(
           `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` +
@@ -148,7 +148,7 @@ export class SqliteWriteQueue {
           outcomes.push({ ok: true, value: op.run() });
         } catch (error) {
           t.rollback.run();
-          op.reject(translateSqliteError(error, op.doing));
+          op.reject(translateSqliteError(error, op.doing, db.name));
           return;
         }
       } else {
@@ -161,14 +161,14 @@ export class SqliteWriteQueue {
           } catch (error) {
             t.rollbackTo.run();
             t.release.run();
-            outcomes.push({ ok: false, error: translateSqliteError(error, op.doing) });
+            outcomes.push({ ok: false, error: translateSqliteError(error, op.doing, db.name) });
           }
         }
       }
       t.commit.run();
     } catch (error) {
       if (db.inTransaction) t.rollback.run();
-      const translated = translateSqliteError(error, "committing a write");
+      const translated = translateSqliteError(error, "committing a write", db.name);
       for (const op of batch) op.reject(translated);
       return;
     }

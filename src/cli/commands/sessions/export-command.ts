@@ -75,6 +75,8 @@ async function writeToFile(path: string, records: AsyncIterable<SessionRecord>):
     const count = await writeTo(out, records, true);
     return count;
   } catch (error) {
+    // Writes still in flight fail once the stream is destroyed; the export failed already.
+    out.on("error", () => {});
     out.destroy();
     await unlink(path).catch(() => {});
     throw error;

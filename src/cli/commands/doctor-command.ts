@@ -1,0 +1,188 @@
+/**
+ * `threadline doctor [--repair] [--db target] [--json]`: checks a database (integrity, the
+ * search index, schema version, WAL, free space; for PostgreSQL connectivity, schema version
+ * and the server's view) and, with `--repair`, salvages a damaged SQLite file into a fresh
+ * one, keeping the damaged file as a backup.
+ *
+ * @module
+ */
+import { Command, Option } from "commander";
+import {
+  diagnoseDatabase,
+  repairDatabase,
+  type DoctorReport,
+  type PostgresDoctorReport,
+  type RepairReport,
+  type SqliteDoctorReport,
+} from "../../store/index.js";
+import { formatBytes } from "../byte-size.js";
+import { CliError, EXIT } from "../cli-context.js";
+import { styles, useColor, writeJson, type CliIo } from "../cli-output.js";
+import { dbOption, jsonOption } from "../command-options.js";
+
+interface DoctorOptions {
+  db?: string;
+  json?: boolean;
+  repair?: boolean;
+}
+
+/** Control characters of text read from a damaged file, made visible. */
+function clean(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/gu, "?");
+}
+
+/**
+ * Builds `doctor`. Exit codes: 0 healthy (or repaired), 1 damage found (without `--repair`),
+ * 2 `--repair` on a PostgreSQL target, 3 no such file, 4 repair refused (another process has
+ * the file open, or the file is from a newer Threadline).
+ *
+ * JSON: the {@link DoctorReport}; with `--repair`, `{ "diagnosis": DoctorReport, "repair":
+ * RepairReport | null }` (`null` when there was nothing to repair).
+ */
+export function makeDoctorCommand(io: CliIo): Command {
+  return new Command("doctor")
+    .description("check the database (integrity, search index, schema, WAL, free space); --repair salvages a damaged SQLite file")
+    .addOption(new Option("--repair", "copy every readable session and message of a damaged SQLite file into a fresh file (the damaged one is kept as <file>.damaged-<time>)"))
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (options: DoctorOptions) => {
+      const target = options.db !== undefined && options.db.trim() !== "" ? options.db : undefined;
+      const diagnosis = await diagnoseDatabase(target);
+      const s = styles(useColor(io));
+      if (!options.repair) {
+        if (options.json) writeJson(io, diagnosis);
+        else io.stdout.write(`${describe(diagnosis, s)}\n${verdict(diagnosis, s)}\n`);
+        if (!diagnosis.healthy) process.exitCode = EXIT.failure;
+        return;
+      }
+      if (diagnosis.backend === "postgres") {
+        if (options.json) writeJson(io, { diagnosis, repair: null });
+        else io.stdout.write(`${describe(diagnosis, s)}\n`);
+        throw new CliError("--repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (use its backups). Run \"threadline doctor\" without --repair.", EXIT.usage);
+      }
+      if (diagnosis.healthy) {
+        if (options.json) writeJson(io, { diagnosis, repair: null });
+        else io.stdout.write(`${describe(diagnosis, s)}\n${s.green("Healthy: nothing to repair.")}\n`);
+        return;
+      }
+      if (diagnosis.schemaVersion !== null && diagnosis.schemaVersion > diagnosis.supportedSchemaVersion) {
+        throw new CliError(
+          `${diagnosis.location} was written by a newer Threadline (schema ${diagnosis.schemaVersion}, this one knows ${diagnosis.supportedSchemaVersion}); ` +
+            "a repair here would lose what it added. Run the repair with that newer Threadline.",
+          EXIT.conflict,
+        );
+      }
+      const repair = await repairDatabase(diagnosis.location);
+      if (options.json) writeJson(io, { diagnosis, repair });
+      else io.stdout.write(`${describe(diagnosis, s)}\n\n${describeRepair(repair, s)}\n`);
+    });
+}
+
+type Styles = ReturnType<typeof styles>;
+
+function describe(report: DoctorReport, s: Styles): string {
+  return report.backend === "sqlite" ? describeSqlite(report, s) : describePostgres(report, s);
+}
+
+function row(s: Styles, label: string, value: string): string {
+  return `${s.dim(label.padEnd(12))}  ${value}`;
+}
+
+function mark(ok: boolean, s: Styles): string {
+  return ok ? s.green("ok") : s.red("DAMAGED");
+}
+
+function describeSqlite(r: SqliteDoctorReport, s: Styles): string {
+  const n = (v: number): string => v.toLocaleString("en-US");
+  const lines = [
+    row(s, "Database", `${r.location} (sqlite, ${formatBytes(r.space.fileBytes)})`),
+    row(s, "Schema", r.schemaVersion === null ? "unreadable" : `version ${r.schemaVersion} (this Threadline: ${r.supportedSchemaVersion})`),
+    row(s, "Integrity", r.integrity.ok ? mark(true, s) : `${mark(false, s)}${r.integrity.findings.length > 0 ? `: ${r.integrity.findings.length} finding(s)` : ""}`),
+    ...r.integrity.findings.slice(0, 10).map((f) => `${" ".repeat(14)}${clean(f)}`),
+    row(
+      s,
+      "Search index",
+      r.searchIndex.ok === false
+        ? `${mark(false, s)}${r.searchIndex.finding === null ? "" : ` (${clean(r.searchIndex.finding)})`}`
+        : `${r.searchIndex.ok === null ? s.yellow(clean(r.searchIndex.finding ?? "not checked")) : mark(true, s)}` +
+            `${r.searchIndex.indexedUpTo === null ? "" : `, indexed up to message ${n(r.searchIndex.indexedUpTo)} of ${n(r.searchIndex.newestMessageId ?? 0)}`}`,
+    ),
+    row(s, "WAL", `${r.wal.journalMode ?? "unknown"} mode, -wal ${formatBytes(r.wal.walBytes)} (${n(r.wal.walFrames)} frame(s) not yet checkpointed)`),
+    row(
+      s,
+      "Free space",
+      `${r.space.freelistPages === null ? "unknown" : `${n(r.space.freelistPages)} free page(s) (${formatBytes(r.space.freelistBytes ?? 0)})`} in the file; ` +
+        `${r.space.diskFreeBytes === null ? "unknown" : formatBytes(r.space.diskFreeBytes)} free on the disk`,
+    ),
+  ];
+  return lines.join("\n");
+}
+
+function describePostgres(r: PostgresDoctorReport, s: Styles): string {
+  const lines = [
+    row(s, "Database", `${r.location} (postgres, schema ${r.schema})`),
+    row(s, "Connection", r.connected ? s.green("ok") : s.red("FAILED")),
+    row(s, "Schema", r.schemaVersion === null ? "none" : `version ${r.schemaVersion} (this Threadline: ${r.supportedSchemaVersion})`),
+  ];
+  if (r.server !== null) {
+    lines.push(
+      row(
+        s,
+        "Server",
+        `PostgreSQL ${r.server.version}, database ${r.server.database} (${formatBytes(r.server.databaseBytes)})` +
+          (r.server.checksumFailures === null ? "" : `, ${r.server.checksumFailures} checksum failure(s)`),
+      ),
+    );
+  }
+  lines.push(row(s, "Repair", "SQLite only (a PostgreSQL server keeps its data safe itself: use its backups)"));
+  return lines.join("\n");
+}
+
+function verdict(report: DoctorReport, s: Styles): string {
+  if (report.healthy) return `\n${s.green("Healthy.")}`;
+  const problems = report.problems.map((p) => `  - ${clean(p)}`).join("\n");
+  const next =
+    report.backend === "sqlite"
+      ? `Stop the processes that use it, then run "threadline doctor --repair --db ${report.location}" to copy everything readable into a fresh file (the damaged one is kept).`
+      : "Fix what is named above; repair is SQLite-only.";
+  return `\n${s.red("Problems found:")}\n${problems}\n${next}`;
+}
+
+function describeRepair(r: RepairReport, s: Styles): string {
+  const n = (v: number): string => v.toLocaleString("en-US");
+  const other = Object.entries(r.copied.other)
+    .filter(([, count]) => count > 0)
+    .map(([table, count]) => `${table} ${n(count)}`)
+    .join(", ");
+  const lines = [
+    s.green(`Repaired ${r.location}.`),
+    row(s, "Copied", `${n(r.copied.sessions)} session(s), ${n(r.copied.messages)} message(s)${other === "" ? "" : `; ${other}`}`),
+    row(s, "Indexed", `${n(r.indexed)} message(s) in a fresh search index`),
+    row(s, "Backup", `${r.backup} (the damaged file, kept as it was)`),
+  ];
+  const lost: string[] = [];
+  for (const table of r.unreadableTables) lost.push(`table ${table}: nothing could be read`);
+  for (const u of r.unreadable) {
+    lost.push(`${u.table}: rows after rowid ${u.afterRowid ?? "(start)"} and before ${u.beforeRowid ?? "(end)"}`);
+  }
+  if (r.lostSessionIds.length > 0) lost.push(`sessions lost: ${r.lostSessionIds.map(clean).join(", ")}`);
+  for (const m of r.lostMessages) lost.push(`session ${clean(m.sessionId)}: message id(s) ${compactIds(m.messageIds)}`);
+  if (r.recreatedSessionIds.length > 0) lost.push(`sessions recreated from their messages (source "recovered", their details lost): ${r.recreatedSessionIds.map(clean).join(", ")}`);
+  for (const [table, count] of Object.entries(r.dropped)) lost.push(`${table}: ${n(count)} row(s) dropped (what they pointed at was lost)`);
+  if (lost.length === 0) lines.push(row(s, "Lost", "nothing: every row was read"));
+  else lines.push(`${s.yellow("Could not be read:")}`, ...lost.map((l) => `  - ${l}`));
+  return lines.join("\n");
+}
+
+/** `3-7, 9, 12-13` for ascending ids. */
+function compactIds(ids: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < ids.length; ) {
+    let j = i;
+    while (j + 1 < ids.length && ids[j + 1] === ids[j]! + 1) j++;
+    parts.push(j === i ? String(ids[i]) : `${ids[i]}-${ids[j]}`);
+    i = j + 1;
+  }
+  return parts.join(", ");
+}
