@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { randomUUID } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Adapter, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
+import { createHash, randomUUID } from "node:crypto";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
 import { bearerMatches, isLoopbackAddress } from "./http-auth.js";
 
 /** Options of the api-server adapter. */
@@ -19,14 +19,26 @@ export interface ApiServerAdapterOptions {
   replyTimeoutMs?: number;
   /** The model name reported in responses (default `threadline`). */
   modelName?: string;
+  /** Where unexpected errors and joined retries are logged. */
+  logger?: GatewayLogger;
 }
 
 interface Pending {
   resolve: (message: OutboundMessage) => void;
+  /** The reply (or error) once it came. */
+  answered: Promise<OutboundMessage>;
+  settled: OutboundMessage | null;
   notices: string[];
   /** Set when the gateway stopped before the reply came. */
   closed: boolean;
+  /** What every request for this message gets (a retry with the same `Idempotency-Key` joins it). */
+  outcome: Promise<Outcome> | null;
 }
+
+/** How a request ends: an answer, or an OpenAI-style error. */
+type Outcome =
+  | { ok: true; text: string; sessionId: string | null; usage: OutboundMessage["usage"] | null }
+  | { ok: false; status: number; message: string; type: string; headers?: Record<string, string> };
 
 interface ChatBody {
   model?: unknown;
@@ -35,8 +47,27 @@ interface ChatBody {
   stream?: unknown;
 }
 
-function openAiError(reply: FastifyReply, status: number, message: string, type = "invalid_request_error"): FastifyReply {
+/** Longest accepted `Idempotency-Key` header. */
+const MAX_IDEMPOTENCY_KEY = 255;
+/** How many recent requests are remembered to recognise the official clients' automatic retries. */
+const RECENT_ATTEMPTS = 1000;
+
+/** The OpenAI error `type` of an HTTP status. */
+function errorTypeOf(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  return status >= 500 ? "server_error" : "invalid_request_error";
+}
+
+function openAiError(reply: FastifyReply, status: number, message: string, type = errorTypeOf(status)): FastifyReply {
   return reply.code(status).send({ error: { message, type, code: status } });
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function lastUserText(messages: unknown): string | null {
@@ -70,10 +101,14 @@ export class ApiServerAdapter implements Adapter {
   readonly #timeoutMs: number;
   readonly #model: string;
   readonly #pending = new Map<string, Pending>();
+  /** (session key, body hash) → message id of the latest request, for retries without an Idempotency-Key. */
+  readonly #attempts = new Map<string, string>();
+  readonly #log: GatewayLogger | null;
   #handler: InboundHandler | null = null;
 
   constructor(options: ApiServerAdapterOptions = {}) {
     this.#tokens = [...(options.tokens ?? [])];
+    this.#log = options.logger ?? null;
     this.#timeoutMs = options.replyTimeoutMs ?? 600_000;
     this.#model = options.modelName ?? "threadline";
   }
@@ -110,107 +145,179 @@ export class ApiServerAdapter implements Adapter {
       const pending = this.#pending.get(id);
       if (pending === undefined) continue;
       if (message.kind === "notice") pending.notices.push(message.text);
-      else pending.resolve(message);
+      else {
+        pending.settled ??= message;
+        pending.resolve(message);
+      }
     }
     return { messageId: null };
   }
 
-  /** Registers `POST /v1/chat/completions` and `GET /v1/models`. */
+  /**
+   * Registers `POST /v1/chat/completions` and `GET /v1/models`. Every error under `/v1`
+   * (invalid JSON, an unknown route, a failure) answers in the OpenAI error shape
+   * `{"error":{"message","type","code"}}`.
+   */
   routes(app: FastifyInstance): void {
     const authorize = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (this.#tokens.length > 0) {
         if (!bearerMatches(request.headers.authorization, this.#tokens)) {
-          await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.", "authentication_error");
+          await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.");
         }
       } else if (!isLoopbackAddress(request.socket.remoteAddress)) {
-        await openAiError(reply, 403, "This gateway has no API tokens configured, so it only accepts clients on this machine.", "permission_error");
+        await openAiError(reply, 403, "This gateway has no API tokens configured, so it only accepts clients on this machine.");
       }
     };
-    app.get("/v1/models", { preHandler: authorize }, async () => ({
-      object: "list",
-      data: [{ id: this.#model, object: "model", created: 0, owned_by: "threadline" }],
-    }));
-    app.post("/v1/chat/completions", { preHandler: authorize }, async (request, reply) => this.#complete(request, reply));
+    void app.register(
+      async (v1) => {
+        v1.setErrorHandler(async (error: FastifyError, request, reply) => {
+          const status = typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+          if (status >= 500) {
+            this.#log?.error({ err: error, method: request.method, route: request.routeOptions.url }, "api-server request failed");
+            return openAiError(reply, status, "The gateway failed to handle the request (see its log); retry, and report it if it keeps happening.");
+          }
+          return openAiError(reply, status, `${error.message.replace(/\.?$/u, ".")} Send a JSON body: {"messages":[{"role":"user","content":"…"}]}.`);
+        });
+        v1.setNotFoundHandler(async (request, reply) =>
+          openAiError(
+            reply,
+            404,
+            `There is no route ${request.method} ${request.url.split("?")[0]}. This gateway serves POST /v1/chat/completions and GET /v1/models.`,
+          ),
+        );
+        v1.get("/models", { preHandler: authorize }, async () => ({
+          object: "list",
+          data: [{ id: this.#model, object: "model", created: 0, owned_by: "threadline" }],
+        }));
+        v1.post("/chat/completions", { preHandler: authorize }, async (request, reply) => this.#complete(request, reply));
+      },
+      { prefix: "/v1" },
+    );
   }
 
   async #complete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = (request.body ?? {}) as ChatBody;
-    if (body === null || typeof body !== "object") return openAiError(reply, 400, "The body must be a JSON object.");
+    if (body === null || typeof body !== "object" || Array.isArray(body)) return openAiError(reply, 400, "The body must be a JSON object.");
     const text = lastUserText(body.messages);
     if (text === null) return openAiError(reply, 400, 'messages must be a list with at least one {"role":"user","content":…} message.');
-    const header = request.headers["x-threadline-session-key"];
-    const sessionKey = (Array.isArray(header) ? header[0] : header) ?? (typeof body.user === "string" ? body.user : undefined);
+    const sessionKey = header(request, "x-threadline-session-key") ?? (typeof body.user === "string" ? body.user : undefined);
     if (sessionKey === undefined || sessionKey.trim() === "") {
       return openAiError(reply, 400, "Name the conversation: send an X-Threadline-Session-Key header or a \"user\" field.");
     }
-    if (this.#handler === null) return openAiError(reply, 503, "The gateway is not accepting messages right now; retry shortly.", "server_error");
-    const messageId = `api-${randomUUID()}`;
-    const message: InboundMessage = {
-      source: {
-        platform: "api-server",
-        chatType: "dm",
-        chatId: sessionKey,
-        userId: typeof body.user === "string" ? body.user : sessionKey,
-        userName: typeof body.user === "string" ? body.user : null,
-      },
-      text,
-      messageId,
+    const idempotencyKey = header(request, "idempotency-key");
+    if (idempotencyKey !== undefined && (idempotencyKey.trim() === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+      return openAiError(reply, 400, `The Idempotency-Key header must be 1–${MAX_IDEMPOTENCY_KEY} characters; send a unique value per message (the same value on a retry).`);
+    }
+    if (this.#handler === null) return openAiError(reply, 503, "The gateway is not accepting messages right now; retry shortly.");
+    // One message per (session key, idempotency key): a retry reuses the id, so it is never stored twice.
+    // The official OpenAI clients send no Idempotency-Key but number their automatic retries
+    // (X-Stainless-Retry-Count ≥ 1, same body): such a retry is the latest request with that body.
+    const attempt = `${sessionKey}\u0000${createHash("sha256").update(JSON.stringify(body), "utf8").digest("hex")}`;
+    const retryCount = Number(header(request, "x-stainless-retry-count") ?? "0");
+    const retryOf = idempotencyKey === undefined && retryCount >= 1 ? this.#attempts.get(attempt) : undefined;
+    const messageId =
+      idempotencyKey !== undefined
+        ? `api-idem-${createHash("sha256").update(`${sessionKey}\u0000${idempotencyKey}`, "utf8").digest("hex").slice(0, 32)}`
+        : (retryOf ?? `api-${randomUUID()}`);
+    if (idempotencyKey === undefined) this.#rememberAttempt(attempt, messageId);
+    let pending = this.#pending.get(messageId);
+    if (pending?.outcome != null) {
+      this.#log?.info({ messageId }, "joined a request already running");
+    } else {
+      const message: InboundMessage = {
+        source: {
+          platform: "api-server",
+          chatType: "dm",
+          chatId: sessionKey,
+          userId: typeof body.user === "string" ? body.user : sessionKey,
+          userName: typeof body.user === "string" ? body.user : null,
+        },
+        text,
+        messageId,
+        ...(idempotencyKey === undefined && retryOf === undefined ? {} : { idempotent: true }),
+      };
+      let resolve!: (m: OutboundMessage) => void;
+      const answered = new Promise<OutboundMessage>((r) => (resolve = r));
+      const created: Pending = { resolve, answered, settled: null, notices: [], closed: false, outcome: null };
+      this.#pending.set(messageId, created);
+      created.outcome = this.#run(message, created).finally(() => this.#pending.delete(messageId));
+      pending = created;
+    }
+    const outcome = await pending.outcome!;
+    if (!outcome.ok) {
+      for (const [name, value] of Object.entries(outcome.headers ?? {})) void reply.header(name, value);
+      return openAiError(reply, outcome.status, outcome.message, outcome.type);
+    }
+    if (outcome.sessionId) void reply.header("x-threadline-session-id", outcome.sessionId);
+    const usage = {
+      prompt_tokens: outcome.usage?.promptTokens ?? 0,
+      completion_tokens: outcome.usage?.completionTokens ?? 0,
+      total_tokens: (outcome.usage?.promptTokens ?? 0) + (outcome.usage?.completionTokens ?? 0),
     };
-    let resolve!: (m: OutboundMessage) => void;
-    const answered = new Promise<OutboundMessage>((r) => (resolve = r));
-    const pending: Pending = { resolve, notices: [], closed: false };
-    this.#pending.set(messageId, pending);
+    const id = `chatcmpl-${messageId.slice(4)}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = typeof body.model === "string" ? body.model : this.#model;
+    const content = outcome.text;
+    if (body.stream === true) {
+      const chunk = { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] };
+      const end = { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage };
+      return reply
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .send(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`);
+    }
+    return reply.send({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+      usage,
+    });
+  }
+
+  #rememberAttempt(attempt: string, messageId: string): void {
+    this.#attempts.delete(attempt);
+    this.#attempts.set(attempt, messageId);
+    if (this.#attempts.size > RECENT_ATTEMPTS) {
+      const oldest = this.#attempts.keys().next().value;
+      if (oldest !== undefined) this.#attempts.delete(oldest);
+    }
+  }
+
+  /** Hands a message to the gateway and waits for what answers it. */
+  async #run(message: InboundMessage, pending: Pending): Promise<Outcome> {
+    const fail = (status: number, text: string, headers?: Record<string, string>): Outcome => ({
+      ok: false,
+      status,
+      message: text,
+      type: errorTypeOf(status),
+      ...(headers === undefined ? {} : { headers }),
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
-      const ack = await this.#handler(message);
-      if (ack.status === "rejected") return openAiError(reply, 429, ack.reason, "rate_limit_error");
-      if (ack.status === "duplicate") return openAiError(reply, 409, "This message was already received.");
-      let out: OutboundMessage | null;
-      if (ack.status === "command") {
-        out = { text: pending.notices.join("\n\n"), kind: "notice", inReplyTo: [messageId] };
-        // A command such as /retry may start a turn whose reply answers this request.
-        if (pending.notices.length === 0) out = null;
-      } else {
-        out = null;
+      const ack = await this.#handler!(message);
+      if (ack.status === "rejected") return fail(429, ack.reason);
+      if (ack.status === "duplicate" && message.idempotent !== true) return fail(409, "This message was already received.", { "x-should-retry": "false" });
+      let out: OutboundMessage | null = null;
+      if (ack.status === "command" && (pending.notices.length > 0 || pending.settled !== null)) {
+        // What the command said is the answer; a command the user got wrong is a normal reply.
+        const settled = pending.settled;
+        if (settled !== null && settled.kind === "error" && settled.refused !== true) return fail(500, settled.text);
+        return { ok: true, text: [...pending.notices, settled?.text ?? ""].filter((t) => t !== "").join("\n\n"), sessionId: settled?.sessionId ?? null, usage: null };
       }
-      if (out === null) {
-        const timeout = new Promise<null>((r) => {
-          timer = setTimeout(() => r(null), this.#timeoutMs);
-        });
-        out = await Promise.race([answered, timeout]);
-      }
-      if (out === null) return openAiError(reply, 504, `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.`, "server_error");
-      if (pending.closed) return openAiError(reply.header("retry-after", "5"), 503, out.text, "server_error");
-      if (out.kind === "error") return openAiError(reply, 502, out.text, "server_error");
-      const text = [...(ack.status === "command" ? [] : pending.notices), out.text].filter((t) => t !== "").join("\n\n");
-      if (out.sessionId) void reply.header("x-threadline-session-id", out.sessionId);
-      const usage = {
-        prompt_tokens: out.usage?.promptTokens ?? 0,
-        completion_tokens: out.usage?.completionTokens ?? 0,
-        total_tokens: (out.usage?.promptTokens ?? 0) + (out.usage?.completionTokens ?? 0),
-      };
-      const id = `chatcmpl-${messageId.slice(4)}`;
-      const created = Math.floor(Date.now() / 1000);
-      const model = typeof body.model === "string" ? body.model : this.#model;
-      if (body.stream === true) {
-        const chunk = { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] };
-        const end = { id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage };
-        return reply
-          .header("content-type", "text/event-stream")
-          .header("cache-control", "no-cache")
-          .send(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`);
-      }
-      return reply.send({
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage,
+      // A turn (or a command such as /retry that starts one) answers this request.
+      const timeout = new Promise<null>((r) => {
+        timer = setTimeout(() => r(null), this.#timeoutMs);
       });
+      out = await Promise.race([pending.answered, timeout]);
+      if (out === null) return fail(504, `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.`);
+      if (pending.closed) return fail(503, out.text, { "retry-after": "5" });
+      if (out.kind === "error" && out.refused !== true) return fail(502, out.text);
+      const text = [...(ack.status === "command" ? [] : pending.notices), out.text].filter((t) => t !== "").join("\n\n");
+      return { ok: true, text, sessionId: out.sessionId ?? null, usage: out.usage ?? null };
     } finally {
       clearTimeout(timer);
-      this.#pending.delete(messageId);
     }
   }
 }
