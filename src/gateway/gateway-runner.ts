@@ -268,6 +268,9 @@ export class GatewayRunner implements CommandHost {
       await this.notify(source, failure === undefined ? "This message got no reply, and the conversation has moved on since; send it again as a new message." : textOf(failure.content), [messageId], "error");
       return { status: "duplicate", sessionKey: key };
     }
+    // A worker that just finished the failed turn may still be looking at the queue: let it end.
+    const worker = this.#running.get(key);
+    if (worker !== undefined && worker.phase === "between") await worker.done;
     if (this.#running.has(key)) {
       return { status: "rejected", sessionKey: key, reason: "The session is busy with another message; retry this one when it is answered." };
     }
