@@ -237,7 +237,7 @@ export class GatewayRunner implements CommandHost {
    * runs a failed turn once more — never stores the user message a second time.
    * `null` when the id is new.
    */
-  async #repeatAttempt(key: string, message: InboundMessage, messageId: string): Promise<InboundAck | null> {
+  async #repeatAttempt(key: string, message: InboundMessage, messageId: string, waited = false): Promise<InboundAck | null> {
     const route = await this.db.getRoute(key);
     if (route === null) return null;
     const messages = await this.db.getMessages(route.sessionId, { lastMessages: IDEMPOTENCY_WINDOW });
@@ -270,7 +270,10 @@ export class GatewayRunner implements CommandHost {
     }
     // A worker that just finished the failed turn may still be looking at the queue: let it end.
     const worker = this.#running.get(key);
-    if (worker !== undefined && worker.phase === "between") await worker.done;
+    if (worker !== undefined && worker.phase === "between" && !waited) {
+      await worker.done;
+      return this.#repeatAttempt(key, message, messageId, true);
+    }
     if (this.#running.has(key)) {
       return { status: "rejected", sessionKey: key, reason: "The session is busy with another message; retry this one when it is answered." };
     }
