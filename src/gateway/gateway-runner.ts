@@ -256,10 +256,10 @@ export class GatewayRunner implements CommandHost {
       await this.#send(source, { text: textOf(reply.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
       return { status: "duplicate", sessionKey: key };
     }
-    const failed = after.some(isFailedTurnRecord);
-    if (!failed && (route.turnStartedAt !== null || this.isBusy(key))) {
-      // The first attempt is still running (here or on another replica): hand its reply over when stored.
-      this.#relayReply(key, source, messageId);
+    const failures = after.filter(isFailedTurnRecord).length;
+    if (end === messages.length && (route.turnStartedAt !== null || this.isBusy(key))) {
+      // An attempt is still running (here or on another replica): hand its reply over when stored.
+      this.#relayReply(key, source, messageId, failures);
       return { status: "duplicate", sessionKey: key };
     }
     if (end < messages.length) {
@@ -401,7 +401,7 @@ export class GatewayRunner implements CommandHost {
    * Another replica will run a message that came in through a request/response adapter
    * here: watch the transcript for its reply and hand it to the waiting request.
    */
-  #relayReply(key: string, source: SessionSource, messageId: string): void {
+  #relayReply(key: string, source: SessionSource, messageId: string, knownFailures = 0): void {
     const adapter = this.#adapters.get(source.platform);
     if (adapter?.awaitsReply === undefined) return;
     const waiting = (): boolean => adapter.awaitsReply!(messageId);
@@ -414,12 +414,15 @@ export class GatewayRunner implements CommandHost {
         const messages = await this.db.getMessages(route.sessionId, { lastMessages: 200 });
         const at = messages.findIndex((m) => m.role === "user" && m.platformMessageId === messageId);
         if (at < 0) continue;
+        let failures = 0;
         for (let i = at + 1; i < messages.length && messages[i]!.role !== "user"; i++) {
           const m = messages[i]!;
-          if (isFailedTurnRecord(m)) {
+          // A failed attempt answers (as an error) unless it was already there when the wait began.
+          if (isFailedTurnRecord(m) && ++failures > knownFailures) {
             await this.#send(source, { text: textOf(m.content), kind: "error", inReplyTo: [messageId] });
             return;
           }
+          if (isFailedTurnRecord(m)) continue;
           if (m.role === "assistant" && textOf(m.content).trim() !== "" && !(m.toolCalls && m.toolCalls.length > 0)) {
             await this.#send(source, { text: textOf(m.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
             return;
