@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Adapter, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
 import { bearerMatches, isLoopbackAddress } from "./http-auth.js";
 
 /** Options of the api-server adapter. */
@@ -27,6 +27,8 @@ export interface ApiServerAdapterOptions {
    * by the echo agent). A request naming another model gets a 400 that lists these.
    */
   models?: ApiServerModels | null;
+  /** Where unexpected errors and joined retries are logged. */
+  logger?: GatewayLogger;
 }
 
 /** The models an api-server answers with (from `provider.model` and `provider.models`). */
@@ -47,12 +49,22 @@ interface LiveStream {
 
 interface Pending {
   resolve: (message: OutboundMessage) => void;
+  /** The reply (or error) once it came. */
+  answered: Promise<OutboundMessage>;
+  settled: OutboundMessage | null;
   notices: string[];
   /** Set when the gateway stopped before the reply came. */
   closed: boolean;
-  /** Set for `stream: true`: pieces of the reply are written as they come. */
+  /** What every request for this message gets (a retry with the same `Idempotency-Key` joins it). */
+  outcome: Promise<Outcome> | null;
+  /** Set for `stream: true` on the request that sent the message: pieces of the reply are written as they come. */
   onDelta: ((delta: OutboundDelta) => void) | null;
 }
+
+/** How a request ends: an answer, or an OpenAI-style error. */
+type Outcome =
+  | { ok: true; text: string; sessionId: string | null; usage: OutboundMessage["usage"] | null; model: string | null }
+  | { ok: false; status: number; message: string; type: string; headers?: Record<string, string> };
 
 interface ChatBody {
   model?: unknown;
@@ -61,8 +73,27 @@ interface ChatBody {
   stream?: unknown;
 }
 
-function openAiError(reply: FastifyReply, status: number, message: string, type = "invalid_request_error"): FastifyReply {
+/** Longest accepted `Idempotency-Key` header. */
+const MAX_IDEMPOTENCY_KEY = 255;
+/** How many recent requests are remembered to recognise the official clients' automatic retries. */
+const RECENT_ATTEMPTS = 1000;
+
+/** The OpenAI error `type` of an HTTP status. */
+function errorTypeOf(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  return status >= 500 ? "server_error" : "invalid_request_error";
+}
+
+function openAiError(reply: FastifyReply, status: number, message: string, type = errorTypeOf(status)): FastifyReply {
   return reply.code(status).send({ error: { message, type, code: status } });
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function lastUserText(messages: unknown): string | null {
@@ -97,10 +128,14 @@ export class ApiServerAdapter implements Adapter {
   readonly #model: string;
   readonly #models: ApiServerModels | null;
   readonly #pending = new Map<string, Pending>();
+  /** (session key, body hash) → message id of the latest request, for retries without an Idempotency-Key. */
+  readonly #attempts = new Map<string, string>();
+  readonly #log: GatewayLogger | null;
   #handler: InboundHandler | null = null;
 
   constructor(options: ApiServerAdapterOptions = {}) {
     this.#tokens = [...(options.tokens ?? [])];
+    this.#log = options.logger ?? null;
     this.#timeoutMs = options.replyTimeoutMs ?? 600_000;
     this.#model = options.modelName ?? "threadline";
     this.#models = options.models ?? null;
@@ -148,36 +183,62 @@ export class ApiServerAdapter implements Adapter {
       const pending = this.#pending.get(id);
       if (pending === undefined) continue;
       if (message.kind === "notice") pending.notices.push(message.text);
-      else pending.resolve(message);
+      else {
+        pending.settled ??= message;
+        pending.resolve(message);
+      }
     }
     return { messageId: null };
   }
 
-  /** Registers `POST /v1/chat/completions` and `GET /v1/models`. */
+  /**
+   * Registers `POST /v1/chat/completions` and `GET /v1/models`. Every error under `/v1`
+   * (invalid JSON, an unknown route, a failure) answers in the OpenAI error shape
+   * `{"error":{"message","type","code"}}`.
+   */
   routes(app: FastifyInstance): void {
     const authorize = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (this.#tokens.length > 0) {
         if (!bearerMatches(request.headers.authorization, this.#tokens)) {
-          await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.", "authentication_error");
+          await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.");
         }
       } else if (!isLoopbackAddress(request.socket.remoteAddress)) {
-        await openAiError(reply, 403, "This gateway has no API tokens configured, so it only accepts clients on this machine.", "permission_error");
+        await openAiError(reply, 403, "This gateway has no API tokens configured, so it only accepts clients on this machine.");
       }
     };
-    app.get("/v1/models", { preHandler: authorize }, async () => ({
-      object: "list",
-      data: this.#modelNames().map((id) => ({ id, object: "model", created: 0, owned_by: "threadline" })),
-    }));
-    app.post("/v1/chat/completions", { preHandler: authorize }, async (request, reply) => this.#complete(request, reply));
+    void app.register(
+      async (v1) => {
+        v1.setErrorHandler(async (error: FastifyError, request, reply) => {
+          const status = typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 600 ? error.statusCode : 500;
+          if (status >= 500) {
+            this.#log?.error({ err: error, method: request.method, route: request.routeOptions.url }, "api-server request failed");
+            return openAiError(reply, status, "The gateway failed to handle the request (see its log); retry, and report it if it keeps happening.");
+          }
+          return openAiError(reply, status, `${error.message.replace(/\.?$/u, ".")} Send a JSON body: {"messages":[{"role":"user","content":"…"}]}.`);
+        });
+        v1.setNotFoundHandler(async (request, reply) =>
+          openAiError(
+            reply,
+            404,
+            `There is no route ${request.method} ${request.url.split("?")[0]}. This gateway serves POST /v1/chat/completions and GET /v1/models.`,
+          ),
+        );
+        v1.get("/models", { preHandler: authorize }, async () => ({
+          object: "list",
+          data: this.#modelNames().map((id) => ({ id, object: "model", created: 0, owned_by: "threadline" })),
+        }));
+        v1.post("/chat/completions", { preHandler: authorize }, async (request, reply) => this.#complete(request, reply));
+      },
+      { prefix: "/v1" },
+    );
   }
 
   async #complete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = (request.body ?? {}) as ChatBody;
-    if (body === null || typeof body !== "object") return openAiError(reply, 400, "The body must be a JSON object.");
+    if (body === null || typeof body !== "object" || Array.isArray(body)) return openAiError(reply, 400, "The body must be a JSON object.");
     const text = lastUserText(body.messages);
     if (text === null) return openAiError(reply, 400, 'messages must be a list with at least one {"role":"user","content":…} message.');
-    const header = request.headers["x-threadline-session-key"];
-    const sessionKey = (Array.isArray(header) ? header[0] : header) ?? (typeof body.user === "string" ? body.user : undefined);
+    const sessionKey = header(request, "x-threadline-session-key") ?? (typeof body.user === "string" ? body.user : undefined);
     if (sessionKey === undefined || sessionKey.trim() === "") {
       return openAiError(reply, 400, "Name the conversation: send an X-Threadline-Session-Key header or a \"user\" field.");
     }
@@ -188,94 +249,140 @@ export class ApiServerAdapter implements Adapter {
         400,
         `Unknown model ${JSON.stringify(body.model)}: this gateway answers with ${this.#modelNames().map((name) => JSON.stringify(name)).join(", ")}. ` +
           `Ask for one of them, or leave "model" out for the configured one (provider.models maps other names).`,
-        "invalid_request_error",
       );
     }
-    if (this.#handler === null) return openAiError(reply, 503, "The gateway is not accepting messages right now; retry shortly.", "server_error");
-    const messageId = `api-${randomUUID()}`;
-    const message: InboundMessage = {
-      source: {
-        platform: "api-server",
-        chatType: "dm",
-        chatId: sessionKey,
-        userId: typeof body.user === "string" ? body.user : sessionKey,
-        userName: typeof body.user === "string" ? body.user : null,
-      },
-      text,
-      messageId,
-    };
-    if (model !== null) message.model = model;
-    let resolve!: (m: OutboundMessage) => void;
-    const answered = new Promise<OutboundMessage>((r) => (resolve = r));
-    const pending: Pending = { resolve, notices: [], closed: false, onDelta: null };
+    const idempotencyKey = header(request, "idempotency-key");
+    if (idempotencyKey !== undefined && (idempotencyKey.trim() === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
+      return openAiError(reply, 400, `The Idempotency-Key header must be 1–${MAX_IDEMPOTENCY_KEY} characters; send a unique value per message (the same value on a retry).`);
+    }
+    if (this.#handler === null) return openAiError(reply, 503, "The gateway is not accepting messages right now; retry shortly.");
+    // One message per (session key, idempotency key): a retry reuses the id, so it is never stored twice.
+    // The official OpenAI clients send no Idempotency-Key but number their automatic retries
+    // (X-Stainless-Retry-Count ≥ 1, same body): such a retry is the latest request with that body.
+    const attempt = `${sessionKey}\u0000${createHash("sha256").update(JSON.stringify(body), "utf8").digest("hex")}`;
+    const retryCount = Number(header(request, "x-stainless-retry-count") ?? "0");
+    const retryOf = idempotencyKey === undefined && retryCount >= 1 ? this.#attempts.get(attempt) : undefined;
+    const messageId =
+      idempotencyKey !== undefined
+        ? `api-idem-${createHash("sha256").update(`${sessionKey}\u0000${idempotencyKey}`, "utf8").digest("hex").slice(0, 32)}`
+        : (retryOf ?? `api-${randomUUID()}`);
+    if (idempotencyKey === undefined) this.#rememberAttempt(attempt, messageId);
     const id = `chatcmpl-${messageId.slice(4)}`;
     const created = Math.floor(Date.now() / 1000);
     let live: LiveStream | null = null;
-    if (body.stream === true) {
-      pending.onDelta = (delta) => {
-        if (live === null) {
-          // The first piece: the response becomes an event stream (errors before it keep their status codes).
-          live = this.#openStream(reply, id, created, model ?? this.#models?.default ?? this.#model, delta.sessionId);
-          const lead = pending.notices.join("\n\n");
-          this.#writeChunk(live, { role: "assistant", content: lead === "" ? delta.text : `${lead}\n\n${delta.text}` }, null);
-        } else {
-          this.#writeChunk(live, { content: delta.text }, null);
-        }
+    let pending = this.#pending.get(messageId);
+    if (pending?.outcome != null) {
+      this.#log?.info({ messageId }, "joined a request already running");
+    } else {
+      const message: InboundMessage = {
+        source: {
+          platform: "api-server",
+          chatType: "dm",
+          chatId: sessionKey,
+          userId: typeof body.user === "string" ? body.user : sessionKey,
+          userName: typeof body.user === "string" ? body.user : null,
+        },
+        text,
+        messageId,
+        ...(idempotencyKey === undefined && retryOf === undefined ? {} : { idempotent: true }),
+        ...(model === null ? {} : { model }),
       };
+      let resolve!: (m: OutboundMessage) => void;
+      const answered = new Promise<OutboundMessage>((r) => (resolve = r));
+      const fresh: Pending = { resolve, answered, settled: null, notices: [], closed: false, outcome: null, onDelta: null };
+      if (body.stream === true) {
+        // Only the request that sent the message streams; a retry joining it gets the whole reply at the end.
+        fresh.onDelta = (delta) => {
+          if (live === null) {
+            // The first piece: the response becomes an event stream (errors before it keep their status codes).
+            live = this.#openStream(reply, id, created, model ?? this.#models?.default ?? this.#model, delta.sessionId);
+            const lead = fresh.notices.join("\n\n");
+            this.#writeChunk(live, { role: "assistant", content: lead === "" ? delta.text : `${lead}\n\n${delta.text}` }, null);
+          } else {
+            this.#writeChunk(live, { content: delta.text }, null);
+          }
+        };
+      }
+      this.#pending.set(messageId, fresh);
+      fresh.outcome = this.#run(message, fresh).finally(() => this.#pending.delete(messageId));
+      pending = fresh;
     }
-    this.#pending.set(messageId, pending);
+    const outcome = await pending.outcome!;
+    const streaming: LiveStream | null = live;
+    if (streaming !== null) return this.#endStream(reply, streaming, outcome);
+    if (!outcome.ok) {
+      for (const [name, value] of Object.entries(outcome.headers ?? {})) void reply.header(name, value);
+      return openAiError(reply, outcome.status, outcome.message, outcome.type);
+    }
+    if (outcome.sessionId) void reply.header("x-threadline-session-id", outcome.sessionId);
+    const usage = {
+      prompt_tokens: outcome.usage?.promptTokens ?? 0,
+      completion_tokens: outcome.usage?.completionTokens ?? 0,
+      total_tokens: (outcome.usage?.promptTokens ?? 0) + (outcome.usage?.completionTokens ?? 0),
+    };
+    // The model that answered (as the provider named it), not the name the client asked for.
+    const answeredBy = outcome.model ?? this.#model;
+    const content = outcome.text;
+    if (body.stream === true) {
+      const chunk = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] };
+      const end = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage };
+      return reply
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .send(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`);
+    }
+    return reply.send({
+      id,
+      object: "chat.completion",
+      created,
+      model: answeredBy,
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+      usage,
+    });
+  }
+
+  #rememberAttempt(attempt: string, messageId: string): void {
+    this.#attempts.delete(attempt);
+    this.#attempts.set(attempt, messageId);
+    if (this.#attempts.size > RECENT_ATTEMPTS) {
+      const oldest = this.#attempts.keys().next().value;
+      if (oldest !== undefined) this.#attempts.delete(oldest);
+    }
+  }
+
+  /** Hands a message to the gateway and waits for what answers it. */
+  async #run(message: InboundMessage, pending: Pending): Promise<Outcome> {
+    const fail = (status: number, text: string, headers?: Record<string, string>): Outcome => ({
+      ok: false,
+      status,
+      message: text,
+      type: errorTypeOf(status),
+      ...(headers === undefined ? {} : { headers }),
+    });
     let timer: NodeJS.Timeout | undefined;
     try {
-      const ack = await this.#handler(message);
-      if (ack.status === "rejected") return openAiError(reply, 429, ack.reason, "rate_limit_error");
-      if (ack.status === "duplicate") return openAiError(reply, 409, "This message was already received.");
-      let out: OutboundMessage | null;
-      if (ack.status === "command") {
-        out = { text: pending.notices.join("\n\n"), kind: "notice", inReplyTo: [messageId] };
-        // A command such as /retry may start a turn whose reply answers this request.
-        if (pending.notices.length === 0) out = null;
-      } else {
-        out = null;
+      const ack = await this.#handler!(message);
+      if (ack.status === "rejected") return fail(429, ack.reason);
+      if (ack.status === "duplicate" && message.idempotent !== true) return fail(409, "This message was already received.", { "x-should-retry": "false" });
+      let out: OutboundMessage | null = null;
+      if (ack.status === "command" && (pending.notices.length > 0 || pending.settled !== null)) {
+        // What the command said is the answer; a command the user got wrong is a normal reply.
+        const settled = pending.settled;
+        if (settled !== null && settled.kind === "error" && settled.refused !== true) return fail(500, settled.text);
+        return { ok: true, text: [...pending.notices, settled?.text ?? ""].filter((t) => t !== "").join("\n\n"), sessionId: settled?.sessionId ?? null, usage: null, model: null };
       }
-      if (out === null) {
-        const timeout = new Promise<null>((r) => {
-          timer = setTimeout(() => r(null), this.#timeoutMs);
-        });
-        out = await Promise.race([answered, timeout]);
-      }
-      const streaming: LiveStream | null = live;
-      if (streaming !== null) return this.#endStream(reply, streaming, out, pending.closed);
-      if (out === null) return openAiError(reply, 504, `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.`, "server_error");
-      if (pending.closed) return openAiError(reply.header("retry-after", "5"), 503, out.text, "server_error");
-      if (out.kind === "error") return openAiError(reply, 502, out.text, "server_error");
-      const text = [...(ack.status === "command" ? [] : pending.notices), out.text].filter((t) => t !== "").join("\n\n");
-      if (out.sessionId) void reply.header("x-threadline-session-id", out.sessionId);
-      const usage = {
-        prompt_tokens: out.usage?.promptTokens ?? 0,
-        completion_tokens: out.usage?.completionTokens ?? 0,
-        total_tokens: (out.usage?.promptTokens ?? 0) + (out.usage?.completionTokens ?? 0),
-      };
-      // The model that answered (as the provider named it), not the name the client asked for.
-      const answeredBy = out.model ?? this.#model;
-      if (body.stream === true) {
-        const chunk = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] };
-        const end = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage };
-        return reply
-          .header("content-type", "text/event-stream")
-          .header("cache-control", "no-cache")
-          .send(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify(end)}\n\ndata: [DONE]\n\n`);
-      }
-      return reply.send({
-        id,
-        object: "chat.completion",
-        created,
-        model: answeredBy,
-        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-        usage,
+      // A turn (or a command such as /retry that starts one) answers this request.
+      const timeout = new Promise<null>((r) => {
+        timer = setTimeout(() => r(null), this.#timeoutMs);
       });
+      out = await Promise.race([pending.answered, timeout]);
+      if (out === null) return fail(504, `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.`);
+      if (pending.closed) return fail(503, out.text, { "retry-after": "5" });
+      if (out.kind === "error" && out.refused !== true) return fail(502, out.text);
+      const text = [...(ack.status === "command" ? [] : pending.notices), out.text].filter((t) => t !== "").join("\n\n");
+      return { ok: true, text, sessionId: out.sessionId ?? null, usage: out.usage ?? null, model: out.model ?? null };
     } finally {
       clearTimeout(timer);
-      this.#pending.delete(messageId);
     }
   }
 
@@ -318,12 +425,9 @@ export class ApiServerAdapter implements Adapter {
   }
 
   /** Ends a stream: the finishing chunk with usage, or an error event when the turn failed, was cut off or timed out. */
-  #endStream(reply: FastifyReply, live: LiveStream, out: OutboundMessage | null, closed: boolean): FastifyReply {
-    if (out === null || closed || out.kind === "error") {
-      const message =
-        out === null ? `No reply within ${this.#timeoutMs} ms; the message is stored and the reply will be in the session.` : out.text;
-      const status = out === null ? 504 : closed ? 503 : 502;
-      this.#writeEvent(live, JSON.stringify({ error: { message, type: "server_error", code: status } }));
+  #endStream(reply: FastifyReply, live: LiveStream, out: Outcome): FastifyReply {
+    if (!out.ok) {
+      this.#writeEvent(live, JSON.stringify({ error: { message: out.message, type: out.type, code: out.status } }));
     } else {
       const usage = {
         prompt_tokens: out.usage?.promptTokens ?? 0,

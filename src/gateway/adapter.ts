@@ -25,6 +25,13 @@ export interface InboundMessage {
   text: string;
   /** The platform's message id (de-duplication, reply threading). */
   messageId?: string | null;
+  /**
+   * `messageId` is a client-chosen idempotency key (the api-server's `Idempotency-Key`):
+   * a message whose id is already stored in the chat's session is not stored again — its
+   * stored reply is sent again, a reply still running is awaited, and a turn that failed
+   * is run once more.
+   */
+  idempotent?: boolean;
   /** Attachments; several media messages of one album merge into one turn while busy. */
   media?: InboundMedia[];
   /** The album/media-group id of a media message. */
@@ -48,6 +55,12 @@ export interface OutboundMessage {
   sessionId?: string;
   /** The model that answered (a reply from an agent that reports it). */
   model?: string;
+  /**
+   * Kind `error` only: the request was refused because of the user's input (an unknown
+   * command, a bad argument, a title in use), not because something failed.
+   * Request/response adapters answer it as a normal reply, not as a server error.
+   */
+  refused?: boolean;
 }
 
 /** A piece of a reply, sent while the model is still producing it (see {@link Adapter.sendDelta}). */

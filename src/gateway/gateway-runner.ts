@@ -20,8 +20,16 @@ import { SessionQueue, type InboundEvent } from "./session-queue.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
 import type { SessionStore } from "./session-store.js";
-import { parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
-import { closeOpenToolCalls, missingToolResults, replyTextOf, textOf, userMessagesOf } from "./turn-messages.js";
+import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
+import {
+  closeOpenToolCalls,
+  failedTurnRecord,
+  isFailedTurnRecord,
+  missingToolResults,
+  replyTextOf,
+  textOf,
+  userMessagesOf,
+} from "./turn-messages.js";
 
 /** Minimal structured logger (pino-compatible). */
 export interface GatewayLogger {
@@ -86,6 +94,8 @@ const RECENT_IDS = 10_000;
 const RECORDED_MODELS = 10_000;
 /** How often a replica looks for the reply another replica stored for a waiting request. */
 const RELAY_POLL_MS = 100;
+/** How far back (messages of the current session) an idempotent message id is looked for. */
+const IDEMPOTENCY_WINDOW = 100;
 
 /** What drain() reports. */
 export interface DrainResult {
@@ -212,17 +222,81 @@ export class GatewayRunner implements CommandHost {
     const key = await this.store.sessionKeyFor(message.source);
     if (!this.#accepting) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
     const command = parseSlashCommand(message.text);
-    if (command !== null) {
+    if (command !== null && isGatewayCommand(command)) {
       await runSlashCommand(this, key, message, command);
       return { status: "command", sessionKey: key };
     }
-    if (message.messageId) {
+    if (message.idempotent === true && message.messageId) {
+      const again = await this.#repeatAttempt(key, message, message.messageId);
+      if (again !== null) return again;
+    } else if (message.messageId) {
       const id = `${key}\u0000${message.messageId}`;
       if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
       this.#remember(id);
     }
     if (await this.#startNow(key, message)) return { status: "accepted", sessionKey: key };
     return this.enqueue(key, message);
+  }
+
+  /**
+   * An idempotent message whose id is already stored in the key's current session (a
+   * client's retry): sends the stored reply again, waits for a reply still running, or
+   * runs a failed turn once more — never stores the user message a second time.
+   * `null` when the id is new.
+   */
+  async #repeatAttempt(key: string, message: InboundMessage, messageId: string, waited = false): Promise<InboundAck | null> {
+    const route = await this.db.getRoute(key);
+    if (route === null) return null;
+    const messages = await this.db.getMessages(route.sessionId, { lastMessages: IDEMPOTENCY_WINDOW });
+    let at = -1;
+    for (let i = messages.length - 1; i >= 0 && at < 0; i--) {
+      if (messages[i]!.role === "user" && messages[i]!.platformMessageId === messageId) at = i;
+    }
+    if (at < 0) return null;
+    const source = message.source;
+    let end = at + 1;
+    while (end < messages.length && messages[end]!.role !== "user") end++;
+    const after = messages.slice(at + 1, end);
+    const reply = after.findLast((m) => m.role === "assistant" && !isFailedTurnRecord(m) && !(m.toolCalls && m.toolCalls.length > 0) && textOf(m.content).trim() !== "");
+    if (reply !== undefined) {
+      this.#log.info({ sessionId: route.sessionId }, "a repeated request got the stored reply");
+      await this.#send(source, { text: textOf(reply.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
+      return { status: "duplicate", sessionKey: key };
+    }
+    const failures = after.filter(isFailedTurnRecord).length;
+    if (end === messages.length && (route.turnStartedAt !== null || this.isBusy(key))) {
+      // An attempt is still running (here or on another replica): hand its reply over when stored.
+      this.#relayReply(key, source, messageId, failures);
+      return { status: "duplicate", sessionKey: key };
+    }
+    if (end < messages.length) {
+      // Later messages were answered since: re-running this one would answer out of order.
+      const failure = after.findLast(isFailedTurnRecord);
+      await this.notify(source, failure === undefined ? "This message got no reply, and the conversation has moved on since; send it again as a new message." : textOf(failure.content), [messageId], "error");
+      return { status: "duplicate", sessionKey: key };
+    }
+    // A worker that just finished the failed turn may still be looking at the queue: let it end.
+    const worker = this.#running.get(key);
+    if (worker !== undefined && worker.phase === "between" && !waited) {
+      await worker.done;
+      return this.#repeatAttempt(key, message, messageId, true);
+    }
+    if (this.#running.has(key)) {
+      return { status: "rejected", sessionKey: key, reason: "The session is busy with another message; retry this one when it is answered." };
+    }
+    const lease = await this.#acquire(key);
+    if (lease === false || this.#running.has(key)) {
+      if (lease !== null && lease !== false) await this.#release(key, lease);
+      return { status: "rejected", sessionKey: key, reason: "The session is busy with another message; retry this one when it is answered." };
+    }
+    const entry = await this.store.getEntry(key);
+    if (entry === null) {
+      if (lease !== null) await this.#release(key, lease);
+      return null;
+    }
+    this.#log.info({ sessionId: entry.sessionId }, "a repeated request re-runs the failed turn");
+    this.#startWorker(key, source, lease, { rerun: entry, ids: [messageId], model: message.model ?? undefined });
+    return { status: "accepted", sessionKey: key };
   }
 
   /**
@@ -262,7 +336,11 @@ export class GatewayRunner implements CommandHost {
       await this.notify(message.source, outcome.reason, [message.messageId ?? ""].filter(Boolean), "error");
       return { status: "rejected", sessionKey: key, reason: outcome.reason };
     }
-    if (outcome.status === "duplicate") return { status: "duplicate", sessionKey: key };
+    if (outcome.status === "duplicate") {
+      // A retry of a message still waiting in the queue: its reply answers the retry too.
+      if (message.idempotent === true && message.messageId && !this.#running.has(key)) this.#relayReply(key, message.source, message.messageId);
+      return { status: "duplicate", sessionKey: key };
+    }
     this.#metrics.queueDepthChanged?.(key, outcome.depth);
     const worker = this.#running.get(key);
     if (worker !== undefined) worker.more = true;
@@ -339,7 +417,7 @@ export class GatewayRunner implements CommandHost {
    * Another replica will run a message that came in through a request/response adapter
    * here: watch the transcript for its reply and hand it to the waiting request.
    */
-  #relayReply(key: string, source: SessionSource, messageId: string): void {
+  #relayReply(key: string, source: SessionSource, messageId: string, knownFailures = 0): void {
     const adapter = this.#adapters.get(source.platform);
     if (adapter?.awaitsReply === undefined) return;
     const waiting = (): boolean => adapter.awaitsReply!(messageId);
@@ -352,8 +430,15 @@ export class GatewayRunner implements CommandHost {
         const messages = await this.db.getMessages(route.sessionId, { lastMessages: 200 });
         const at = messages.findIndex((m) => m.role === "user" && m.platformMessageId === messageId);
         if (at < 0) continue;
+        let failures = 0;
         for (let i = at + 1; i < messages.length && messages[i]!.role !== "user"; i++) {
           const m = messages[i]!;
+          // A failed attempt answers (as an error) unless it was already there when the wait began.
+          if (isFailedTurnRecord(m) && ++failures > knownFailures) {
+            await this.#send(source, { text: textOf(m.content), kind: "error", inReplyTo: [messageId] });
+            return;
+          }
+          if (isFailedTurnRecord(m)) continue;
           if (m.role === "assistant" && textOf(m.content).trim() !== "" && !(m.toolCalls && m.toolCalls.length > 0)) {
             await this.#send(source, { text: textOf(m.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
             return;
@@ -369,7 +454,11 @@ export class GatewayRunner implements CommandHost {
     key: string,
     source: SessionSource,
     lease: Lease | null,
-    first: { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void } | { resume: SessionEntry } | null,
+    first:
+      | { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void }
+      | { resume: SessionEntry }
+      | { rerun: SessionEntry; ids: string[]; model?: string | undefined }
+      | null,
   ): void {
     const state: Running = { phase: "between", more: false, controller: null, abortReason: null, lease, renewTimer: null, done: Promise.resolve(), source };
     this.#running.set(key, state);
@@ -384,6 +473,8 @@ export class GatewayRunner implements CommandHost {
           await this.#turn(key, state, first.messages, { durable: first.durable, failed: first.failed });
         } else if (first !== null && "resume" in first) {
           await this.#resumeTurn(key, state, first.resume);
+        } else if (first !== null && "rerun" in first) {
+          await this.#rerunTurn(key, state, first.rerun, first.ids, source, first.model);
         }
         // An interrupted worker stops (`/stop`, `/new`, `/resume` decide what happens to the queue).
         while (this.#accepting && state.abortReason === null) {
@@ -543,6 +634,17 @@ export class GatewayRunner implements CommandHost {
     await this.#runAgent(key, state, entry, source, ids, [notice], started);
   }
 
+  /** A retry of a failed turn: its user message is stored; run the agent again on the history. */
+  async #rerunTurn(key: string, state: Running, entry: SessionEntry, ids: string[], source: SessionSource, model?: string): Promise<void> {
+    state.phase = "turn";
+    try {
+      await this.store.beginTurn(key);
+      await this.#runAgent(key, state, entry, source, ids, [], performance.now(), model, { rerun: true });
+    } finally {
+      state.phase = "between";
+    }
+  }
+
   async #history(sessionId: string): Promise<ReturnType<SessionDB["getConversation"]> extends Promise<infer T> ? T : never> {
     return this.#timed("getConversation", () => this.db.getConversation(sessionId, { lastMessages: this.#historyLimit }));
   }
@@ -556,8 +658,11 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
+    options: { rerun?: boolean } = {},
   ): Promise<void> {
-    const history = await this.#history(entry.sessionId);
+    let history = await this.#history(entry.sessionId);
+    // A re-run answers the last user message again: its failed attempts are not part of the question.
+    if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
     const context = buildSessionContext(source, this.#contextConfig, entry);
     const contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
     const agent = await this.#agentFor(key, entry);
@@ -595,6 +700,8 @@ export class GatewayRunner implements CommandHost {
       state.controller = null;
     }
     const turn = closeOpenToolCalls(produced);
+    // A failed turn is recorded, so the next model call sees its user message once and that it went unanswered.
+    if (outcome === "error") turn.push(failedTurnRecord((failure as Error)?.message ?? String(failure), this.store.clock.now()));
     // On shutdown the turn marker stays: the next start counts the interruption and resumes.
     const finish = outcome === "ok" ? "ok" : outcome === "error" || state.abortReason === "stop" ? "failed" : "interrupted";
     try {
@@ -722,8 +829,14 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** Sends a notice or error to the chat of `source`. */
-  async notify(source: SessionSource, text: string, inReplyTo: string[], kind: OutboundMessage["kind"] = "notice"): Promise<void> {
-    await this.#send(source, { text, kind, inReplyTo });
+  async notify(
+    source: SessionSource,
+    text: string,
+    inReplyTo: string[],
+    kind: OutboundMessage["kind"] = "notice",
+    extra: Pick<OutboundMessage, "refused"> = {},
+  ): Promise<void> {
+    await this.#send(source, { text, kind, inReplyTo, ...(extra.refused === true ? { refused: true } : {}) });
   }
 
   // --- command host ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import type { GatewayLogger } from "./gateway-runner.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
 import type { SessionStore } from "./session-store.js";
 import { parseSessionSource, type SessionSource } from "./session-source.js";
-import { textOf } from "./turn-messages.js";
+import { isFailedTurnRecord, textOf } from "./turn-messages.js";
 
 /** What a {@link HandoffWorker} needs from the gateway (a `GatewayRunner` is one). */
 export interface HandoffHost {
@@ -247,7 +247,7 @@ export class HandoffWorker {
     if (at < 0) return "missing";
     for (let i = at + 1; i < messages.length && messages[i]!.role !== "user"; i++) {
       const m = messages[i]!;
-      if (m.role === "assistant" && textOf(m.content).trim() !== "" && !(m.toolCalls && m.toolCalls.length > 0)) return "replied";
+      if (m.role === "assistant" && !isFailedTurnRecord(m) && textOf(m.content).trim() !== "" && !(m.toolCalls && m.toolCalls.length > 0)) return "replied";
     }
     return "unanswered";
   }

@@ -30,7 +30,13 @@ export interface CommandHost {
   resumeQueue(key: string, source: SessionSource): Promise<void>;
   enqueue(key: string, message: InboundMessage): Promise<unknown>;
   summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string>;
-  notify(source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]): Promise<void>;
+  notify(
+    source: SessionSource,
+    text: string,
+    inReplyTo: string[],
+    kind?: OutboundMessage["kind"],
+    extra?: Pick<OutboundMessage, "refused">,
+  ): Promise<void>;
 }
 
 /** The commands, with one line of help each. */
@@ -55,6 +61,15 @@ export function parseSlashCommand(text: string): SlashCommand | null {
   return { name: match[1]!.toLowerCase(), args: (match[2] ?? "").trim() };
 }
 
+/**
+ * Whether a parsed command is one for the gateway: a known command, or an unknown
+ * `/word` on its own (answered with "Unknown command" and the list). An unknown
+ * `/word` followed by more text (`/etc is full`) is a message for the model.
+ */
+export function isGatewayCommand(command: SlashCommand): boolean {
+  return Object.hasOwn(SLASH_COMMANDS, command.name) || command.args === "";
+}
+
 function helpText(): string {
   return ["Commands:", ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${help}`)].join("\n");
 }
@@ -63,11 +78,19 @@ function formatTokens(n: number): string {
   return n.toLocaleString("en-US");
 }
 
-/** Runs a command; replies go to the chat of the message. */
+/** How a command answers: `refused` is an error caused by the user's input (sent as kind `error`, marked `refused`). */
+type ReplyKind = OutboundMessage["kind"] | "refused";
+
+/**
+ * Runs a command; replies go to the chat of the message. A command the user got wrong
+ * (unknown name, bad argument, a title in use, no such session) answers with an `error`
+ * marked `refused`; only a failure of the command itself is a plain `error`.
+ */
 export async function runSlashCommand(host: CommandHost, key: string, message: InboundMessage, command: SlashCommand): Promise<void> {
   const source = message.source;
   const ids = message.messageId ? [message.messageId] : [];
-  const reply = (text: string, kind: OutboundMessage["kind"] = "notice"): Promise<void> => host.notify(source, text, ids, kind);
+  const reply = (text: string, kind: ReplyKind = "notice"): Promise<void> =>
+    kind === "refused" ? host.notify(source, text, ids, "error", { refused: true }) : host.notify(source, text, ids, kind);
   const { store, db } = host;
   try {
     switch (command.name) {
@@ -122,7 +145,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
           const set = await db.setTitle(entry.sessionId, command.args);
           await reply(`Title set: ${set}`);
         } catch (error) {
-          if (error instanceof ConflictError || error instanceof InvalidInputError) await reply(error.message, "error");
+          if (error instanceof ConflictError || error instanceof InvalidInputError) await reply(error.message, "refused");
           else throw error;
         }
         return;
@@ -130,11 +153,11 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
       case "undo": {
         const n = command.args === "" ? 1 : Number(command.args);
         if (!Number.isSafeInteger(n) || n < 1) {
-          await reply("Usage: /undo [n], where n is how many of your messages to remove (a whole number ≥ 1).", "error");
+          await reply("Usage: /undo [n], where n is how many of your messages to remove (a whole number ≥ 1).", "refused");
           return;
         }
         if (host.isBusy(key)) {
-          await reply("A reply is still running; /stop it first or wait for it.", "error");
+          await reply("A reply is still running; /stop it first or wait for it.", "refused");
           return;
         }
         const entry = await store.getEntry(key);
@@ -153,7 +176,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
       }
       case "retry": {
         if (host.isBusy(key)) {
-          await reply("A reply is still running; /stop it first or wait for it.", "error");
+          await reply("A reply is still running; /stop it first or wait for it.", "refused");
           return;
         }
         const entry = await store.getEntry(key);
@@ -167,7 +190,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
       }
       case "queue": {
         if (command.args === "") {
-          await reply("Usage: /queue <text>", "error");
+          await reply("Usage: /queue <text>", "refused");
           return;
         }
         await host.enqueue(key, { source, text: command.args, messageId: message.messageId ?? null });
@@ -183,7 +206,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         await reply(helpText());
         return;
       default:
-        await reply(`Unknown command /${command.name}.\n${helpText()}`, "error");
+        await reply(`Unknown command /${command.name}.\n${helpText()}`, "refused");
     }
   } catch (error) {
     await reply(`/${command.name} failed: ${(error as Error).message}`, "error");
@@ -195,7 +218,7 @@ async function resumeCommand(
   key: string,
   source: SessionSource,
   args: string,
-  reply: (text: string, kind?: OutboundMessage["kind"]) => Promise<void>,
+  reply: (text: string, kind?: ReplyKind) => Promise<void>,
 ): Promise<void> {
   const { store, db } = host;
   if (args === "") {
@@ -222,7 +245,7 @@ async function resumeCommand(
       matches.length === 0
         ? `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`
         : `"${args}" matches ${matches.length} sessions of this chat; give more of the id:\n${matches.slice(0, 5).map((s) => `• ${s.title ?? s.preview ?? "(empty)"} — ${s.id}`).join("\n")}`,
-      "error",
+      "refused",
     );
     return;
   }
@@ -240,11 +263,11 @@ async function compressCommand(
   host: CommandHost,
   key: string,
   source: SessionSource,
-  reply: (text: string, kind?: OutboundMessage["kind"]) => Promise<void>,
+  reply: (text: string, kind?: ReplyKind) => Promise<void>,
 ): Promise<void> {
   const { store, db } = host;
   if (host.isBusy(key)) {
-    await reply("A reply is still running; wait for it before /compress.", "error");
+    await reply("A reply is still running; wait for it before /compress.", "refused");
     return;
   }
   const entry = await store.getEntry(key);

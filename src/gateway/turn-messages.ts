@@ -88,3 +88,21 @@ export function replyTextOf(messages: NewMessage[]): string {
   }
   return "";
 }
+
+/** The start of the text of a failed-turn record. */
+export const FAILED_TURN_PREFIX = "[No reply: the model could not answer this message";
+
+/**
+ * The message stored for a turn whose model call failed: an assistant message (finish
+ * reason `error`) saying so, so the failure stays in the transcript and the next model
+ * call sees the unanswered user message once, followed by the note that it failed.
+ */
+export function failedTurnRecord(reason: string, at: number): NewMessage {
+  const short = reason.length > 300 ? `${reason.slice(0, 300)}…` : reason;
+  return { role: "assistant", content: `${FAILED_TURN_PREFIX} (${short}).]`, finishReason: "error", timestamp: at };
+}
+
+/** Whether a stored or conversation message is a failed-turn record (see {@link failedTurnRecord}). */
+export function isFailedTurnRecord(message: { role: string; content?: NewMessage["content"]; finishReason?: string | null }): boolean {
+  return message.role === "assistant" && textOf(message.content).startsWith(FAILED_TURN_PREFIX);
+}

@@ -15,6 +15,7 @@ import {
   ExpiryWatcher,
   GatewayRecovery,
   GatewayRunner,
+  hashIdentifier,
   SessionQueue,
   SessionStore,
   type Adapter,
@@ -58,6 +59,35 @@ export interface RunningGateway {
    * marker. Closes everything.
    */
   stop(reason?: string): Promise<{ drained: boolean; stillRunning: string[] }>;
+}
+
+/**
+ * One access-log line per request, at info level: method, route (the pattern, not the
+ * raw URL, so no ids or query strings), status, duration and, for the OpenAI-compatible
+ * endpoint, a hash of the session key (never the key, a token or a body).
+ */
+function logRequests(http: FastifyInstance, logger: Logger): void {
+  // Logged when the response closes (not in onResponse), so streamed replies that take the
+  // response over from Fastify (stream: true) get their line too.
+  http.addHook("onRequest", async (request, reply) => {
+    reply.raw.once("close", () => {
+      const line: Record<string, unknown> = {
+        reqId: request.id,
+        method: request.method,
+        route: request.routeOptions.url ?? "(no route)",
+        status: reply.raw.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      };
+      if (!reply.raw.writableFinished) line["aborted"] = true;
+      if (request.url.startsWith("/v1/") && reply.raw.statusCode !== 401 && reply.raw.statusCode !== 403) {
+        const header = request.headers["x-threadline-session-key"];
+        const body = request.body as { user?: unknown } | null | undefined;
+        const key = (Array.isArray(header) ? header[0] : header) ?? (typeof body?.user === "string" ? body.user : undefined);
+        if (key !== undefined && key !== "") line["sessionKeyHash"] = hashIdentifier(key);
+      }
+      logger.info(line, "request");
+    });
+  });
 }
 
 /** Starts a gateway. */
@@ -126,10 +156,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const adapters: Adapter[] = [];
   // Keep-alive connections must not hold a shutdown open.
   const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
+  logRequests(http, logger);
   let runnerRef: GatewayRunner | null = null;
   const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
-    const api = new ApiServerAdapter({ tokens: config.adapters.apiServer.tokens, replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000, models });
+    const api = new ApiServerAdapter({
+      tokens: config.adapters.apiServer.tokens,
+      replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000,
+      models,
+      logger,
+    });
     api.routes(http);
     adapters.push(api);
     logger.info(

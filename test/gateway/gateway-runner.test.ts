@@ -142,6 +142,49 @@ forEachBackend((backend) => {
     expect((await local.nextMessage()).message.text).toBe("ok second");
   });
 
+  it("an idempotent message id already stored is never stored again: a failed turn is recorded and re-run once, a stored reply is sent again (across a restart)", async () => {
+    const { local, db, reopen } = await setup({
+      agent: () =>
+        new ScriptedAgent(async () => {
+          throw new AgentError("provider answered 500; try again later", { status: 500 });
+        }),
+    });
+    const retry = { messageId: "idem-1", idempotent: true };
+    await local.receive("question", {}, retry);
+    const failed = (await local.nextMessage()).message;
+    expect(failed.kind).toBe("error");
+    const sessionId = (await db.listSessions({ limit: 5 })).items[0]!.id;
+    const stored = await db.getMessages(sessionId);
+    expect(stored.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(stored[1]!.content).toMatch(/could not answer this message \(provider answered 500/);
+    expect(stored[1]!.finishReason).toBe("error");
+
+    // A new process (the retry may reach another replica or a restarted gateway).
+    const db2 = await reopen();
+    const local2 = new LocalAdapter();
+    const agent = new ScriptedAgent(async (input) => ({ messages: [{ role: "assistant", content: `ok ${lastText(input)}` }] }));
+    const runner2 = new GatewayRunner({ store: new SessionStore({ db: db2 }), adapters: [local2], agentFactory: () => agent });
+    await runner2.start();
+    expect((await local2.receive("question", {}, retry)).status).toBe("accepted");
+    expect((await local2.nextMessage()).message.text).toBe("ok question");
+    // The re-run saw the question once, as the last message (not its failed attempt).
+    expect(agent.inputs[0]!.messages.map((m) => m.role)).toEqual(["user"]);
+    // Once answered, the same id gets the stored reply without a model call.
+    expect((await local2.receive("question", {}, retry)).status).toBe("duplicate");
+    const again = (await local2.nextMessage()).message;
+    expect([again.kind, again.text]).toEqual(["reply", "ok question"]);
+    expect(agent.inputs).toHaveLength(1);
+    expect((await db2.getMessages(sessionId)).map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+    // The next turn sees the question once, with the failure recorded.
+    await local2.receive("next", {}, { messageId: "idem-2", idempotent: true });
+    await local2.nextMessage();
+    const seen = agent.inputs[1]!.messages;
+    expect(seen.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["question", "next"]);
+    expect(seen.some((m) => m.role === "assistant" && String(m.content).includes("could not answer"))).toBe(true);
+    await runner2.drain(1000);
+    await runner2.stop();
+  });
+
   it("titles the session after the first exchange; a taken title gets the lineage number", async () => {
     const { local, db } = await setup({ titler: new HeuristicTitler() });
     await local.receive("Plan the quarterly release checklist please", { chatId: "c1" });
@@ -190,8 +233,13 @@ forEachBackend((backend) => {
     await local.receive("/frobnicate");
     const unknown = (await local.nextMessage()).message;
     expect(unknown.kind).toBe("error");
+    expect(unknown.refused).toBe(true);
     expect(unknown.text).toMatch(/Unknown command \/frobnicate/);
     expect(unknown.text).toMatch(/\/resume/);
+    // Only known commands are commands: an unknown "/word" followed by text is a message.
+    // (accepted, or queued while the worker of "/queue later" is still looking at the queue)
+    expect(["accepted", "queued"]).toContain((await local.receive("/etc is full")).status);
+    expect((await local.nextMessage()).message.text).toBe("Echo: /etc is full");
   });
 
   it("/new starts a fresh session and clears the queue; /resume by title switches back", async () => {

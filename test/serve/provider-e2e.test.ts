@@ -161,6 +161,14 @@ describe("provider behind threadline serve (issue 12)", () => {
         usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
       });
       expect(fake.chatRequests()[0]!.body).toMatchObject({ stream: true });
+      // The streamed response (taken over from the HTTP framework) still gets its access-log line.
+      await waitFor(() => gateway.logLines().some((l) => l["msg"] === "request" && l["route"] === "/v1/chat/completions"), {
+        what: "the access line of the streamed request",
+        describe: () => gateway.output(),
+      });
+      expect(gateway.logLines().filter((l) => l["msg"] === "request" && l["route"] === "/v1/chat/completions")).toEqual([
+        expect.objectContaining({ method: "POST", status: 200, sessionKeyHash: expect.stringMatching(/^[0-9a-f]{12}$/u) }),
+      ]);
 
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
