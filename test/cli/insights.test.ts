@@ -46,7 +46,7 @@ describe("threadline insights", { timeout: 120_000 }, () => {
     expect(out).toMatch(/^ {2}terminal +2 +66\.7% +1$/mu);
     expect(out).toMatch(/^ {2}web_search +1 +33\.3% +1$/mu);
     expect(out).toMatch(/^Sessions started by weekday \(.+\)$/mu);
-    expect(out).toMatch(/^ {2}23:00 +\d+ /mu);
+    expect(out).toMatch(/^ {2}23:00 +\d+( +█+)?$/mu);
     expect(out).toMatch(/^Longest sessions$/mu);
     expect(out).toMatch(new RegExp(`^ {2}\\$0\\.0123 +\\d{4}-.* ${toolSession}$`, "mu"));
   });
