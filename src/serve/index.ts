@@ -8,3 +8,5 @@ export * from "./serve-config.js";
 export * from "./gateway-metrics.js";
 export * from "./start-gateway.js";
 export * from "./agent-choice.js";
+export * from "./chat-platform-config.js";
+export * from "./chat-adapters.js";

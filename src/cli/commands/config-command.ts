@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { parseDocument, parse as parseYamlValue } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { chatAdapterProblems, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError, EXIT } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -36,6 +36,11 @@ function masked(config: ServeConfig): ServeConfig {
   copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => hide(t)!);
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = hide(copy.adapters.webhook.secret)!;
   copy.api.keys = copy.api.keys.map((k) => ({ ...k, key: hide(k.key)! }));
+  // Platform tokens are never shown, not even a prefix.
+  if (copy.adapters.telegram !== null) {
+    if (copy.adapters.telegram.token !== null) copy.adapters.telegram.token = `(set, ${copy.adapters.telegram.token.length} chars)`;
+    if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
+  }
   return copy;
 }
 
@@ -75,7 +80,8 @@ export function makeConfigCommand(io: CliIo): Command {
       try {
         const loaded = await loadConfig(path);
         exists = loaded.exists;
-        parseServeConfig(loaded.doc);
+        const problems = chatAdapterProblems(parseServeConfig(loaded.doc).adapters);
+        if (problems.length > 0) problem = problems.join("; ");
       } catch (error) {
         problem = (error as Error).message;
       }
