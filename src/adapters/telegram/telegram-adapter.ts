@@ -57,6 +57,8 @@ export interface TelegramAdapterOptions {
   pollingTimeoutSeconds?: number;
   /** How many times a send hit by 429 or a 5xx is retried (default 5). */
   maxRetryAttempts?: number;
+  /** How long `connect` waits for the Bot API before going on in the background, in ms (default 20,000). */
+  connectTimeoutMs?: number;
 }
 
 const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
@@ -145,20 +147,46 @@ export class TelegramAdapter implements Adapter {
     });
   }
 
+  /**
+   * Logs in (getMe), registers the slash commands (setMyCommands) and starts polling or
+   * sets the webhook. A refused token fails at once; an unreachable Bot API does not hold
+   * the gateway's start: after `connectTimeoutMs` the adapter keeps trying in the
+   * background (grammY retries with back-off) and logs when it is connected.
+   */
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
+    this.#receiving = true;
+    const up = this.#bringUp();
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      up.then(() => "up" as const),
+      new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), this.#options.connectTimeoutMs ?? 20_000);
+        timer.unref();
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (waited === "timeout") {
+      this.#log.warn(
+        { platform: this.platform, apiRoot: this.#options.apiRoot ?? "https://api.telegram.org" },
+        "telegram: the Bot API does not answer yet; still connecting in the background",
+      );
+      up.catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: connecting failed"));
+    }
+  }
+
+  async #bringUp(): Promise<void> {
     try {
-      await this.#bot.init();
+      await this.#bot.init(this.#stop.signal as Parameters<Bot["init"]>[0]);
     } catch (error) {
       throw this.#connectError(error);
     }
+    if (!this.#receiving) return;
     const commands = Object.entries(SLASH_COMMANDS)
       .filter(([name]) => /^[a-z0-9_]{1,32}$/u.test(name))
       .map(([command, description]) => ({ command, description: description.slice(0, 256) }));
     await this.#bot.api.setMyCommands(commands).catch((error: unknown) =>
       this.#log.warn({ err: this.#safe(error), platform: this.platform }, "telegram: setMyCommands failed (the commands still work as text)"),
     );
-    this.#receiving = true;
     if (this.#mode === "webhook") {
       try {
         await this.#bot.api.setWebhook(this.#options.webhookUrl!, {
