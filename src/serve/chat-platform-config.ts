@@ -28,7 +28,7 @@ export function chatAccessExpected(platform: string): Record<string, string> {
     [`adapters.${platform}.allowedUsers`]: "a list of user ids allowed to talk to the bot (empty or absent: everyone)",
     [`adapters.${platform}.allowedChats`]: "a list of chat ids the bot answers in (empty or absent: every chat)",
     [`adapters.${platform}.groupReply`]: "mention (answer in groups only when mentioned, replied to or in the bot's thread) or all",
-    [`adapters.${platform}.answerBots`]: "true or false (answer messages from other bots; default false)",
+    [`adapters.${platform}.answerBots`]: "true or false (answer messages from other bots, default false)",
   };
 }
 
@@ -70,7 +70,7 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
   "adapters.telegram.webhookUrl": "the public https URL Telegram sends updates to (webhook mode)",
   "adapters.telegram.webhookPath": "the route on the gateway's server for updates, such as /telegram (default: the path of webhookUrl)",
   "adapters.telegram.secret": "1–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update",
-  "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org; a self-hosted Bot API server)",
+  "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org, or a self-hosted Bot API server)",
   ...chatAccessExpected("telegram"),
 };
 
@@ -107,20 +107,20 @@ export interface ChatAdaptersConfig {
 
 /**
  * What is missing or inconsistent in the chat platform sections (empty: ready to start).
- * Each problem names the key and what to do.
+ * Each problem names the key and what to do, and contains no "; " (callers join and split on it).
  */
 export function chatAdapterProblems(adapters: ChatAdaptersConfig): string[] {
   const problems: string[] = [];
   const telegram = adapters.telegram;
   if (telegram !== null) {
     if (telegram.token === null) {
-      problems.push(`adapters.telegram.token: missing; set it in the config file or in the ${TELEGRAM_TOKEN_ENV} environment variable (BotFather's /newbot gives the token)`);
+      problems.push(`adapters.telegram.token: missing: set it in the config file or in the ${TELEGRAM_TOKEN_ENV} environment variable (BotFather's /newbot gives the token)`);
     } else if (!/^\d+:[\w-]+$/u.test(telegram.token)) {
       problems.push(`adapters.telegram.token: ${TELEGRAM_TOKEN_ENV} does not look like a bot token (digits, ':', then letters, digits, '_' or '-')`);
     }
     if (telegram.mode === "webhook") {
       if (telegram.webhookUrl === null) problems.push("adapters.telegram.webhookUrl: required in webhook mode (the public https URL Telegram sends updates to)");
-      if (telegram.secret === null) problems.push("adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token; updates without it are refused)");
+      if (telegram.secret === null) problems.push("adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token, and updates without it are refused)");
     }
   }
   return problems;
