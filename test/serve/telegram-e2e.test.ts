@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-telegram-e2e";
@@ -225,6 +225,23 @@ describe("threadline serve with Telegram", () => {
       expect(await second.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(first, telegram);
       expectNoToken(second, telegram);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "refuses to start without a token, naming the key and the variable (exit 2); a refused token stops the start without printing it",
+    async () => {
+      const { telegram, model } = await fakes();
+      const home = await setupHome(telegram);
+      const missing = await runServe({ home, env: { ...env(telegram, model), TELEGRAM_BOT_TOKEN: undefined } });
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain("adapters.telegram.token: missing: set it in the config file or in the TELEGRAM_BOT_TOKEN environment variable");
+      const wrong = "999:not-the-right-token";
+      const refused = await runServe({ home, env: { ...env(telegram, model), TELEGRAM_BOT_TOKEN: wrong } });
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr + refused.stdout).toContain("Telegram refused the bot token");
+      expect(refused.stderr + refused.stdout).not.toContain("not-the-right-token");
     },
     TEST_TIMEOUT,
   );

@@ -9,7 +9,7 @@ import Fastify from "fastify";
 import { afterEach, expect, it } from "vitest";
 import { TelegramAdapter } from "../../../src/adapters/telegram/index.js";
 import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, SessionStore, type GatewayLogger } from "../../../src/gateway/index.js";
+import { GatewayRunner, HandoffError, SessionStore, requestHandoff, type GatewayLogger } from "../../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate, type FakeTelegramServer } from "../../fakes/telegram/fake-telegram-server.js";
 
@@ -278,4 +278,35 @@ it("a refused token fails the start with a clear message; an unreachable Bot API
   expect(logger.lines.some((l) => l.msg.includes("still connecting in the background"))).toBe(true);
   await unreachable.disconnect();
   expect(logger.text()).not.toContain(fake.token);
+});
+
+it("handoff: refused at once with a /sethome hint while telegram has no home channel; after /sethome in a forum topic it opens a new topic there", async () => {
+  const { fake, db, runner } = await setup();
+  const { id } = await db.createSession({ source: "cli", title: "Storage design" });
+  await db.appendTurn(id, [
+    { role: "user", content: "Let us design the storage layer" },
+    { role: "assistant", content: "Start with the contract." },
+  ]);
+  const refused = await requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, timeoutMs: 60_000 }).catch((e: unknown) => e as HandoffError);
+  expect(refused).toBeInstanceOf(HandoffError);
+  expect((refused as HandoffError).reason).toBe("no_home_channel");
+  expect((refused as HandoffError).message).toContain("send /sethome in that telegram chat");
+
+  fake.pushUpdate(telegramUpdate("update-forum-topic", { message_id: 90, text: "/sethome", entities: [{ offset: 0, length: 8, type: "bot_command" }] }));
+  const notice = await fake.waitFor(() => fake.sentTo(-1009876543210)[0], "the /sethome notice");
+  expect(notice.plain).toBe("This chat is now the telegram home channel: a /handoff from the terminal opens a new thread here.");
+  expect(notice.message_thread_id).toBe(77);
+
+  const pending = requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, timeoutMs: 20_000, pollMs: 20 });
+  let settled = false;
+  void pending.finally(() => (settled = true)).catch(() => {});
+  while (!settled) {
+    await runner.processHandoffs({});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const outcome = await pending;
+  expect(outcome).toMatchObject({ status: "completed", platform: "telegram", chatId: "-1009876543210", threadId: "1001", sessionKey: "agent:main:telegram:group:-1009876543210:1001" });
+  expect(fake.callsOf("createForumTopic")[0]!.params).toMatchObject({ chat_id: "-1009876543210", name: "Storage design" });
+  const summary = await fake.waitFor(() => fake.sentTo(-1009876543210, 1001)[0], "the summary in the new topic");
+  expect(summary.plain).toContain("You said:");
 });
