@@ -285,11 +285,16 @@ export class TelegramAdapter implements Adapter {
       return;
     }
     const { inbound } = mapped;
+    // Typing starts before the gateway takes the message: a fast turn may reply (and stop it)
+    // before the acknowledgement is back. Commands, repeats and refusals stop it at once.
+    const chat = this.#chatKey(inbound.source.chatId!, inbound.source.threadId);
+    this.#typing.start(chat);
     try {
       const ack = await handler(inbound);
-      if (ack.status === "accepted" || ack.status === "queued") this.#typing.start(this.#chatKey(inbound.source.chatId!, inbound.source.threadId));
+      if (ack.status !== "accepted" && ack.status !== "queued") this.#typing.stop(chat);
       if (ack.status === "rejected") this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "telegram: message refused by the gateway");
     } catch (error) {
+      this.#typing.stop(chat);
       this.#seen.delete(updateId);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: the gateway could not take a message");
       await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [inbound.messageId ?? ""] }).catch(() => {});
