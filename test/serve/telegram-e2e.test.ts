@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { cleanupProcesses, databaseOf, freePort, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-telegram-e2e";
@@ -242,6 +242,30 @@ describe("threadline serve with Telegram", () => {
       expect(refused.code).not.toBe(0);
       expect(refused.stderr + refused.stdout).toContain("Telegram refused the bot token");
       expect(refused.stderr + refused.stdout).not.toContain("not-the-right-token");
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "webhook mode: the route on the gateway's port needs the secret token; setWebhook is called with it",
+    async () => {
+      const { telegram, model } = await fakes();
+      const port = await freePort();
+      const secret = "webhook-secret_0123";
+      const home = await setupHome(telegram, { mode: "webhook", webhookUrl: `http://127.0.0.1:${port}/telegram/updates`, secret });
+      const gateway = await spawnGateway({ home, env: env(telegram, model), port });
+      expect(telegram.webhook).toEqual({ url: `http://127.0.0.1:${port}/telegram/updates`, secret });
+      const update = { ...dm(7, "hello via webhook"), update_id: 42 };
+      const post = (headers: Record<string, string>) =>
+        fetch(`${gateway.url}/telegram/updates`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(update) });
+      expect((await post({})).status).toBe(401);
+      expect((await post({ "x-telegram-bot-api-secret-token": secret })).status).toBe(200);
+      const reply = await telegram.waitFor(() => telegram.sentTo(DM)[0], "the reply");
+      expect(reply.plain).toBe("Reply to: hello via webhook");
+      expect(telegram.callsOf("getUpdates")).toEqual([]);
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      expect(gateway.output()).not.toContain(secret);
+      expectNoToken(gateway, telegram);
     },
     TEST_TIMEOUT,
   );

@@ -310,3 +310,19 @@ it("handoff: refused at once with a /sethome hint while telegram has no home cha
   const summary = await fake.waitFor(() => fake.sentTo(-1009876543210, 1001)[0], "the summary in the new topic");
   expect(summary.plain).toContain("You said:");
 });
+
+it("polling survives the Bot API going away: it pauses with growing back-off and takes updates again when it is back", async () => {
+  const { fake, logger } = await setup();
+  await fake.waitFor(() => fake.callsOf("getUpdates").length > 0, "polling");
+  const port = Number(new URL(fake.url).port);
+  await fake.close();
+  await fake.waitFor(() => logger.lines.filter((l) => l.msg.includes("cannot reach the Bot API")).length >= 2, "two failed polls", 15_000);
+  const pauses = logger.lines.filter((l) => l.msg.includes("cannot reach the Bot API")).map((l) => l.obj["retryInSeconds"]);
+  expect(pauses.slice(0, 2)).toEqual([1, 2]);
+  const back = await startFakeTelegramServer({ port });
+  cleanups.push(() => back.close());
+  back.pushUpdate(telegramUpdate("update-private-text", { message_id: 100, text: "are you back?" }));
+  const reply = await back.waitFor(() => back.sentTo(111111)[0], "the reply after the outage", 20_000);
+  expect(reply.plain).toBe("You said: are you back?");
+  expect(logger.text()).not.toContain(fake.token);
+});

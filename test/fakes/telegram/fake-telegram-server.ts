@@ -167,8 +167,8 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   throw new Error(`fake telegram: unsupported content type ${type}`);
 }
 
-/** Starts the fake. */
-export async function startFakeTelegramServer(options: { token?: string } = {}): Promise<FakeTelegramServer> {
+/** Starts the fake (on `port`, e.g. the port of a fake that was closed to simulate an outage; default a free one). */
+export async function startFakeTelegramServer(options: { token?: string; port?: number } = {}): Promise<FakeTelegramServer> {
   const token = options.token ?? "7000000001:AAFakeTokenForTestsOnly_abcdefghijkl";
   const me = telegramFixture<{ id: number; username: string }>("get-me");
   const calls: TelegramCall[] = [];
@@ -326,7 +326,7 @@ export async function startFakeTelegramServer(options: { token?: string } = {}):
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | null = null;
