@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { randomUUID } from "node:crypto";
 import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
 
 /** A message the gateway sent through the local adapter. */
@@ -37,6 +38,7 @@ export class LocalAdapter implements Adapter {
   #waiters: Array<{ match: (d: LocalDelivery) => boolean; resolve: (d: LocalDelivery) => void }> = [];
   #read = 0;
   #counter = 0;
+  readonly #instance = randomUUID().slice(0, 8);
 
   /**
    * @param options.platform the platform name its sources carry (default `local`).
@@ -88,7 +90,9 @@ export class LocalAdapter implements Adapter {
     const message: InboundMessage = {
       source: { platform: this.platform, chatType: "dm", chatId: "local-chat", userId: "local-user", userName: "Local user", ...source },
       text,
-      messageId: `in-${this.#counter}`,
+      // Unique across adapter instances and restarts, as platform message ids are (the gateway
+      // takes an id it already stored for the session as a redelivery).
+      messageId: `in-${this.#instance}-${this.#counter}`,
       ...extra,
     };
     return this.#handler(message);

@@ -12,6 +12,8 @@ export interface InboundMedia {
   /** `image`, `audio`, `video`, `file`, … */
   kind: string;
   url?: string | null;
+  /** The platform's own id of the file (e.g. a Telegram `file_id`), when there is no URL to fetch it from. */
+  fileId?: string | null;
   mimeType?: string | null;
   fileName?: string | null;
   caption?: string | null;
@@ -92,6 +94,12 @@ export interface Adapter {
   connect(handler: InboundHandler): Promise<void>;
   /** Stops receiving (in-flight sends may still complete). */
   disconnect(): Promise<void>;
+  /**
+   * Optional: stops taking new messages while sends keep working. The runner calls it when
+   * a drain begins, so a platform that redelivers (Telegram getUpdates) keeps what arrives
+   * during the drain for the next start instead of it being refused.
+   */
+  stopReceiving?(): Promise<void>;
   /** Delivers a message to the chat of `source`; returns the platform message id when there is one. */
   send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }>;
   /**

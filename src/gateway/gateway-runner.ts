@@ -13,6 +13,7 @@ import { ConflictError, ThreadlineError, type Lease, type NewMessage, type Sessi
 import type { Adapter, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import type { HomeChannels } from "./handoff.js";
+import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
@@ -44,6 +45,8 @@ export interface GatewayMetrics {
   turnFinished?(outcome: "ok" | "error" | "interrupted", seconds: number): void;
   storeCall?(operation: string, seconds: number): void;
   queueDepthChanged?(key: string, depth: number): void;
+  /** A message to a platform failed for good (after the adapter's own retries). */
+  sendFailed?(platform: string, kind: OutboundMessage["kind"]): void;
 }
 
 /** Options of a {@link GatewayRunner}. */
@@ -129,6 +132,8 @@ export class GatewayRunner implements CommandHost {
   readonly #leases: { holder: string; ttlSeconds: number } | null;
   readonly #running = new Map<string, Running>();
   readonly #recentIds = new Set<string>();
+  /** Keys whose recent platform message ids were loaded from the transcript (after a start). */
+  readonly #seededKeys = new Set<string>();
   readonly #lanes = new Map<string, Promise<unknown>>();
   /** Auto-titles running in the background (they never hold up a turn). */
   readonly #titles = new Set<Promise<void>>();
@@ -231,6 +236,7 @@ export class GatewayRunner implements CommandHost {
       if (again !== null) return again;
     } else if (message.messageId) {
       const id = `${key}\u0000${message.messageId}`;
+      if (!this.#seededKeys.has(key)) await this.#seedRecentIds(key);
       if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
       this.#remember(id);
     }
@@ -824,7 +830,10 @@ export class GatewayRunner implements CommandHost {
     try {
       await adapter.send(source, message);
     } catch (error) {
-      this.#log.error({ err: error, platform: source.platform }, "sending a reply failed");
+      // The reply is stored already; a failed send is logged with the key and counted, never thrown.
+      this.#metrics.sendFailed?.(source.platform, message.kind);
+      const key = await this.store.sessionKeyFor(source).catch(() => null);
+      this.#log.error({ err: error, platform: source.platform, key, sessionId: message.sessionId ?? null, kind: message.kind }, "sending to the platform failed");
     }
   }
 
@@ -905,8 +914,14 @@ export class GatewayRunner implements CommandHost {
    * many it ended; a call while a pass runs joins it. `serve` calls this every second.
    */
   processHandoffs(homeChannels: HomeChannels, options: ProcessHandoffsOptions = {}): Promise<number> {
-    this.#handoffs ??= new HandoffWorker(this, { logger: this.#log, ...(this.#leases === null ? {} : { holder: this.#leases.holder }) });
-    return this.#handoffs.process(homeChannels, options);
+    const worker = (this.#handoffs ??= new HandoffWorker(this, { logger: this.#log, ...(this.#leases === null ? {} : { holder: this.#leases.holder }) }));
+    // Home channels set from a chat with /sethome count too (they win over the config's).
+    return effectiveHomeChannels(this.db, homeChannels).then((homes) => worker.process(homes, options));
+  }
+
+  /** The home channels of the config (from `contextConfig.homeChannels`); `/sethome` ones live in the database. */
+  get configuredHomeChannels(): HomeChannels {
+    return this.#contextConfig.homeChannels ?? {};
   }
 
   // --- recovery and shutdown -------------------------------------------------------------
@@ -941,6 +956,11 @@ export class GatewayRunner implements CommandHost {
    */
   async drain(timeoutMs: number): Promise<DrainResult> {
     this.#accepting = false;
+    await Promise.all(
+      [...this.#adapters.values()].map((adapter) =>
+        adapter.stopReceiving?.().catch((error: unknown) => this.#log.warn({ err: error, platform: adapter.platform }, "stopping an adapter's intake failed")),
+      ),
+    );
     const all = Promise.all([...this.#running.values()].map((state) => state.done)).then(() => Promise.all([...this.#titles]));
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -976,6 +996,20 @@ export class GatewayRunner implements CommandHost {
   /** Whether replies to a platform can be delivered here (an adapter for it was added). */
   #serves(platform: string): boolean {
     return this.#adapters.has(platform);
+  }
+
+  /**
+   * The first message of a key in this process: remember the platform ids of the session's
+   * recent user messages, so a platform that redelivers after a crash or reconnect (an
+   * unconfirmed Telegram update, a replayed Discord event) does not start a second turn.
+   */
+  async #seedRecentIds(key: string): Promise<void> {
+    if (this.#seededKeys.size >= RECENT_IDS) this.#seededKeys.clear();
+    this.#seededKeys.add(key);
+    const route = await this.db.getRoute(key);
+    if (route === null) return;
+    const recent = await this.db.getMessages(route.sessionId, { lastMessages: 50 });
+    for (const m of recent) if (m.role === "user" && m.platformMessageId) this.#remember(`${key}\u0000${m.platformMessageId}`);
   }
 
   #remember(id: string): void {

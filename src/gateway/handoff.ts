@@ -7,6 +7,7 @@
  * @module
  */
 import { ConflictError, NotFoundError, type Handoff, type SessionDB } from "../store/index.js";
+import { effectiveHomeChannels } from "./home-channels.js";
 
 /** Why a handoff did not complete. */
 export type HandoffFailure = "no_home_channel" | "turn_running" | "failed" | "timeout";
@@ -104,8 +105,9 @@ function failedError(record: Handoff): HandoffError {
  * Records a handoff and waits for a running gateway to complete it. Throws
  * {@link HandoffError} when refused, failed or timed out (the CLI session is untouched).
  *
- * - `no_home_channel`: `options.homeChannels` has no chat for the platform; the message
- *   names the config key to set and the command that sets it. Nothing is recorded.
+ * - `no_home_channel`: neither `options.homeChannels` nor the database (`/sethome`, see
+ *   {@link effectiveHomeChannels}) has a chat for the platform; the message names the config
+ *   key, the command that sets it and `/sethome`. Nothing is recorded.
  * - `turn_running`: `options.turnRunning`; nothing is recorded.
  * - `failed`: the gateway recorded a failure (the message carries its reason), or the
  *   session does not exist.
@@ -115,13 +117,14 @@ function failedError(record: Handoff): HandoffError {
  */
 export async function requestHandoff(db: SessionDB, request: HandoffRequest, options: RequestHandoffOptions): Promise<HandoffOutcome> {
   const platform = request.platform;
-  const home = Object.hasOwn(options.homeChannels ?? {}, platform) ? options.homeChannels[platform] : undefined;
+  const homes = await effectiveHomeChannels(db, options.homeChannels ?? {});
+  const home = Object.hasOwn(homes, platform) ? homes[platform] : undefined;
   if (home === undefined || typeof home.chatId !== "string" || home.chatId.trim() === "") {
     const file = options.configPath ?? "~/.threadline/config.yaml";
     throw new HandoffError(
       "no_home_channel",
       `No home channel is configured for ${platform}. Set homeChannels.${platform}.chatId in ${file} ` +
-        `(threadline config set homeChannels.${platform}.chatId <id>), then hand off again.`,
+        `(threadline config set homeChannels.${platform}.chatId <id>), or send /sethome in that ${platform} chat, then hand off again.`,
     );
   }
   if (options.turnRunning === true) {

@@ -26,3 +26,4 @@ export * from "./slash-commands.js";
 export * from "./gateway-runner.js";
 export * from "./handoff.js";
 export * from "./handoff-worker.js";
+export * from "./home-channels.js";

@@ -8,6 +8,8 @@
  */
 import { ConflictError, InvalidInputError, type SessionDB } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
+import type { HomeChannels } from "./handoff.js";
+import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
 import type { SessionEntry } from "./session-entry.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
@@ -37,6 +39,8 @@ export interface CommandHost {
     kind?: OutboundMessage["kind"],
     extra?: Pick<OutboundMessage, "refused">,
   ): Promise<void>;
+  /** The home channels of the config file (`/sethome` ones are read from the database). */
+  readonly configuredHomeChannels?: HomeChannels;
 }
 
 /** The commands, with one line of help each. */
@@ -50,7 +54,8 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   retry: "run your last message again",
   queue: "/queue <text>: queue a message to run after the current one",
   compress: "summarise this session and continue in a fresh one that starts from the summary",
-  status: "session id, title, message count, tokens and queue depth",
+  status: "session id, title, message count, tokens, queue depth and this platform's home channel",
+  sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands)",
   help: "list the commands",
 });
 
@@ -130,6 +135,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
             `Messages: ${entry.messageCount}`,
             `Tokens: ${formatTokens(entry.totalTokens)} (in ${formatTokens(entry.usage.inputTokens)}, out ${formatTokens(entry.usage.outputTokens)})`,
             `Queue: ${depth} waiting${host.isBusy(key) ? ", a reply is running" : ""}`,
+            await homeLine(host, source),
           ].join("\n"),
         );
         return;
@@ -202,6 +208,19 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
       case "compress":
         await compressCommand(host, key, source, reply);
         return;
+      case "sethome": {
+        if (!source.chatId) {
+          await reply("This chat has no id to send to, so it cannot be the home channel.", "error");
+          return;
+        }
+        const threads = typeof source.threadId === "string" && source.threadId !== "";
+        await setHomeChannel(db, source.platform, { chatId: source.chatId, name: source.chatName ?? null, threadsSupported: threads });
+        await reply(
+          `This chat is now the ${source.platform} home channel` +
+            (threads ? ": a /handoff from the terminal opens a new thread here." : ": a /handoff from the terminal continues here."),
+        );
+        return;
+      }
       case "help":
         await reply(helpText());
         return;
@@ -211,6 +230,15 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
   } catch (error) {
     await reply(`/${command.name} failed: ${(error as Error).message}`, "error");
   }
+}
+
+/** The `/status` line naming the platform's home channel (or how to set one). */
+async function homeLine(host: CommandHost, source: SessionSource): Promise<string> {
+  const homes = await effectiveHomeChannels(host.db, host.configuredHomeChannels ?? {});
+  const home = Object.hasOwn(homes, source.platform) ? homes[source.platform] : undefined;
+  if (home === undefined) return `Home channel (${source.platform}): none; send /sethome in the chat that should be it`;
+  const here = home.chatId === source.chatId ? " (this chat)" : "";
+  return `Home channel (${source.platform}): ${home.name ?? home.chatId}${here}`;
 }
 
 async function resumeCommand(

@@ -22,7 +22,7 @@ export function userMessagesOf(messages: InboundMessage[], at: number): NewMessa
       for (const item of media) {
         if (item.kind === "image" && item.url) parts.push({ type: "image_url", image_url: { url: item.url } });
         else {
-          const label = [item.kind, item.fileName, item.mimeType, item.url].filter(Boolean).join(" ");
+          const label = [item.kind, item.fileName, item.mimeType, item.url ?? (item.fileId ? `file id ${item.fileId}` : null)].filter(Boolean).join(" ");
           parts.push({ type: "text", text: `[${label}${item.caption ? `: ${item.caption}` : ""}]` });
         }
       }

@@ -35,6 +35,12 @@ export function createGatewayMetrics(live: () => { activeTurns: number; liveAgen
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1],
     registers: [registry],
   });
+  const sendFailures = new Counter({
+    name: "threadline_send_failures_total",
+    help: "Messages to platforms that failed for good (the reply stays stored), by platform and kind.",
+    labelNames: ["platform", "kind"],
+    registers: [registry],
+  });
   const depths = new Map<string, number>();
   new Gauge({
     name: "threadline_queue_depth",
@@ -72,6 +78,9 @@ export function createGatewayMetrics(live: () => { activeTurns: number; liveAgen
       },
       storeCall(operation, seconds) {
         storeSeconds.observe({ operation }, seconds);
+      },
+      sendFailed(platform, kind) {
+        sendFailures.inc({ platform, kind });
       },
       queueDepthChanged(key, depth) {
         if (depth === 0) depths.delete(key);

@@ -11,6 +11,7 @@ import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js"
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
+import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -55,6 +56,8 @@ export interface ServeConfig {
   adapters: {
     apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
+    /** Telegram (`null`: not configured). See docs/platforms.md. */
+    telegram: TelegramConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -112,6 +115,7 @@ const adaptersSchema = z.strictObject({
       path: z.string().regex(/^\/[\w\-/]*$/u).optional(),
     })
     .optional(),
+  telegram: telegramSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -203,6 +207,7 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
   "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
   "adapters.webhook.path": "a route path such as /webhook",
+  ...TELEGRAM_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -225,8 +230,18 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
 
 const HOME_CHANNEL_HINT = "a home channel { chatId, name?, threadsSupported? } (e.g. homeChannels: { telegram: { chatId: \"-100123\" } })";
 
-/** Validates a config document (already parsed from YAML) and resolves every default. */
-export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig {
+/** How a rejected value is shown: secrets by their length only. */
+function shown(path: string, value: unknown): string {
+  if (SECRET_CONFIG_KEYS.has(path) && typeof value === "string") return `a string of ${value.length} characters`;
+  return JSON.stringify(value);
+}
+
+/**
+ * Validates a config document (already parsed from YAML) and resolves every default.
+ * Platform tokens missing from the file are taken from `env` (default `process.env`:
+ * TELEGRAM_BOT_TOKEN); what is still missing is reported by `chatAdapterProblems`.
+ */
+export function parseServeConfig(doc: Record<string, unknown> = {}, options: { env?: NodeJS.ProcessEnv } = {}): ServeConfig {
   // Keys written in another style (group_sessions_per_user) or section: name the path to use.
   const misplaced = misplacedConfigKeys(doc);
   if (misplaced.length > 0) {
@@ -252,7 +267,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
       const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
       const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
       const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
-      return `${path || "config"}: must be ${expected} (got ${JSON.stringify(valueAt(doc, issue.path))})`;
+      return `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})`;
     });
     throw new InvalidInputError(messages.join("; "), { field: "config" });
   }
@@ -320,6 +335,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}): ServeConfig
         callbackUrl: webhook?.callbackUrl ?? null,
         path: webhook?.path ?? "/webhook",
       },
+      telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
     },
     api: {
       enabled: f.api?.enabled ?? false,

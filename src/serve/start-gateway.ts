@@ -25,6 +25,7 @@ import {
 import { apiRoutes, checkApiAccess } from "../server/index.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
+import { createChatAdapters } from "./chat-adapters.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
 import type { ServeConfig } from "./serve-config.js";
 
@@ -185,6 +186,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     webhook.routes(http);
     adapters.push(webhook);
     logger.info({ path: config.adapters.webhook.path, callbackUrl: config.adapters.webhook.callbackUrl }, "webhook adapter enabled");
+  }
+  // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
+  try {
+    adapters.push(...(await createChatAdapters(config.adapters, { http, logger })));
+  } catch (error) {
+    await db.close();
+    throw error;
   }
 
   const runner = new GatewayRunner({

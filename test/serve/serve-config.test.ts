@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseServeConfig } from "../../src/serve/index.js";
+import { chatAdapterProblems, parseServeConfig } from "../../src/serve/index.js";
 
 describe("serve config", () => {
   it("defaults: 127.0.0.1:8787, api-server on without tokens, webhook off, leases auto, titles on", () => {
@@ -66,5 +66,50 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ api: { port: -1 } })).toThrow(/api\.port: must be a port number/);
     expect(() => parseServeConfig({ api: { prefix: "api/" } })).toThrow(/api\.prefix: must be a path prefix/);
     expect(() => parseServeConfig({ api: { allowUnauthenticatedLoopback: "yes" } })).toThrow(/api\.allowUnauthenticatedLoopback: must be true or false/);
+  });
+
+  it("adapters.telegram: absent → null; token from the file or TELEGRAM_BOT_TOKEN; access lists as strings; defaults", () => {
+    expect(parseServeConfig({}, { env: { TELEGRAM_BOT_TOKEN: "1:env" } }).adapters.telegram).toBeNull();
+    expect(parseServeConfig({ adapters: { telegram: { enabled: false } } }, { env: { TELEGRAM_BOT_TOKEN: "1:env" } }).adapters.telegram).toBeNull();
+    const fromEnv = parseServeConfig({ adapters: { telegram: { allowedUsers: [42, "43"], allowedChats: [-100123] } } }, { env: { TELEGRAM_BOT_TOKEN: " 123:from-env " } });
+    expect(fromEnv.adapters.telegram).toEqual({
+      token: "123:from-env",
+      mode: "polling",
+      webhookUrl: null,
+      webhookPath: null,
+      secret: null,
+      apiRoot: null,
+      allowedUsers: ["42", "43"],
+      allowedChats: ["-100123"],
+      groupReply: "mention",
+      answerBots: false,
+    });
+    expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
+    const fromFile = parseServeConfig({ adapters: { telegram: { token: "456:file_token-x", groupReply: "all", answerBots: true } } }, { env: { TELEGRAM_BOT_TOKEN: "123:env" } });
+    expect(fromFile.adapters.telegram).toMatchObject({ token: "456:file_token-x", groupReply: "all", answerBots: true });
+  });
+
+  it("adapters.telegram: what is missing is named; a bad token is never echoed", () => {
+    const missing = parseServeConfig({ adapters: { telegram: { mode: "webhook" } } }, { env: {} });
+    expect(chatAdapterProblems(missing.adapters)).toEqual([
+      expect.stringMatching(/^adapters\.telegram\.token: missing: set it in the config file or in the TELEGRAM_BOT_TOKEN environment variable/),
+      expect.stringMatching(/^adapters\.telegram\.webhookUrl: required in webhook mode/),
+      expect.stringMatching(/^adapters\.telegram\.secret: required in webhook mode/),
+    ]);
+    const badEnv = parseServeConfig({ adapters: { telegram: {} } }, { env: { TELEGRAM_BOT_TOKEN: "not a token value" } });
+    const problems = chatAdapterProblems(badEnv.adapters).join("; ");
+    expect(problems).toMatch(/TELEGRAM_BOT_TOKEN does not look like a bot token/);
+    expect(problems).not.toContain("not a token value");
+    let message = "";
+    try {
+      parseServeConfig({ adapters: { telegram: { token: "secret value with spaces" } } }, { env: {} });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/adapters\.telegram\.token: must be a bot token from BotFather .* \(got a string of 24 characters\)/);
+    expect(message).not.toContain("secret value with spaces");
+    expect(() => parseServeConfig({ adapters: { telegram: { mode: "carrier-pigeon" } } })).toThrow(/adapters\.telegram\.mode: must be polling \(default\) or webhook/);
+    expect(() => parseServeConfig({ adapters: { telegram: { groupReply: "sometimes" } } })).toThrow(/adapters\.telegram\.groupReply: must be mention/);
+    expect(() => parseServeConfig({ adapters: { telegram: { tokn: "x" } } })).toThrow(/adapters\.telegram: unknown key\(s\) "tokn"; allowed: .*token/);
   });
 });

@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { chatAdapterProblems, configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError, EXIT } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -50,6 +50,11 @@ function masked(config: ServeConfig): ServeConfig {
   copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => mask(t));
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = mask(copy.adapters.webhook.secret);
   copy.api.keys = copy.api.keys.map((k, i) => ({ ...k, key: mask(k.key, `key ${i + 1}`) }));
+  // Platform tokens are never shown, not even a prefix.
+  if (copy.adapters.telegram !== null) {
+    if (copy.adapters.telegram.token !== null) copy.adapters.telegram.token = `(set, ${copy.adapters.telegram.token.length} chars)`;
+    if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
+  }
   return copy;
 }
 
@@ -88,7 +93,8 @@ export function makeConfigCommand(io: CliIo): Command {
       try {
         const loaded = await loadConfig(path, Boolean(options.config));
         exists = loaded.exists;
-        parseServeConfig(loaded.doc);
+        const problems = chatAdapterProblems(parseServeConfig(loaded.doc).adapters);
+        if (problems.length > 0) problem = problems.join("; ");
       } catch (error) {
         // A named file that is missing is not "invalid": say so plainly (exit 2).
         if (error instanceof CliError && !options.json) throw error;

@@ -61,6 +61,28 @@ describe("threadline config", () => {
     expect(readFileSync(path, "utf8")).toMatch(/port: 9000/);
     expect((await run(home, ["config", "check"])).code).toBe(0);
   });
+
+  it("check names what the Telegram adapter is missing; show never prints its token", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    writeFileSync(join(home, "config.yaml"), "adapters:\n  telegram:\n    mode: polling\n");
+    const runWith = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const childEnv: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "", ...env };
+        if (env["TELEGRAM_BOT_TOKEN"] === undefined) delete childEnv["TELEGRAM_BOT_TOKEN"];
+        execFile(process.execPath, [BIN, ...args], { env: childEnv }, (error, stdout, stderr) =>
+          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const missing = await runWith(["config", "check"], {});
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/adapters\.telegram\.token: missing: set it in the config file or in the TELEGRAM_BOT_TOKEN environment variable/);
+    const token = "987654:AAsecret-telegram-token";
+    const ok = await runWith(["config", "check"], { TELEGRAM_BOT_TOKEN: token });
+    expect(ok.code).toBe(0);
+    const show = await runWith(["config", "show", "--json"], { TELEGRAM_BOT_TOKEN: token });
+    expect(JSON.parse(show.stdout).config.adapters.telegram).toMatchObject({ token: `(set, ${token.length} chars)`, mode: "polling" });
+    expect(show.stdout).not.toContain("AAsecret");
+  });
 });
 
 describe("threadline config show / check round trip", () => {

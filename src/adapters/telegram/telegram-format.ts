@@ -1,0 +1,102 @@
+/**
+ * Outbound formatting for Telegram: the model's Markdown → Telegram's HTML subset
+ * (`b`, `i`, `s`, `code`, `pre`, `a`, `blockquote`), with `&`, `<` and `>` escaped
+ * everywhere else. Parsed with `marked`; anything Telegram has no tag for (headings,
+ * lists, tables, images, raw HTML) becomes plain text.
+ *
+ * @module
+ */
+import { Marked, type RendererObject, type Tokens } from "marked";
+
+/** Telegram's limit on the text of one message (characters after entity parsing). */
+export const TELEGRAM_MESSAGE_LIMIT = 4096;
+
+/** Escapes text for Telegram HTML (`&`, `<`, `>`; `"` too, for attribute values). */
+export function escapeTelegramHtml(text: string): string {
+  return text.replace(/&/gu, "&amp;").replace(/</gu, "&lt;").replace(/>/gu, "&gt;").replace(/"/gu, "&quot;");
+}
+
+const renderer: RendererObject = {
+  space(): string {
+    return "";
+  },
+  code({ text, lang }: Tokens.Code): string {
+    const language = (lang ?? "").trim().split(/\s+/u)[0] ?? "";
+    const cls = /^[\w#+.-]+$/u.test(language) ? ` class="language-${escapeTelegramHtml(language)}"` : "";
+    return `<pre><code${cls}>${escapeTelegramHtml(text)}</code></pre>\n\n`;
+  },
+  blockquote({ tokens }: Tokens.Blockquote): string {
+    return `<blockquote>${this.parser.parse(tokens).trim()}</blockquote>\n\n`;
+  },
+  html({ text }: Tokens.HTML | Tokens.Tag): string {
+    return escapeTelegramHtml(text);
+  },
+  heading({ tokens }: Tokens.Heading): string {
+    return `<b>${this.parser.parseInline(tokens)}</b>\n\n`;
+  },
+  hr(): string {
+    return "——————\n\n";
+  },
+  list(token: Tokens.List): string {
+    const start = typeof token.start === "number" ? token.start : 1;
+    const lines = token.items.map((item, i) => {
+      const marker = token.ordered ? `${start + i}.` : "•";
+      const check = item.task ? (item.checked ? "☑ " : "☐ ") : "";
+      const body = this.parser.parse(item.tokens.filter((t) => t.type !== "checkbox")).trim();
+      return `${marker} ${check}${body.replace(/\n/gu, "\n  ")}`;
+    });
+    return `${lines.join("\n")}\n\n`;
+  },
+  checkbox(): string {
+    return "";
+  },
+  paragraph({ tokens }: Tokens.Paragraph): string {
+    return `${this.parser.parseInline(tokens)}\n\n`;
+  },
+  table(token: Tokens.Table): string {
+    const row = (cells: Tokens.TableCell[]): string => cells.map((c) => this.parser.parseInline(c.tokens)).join(" | ");
+    return `${[row(token.header), ...token.rows.map(row)].join("\n")}\n\n`;
+  },
+  strong({ tokens }: Tokens.Strong): string {
+    return `<b>${this.parser.parseInline(tokens)}</b>`;
+  },
+  em({ tokens }: Tokens.Em): string {
+    return `<i>${this.parser.parseInline(tokens)}</i>`;
+  },
+  codespan({ text }: Tokens.Codespan): string {
+    return `<code>${escapeTelegramHtml(text)}</code>`;
+  },
+  br(): string {
+    return "\n";
+  },
+  del({ tokens }: Tokens.Del): string {
+    return `<s>${this.parser.parseInline(tokens)}</s>`;
+  },
+  link({ href, tokens }: Tokens.Link): string {
+    const label = this.parser.parseInline(tokens);
+    if (!/^(https?|tg|mailto):/iu.test(href)) return label;
+    return `<a href="${escapeTelegramHtml(href)}">${label}</a>`;
+  },
+  image({ href, text }: Tokens.Image): string {
+    return escapeTelegramHtml(text ? `${text} (${href})` : href);
+  },
+  text(token: Tokens.Text | Tokens.Escape): string {
+    if ("tokens" in token && token.tokens !== undefined) return this.parser.parseInline(token.tokens);
+    return escapeTelegramHtml(token.text);
+  },
+};
+
+const markdown = new Marked({ gfm: true, breaks: false, renderer });
+
+/**
+ * Converts Markdown to Telegram HTML (`parse_mode: "HTML"`).
+ *
+ * @example
+ * ```ts
+ * markdownToTelegramHtml("**bold** & `a<b`"); // "<b>bold</b> &amp; <code>a&lt;b</code>"
+ * ```
+ */
+export function markdownToTelegramHtml(text: string): string {
+  const html = markdown.parse(text, { async: false });
+  return html.replace(/\n{3,}/gu, "\n\n").trim();
+}

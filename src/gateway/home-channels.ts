@@ -1,0 +1,51 @@
+/**
+ * Home channels set from a chat with `/sethome`: stored in the database (one meta entry,
+ * `home_channels`, a JSON map of platform → {@link HomeChannel}) so every gateway replica
+ * and the terminal's `/handoff` see them. A stored home channel wins over the config
+ * file's `homeChannels.<platform>` (it is the later, explicit choice).
+ *
+ * @module
+ */
+import type { SessionDB } from "../store/index.js";
+import type { HomeChannel, HomeChannels } from "./handoff.js";
+
+/** The meta key holding the home channels set with `/sethome`. */
+export const HOME_CHANNELS_META_KEY = "home_channels";
+
+function isHome(value: unknown): value is HomeChannel {
+  return typeof value === "object" && value !== null && typeof (value as HomeChannel).chatId === "string" && (value as HomeChannel).chatId !== "";
+}
+
+/** The home channels set with `/sethome` (a damaged entry reads as none). */
+export async function storedHomeChannels(db: SessionDB): Promise<HomeChannels> {
+  const raw = await db.getMeta(HOME_CHANNELS_META_KEY);
+  if (raw === null) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return {};
+  }
+  const out: HomeChannels = {};
+  if (typeof parsed !== "object" || parsed === null) return out;
+  for (const [platform, home] of Object.entries(parsed as Record<string, unknown>)) {
+    if (isHome(home)) Object.defineProperty(out, platform, { value: home, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** Makes `home` the home channel of `platform` (replacing any earlier one). */
+export async function setHomeChannel(db: SessionDB, platform: string, home: HomeChannel): Promise<void> {
+  const current = await storedHomeChannels(db);
+  Object.defineProperty(current, platform, { value: home, enumerable: true, writable: true, configurable: true });
+  await db.setMeta(HOME_CHANNELS_META_KEY, JSON.stringify(current));
+}
+
+/** The configured home channels with the stored ones (from `/sethome`) laid over them. */
+export async function effectiveHomeChannels(db: SessionDB, configured: HomeChannels = {}): Promise<HomeChannels> {
+  const out: HomeChannels = {};
+  for (const [platform, home] of [...Object.entries(configured ?? {}), ...Object.entries(await storedHomeChannels(db))]) {
+    Object.defineProperty(out, platform, { value: home, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+/**
+ * Builds the chat-platform adapters the config enables. Each platform's folder (and so its
+ * SDK) is imported with `import()` only when its section is present, so an HTTP-only
+ * gateway and the CLI never load grammY, Bolt or discord.js. To add a platform: resolve its
+ * section in `chat-platform-config.ts`, then add a block here that imports its folder,
+ * creates the adapter and mounts its HTTP routes (if any) on the gateway's server.
+ *
+ * @module
+ */
+import type { FastifyInstance } from "fastify";
+import type { Adapter, GatewayLogger } from "../gateway/index.js";
+import { InvalidInputError } from "../store/index.js";
+import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-platform-config.js";
+
+/** Options of {@link createChatAdapters}. */
+export interface CreateChatAdaptersOptions {
+  /** The gateway's server: webhook-style platforms mount their routes on it (before it listens). */
+  http: FastifyInstance;
+  logger: GatewayLogger;
+}
+
+/**
+ * Creates (but does not connect) the adapters of the configured chat platforms.
+ *
+ * @throws {InvalidInputError} listing every missing or inconsistent key (e.g. no token).
+ */
+export async function createChatAdapters(adapters: ChatAdaptersConfig, options: CreateChatAdaptersOptions): Promise<Adapter[]> {
+  const problems = chatAdapterProblems(adapters);
+  if (problems.length > 0) throw new InvalidInputError(problems.join("; "), { field: "adapters" });
+  const out: Adapter[] = [];
+  const telegram = adapters.telegram;
+  if (telegram !== null) {
+    const { TelegramAdapter } = await import("../adapters/telegram/index.js");
+    const adapter = await TelegramAdapter.create({
+      token: telegram.token!,
+      mode: telegram.mode,
+      apiRoot: telegram.apiRoot,
+      webhookUrl: telegram.webhookUrl,
+      webhookPath: telegram.webhookPath,
+      secret: telegram.secret,
+      rules: telegram,
+      logger: options.logger,
+    });
+    adapter.routes(options.http);
+    out.push(adapter);
+  }
+  return out;
+}

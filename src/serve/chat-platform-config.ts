@@ -1,0 +1,127 @@
+/**
+ * The `adapters.<platform>` sections of chat platforms. Each platform's section has its
+ * own connection keys plus the same access keys ({@link chatAccessShape}: `allowedUsers`,
+ * `allowedChats`, `groupReply`, `answerBots`), is `null` in the resolved config when absent
+ * (or `enabled: false`), takes its token from the environment when the file has none, and
+ * reports what is missing through {@link chatAdapterProblems} (`threadline config check`
+ * and `threadline serve` both call it). Slack and Discord slot in beside Telegram the same
+ * way: a schema here, its `EXPECTED` lines, a resolver, and a case in `chatAdapterProblems`.
+ *
+ * @module
+ */
+import { z } from "zod";
+import type { AnswerRules } from "../adapters/chat/index.js";
+
+/** Zod shape of the access keys every chat platform section has. */
+export const chatAccessShape = {
+  enabled: z.boolean().optional(),
+  allowedUsers: z.array(z.union([z.string().min(1), z.number().int()])).optional(),
+  allowedChats: z.array(z.union([z.string().min(1), z.number().int()])).optional(),
+  groupReply: z.enum(["mention", "all"]).optional(),
+  answerBots: z.boolean().optional(),
+};
+
+/** The `EXPECTED` lines of the access keys of `adapters.<platform>`. */
+export function chatAccessExpected(platform: string): Record<string, string> {
+  return {
+    [`adapters.${platform}.enabled`]: "true or false (default true when the section is present)",
+    [`adapters.${platform}.allowedUsers`]: "a list of user ids allowed to talk to the bot (empty or absent: everyone)",
+    [`adapters.${platform}.allowedChats`]: "a list of chat ids the bot answers in (empty or absent: every chat)",
+    [`adapters.${platform}.groupReply`]: "mention (answer in groups only when mentioned, replied to or in the bot's thread) or all",
+    [`adapters.${platform}.answerBots`]: "true or false (answer messages from other bots, default false)",
+  };
+}
+
+type AccessSection = { allowedUsers?: Array<string | number>; allowedChats?: Array<string | number>; groupReply?: "mention" | "all"; answerBots?: boolean };
+
+/** The resolved access keys of a section. */
+export function resolveChatAccess(section: AccessSection): AnswerRules {
+  return {
+    allowedUsers: (section.allowedUsers ?? []).map(String),
+    allowedChats: (section.allowedChats ?? []).map(String),
+    groupReply: section.groupReply ?? "mention",
+    answerBots: section.answerBots ?? false,
+  };
+}
+
+/** Config keys whose values are secrets: never echoed in errors or `config show`. */
+export const SECRET_CONFIG_KEYS: ReadonlySet<string> = new Set(["adapters.telegram.token", "adapters.telegram.secret"]);
+
+// --- Telegram ----------------------------------------------------------------------------
+
+/** The environment variable a Telegram bot token may come from. */
+export const TELEGRAM_TOKEN_ENV = "TELEGRAM_BOT_TOKEN";
+
+/** `adapters.telegram` as written in the file. */
+export const telegramSchema = z.strictObject({
+  ...chatAccessShape,
+  token: z.string().regex(/^\d+:[\w-]+$/u).optional(),
+  mode: z.enum(["polling", "webhook"]).optional(),
+  webhookUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  webhookPath: z.string().regex(/^\/[\w\-/.]*$/u).optional(),
+  secret: z.string().regex(/^[\w-]{1,256}$/u).optional(),
+  apiRoot: z.string().url().regex(/^https?:\/\//u).optional(),
+});
+
+/** The `EXPECTED` lines of `adapters.telegram`. */
+export const TELEGRAM_EXPECTED: Record<string, string> = {
+  "adapters.telegram.token": `a bot token from BotFather such as 123456:ABC-DEF… (or set ${TELEGRAM_TOKEN_ENV})`,
+  "adapters.telegram.mode": "polling (default) or webhook",
+  "adapters.telegram.webhookUrl": "the public https URL Telegram sends updates to (webhook mode)",
+  "adapters.telegram.webhookPath": "the route on the gateway's server for updates, such as /telegram (default: the path of webhookUrl)",
+  "adapters.telegram.secret": "1–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update",
+  "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org, or a self-hosted Bot API server)",
+  ...chatAccessExpected("telegram"),
+};
+
+/** `adapters.telegram`, resolved. */
+export interface TelegramConfig extends AnswerRules {
+  /** From the file, else TELEGRAM_BOT_TOKEN; `null` when neither has one ({@link chatAdapterProblems} reports it). */
+  token: string | null;
+  mode: "polling" | "webhook";
+  webhookUrl: string | null;
+  webhookPath: string | null;
+  secret: string | null;
+  apiRoot: string | null;
+}
+
+/** Resolves `adapters.telegram` (`null`: not configured or `enabled: false`). */
+export function resolveTelegramConfig(section: z.infer<typeof telegramSchema> | undefined, env: NodeJS.ProcessEnv): TelegramConfig | null {
+  if (section === undefined || section.enabled === false) return null;
+  const fromEnv = env[TELEGRAM_TOKEN_ENV]?.trim();
+  return {
+    token: section.token ?? (fromEnv ? fromEnv : null),
+    mode: section.mode ?? "polling",
+    webhookUrl: section.webhookUrl ?? null,
+    webhookPath: section.webhookPath ?? null,
+    secret: section.secret ?? null,
+    apiRoot: section.apiRoot ?? null,
+    ...resolveChatAccess(section),
+  };
+}
+
+/** The chat platform sections of the resolved config. */
+export interface ChatAdaptersConfig {
+  telegram: TelegramConfig | null;
+}
+
+/**
+ * What is missing or inconsistent in the chat platform sections (empty: ready to start).
+ * Each problem names the key and what to do, and contains no "; " (callers join and split on it).
+ */
+export function chatAdapterProblems(adapters: ChatAdaptersConfig): string[] {
+  const problems: string[] = [];
+  const telegram = adapters.telegram;
+  if (telegram !== null) {
+    if (telegram.token === null) {
+      problems.push(`adapters.telegram.token: missing: set it in the config file or in the ${TELEGRAM_TOKEN_ENV} environment variable (BotFather's /newbot gives the token)`);
+    } else if (!/^\d+:[\w-]+$/u.test(telegram.token)) {
+      problems.push(`adapters.telegram.token: ${TELEGRAM_TOKEN_ENV} does not look like a bot token (digits, ':', then letters, digits, '_' or '-')`);
+    }
+    if (telegram.mode === "webhook") {
+      if (telegram.webhookUrl === null) problems.push("adapters.telegram.webhookUrl: required in webhook mode (the public https URL Telegram sends updates to)");
+      if (telegram.secret === null) problems.push("adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token, and updates without it are refused)");
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,84 @@
+import { expect, it } from "vitest";
+import { DEFAULT_ANSWER_RULES, REDACTED, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerCandidate } from "../../../src/adapters/chat/index.js";
+import { InvalidInputError } from "../../../src/store/index.js";
+
+const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
+
+it("who is answered: own messages never, bots only when allowed, DMs always, groups when addressed or with groupReply all", () => {
+  expect(decideAnswer({ ...base, chatType: "dm", fromSelf: true }, DEFAULT_ANSWER_RULES)).toEqual({ answer: false, reason: "self" });
+  expect(decideAnswer({ ...base, fromBot: true, mentionsBot: true }, DEFAULT_ANSWER_RULES)).toEqual({ answer: false, reason: "bot" });
+  expect(decideAnswer({ ...base, fromBot: true, mentionsBot: true }, { ...DEFAULT_ANSWER_RULES, answerBots: true }).answer).toBe(true);
+  expect(decideAnswer({ ...base, chatType: "dm" }, DEFAULT_ANSWER_RULES)).toEqual({ answer: true, reason: "dm" });
+  expect(decideAnswer(base, DEFAULT_ANSWER_RULES)).toEqual({ answer: false, reason: "not-addressed" });
+  expect(decideAnswer({ ...base, mentionsBot: true }, DEFAULT_ANSWER_RULES).reason).toBe("mention");
+  expect(decideAnswer({ ...base, repliesToBot: true }, DEFAULT_ANSWER_RULES).reason).toBe("reply");
+  expect(decideAnswer({ ...base, inBotThread: true }, DEFAULT_ANSWER_RULES).reason).toBe("thread");
+  expect(decideAnswer({ ...base, chatType: "channel" }, { ...DEFAULT_ANSWER_RULES, groupReply: "all" }).reason).toBe("all");
+});
+
+it("allowlists refuse other users and chats, DMs included", () => {
+  const rules = { ...DEFAULT_ANSWER_RULES, allowedUsers: ["1"], allowedChats: ["-5"] };
+  expect(decideAnswer({ ...base, chatType: "dm", userId: "2", chatId: "2" }, rules).reason).toBe("user-not-allowed");
+  expect(decideAnswer({ ...base, userId: "1", chatId: "-6", mentionsBot: true }, rules).reason).toBe("chat-not-allowed");
+  expect(decideAnswer({ ...base, userId: "1", chatId: "-5", mentionsBot: true }, rules).answer).toBe(true);
+});
+
+it("SeenMessageIds reports repeats and forgets the oldest beyond its size", () => {
+  const seen = new SeenMessageIds(2);
+  expect(seen.add("a")).toBe(true);
+  expect(seen.add("a")).toBe(false);
+  seen.add("b");
+  seen.add("c");
+  expect(seen.has("a")).toBe(false);
+  expect(seen.add("a")).toBe(true);
+  seen.delete("a");
+  expect(seen.has("a")).toBe(false);
+});
+
+it("TypingIndicator sends at once, renews until stopped, shares one timer per chat, and survives send errors", async () => {
+  const sends: string[] = [];
+  const errors: unknown[] = [];
+  let fail = true;
+  const typing = new TypingIndicator({
+    intervalMs: 20,
+    send: async (chat) => {
+      sends.push(chat);
+      if (fail) {
+        fail = false;
+        throw new Error("boom");
+      }
+    },
+    onError: (error) => errors.push(error),
+  });
+  typing.start("c1");
+  typing.start("c1");
+  expect(sends).toEqual(["c1"]);
+  for (let i = 0; i < 100 && sends.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(sends.length).toBeGreaterThanOrEqual(3);
+  expect(errors).toHaveLength(1);
+  expect(typing.active).toEqual(["c1"]);
+  typing.stop("c1");
+  const count = sends.length;
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  expect(sends.length).toBe(count);
+  expect(typing.active).toEqual([]);
+});
+
+it("redaction removes secrets (plain and URL-encoded) from messages, stacks and causes", () => {
+  const token = "123456:ABC-def_ghi";
+  expect(redactText(`GET /bot${token}/getMe and /bot${encodeURIComponent(token)}/x`, [token])).toBe(`GET /bot${REDACTED}/getMe and /bot${REDACTED}/x`);
+  const cause = new Error(`request to http://h/bot${token}/sendMessage failed`);
+  const error = Object.assign(new Error(`wrapped ${token}`, { cause }), { error_code: 400, description: `bad ${token}` });
+  const safe = redactError(error, [token]);
+  const all = `${safe.message} ${safe.stack} ${(safe.cause as Error).message} ${(safe.cause as Error).stack} ${String((safe as unknown as { description: string }).description)}`;
+  expect(all).not.toContain(token);
+  expect((safe as unknown as { error_code: number }).error_code).toBe(400);
+});
+
+it("loadSdk names the package to install when it is missing", async () => {
+  const missing = Object.assign(new Error("Cannot find package"), { code: "ERR_MODULE_NOT_FOUND" });
+  const error = await loadSdk("some-sdk", "example", () => Promise.reject(missing)).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(InvalidInputError);
+  expect((error as Error).message).toContain("npm install some-sdk");
+  expect(await loadSdk("x", "example", async () => 42)).toBe(42);
+});

@@ -1,0 +1,92 @@
+/** The pure parts of the Telegram adapter: update → source mapping and Markdown → Telegram HTML. */
+import type { Message, UserFromGetMe } from "grammy/types";
+import { expect, it } from "vitest";
+import { mapTelegramMessage, markdownToTelegramHtml } from "../../../src/adapters/telegram/index.js";
+import { buildSessionKey } from "../../../src/gateway/index.js";
+import { parseTelegramHtml, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
+
+const me = telegramFixture<UserFromGetMe>("get-me");
+const messageOf = (update: Record<string, unknown>): Message => (update["message"] ?? update["edited_message"] ?? update["channel_post"]) as Message;
+
+it("a DM maps to a dm source keyed by the chat", () => {
+  const mapped = mapTelegramMessage(messageOf(telegramFixture("update-private-text")), me)!;
+  expect(mapped.inbound).toMatchObject({
+    text: "hello",
+    messageId: "1",
+    source: { platform: "telegram", chatType: "dm", chatId: "111111", userId: "111111", userName: "Alice Doe", chatName: "Alice Doe", isBot: false, threadId: null },
+  });
+  expect(buildSessionKey(mapped.inbound.source)).toBe("agent:main:telegram:dm:111111");
+});
+
+it("a group mention is addressed and loses the leading @name; per-user keys in groups", () => {
+  const mapped = mapTelegramMessage(messageOf(telegramFixture("update-group-mention")), me)!;
+  expect(mapped.candidate).toMatchObject({ chatType: "group", mentionsBot: true, repliesToBot: false });
+  expect(mapped.inbound.text).toBe("what is up?");
+  expect(buildSessionKey(mapped.inbound.source)).toBe("agent:main:telegram:group:-1001234567890:222222");
+  expect(mapTelegramMessage(messageOf(telegramFixture("update-group-text")), me)!.candidate.mentionsBot).toBe(false);
+});
+
+it("commands: /new is for every bot, /new@us is ours, /new@other is not", () => {
+  const command = (text: string) =>
+    mapTelegramMessage(messageOf(telegramUpdate("update-group-text", { text, entities: [{ offset: 0, length: text.length, type: "bot_command" }] })), me)!.candidate.mentionsBot;
+  expect(command("/new")).toBe(true);
+  expect(command("/new@threadline_test_bot")).toBe(true);
+  expect(command("/new@other_bot")).toBe(false);
+});
+
+it("a forum topic message takes the topic as threadId: one shared key for the topic; the topic-created reply is not a reply to the bot", () => {
+  const mapped = mapTelegramMessage(messageOf(telegramFixture("update-forum-topic")), me)!;
+  expect(mapped.inbound.source).toMatchObject({ chatType: "group", chatId: "-1009876543210", threadId: "77", chatName: "Forum" });
+  expect(mapped.candidate.repliesToBot).toBe(false);
+  expect(buildSessionKey(mapped.inbound.source)).toBe("agent:main:telegram:group:-1009876543210:77");
+  const inBotTopic = mapTelegramMessage(messageOf(telegramFixture("update-forum-topic")), me, { botTopics: new Set(["-1009876543210:77"]) })!;
+  expect(inBotTopic.candidate.inBotThread).toBe(true);
+});
+
+it("media: the largest photo with its file id and the album id; voice; documents with name and mime type", () => {
+  const photo = mapTelegramMessage(messageOf(telegramFixture("update-photo-album")), me)!;
+  expect(photo.inbound.media).toEqual([{ kind: "image", fileId: "AgACAgQAAxkBAAIBlarge", mimeType: "image/jpeg", fileName: null, caption: "our whiteboard" }]);
+  expect(photo.inbound.albumId).toBe("13579246801357924");
+  expect(photo.inbound.text).toBe("our whiteboard");
+  expect(mapTelegramMessage(messageOf(telegramFixture("update-voice")), me)!.inbound).toMatchObject({
+    text: "",
+    media: [{ kind: "audio", fileId: "AwACAgQAAxkBAAIBvoice", mimeType: "audio/ogg" }],
+  });
+  expect(mapTelegramMessage(messageOf(telegramFixture("update-document")), me)!.inbound.media).toEqual([
+    { kind: "file", fileId: "BQACAgQAAxkBAAIBdoc", mimeType: "application/pdf", fileName: "report.pdf", caption: "please summarise" },
+  ]);
+});
+
+it("edits get their own message id; channel posts map to channel sources; bots are flagged; service messages are skipped", () => {
+  const edited = mapTelegramMessage(messageOf(telegramFixture("update-edited")), me, { edited: true })!;
+  expect(edited.inbound.messageId).toBe("1:edited:1767225660");
+  expect(edited.inbound.editOf).toBe("1");
+  const post = mapTelegramMessage(messageOf(telegramFixture("update-channel-post")), me)!;
+  expect(post.inbound.source).toMatchObject({ chatType: "channel", chatId: "-1005555555555", chatName: "Announcements" });
+  expect(post.candidate.mentionsBot).toBe(true);
+  const bot = mapTelegramMessage(messageOf(telegramFixture("update-from-bot")), me)!;
+  expect(bot.candidate.fromBot).toBe(true);
+  expect(bot.inbound.source.isBot).toBe(true);
+  const service = { ...messageOf(telegramFixture("update-group-text")), text: undefined, new_chat_members: [] } as unknown as Message;
+  expect(mapTelegramMessage(service, me)).toBeNull();
+});
+
+it("Markdown → Telegram HTML: supported tags, everything else escaped, and Telegram parses the result", () => {
+  const samples = [
+    "**bold** & `a<b` _it_ ~~del~~ [link](https://e.com/?a=1&b=2)",
+    "# Heading\n\n- one\n- two\n\n1. first\n2. second",
+    "> quoted <b>not html</b>",
+    "```ts\nif (a < b && c > d) {}\n```",
+    "<script>alert(1)</script> 5 > 3",
+    "[bad](javascript:alert(1)) ![img](https://e.com/x.png)",
+    "| a | b |\n|---|---|\n| 1 | 2 |",
+  ];
+  for (const sample of samples) {
+    const html = markdownToTelegramHtml(sample);
+    expect(parseTelegramHtml(html), `${sample} → ${html}`).not.toHaveProperty("error");
+  }
+  expect(markdownToTelegramHtml("**bold** & `a<b`")).toBe("<b>bold</b> &amp; <code>a&lt;b</code>");
+  expect(markdownToTelegramHtml("```ts\nx < 1\n```")).toBe('<pre><code class="language-ts">x &lt; 1</code></pre>');
+  expect(markdownToTelegramHtml("[bad](javascript:alert(1))")).toBe("bad");
+  expect(markdownToTelegramHtml("<b>raw</b>")).toBe("&lt;b&gt;raw&lt;/b&gt;");
+});

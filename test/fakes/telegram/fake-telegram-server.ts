@@ -1,0 +1,379 @@
+/**
+ * A local fake of the Telegram Bot API for tests: a real HTTP server on 127.0.0.1 (random
+ * port, `node:http`) answering `POST /bot<token>/<method>` with the documented JSON
+ * envelopes (`{ ok: true, result }` or `{ ok: false, error_code, description, parameters }`,
+ * see ./fixtures). The REAL grammY talks to it through its `apiRoot` client option.
+ *
+ * Methods: getMe, getUpdates (long polling: `offset` confirms and drops earlier updates,
+ * `timeout` holds the request until an update arrives), setWebhook, deleteWebhook
+ * (getUpdates answers 409 while a webhook is set, as Telegram does), getWebhookInfo,
+ * sendMessage (HTML checked for supported, balanced tags → 400 "can't parse entities";
+ * 4,096-character limit after parsing → 400 "message is too long"), sendChatAction,
+ * editMessageText, setMyCommands, createForumTopic, getFile. A wrong token gets 401.
+ *
+ * The test pushes updates ({@link FakeTelegramServer.pushUpdate}, built with
+ * {@link telegramUpdate} from the fixtures), reads what the bot sent
+ * ({@link FakeTelegramServer.sent}, {@link FakeTelegramServer.calls}), and queues
+ * failures ({@link FakeTelegramServer.failNext}, e.g. a 429 with `retry_after`).
+ *
+ * @module
+ */
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+const FIXTURES = new URL("./fixtures/", import.meta.url);
+
+/** A fixture from ./fixtures (parsed JSON; a fresh copy each call). */
+export function telegramFixture<T = Record<string, unknown>>(name: string): T {
+  return JSON.parse(readFileSync(new URL(`${name}.json`, FIXTURES), "utf8")) as T;
+}
+
+/** One API call the bot made (successful or not). */
+export interface TelegramCall {
+  method: string;
+  params: Record<string, unknown>;
+  /** The HTTP status answered. */
+  status: number;
+}
+
+/** A message the bot sent (sendMessage that succeeded), with its current text (after edits). */
+export interface SentTelegramMessage {
+  message_id: number;
+  chat_id: string;
+  text: string;
+  parse_mode: string | null;
+  message_thread_id: number | null;
+  /** `reply_parameters.message_id` (or the legacy `reply_to_message_id`). */
+  reply_to: number | null;
+  /** The text as Telegram would display it (tags removed, entities decoded, for HTML). */
+  plain: string;
+}
+
+/** A failure to answer the next call(s) of a method with. */
+export interface TelegramFailure {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** A running fake. */
+export interface FakeTelegramServer {
+  /** The Bot API root to configure (`adapters.telegram.apiRoot`), `http://127.0.0.1:<port>`. */
+  readonly url: string;
+  /** The token it accepts. */
+  readonly token: string;
+  /** The bot (`getMe`'s result). */
+  readonly me: { id: number; username: string };
+  /** Every call, oldest first (a live array). */
+  readonly calls: TelegramCall[];
+  /** Every message sent, oldest first (a live array). */
+  readonly sent: SentTelegramMessage[];
+  /** The current webhook (`null`: none, so polling works). */
+  readonly webhook: { url: string; secret: string | null } | null;
+  /** Queues an update (its `update_id` is assigned here) and wakes a pending getUpdates; returns the id. */
+  pushUpdate(update: Record<string, unknown>): number;
+  /** Updates not yet confirmed by a getUpdates offset. */
+  pendingUpdates(): number;
+  /** The next `count` calls of `method` fail with `failure`. */
+  failNext(method: string, failure: TelegramFailure, count?: number): void;
+  /** Calls of one method. */
+  callsOf(method: string): TelegramCall[];
+  /** Messages sent to one chat (optionally one topic), in order. */
+  sentTo(chatId: string | number, threadId?: number | null): SentTelegramMessage[];
+  /** Waits until `check` returns a truthy value (bounded); throws with `what` and the calls so far. */
+  waitFor<T>(check: () => T | null | undefined | false, what: string, timeoutMs?: number): Promise<T>;
+  /** Stops the server (pending long polls are answered with no updates). */
+  close(): Promise<void>;
+}
+
+const ALLOWED_TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre", "blockquote", "tg-spoiler", "span", "tg-emoji"]);
+
+/** Checks Telegram HTML like the Bot API: known tags, properly nested, known entities. Returns the plain text or an error description. */
+export function parseTelegramHtml(html: string): { plain: string } | { error: string } {
+  const stack: string[] = [];
+  let plain = "";
+  let i = 0;
+  while (i < html.length) {
+    const c = html[i]!;
+    if (c === "<") {
+      const end = html.indexOf(">", i);
+      if (end < 0) return { error: `Bad Request: can't parse entities: Unclosed start tag at byte offset ${i}` };
+      const inner = html.slice(i + 1, end);
+      const closing = inner.startsWith("/");
+      const name = (closing ? inner.slice(1) : inner).trim().split(/[\s=]/u)[0]!.toLowerCase();
+      if (!ALLOWED_TAGS.has(name)) return { error: `Bad Request: can't parse entities: Unsupported start tag "${name}" at byte offset ${i}` };
+      if (closing) {
+        if (stack.pop() !== name) return { error: `Bad Request: can't parse entities: Unmatched end tag at byte offset ${i}, expected "</${stack.at(-1) ?? ""}>", found "</${name}>"` };
+      } else {
+        stack.push(name);
+      }
+      i = end + 1;
+    } else if (c === "&") {
+      const end = html.indexOf(";", i);
+      const entity = end < 0 ? "" : html.slice(i + 1, end);
+      const named: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
+      if (named[entity] !== undefined) plain += named[entity];
+      else if (/^#\d+$/u.test(entity)) plain += String.fromCodePoint(Number(entity.slice(1)));
+      else if (/^#x[0-9a-f]+$/iu.test(entity)) plain += String.fromCodePoint(Number.parseInt(entity.slice(2), 16));
+      else return { error: `Bad Request: can't parse entities: Unsupported entity at byte offset ${i}` };
+      i = end + 1;
+    } else {
+      plain += c;
+      i += 1;
+    }
+  }
+  if (stack.length > 0) return { error: `Bad Request: can't parse entities: Can't find end tag corresponding to start tag "${stack.at(-1)}"` };
+  return { plain };
+}
+
+/**
+ * An update from a fixture with fields of its message replaced: `message_id`, `text`,
+ * `chat` (merged), `from` (merged), and any other top-level message fields.
+ */
+export function telegramUpdate(
+  fixture: string,
+  overrides: { message_id?: number; text?: string; chat?: Record<string, unknown>; from?: Record<string, unknown>; [field: string]: unknown } = {},
+): Record<string, unknown> {
+  const update = telegramFixture(fixture);
+  const kind = Object.keys(update).find((k) => k !== "update_id")!;
+  const message = update[kind] as Record<string, unknown>;
+  const { chat, from, ...rest } = overrides;
+  if (chat !== undefined) message["chat"] = { ...(message["chat"] as object), ...chat };
+  if (from !== undefined) message["from"] = { ...(message["from"] as object), ...from };
+  Object.assign(message, rest);
+  if (typeof overrides.text === "string" && Array.isArray(message["entities"])) {
+    // Keep only entities that still fit the new text (a leading mention stays when the text keeps it).
+    message["entities"] = (message["entities"] as Array<{ offset: number; length: number }>).filter((e) => e.offset + e.length <= overrides.text!.length);
+  }
+  return update;
+}
+
+function ok(result: unknown): { status: number; body: Record<string, unknown> } {
+  return { status: 200, body: { ok: true, result } };
+}
+
+function fail(status: number, description: string, parameters?: Record<string, unknown>): { status: number; body: Record<string, unknown> } {
+  return { status, body: { ok: false, error_code: status, description, ...(parameters ? { parameters } : {}) } };
+}
+
+async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks).toString("utf8");
+  const type = String(req.headers["content-type"] ?? "");
+  if (raw === "") return {};
+  if (type.includes("application/json")) return JSON.parse(raw) as Record<string, unknown>;
+  if (type.includes("application/x-www-form-urlencoded")) return Object.fromEntries(new URLSearchParams(raw));
+  throw new Error(`fake telegram: unsupported content type ${type}`);
+}
+
+/** Starts the fake (on `port`, e.g. the port of a fake that was closed to simulate an outage; default a free one). */
+export async function startFakeTelegramServer(options: { token?: string; port?: number } = {}): Promise<FakeTelegramServer> {
+  const token = options.token ?? "7000000001:AAFakeTokenForTestsOnly_abcdefghijkl";
+  const me = telegramFixture<{ id: number; username: string }>("get-me");
+  const calls: TelegramCall[] = [];
+  const sent: SentTelegramMessage[] = [];
+  const updates: Array<Record<string, unknown> & { update_id: number }> = [];
+  const failures = new Map<string, TelegramFailure[]>();
+  const waiters = new Set<() => void>();
+  const messageIds = new Map<string, number>();
+  let nextUpdateId = 500_000;
+  let nextTopic = 1000;
+  let webhook: { url: string; secret: string | null } | null = null;
+  let closed = false;
+
+  const wake = (): void => {
+    for (const w of [...waiters]) w();
+  };
+
+  async function answer(method: string, params: Record<string, unknown>, req: IncomingMessage): Promise<{ status: number; body: Record<string, unknown> }> {
+    const queued = failures.get(method);
+    if (queued !== undefined && queued.length > 0) {
+      const failure = queued.shift()!;
+      return { status: failure.status, body: failure.body };
+    }
+    switch (method) {
+      case "getMe":
+        return ok(telegramFixture("get-me"));
+      case "getUpdates": {
+        if (webhook !== null) return { status: 409, body: telegramFixture("error-409-webhook-active") };
+        const offset = Number(params["offset"] ?? 0);
+        const limit = Math.min(100, Math.max(1, Number(params["limit"] ?? 100)));
+        const timeout = Math.min(50, Math.max(0, Number(params["timeout"] ?? 0)));
+        // A positive offset confirms every update before it.
+        if (offset > 0) while (updates.length > 0 && updates[0]!.update_id < offset) updates.shift();
+        const pick = (): Array<Record<string, unknown>> => updates.filter((u) => u.update_id >= offset).slice(0, limit);
+        let batch = pick();
+        if (batch.length === 0 && timeout > 0 && !closed) {
+          await new Promise<void>((resolve) => {
+            const done = (): void => {
+              clearTimeout(timer);
+              waiters.delete(done);
+              req.off("close", done);
+              resolve();
+            };
+            const timer = setTimeout(done, timeout * 1000);
+            waiters.add(done);
+            req.on("close", done);
+          });
+          batch = pick();
+        }
+        return ok(batch);
+      }
+      case "setWebhook":
+        webhook = { url: String(params["url"]), secret: typeof params["secret_token"] === "string" ? params["secret_token"] : null };
+        wake();
+        return ok(true);
+      case "deleteWebhook":
+        webhook = null;
+        if (params["drop_pending_updates"] === true) updates.length = 0;
+        return ok(true);
+      case "getWebhookInfo":
+        return ok({ url: webhook?.url ?? "", has_custom_certificate: false, pending_update_count: updates.length });
+      case "sendMessage": {
+        const chatId = String(params["chat_id"] ?? "");
+        const text = typeof params["text"] === "string" ? params["text"] : "";
+        if (chatId === "") return fail(400, "Bad Request: chat not found");
+        const mode = typeof params["parse_mode"] === "string" ? params["parse_mode"] : null;
+        let plain = text;
+        if (mode === "HTML") {
+          const parsed = parseTelegramHtml(text);
+          if ("error" in parsed) return fail(400, parsed.error);
+          plain = parsed.plain;
+        }
+        if (plain.trim() === "") return { status: 400, body: telegramFixture("error-400-empty") };
+        if (plain.length > 4096) return { status: 400, body: telegramFixture("error-400-too-long") };
+        const id = (messageIds.get(chatId) ?? 10_000) + 1;
+        messageIds.set(chatId, id);
+        const replyParameters = params["reply_parameters"] as { message_id?: number } | undefined;
+        const threadId = typeof params["message_thread_id"] === "number" ? params["message_thread_id"] : null;
+        sent.push({
+          message_id: id,
+          chat_id: chatId,
+          text,
+          parse_mode: mode,
+          message_thread_id: threadId,
+          reply_to: replyParameters?.message_id ?? (typeof params["reply_to_message_id"] === "number" ? params["reply_to_message_id"] : null),
+          plain,
+        });
+        const chat = Number(chatId) > 0 ? { id: Number(chatId), type: "private", first_name: "User" } : { id: Number(chatId), type: "supergroup", title: "Group" };
+        return ok({
+          message_id: id,
+          from: { id: me.id, is_bot: true, first_name: "Threadline Test", username: me.username },
+          chat,
+          date: Math.floor(Date.now() / 1000),
+          text: plain,
+          ...(threadId !== null ? { message_thread_id: threadId, is_topic_message: true } : {}),
+        });
+      }
+      case "editMessageText": {
+        const chatId = String(params["chat_id"] ?? "");
+        const target = sent.find((m) => m.chat_id === chatId && m.message_id === Number(params["message_id"]));
+        if (target === undefined) return fail(400, "Bad Request: message to edit not found");
+        target.text = String(params["text"] ?? "");
+        target.plain = target.text;
+        return ok({ message_id: target.message_id, chat: { id: Number(chatId), type: "private" }, date: Math.floor(Date.now() / 1000), text: target.text });
+      }
+      case "sendChatAction":
+        if (params["chat_id"] === undefined || params["action"] === undefined) return fail(400, "Bad Request: chat_id and action are required");
+        return ok(true);
+      case "setMyCommands": {
+        const commands = params["commands"];
+        if (!Array.isArray(commands)) return fail(400, "Bad Request: commands must be an array");
+        for (const c of commands as Array<{ command?: string; description?: string }>) {
+          if (!/^[a-z0-9_]{1,32}$/u.test(c.command ?? "") || (c.description ?? "").length < 1 || (c.description ?? "").length > 256) {
+            return fail(400, "Bad Request: BOT_COMMAND_INVALID");
+          }
+        }
+        return ok(true);
+      }
+      case "createForumTopic": {
+        const name = String(params["name"] ?? "");
+        if (name.length < 1 || name.length > 128) return fail(400, "Bad Request: TOPIC_NAME_INVALID");
+        if (!String(params["chat_id"] ?? "").startsWith("-100")) return fail(400, "Bad Request: the chat is not a forum");
+        nextTopic += 1;
+        return ok({ message_thread_id: nextTopic, name, icon_color: 7322096 });
+      }
+      case "getFile": {
+        const fileId = String(params["file_id"] ?? "");
+        if (fileId === "") return fail(400, "Bad Request: invalid file_id");
+        return ok({ file_id: fileId, file_unique_id: `u${fileId.slice(-6)}`, file_size: 1234, file_path: `documents/${fileId}.bin` });
+      }
+      default:
+        return fail(404, "Not Found");
+    }
+  }
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      const match = /^\/bot([^/]+)\/([A-Za-z]+)$/u.exec((req.url ?? "").split("?")[0]!);
+      let result: { status: number; body: Record<string, unknown> };
+      let method = "";
+      let params: Record<string, unknown> = {};
+      try {
+        params = await readBody(req);
+        if (match === null) result = fail(404, "Not Found");
+        else {
+          method = match[2]!;
+          result = decodeURIComponent(match[1]!) !== token ? { status: 401, body: telegramFixture("error-401") } : await answer(method, params, req);
+        }
+      } catch (error) {
+        result = fail(400, `Bad Request: ${(error as Error).message}`);
+      }
+      if (method !== "") calls.push({ method, params, status: result.status });
+      if (!res.destroyed) res.writeHead(result.status, { "content-type": "application/json" }).end(JSON.stringify(result.body));
+    })();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | null = null;
+
+  const fake: FakeTelegramServer = {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    me: { id: me.id, username: me.username },
+    calls,
+    sent,
+    get webhook() {
+      return webhook;
+    },
+    pushUpdate(update) {
+      nextUpdateId += 1;
+      updates.push({ ...update, update_id: nextUpdateId });
+      wake();
+      return nextUpdateId;
+    },
+    pendingUpdates: () => updates.length,
+    failNext(method, failure, count = 1) {
+      const list = failures.get(method) ?? [];
+      for (let i = 0; i < count; i++) list.push(failure);
+      failures.set(method, list);
+    },
+    callsOf: (method) => calls.filter((c) => c.method === method),
+    sentTo: (chatId, threadId) => sent.filter((m) => m.chat_id === String(chatId) && (threadId === undefined || m.message_thread_id === threadId)),
+    async waitFor(check, what, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const value = check();
+        if (value) return value;
+        if (Date.now() > deadline) {
+          throw new Error(`timed out waiting for ${what}; calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status]))}; sent: ${JSON.stringify(sent.map((m) => m.plain.slice(0, 80)))}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        closed = true;
+        wake();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+  return fake;
+}
