@@ -373,6 +373,12 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
     adapters: {
       apiServer: { ...config.adapters.apiServer, tokens: [...config.adapters.apiServer.tokens] },
       webhook: defined({ enabled: webhook.enabled, secret: webhook.secret, callbackUrl: webhook.callbackUrl, path: webhook.path }),
+      // Chat platforms (telegram, …): each configured section with the keys a user writes.
+      ...Object.fromEntries(
+        Object.entries(config.adapters)
+          .filter(([name, section]) => name !== "apiServer" && name !== "webhook" && section !== null)
+          .map(([name, section]) => [name, defined({ ...(section as Record<string, unknown>) })]),
+      ),
     },
     homeChannels: Object.fromEntries(
       Object.entries(config.homeChannels).map(([platform, c]) => [platform, defined({ chatId: c.chatId, name: c.name, threadsSupported: c.threadsSupported })]),
