@@ -20,6 +20,7 @@ import {
   type SessionsJob,
   type SessionsResult,
 } from "./protocol.js";
+import { telegramConversations, telegramFake } from "./telegram-driver.js";
 
 interface Reply {
   status: number;
@@ -204,11 +205,13 @@ async function sessions(job: SessionsJob): Promise<SessionsResult> {
 async function run(job: DriverJob): Promise<DriverResult> {
   switch (job.kind) {
     case "conversations":
-      return conversations(job);
+      return job.platform === "telegram" ? telegramConversations(job) : conversations(job);
     case "burst":
       return burst(job);
     case "sessions":
       return sessions(job);
+    case "telegram-fake":
+      return telegramFake(job);
   }
 }
 

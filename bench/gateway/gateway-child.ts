@@ -1,7 +1,8 @@
 /**
  * The gateway under test: `node dist/cli/main.js serve --port 0` as a child process with
  * its own THREADLINE_HOME (SQLite `state.db` in a temp dir), no model provider (so the
- * built-in echo agent), the api-server adapter on loopback, and probe.mjs preloaded.
+ * built-in echo agent), the api-server adapter on loopback (or, with `telegram`, only the
+ * Telegram adapter polling the driver's fake Bot API), and probe.mjs preloaded.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -17,7 +18,13 @@ export const GATEWAY_BIN = join(PROJECT_ROOT, "dist", "cli", "main.js");
 const PROBE = new URL("./probe.mjs", import.meta.url).href;
 
 /** Environment variables that would make the gateway use something other than echo + a temp SQLite file. */
-const SCRUBBED = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "THREADLINE_MODEL", "THREADLINE_DB", "THREADLINE_CONFIG", "NODE_OPTIONS"];
+const SCRUBBED = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "THREADLINE_MODEL", "THREADLINE_DB", "THREADLINE_CONFIG", "NODE_OPTIONS", "TELEGRAM_BOT_TOKEN"];
+
+/** Telegram instead of the api-server adapter: the Bot API root (the driver's fake on 127.0.0.1) and its token. */
+export interface TelegramTarget {
+  apiRoot: string;
+  token: string;
+}
 
 type ProbeRequest = { cmd: "record"; on: boolean } | { cmd: "collect" } | { cmd: "gc" };
 type ReplyTo<C extends ProbeCommand["cmd"]> = Extract<ProbeReply, { cmd: C }>;
@@ -90,14 +97,18 @@ export async function startGatewayChild(
   label: string,
   nodeArgs: readonly string[] = [],
   synchronous: "FULL" | "NORMAL" = "FULL",
-  /** A model provider (the streaming phase): its environment and extra config lines. */
-  extra: { env?: Record<string, string>; config?: string } = {},
+  /** A model provider (the streaming phase: its environment and extra config lines), or the Telegram fake to poll. */
+  extra: { env?: Record<string, string>; config?: string; telegram?: TelegramTarget | null } = {},
 ): Promise<GatewayChild> {
+  const telegram = extra.telegram ?? null;
   const home = await mkdtemp(join(tmpdir(), `threadline-bench-gw-${label}-`));
-  await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n${extra.config ?? ""}`);
+  const adapters = telegram === null ? "" : `adapters:\n  apiServer:\n    enabled: false\n  telegram:\n    apiRoot: ${JSON.stringify(telegram.apiRoot)}\n`;
+  await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n${adapters}${extra.config ?? ""}`);
   const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
   for (const name of SCRUBBED) delete env[name];
   Object.assign(env, extra.env ?? {});
+  // The token goes by environment, as users are told to pass it (not into the config file).
+  if (telegram !== null) env["TELEGRAM_BOT_TOKEN"] = telegram.token;
   const child: ChildProcess = spawn(
     process.execPath,
     ["--expose-gc", ...nodeArgs, "--import", PROBE, GATEWAY_BIN, "serve", "--port", "0", "--host", "127.0.0.1"],
@@ -127,6 +138,7 @@ export async function startGatewayChild(
     let buffered = "";
     let agent = "";
     let db = "";
+    let telegramUp = false;
     const onLine = (line: string): void => {
       output.push(line);
       if (output.length > 200) output.shift();
@@ -142,7 +154,9 @@ export async function startGatewayChild(
       }
       if (typeof record.msg === "string" && record.msg.includes("using the built-in echo agent")) agent = "echo";
       if (record.msg === "model provider configured") agent = "provider";
+      if (typeof record.msg === "string" && record.msg.startsWith("telegram adapter connected")) telegramUp = true;
       if (typeof record.msg === "string" && record.msg.startsWith("gateway listening on") && typeof record.url === "string") {
+        if (telegram !== null && !telegramUp) reject(new Error(`the gateway listened before its Telegram adapter connected to the fake:\n${output.join("\n")}`));
         resolve({ url: record.url, agent, db });
       }
       if (record.level !== undefined && record.level >= 50) log(`gateway ${label}: ${line}`);

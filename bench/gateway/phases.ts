@@ -4,7 +4,7 @@ import type { SessionDB } from "../../src/index.js";
 import { log } from "../log.js";
 import type { DriverHandle } from "./driver-child.js";
 import { parseMetrics, readCpuTimes, readRss, readVmRssBytes, type CpuTimes, type GatewayChild, type MetricsSnapshot, type RssBreakdown } from "./gateway-child.js";
-import type { BurstRecord, ProbeMemory, ProbeSample } from "./protocol.js";
+import type { BenchPlatform, BurstRecord, ProbeMemory, ProbeSample } from "./protocol.js";
 import { mean, round1, round3, spread, type Spread } from "./stats.js";
 
 export interface CpuPerTurn {
@@ -21,6 +21,8 @@ function cpuPerTurn(before: CpuTimes, after: CpuTimes, turns: number): CpuPerTur
 
 /** One concurrency level of the conversations phase. */
 export interface ConversationsReport {
+  /** The adapter the turns went through. */
+  platform: BenchPlatform;
   concurrency: number;
   turns_per_conversation: number;
   turns: number;
@@ -33,12 +35,16 @@ export interface ConversationsReport {
    * when the driver wrote the request to the loopback socket, "out" when it read the last
    * byte, so it includes the time a request waits in the socket for the gateway's busy
    * event loop (and, slightly pessimistically, loopback TCP and the client's parse).
+   * Telegram: "in" is when the driver pushed the update into the fake Bot API (which
+   * answers the gateway's pending getUpdates long poll), "out" when the bot's sendMessage
+   * replying to it reached the fake, so it includes the long-poll round trip, grammY, the
+   * Telegram HTML conversion and the outbound Bot API call.
    */
   overhead: Spread;
-  /** The same, but starting when the gateway parsed the request headers (diagnostics channel): misses the wait in the socket. */
-  overhead_after_read: Spread;
-  /** Headers parsed → reply handed to the socket, inside the gateway, agent included. */
-  gateway_time: Spread;
+  /** The same, but starting when the gateway parsed the request headers (diagnostics channel): misses the wait in the socket. Null for telegram (the gateway is the HTTP client there). */
+  overhead_after_read: Spread | null;
+  /** Headers parsed → reply handed to the socket, inside the gateway, agent included. Null for telegram. */
+  gateway_time: Spread | null;
   /** EchoAgent.runTurn, measured inside the gateway. */
   agent_time: Spread;
   /** What the driver saw: issue → last byte read. */
@@ -71,12 +77,12 @@ function diffMetrics(before: MetricsSnapshot, after: MetricsSnapshot, turns: num
 }
 
 /** C conversations of `turns` turns each, closed loop. */
-export async function runConversations(gw: GatewayChild, driver: DriverHandle, concurrency: number, turns: number): Promise<ConversationsReport> {
+export async function runConversations(gw: GatewayChild, driver: DriverHandle, concurrency: number, turns: number, platform: BenchPlatform = "api-server"): Promise<ConversationsReport> {
   const m0 = parseMetrics(await gw.metrics());
   await gw.probe({ cmd: "record", on: true });
   const cpu0 = readCpuTimes(gw.pid);
   const dcpu0 = readCpuTimes(driver.pid);
-  const result = await driver.run({ kind: "conversations", url: gw.url, concurrency, turns, tag: `c${concurrency}` });
+  const result = await driver.run({ kind: "conversations", platform, url: gw.url, concurrency, turns, tag: `c${concurrency}` });
   if (result.kind !== "conversations") throw new Error("driver answered the wrong job");
   const cpu1 = readCpuTimes(gw.pid);
   const dcpu1 = readCpuTimes(driver.pid);
@@ -92,7 +98,14 @@ export async function runConversations(gw: GatewayChild, driver: DriverHandle, c
   for (const sample of result.samples) {
     client.push(sample.clientMs);
     const seen = byId.get(sample.id);
-    if (!sample.ok || seen === undefined || seen.endMs === null || seen.agentMs === null || Number.isNaN(seen.startMs)) continue;
+    if (!sample.ok || seen === undefined || seen.agentMs === null) continue;
+    if (platform === "telegram") {
+      // No HTTP request into the gateway to time from inside: only the driver's view.
+      agentTime.push(seen.agentMs);
+      overhead.push(sample.clientMs - seen.agentMs);
+      continue;
+    }
+    if (seen.endMs === null || Number.isNaN(seen.startMs)) continue;
     const gwMs = seen.endMs - seen.startMs;
     gatewayTime.push(gwMs);
     agentTime.push(seen.agentMs);
@@ -102,6 +115,7 @@ export async function runConversations(gw: GatewayChild, driver: DriverHandle, c
   const metrics = diffMetrics(m0, m1, total);
   const perSec = total / result.seconds;
   return {
+    platform,
     concurrency,
     turns_per_conversation: turns,
     turns: total,
@@ -110,8 +124,8 @@ export async function runConversations(gw: GatewayChild, driver: DriverHandle, c
     errors: result.errors,
     error_examples: result.errorExamples,
     overhead: spread(overhead),
-    overhead_after_read: spread(afterRead),
-    gateway_time: spread(gatewayTime),
+    overhead_after_read: platform === "telegram" ? null : spread(afterRead),
+    gateway_time: platform === "telegram" ? null : spread(gatewayTime),
     agent_time: spread(agentTime),
     client_latency: { ...spread(client), mean_ms: round3(mean(client)) },
     littles_law_mean_ms: round3((concurrency / perSec) * 1000),

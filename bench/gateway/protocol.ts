@@ -4,9 +4,15 @@
  * gateway (probe.mjs, over the gateway child's IPC channel).
  */
 
+/** The chat platform a phase goes through: the api-server adapter (HTTP) or Telegram (through the fake Bot API). */
+export type BenchPlatform = "api-server" | "telegram";
+
 /** C closed-loop conversations of `turns` turns each (a conversation sends its next message after the reply). */
 export interface ConversationsJob {
   kind: "conversations";
+  /** `api-server`: POSTs to the gateway; `telegram`: updates pushed into the driver's fake Bot API (default api-server). */
+  platform?: BenchPlatform;
+  /** The gateway (api-server; ignored for telegram). */
   url: string;
   concurrency: number;
   turns: number;
@@ -34,15 +40,21 @@ export interface SessionsJob {
   tag: string;
 }
 
-export type DriverJob = ConversationsJob | BurstJob | SessionsJob;
+/** Starts or stops the fake Telegram Bot API inside the driver (test/fakes/telegram), on 127.0.0.1. */
+export interface TelegramFakeJob {
+  kind: "telegram-fake";
+  action: "start" | "stop";
+}
+
+export type DriverJob = ConversationsJob | BurstJob | SessionsJob | TelegramFakeJob;
 
 /** One timed request as the driver saw it. */
 export interface RequestSample {
   /** The X-Bench-Id header (and `bench:<id>` in the message text). */
   id: string;
-  /** Request issued → last byte of the reply read, milliseconds. */
+  /** Request issued → last byte of the reply read (telegram: update pushed into the fake → the bot's sendMessage for it received), milliseconds. */
   clientMs: number;
-  /** HTTP 200 and the reply is `Echo: <the message sent>`. */
+  /** HTTP 200 (telegram: a sendMessage in reply to the message) and the reply is `Echo: <the message sent>`. */
   ok: boolean;
 }
 
@@ -81,7 +93,16 @@ export interface SessionsResult {
   errorExamples: string[];
 }
 
-export type DriverResult = ConversationsResult | BurstResult | SessionsResult;
+/** The fake's Bot API root and the (fake) token it accepts; both empty after `stop`. */
+export interface TelegramFakeResult {
+  kind: "telegram-fake";
+  apiRoot: string;
+  token: string;
+  /** getUpdates calls the fake answered so far (long polls). */
+  getUpdatesCalls: number;
+}
+
+export type DriverResult = ConversationsResult | BurstResult | SessionsResult | TelegramFakeResult;
 
 /** What the driver sends back over IPC. */
 export type DriverReply = { ok: true; result: DriverResult } | { ok: false; error: string };

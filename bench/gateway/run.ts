@@ -1,5 +1,5 @@
 /**
- * `npm run bench:gateway [-- --quick] [--keep]`: the running gateway under load.
+ * `npm run bench:gateway [-- --quick] [--keep] [--platform api-server|telegram]`: the running gateway under load.
  *
  * Starts `node dist/cli/main.js serve` (api-server adapter, echo agent, SQLite in a temp
  * dir) as a child process and drives it from a second child process (driver.ts) over
@@ -15,6 +15,11 @@
  * 4. streaming (ttft.ts): a gateway in front of a fake provider that streams word by word:
  *    time to first token through the gateway (`stream: true`) against the provider's own.
  *
+ * `--platform telegram`: phase 1 only, through the Telegram adapter: the gateway polls the
+ * fake Bot API of the tests (test/fakes/telegram), which runs inside the driver; a turn is
+ * an update pushed into the fake → the bot's sendMessage for it reaching the fake. The
+ * overhead is then the driver's view minus the agent's time (no "after read").
+ *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
  */
@@ -24,12 +29,13 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { log } from "../log.js";
 import { startDriver, type DriverHandle } from "./driver-child.js";
-import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild } from "./gateway-child.js";
+import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild, type TelegramTarget } from "./gateway-child.js";
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
+import type { BenchPlatform } from "./protocol.js";
 import { mb } from "./stats.js";
 import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
-const USAGE = "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL]";
+const USAGE = "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]";
 const TURNS = 20;
 const BURSTS = 10;
 const BURST_SIZE = 5;
@@ -50,10 +56,12 @@ interface Args {
   cpuProf: string | null;
   /** Run only the streaming phase (time to first token). */
   streamingOnly: boolean;
+  /** The adapter the conversations go through (telegram: conversations only). */
+  platform: BenchPlatform;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL", streamingOnly: false };
+  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL", streamingOnly: false, platform: "api-server" };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--quick") args.quick = true;
@@ -62,6 +70,14 @@ function parseArgs(argv: readonly string[]): Args {
       const value = argv[++i];
       if (value !== "FULL" && value !== "NORMAL") throw new Error(`--synchronous takes FULL or NORMAL\n${USAGE}`);
       args.synchronous = value;
+    }
+    else if (arg === "--platform") {
+      const value = argv[++i];
+      if (value !== "api-server" && value !== "telegram") {
+        process.stderr.write(`--platform takes api-server or telegram\n${USAGE}\n`);
+        process.exit(2);
+      }
+      args.platform = value;
     }
     else if (arg === "--cpu-prof") {
       const dir = argv[++i];
@@ -135,25 +151,47 @@ async function main(): Promise<void> {
     }
     return;
   }
+  const telegram = args.platform === "telegram";
   const driver: DriverHandle = startDriver();
   const gateways: GatewayChild[] = [];
   try {
     // --- conversations and bursts: one gateway ---------------------------------------
-    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf], args.synchronous);
+    let target: TelegramTarget | null = null;
+    if (telegram) {
+      const fake = await driver.run({ kind: "telegram-fake", action: "start" });
+      if (fake.kind !== "telegram-fake") throw new Error("driver answered the wrong job");
+      target = { apiRoot: fake.apiRoot, token: fake.token };
+      log(`platform telegram: the fake Bot API listens on ${fake.apiRoot} inside the driver`);
+    }
+    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf], args.synchronous, { telegram: target });
     if (args.cpuProf !== null) log(`--cpu-prof: the load gateway writes its profile to ${args.cpuProf} on exit (profiling slows it: these numbers are not the benchmark's)`);
     gateways.push(gw);
     if (gw.agent !== "echo") throw new Error("the gateway did not announce the built-in echo agent");
     log(`driver pid ${driver.pid}; warm-up: one conversation of ${TURNS} turns (not timed)`);
-    await driver.run({ kind: "conversations", url: gw.url, concurrency: 1, turns: TURNS, tag: "warmup" });
+    const warm = await driver.run({ kind: "conversations", platform: args.platform, url: gw.url, concurrency: 1, turns: TURNS, tag: "warmup" });
+    if (warm.kind === "conversations" && warm.errors > 0) log(`warm-up: ${warm.errors} errors, e.g. ${warm.errorExamples[0]}`);
     const conversations: ConversationsReport[] = [];
     for (const c of levels) {
-      log(`conversations: C = ${c} × ${TURNS} turns`);
-      const r = await runConversations(gw, driver, c, TURNS);
+      log(`conversations (${args.platform}): C = ${c} × ${TURNS} turns`);
+      const r = await runConversations(gw, driver, c, TURNS, args.platform);
+      const afterRead = r.overhead_after_read === null ? "" : ` (after read: ${r.overhead_after_read.p50_ms} / ${r.overhead_after_read.p99_ms})`;
       log(
-        `  ${r.turns_per_sec} turns/s; overhead p50 ${r.overhead.p50_ms} / p99 ${r.overhead.p99_ms} ms ` +
-          `(after read: ${r.overhead_after_read.p50_ms} / ${r.overhead_after_read.p99_ms}); gateway CPU ${r.gateway_cpu_ms_per_turn.total} ms/turn; errors ${r.errors}`,
+        `  ${r.turns_per_sec} turns/s; overhead p50 ${r.overhead.p50_ms} / p99 ${r.overhead.p99_ms} ms${afterRead}; ` +
+          `gateway CPU ${r.gateway_cpu_ms_per_turn.total} ms/turn; errors ${r.errors}`,
       );
+      if (r.errors > 0) log(`  e.g. ${r.error_examples.join("; ")}`);
       conversations.push(r);
+    }
+    if (telegram) {
+      const loadExit = await gw.stop();
+      if (loadExit !== 0) log(`warning: the gateway exited with ${loadExit} after SIGTERM`);
+      const fake = await driver.run({ kind: "telegram-fake", action: "stop" });
+      if (fake.kind === "telegram-fake") log(`the fake answered ${fake.getUpdatesCalls} getUpdates calls`);
+      log("platform telegram: the burst and RSS phases run on api-server only (not measured)");
+      const report = buildReport(args, conversations, null, null, null);
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      printTable(report.targets, conversations, null, null);
+      return;
     }
     log(`bursts: ${BURSTS} × ${BURST_SIZE} messages into one session each`);
     const sent = await sendBursts(gw, driver, BURSTS, BURST_SIZE, BURST_GAP_MS);
@@ -229,9 +267,12 @@ function machineInfo() {
   };
 }
 
-function buildReport(args: Args, conversations: ConversationsReport[], burst: BurstReport, rss: SessionsRssReport, storedSessions: number) {
+/** burst, rss and storedSessions are null with `--platform telegram` (those phases run on api-server only). */
+function buildReport(args: Args, conversations: ConversationsReport[], burst: BurstReport | null, rss: SessionsRssReport | null, storedSessions: number | null) {
   const c100 = conversations.find((c) => c.concurrency === 100);
-  const fullRss = rss.sessions === FULL_SESSIONS;
+  const fullRss = rss?.sessions === FULL_SESSIONS;
+  const telegram = args.platform === "telegram";
+  const notMeasured = "not measured with --platform telegram (api-server only)";
   const targets: Target[] = [
     {
       name: "overhead_p99_at_c100",
@@ -244,12 +285,19 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
     {
       name: "rss_growth_10k_sessions",
       target: `≤ ${RSS_GROWTH_TARGET_BYTES / 1e6} MB (10^6 bytes) for ${FULL_SESSIONS} sessions`,
-      value: rss.rss_growth_bytes,
+      value: rss?.rss_growth_bytes ?? null,
       unit: "bytes",
-      pass: fullRss ? rss.errors === 0 && rss.rss_growth_bytes <= RSS_GROWTH_TARGET_BYTES : null,
-      ...(fullRss ? {} : { note: `quick run: ${rss.sessions} sessions, target not evaluated` }),
+      pass: rss !== null && fullRss ? rss.errors === 0 && rss.rss_growth_bytes <= RSS_GROWTH_TARGET_BYTES : null,
+      ...(rss === null ? { note: notMeasured } : fullRss ? {} : { note: `quick run: ${rss.sessions} sessions, target not evaluated` }),
     },
-    { name: "burst_order_preserved", target: "every burst in send order", value: burst.preserved, unit: "bool", pass: burst.preserved },
+    {
+      name: "burst_order_preserved",
+      target: "every burst in send order",
+      value: burst?.preserved ?? null,
+      unit: "bool",
+      pass: burst?.preserved ?? null,
+      ...(burst === null ? { note: notMeasured } : {}),
+    },
   ];
   const verdicts = targets.map((t) => t.pass);
   const pass = verdicts.includes(false) ? false : verdicts.includes(null) ? null : true;
@@ -257,6 +305,7 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
     bench: "gateway",
     system: "threadline sqlite",
     mode: args.quick ? "quick" : "full",
+    platform: args.platform,
     ...(args.cpuProf === null ? {} : { cpu_profile: args.cpuProf }),
     machine: {
       cpus: cpus().length,
@@ -266,15 +315,29 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
       node: process.version,
     },
     setup: {
-      gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config)",
-      adapter: "api-server (POST /v1/chat/completions, X-Threadline-Session-Key)",
+      gateway: telegram
+        ? "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir; config: adapters.apiServer.enabled false, adapters.telegram.apiRoot = the fake; TELEGRAM_BOT_TOKEN = the fake's token)"
+        : "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config)",
+      adapter: telegram
+        ? "telegram (grammY long polling, getUpdates timeout 30 s) against the fake Bot API of the tests (test/fakes/telegram), which runs inside the driver process on 127.0.0.1; each conversation is its own DM chat"
+        : "api-server (POST /v1/chat/completions, X-Threadline-Session-Key)",
       agent: "built-in echo (no model provider)",
       database: `SQLite state.db in the temp dir (storage.synchronous = ${args.synchronous})`,
-      transport: "loopback HTTP/1.1, keep-alive (node:http Agent), driver in its own process",
+      transport: telegram
+        ? "loopback HTTP/1.1: the gateway's grammY client long-polls and calls sendMessage / sendChatAction on the fake; the driver pushes updates into the fake in its own process"
+        : "loopback HTTP/1.1, keep-alive (node:http Agent), driver in its own process",
       cores_shared: "gateway and driver share the machine's cores",
-      warmup: `one conversation of ${TURNS} turns before the timed phases (not counted); ${rss.warmup_sessions} sessions before the RSS baseline`,
+      warmup: `one conversation of ${TURNS} turns before the timed phases (not counted)${rss === null ? "" : `; ${rss.warmup_sessions} sessions before the RSS baseline`}`,
     },
     method: {
+      ...(telegram
+        ? {
+            turn_telegram:
+              "one turn = the driver pushes a private-chat update (text `bench:<id> …`) into the fake, which answers the gateway's pending getUpdates long poll; the turn ends when the bot's sendMessage replying to that message (reply_parameters.message_id) reaches the fake. The next message of the conversation is pushed only then (closed loop). turns/s therefore includes the long-poll round trip (grammY receives the batch, confirms it with the next getUpdates offset), grammY's sequential update handling, the Telegram HTML conversion, sendChatAction (typing) and the outbound sendMessage call",
+            overhead_telegram:
+              "per turn: update pushed → sendMessage received at the fake, minus the agent's time (probe.mjs, as for api-server); there is no inbound HTTP request to time inside the gateway, so overhead_after_read and gateway_time are null",
+          }
+        : {}),
       overhead:
         "per turn: request in → reply out minus the agent's time. In/out are taken by the driver (request written to the loopback socket → last byte of the reply read), so a request waiting in the socket for the gateway's busy event loop counts (loopback TCP and the client's parse add ~0.1–0.5 ms: slightly pessimistic). The agent's time is measured inside the gateway: bench/gateway/probe.mjs (preloaded with --import) wraps EchoAgent.runTurn with two performance.now() calls; for echo it is ~0, so overhead ≈ latency",
       overhead_after_read:
@@ -285,20 +348,20 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
     },
     conversations,
     burst,
-    sessions_rss: { ...rss, sessions_stored: storedSessions },
+    sessions_rss: rss === null ? null : { ...rss, sessions_stored: storedSessions },
     targets,
     pass,
   };
 }
 
-function printTable(targets: Target[], conversations: ConversationsReport[], burst: BurstReport, rss: SessionsRssReport): void {
+function printTable(targets: Target[], conversations: ConversationsReport[], burst: BurstReport | null, rss: SessionsRssReport | null): void {
   const rows: string[][] = [["C", "turns/s", "overhead p50/p99 ms", "after read p50/p99 ms", "agent p99 ms", "gw CPU ms/turn", "store ms/turn", "errors"]];
   for (const c of conversations) {
     rows.push([
       String(c.concurrency),
       String(c.turns_per_sec),
       `${c.overhead.p50_ms} / ${c.overhead.p99_ms}`,
-      `${c.overhead_after_read.p50_ms} / ${c.overhead_after_read.p99_ms}`,
+      c.overhead_after_read === null ? "n/a" : `${c.overhead_after_read.p50_ms} / ${c.overhead_after_read.p99_ms}`,
       String(c.agent_time.p99_ms),
       String(c.gateway_cpu_ms_per_turn.total),
       String(c.store_ms_per_turn["total"]),
@@ -307,14 +370,18 @@ function printTable(targets: Target[], conversations: ConversationsReport[], bur
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) => r.map((cell, i) => cell.padStart(widths[i]!)).join("  "));
-  lines.push(
-    `burst: ${burst.bursts} × ${burst.messages_per_burst}: own replies ${burst.replies_answer_own_message}/${burst.bursts * burst.messages_per_burst}, ` +
-      `transcripts in send order ${burst.transcripts_in_send_order}/${burst.bursts}, followers that found the session busy ${burst.arrived_while_busy}/${burst.followers}`,
-  );
-  lines.push(
-    `sessions: ${rss.sessions} × 1 message at ${rss.sessions_per_sec}/s; RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB ` +
-      `(+${mb(rss.rss_growth_bytes)} MB; peak ${mb(rss.rss_peak_bytes)}; after GC ${mb(rss.rss_after_gc_bytes)}); errors ${rss.errors}`,
-  );
+  if (burst !== null) {
+    lines.push(
+      `burst: ${burst.bursts} × ${burst.messages_per_burst}: own replies ${burst.replies_answer_own_message}/${burst.bursts * burst.messages_per_burst}, ` +
+        `transcripts in send order ${burst.transcripts_in_send_order}/${burst.bursts}, followers that found the session busy ${burst.arrived_while_busy}/${burst.followers}`,
+    );
+  }
+  if (rss !== null) {
+    lines.push(
+      `sessions: ${rss.sessions} × 1 message at ${rss.sessions_per_sec}/s; RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB ` +
+        `(+${mb(rss.rss_growth_bytes)} MB; peak ${mb(rss.rss_peak_bytes)}; after GC ${mb(rss.rss_after_gc_bytes)}); errors ${rss.errors}`,
+    );
+  }
   for (const t of targets) {
     const verdict = t.pass === null ? "n/a" : t.pass ? "PASS" : "FAIL";
     const value = t.unit === "bytes" && typeof t.value === "number" ? `${mb(t.value)} MB` : `${String(t.value)}${t.unit === "ms" ? " ms" : ""}`;

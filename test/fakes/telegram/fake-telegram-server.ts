@@ -167,8 +167,17 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
   throw new Error(`fake telegram: unsupported content type ${type}`);
 }
 
-/** Starts the fake (on `port`, e.g. the port of a fake that was closed to simulate an outage; default a free one). */
-export async function startFakeTelegramServer(options: { token?: string; port?: number } = {}): Promise<FakeTelegramServer> {
+/** Options of {@link startFakeTelegramServer}. */
+export interface FakeTelegramOptions {
+  token?: string;
+  /** Listen on this port (e.g. the port of a fake that was closed to simulate an outage; default a free one). */
+  port?: number;
+  /** Called with every message the bot sends, as it is recorded (the gateway benchmark waits on it instead of polling `sent`). */
+  onSent?: (message: SentTelegramMessage) => void;
+}
+
+/** Starts the fake. */
+export async function startFakeTelegramServer(options: FakeTelegramOptions = {}): Promise<FakeTelegramServer> {
   const token = options.token ?? "7000000001:AAFakeTokenForTestsOnly_abcdefghijkl";
   const me = telegramFixture<{ id: number; username: string }>("get-me");
   const calls: TelegramCall[] = [];
@@ -247,7 +256,7 @@ export async function startFakeTelegramServer(options: { token?: string; port?: 
         messageIds.set(chatId, id);
         const replyParameters = params["reply_parameters"] as { message_id?: number } | undefined;
         const threadId = typeof params["message_thread_id"] === "number" ? params["message_thread_id"] : null;
-        sent.push({
+        const record: SentTelegramMessage = {
           message_id: id,
           chat_id: chatId,
           text,
@@ -255,7 +264,9 @@ export async function startFakeTelegramServer(options: { token?: string; port?: 
           message_thread_id: threadId,
           reply_to: replyParameters?.message_id ?? (typeof params["reply_to_message_id"] === "number" ? params["reply_to_message_id"] : null),
           plain,
-        });
+        };
+        sent.push(record);
+        options.onSent?.(record);
         const chat = Number(chatId) > 0 ? { id: Number(chatId), type: "private", first_name: "User" } : { id: Number(chatId), type: "supergroup", title: "Group" };
         return ok({
           message_id: id,
