@@ -289,10 +289,10 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
     }
     let m: RegExpExecArray | null;
     if (method === "GET" && path === "/gateway/bot") {
-      return answer(200, { ...discordFixture("gateway-bot"), url: options.advertisedGatewayUrl ?? `${base.replace(/^http/u, "ws")}/gateway` });
+      return answer(200, { ...discordFixture<Record<string, unknown>>("gateway-bot"), url: options.advertisedGatewayUrl ?? `${base.replace(/^http/u, "ws")}/gateway` });
     }
     if (method === "GET" && path === "/users/@me") return answer(200, me);
-    if (method === "GET" && path === "/applications/@me") return answer(200, { ...discordFixture("application-me"), flags: messageContent ? 1 << 18 : 0 });
+    if (method === "GET" && path === "/applications/@me") return answer(200, { ...discordFixture<Record<string, unknown>>("application-me"), flags: messageContent ? 1 << 18 : 0 });
     if (method === "GET" && (m = /^\/channels\/(\d+)$/u.exec(path)) !== null) {
       const channel = channels.get(m[1]!);
       return channel === undefined ? answer(404, discordFixture("error-10003-unknown-channel")) : answer(200, channel);
