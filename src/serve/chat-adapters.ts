@@ -44,5 +44,10 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
     adapter.routes(options.http);
     out.push(adapter);
   }
+  const discord = adapters.discord ?? null;
+  if (discord !== null) {
+    const { DiscordAdapter } = await import("../adapters/discord/index.js");
+    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: discord, logger: options.logger }));
+  }
   return out;
 }

@@ -45,7 +45,7 @@ export function resolveChatAccess(section: AccessSection): AnswerRules {
 }
 
 /** Config keys whose values are secrets: never echoed in errors or `config show`. */
-export const SECRET_CONFIG_KEYS: ReadonlySet<string> = new Set(["adapters.telegram.token", "adapters.telegram.secret"]);
+export const SECRET_CONFIG_KEYS: ReadonlySet<string> = new Set(["adapters.telegram.token", "adapters.telegram.secret", "adapters.discord.token"]);
 
 // --- Telegram ----------------------------------------------------------------------------
 
@@ -100,9 +100,66 @@ export function resolveTelegramConfig(section: z.infer<typeof telegramSchema> | 
   };
 }
 
+// --- Discord -----------------------------------------------------------------------------
+
+/** The environment variable a Discord bot token may come from. */
+export const DISCORD_TOKEN_ENV = "DISCORD_BOT_TOKEN";
+
+/** The shape of a Discord bot token: three base64url parts joined by dots. */
+const DISCORD_TOKEN = /^[\w-]+\.[\w-]+\.[\w-]+$/u;
+
+/** `adapters.discord` as written in the file. */
+export const discordSchema = z.strictObject({
+  ...chatAccessShape,
+  token: z.string().regex(DISCORD_TOKEN).optional(),
+  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  gatewayUrl: z.string().url().regex(/^wss?:\/\//u).optional(),
+});
+
+/** The `EXPECTED` lines of `adapters.discord`. */
+export const DISCORD_EXPECTED: Record<string, string> = {
+  "adapters.discord.token": `the bot token from the Developer Portal (Bot → Reset Token), three parts joined by dots (or set ${DISCORD_TOKEN_ENV})`,
+  "adapters.discord.apiUrl": "the REST API base URL (default https://discord.com/api)",
+  "adapters.discord.gatewayUrl": "a ws:// or wss:// gateway URL (default: the one GET /gateway/bot names)",
+  ...chatAccessExpected("discord"),
+};
+
+/** `adapters.discord`, resolved. */
+export interface DiscordConfig extends AnswerRules {
+  /** From the file, else DISCORD_BOT_TOKEN; `null` when neither has one ({@link chatAdapterProblems} reports it). */
+  token: string | null;
+  /** The REST base (discord.js `rest.api`); `null`: https://discord.com/api. */
+  apiUrl: string | null;
+  /** The gateway WebSocket URL; `null`: the URL GET /gateway/bot answers. */
+  gatewayUrl: string | null;
+}
+
+/** Resolves `adapters.discord` (`null`: not configured or `enabled: false`). */
+export function resolveDiscordConfig(section: z.infer<typeof discordSchema> | undefined, env: NodeJS.ProcessEnv): DiscordConfig | null {
+  if (section === undefined || section.enabled === false) return null;
+  const fromEnv = env[DISCORD_TOKEN_ENV]?.trim();
+  return {
+    token: section.token ?? (fromEnv ? fromEnv : null),
+    apiUrl: section.apiUrl ?? null,
+    gatewayUrl: section.gatewayUrl ?? null,
+    ...resolveChatAccess(section),
+  };
+}
+
+function discordProblems(discord: DiscordConfig | null | undefined): string[] {
+  if (discord === null || discord === undefined) return [];
+  if (discord.token === null) {
+    return [`adapters.discord.token: missing: set it in the config file or in the ${DISCORD_TOKEN_ENV} environment variable (Developer Portal → your application → Bot → Reset Token)`];
+  }
+  if (!DISCORD_TOKEN.test(discord.token)) return [`adapters.discord.token: ${DISCORD_TOKEN_ENV} does not look like a bot token (three parts of letters, digits, '_' or '-' joined by dots)`];
+  return [];
+}
+
 /** The chat platform sections of the resolved config. */
 export interface ChatAdaptersConfig {
   telegram: TelegramConfig | null;
+  /** Absent in configs built before Discord existed: read as not configured. */
+  discord?: DiscordConfig | null;
 }
 
 /**
@@ -123,5 +180,6 @@ export function chatAdapterProblems(adapters: ChatAdaptersConfig): string[] {
       if (telegram.secret === null) problems.push("adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token, and updates without it are refused)");
     }
   }
+  problems.push(...discordProblems(adapters.discord));
   return problems;
 }

@@ -12,6 +12,7 @@ import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
 import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
+import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -58,6 +59,8 @@ export interface ServeConfig {
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
     /** Telegram (`null`: not configured). See docs/platforms.md. */
     telegram: TelegramConfig | null;
+    /** Discord (`null`: not configured). See docs/platforms.md. */
+    discord: DiscordConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -116,6 +119,7 @@ const adaptersSchema = z.strictObject({
     })
     .optional(),
   telegram: telegramSchema.optional(),
+  discord: discordSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -208,6 +212,7 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
   "adapters.webhook.path": "a route path such as /webhook",
   ...TELEGRAM_EXPECTED,
+  ...DISCORD_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -336,6 +341,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
         path: webhook?.path ?? "/webhook",
       },
       telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
+      discord: resolveDiscordConfig(f.adapters?.discord, options.env ?? process.env),
     },
     api: {
       enabled: f.api?.enabled ?? false,

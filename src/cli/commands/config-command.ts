@@ -55,6 +55,7 @@ function masked(config: ServeConfig): ServeConfig {
     if (copy.adapters.telegram.token !== null) copy.adapters.telegram.token = `(set, ${copy.adapters.telegram.token.length} chars)`;
     if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
   }
+  if (copy.adapters.discord?.token) copy.adapters.discord.token = `(set, ${copy.adapters.discord.token.length} chars)`;
   return copy;
 }
 
