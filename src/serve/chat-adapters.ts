@@ -44,5 +44,21 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
     adapter.routes(options.http);
     out.push(adapter);
   }
+  const slack = adapters.slack;
+  if (slack !== null) {
+    const { SlackAdapter } = await import("../adapters/slack/index.js");
+    const adapter = await SlackAdapter.create({
+      botToken: slack.botToken!,
+      signingSecret: slack.signingSecret,
+      appToken: slack.mode === "socket" ? slack.appToken : null,
+      eventsPath: slack.eventsPath,
+      apiUrl: slack.apiUrl,
+      assistantStatus: slack.assistantStatus,
+      rules: slack,
+      logger: options.logger,
+    });
+    adapter.routes(options.http);
+    out.push(adapter);
+  }
   return out;
 }

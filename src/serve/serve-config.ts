@@ -11,6 +11,7 @@ import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js"
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
+import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -46,6 +47,8 @@ export interface ServeConfig {
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
     /** Telegram (`null`: not configured). See docs/platforms.md. */
     telegram: TelegramConfig | null;
+    /** Slack (`null`: not configured). See docs/platforms.md. */
+    slack: SlackConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -101,6 +104,7 @@ const adaptersSchema = z.strictObject({
     })
     .optional(),
   telegram: telegramSchema.optional(),
+  slack: slackSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -190,6 +194,7 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
   "adapters.webhook.path": "a route path such as /webhook",
   ...TELEGRAM_EXPECTED,
+  ...SLACK_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -311,6 +316,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
         path: webhook?.path ?? "/webhook",
       },
       telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
+      slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
     },
     api: {
       enabled: f.api?.enabled ?? false,

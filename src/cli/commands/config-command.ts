@@ -41,6 +41,13 @@ function masked(config: ServeConfig): ServeConfig {
     if (copy.adapters.telegram.token !== null) copy.adapters.telegram.token = `(set, ${copy.adapters.telegram.token.length} chars)`;
     if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
   }
+  const slack = copy.adapters.slack;
+  if (slack !== null) {
+    for (const key of ["botToken", "signingSecret", "appToken"] as const) {
+      const value = slack[key];
+      if (value !== null) slack[key] = `(set, ${value.length} chars)`;
+    }
+  }
   return copy;
 }
 
