@@ -15,7 +15,8 @@
  * - a leading mention of the bot (`<@U_BOT> /new`) is dropped from the text, so slash
  *   commands work after a mention (Slack's client takes a message starting with `/` for
  *   one of its own commands).
- * - shared files become `InboundMedia` (kind from the MIME type, `url_private`, the file id).
+ * - shared files become `InboundMedia` (kind from the MIME type, name, the Slack file id; not
+ *   `url_private`, which only opens with the bot token).
  *
  * @module
  */
@@ -116,7 +117,8 @@ export function mapSlackEvent(
   const rawText = event.text ?? "";
   const media: InboundMedia[] = (event.files ?? []).map((file) => ({
     kind: mediaKind(file.mimetype),
-    url: file.url_private ?? null,
+    // `url_private` needs the bot token to download, so a model cannot fetch it: the file id is what is passed on.
+    url: null,
     fileId: file.id ?? null,
     mimeType: file.mimetype ?? null,
     fileName: file.name ?? file.title ?? null,
