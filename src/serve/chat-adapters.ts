@@ -49,5 +49,21 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
     out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: discord, logger: options.logger }));
   }
+  const slack = adapters.slack;
+  if (slack !== null) {
+    const { SlackAdapter } = await import("../adapters/slack/index.js");
+    const adapter = await SlackAdapter.create({
+      botToken: slack.botToken!,
+      signingSecret: slack.signingSecret,
+      appToken: slack.mode === "socket" ? slack.appToken : null,
+      eventsPath: slack.eventsPath,
+      apiUrl: slack.apiUrl,
+      assistantStatus: slack.assistantStatus,
+      rules: slack,
+      logger: options.logger,
+    });
+    adapter.routes(options.http);
+    out.push(adapter);
+  }
   return out;
 }

@@ -13,6 +13,7 @@ import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
 import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-platform-config.js";
+import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -61,6 +62,8 @@ export interface ServeConfig {
     telegram: TelegramConfig | null;
     /** Discord (`null`: not configured). See docs/platforms.md. */
     discord: DiscordConfig | null;
+    /** Slack (`null`: not configured). See docs/platforms.md. */
+    slack: SlackConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -120,6 +123,7 @@ const adaptersSchema = z.strictObject({
     .optional(),
   telegram: telegramSchema.optional(),
   discord: discordSchema.optional(),
+  slack: slackSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -213,6 +217,7 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.path": "a route path such as /webhook",
   ...TELEGRAM_EXPECTED,
   ...DISCORD_EXPECTED,
+  ...SLACK_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -342,6 +347,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       },
       telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
       discord: resolveDiscordConfig(f.adapters?.discord, options.env ?? process.env),
+      slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
     },
     api: {
       enabled: f.api?.enabled ?? false,

@@ -112,4 +112,56 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ adapters: { telegram: { groupReply: "sometimes" } } })).toThrow(/adapters\.telegram\.groupReply: must be mention/);
     expect(() => parseServeConfig({ adapters: { telegram: { tokn: "x" } } })).toThrow(/adapters\.telegram: unknown key\(s\) "tokn"; allowed: .*token/);
   });
+
+  it("adapters.slack: absent → null; secrets from the file or SLACK_BOT_TOKEN/SLACK_SIGNING_SECRET/SLACK_APP_TOKEN; mode follows the app token; defaults", () => {
+    expect(parseServeConfig({}, { env: { SLACK_BOT_TOKEN: "xoxb-1" } }).adapters.slack).toBeNull();
+    expect(parseServeConfig({ adapters: { slack: { enabled: false } } }).adapters.slack).toBeNull();
+    const fromEnv = parseServeConfig({ adapters: { slack: { allowedChats: ["C1"] } } }, { env: { SLACK_BOT_TOKEN: " xoxb-env-1 ", SLACK_SIGNING_SECRET: "abcdef0123456789" } });
+    expect(fromEnv.adapters.slack).toEqual({
+      botToken: "xoxb-env-1",
+      signingSecret: "abcdef0123456789",
+      appToken: null,
+      mode: "events",
+      eventsPath: "/slack/events",
+      apiUrl: null,
+      assistantStatus: false,
+      allowedUsers: [],
+      allowedChats: ["C1"],
+      groupReply: "mention",
+      answerBots: false,
+    });
+    expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
+    const socket = parseServeConfig({ adapters: { slack: { botToken: "xoxb-file-2", appToken: "xapp-1-A1-2" } } }, { env: {} });
+    expect(socket.adapters.slack).toMatchObject({ botToken: "xoxb-file-2", appToken: "xapp-1-A1-2", mode: "socket" });
+    expect(chatAdapterProblems(socket.adapters)).toEqual([]);
+  });
+
+  it("adapters.slack: what is missing is named per mode; bad secrets are never echoed", () => {
+    const missing = parseServeConfig({ adapters: { slack: {} } }, { env: {} });
+    expect(chatAdapterProblems(missing.adapters)).toEqual([
+      expect.stringMatching(/^adapters\.slack\.botToken: missing: set it in the config file or in the SLACK_BOT_TOKEN environment variable/),
+      expect.stringMatching(/^adapters\.slack\.signingSecret: missing: the Events API needs it .*SLACK_SIGNING_SECRET/),
+    ]);
+    const socket = parseServeConfig({ adapters: { slack: { mode: "socket" } } }, { env: { SLACK_BOT_TOKEN: "xoxb-3" } });
+    expect(chatAdapterProblems(socket.adapters)).toEqual([expect.stringMatching(/^adapters\.slack\.appToken: missing: Socket Mode needs an app-level token/)]);
+    const badEnv = parseServeConfig({ adapters: { slack: {} } }, { env: { SLACK_BOT_TOKEN: "secret bot value", SLACK_SIGNING_SECRET: "no way!" } });
+    const problems = chatAdapterProblems(badEnv.adapters).join("; ");
+    expect(problems).toMatch(/SLACK_BOT_TOKEN does not look like a Slack bot token/);
+    expect(problems).toMatch(/SLACK_SIGNING_SECRET does not look like a signing secret/);
+    expect(problems).not.toContain("secret bot value");
+    expect(problems).not.toContain("no way!");
+    let message = "";
+    try {
+      parseServeConfig({ adapters: { slack: { botToken: "a secret bot token", signingSecret: "short" } } }, { env: {} });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/adapters\.slack\.botToken: must be the bot token xoxb-… .*\(got a string of 18 characters\)/);
+    expect(message).toMatch(/adapters\.slack\.signingSecret: must be the app's signing secret .*\(got a string of 5 characters\)/);
+    expect(message).not.toContain("a secret bot token");
+    expect(() => parseServeConfig({ adapters: { slack: { mode: "pigeon" } } })).toThrow(/adapters\.slack\.mode: must be events/);
+    expect(() => parseServeConfig({ adapters: { slack: { apiUrl: "ftp://x" } } })).toThrow(/adapters\.slack\.apiUrl: must be the Web API base URL/);
+    expect(() => parseServeConfig({ adapters: { slack: { bot_token: "x" } } })).toThrow(/adapters\.slack: unknown key\(s\) "bot_token"; allowed: .*botToken/);
+  });
 });
+

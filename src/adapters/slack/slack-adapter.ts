@@ -1,0 +1,386 @@
+/**
+ * The Slack adapter: Bolt (`@slack/bolt`, loaded lazily) with its `WebClient`
+ * (`@slack/web-api`), receiving the Events API over HTTP on a route of the gateway's own
+ * server ({@link SlackEventsRoute}: Bolt verifies the signature and the 5-minute window;
+ * anything else gets 401), or over Socket Mode with an app-level token.
+ *
+ * - Inbound: `message` events (DMs, channels, private channels, group DMs, threads) and
+ *   `app_mention` are mapped ({@link mapSlackEvent}) with the sender's name (`users.info`)
+ *   and the channel's name and purpose (`conversations.info`), both cached; filtered by the
+ *   answer rules ({@link decideAnswer}: refused messages are dropped, not stored);
+ *   de-duplicated on `<channel>:<ts>` (a mention arrives as both `message` and
+ *   `app_mention`, and Slack resends an event it saw no 200 for, with `X-Slack-Retry-Num`);
+ *   and handed to the gateway before the 200 goes out.
+ * - Outbound: replies are split at {@link SLACK_MESSAGE_LIMIT} characters of mrkdwn
+ *   ({@link splitMessage}), converted ({@link markdownToSlackMrkdwn}) and sent as a section
+ *   block with the same text as `text`; when Slack rejects the blocks or the formatting,
+ *   the chunk is sent again as plain text. Everything goes to the thread it came from
+ *   (`thread_ts`); notices are plain text.
+ * - 429s are waited out (`Retry-After`) and retried by the WebClient; other failures are
+ *   thrown to the gateway, which logs them with the session key and counts them.
+ * - No typing indicator by default (Slack has none for bots on the Web API); with
+ *   `assistantStatus`, `assistant.threads.setStatus` shows "is thinking…" in the thread
+ *   while the turn runs (apps with the Agents & AI Apps feature).
+ * - The tokens and the signing secret never appear in anything this adapter logs or throws.
+ *
+ * @module
+ */
+import type { App, Logger as BoltLogger } from "@slack/bolt";
+import type { WebClient, WebClientOptions } from "@slack/web-api";
+import type { FastifyInstance } from "fastify";
+import type { Adapter, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
+import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
+import { SlackEventsRoute } from "./slack-events-route.js";
+import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn } from "./slack-format.js";
+import { SLACK_PLATFORM, isSpokenSlackMessage, mapSlackEvent, slackChatKind, type SlackBotIdentity, type SlackLookups, type SlackMessageEvent } from "./slack-source.js";
+
+type Bolt = typeof import("@slack/bolt");
+type WebApi = typeof import("@slack/web-api");
+
+/** Options of a {@link SlackAdapter}. */
+export interface SlackAdapterOptions {
+  /** The bot token (`xoxb-…`; never logged). */
+  botToken: string;
+  /** Events API over HTTP: the app's signing secret (never logged). */
+  signingSecret?: string | null;
+  /** Socket Mode: the app-level token (`xapp-…`; never logged). With it, no HTTP route is mounted. */
+  appToken?: string | null;
+  /** The Events API route on the gateway's server (default `/slack/events`). */
+  eventsPath?: string | null;
+  /** The Web API base URL (default `https://slack.com/api/`; a test fake). */
+  apiUrl?: string | null;
+  /** Who is answered (default: DMs, and mentions/threads the bot is in elsewhere; no bots; no allowlists). */
+  rules?: AnswerRules;
+  /** Show "is thinking…" with `assistant.threads.setStatus` while a turn runs (default false). */
+  assistantStatus?: boolean;
+  logger?: GatewayLogger;
+  /** How many times a failed Web API call (429, 5xx, network) is retried (default 5). */
+  maxRetries?: number;
+  /** The first pause between retries of a 5xx or network failure, in ms (default 1,000; 429s wait `Retry-After`). */
+  retryMinTimeoutMs?: number;
+  /** One Web API request's time limit, in ms (default 30,000). */
+  requestTimeoutMs?: number;
+  /** How long user/channel look-ups may delay an inbound message, in ms (default 2,000; then it goes on without names). */
+  lookupTimeoutMs?: number;
+}
+
+const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
+/** Slack errors that mean "this formatting/these blocks are not accepted": the chunk is resent as plain text. */
+const FORMAT_REJECTIONS = new Set(["invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "invalid_arguments", "markdown_text_conflict"]);
+const LOOKUP_TTL_MS = 10 * 60_000;
+
+/** The Slack platform adapter. Create it with {@link SlackAdapter.create}. */
+export class SlackAdapter implements Adapter {
+  readonly platform = SLACK_PLATFORM;
+  readonly #app: App;
+  readonly #client: WebClient;
+  readonly #route: SlackEventsRoute | null;
+  readonly #options: SlackAdapterOptions;
+  readonly #rules: AnswerRules;
+  readonly #log: GatewayLogger;
+  readonly #secrets: string[];
+  readonly #seen = new SeenMessageIds(10_000);
+  readonly #typing: TypingIndicator | null;
+  /** `<channel>:<thread_ts>` of threads the bot started or posted in. */
+  readonly #botThreads = new Set<string>();
+  readonly #users = new Map<string, { name: string | null; at: number }>();
+  readonly #channels = new Map<string, { info: SlackLookups; at: number }>();
+  #me: (SlackBotIdentity & { name: string | null; team: string | null }) | null = null;
+  #handler: InboundHandler | null = null;
+  #receiving = false;
+  #statusWarned = false;
+
+  private constructor(options: SlackAdapterOptions, bolt: Bolt, webApi: WebApi) {
+    this.#options = options;
+    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
+    this.#log = options.logger ?? noopLogger;
+    this.#secrets = [options.botToken, options.signingSecret ?? "", options.appToken ?? ""].filter((s) => s !== "");
+    const logger = this.#boltLogger(bolt);
+    const apiUrl = options.apiUrl ? (options.apiUrl.endsWith("/") ? options.apiUrl : `${options.apiUrl}/`) : undefined;
+    const clientOptions: WebClientOptions = {
+      ...(apiUrl !== undefined ? { slackApiUrl: apiUrl } : {}),
+      logger,
+      logLevel: webApi.LogLevel.INFO,
+      timeout: options.requestTimeoutMs ?? 30_000,
+      retryConfig: { retries: options.maxRetries ?? 5, factor: 2, minTimeout: options.retryMinTimeoutMs ?? 1_000, maxTimeout: 60_000, randomize: true },
+    };
+    if (options.appToken) {
+      this.#route = null;
+      const receiver = new bolt.SocketModeReceiver({ appToken: options.appToken, logger, installerOptions: { clientOptions } });
+      this.#app = new bolt.App({ token: options.botToken, receiver, logger, clientOptions, deferInitialization: true, ignoreSelf: false });
+    } else {
+      this.#route = new SlackEventsRoute(bolt, {
+        signingSecret: options.signingSecret ?? "",
+        path: options.eventsPath ?? "/slack/events",
+        logger,
+        accepting: () => this.#receiving && this.#me !== null,
+      });
+      this.#app = new bolt.App({ token: options.botToken, receiver: this.#route, logger, clientOptions, deferInitialization: true, ignoreSelf: false });
+    }
+    this.#client = this.#app.client;
+    this.#typing = options.assistantStatus
+      ? new TypingIndicator({
+          intervalMs: 30_000,
+          send: (chat) => {
+            const [channel, threadTs] = chat.split("\u0000");
+            return this.#client.assistant.threads.setStatus({ channel_id: channel!, thread_ts: threadTs!, status: "is thinking…" });
+          },
+          onError: (error) => {
+            if (this.#statusWarned) return;
+            this.#statusWarned = true;
+            this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: assistant.threads.setStatus failed (is the app an AI app with assistant:write?); no status is shown");
+          },
+        })
+      : null;
+    // The adapter's own rules (decideAnswer) drop its own and other bots' messages, so Bolt's ignoreSelf is off.
+    this.#app.event("message", async ({ event, body }) => this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }));
+    this.#app.event("app_mention", async ({ event, body }) => this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }));
+    this.#app.error(async (error) => {
+      this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: handling an event failed");
+    });
+  }
+
+  /** Loads Bolt and the Web API client and makes the adapter (nothing is sent yet). */
+  static async create(options: SlackAdapterOptions): Promise<SlackAdapter> {
+    // Bolt is CommonJS: its named exports come through Node's CJS interop (the types see the module object).
+    const bolt = await loadSdk<Bolt>("@slack/bolt", SLACK_PLATFORM, () => import("@slack/bolt") as unknown as Promise<Bolt>);
+    const webApi = await loadSdk<WebApi>("@slack/web-api", SLACK_PLATFORM, () => import("@slack/web-api"));
+    return new SlackAdapter(options, bolt, webApi);
+  }
+
+  /** `events` (Events API over HTTP) or `socket` (Socket Mode). */
+  get mode(): "events" | "socket" {
+    return this.#route === null ? "socket" : "events";
+  }
+
+  /** The bot's identity once connected (`@name (U…)`), `null` before. */
+  get identity(): string | null {
+    return this.#me === null ? null : `@${this.#me.name ?? "bot"} (${this.#me.userId})`;
+  }
+
+  /** Events API mode: mounts the events route on the gateway's server (call before it listens). */
+  routes(http: FastifyInstance): void {
+    this.#route?.routes(http);
+  }
+
+  /**
+   * Logs in (`auth.test`: a refused token fails the start with a clear error), then takes
+   * events: the HTTP route starts accepting, or Socket Mode connects.
+   */
+  async connect(handler: InboundHandler): Promise<void> {
+    this.#handler = handler;
+    let auth: { user_id?: string; bot_id?: string; team_id?: string; user?: string; team?: string };
+    try {
+      auth = await this.#client.auth.test();
+      await this.#app.init();
+    } catch (error) {
+      throw this.#connectError(error);
+    }
+    this.#me = { userId: auth.user_id ?? "", botId: auth.bot_id ?? null, teamId: auth.team_id ?? null, name: auth.user ?? null, team: auth.team ?? null };
+    this.#receiving = true;
+    if (this.#route === null) await this.#app.start();
+    this.#log.info(
+      { platform: this.platform, mode: this.mode, bot: this.identity, team: this.#me.team, ...(this.#route !== null ? { path: this.#options.eventsPath ?? "/slack/events" } : {}) },
+      `slack adapter connected as ${this.identity} (${this.mode === "events" ? `Events API at ${this.#options.eventsPath ?? "/slack/events"}` : "Socket Mode"})`,
+    );
+  }
+
+  /** Stops taking events (the route answers 503, so Slack retries later; Socket Mode disconnects). */
+  async stopReceiving(): Promise<void> {
+    if (!this.#receiving) return;
+    this.#receiving = false;
+    if (this.#route === null) await this.#app.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "slack: stopping Socket Mode failed"));
+  }
+
+  async disconnect(): Promise<void> {
+    await this.stopReceiving();
+    this.#typing?.stopAll();
+  }
+
+  async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
+    const channel = source.chatId;
+    if (channel === undefined || channel === null || channel === "") throw new Error("slack: the session source has no chatId (channel) to send to");
+    const threadTs = source.threadId ? source.threadId : undefined;
+    try {
+      if (message.text.trim() === "") return { messageId: null };
+      let first: string | null = null;
+      const chunks =
+        message.kind === "reply"
+          ? splitMessage(message.text, SLACK_MESSAGE_LIMIT, { measure: (t) => markdownToSlackMrkdwn(t).length })
+          : splitMessage(message.text, SLACK_MESSAGE_LIMIT);
+      for (const chunk of chunks) {
+        const ts = message.kind === "reply" ? await this.#postFormatted(channel, threadTs, chunk) : await this.#post(channel, threadTs, chunk, { mrkdwn: false });
+        first ??= ts;
+      }
+      if (threadTs !== undefined) this.#botThreads.add(`${channel}:${threadTs}`);
+      return { messageId: first };
+    } catch (error) {
+      throw this.#safe(error);
+    } finally {
+      if (message.kind !== "notice" && threadTs !== undefined) this.#typing?.stop(`${channel}\u0000${threadTs}`);
+    }
+  }
+
+  /** Posts a root message (the title) in the channel of `source` and returns the thread under it. */
+  async createThread(source: SessionSource, title: string): Promise<SessionSource> {
+    const channel = source.chatId;
+    if (!channel) throw new Error("slack: the home channel has no chatId");
+    try {
+      const ts = await this.#post(channel, undefined, `🧵 ${title.trim() || "Threadline"}`, { mrkdwn: false });
+      if (ts === null) throw new Error("slack: chat.postMessage returned no ts");
+      this.#botThreads.add(`${channel}:${ts}`);
+      return { platform: this.platform, chatType: source.chatType === "dm" ? "dm" : source.chatType, chatId: channel, chatName: source.chatName ?? null, threadId: ts };
+    } catch (error) {
+      throw this.#safe(error);
+    }
+  }
+
+  async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
+    try {
+      await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text });
+    } catch (error) {
+      throw this.#safe(error);
+    }
+  }
+
+  // --- inbound -----------------------------------------------------------------------
+
+  async #receive(event: SlackMessageEvent, body: { team_id?: string }): Promise<void> {
+    const handler = this.#handler;
+    const me = this.#me;
+    if (handler === null || me === null || !this.#receiving) return;
+    if (!isSpokenSlackMessage(event)) return;
+    const seenId = `${event.channel}:${event.ts}`;
+    if (!this.#seen.add(seenId)) return;
+    // Who is answered is decided before any look-up, so a message that is not for the bot costs
+    // no API call (the look-ups only add names; DMs are told apart by their id, D…).
+    const early = mapSlackEvent(event, me, {}, { botThreads: this.#botThreads, teamId: body.team_id ?? null });
+    if (early === null) return;
+    const decision = decideAnswer(early.candidate, this.#rules);
+    if (!decision.answer) {
+      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "slack: message not answered");
+      return;
+    }
+    const mapped = mapSlackEvent(event, me, await this.#lookups(event), { botThreads: this.#botThreads, teamId: body.team_id ?? null }) ?? early;
+    const { inbound } = mapped;
+    // The assistant status lives in a thread (Slack's AI-app threads); top-level messages show none.
+    const statusKey = inbound.source.threadId ? `${inbound.source.chatId}\u0000${inbound.source.threadId}` : null;
+    if (statusKey !== null) this.#typing?.start(statusKey);
+    try {
+      const ack = await handler(inbound);
+      if (ack.status !== "accepted" && ack.status !== "queued" && statusKey !== null) this.#typing?.stop(statusKey);
+      if (ack.status === "rejected") this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "slack: message refused by the gateway");
+    } catch (error) {
+      if (statusKey !== null) this.#typing?.stop(statusKey);
+      this.#seen.delete(seenId);
+      this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: the gateway could not take a message");
+      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [inbound.messageId ?? ""] }).catch(() => {});
+    }
+  }
+
+  /** The sender's name and the conversation's name, purpose and kind (cached; bounded wait; failures give nulls). */
+  async #lookups(event: SlackMessageEvent): Promise<SlackLookups> {
+    const work = (async (): Promise<SlackLookups> => {
+      const [userName, channel] = await Promise.all([event.user ? this.#userName(event.user) : Promise.resolve(null), this.#channelInfo(event.channel!)]);
+      return { ...channel, userName };
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<SlackLookups>((resolve) => {
+      timer = setTimeout(() => resolve({}), this.#options.lookupTimeoutMs ?? 2_000);
+      timer.unref();
+    });
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  async #userName(userId: string): Promise<string | null> {
+    const cached = this.#users.get(userId);
+    if (cached !== undefined && Date.now() - cached.at < LOOKUP_TTL_MS) return cached.name;
+    try {
+      const { user } = await this.#client.users.info({ user: userId });
+      const name = user?.profile?.display_name || user?.real_name || user?.profile?.real_name || user?.name || null;
+      this.#users.set(userId, { name, at: Date.now() });
+      return name;
+    } catch (error) {
+      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: users.info failed (is the users:read scope granted?); going on without the name");
+      return null;
+    }
+  }
+
+  async #channelInfo(channelId: string): Promise<SlackLookups> {
+    const cached = this.#channels.get(channelId);
+    if (cached !== undefined && Date.now() - cached.at < LOOKUP_TTL_MS) return cached.info;
+    try {
+      const { channel } = await this.#client.conversations.info({ channel: channelId });
+      const kind = channel?.is_im ? "im" : channel?.is_mpim ? "mpim" : channel?.is_private || channel?.is_group ? "group" : "channel";
+      const info: SlackLookups = {
+        chatName: channel?.is_im ? null : (channel?.name ?? null),
+        chatTopic: channel?.purpose?.value || channel?.topic?.value || null,
+        chatKind: kind,
+      };
+      this.#channels.set(channelId, { info, at: Date.now() });
+      return info;
+    } catch (error) {
+      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: conversations.info failed (are the channels:read/groups:read/im:read scopes granted?); going on without the channel's name");
+      return { chatKind: slackChatKind({ type: "message", channel: channelId }) };
+    }
+  }
+
+  // --- outbound helpers ----------------------------------------------------------------
+
+  async #post(channel: string, threadTs: string | undefined, text: string, extra: Record<string, unknown>): Promise<string | null> {
+    const result = await this.#client.chat.postMessage({ channel, text, ...(threadTs !== undefined ? { thread_ts: threadTs } : {}), unfurl_links: false, ...extra } as Parameters<WebClient["chat"]["postMessage"]>[0]);
+    return typeof result.ts === "string" ? result.ts : null;
+  }
+
+  /** mrkdwn in a section block (and as `text`); plain text when Slack rejects it. */
+  async #postFormatted(channel: string, threadTs: string | undefined, markdown: string): Promise<string | null> {
+    const mrkdwn = markdownToSlackMrkdwn(markdown);
+    if (mrkdwn === "") return this.#post(channel, threadTs, markdown, { mrkdwn: false });
+    try {
+      return await this.#post(channel, threadTs, mrkdwn, { mrkdwn: true, blocks: [{ type: "section", text: { type: "mrkdwn", text: mrkdwn } }] });
+    } catch (error) {
+      const code = (error as { data?: { error?: string } }).data?.error;
+      if (code !== undefined && FORMAT_REJECTIONS.has(code)) {
+        this.#log.warn({ platform: this.platform, error: code }, "slack: formatting rejected; sending plain text");
+        return this.#post(channel, threadTs, markdown, { mrkdwn: false });
+      }
+      throw error;
+    }
+  }
+
+  #connectError(error: unknown): Error {
+    const safe = this.#safe(error);
+    const code = (error as { data?: { error?: string } }).data?.error;
+    const why =
+      code === "invalid_auth" || code === "not_authed" || code === "account_inactive" || code === "token_revoked"
+        ? `Slack refused the bot token (${code}): check adapters.slack.botToken or SLACK_BOT_TOKEN (the app's OAuth & Permissions page shows it)`
+        : `could not reach the Slack Web API${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${safe.message}`;
+    const wrapped = new Error(`slack: ${why}`);
+    wrapped.cause = safe;
+    return wrapped;
+  }
+
+  #safe(error: unknown): Error {
+    const safe = redactError(error, this.#secrets);
+    const data = (error as { data?: { error?: unknown } }).data;
+    if (data !== undefined && typeof data.error === "string") (safe as unknown as { data: { error: string } }).data = { error: data.error };
+    return safe;
+  }
+
+  /** Bolt's and the WebClient's log lines go to the gateway's logger, secrets removed; debug lines are dropped. */
+  #boltLogger(bolt: Bolt): BoltLogger {
+    const clean = (parts: unknown[]): string => redactText(parts.map((p) => (p instanceof Error ? p.message : typeof p === "string" ? p : JSON.stringify(p))).join(" "), this.#secrets);
+    let level = bolt.LogLevel.INFO;
+    return {
+      debug: () => {},
+      info: (...parts: unknown[]) => this.#log.info({ platform: SLACK_PLATFORM }, `slack: ${clean(parts)}`),
+      warn: (...parts: unknown[]) => this.#log.warn({ platform: SLACK_PLATFORM }, `slack: ${clean(parts)}`),
+      error: (...parts: unknown[]) => this.#log.error({ platform: SLACK_PLATFORM }, `slack: ${clean(parts)}`),
+      setLevel: (next) => {
+        level = next;
+      },
+      getLevel: () => level,
+      setName: () => {},
+    };
+  }
+}
