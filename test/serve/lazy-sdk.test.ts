@@ -1,0 +1,81 @@
+/**
+ * The chat platform SDKs are loaded only when their adapter is configured: the CLI and an
+ * HTTP-only gateway never resolve grammY, discord.js or the Slack SDK, and a gateway with
+ * only Telegram configured resolves grammY and nothing else. Observed in real child
+ * processes through a module-resolution hook (test/support/sdk-load-hook.mjs).
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { openSessionDB } from "../../src/store/index.js";
+import { startFakeTelegramServer, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
+import { BIN, cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor } from "./gateway-process.js";
+
+const HOOK = pathToFileURL(fileURLToPath(new URL("../support/sdk-load-hook.mjs", import.meta.url))).href;
+const TIMEOUT = 60_000;
+
+const fakes: FakeTelegramServer[] = [];
+afterEach(async () => {
+  await cleanupProcesses();
+  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+});
+
+/** The environment that makes a child log the SDKs it resolves into `log`. */
+function hooked(log: string): Record<string, string> {
+  return { NODE_OPTIONS: `--import=${HOOK}`, THREADLINE_TEST_SDK_LOG: log };
+}
+
+/** The SDK specifiers a child resolved (empty when it resolved none). */
+function resolved(log: string): string[] {
+  return existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((line) => line !== "") : [];
+}
+
+describe("chat platform SDKs load lazily", () => {
+  it(
+    "the CLI resolves no platform SDK",
+    async () => {
+      const home = await makeHome({});
+      const db = await openSessionDB(databaseOf(home));
+      await db.close();
+      const log = join(home, "sdk.log");
+      const env = { ...process.env, THREADLINE_HOME: home, ...hooked(log) };
+      for (const args of [["sessions", "list"], ["--help"], ["config", "check"]]) {
+        const code = await new Promise<number>((resolve) => execFile(process.execPath, [BIN, ...args], { env }, (error) => resolve(error ? Number(error.code ?? 1) : 0)));
+        expect(code, args.join(" ")).toBe(0);
+      }
+      // The hook is live: a child that imports grammY is seen (so an empty log means "not loaded").
+      await new Promise<void>((resolve, reject) =>
+        execFile(process.execPath, ["--input-type=module", "-e", "await import('grammy')"], { env, cwd: fileURLToPath(new URL("../..", import.meta.url)) }, (error) =>
+          error ? reject(error) : resolve(),
+        ),
+      );
+      expect(resolved(log)).toEqual(["grammy"]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "an HTTP-only gateway resolves none; with Telegram configured it resolves grammY only",
+    async () => {
+      const plainHome = await makeHome({});
+      const plainLog = join(plainHome, "sdk.log");
+      const plain = await spawnGateway({ home: plainHome, env: hooked(plainLog) });
+      expect(await plain.stop()).toEqual({ code: 0, signal: null });
+      expect(resolved(plainLog)).toEqual([]);
+
+      const telegram = await startFakeTelegramServer();
+      fakes.push(telegram);
+      const home = await makeHome({ adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url } } });
+      const log = join(home, "sdk.log");
+      const gateway = await spawnGateway({ home, env: { ...hooked(log), TELEGRAM_BOT_TOKEN: telegram.token } });
+      await waitFor(() => /telegram adapter connected/u.test(gateway.output()), { what: "the telegram adapter to connect", describe: () => gateway.output() });
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      const seen = resolved(log);
+      expect(seen).toContain("grammy");
+      expect(seen.filter((s) => !/^(grammy|@grammyjs\/)/u.test(s))).toEqual([]);
+    },
+    TIMEOUT,
+  );
+});

@@ -1,0 +1,14 @@
+// The resolve hook registered by sdk-load-hook.mjs (runs on the loader thread).
+import { appendFileSync } from "node:fs";
+
+const SDK = /^(grammy|@grammyjs\/|discord\.js|@discordjs\/|@slack\/)/u;
+let log = null;
+
+export function initialize(data) {
+  log = data?.log ?? null;
+}
+
+export async function resolve(specifier, context, next) {
+  if (log !== null && SDK.test(specifier)) appendFileSync(log, `${specifier}\n`);
+  return next(specifier, context);
+}
