@@ -181,7 +181,7 @@ export class SlackAdapter implements Adapter {
     if (this.#route === null) await this.#app.start();
     this.#log.info(
       { platform: this.platform, mode: this.mode, bot: this.identity, team: this.#me.team, ...(this.#route !== null ? { path: this.#options.eventsPath ?? "/slack/events" } : {}) },
-      `slack adapter connected as ${this.identity} (${this.mode === "events" ? `Events API at ${this.#options.eventsPath ?? "/slack/events"}` : "Socket Mode"})`,
+      `slack adapter connected as ${this.identity} (${this.mode})`,
     );
   }
 

@@ -114,6 +114,7 @@ it("connects: auth.test, the identity and mode logged; names come from users.inf
   expect(adapter.identity).toBe(`@threadline (${BOT})`);
   expect(adapter.mode).toBe("events");
   expect(logger.lines.some((l) => l.obj["platform"] === "slack" && l.obj["mode"] === "events" && l.obj["bot"] === adapter.identity)).toBe(true);
+  expect(logger.lines.some((l) => l.msg === `slack adapter connected as ${adapter.identity} (events)`)).toBe(true);
   await deliver(slackEvent("event-app-mention", { ts: slackTs() }));
   await fake.waitFor(() => fake.sentTo(CHANNEL)[0], "the reply");
   await deliver(slackEvent("event-app-mention", { ts: slackTs(), text: `<@${BOT}> again` }));
