@@ -8,7 +8,9 @@
  * curl and OpenAI-client examples then run against it with only the port rewritten; YAML
  * configs are validated (the API's is written as the config file the API runs with). The
  * PostgreSQL example gets the test server's URL and a fresh schema instead of its
- * placeholder. Install/test/benchmark commands are not examples and are skipped by name; a
+ * placeholder. The chat platform example (its config and its serve line) runs against the
+ * local Telegram, Slack and Discord fakes: only their API base URLs are added to the config
+ * and the tokens swapped for the fakes' own; a DM on each platform must be answered. Install/test/benchmark commands are not examples and are skipped by name; a
  * block that no rule covers fails the test, so new examples cannot go unchecked.
  *
  * @module
@@ -23,7 +25,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { parseServeConfig } from "../../src/serve/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
-import { BIN, cleanupProcesses, freePort, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
+import { DISCORD_IDS, discordMessage, startFakeDiscordServer } from "../fakes/discord/fake-discord-server.js";
+import { startFakeSlackServer } from "../fakes/slack/fake-slack-server.js";
+import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events.js";
+import { startFakeTelegramServer, telegramUpdate } from "../fakes/telegram/fake-telegram-server.js";
+import { BIN, cleanupProcesses, freePort, makeHome, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -63,6 +69,8 @@ type Kind =
   | "gateway-config" // a config.yaml for the gateway
   | "api-config" // the config.yaml the API example runs with
   | "api-session" // starts the API and calls it
+  | "platform-config" // a config.yaml with chat platform adapters
+  | "platform-serve" // starts the gateway with platform tokens
   | "typescript";
 
 /** What a block is; `null` when no rule covers it (the test then fails). */
@@ -72,6 +80,8 @@ function classify(block: Block): Kind | null {
     return "not-an-example";
   }
   if (block.lang === "sh" && code.startsWith("npx threadline api &")) return "api-session";
+  if (block.lang === "sh" && /_BOT_TOKEN=\S+ .*npx threadline serve/u.test(code)) return "platform-serve";
+  if (block.lang === "yaml" && /^adapters:\n(\s+(#.*|(telegram|slack|discord):.*)\n?)+$/u.test(code.replace(/^#.*\n/u, ""))) return "platform-config";
   if (block.lang === "sh" && /npx threadline serve/u.test(code)) return "serve";
   if (block.lang === "sh" && code.startsWith("curl ") && code.includes("/v1/chat/completions")) return "chat-client";
   if (block.lang === "js" && code.includes('from "openai"')) return "chat-client";
@@ -159,6 +169,7 @@ describe("README examples", { timeout: 600_000 }, () => {
   it("every fenced block is covered by a rule of this test", () => {
     const uncovered = blocks.filter((b) => classify(b) === null).map((b) => `line ${b.line} (${b.lang || "no language"}) in "${b.section}"`);
     expect(uncovered, "README blocks no rule runs or skips: run them here, or mark them as not examples").toEqual([]);
+    expect(blocks.filter((b) => classify(b) === "platform-serve").map((b) => b.section), "the chat platform example is run").toEqual(["Run the gateway"]);
     expect(blocks.filter((b) => classify(b) === "typescript").length).toBeGreaterThanOrEqual(4);
   });
 
@@ -248,11 +259,79 @@ describe("README examples", { timeout: 600_000 }, () => {
     }
   }
 
+  /**
+   * The platform example: the README's config plus the fakes' base URLs, the serve line's
+   * environment with the fakes' tokens; the startup log names each adapter and bot, and a DM
+   * on each platform is answered there (echo agent).
+   */
+  async function runPlatforms(config: Block | null, block: Block, round: number): Promise<void> {
+    expect(config, `line ${block.line}: the platform serve line follows its config`).not.toBeNull();
+    const written = parseYaml(config!.code) as { adapters: Record<string, Record<string, unknown>> };
+    parseServeConfig(written as Record<string, unknown>);
+    const [command] = serveCommands(block.code);
+    const telegram = await startFakeTelegramServer();
+    const slack = await startFakeSlackServer();
+    const discord = await startFakeDiscordServer();
+    try {
+      const platformHome = await makeHome({
+        ...written,
+        adapters: {
+          ...written.adapters,
+          telegram: { ...written.adapters["telegram"], apiRoot: telegram.url },
+          slack: { ...written.adapters["slack"], apiUrl: slack.url },
+          discord: { ...written.adapters["discord"], apiUrl: discord.url, gatewayUrl: discord.gatewayUrl },
+        },
+      });
+      const given = command!.env;
+      for (const name of ["TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "DISCORD_BOT_TOKEN"]) {
+        expect(given[name], `line ${block.line} sets ${name}`).toBeTruthy();
+      }
+      const gateway = await spawnGateway({
+        home: platformHome,
+        args: command!.args,
+        env: { ...given, TELEGRAM_BOT_TOKEN: telegram.token, SLACK_BOT_TOKEN: slack.botToken, DISCORD_BOT_TOKEN: discord.token },
+      });
+      try {
+        for (const platform of ["telegram", "slack", "discord"]) {
+          await waitFor(() => new RegExp(`${platform} adapter connected as \\S.* \\(\\w+\\)`, "u").test(gateway.output()), {
+            what: `README line ${block.line} (round ${round}): the ${platform} adapter to connect`,
+            describe: () => gateway.output(),
+          });
+        }
+        telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: round, text: "hello from telegram" }));
+        const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text: "hello from slack" }), {
+          signingSecret: given["SLACK_SIGNING_SECRET"]!,
+        });
+        expect(answer.status).toBe(200);
+        discord.pushMessage(discordMessage("message-dm", { id: String(1500000000000000900n + BigInt(round)), content: "hello from discord" }));
+        await waitFor(
+          () =>
+            telegram.sentTo(111111).some((m) => m.plain.includes("hello from telegram")) &&
+            slack.sentTo("D0ALICEDM1").some((m) => m.text.includes("hello from slack")) &&
+            discord.sentTo(DISCORD_IDS.dm).some((m) => m.content.includes("hello from discord")),
+          { what: `README line ${block.line} (round ${round}): a reply on each platform`, timeoutMs: 30_000, describe: () => gateway.output() },
+        );
+      } finally {
+        expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      }
+    } finally {
+      await Promise.all([telegram.close(), slack.close(), discord.close()]);
+    }
+  }
+
   for (const round of [1, 2]) {
     it(`round ${round}: every example runs as written`, async () => {
+      let platformConfig: Block | null = null;
       for (const block of blocks) {
         const kind = classify(block);
         switch (kind) {
+          case "platform-config":
+            expect(() => parseServeConfig(parseYaml(block.code) as Record<string, unknown>), `README line ${block.line}`).not.toThrow();
+            platformConfig = block;
+            break;
+          case "platform-serve":
+            await runPlatforms(platformConfig, block, round);
+            break;
           case "typescript":
             await runTypeScript(block, round);
             break;
