@@ -137,9 +137,12 @@ describe("help texts", { timeout: 120_000 }, () => {
     const section = stdout.slice(stdout.indexOf("In the chat:"));
     const lines = section.split("\n").filter((line) => /^ {2}\/\w/u.test(line));
     expect(lines.length).toBeGreaterThanOrEqual(12);
-    for (const name of ["new", "reset", "stop", "resume", "title", "undo", "retry", "queue", "compress", "status", "help", "handoff", "exit"]) {
-      expect(section.split(`/${name} `).length - 1, `/${name} appears once`).toBe(1);
+    for (const name of ["new", "reset", "stop", "resume", "title", "undo", "retry", "queue", "compress", "status", "sethome", "help", "handoff", "exit"]) {
+      // Listed once: one command line starts with it (descriptions may mention other commands).
+      expect(lines.filter((line) => line.startsWith(`  /${name} `) || line === `  /${name}`).length, `/${name} is listed once`).toBe(1);
     }
+    // The usage column (before the description) names its command once: "/new", never "/new /new".
+    for (const line of lines) expect(line.trim().split(/ {2,}/u)[0]!.match(/\/\w+/gu), line).toHaveLength(1);
     expect(section).toMatch(/^ {2}\/resume \[title\|id\] +switch to an earlier session/mu);
     expect(section).toMatch(/^ {2}\/handoff <platform> +move this session/mu);
     // Every description starts in the same column.
