@@ -1,0 +1,86 @@
+/**
+ * The shapes the page reads from the REST API (docs/http.md, docs/api.md "Types"). They
+ * mirror the server's records; `web/` imports nothing from the rest of `src/`, so they are
+ * declared here, and only with the fields the page uses.
+ *
+ * @module
+ */
+
+/** One row of `GET /sessions`. */
+export interface SessionSummary {
+  id: string;
+  source: string;
+  title: string | null;
+  preview: string | null;
+  model: string | null;
+  startedAt: number;
+  lastActiveAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  parentSessionId: string | null;
+  /** TODO(api): token and cost totals per row (`usage` like `Session.usage`) once `GET /sessions` returns them. */
+  usage?: SessionUsage;
+}
+
+/** Token and cost totals of a session. */
+export interface SessionUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  apiCalls: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number | null;
+}
+
+/** `GET /sessions/{id}`. */
+export interface Session extends SessionSummary {
+  userId: string | null;
+  systemPrompt: string | null;
+  toolCallCount: number;
+  usage: SessionUsage;
+}
+
+/** One part of a multi-part message. */
+export interface ContentPart {
+  type: string;
+  text?: string;
+  [key: string]: unknown;
+}
+
+/** An OpenAI-style tool call. */
+export interface ToolCall {
+  id: string;
+  type: string;
+  function: { name: string; arguments: string };
+}
+
+/** One row of `GET /sessions/{id}/messages`. */
+export interface Message {
+  id: number;
+  sessionId: string;
+  role: "system" | "developer" | "user" | "assistant" | "tool";
+  content: string | ContentPart[] | null;
+  toolCalls: ToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  tokenCount: number | null;
+  finishReason: string | null;
+  reasoning: string | null;
+  timestamp: number;
+  rewoundAt: number | null;
+}
+
+/** `GET /sessions`. */
+export interface SessionPage {
+  items: SessionSummary[];
+  nextCursor: string | null;
+}
+
+/** `GET /sessions/{id}/messages`. */
+export interface MessagePage {
+  items: Message[];
+  nextAfterId: number | null;
+}

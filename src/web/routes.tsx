@@ -1,0 +1,31 @@
+/**
+ * The page's views: one entry per view, matched in order against the path under the mount
+ * point. To add a view: write `views/<name>-view.tsx`, add an entry here (its `pattern`,
+ * a document `title`, and `nav` for a link in the header), done — the app shell renders it
+ * and its nav link.
+ *
+ * @module
+ */
+import type { PageLocation } from "./router.js";
+import { SessionsView } from "./views/sessions-view.js";
+import { TranscriptView } from "./views/transcript-view.js";
+
+/** One view of the page. */
+export interface RouteDef {
+  /** Path segments under the mount point; `:name` captures a segment (`sessions/:id`). */
+  pattern: string;
+  /** The document title (`Threadline — <title>`). */
+  title: string;
+  /** A header link to this view (views with parameters have none). */
+  nav?: { label: string; path: readonly string[] };
+  /** The view for the matched parameters and the current location. */
+  render(params: Record<string, string>, location: PageLocation): preact.JSX.Element;
+}
+
+/** Every view, first match wins. */
+export const ROUTES: readonly RouteDef[] = [
+  { pattern: "", title: "Sessions", nav: { label: "Sessions", path: [] }, render: (_p, location) => <SessionsView location={location} /> },
+  { pattern: "sessions", title: "Sessions", render: (_p, location) => <SessionsView location={location} /> },
+  { pattern: "sessions/:id", title: "Transcript", render: (p) => <TranscriptView id={p["id"]!} key={p["id"]!} /> },
+  // TODO(web): search, lineage, executions, stats, live — one entry each (later helpers).
+];
