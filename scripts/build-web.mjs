@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundles the web page (src/web/, Preact + TSX) with esbuild into dist/web/ (run by
-// `npm run build` after tsc). Output: index.html, main-<hash>.js, main-<hash>.css and
-// manifest.json ({ js, css }) that the server reads to serve the hashed names with
+// `npm run build` after tsc). Output: index.html (pointing at assets/<name>),
+// main-<hash>.js, main-<hash>.css and manifest.json ({ js, css }) that the server
+// (src/server/ui/ui-routes.ts) reads to serve the hashed names under /ui/assets/ with
 // immutable caching. Nothing is loaded from a CDN: every dependency is bundled.
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -40,7 +41,7 @@ for (const file of result.outputFiles) {
   manifest[ext] = name;
 }
 if (manifest.js === undefined || manifest.css === undefined) throw new Error("build-web: esbuild produced no JS or no CSS");
-const html = (await readFile(join(root, "src/web/index.html"), "utf8")).replaceAll("__MAIN_JS__", manifest.js).replaceAll("__MAIN_CSS__", manifest.css);
+const html = (await readFile(join(root, "src/web/index.html"), "utf8")).replaceAll("__MAIN_JS__", `assets/${manifest.js}`).replaceAll("__MAIN_CSS__", `assets/${manifest.css}`);
 await writeFile(join(out, "index.html"), html);
 await writeFile(join(out, "manifest.json"), `${JSON.stringify(manifest)}\n`);
 console.log(`build-web: dist/web/${manifest.js}, dist/web/${manifest.css}`);
