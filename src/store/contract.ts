@@ -234,6 +234,18 @@ export interface ListSessionsOptions {
   userIds?: string[];
   /** Only sessions of this chat (`Session.chatId`). */
   chatId?: string;
+  /**
+   * Only sessions whose ordering time is at or after this (epoch seconds): the last activity
+   * with `orderBy: "lastActive"`, the start (the chain root's start when chains are listed as
+   * tips) with `orderBy: "started"`. A range on the walked index, so it costs nothing extra.
+   */
+  since?: number;
+  /** Only sessions whose ordering time (see `since`) is before this (epoch seconds, exclusive). */
+  until?: number;
+  /** Only sessions of these models (`Session.model`); checked on the rows the index walk yields. */
+  models?: string[];
+  /** `true`: only sessions with a title; `false`: only untitled ones; absent: both. */
+  titled?: boolean;
 }
 
 /** Options of {@link SessionDB.searchMessages}. */
