@@ -396,6 +396,19 @@ export interface InsightsOptions {
   sources?: string[];
   /** Entries in each ranked session list (`longest`, `costliest`): 1–100, default 5. */
   top?: number;
+  /** Only sessions of this user (`Session.userId`), e.g. the tenant of a scoped API key. */
+  userId?: string;
+}
+
+/** Sessions started on one local calendar day from one source, in {@link Insights.byDay}. */
+export interface InsightsDay {
+  /** The local calendar day, `YYYY-MM-DD` (in `activity.timeZone`). */
+  day: string;
+  source: string;
+  /** Sessions started that day. */
+  sessions: number;
+  /** Visible messages of those sessions (counted on the day the session started). */
+  messages: number;
 }
 
 /** Totals over a set of sessions in {@link Insights}. */
@@ -473,6 +486,8 @@ export interface Insights {
     /** Local calendar days with at least one session started. */
     activeDays: number;
   };
+  /** Per local day and source, oldest day first (then by source); days without sessions are left out. */
+  byDay: InsightsDay[];
   /** Longest first (`durationSeconds`), at most `top`. */
   longest: InsightsSession[];
   /** Most estimated cost first, at most `top` (sessions that cost nothing are left out). */
