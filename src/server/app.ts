@@ -22,6 +22,7 @@ import { executionRoutes } from "./routes/executions.js";
 import { exportRoutes } from "./routes/export.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { searchRoutes } from "./routes/search.js";
+import { sessionLineageRoutes } from "./routes/session-lineage.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statsRoutes } from "./routes/stats.js";
 
@@ -94,7 +95,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
     rejectUnknown(config.bodyNames, request.body, "body");
   });
 
-  for (const plugin of [sessionRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, openApiRoutes]) {
+  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, openApiRoutes]) {
     await api.register(plugin, ctx);
   }
 };
