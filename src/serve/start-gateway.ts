@@ -23,6 +23,7 @@ import {
   type StartupReport,
 } from "../gateway/index.js";
 import { apiRoutes, checkApiAccess } from "../server/index.js";
+import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
@@ -222,6 +223,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listenHost: config.gateway.host,
       errorLogger: logger,
       prefix: config.api.prefix,
+      gatewayLive: gatewayLiveSource(runner),
     });
     logger.info(
       { prefix: config.api.prefix || "/", keys: config.api.keys.length, scopedKeys: config.api.keys.filter((k) => k.userId !== null).length },

@@ -25,3 +25,4 @@ export {
   type HttpOnlyErrorCode,
 } from "./error-handler.js";
 export type { ApiResponse, ApiRoute } from "./openapi.js";
+export { MAX_LIVE_ROWS, type GatewayLiveSnapshot, type GatewayLiveSource, type LiveRunningSession } from "./gateway-live.js";

@@ -436,3 +436,22 @@ export const errorSchema = named("Error", {
     },
   },
 });
+
+/** A snapshot of the running gateway (`GET /gateway/status`, each event of `GET /gateway/live`). */
+export const gatewaySnapshotSchema = named("GatewaySnapshot", {
+  type: "object",
+  properties: {
+    at: { ...num, description: "Epoch seconds of the snapshot." },
+    accepting: { type: "boolean", description: "False while draining for shutdown." },
+    activeTurns: int,
+    liveAgents: { ...int, description: "Sessions with a live agent in the gateway (active sessions)." },
+    turnsCompleted: int,
+    runningSessions: {
+      type: "array",
+      items: { type: "object", properties: { key: str, sessionId: nullable("string"), platform: str, phase: { type: "string", enum: ["turn", "between"] } } },
+    },
+    queueDepths: { type: "array", items: { type: "object", properties: { key: str, depth: int } } },
+    queuedTotal: int,
+    adapters: { type: "array", items: { type: "object", properties: { platform: str, connected: { type: "boolean" } } } },
+  },
+});
