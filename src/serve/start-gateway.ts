@@ -23,7 +23,8 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/index.js";
-import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes } from "../server/index.js";
+import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type GatewayLiveSource } from "../server/index.js";
+import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
@@ -104,7 +105,7 @@ const UI_API_PATH = `${UI_PATH}/api`;
  * another host without keys the page is not served and a warning says why).
  * Returns whether the page is served.
  */
-async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: SessionDB, logger: Logger): Promise<boolean> {
+async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: SessionDB, logger: Logger, gatewayLive: GatewayLiveSource): Promise<boolean> {
   if (!config.ui.enabled) return false;
   if (config.api.enabled) {
     await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: config.api.prefix });
@@ -125,6 +126,7 @@ async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: Sess
     listenHost: config.gateway.host,
     errorLogger: logger,
     prefix: UI_API_PATH,
+    gatewayLive,
   });
   await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: UI_API_PATH });
   return true;
@@ -261,6 +263,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listenHost: config.gateway.host,
       errorLogger: logger,
       prefix: config.api.prefix,
+      gatewayLive: gatewayLiveSource(runner),
     });
     logger.info(
       { prefix: config.api.prefix || "/", keys: config.api.keys.length, scopedKeys: config.api.keys.filter((k) => k.userId !== null).length },
@@ -268,7 +271,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     );
   }
 
-  const uiMounted = await mountWebPage(http, config, db, logger);
+  const uiMounted = await mountWebPage(http, config, db, logger, gatewayLiveSource(runner));
 
   http.get("/healthz", async (_request, reply) => {
     const ok = runner.accepting;
