@@ -308,8 +308,7 @@ export const usageStatsSchema = named("UsageStats", {
     },
     byModel: { type: "array", items: { type: "object", properties: { model: nullable("string"), ...usageTotalsProperties } } },
     bySource: { type: "array", items: { type: "object", properties: { source: str, ...usageTotalsProperties } } },
-    databaseBytes: { ...nullable("number"), description: "Bytes on disk; null for a scoped key." },
-    searchIndexBytes: nullable("number"),
+    databaseBytes: { ...nullable("number"), description: "Bytes on disk (at most a minute old); null for a scoped key." },
   },
 });
 

@@ -1116,7 +1116,11 @@ export interface SessionDB {
 
   // --- stats and meta -------------------------------------------------------
 
-  getStats(): Promise<StoreStats>;
+  /**
+   * Database totals. `{ searchIndexBytes: false }` skips measuring the search index (on SQLite a walk of
+   * every index page, about a second on a 1 GB file) and reports it as `null`.
+   */
+  getStats(options?: { searchIndexBytes?: boolean }): Promise<StoreStats>;
   /**
    * Token usage, cost, tool calls and activity of the sessions started in a period (default:
    * the last 30 days), by model, source and tool, with the longest and costliest sessions.

@@ -10,7 +10,7 @@ import { InvalidInputError } from "../../store/index.js";
 import type { ApiContext } from "../api-context.js";
 import { errorSchema, statsSchema, usageStatsSchema } from "../schemas.js";
 
-/** How long `GET /stats/usage` reuses the database sizes it read (they walk every page). */
+/** How long `GET /stats/usage` reuses the database size it read. */
 export const SIZE_TTL_MS = 60_000;
 
 /** The stats resource (`/stats`). */
@@ -32,12 +32,12 @@ export const statsRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, reg
     },
   });
 
-  // Sizes walk the database's pages (SQLite's dbstat): read at most once per SIZE_TTL_MS.
-  let sizeCache: { at: number; value: Promise<{ databaseBytes: number; searchIndexBytes: number | null }> } | null = null;
-  const sizes = (): Promise<{ databaseBytes: number; searchIndexBytes: number | null }> => {
+  // The size comes with whole-database totals (a pass over the session rows): read at most once per SIZE_TTL_MS.
+  let sizeCache: { at: number; value: Promise<number> } | null = null;
+  const databaseBytes = (): Promise<number> => {
     const now = Date.now();
     if (sizeCache === null || now - sizeCache.at > SIZE_TTL_MS) {
-      const value = db.getStats().then((s) => ({ databaseBytes: s.databaseBytes, searchIndexBytes: s.searchIndexBytes }));
+      const value = db.getStats({ searchIndexBytes: false }).then((s) => s.databaseBytes);
       sizeCache = { at: now, value };
       value.catch(() => {
         if (sizeCache?.value === value) sizeCache = null;
@@ -55,7 +55,7 @@ export const statsRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, reg
     description:
       "Over the sessions started in [since, until) (default: the last `days` days, 30): totals, per local day and source " +
       "(messages counted on the day their session started), per model and per source. Computed from per-session counters: " +
-      "no message is read. databaseBytes and searchIndexBytes are at most a minute old. A scoped key gets its own sessions' figures and databaseBytes null.",
+      "no message is read. databaseBytes (admin keys) is at most a minute old. A scoped key gets its own sessions' figures and databaseBytes null.",
     querystring: {
       type: "object",
       additionalProperties: false,
@@ -81,7 +81,7 @@ export const statsRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, reg
         ...scopeOf(request),
       });
       const admin = principalOf(request).userId === null;
-      const size = admin ? await sizes() : null;
+      const size = admin ? await databaseBytes() : null;
       return {
         since: insights.since,
         until: insights.until,
@@ -90,8 +90,7 @@ export const statsRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, reg
         byDay: insights.byDay,
         byModel: insights.byModel,
         bySource: insights.bySource,
-        databaseBytes: size?.databaseBytes ?? null,
-        searchIndexBytes: size?.searchIndexBytes ?? null,
+        databaseBytes: size,
       };
     },
   });
