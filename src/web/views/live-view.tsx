@@ -1,8 +1,9 @@
 /**
  * The running gateway, live (`GET /gateway/live`, server-sent events): active sessions,
  * running turns, queue depths and adapters, redrawn on each `snapshot` event — no refresh.
- * The stream is read with `fetch` and a stream reader (see `event-stream.ts`: EventSource
- * cannot send the API key). When the stream drops it reconnects (1 s, then up to 30 s
+ * It first reads one snapshot (`GET /gateway/status`, so a missing key shows the sign-in
+ * form as everywhere else), then the stream, with `fetch` and a stream reader (see
+ * `event-stream.ts`: EventSource cannot send the API key). When the stream drops it reconnects (1 s, then up to 30 s
  * apart); `event: end` (the server shutting down) also reconnects. A 404 means no gateway
  * runs in this server (`threadline api`), a 403 a key scoped to a user: both are said
  * plainly and not retried.
@@ -10,7 +11,7 @@
  * @module
  */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError } from "../api-client.js";
+import { api, ApiError } from "../api-client.js";
 import { ErrorBox, Untrusted } from "../components.js";
 import { readEventStream } from "../event-stream.js";
 import { formatCount, formatTime, isoTime } from "../format.js";
@@ -28,25 +29,35 @@ export function LiveView(): preact.JSX.Element {
     const abort = new AbortController();
     let delay = 1000;
     let timer: number | undefined;
+    const onSnapshot = (next: GatewaySnapshot): void => {
+      setSnapshot(next);
+      setState("live");
+      setError(null);
+      delay = 1000;
+    };
+    // One snapshot first through the ordinary client: a 401 shows the sign-in form like
+    // every other view, and 403/404 are answered before a stream is opened.
     const connect = (): void => {
-      readEventStream(
-        "gateway/live",
-        (event) => {
-          if (event.event !== "snapshot") return;
-          try {
-            setSnapshot(JSON.parse(event.data) as GatewaySnapshot);
-            setState("live");
-            setError(null);
-            delay = 1000;
-          } catch {
-            // A malformed event is skipped; the next one redraws.
-          }
-        },
-        abort.signal,
-      )
+      api<GatewaySnapshot>("gateway/status", { signal: abort.signal })
+        .then((first) => {
+          onSnapshot(first);
+          return readEventStream(
+            "gateway/live",
+            (event) => {
+              if (event.event !== "snapshot") return;
+              try {
+                onSnapshot(JSON.parse(event.data) as GatewaySnapshot);
+              } catch {
+                // A malformed event is skipped; the next one redraws.
+              }
+            },
+            abort.signal,
+          );
+        })
         .then(() => retry(null))
         .catch((e: unknown) => {
           if (abort.signal.aborted) return;
+          if (e instanceof ApiError && e.needsLogin) return; // the sign-in form is shown
           if (e instanceof ApiError && e.status === 404) return setState("no-gateway");
           if (e instanceof ApiError && e.status === 403) {
             setError(e);
