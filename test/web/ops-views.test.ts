@@ -265,12 +265,19 @@ describe("web page: gateway live", () => {
     expect(Number(await page.locator("#live-sessions").textContent())).toBeGreaterThanOrEqual(1);
     expect(await page.locator("table.running-sessions tbody tr").count()).toBeGreaterThanOrEqual(1);
     expect(await page.locator("table.running-sessions tbody").textContent()).toContain("running a turn");
+
+    // A second message to the same conversation waits in its queue.
+    const second = postChat(gateway.url, "and again", { sessionKey: "live-test" });
+    await expect.poll(() => page.locator("#live-queued").textContent(), { timeout: 15_000 }).toBe("1");
+    expect(await page.locator("table.queues tbody tr td").nth(1).textContent()).toBe("1");
     await screenshot(page, "live");
 
     release();
     expect((await reply).status).toBe(200);
+    expect((await second).status).toBe(200);
     await expect.poll(() => page.locator("#live-turns").textContent(), { timeout: 15_000 }).toBe("0");
-    await expect.poll(() => page.locator("#live-completed").textContent(), { timeout: 15_000 }).toBe("1");
+    await expect.poll(() => page.locator("#live-completed").textContent(), { timeout: 15_000 }).toBe("2");
+    expect(await page.locator("#live-queued").textContent()).toBe("0");
     expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(1);
     expectClean(watch);
     await page.close();
