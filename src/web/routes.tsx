@@ -7,7 +7,10 @@
  * @module
  */
 import type { PageLocation } from "./router.js";
+import { ExecutionsView, ExecutionView } from "./views/executions-view.js";
+import { LiveView } from "./views/live-view.js";
 import { SessionsView } from "./views/sessions-view.js";
+import { StatsView } from "./views/stats-view.js";
 import { TranscriptView } from "./views/transcript-view.js";
 
 /** One view of the page. */
@@ -28,4 +31,8 @@ export const ROUTES: readonly RouteDef[] = [
   { pattern: "sessions", title: "Sessions", render: (_p, location) => <SessionsView location={location} /> },
   { pattern: "sessions/:id", title: "Transcript", render: (p) => <TranscriptView id={p["id"]!} key={p["id"]!} /> },
   // TODO(web): search, lineage, executions, stats, live — one entry each (later helpers).
+  { pattern: "executions", title: "Executions", nav: { label: "Executions", path: ["executions"] }, render: (_p, location) => <ExecutionsView location={location} /> },
+  { pattern: "executions/:id", title: "Execution", render: (p) => <ExecutionView id={p["id"]!} key={p["id"]!} /> },
+  { pattern: "stats", title: "Stats", nav: { label: "Stats", path: ["stats"] }, render: (_p, location) => <StatsView location={location} /> },
+  { pattern: "live", title: "Gateway live", nav: { label: "Live", path: ["live"] }, render: () => <LiveView /> },
 ];
