@@ -7,6 +7,7 @@
  * @module
  */
 import type { PageLocation } from "./router.js";
+import { SearchView } from "./views/search-view.js";
 import { SessionsView } from "./views/sessions-view.js";
 import { TranscriptView } from "./views/transcript-view.js";
 
@@ -26,6 +27,7 @@ export interface RouteDef {
 export const ROUTES: readonly RouteDef[] = [
   { pattern: "", title: "Sessions", nav: { label: "Sessions", path: [] }, render: (_p, location) => <SessionsView location={location} /> },
   { pattern: "sessions", title: "Sessions", render: (_p, location) => <SessionsView location={location} /> },
-  { pattern: "sessions/:id", title: "Transcript", render: (p) => <TranscriptView id={p["id"]!} key={p["id"]!} /> },
+  { pattern: "sessions/:id", title: "Transcript", render: (p, location) => <TranscriptView id={p["id"]!} key={p["id"]!} message={location.query.get("message")} /> },
+  { pattern: "search", title: "Search", nav: { label: "Search", path: ["search"] }, render: (_p, location) => <SearchView location={location} /> },
   // TODO(web): search, lineage, executions, stats, live — one entry each (later helpers).
 ];
