@@ -70,7 +70,7 @@ export function SearchView(props: { location: PageLocation }): preact.JSX.Elemen
   return (
     <section class="view search-view" aria-labelledby="search-heading">
       <h1 id="search-heading">Search</h1>
-      <form class="filters search-form" role="search" aria-label="Search messages" onSubmit={onSubmit} key={q}>
+      <form class="filters search-form" role="search" aria-label="Message search" onSubmit={onSubmit} key={q}>
         <label class="search-label">
           Search messages
           <input ref={input} name="q" type="search" value={q} placeholder='deploy, "rolled back", roll*, NOT test' autocomplete="off" />

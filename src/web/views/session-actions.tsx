@@ -199,7 +199,7 @@ export function SessionActions(props: { session: Session; onRenamed: (title: str
           </button>
           <DownloadLink
             path={`sessions/${encodeURIComponent(props.session.id)}/export`}
-            filename={`threadline-${props.session.id}.jsonl`}
+            filename={`${props.session.id.replace(/[^\w.-]/gu, "_")}.jsonl`}
             label="Export JSONL"
           />
         </div>
