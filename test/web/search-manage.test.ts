@@ -53,7 +53,7 @@ const HOSTILE = `<img src=x onerror="window.__pwned='snippet'"> hostileword <scr
 
 function sessions(): SeedSession[] {
   const long = [];
-  for (let i = 0; i < 150; i++) long.push(...exchange(T0 + 100 + i * 2, `question ${i}`, i === 130 ? "the zebracorn answer" : `answer ${i}`));
+  for (let i = 0; i < 300; i++) long.push(...exchange(T0 + 100 + i * 2, `question ${i}`, i === 280 ? "the zebracorn answer" : `answer ${i}`));
   return [
     { id: "s-alpha", source: "cli", title: "Alpha notes", startedAt: T0, messages: exchange(T0 + 10, "hello alpha", "東京の天気は晴れです") },
     { id: "s-beta", source: "telegram", title: "Beta chat", startedAt: T0 + 20, messages: exchange(T0 + 30, "hello beta", "hi beta") },
@@ -87,7 +87,7 @@ describe("web page: search, lineage, rename, delete, export", () => {
     expect(await page.locator("li.search-hit mark").allTextContents()).toEqual(["zebracorn"]);
     await screenshot(page, "search");
 
-    // The hit is message 262 of 300: past the transcript's first page of 100.
+    // The hit is message 562 of 600: past the first page even at the 500-message seek page size.
     const hit = page.locator("li.search-hit").first();
     const messageId = await hit.getAttribute("data-message-id");
     expect(messageId).toMatch(/^\d+$/u);
