@@ -171,7 +171,7 @@ describe("web page: search, lineage, rename, delete, export", () => {
     await page.goto(`${gateway.url}/ui/sessions/s-alpha`);
     await page.getByRole("button", { name: "Rename" }).click();
     const titleInput = page.getByLabel("New title");
-    expect(await page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("title");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute("name"))).toBe("title");
     await titleInput.fill("Beta chat");
     await page.getByRole("button", { name: "Save title" }).click();
     const renameError = page.locator(".rename-form [role=alert]");
@@ -182,7 +182,7 @@ describe("web page: search, lineage, rename, delete, export", () => {
     await titleInput.fill("Alpha renamed");
     await page.getByRole("button", { name: "Save title" }).click();
     await expect.poll(() => page.locator("#transcript-heading").textContent()).toBe("Alpha renamed");
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Rename");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Rename");
     const stored = (await (await fetch(`${gateway.url}/ui/api/sessions/s-alpha`)).json()) as { title: string };
     expect(stored.title).toBe("Alpha renamed");
 
@@ -197,7 +197,7 @@ describe("web page: search, lineage, rename, delete, export", () => {
     await page.getByRole("button", { name: "Delete…" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.locator("p.removes").waitFor();
-    expect(await page.evaluate(() => document.activeElement?.closest("dialog") !== null)).toBe(true);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.closest("dialog") !== null)).toBe(true);
     expect(await dialog.locator("p.removes").textContent()).toContain("This removes 1 session and 2 messages.");
     expect(await dialog.locator("p.detaches").textContent()).toContain("1 child session is kept and detached");
     expect(await dialog.locator("ul.detached-list").textContent()).toContain("Orphan child");
@@ -205,7 +205,7 @@ describe("web page: search, lineage, rename, delete, export", () => {
     await page.keyboard.press("Escape");
     await expect.poll(() => dialog.count()).toBe(0);
     expect(page.url()).toMatch(/\/ui\/sessions\/s-doomed$/u);
-    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Delete…");
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe("Delete…");
     expect((await fetch(`${gateway.url}/ui/api/sessions/s-doomed`)).status).toBe(200);
     // Confirm: back to the list, the session is gone, its child kept.
     await page.getByRole("button", { name: "Delete…" }).click();
