@@ -132,3 +132,49 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
   }
   return parsed as T;
 }
+
+/**
+ * Downloads an API route's body (a JSONL export) with the stored key and saves it as
+ * `filename` through a temporary object URL. Used when a key is stored: a plain link
+ * cannot send the `Authorization` header. (Without a key the page uses a plain
+ * `<a download>`, which the browser streams to disk.) Throws {@link ApiError}.
+ */
+export async function apiDownload(path: string, query: QueryInput, filename: string): Promise<void> {
+  const headers: Record<string, string> = {};
+  const key = storedKey();
+  if (key !== null && key !== "") headers["authorization"] = `Bearer ${key}`;
+  let response: Response;
+  try {
+    response = await fetch(apiUrl(path, query), { headers, credentials: "omit", cache: "no-store" });
+  } catch {
+    throw new ApiError(0, "TL_ERR_NETWORK", "The server could not be reached. Check that threadline is running, then retry.");
+  }
+  if (!response.ok) {
+    let err: { code?: unknown; message?: unknown } | undefined;
+    try {
+      err = ((await response.json()) as { error?: typeof err }).error;
+    } catch {
+      err = undefined;
+    }
+    const error = new ApiError(
+      response.status,
+      typeof err?.code === "string" ? err.code : `HTTP_${response.status}`,
+      typeof err?.message === "string" ? err.message : `The server answered ${response.status} ${response.statusText}.`,
+    );
+    if (error.needsLogin) authListener?.(error);
+    throw error;
+  }
+  const url = URL.createObjectURL(await response.blob());
+  try {
+    const anchor = document.createElement("a");
+    anchor.href = url;
+    anchor.download = filename;
+    anchor.rel = "noopener";
+    document.body.append(anchor);
+    anchor.click();
+    anchor.remove();
+  } finally {
+    // Give the browser a moment to start the download before the URL goes.
+    window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+}

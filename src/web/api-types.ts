@@ -84,3 +84,74 @@ export interface MessagePage {
   items: Message[];
   nextAfterId: number | null;
 }
+
+/** One piece of a search snippet: plain text, highlighted when `match`. */
+export interface SnippetSegment {
+  text: string;
+  match: boolean;
+}
+
+/** One hit of `GET /search`. */
+export interface SearchHit {
+  messageId: number;
+  sessionId: string;
+  role: Message["role"];
+  timestamp: number;
+  segments: SnippetSegment[];
+}
+
+/** The hits of one session in a page of `GET /search`. */
+export interface SearchSessionGroup {
+  sessionId: string;
+  title: string | null;
+  source: string;
+  model: string | null;
+  sessionStartedAt: number;
+  messageIds: number[];
+}
+
+/** `GET /search`. */
+export interface SearchPage {
+  items: SearchHit[];
+  sessions: SearchSessionGroup[];
+  limit: number;
+  offset: number;
+}
+
+/** One session of `GET /sessions/{id}/lineage`. */
+export interface LineageNode {
+  id: string;
+  parentSessionId: string | null;
+  relation: "root" | "continuation" | "child";
+  title: string | null;
+  source: string;
+  model: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+}
+
+/** `GET /sessions/{id}/lineage`. */
+export interface Lineage {
+  sessionId: string;
+  rootId: string;
+  truncated: boolean;
+  nodes: LineageNode[];
+}
+
+/** A session as named in a delete preview. */
+export interface SessionRef {
+  id: string;
+  title: string | null;
+  source: string;
+  messageCount: number;
+}
+
+/** `GET /sessions/{id}/delete-preview`. */
+export interface DeletePreview {
+  session: SessionRef;
+  removes: { sessions: number; messages: number };
+  detaches: SessionRef[];
+  detachedOthers: number;
+}

@@ -9,6 +9,7 @@
 import type { PageLocation } from "./router.js";
 import { ExecutionsView, ExecutionView } from "./views/executions-view.js";
 import { LiveView } from "./views/live-view.js";
+import { SearchView } from "./views/search-view.js";
 import { SessionsView } from "./views/sessions-view.js";
 import { StatsView } from "./views/stats-view.js";
 import { TranscriptView } from "./views/transcript-view.js";
@@ -29,8 +30,8 @@ export interface RouteDef {
 export const ROUTES: readonly RouteDef[] = [
   { pattern: "", title: "Sessions", nav: { label: "Sessions", path: [] }, render: (_p, location) => <SessionsView location={location} /> },
   { pattern: "sessions", title: "Sessions", render: (_p, location) => <SessionsView location={location} /> },
-  { pattern: "sessions/:id", title: "Transcript", render: (p) => <TranscriptView id={p["id"]!} key={p["id"]!} /> },
-  // TODO(web): search, lineage, executions, stats, live — one entry each (later helpers).
+  { pattern: "sessions/:id", title: "Transcript", render: (p, location) => <TranscriptView id={p["id"]!} key={p["id"]!} message={location.query.get("message")} /> },
+  { pattern: "search", title: "Search", nav: { label: "Search", path: ["search"] }, render: (_p, location) => <SearchView location={location} /> },
   { pattern: "executions", title: "Executions", nav: { label: "Executions", path: ["executions"] }, render: (_p, location) => <ExecutionsView location={location} /> },
   { pattern: "executions/:id", title: "Execution", render: (p) => <ExecutionView id={p["id"]!} key={p["id"]!} /> },
   { pattern: "stats", title: "Stats", nav: { label: "Stats", path: ["stats"] }, render: (_p, location) => <StatsView location={location} /> },

@@ -18,6 +18,10 @@ export interface SeedSession {
   model?: string | null;
   startedAt: number;
   messages: NewMessage[];
+  /** The session this one continues or branches from (seeded before it). */
+  parentSessionId?: string | null;
+  /** Ends the session with this reason after its messages (`compression` makes its children continuations). */
+  endReason?: string;
 }
 
 /** Writes `sessions` into the SQLite database at `path`. */
@@ -25,9 +29,17 @@ export async function seed(path: string, sessions: SeedSession[]): Promise<void>
   const db = await openSessionDB(path);
   try {
     for (const s of sessions) {
-      await db.createSession({ id: s.id, source: s.source, userId: s.userId ?? null, model: s.model ?? null, startedAt: s.startedAt });
+      await db.createSession({
+        id: s.id,
+        source: s.source,
+        userId: s.userId ?? null,
+        model: s.model ?? null,
+        startedAt: s.startedAt,
+        parentSessionId: s.parentSessionId ?? null,
+      });
       if (s.title) await db.setTitle(s.id, s.title);
       for (const m of s.messages) await db.appendMessage(s.id, m);
+      if (s.endReason !== undefined) await db.endSession(s.id, s.endReason, { endedAt: s.startedAt + 500 });
     }
   } finally {
     await db.close();

@@ -16,6 +16,7 @@ import { api, ApiError } from "../api-client.js";
 import type { SessionPage, SessionSummary } from "../api-types.js";
 import { queryParams } from "../capabilities.js";
 import { ErrorBox, Loading, Untrusted } from "../components.js";
+import { DownloadLink } from "../download-link.js";
 import { dayToSeconds, formatCost, formatCount, formatTime, isoTime } from "../format.js";
 import { href, navigate, onLinkClick, rememberListLocation, type PageLocation, type QueryInput } from "../router.js";
 
@@ -62,10 +63,10 @@ function filterQuery(f: ListFilters): QueryInput {
 }
 
 /**
- * The API query for some filters, limited to the parameters the server accepts.
- * TODO(api): `model` (repeatable), `since` / `until` (epoch seconds, on the ordering time)
- * and `titled` (boolean) on `GET /sessions` — added by the API helper (issue 14); until the
- * server lists them in /openapi.json the page hides those filters.
+ * The API query for some filters, limited to the parameters the server accepts (docs/http.md
+ * `GET /sessions`: `model` repeatable, `since` / `until` epoch seconds on the ordering time,
+ * `titled` boolean); a server without them in /openapi.json gets none and the page hides
+ * those filters.
  */
 function apiQuery(f: ListFilters, supported: Set<string>, cursor: string | null): QueryInput {
   const q: QueryInput = { limit: PAGE_SIZE, order: f.order, source: f.sources, cursor };
@@ -75,6 +76,20 @@ function apiQuery(f: ListFilters, supported: Set<string>, cursor: string | null)
   if (supported.has("since") && since !== null) q["since"] = since;
   if (supported.has("until") && until !== null) q["until"] = until;
   if (supported.has("titled") && f.titled !== null) q["titled"] = f.titled === "yes" ? "true" : "false";
+  return q;
+}
+
+/**
+ * The `GET /export` query for the list's filters (the same names as `GET /sessions`, only
+ * those the export route accepts). `order` is sent only when not the default, so "no
+ * filters" exports everything oldest first, like the CLI.
+ */
+function exportQuery(f: ListFilters, supported: Set<string>): QueryInput {
+  const q = apiQuery(f, supported, null);
+  delete q["limit"];
+  delete q["cursor"];
+  if (f.order === "last_active") delete q["order"];
+  for (const name of Object.keys(q)) if (!supported.has(name)) delete q[name];
   return q;
 }
 
@@ -99,6 +114,7 @@ export function SessionsView(props: { location: PageLocation }): preact.JSX.Elem
   const filters = readFilters(props.location.query);
   const key = JSON.stringify(filters);
   const [supported, setSupported] = useState<Set<string> | null>(null);
+  const [exportParams, setExportParams] = useState<Set<string> | null>(null);
   const [items, setItems] = useState<SessionSummary[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
@@ -108,6 +124,7 @@ export function SessionsView(props: { location: PageLocation }): preact.JSX.Elem
 
   useEffect(() => {
     void queryParams("get", "/sessions").then(setSupported);
+    void queryParams("get", "/export").then(setExportParams);
   }, []);
 
   useEffect(() => rememberListLocation(props.location), [props.location]);
@@ -216,6 +233,11 @@ export function SessionsView(props: { location: PageLocation }): preact.JSX.Elem
         </label>
         <button type="submit">Apply</button>
       </form>
+      {exportParams !== null && exportParams.size > 0 ? (
+        <p class="list-actions">
+          <DownloadLink path="export" query={exportQuery(filters, exportParams)} filename="threadline-export.jsonl" label="Export these sessions (JSONL)" />
+        </p>
+      ) : null}
 
       {error !== null ? <ErrorBox error={error} onRetry={() => setAttempt((n) => n + 1)} /> : null}
       {items.length === 0 && !loading && error === null && loadedKey.current === key ? <p class="empty">No sessions match.</p> : null}

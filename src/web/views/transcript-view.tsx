@@ -8,6 +8,10 @@
  * its own toggle; every message shows its time and token count. Escape goes back to the
  * list (with its filters).
  *
+ * `?message=<id>` (a search hit) opens the transcript at that message: pages load until it
+ * is there, then it is scrolled into view, marked and focused. The lineage panel and the
+ * rename / delete / export actions sit under the header.
+ *
  * @module
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -17,8 +21,12 @@ import { ErrorBox, Loading, Untrusted } from "../components.js";
 import { contentText, formatCost, formatCount, formatTime, isoTime } from "../format.js";
 import { renderMarkdown } from "../markdown.js";
 import { listLocation, navigate, onLinkClick } from "../router.js";
+import { LineagePanel } from "./lineage-panel.js";
+import { SessionActions } from "./session-actions.js";
 
 const PAGE_SIZE = 100;
+/** Page size while looking for a linked message (`?message=`): fewer round trips. */
+const SEEK_PAGE_SIZE = 500;
 
 function prettyJson(text: string): string {
   try {
@@ -65,12 +73,13 @@ function MessageFooter(props: { message: Message }): preact.JSX.Element {
   );
 }
 
-function MessageItem(props: { message: Message; results: Map<string, Message> }): preact.JSX.Element {
+function MessageItem(props: { message: Message; results: Map<string, Message>; target?: boolean }): preact.JSX.Element {
   const m = props.message;
   const text = contentText(m.content);
+  const mark: { class: string; tabIndex?: number } = props.target === true ? { class: "message-target", tabIndex: -1 } : { class: "" };
   if (m.role === "tool") {
     return (
-      <article class="message role-tool" aria-label="Tool result">
+      <article class={`message role-tool ${mark.class}`} aria-label="Tool result" data-message-id={m.id} tabIndex={mark.tabIndex}>
         <details class="tool-call orphan-result">
           <summary>
             Tool result{m.toolName !== null ? ": " : ""}
@@ -84,7 +93,7 @@ function MessageItem(props: { message: Message; results: Map<string, Message> })
   }
   if (m.role === "system" || m.role === "developer") {
     return (
-      <article class={`message role-${m.role}`} aria-label={`${m.role} message`}>
+      <article class={`message role-${m.role} ${mark.class}`} aria-label={`${m.role} message`} data-message-id={m.id} tabIndex={mark.tabIndex}>
         <details>
           <summary>{m.role === "system" ? "System" : "Developer"} message</summary>
           <pre class="system-text">{text}</pre>
@@ -94,7 +103,12 @@ function MessageItem(props: { message: Message; results: Map<string, Message> })
     );
   }
   return (
-    <article class={`message role-${m.role}`} aria-label={m.role === "user" ? "User message" : "Assistant message"}>
+    <article
+      class={`message role-${m.role} ${mark.class}`}
+      aria-label={m.role === "user" ? "User message" : "Assistant message"}
+      data-message-id={m.id}
+      tabIndex={mark.tabIndex}
+    >
       <header class="message-role">{m.role === "user" ? "User" : "Assistant"}</header>
       {m.reasoning !== null && m.reasoning !== "" ? (
         <details class="reasoning">
@@ -112,8 +126,10 @@ function MessageItem(props: { message: Message; results: Map<string, Message> })
 }
 
 /** The transcript view of session `id`. */
-export function TranscriptView(props: { id: string }): preact.JSX.Element {
+export function TranscriptView(props: { id: string; message?: string | null }): preact.JSX.Element {
   const { id } = props;
+  const targetParam = Number(props.message ?? "");
+  const target = Number.isInteger(targetParam) && targetParam > 0 ? targetParam : null;
   const [session, setSession] = useState<Session | null>(null);
   const [messages, setMessages] = useState<Message[]>([]);
   const [nextAfterId, setNextAfterId] = useState<number | null>(null);
@@ -124,14 +140,15 @@ export function TranscriptView(props: { id: string }): preact.JSX.Element {
   const heading = useRef<HTMLHeadingElement>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const busy = useRef(false);
+  const shownTarget = useRef<number | null>(null);
 
-  const loadPage = async (after: number | null, signal?: AbortSignal): Promise<void> => {
+  const loadPage = async (after: number | null, signal?: AbortSignal, limit = PAGE_SIZE): Promise<void> => {
     if (busy.current) return;
     busy.current = true;
     setLoading(true);
     try {
       const page = await api<MessagePage>(`sessions/${encodeURIComponent(id)}/messages`, {
-        query: { limit: PAGE_SIZE, after_id: after },
+        query: { limit, after_id: after },
         ...(signal ? { signal } : {}),
       });
       setMessages((old) => (after === null ? page.items : [...old, ...page.items]));
@@ -156,7 +173,7 @@ export function TranscriptView(props: { id: string }): preact.JSX.Element {
       .then((s) => {
         setSession(s);
         heading.current?.focus();
-        return loadPage(null, abort.signal);
+        return loadPage(null, abort.signal, target !== null ? SEEK_PAGE_SIZE : PAGE_SIZE);
       })
       .catch((e: unknown) => {
         if (!abort.signal.aborted) setError(e instanceof Error ? e : new Error(String(e)));
@@ -179,7 +196,8 @@ export function TranscriptView(props: { id: string }): preact.JSX.Element {
   useEffect(() => {
     const onKey = (event: KeyboardEvent): void => {
       const inField = event.target instanceof HTMLElement && /^(INPUT|TEXTAREA|SELECT)$/u.test(event.target.tagName);
-      if (event.key === "Escape" && !inField) navigate(listLocation());
+      // An open dialog takes Escape for itself (it closes the dialog).
+      if (event.key === "Escape" && !inField && !event.defaultPrevented && document.querySelector("dialog[open]") === null) navigate(listLocation());
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -193,7 +211,33 @@ export function TranscriptView(props: { id: string }): preact.JSX.Element {
     return map;
   }, [messages]);
 
+  // The article showing the linked message: itself, or the call that holds a folded tool result.
+  const targetArticle = useMemo(() => {
+    if (target === null) return null;
+    const m = messages.find((x) => x.id === target);
+    if (m === undefined) return null;
+    if (m.role === "tool" && m.toolCallId !== null && results.get(m.toolCallId) === m) {
+      return messages.find((x) => (x.toolCalls ?? []).some((c) => c.id === m.toolCallId))?.id ?? m.id;
+    }
+    return m.id;
+  }, [messages, results, target]);
+
+  // Linked message: load pages until it is there (bounded by the transcript's pages), then show it.
+  useEffect(() => {
+    if (target === null || loading || error !== null || busy.current) return;
+    if (targetArticle === null) {
+      if (!done && nextAfterId !== null) void loadPage(nextAfterId, undefined, SEEK_PAGE_SIZE);
+      return;
+    }
+    if (shownTarget.current === target) return;
+    shownTarget.current = target;
+    const el = document.querySelector<HTMLElement>(`article[data-message-id="${targetArticle}"]`);
+    el?.scrollIntoView({ block: "center" });
+    el?.focus({ preventScroll: true });
+  }, [target, targetArticle, loading, done, nextAfterId, error]);
+
   const title = session?.title ?? session?.preview ?? id;
+  const missingTarget = target !== null && done && !loading && targetArticle === null && session !== null && error === null;
   return (
     <section class="view transcript-view" aria-labelledby="transcript-heading">
       <p class="back">
@@ -218,13 +262,19 @@ export function TranscriptView(props: { id: string }): preact.JSX.Element {
           </span>
         </p>
       ) : null}
-      {/* TODO(web): lineage (GET /sessions/{id}/lineage), rename, delete with preview and export links go here (later views). */}
+      {session !== null ? <SessionActions session={session} onRenamed={(t) => setSession({ ...session, title: t })} /> : null}
+      {session !== null ? <LineagePanel id={id} /> : null}
+      {missingTarget ? (
+        <p class="error" role="alert">
+          The linked message is not in this transcript (it may have been rewound or deleted).
+        </p>
+      ) : null}
       {error !== null ? <ErrorBox error={error} onRetry={() => setAttempt((n) => n + 1)} /> : null}
       <div class="messages">
         {messages
           .filter((m) => !(m.role === "tool" && m.toolCallId !== null && results.get(m.toolCallId) === m))
           .map((m) => (
-            <MessageItem key={m.id} message={m} results={results} />
+            <MessageItem key={m.id} message={m} results={results} target={m.id === targetArticle} />
           ))}
       </div>
       <div ref={sentinel} class="sentinel" aria-hidden="true" />
