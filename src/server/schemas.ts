@@ -105,6 +105,7 @@ export const sessionSummarySchema = named("SessionSummary", {
     endReason: nullable("string"),
     messageCount: int,
     parentSessionId: nullable("string"),
+    usage: usageSchema,
   },
 });
 

@@ -200,6 +200,8 @@ export interface SessionSummary {
   endReason: string | null;
   messageCount: number;
   parentSessionId: string | null;
+  /** Token and cost totals (as {@link Session.usage}), from the session row's kept counters. */
+  usage: SessionUsage;
 }
 
 /** A page of results with a cursor for the next page (`null` when there is none). */

@@ -19,8 +19,8 @@ export interface SessionSummary {
   endReason: string | null;
   messageCount: number;
   parentSessionId: string | null;
-  /** TODO(api): token and cost totals per row (`usage` like `Session.usage`) once `GET /sessions` returns them. */
-  usage?: SessionUsage;
+  /** Token and cost totals (as `Session.usage`). */
+  usage: SessionUsage;
 }
 
 /** Token and cost totals of a session. */

@@ -22,6 +22,8 @@ export interface SeedSession {
   parentSessionId?: string | null;
   /** Ends the session with this reason after its messages (`compression` makes its children continuations). */
   endReason?: string;
+  /** Token and cost totals recorded for the session. */
+  usage?: { inputTokens: number; outputTokens: number; estimatedCostUsd: number };
 }
 
 /** Writes `sessions` into the SQLite database at `path`. */
@@ -39,6 +41,7 @@ export async function seed(path: string, sessions: SeedSession[]): Promise<void>
       });
       if (s.title) await db.setTitle(s.id, s.title);
       for (const m of s.messages) await db.appendMessage(s.id, m);
+      if (s.usage !== undefined) await db.recordUsage(s.id, s.usage);
       if (s.endReason !== undefined) await db.endSession(s.id, s.endReason, { endedAt: s.startedAt + 500 });
     }
   } finally {

@@ -50,6 +50,7 @@ describe("web page: sessions list and transcript", () => {
         title: "Gamma tools",
         model: "gpt-4o",
         startedAt: T0 + 1000,
+        usage: { inputTokens: 1200, outputTokens: 300, estimatedCostUsd: 0.0123 },
         messages: [
           { role: "user", content: "What is 2+2?", timestamp: T0 + 1001 },
           {
@@ -78,6 +79,9 @@ describe("web page: sessions list and transcript", () => {
     expect(response?.status()).toBe(200);
     await page.locator("li.session-row").nth(3).waitFor();
     expect(await rowIds(page)).toEqual(["s-gamma", "s-long", "s-beta", "s-alpha"]);
+    // Each row shows the session's tokens and cost.
+    expect(await page.locator('li.session-row[data-session-id="s-gamma"] .usage').textContent()).toBe("1,500 tokens · $0.0123");
+    expect(await page.locator('li.session-row[data-session-id="s-beta"] .usage').textContent()).toBe("0 tokens · $0.0000");
     await screenshot(page, "sessions-list");
 
     // Filter by source: the URL keeps it, a reload keeps it.

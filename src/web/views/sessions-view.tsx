@@ -252,11 +252,9 @@ export function SessionsView(props: { location: PageLocation }): preact.JSX.Elem
               <span class="source">{s.source}</span>
               {s.model !== null ? <Untrusted class="model">{s.model}</Untrusted> : null}
               <span>{formatCount(s.messageCount)} messages</span>
-              {s.usage !== undefined ? (
-                <span class="usage">
-                  {formatCount(s.usage.inputTokens + s.usage.outputTokens)} tokens · {formatCost(s.usage.actualCostUsd ?? s.usage.estimatedCostUsd)}
-                </span>
-              ) : null}
+              <span class="usage">
+                {formatCount(s.usage.inputTokens + s.usage.outputTokens)} tokens · {formatCost(s.usage.actualCostUsd ?? s.usage.estimatedCostUsd)}
+              </span>
               <span>
                 {filters.order === "started" ? "created " : "active "}
                 <time dateTime={isoTime(filters.order === "started" ? s.startedAt : s.lastActiveAt)}>

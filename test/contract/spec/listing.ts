@@ -49,6 +49,19 @@ export function listingTests(init: SessionDBTestInitializer): void {
       expect(second.nextCursor).toBeNull();
     });
 
+    test("each row carries the session's token and cost totals (usage), as getSession does", async () => {
+      await db().createSession({ id: "paid", source: "cli", model: "gpt-4o", startedAt: 100 });
+      await db().appendMessage("paid", user("hello", 101));
+      await db().recordUsage("paid", { inputTokens: 1200, outputTokens: 300, estimatedCostUsd: 0.0123 });
+      await db().createSession({ id: "free", source: "cli", startedAt: 200 });
+      const rows = (await db().listSessions()).items;
+      expect(rows.map((r) => r.id)).toEqual(["free", "paid"]);
+      const paid = rows.find((r) => r.id === "paid")!;
+      expect(paid.usage).toEqual((await db().getSession("paid"))!.usage);
+      expect(paid.usage).toMatchObject({ inputTokens: 1200, outputTokens: 300, estimatedCostUsd: 0.0123, actualCostUsd: null });
+      expect(rows.find((r) => r.id === "free")!.usage).toMatchObject({ inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0 });
+    });
+
     test("a full last page has no next cursor", async () => {
       await seedSessions(db(), 20);
       const page = await db().listSessions();
