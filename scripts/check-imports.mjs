@@ -6,7 +6,8 @@
 //    and backends never import each other;
 // 4. the core (src/store outside backend folders) never imports a backend statically;
 // 5. outer folders (gateway, executions, cli, server) reach the core only through
-//    src/store/index.ts, and the core never imports them.
+//    src/store/index.ts, and the core never imports them;
+// 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -17,7 +18,7 @@ function* files(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) yield* files(path);
-    else if (/\.(ts|mts)$/.test(name) && !name.endsWith(".d.ts")) yield path;
+    else if (/\.(ts|mts|tsx)$/.test(name) && !name.endsWith(".d.ts")) yield path;
   }
 }
 
@@ -38,6 +39,11 @@ for (const dir of ["src", "test", "bench"]) {
       const dynamic = match[2] !== undefined;
       if (spec.startsWith(".") && !spec.endsWith(".js")) problems.push(`${rel}: relative import "${spec}" must end in ".js"`);
       if (!rel.startsWith("src/")) continue;
+      if (spec.startsWith(".")) {
+        const target = join(file, "..", spec);
+        const inWeb = (p) => p.startsWith(join(root, "src", "web") + sep);
+        if (inWeb(file) !== inWeb(target)) problems.push(`${rel}: src/web/ and the rest of src/ must not import each other ("${spec}")`);
+      }
       if ((rel === "src/store/contract.ts" || rel === "src/store/errors.ts") && spec.startsWith(".") && !(rel === "src/store/contract.ts" && spec === "./errors.js")) {
         problems.push(`${rel}: must not import project modules ("${spec}")`);
       }

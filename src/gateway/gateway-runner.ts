@@ -190,6 +190,16 @@ export class GatewayRunner implements CommandHost {
     return this.#running.size;
   }
 
+  /** Keys of the sessions with a turn running (or a worker between queued turns) here, and what each is doing. */
+  get runningSessions(): Array<{ key: string; platform: string; phase: "turn" | "between" }> {
+    return [...this.#running].map(([key, r]) => ({ key, platform: r.source.platform, phase: r.phase }));
+  }
+
+  /** Platforms of the adapters this runner serves (connected while {@link accepting}). */
+  get platforms(): string[] {
+    return [...this.#adapters.keys()];
+  }
+
   /** Turns completed since start. */
   get turnsCompleted(): number {
     return this.#turnsCompleted;

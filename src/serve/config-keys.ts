@@ -33,6 +33,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "secret", "callbackUrl", "path"].map((k) => `adapters.webhook.${k}`),
   ...["enabled", "host", "port", "prefix", "allowUnauthenticatedLoopback"].map((k) => `api.${k}`),
   ...["key", "userId", "name"].map((k) => `api.keys.[].${k}`),
+  "ui.enabled",
   ...[
     "groupSessionsPerUser",
     "threadSessionsPerUser",

@@ -1,7 +1,7 @@
 /**
  * The whole `threadline serve` config file: the lifecycle sections (`sessions`,
- * `reset`) plus `gateway`, `provider`, `titles`, `adapters` and `api` (the HTTP API of
- * `threadline serve` and `threadline api`). Every error names the key and the expected value.
+ * `reset`) plus `gateway`, `provider`, `titles`, `adapters`, `api` (the HTTP API of
+ * `threadline serve` and `threadline api`) and `ui` (the web page). Every error names the key and the expected value.
  *
  * @module
  */
@@ -67,6 +67,8 @@ export interface ServeConfig {
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
+  /** The web page (docs/web.md): served at `/ui` by `threadline serve` and `threadline api` (default on). */
+  ui: { enabled: boolean };
 }
 
 /** The `api` section, defaults resolved. */
@@ -84,7 +86,7 @@ export interface ApiConfig {
   allowUnauthenticatedLoopback: boolean;
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api"] as const;
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api", "ui"] as const;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -176,6 +178,7 @@ const fileSchema = z.strictObject({
     .optional(),
   adapters: adaptersSchema.optional(),
   api: apiSchema.optional(),
+  ui: z.strictObject({ enabled: z.boolean().optional() }).optional(),
   sessions: z.unknown().optional(),
   reset: z.unknown().optional(),
 });
@@ -227,6 +230,7 @@ const EXPECTED: Record<string, string> = {
   "api.keys.userId": "a user (tenant) id of 1–256 characters",
   "api.keys.name": "a label of 1–100 characters",
   "api.allowUnauthenticatedLoopback": "true or false",
+  "ui.enabled": "true or false",
 };
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -287,6 +291,12 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
   if (webhook?.enabled === true && webhook.secret === undefined) {
     throw new InvalidInputError("adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters).", {
       field: "adapters.webhook.secret",
+    });
+  }
+  const apiPrefix = f.api?.prefix ?? "";
+  if ((f.ui?.enabled ?? true) && (apiPrefix === "/ui" || apiPrefix.startsWith("/ui/"))) {
+    throw new InvalidInputError(`api.prefix: ${apiPrefix} is where the web page is served; choose another prefix (such as /api) or set ui.enabled: false.`, {
+      field: "api.prefix",
     });
   }
   const keys = f.api?.keys ?? [];
@@ -357,6 +367,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       keys: keys.map((k) => ({ key: k.key, userId: k.userId ?? null, name: k.name ?? null })),
       allowUnauthenticatedLoopback: f.api?.allowUnauthenticatedLoopback ?? false,
     },
+    ui: { enabled: f.ui?.enabled ?? true },
   };
 }
 
@@ -421,5 +432,6 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       keys: config.api.keys.map((k) => defined({ key: k.key, userId: k.userId, name: k.name })),
       allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
     },
+    ui: { ...config.ui },
   };
 }

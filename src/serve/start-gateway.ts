@@ -1,6 +1,7 @@
 /**
  * Starts a complete gateway: store, restart recovery, agent, adapters, HTTP server
- * (`/healthz`, `/metrics`, the HTTP adapters and, with `api.enabled`, the HTTP API),
+ * (`/healthz`, `/metrics`, the HTTP adapters, with `api.enabled` the HTTP API, and the web
+ * page at `/ui` unless `ui.enabled` is false),
  * expiry watcher — and stops it gracefully.
  * The `threadline serve` command is a thin shell around {@link startGateway}.
  *
@@ -22,7 +23,8 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/index.js";
-import { apiRoutes, checkApiAccess } from "../server/index.js";
+import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type GatewayLiveSource } from "../server/index.js";
+import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
@@ -89,6 +91,45 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
       logger.info(line, "request");
     });
   });
+}
+
+/** Where `serve` mounts the web page. */
+const UI_PATH = "/ui";
+/** Where `serve` mounts the API for the web page when `api.enabled` is false. */
+const UI_API_PATH = `${UI_PATH}/api`;
+
+/**
+ * Mounts the web page (`ui.enabled`, default on) at `/ui` with the API it needs: the
+ * configured API when `api.enabled`, else the same API routes at `/ui/api` with the same
+ * keys (without keys: loopback clients only, which needs a loopback `gateway.host`; on
+ * another host without keys the page is not served and a warning says why).
+ * Returns whether the page is served.
+ */
+async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: SessionDB, logger: Logger, gatewayLive: GatewayLiveSource): Promise<boolean> {
+  if (!config.ui.enabled) return false;
+  if (config.api.enabled) {
+    await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: config.api.prefix });
+    return true;
+  }
+  const keys = config.api.keys;
+  if (keys.length === 0 && !isLoopbackHost(config.gateway.host)) {
+    logger.warn(
+      { host: config.gateway.host },
+      `web page not served: gateway.host ${config.gateway.host} is not a loopback address and api.keys is empty. Add api.keys (docs/web.md) or set ui.enabled: false.`,
+    );
+    return false;
+  }
+  await http.register(apiRoutes, {
+    db,
+    keys,
+    allowUnauthenticatedLoopback: keys.length === 0 || config.api.allowUnauthenticatedLoopback,
+    listenHost: config.gateway.host,
+    errorLogger: logger,
+    prefix: UI_API_PATH,
+    gatewayLive,
+  });
+  await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: UI_API_PATH });
+  return true;
 }
 
 /** Starts a gateway. */
@@ -222,12 +263,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       listenHost: config.gateway.host,
       errorLogger: logger,
       prefix: config.api.prefix,
+      gatewayLive: gatewayLiveSource(runner),
     });
     logger.info(
       { prefix: config.api.prefix || "/", keys: config.api.keys.length, scopedKeys: config.api.keys.filter((k) => k.userId !== null).length },
       config.api.keys.length > 0 ? "HTTP API enabled (API keys required)" : "HTTP API enabled without keys: loopback clients only",
     );
   }
+
+  const uiMounted = await mountWebPage(http, config, db, logger, gatewayLiveSource(runner));
 
   http.get("/healthz", async (_request, reply) => {
     const ok = runner.accepting;
@@ -241,6 +285,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const address = await http.listen({ host: config.gateway.host, port: config.gateway.port });
   const url = address.replace("[::1]", "127.0.0.1");
   logger.info({ url }, `gateway listening on ${url}`);
+  if (uiMounted) logger.info({ url: `${url}${UI_PATH}/` }, `web page: ${url}${UI_PATH}/`);
 
   const resumed = await runner.resume(startup.autoResume);
   const replayed = await runner.replayQueues();

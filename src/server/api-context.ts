@@ -10,6 +10,7 @@ import type { Executions } from "../executions/index.js";
 import { NotFoundError, type Session, type SessionDB } from "../store/index.js";
 import { principalOf } from "./auth.js";
 import type { ErrorLogger } from "./error-handler.js";
+import type { GatewayLiveSource } from "./gateway-live.js";
 import type { RouteRegistry } from "./openapi.js";
 
 /** The options of each resource plugin (`routes/<resource>.ts`). */
@@ -19,6 +20,10 @@ export interface ApiContext {
   registry: RouteRegistry;
   /** Where unexpected errors go (`null`: the request's logger). */
   errorLogger: ErrorLogger | null;
+  /** The running gateway (`threadline serve`), or `null`. */
+  gatewayLive: GatewayLiveSource | null;
+  /** How often a live stream looks for changes, in ms. */
+  liveIntervalMs: number;
 }
 
 /** The reply of an unknown session, and of another tenant's session alike (no existence leak). */

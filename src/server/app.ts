@@ -16,12 +16,15 @@ import { Executions } from "../executions/index.js";
 import { InvalidInputError, type SessionDB } from "../store/index.js";
 import { ApiKeyring, checkApiAccess, setPrincipal, type ApiKey } from "./auth.js";
 import type { ApiContext } from "./api-context.js";
+import type { GatewayLiveSource } from "./gateway-live.js";
 import { makeErrorHandler, notFoundHandler, type ErrorLogger } from "./error-handler.js";
 import { RouteRegistry, type ApiRouteConfig } from "./openapi.js";
 import { executionRoutes } from "./routes/executions.js";
+import { gatewayRoutes } from "./routes/gateway.js";
 import { exportRoutes } from "./routes/export.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { searchRoutes } from "./routes/search.js";
+import { sessionLineageRoutes } from "./routes/session-lineage.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statsRoutes } from "./routes/stats.js";
 
@@ -39,6 +42,10 @@ export interface ApiOptions {
   listenHost?: string;
   /** Where unexpected (500) errors are logged (default: the request's logger). */
   errorLogger?: ErrorLogger;
+  /** The running gateway, for `/gateway/status` and `/gateway/live` (`threadline serve` passes it; without it they answer 404). */
+  gatewayLive?: GatewayLiveSource | null;
+  /** How often `/gateway/live` looks for changes, in ms (default 1000). */
+  liveIntervalMs?: number;
 }
 
 function routeConfig(request: FastifyRequest): ApiRouteConfig["threadlineApi"] | undefined {
@@ -77,7 +84,10 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
   const access = { keys: options.keys ?? [], allowUnauthenticatedLoopback: options.allowUnauthenticatedLoopback ?? false };
   checkApiAccess(access, options.listenHost);
   const keyring = new ApiKeyring(access);
-  const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry(), errorLogger: options.errorLogger ?? null };
+  const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry(), errorLogger: options.errorLogger ?? null,
+    gatewayLive: options.gatewayLive ?? null,
+    liveIntervalMs: options.liveIntervalMs ?? 1000,
+  };
 
   api.setErrorHandler(makeErrorHandler(options.errorLogger ?? null));
   if (api.prefix !== "") api.setNotFoundHandler(notFoundHandler);
@@ -94,7 +104,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
     rejectUnknown(config.bodyNames, request.body, "body");
   });
 
-  for (const plugin of [sessionRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, openApiRoutes]) {
+  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, openApiRoutes]) {
     await api.register(plugin, ctx);
   }
 };

@@ -25,3 +25,5 @@ export {
   type HttpOnlyErrorCode,
 } from "./error-handler.js";
 export type { ApiResponse, ApiRoute } from "./openapi.js";
+export { baseHref, relativeFolder, UI_CONTENT_SECURITY_POLICY, uiRoutes, type UiOptions } from "./ui/ui-routes.js";
+export { MAX_LIVE_ROWS, type GatewayLiveSnapshot, type GatewayLiveSource, type LiveRunningSession } from "./gateway-live.js";

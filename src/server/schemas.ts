@@ -105,6 +105,7 @@ export const sessionSummarySchema = named("SessionSummary", {
     endReason: nullable("string"),
     messageCount: int,
     parentSessionId: nullable("string"),
+    usage: usageSchema,
   },
 });
 
@@ -193,10 +194,123 @@ export const searchHitSchema = named("SearchHit", {
   },
 });
 
+/** A piece of a snippet: plain text, or a match to highlight (`match: true`). */
+export const snippetSegmentSchema = named("SnippetSegment", {
+  type: "object",
+  properties: { text: str, match: { type: "boolean" } },
+});
+
+/** A search hit with its snippet as segments (`GET /search`). */
+export const searchHitWithSegmentsSchema = named("SearchHitWithSegments", {
+  type: "object",
+  properties: {
+    ...(searchHitSchema.properties as Record<string, JsonSchema>),
+    segments: {
+      type: "array",
+      items: snippetSegmentSchema,
+      description: "The snippet split at the match markers: render `text` as plain text, highlighting the segments with match true.",
+    },
+  },
+});
+
+/** The hits of one session, in the order of its first hit. */
+export const searchSessionGroupSchema = named("SearchSessionGroup", {
+  type: "object",
+  properties: {
+    sessionId: str,
+    title: nullable("string"),
+    source: str,
+    model: nullable("string"),
+    sessionStartedAt: num,
+    messageIds: { type: "array", items: int, description: "The hits of this session (messageId), in result order." },
+  },
+});
+
 /** The reply of `GET /search`. */
 export const searchResultSchema = named("SearchResult", {
   type: "object",
-  properties: { items: { type: "array", items: searchHitSchema }, limit: int, offset: int },
+  properties: {
+    items: { type: "array", items: searchHitWithSegmentsSchema },
+    sessions: { type: "array", items: searchSessionGroupSchema, description: "The hits of this page grouped by session, in order of each session's first hit." },
+    limit: int,
+    offset: int,
+  },
+});
+
+/** A session in a lineage tree. */
+export const lineageNodeSchema = named("LineageNode", {
+  type: "object",
+  properties: {
+    id: str,
+    parentSessionId: { ...nullable("string"), description: "The parent node (null for the root)." },
+    relation: { type: "string", enum: ["root", "continuation", "child"], description: "continuation: the parent ended with reason compression; child: a branch, handoff or sub-run." },
+    title: nullable("string"),
+    source: str,
+    model: nullable("string"),
+    startedAt: num,
+    endedAt: nullable("number"),
+    endReason: nullable("string"),
+    messageCount: int,
+  },
+});
+
+/** The reply of `GET /sessions/{id}/lineage`. */
+export const lineageSchema = named("Lineage", {
+  type: "object",
+  properties: {
+    sessionId: { type: "string", description: "The session asked about." },
+    rootId: str,
+    nodes: { type: "array", items: lineageNodeSchema, description: "Root first, then descendants breadth first." },
+    truncated: { type: "boolean" },
+  },
+});
+
+const briefSessionSchema = {
+  type: "object",
+  properties: { id: str, title: nullable("string"), source: str, messageCount: int },
+};
+
+/** The reply of `GET /sessions/{id}/delete-preview`. */
+export const deletePreviewSchema = named("DeletePreview", {
+  type: "object",
+  properties: {
+    session: briefSessionSchema,
+    removes: { type: "object", properties: { sessions: int, messages: { ...int, description: "Visible messages (rewound ones go too)." } } },
+    detaches: { type: "array", items: briefSessionSchema, description: "Direct children that are kept but detached (they become roots)." },
+    detachedOthers: { ...int, description: "Children of other tenants that are detached too (counted, not named)." },
+  },
+});
+
+const usageTotalsProperties = {
+  sessions: int,
+  messages: int,
+  toolCalls: int,
+  inputTokens: num,
+  outputTokens: num,
+  cacheReadTokens: num,
+  cacheWriteTokens: num,
+  reasoningTokens: num,
+  apiCalls: num,
+  estimatedCostUsd: num,
+  actualCostUsd: num,
+};
+
+/** The reply of `GET /stats/usage`. */
+export const usageStatsSchema = named("UsageStats", {
+  type: "object",
+  properties: {
+    since: num,
+    until: nullable("number"),
+    timeZone: { type: "string", description: "The server's time zone: the one days are counted in." },
+    totals: { type: "object", properties: usageTotalsProperties },
+    byDay: {
+      type: "array",
+      items: { type: "object", properties: { day: { type: "string", description: "YYYY-MM-DD" }, source: str, sessions: int, messages: int } },
+    },
+    byModel: { type: "array", items: { type: "object", properties: { model: nullable("string"), ...usageTotalsProperties } } },
+    bySource: { type: "array", items: { type: "object", properties: { source: str, ...usageTotalsProperties } } },
+    databaseBytes: { ...nullable("number"), description: "Bytes on disk (at most a minute old); null for a scoped key." },
+  },
 });
 
 /** Database totals (`StoreStats`). */
@@ -320,5 +434,24 @@ export const errorSchema = named("Error", {
         details: { type: "object", additionalProperties: true, description: "Code-specific details: field, candidates, requestId…" },
       },
     },
+  },
+});
+
+/** A snapshot of the running gateway (`GET /gateway/status`, each event of `GET /gateway/live`). */
+export const gatewaySnapshotSchema = named("GatewaySnapshot", {
+  type: "object",
+  properties: {
+    at: { ...num, description: "Epoch seconds of the snapshot." },
+    accepting: { type: "boolean", description: "False while draining for shutdown." },
+    activeTurns: int,
+    liveAgents: { ...int, description: "Sessions with a live agent in the gateway (active sessions)." },
+    turnsCompleted: int,
+    runningSessions: {
+      type: "array",
+      items: { type: "object", properties: { key: str, sessionId: nullable("string"), platform: str, phase: { type: "string", enum: ["turn", "between"] } } },
+    },
+    queueDepths: { type: "array", items: { type: "object", properties: { key: str, depth: int } } },
+    queuedTotal: int,
+    adapters: { type: "array", items: { type: "object", properties: { platform: str, connected: { type: "boolean" } } } },
   },
 });

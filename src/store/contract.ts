@@ -200,6 +200,8 @@ export interface SessionSummary {
   endReason: string | null;
   messageCount: number;
   parentSessionId: string | null;
+  /** Token and cost totals (as {@link Session.usage}), from the session row's kept counters. */
+  usage: SessionUsage;
 }
 
 /** A page of results with a cursor for the next page (`null` when there is none). */
@@ -234,6 +236,18 @@ export interface ListSessionsOptions {
   userIds?: string[];
   /** Only sessions of this chat (`Session.chatId`). */
   chatId?: string;
+  /**
+   * Only sessions whose ordering time is at or after this (epoch seconds): the last activity
+   * with `orderBy: "lastActive"`, the start (the chain root's start when chains are listed as
+   * tips) with `orderBy: "started"`. A range on the walked index, so it costs nothing extra.
+   */
+  since?: number;
+  /** Only sessions whose ordering time (see `since`) is before this (epoch seconds, exclusive). */
+  until?: number;
+  /** Only sessions of these models (`Session.model`); checked on the rows the index walk yields. */
+  models?: string[];
+  /** `true`: only sessions with a title; `false`: only untitled ones; absent: both. */
+  titled?: boolean;
 }
 
 /** Options of {@link SessionDB.searchMessages}. */
@@ -384,6 +398,19 @@ export interface InsightsOptions {
   sources?: string[];
   /** Entries in each ranked session list (`longest`, `costliest`): 1–100, default 5. */
   top?: number;
+  /** Only sessions of this user (`Session.userId`), e.g. the tenant of a scoped API key. */
+  userId?: string;
+}
+
+/** Sessions started on one local calendar day from one source, in {@link Insights.byDay}. */
+export interface InsightsDay {
+  /** The local calendar day, `YYYY-MM-DD` (in `activity.timeZone`). */
+  day: string;
+  source: string;
+  /** Sessions started that day. */
+  sessions: number;
+  /** Visible messages of those sessions (counted on the day the session started). */
+  messages: number;
 }
 
 /** Totals over a set of sessions in {@link Insights}. */
@@ -461,6 +488,8 @@ export interface Insights {
     /** Local calendar days with at least one session started. */
     activeDays: number;
   };
+  /** Per local day and source, oldest day first (then by source); days without sessions are left out. */
+  byDay: InsightsDay[];
   /** Longest first (`durationSeconds`), at most `top`. */
   longest: InsightsSession[];
   /** Most estimated cost first, at most `top` (sessions that cost nothing are left out). */
@@ -1089,7 +1118,11 @@ export interface SessionDB {
 
   // --- stats and meta -------------------------------------------------------
 
-  getStats(): Promise<StoreStats>;
+  /**
+   * Database totals. `{ searchIndexBytes: false }` skips measuring the search index (on SQLite a walk of
+   * every index page, about a second on a 1 GB file) and reports it as `null`.
+   */
+  getStats(options?: { searchIndexBytes?: boolean }): Promise<StoreStats>;
   /**
    * Token usage, cost, tool calls and activity of the sessions started in a period (default:
    * the last 30 days), by model, source and tool, with the longest and costliest sessions.

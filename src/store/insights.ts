@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { Insights, InsightsOptions, InsightsSession, InsightsTotals, ToolUsage } from "./contract.js";
+import type { Insights, InsightsDay, InsightsOptions, InsightsSession, InsightsTotals, ToolUsage } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
-import { checkLimit, checkNameList } from "./input-validation.js";
+import { checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
 
 /** Seconds per activity bucket (a quarter hour). */
 export const ACTIVITY_BUCKET_SECONDS = 900;
@@ -26,6 +26,7 @@ export interface CheckedInsightsOptions {
   until: number | null;
   sources: string[] | null;
   top: number;
+  userId: string | null;
 }
 
 function checkEpoch(value: unknown, field: string): number | null {
@@ -51,6 +52,7 @@ export function checkInsightsOptions(options: InsightsOptions, now: number): Che
     until,
     sources: checkNameList(options.sources, "sources"),
     top: checkLimit(options.top, 5, 100, "top"),
+    userId: checkUserIdFilter(options.userId),
   };
 }
 
@@ -147,6 +149,25 @@ export function toInsightsSession(row: RankedRow, decode: (v: string | null) => 
   };
 }
 
+const byName = (a: string | null, b: string | null): number =>
+  a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
+
+/** Session starts per quarter-hour bucket and source → sessions and messages per local day and source. */
+export function localDays(buckets: ReadonlyArray<{ bucket: number; source: string; sessions: number; messages: number }>): InsightsDay[] {
+  const days = new Map<string, InsightsDay>();
+  const two = (n: number): string => String(n).padStart(2, "0");
+  for (const row of buckets) {
+    const d = new Date(Number(row.bucket) * ACTIVITY_BUCKET_SECONDS * 1000);
+    const day = `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+    const key = `${day}\u0000${row.source}`;
+    const entry = days.get(key) ?? { day, source: row.source, sessions: 0, messages: 0 };
+    entry.sessions += Number(row.sessions);
+    entry.messages += Number(row.messages);
+    days.set(key, entry);
+  }
+  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : byName(a.source, b.source)));
+}
+
 const WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"] as const;
 
 /** Session starts per quarter-hour bucket (`bucket` = floor(started_at / 900)) → local weekday, hour and active days. */
@@ -170,9 +191,6 @@ export function localActivity(buckets: ReadonlyArray<{ bucket: number; sessions:
   };
 }
 
-const byName = (a: string | null, b: string | null): number =>
-  a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
-
 /** The rows a backend gathers, put together in the documented orders. */
 export function assembleInsights(
   checked: CheckedInsightsOptions,
@@ -181,7 +199,7 @@ export function assembleInsights(
     byModel: Array<TotalsRow & { model: string | null }>;
     bySource: Array<TotalsRow & { source: string }>;
     tools: Array<{ tool: string; calls: number | string; sessions: number | string }>;
-    activity: ReadonlyArray<{ bucket: number; sessions: number }>;
+    activity: ReadonlyArray<{ bucket: number; source: string; sessions: number; messages: number }>;
     longest: InsightsSession[];
     costliest: InsightsSession[];
   },
@@ -210,6 +228,7 @@ export function assembleInsights(
     bySource,
     tools,
     activity: localActivity(parts.activity),
+    byDay: localDays(parts.activity),
     longest: parts.longest,
     costliest: parts.costliest,
   };

@@ -36,6 +36,22 @@ export interface ListingPlan {
   userIds: string[] | null;
   /** Only sessions of this chat, or null. */
   chatId: string | null;
+  /** Ordering time at or after this, or null. */
+  since: number | null;
+  /** Ordering time before this, or null. */
+  until: number | null;
+  /** Only these models, or null. */
+  models: string[] | null;
+  /** Titled only (true), untitled only (false), or both (null). */
+  titled: boolean | null;
+}
+
+function checkBound(value: unknown, field: string): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw new InvalidInputError(`${field} must be a time in epoch seconds (a finite number).`, { field });
+  }
+  return value;
 }
 
 /**
@@ -57,6 +73,16 @@ export async function planListing(
   const userId = checkUserIdFilter(options.userId);
   const userIds = checkIdSetFilter(options.userIds, "userIds");
   const chatId = checkIdFilter(options.chatId, "chatId");
+  const since = checkBound(options.since, "since");
+  const until = checkBound(options.until, "until");
+  if (since !== null && until !== null && until < since) {
+    throw new InvalidInputError("until must not be before since.", { field: "until" });
+  }
+  const models = checkNameList(options.models, "models");
+  if (options.titled !== undefined && options.titled !== null && typeof options.titled !== "boolean") {
+    throw new InvalidInputError("titled must be true, false or absent.", { field: "titled" });
+  }
+  const titled = typeof options.titled === "boolean" ? options.titled : null;
   const order = `${orderBy}:${includeChildren ? "all" : "tips"}`;
   const after = options.cursor === undefined || options.cursor === null ? null : decodeCursor(options.cursor, order);
 
@@ -77,7 +103,7 @@ export async function planListing(
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId };
+  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, since, until, models, titled };
 }
 
 /**

@@ -52,7 +52,7 @@ export interface SessionRow {
 }
 
 /** Usage totals of a session row. */
-export function toUsage(row: SessionRow, decode: TextDecoder = asIs): SessionUsage {
+export function toUsage(row: UsageRow, decode: TextDecoder = asIs): SessionUsage {
   return {
     inputTokens: row.input_tokens,
     outputTokens: row.output_tokens,
@@ -96,7 +96,25 @@ export function toSession(row: SessionRow, decode: TextDecoder = asIs): Session 
 
 /** Columns a listing needs. */
 export const SUMMARY_COLUMNS =
-  "id, source, title, preview, model, started_at, chain_started_at, last_active_at, ended_at, end_reason, message_count, parent_session_id";
+  "id, source, title, preview, model, started_at, chain_started_at, last_active_at, ended_at, end_reason, message_count, parent_session_id, " +
+  "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, api_calls, estimated_cost_usd, actual_cost_usd, " +
+  "billing_provider, billing_mode, cost_status";
+
+/** The usage columns of a session row (kept on every write). */
+export type UsageRow = Pick<
+  SessionRow,
+  | "input_tokens"
+  | "output_tokens"
+  | "cache_read_tokens"
+  | "cache_write_tokens"
+  | "reasoning_tokens"
+  | "api_calls"
+  | "estimated_cost_usd"
+  | "actual_cost_usd"
+  | "billing_provider"
+  | "billing_mode"
+  | "cost_status"
+>;
 
 /** A listing row. */
 export type SummaryRow = Pick<
@@ -113,7 +131,8 @@ export type SummaryRow = Pick<
   | "end_reason"
   | "message_count"
   | "parent_session_id"
->;
+> &
+  UsageRow;
 
 /** A listing row as a {@link SessionSummary}; `chainStart` shows the chain root's start time. */
 export function toSummary(row: SummaryRow, chainStart: boolean, decode: TextDecoder = asIs): SessionSummary {
@@ -129,5 +148,6 @@ export function toSummary(row: SummaryRow, chainStart: boolean, decode: TextDeco
     endReason: row.end_reason,
     messageCount: row.message_count,
     parentSessionId: row.parent_session_id,
+    usage: toUsage(row, decode),
   };
 }

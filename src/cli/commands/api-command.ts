@@ -1,13 +1,13 @@
 /**
  * `threadline api`: runs the HTTP API alone (no gateway) on `api.host`/`api.port` of the
- * config file, with pino logs on stdout, until SIGTERM/SIGINT: then it stops accepting
+ * config file, with the web page at `/ui` (unless `ui.enabled: false`), with pino logs on stdout, until SIGTERM/SIGINT: then it stops accepting
  * requests, lets running ones finish (up to 10 s), closes the database and exits 0.
  *
  * @module
  */
 import { Command, Option } from "commander";
 import { pino } from "pino";
-import { buildServer, checkApiAccess } from "../../server/index.js";
+import { buildServer, checkApiAccess, uiRoutes } from "../../server/index.js";
 import { openSessionDB } from "../../store/index.js";
 import { loadServeConfig, portOption } from "../command-options.js";
 
@@ -43,9 +43,12 @@ export function makeApiCommand(): Command {
           logger,
           prefix: config.api.prefix,
         });
+        // The web page (docs/web.md) at /ui, over this API, unless ui.enabled is false.
+        if (config.ui.enabled) await app.register(uiRoutes, { prefix: "/ui", apiPrefix: config.api.prefix });
         const address = await app.listen({ host, port });
         const url = address.replace("[::1]", "127.0.0.1");
         logger.info({ url, keys: config.api.keys.length }, `HTTP API listening on ${url}`);
+        if (config.ui.enabled) logger.info({ url: `${url}/ui/` }, `web page: ${url}/ui/`);
       } catch (error) {
         await app?.close().catch(() => {});
         await db.close();

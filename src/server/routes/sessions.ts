@@ -6,7 +6,7 @@
  * @module
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { ConflictError, InvalidInputError } from "../../store/index.js";
+import { ConflictError, InvalidInputError, type ListSessionsOptions } from "../../store/index.js";
 import { principalOf, scopeOf } from "../auth.js";
 import { sendJsonLines, sessionNotFound, visibleSession, type ApiContext } from "../api-context.js";
 import { errorSchema, idParams, messagePageSchema, sessionPageSchema, sessionRecordSchema, sessionSchema, titleBody, titleSchema } from "../schemas.js";
@@ -17,6 +17,10 @@ const titleConflict = { description: "Another session holds the title (TL_ERR_CO
 /** Query strings after validation. */
 interface ListQuery {
   source?: string[];
+  model?: string[];
+  titled?: boolean;
+  since?: number;
+  until?: number;
   limit?: number;
   cursor?: string;
   include_children?: boolean;
@@ -27,6 +31,16 @@ interface MessagesQuery {
   offset?: number;
   after_id?: number;
   include_rewound?: boolean;
+}
+
+/** The listing filters of a query string (shared with `GET /export`). */
+export function listFilters(q: { model?: string[]; titled?: boolean; since?: number; until?: number }): ListSessionsOptions {
+  return {
+    ...(q.model === undefined ? {} : { models: q.model }),
+    ...(q.titled === undefined ? {} : { titled: q.titled }),
+    ...(q.since === undefined ? {} : { since: q.since }),
+    ...(q.until === undefined ? {} : { until: q.until }),
+  };
 }
 
 /** Sets a title, hiding the holder of a conflicting title from a scoped key (it may be another tenant's session). */
@@ -67,6 +81,10 @@ export const sessionRoutes: FastifyPluginAsync<ApiContext> = async (api, ctx) =>
         cursor: { type: "string", minLength: 1, description: "nextCursor of the previous page (same filters)." },
         include_children: { type: "boolean", default: false, description: "List every session of a compression chain as its own row." },
         order: { type: "string", enum: ["last_active", "started"], default: "last_active", description: "Newest last activity (default) or newest start first." },
+        model: { type: "array", items: { type: "string", minLength: 1 }, description: "Only these models (repeatable)." },
+        titled: { type: "boolean", description: "true: only titled sessions; false: only untitled ones." },
+        since: { type: "number", description: "Only sessions whose ordering time (last activity, or start with order=started) is at or after this (epoch seconds)." },
+        until: { type: "number", description: "Only sessions whose ordering time is before this (epoch seconds, exclusive)." },
       },
     },
     responses: { 200: { description: "A page of sessions.", schema: sessionPageSchema } },
@@ -78,6 +96,7 @@ export const sessionRoutes: FastifyPluginAsync<ApiContext> = async (api, ctx) =>
         ...(q.source === undefined ? {} : { sources: q.source }),
         includeChildren: q.include_children ?? false,
         orderBy: q.order === "started" ? "started" : "lastActive",
+        ...listFilters(q),
         ...scopeOf(request),
       });
     },

@@ -17,13 +17,14 @@ import {
   type TotalsRow,
 } from "../insights.js";
 import type { Sql } from "./postgres-connection.js";
-import { decodeText } from "./postgres-rows.js";
+import { decodeText, encodeText } from "./postgres-rows.js";
 
 /** Reads the insights of the sessions the options select (run inside a transaction). */
 export async function readInsights(sql: Sql, checked: CheckedInsightsOptions): Promise<Insights> {
   const params: unknown[] = [checked.since];
   let where = "s.started_at >= $1";
   if (checked.until !== null) where += ` AND s.started_at < $${params.push(checked.until)}`;
+  if (checked.userId !== null) where += ` AND s.user_id = $${params.push(encodeText(checked.userId))}`;
   if (checked.sources !== null) where += ` AND s.source = ANY($${params.push(checked.sources)}::text[])`;
   const totals = totalsSelect((expr) => `(${expr})::float8`);
   const top = `$${params.length + 1}`;
@@ -42,9 +43,10 @@ export async function readInsights(sql: Sql, checked: CheckedInsightsOptions): P
       WHERE ${where} GROUP BY t.tool_name`,
     params,
   );
-  const activity = await sql.all<{ bucket: number; sessions: number }>(
-    `SELECT floor(s.started_at / ${ACTIVITY_BUCKET_SECONDS})::float8 AS bucket, count(*)::int AS sessions
-       FROM sessions s WHERE ${where} GROUP BY 1`,
+  const activity = await sql.all<{ bucket: number; source: string; sessions: number; messages: number }>(
+    `SELECT floor(s.started_at / ${ACTIVITY_BUCKET_SECONDS})::float8 AS bucket, s.source AS source,
+            count(*)::int AS sessions, coalesce(sum(s.message_count), 0)::float8 AS messages
+       FROM sessions s WHERE ${where} GROUP BY 1, 2`,
     params,
   );
   const longest = await sql.all<RankedRow>(

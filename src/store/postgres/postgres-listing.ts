@@ -32,6 +32,10 @@ export async function listSessions(sql: Sql, options: ListSessionsOptions = {}):
     if (plan.userId !== null) where.push(`user_id = $${params.push(encodeText(plan.userId))}`);
     if (plan.userIds !== null) where.push(`user_id = ANY($${params.push(plan.userIds.map(encodeText))}::text[])`);
     if (plan.chatId !== null) where.push(`chat_id = $${params.push(encodeText(plan.chatId))}`);
+    if (plan.models !== null) where.push(`model = ANY($${params.push(plan.models.map(encodeText))}::text[])`);
+    if (plan.titled !== null) where.push(plan.titled ? "title IS NOT NULL" : "title IS NULL");
+    if (plan.since !== null) where.push(`${plan.key} >= $${params.push(plan.since)}`);
+    if (plan.until !== null) where.push(`${plan.key} < $${params.push(plan.until)}`);
     if (source !== null) where.push(`source = $${params.push(source)}`);
     if (hidden !== null) where.push(`list_hidden = $${params.push(hidden)}`);
     if (plan.after !== null) {

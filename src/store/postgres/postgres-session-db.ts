@@ -1128,7 +1128,7 @@ export class PostgresSessionDB implements SessionDB {
 
   // --- stats and meta ---------------------------------------------------------
 
-  async getStats(): Promise<StoreStats> {
+  async getStats(options: { searchIndexBytes?: boolean } = {}): Promise<StoreStats> {
     return this.#read("reading stats", async (sql) => {
       const totals = (await sql.one<{ sessions: number; messages: number }>(
         "SELECT count(*)::int AS sessions, coalesce(sum(message_count), 0)::bigint AS messages FROM sessions",
@@ -1154,7 +1154,7 @@ export class PostgresSessionDB implements SessionDB {
         sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
         byModel: byModel.map((m) => ({ ...m, model: m.model === null ? null : decodeText(m.model) })),
         databaseBytes: sizes.total,
-        searchIndexBytes: sizes.search,
+        searchIndexBytes: options.searchIndexBytes === false ? null : sizes.search,
       };
     });
   }

@@ -26,6 +26,10 @@ export function readInsights(conn: SqliteConnection, checked: CheckedInsightsOpt
     where += " AND s.started_at < ?";
     params.push(checked.until);
   }
+  if (checked.userId !== null) {
+    where += " AND s.user_id = ?";
+    params.push(checked.userId);
+  }
   if (checked.sources !== null) {
     where += ` AND s.source IN (${checked.sources.map(() => "?").join(", ")})`;
     params.push(...checked.sources);
@@ -48,10 +52,11 @@ export function readInsights(conn: SqliteConnection, checked: CheckedInsightsOpt
       .all(...params) as Array<{ tool: string; calls: number; sessions: number }>,
     activity: conn
       .stmt(
-        `SELECT CAST(s.started_at / ${ACTIVITY_BUCKET_SECONDS} AS INTEGER) AS bucket, count(*) AS sessions
-           FROM sessions s WHERE ${where} GROUP BY bucket`,
+        `SELECT CAST(s.started_at / ${ACTIVITY_BUCKET_SECONDS} AS INTEGER) AS bucket, s.source AS source,
+                count(*) AS sessions, coalesce(sum(s.message_count), 0) AS messages
+           FROM sessions s WHERE ${where} GROUP BY bucket, s.source`,
       )
-      .all(...params) as Array<{ bucket: number; sessions: number }>,
+      .all(...params) as Array<{ bucket: number; source: string; sessions: number; messages: number }>,
     longest: (conn
       .stmt(
         `SELECT ${RANKED_COLUMNS} FROM sessions s WHERE ${where}

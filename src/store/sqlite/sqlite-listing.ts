@@ -44,6 +44,19 @@ export async function listSessions(conn: SqliteConnection, options: ListSessions
       where.push("chat_id = ?");
       params.push(plan.chatId);
     }
+    if (plan.models !== null) {
+      where.push(plan.models.length === 0 ? "0" : `model IN (${plan.models.map(() => "?").join(", ")})`);
+      params.push(...plan.models);
+    }
+    if (plan.titled !== null) where.push(plan.titled ? "title IS NOT NULL" : "title IS NULL");
+    if (plan.since !== null) {
+      where.push(`${plan.key} >= ?`);
+      params.push(plan.since);
+    }
+    if (plan.until !== null) {
+      where.push(`${plan.key} < ?`);
+      params.push(plan.until);
+    }
     if (source !== null) {
       where.push("source = ?");
       params.push(source);

@@ -871,7 +871,7 @@ export class SqliteSessionDB implements SessionDB {
 
   // --- stats and meta ---------------------------------------------------------
 
-  async getStats(): Promise<StoreStats> {
+  async getStats(options: { searchIndexBytes?: boolean } = {}): Promise<StoreStats> {
     return this.#read("reading stats", (conn) => {
       const totals = conn
         .stmt("SELECT count(*) AS sessions, coalesce(sum(message_count), 0) AS messages FROM sessions")
@@ -895,7 +895,7 @@ export class SqliteSessionDB implements SessionDB {
         sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
         byModel,
         databaseBytes: fileBytes(this.location) + fileBytes(`${this.location}-wal`),
-        searchIndexBytes: searchIndexBytes(conn),
+        searchIndexBytes: options.searchIndexBytes === false ? null : searchIndexBytes(conn),
       };
     });
   }

@@ -26,6 +26,19 @@ function summary(id: string, title: string | null, preview: string | null, sourc
     endReason: null,
     messageCount: 2,
     parentSessionId: null,
+    usage: {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
+      reasoningTokens: 0,
+      apiCalls: 0,
+      estimatedCostUsd: 0,
+      actualCostUsd: null,
+      billingProvider: null,
+      billingMode: null,
+      costStatus: null,
+    },
   };
 }
 

@@ -170,6 +170,34 @@ export function insightsTests(init: SessionDBTestInitializer): void {
       expect((await db().getInsights()).longest).toHaveLength(3);
     });
 
+    test("byDay: sessions and messages per local day and source; userId scopes every figure", async () => {
+      const d1 = local(2030, 3, 4, 9, 0);
+      const d2 = local(2030, 3, 5, 23, 50);
+      await db().createSession({ id: "u1", source: "cli", userId: "alice", model: "m", startedAt: d1 });
+      await db().createSession({ id: "u2", source: "telegram", userId: "alice", startedAt: d1 + 60 });
+      await db().createSession({ id: "u3", source: "cli", userId: "bob", startedAt: d1 + 120 });
+      await db().createSession({ id: "u4", source: "cli", userId: "alice", startedAt: d2 });
+      await db().appendTurn("u1", [user("a", d1 + 1), assistant("b", d1 + 2)]);
+      await db().appendMessage("u3", user("c", d1 + 130));
+      await db().appendTurn("u4", [user("d", d2 + 1), assistant("e", d2 + 2), user("f", d2 + 3)]);
+      const all = await db().getInsights({ since: d1 - 10, until: d2 + 100 });
+      expect(all.byDay).toEqual([
+        { day: "2030-03-04", source: "cli", sessions: 2, messages: 3 },
+        { day: "2030-03-04", source: "telegram", sessions: 1, messages: 0 },
+        { day: "2030-03-05", source: "cli", sessions: 1, messages: 3 },
+      ]);
+      const alice = await db().getInsights({ since: d1 - 10, until: d2 + 100, userId: "alice" });
+      expect(alice.byDay).toEqual([
+        { day: "2030-03-04", source: "cli", sessions: 1, messages: 2 },
+        { day: "2030-03-04", source: "telegram", sessions: 1, messages: 0 },
+        { day: "2030-03-05", source: "cli", sessions: 1, messages: 3 },
+      ]);
+      expect(alice.totals.sessions).toBe(3);
+      expect(alice.byModel.map((m) => [m.model, m.sessions])).toEqual([[null, 2], ["m", 1]]);
+      expect((await db().getInsights({ since: d1 - 10, userId: "carol" })).totals.sessions).toBe(0);
+      await expectReject(() => db().getInsights({ userId: "" }), InvalidInputError, /userId/);
+    });
+
     test("invalid options are InvalidInputError", async () => {
       await expectReject(() => db().getInsights({ since: Number.NaN }), InvalidInputError, /since/);
       await expectReject(() => db().getInsights({ since: 10, until: 5 }), InvalidInputError, /until/);

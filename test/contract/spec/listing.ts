@@ -49,6 +49,19 @@ export function listingTests(init: SessionDBTestInitializer): void {
       expect(second.nextCursor).toBeNull();
     });
 
+    test("each row carries the session's token and cost totals (usage), as getSession does", async () => {
+      await db().createSession({ id: "paid", source: "cli", model: "gpt-4o", startedAt: 100 });
+      await db().appendMessage("paid", user("hello", 101));
+      await db().recordUsage("paid", { inputTokens: 1200, outputTokens: 300, estimatedCostUsd: 0.0123 });
+      await db().createSession({ id: "free", source: "cli", startedAt: 200 });
+      const rows = (await db().listSessions()).items;
+      expect(rows.map((r) => r.id)).toEqual(["free", "paid"]);
+      const paid = rows.find((r) => r.id === "paid")!;
+      expect(paid.usage).toEqual((await db().getSession("paid"))!.usage);
+      expect(paid.usage).toMatchObject({ inputTokens: 1200, outputTokens: 300, estimatedCostUsd: 0.0123, actualCostUsd: null });
+      expect(rows.find((r) => r.id === "free")!.usage).toMatchObject({ inputTokens: 0, outputTokens: 0, estimatedCostUsd: 0 });
+    });
+
     test("a full last page has no next cursor", async () => {
       await seedSessions(db(), 20);
       const page = await db().listSessions();
@@ -271,6 +284,28 @@ export function listingTests(init: SessionDBTestInitializer): void {
         expect((await db().getSession(id))?.preview, `getSession(${id}).preview`).toBe(expected);
         expect(rows.find((r) => r.id === id)?.preview, `listSessions row ${id}`).toBe(expected);
       }
+    });
+
+    test("since/until bound the ordering time; models and titled filter; across pages", async () => {
+      // started 1000..1009; even ones model m1, odd m2; every third titled.
+      for (let i = 0; i < 10; i++) {
+        await db().createSession({ id: `f${pad(i)}`, source: "cli", startedAt: 1000 + i, model: i % 2 === 0 ? "m1" : "m2", ...(i % 3 === 0 ? { title: `t${i}` } : {}) });
+      }
+      const started = (o: ListSessionsOptions) => pages(db(), { orderBy: "started", limit: 2, ...o }).then((p) => p.flat().map((s) => s.id));
+      expect(await started({ since: 1003, until: 1007 })).toEqual(["f06", "f05", "f04", "f03"]);
+      expect(await started({ models: ["m1"] })).toEqual(["f08", "f06", "f04", "f02", "f00"]);
+      expect(await started({ models: ["m2", "m1"], since: 1008 })).toEqual(["f09", "f08"]);
+      expect(await started({ titled: true })).toEqual(["f09", "f06", "f03", "f00"]);
+      expect(await started({ titled: false, models: ["m1"] })).toEqual(["f08", "f04", "f02"]);
+      // lastActive: the bound applies to the last activity (a message moves f00 to 5000).
+      await db().appendMessage("f00", user("late", 5000));
+      const active = await pages(db(), { since: 4000 });
+      expect(active.flat().map((s) => s.id)).toEqual(["f00"]);
+      expect((await pages(db(), { until: 4000, limit: 3 })).flat().map((s) => s.id)).toEqual(["f09", "f08", "f07", "f06", "f05", "f04", "f03", "f02", "f01"]);
+      await expectReject(() => db().listSessions({ since: 10, until: 5 }), InvalidInputError, /until/);
+      await expectReject(() => db().listSessions({ since: Number.NaN }), InvalidInputError, /since/);
+      await expectReject(() => db().listSessions({ titled: "yes" as unknown as boolean }), InvalidInputError, /titled/);
+      await expectReject(() => db().listSessions({ models: [""] }), InvalidInputError, /models/);
     });
   });
 }

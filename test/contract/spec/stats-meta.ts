@@ -25,6 +25,17 @@ export function statsMetaTests(init: SessionDBTestInitializer): void {
       if (stats.searchIndexBytes !== null) expect(stats.searchIndexBytes).toBeGreaterThanOrEqual(0);
     });
 
+    test("getStats({ searchIndexBytes: false }) leaves the index size out and nothing else", async () => {
+      await db().createSession({ id: "a", source: "cli", model: "m" });
+      await db().appendMessage("a", { role: "user", content: "hello there" });
+      const full = await db().getStats();
+      const light = await db().getStats({ searchIndexBytes: false });
+      expect(full.searchIndexBytes).not.toBeNull();
+      expect(light.searchIndexBytes).toBeNull();
+      expect({ ...light, searchIndexBytes: full.searchIndexBytes, databaseBytes: 0 }).toEqual({ ...full, databaseBytes: 0 });
+      expect(light.databaseBytes).toBeGreaterThan(0);
+    });
+
     test("totals, per-source counts and per-model usage", async () => {
       await db().createSession({ id: "a", source: "cli", model: "gpt-4o" });
       await db().createSession({ id: "b", source: "cli", model: "gpt-4o" });
