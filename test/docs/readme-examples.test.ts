@@ -76,7 +76,7 @@ type Kind =
 /** What a block is; `null` when no rule covers it (the test then fails). */
 function classify(block: Block): Kind | null {
   const code = block.code.trim();
-  if (block.lang === "sh" && /^(npm install|npm test|THREADLINE_TEST_PG_URL=\S+ npm test|npm run bench|npm run build && npm run -s bench:gateway)\b/u.test(code) && !code.includes("threadline serve")) {
+  if (block.lang === "sh" && /^(npm install|npm test|THREADLINE_TEST_PG_URL=\S+ npm test|npm run bench|npm run build && npm run -s bench:gateway|npx tsx bench\/)\b/u.test(code) && !code.includes("threadline serve")) {
     return "not-an-example";
   }
   if (block.lang === "sh" && code.startsWith("npx threadline api &")) return "api-session";
