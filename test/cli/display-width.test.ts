@@ -4,6 +4,7 @@ import { renderPicker } from "../../src/cli/commands/sessions/browse-command.js"
 import { table, truncate } from "../../src/cli/cli-output.js";
 import { sessionTable } from "../../src/cli/session-table.js";
 import type { SessionSummary } from "../../src/store/index.js";
+import { ZERO_USAGE } from "../contract/harness.js";
 
 /** Texts whose display width differs from their length in code points. */
 const JAPANESE = "デプロイの手順を教えてください。本番サーバーの設定も確認したいです";
@@ -25,19 +26,7 @@ function summary(id: string, title: string | null, preview: string | null): Sess
     endReason: null,
     messageCount: 2,
     parentSessionId: null,
-    usage: {
-      inputTokens: 0,
-      outputTokens: 0,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-      reasoningTokens: 0,
-      apiCalls: 0,
-      estimatedCostUsd: 0,
-      actualCostUsd: null,
-      billingProvider: null,
-      billingMode: null,
-      costStatus: null,
-    },
+    usage: { ...ZERO_USAGE },
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type PickerState,
 } from "../../../src/cli/commands/sessions/browse-command.js";
 import type { SessionSummary } from "../../../src/store/index.js";
+import { ZERO_USAGE } from "../../contract/harness.js";
 
 const NOW = 2_000_000_000;
 
@@ -26,19 +27,7 @@ function summary(id: string, title: string | null, preview: string | null, sourc
     endReason: null,
     messageCount: 2,
     parentSessionId: null,
-    usage: {
-      inputTokens: 0,
-      outputTokens: 0,
-      cacheReadTokens: 0,
-      cacheWriteTokens: 0,
-      reasoningTokens: 0,
-      apiCalls: 0,
-      estimatedCostUsd: 0,
-      actualCostUsd: null,
-      billingProvider: null,
-      billingMode: null,
-      costStatus: null,
-    },
+    usage: { ...ZERO_USAGE },
   };
 }
 
