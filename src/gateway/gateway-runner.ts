@@ -234,6 +234,7 @@ export class GatewayRunner implements CommandHost {
   }
 
   async #admit(message: InboundMessage): Promise<InboundAck> {
+    await this.store.aliases.learn(message.source);
     const key = await this.store.sessionKeyFor(message.source);
     if (!this.#accepting) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
     const command = parseSlashCommand(message.text);

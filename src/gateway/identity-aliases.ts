@@ -20,6 +20,8 @@ import type { SessionSource } from "./session-source.js";
  */
 export class IdentityAliases {
   readonly #db: SessionDB;
+  /** `platform\0a\0b` pairs already recorded by {@link IdentityAliases.learn} in this process. */
+  readonly #learned = new Set<string>();
 
   constructor(db: SessionDB) {
     this.#db = db;
@@ -28,6 +30,26 @@ export class IdentityAliases {
   /** Records that two identifiers of `platform` name one person; returns the canonical id. */
   async record(platform: string, a: string, b: string): Promise<string> {
     return this.#db.recordAlias(platform, normalizeIdentity(platform, a), normalizeIdentity(platform, b));
+  }
+
+  /**
+   * Records the two identifiers a platform reports for one sender (`userId` and
+   * `userIdAlt`: a WhatsApp phone number and its business-scoped user id, a Signal number
+   * and its UUID) as one person, so a later message that carries only one of them lands in
+   * the same session. Each pair is written once per process; a source without both ids,
+   * or with equal ones, changes nothing.
+   */
+  async learn(source: SessionSource): Promise<void> {
+    const { platform, userId, userIdAlt } = source;
+    if (!userId || !userIdAlt) return;
+    const a = normalizeIdentity(platform, userId);
+    const b = normalizeIdentity(platform, userIdAlt);
+    if (a === b) return;
+    const pair = `${platform}\u0000${a}\u0000${b}`;
+    if (this.#learned.has(pair)) return;
+    await this.#db.recordAlias(platform, a, b);
+    if (this.#learned.size >= 10_000) this.#learned.clear();
+    this.#learned.add(pair);
   }
 
   /** The canonical form of an identifier (normalised, then resolved through recorded aliases). */

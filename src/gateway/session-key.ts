@@ -22,13 +22,16 @@ export const SESSION_ID_PATTERN = /^\d{8}_\d{6}_(?:[0-9a-f]{8}|[0-9a-f]{6})$/;
 /**
  * Canonicalises a platform identity. For `whatsapp` it strips a leading `+`, a
  * device suffix (`:47`, with any `.agent` part before it) and the domain
- * (`@s.whatsapp.net`, `@lid`, `@c.us`, …), except for group ids (`…@g.us`), which
- * are kept as given. Other platforms' ids are returned unchanged.
+ * (`@s.whatsapp.net`, `@lid`, `@c.us`, …), and drops the spaces, dashes, dots and
+ * parentheses of a phone number written for people (`+49 151 2345-6789`), except for
+ * group ids (`…@g.us`), which are kept as given. Other platforms' ids are returned
+ * unchanged.
  *
  * @example
  * ```ts
  * normalizeIdentity("whatsapp", "15551234567:47@s.whatsapp.net"); // "15551234567"
  * normalizeIdentity("whatsapp", "+15551234567");                  // "15551234567"
+ * normalizeIdentity("whatsapp", "+1 (555) 123-4567");             // "15551234567"
  * normalizeIdentity("whatsapp", "1203630@g.us");                  // "1203630@g.us"
  * normalizeIdentity("telegram", "+42");                           // "+42"
  * ```
@@ -41,6 +44,8 @@ export function normalizeIdentity(platform: string, id: string): string {
   const at = user.indexOf("@");
   if (at >= 0) user = user.slice(0, at);
   user = user.replace(/(?:\.\d+)?:\d+$/, "");
+  const dialled = user.replace(/[\s\-().]/gu, "");
+  if (/^\+?\d+$/u.test(dialled)) user = dialled;
   if (user.startsWith("+")) user = user.slice(1);
   return user.length > 0 ? user : id;
 }

@@ -72,6 +72,23 @@ forEachBackend((backend) => {
     expect(g2.sessionId).toBe(g1.sessionId);
   });
 
+  it("learn(): a sender reported with two ids (phone and business-scoped id) is one person from then on", async () => {
+    const { store } = await setup();
+    const phoneOnly = await store.getOrCreateSession({ platform: "whatsapp", chatType: "dm", chatId: "+49 151 2345 6789", userId: "+49 151 2345 6789" });
+    const both: SessionSource = { platform: "whatsapp", chatType: "dm", chatId: "4915123456789", userId: "4915123456789", userIdAlt: "DE.1502576394655843" };
+    await store.aliases.learn(both);
+    await store.aliases.learn(both);
+    expect(await store.db.listAliases("whatsapp", "4915123456789")).toEqual(["4915123456789", "DE.1502576394655843"]);
+    const idOnly = await store.getOrCreateSession({ platform: "whatsapp", chatType: "dm", chatId: "DE.1502576394655843", userId: "DE.1502576394655843" });
+    expect(idOnly.sessionId).toBe(phoneOnly.sessionId);
+    expect(await store.aliases.resolve("whatsapp", "4915123456789@s.whatsapp.net")).toBe(await store.aliases.resolve("whatsapp", "DE.1502576394655843"));
+    // One id, or two equal ones, records nothing.
+    await store.aliases.learn({ platform: "signal", chatType: "dm", userId: "+4915100000000" });
+    await store.aliases.learn({ platform: "whatsapp", chatType: "dm", userId: "+4915100000000", userIdAlt: "4915100000000" });
+    expect(await store.db.listAliases("signal", "+4915100000000")).toEqual(["+4915100000000"]);
+    expect(await store.db.listAliases("whatsapp", "4915100000000")).toEqual(["4915100000000"]);
+  });
+
   it("1. suspended → a new session (reason suspended), the old one ended session_reset", async () => {
     const { store, db, clock } = await setup();
     const old = await store.getOrCreateSession(alice);
