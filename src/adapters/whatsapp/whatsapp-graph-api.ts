@@ -170,8 +170,11 @@ export class WhatsAppGraphApi {
     const code = typeof error?.code === "number" ? error.code : null;
     const title = error?.message ?? null;
     const details = typeof error?.error_data === "object" ? (error.error_data.details ?? null) : typeof error?.error_data === "string" ? error.error_data : null;
-    const explanation = explainWhatsAppError(code, title, details);
-    const label = code === null ? `HTTP ${status}` : `${code}${title ? ` ${title.replace(/^\(#\d+\)\s*/u, "")}` : ""}`;
+    const stripped = title === null ? null : title.replace(/^\(#\d+\)\s*/u, "");
+    const explanation = explainWhatsAppError(code, stripped, details);
+    // A code the adapter explains shows Meta's title too; otherwise the explanation is that title.
+    const told = stripped !== null && explanation.startsWith(stripped);
+    const label = code === null ? `HTTP ${status}` : `${code}${stripped && !told ? ` ${stripped}` : ""}`;
     return new WhatsAppApiError(`whatsapp: the Graph API refused the request (${label}): ${explanation}`, {
       status,
       code,

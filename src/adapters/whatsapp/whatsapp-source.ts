@@ -274,7 +274,8 @@ export type WhatsAppRecipient =
 /**
  * The recipient of a reply to `source`: a group by its id; a person by their phone number
  * (`to`, digits only, whatever spelling the source has) or, when only their BSUID is known,
- * by the BSUID (`recipient`). `null` when the source names nobody.
+ * by the BSUID (`recipient`). A `channel` source (a handoff's home channel) is a person when
+ * its chat id is a number or a BSUID, else a group. `null` when the source names nobody.
  *
  * @example
  * ```ts
@@ -283,7 +284,12 @@ export type WhatsAppRecipient =
  * ```
  */
 export function whatsappRecipientOf(source: SessionSource): WhatsAppRecipient | null {
-  if (source.chatType !== "dm" && present(source.chatId)) return { recipient_type: "group", to: source.chatId.trim() };
+  if (source.chatType !== "dm" && present(source.chatId)) {
+    // WhatsApp has no channels: a `channel` source is a home channel a handoff targets, which
+    // may be a person (a number or a BSUID, from /sethome in a DM) or a group.
+    const chatId = source.chatId.trim();
+    if (source.chatType === "group" || (digitsOf(chatId) === null && !isBusinessScopedUserId(chatId))) return { recipient_type: "group", to: chatId };
+  }
   const id = [source.chatId, source.userId, source.userIdAlt].find(present);
   if (id === undefined) return null;
   const phone = digitsOf(id);
@@ -312,7 +318,6 @@ const EXPLANATIONS: Record<number, string> = {
   368: "the business number is temporarily blocked for policy violations",
   190: "the access token expired or was revoked; generate a new one",
   10: "the access token lacks a permission this needs",
-  100: "a parameter is not valid (check adapters.whatsapp.phoneNumberId)",
 };
 
 /**

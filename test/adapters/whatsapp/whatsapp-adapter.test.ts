@@ -245,3 +245,12 @@ it("a refused token or an unknown phone number id stops the start with a clear e
   const missing = await unknown.connect(handler).then(() => null, (e: unknown) => e as Error);
   expect(missing?.message).toMatch(/^whatsapp: Meta does not know the phone number id 999/u);
 });
+
+it("a refusal with a code the adapter does not explain shows Meta's own words once", async () => {
+  const { fake, logger, sendFailures, deliver } = await setup();
+  fake.failNext({ status: 400, body: "error-100-body-too-long" });
+  await deliver(dm("anything"));
+  await fake.waitFor(() => sendFailures.length > 0, "the send failure");
+  const line = logger.lines.find((l) => l.msg === "sending to the platform failed")!;
+  expect((line.obj["err"] as Error).message).toBe("whatsapp: the Graph API refused the request (100): Param text['body'] must be at most 4096 characters long.");
+});

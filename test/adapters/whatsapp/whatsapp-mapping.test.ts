@@ -131,6 +131,10 @@ it("recipients: a group by id; a person by phone digits whatever the spelling; a
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: BSUID })).toEqual({ recipient_type: "individual", recipient: BSUID });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", userId: "16505551234" })).toEqual({ recipient_type: "individual", to: "16505551234" });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm" })).toBeNull();
+  // A handoff's home channel comes as chatType channel: a person or a group by the id's shape.
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: "4915123456789" })).toEqual({ recipient_type: "individual", to: "4915123456789" });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: BSUID })).toEqual({ recipient_type: "individual", recipient: BSUID });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: GROUP })).toEqual({ recipient_type: "group", to: GROUP });
 });
 
 it("error codes in plain words: 131047 names the 24-hour window; unknown codes keep Meta's title and details", () => {
