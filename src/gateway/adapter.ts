@@ -86,12 +86,39 @@ export type InboundAck =
 /** What an adapter calls for every inbound message; resolves once the message is durable (or refused). */
 export type InboundHandler = (message: InboundMessage) => Promise<InboundAck>;
 
+/**
+ * A message the platform accepted from the adapter but later reported as not delivered
+ * (a WhatsApp `failed` status callback, for instance). Not a user message: the gateway logs
+ * it (with the session key when the source is known) and counts it.
+ */
+export interface DeliveryFailure {
+  /** The platform name. */
+  platform: string;
+  /** Where the message was sent (the source it answered), when the adapter knows it. */
+  source: SessionSource | null;
+  /** The platform's id of the message that was not delivered. */
+  messageId: string;
+  /** A short, bounded reason: the platform's error code (`131047`) or a word (`unknown`). Used as a metric label. */
+  reason: string;
+  /** What happened and what to do, in a sentence (no secrets, no message text). */
+  description: string;
+}
+
+/** What an adapter can report to the gateway besides inbound messages (see {@link Adapter.connect}). */
+export interface AdapterEvents {
+  /** A message the platform accepted was reported as not delivered. Must not throw. */
+  deliveryFailed(failure: DeliveryFailure): void;
+}
+
 /** A platform connection. */
 export interface Adapter {
   /** The platform name it produces sources for (`api-server`, `webhook`, `telegram`, …). */
   readonly platform: string;
-  /** Starts receiving; every message goes to `handler`. */
-  connect(handler: InboundHandler): Promise<void>;
+  /**
+   * Starts receiving; every message goes to `handler`. `events` (given by the runner)
+   * takes what the platform reports later about messages already sent (delivery failures).
+   */
+  connect(handler: InboundHandler, events?: AdapterEvents): Promise<void>;
   /** Stops receiving (in-flight sends may still complete). */
   disconnect(): Promise<void>;
   /**

@@ -10,7 +10,7 @@
  */
 import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.js";
 import { ConflictError, ThreadlineError, type Lease, type NewMessage, type SessionDB } from "../store/index.js";
-import type { Adapter, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
+import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
@@ -47,6 +47,8 @@ export interface GatewayMetrics {
   queueDepthChanged?(key: string, depth: number): void;
   /** A message to a platform failed for good (after the adapter's own retries). */
   sendFailed?(platform: string, kind: OutboundMessage["kind"]): void;
+  /** A platform reported a message it had accepted as not delivered (e.g. a WhatsApp `failed` status). */
+  deliveryFailed?(platform: string, reason: string): void;
 }
 
 /** Options of a {@link GatewayRunner}. */
@@ -172,7 +174,24 @@ export class GatewayRunner implements CommandHost {
   async start(options: { buffer?: InboundBuffer<InboundMessage> } = {}): Promise<void> {
     this.#accepting = true;
     this.#buffer = options.buffer ?? null;
-    for (const adapter of this.#adapters.values()) await adapter.connect((message) => this.#inbound(message));
+    for (const adapter of this.#adapters.values()) await adapter.connect((message) => this.#inbound(message), this.#adapterEvents);
+  }
+
+  /** What adapters report about messages already sent. */
+  readonly #adapterEvents: AdapterEvents = {
+    deliveryFailed: (failure) => this.#deliveryFailed(failure),
+  };
+
+  /** A delivery failure reported by an adapter: counted, and logged with the session key when the source is known. */
+  #deliveryFailed(failure: DeliveryFailure): void {
+    this.#metrics.deliveryFailed?.(failure.platform, failure.reason);
+    void (async () => {
+      const key = failure.source === null ? null : await this.store.sessionKeyFor(failure.source).catch(() => null);
+      this.#log.error(
+        { platform: failure.platform, key, messageId: failure.messageId, reason: failure.reason },
+        `${failure.platform}: a message was not delivered: ${failure.description}`,
+      );
+    })().catch(() => {});
   }
 
   #inbound(message: InboundMessage): Promise<InboundAck> {
@@ -182,7 +201,7 @@ export class GatewayRunner implements CommandHost {
   /** Adds an adapter (before or after start). */
   async addAdapter(adapter: Adapter): Promise<void> {
     this.#adapters.set(adapter.platform, adapter);
-    if (this.#accepting) await adapter.connect((message) => this.#inbound(message));
+    if (this.#accepting) await adapter.connect((message) => this.#inbound(message), this.#adapterEvents);
   }
 
   /** Sessions with a turn running in this process. */

@@ -1,7 +1,8 @@
 /**
  * Builds the chat-platform adapters the config enables. Each platform's folder (and so its
  * SDK) is imported with `import()` only when its section is present, so an HTTP-only
- * gateway and the CLI never load grammY, Bolt or discord.js. To add a platform: resolve its
+ * gateway and the CLI never load grammY, Bolt or discord.js (WhatsApp has no SDK: its folder
+ * speaks the Graph API with `fetch`). To add a platform: resolve its
  * section in `chat-platform-config.ts`, then add a block here that imports its folder,
  * creates the adapter and mounts its HTTP routes (if any) on the gateway's server.
  *
@@ -60,6 +61,24 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       apiUrl: slack.apiUrl,
       assistantStatus: slack.assistantStatus,
       rules: slack,
+      logger: options.logger,
+    });
+    adapter.routes(options.http);
+    out.push(adapter);
+  }
+  const whatsapp = adapters.whatsapp ?? null;
+  if (whatsapp !== null) {
+    const { WhatsAppAdapter } = await import("../adapters/whatsapp/index.js");
+    const adapter = new WhatsAppAdapter({
+      accessToken: whatsapp.accessToken!,
+      appSecret: whatsapp.appSecret!,
+      verifyToken: whatsapp.verifyToken!,
+      phoneNumberId: whatsapp.phoneNumberId!,
+      apiUrl: whatsapp.apiUrl,
+      apiVersion: whatsapp.apiVersion,
+      webhookPath: whatsapp.webhookPath,
+      readReceipts: whatsapp.readReceipts,
+      rules: whatsapp,
       logger: options.logger,
     });
     adapter.routes(options.http);

@@ -1,6 +1,8 @@
 /**
  * Prometheus metrics of a running gateway (prom-client): turns by outcome, turn latency,
- * store call latency, queue depth, running turns and live sessions.
+ * store call latency, queue depth, running turns and live sessions, messages to platforms that
+ * failed when sent (`threadline_send_failures_total`) or were reported undelivered afterwards
+ * (`threadline_delivery_failures_total`).
  *
  * @module
  */
@@ -39,6 +41,12 @@ export function createGatewayMetrics(live: () => { activeTurns: number; liveAgen
     name: "threadline_send_failures_total",
     help: "Messages to platforms that failed for good (the reply stays stored), by platform and kind.",
     labelNames: ["platform", "kind"],
+    registers: [registry],
+  });
+  const deliveryFailures = new Counter({
+    name: "threadline_delivery_failures_total",
+    help: "Messages a platform accepted but later reported as not delivered (e.g. WhatsApp failed statuses), by platform and reason (the platform's error code).",
+    labelNames: ["platform", "reason"],
     registers: [registry],
   });
   const depths = new Map<string, number>();
@@ -81,6 +89,9 @@ export function createGatewayMetrics(live: () => { activeTurns: number; liveAgen
       },
       sendFailed(platform, kind) {
         sendFailures.inc({ platform, kind });
+      },
+      deliveryFailed(platform, reason) {
+        deliveryFailures.inc({ platform, reason });
       },
       queueDepthChanged(key, depth) {
         if (depth === 0) depths.delete(key);

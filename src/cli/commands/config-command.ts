@@ -63,6 +63,13 @@ function masked(config: ServeConfig): ServeConfig {
       if (value !== null) slack[key] = `(set, ${value.length} chars)`;
     }
   }
+  const whatsapp = copy.adapters.whatsapp;
+  if (whatsapp !== null) {
+    for (const key of ["accessToken", "appSecret", "verifyToken"] as const) {
+      const value = whatsapp[key];
+      if (value !== null) whatsapp[key] = `(set, ${value.length} chars)`;
+    }
+  }
   return copy;
 }
 

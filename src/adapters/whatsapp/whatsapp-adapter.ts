@@ -1,0 +1,362 @@
+/**
+ * The WhatsApp adapter: Meta's WhatsApp Cloud API over its documented HTTP interface (no
+ * SDK), receiving webhooks on a route of the gateway's own server
+ * ({@link mountWhatsAppWebhook}: the GET verification handshake, and POSTs checked against
+ * `X-Hub-Signature-256`) and sending through the Graph API ({@link WhatsAppGraphApi}).
+ *
+ * - Inbound: each message of a `messages` notification for this business number is mapped
+ *   ({@link mapWhatsAppMessage}), filtered by the answer rules ({@link decideAnswer}: refused
+ *   messages are dropped, not stored), de-duplicated by `wamid` (Meta redelivers what it saw
+ *   no 200 for), and handed to the gateway; the POST is answered 200 once every message is
+ *   stored. With `readReceipts` (default on) an answered message is marked read and the chat
+ *   shows "typing…" (renewed every 20 s, WhatsApp drops it after 25 s) until the reply.
+ * - Status callbacks are never user messages: `sent`/`delivered`/`read` are ignored; a
+ *   `failed` status is reported to the gateway ({@link AdapterEvents.deliveryFailed}), which
+ *   logs it with the session key and counts it — 131047 says plainly that the 24-hour
+ *   customer-service window closed.
+ * - Outbound: replies are converted to WhatsApp formatting ({@link markdownToWhatsApp}),
+ *   split at 4,096 characters ({@link splitMessage}), the first chunk quoting the triggering
+ *   message (`context.message_id`); notices are plain text. A send Meta refuses (e.g. 131047
+ *   outside the window, 131026 undeliverable) throws a clear error the gateway logs and
+ *   counts; rate limits and server errors are retried with back-off.
+ * - The access token, the app secret and the verify token never appear in anything this
+ *   adapter logs or throws.
+ *
+ * @module
+ */
+import type { FastifyInstance } from "fastify";
+import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
+import { normalizeIdentity } from "../../gateway/index.js";
+import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, redactError, splitMessage, type AnswerRules } from "../chat/index.js";
+import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
+import { WhatsAppApiError, WhatsAppGraphApi } from "./whatsapp-graph-api.js";
+import {
+  WHATSAPP_PLATFORM,
+  explainWhatsAppError,
+  mapWhatsAppMessage,
+  whatsappRecipientOf,
+  type WhatsAppChangeValue,
+  type WhatsAppMessage,
+  type WhatsAppStatus,
+  type WhatsAppWebhookPayload,
+} from "./whatsapp-source.js";
+import { mountWhatsAppWebhook } from "./whatsapp-webhook-route.js";
+
+/** Options of a {@link WhatsAppAdapter}. */
+export interface WhatsAppAdapterOptions {
+  /** The Graph API access token (never logged). */
+  accessToken: string;
+  /** The app secret: webhook POSTs are checked against it (never logged). */
+  appSecret: string;
+  /** The verify token of Meta's GET handshake (never logged). */
+  verifyToken: string;
+  /** The business number's Phone number ID (replies are sent from it; notifications for other numbers are ignored). */
+  phoneNumberId: string;
+  /** The Graph API base URL (default `https://graph.facebook.com`; a test fake). */
+  apiUrl?: string | null;
+  /** The Graph API version (default `v26.0`). */
+  apiVersion?: string | null;
+  /** The webhook route on the gateway's server (default `/whatsapp/webhook`). */
+  webhookPath?: string | null;
+  /** Mark answered messages read and show "typing…" while the turn runs (default true). */
+  readReceipts?: boolean;
+  /** Who is answered (default: DMs, and mentions/replies in groups; no allowlists). */
+  rules?: AnswerRules;
+  logger?: GatewayLogger;
+  /** How many times a send hit by a rate limit or a server error is retried (default 5). */
+  maxRetries?: number;
+  /** The first pause before such a retry, in ms (default 1,000; doubling; `Retry-After` wins). */
+  retryMinDelayMs?: number;
+  /** One Graph API request's time limit, in ms (default 30,000). */
+  requestTimeoutMs?: number;
+}
+
+const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
+/** How many sent message ids are remembered (delivery failures name their chat; replies to them are replies to the bot). */
+const SENT_MEMORY = 10_000;
+
+/** The WhatsApp (Cloud API) platform adapter. */
+export class WhatsAppAdapter implements Adapter {
+  readonly platform = WHATSAPP_PLATFORM;
+  readonly #options: WhatsAppAdapterOptions;
+  readonly #api: WhatsAppGraphApi;
+  readonly #rules: AnswerRules;
+  readonly #log: GatewayLogger;
+  readonly #secrets: string[];
+  readonly #seen = new SeenMessageIds(10_000);
+  readonly #seenFailures = new SeenMessageIds(10_000);
+  /** `wamid` of each message sent → the source it answered (bounded, oldest first out). */
+  readonly #sent = new Map<string, SessionSource>();
+  readonly #typing: TypingIndicator | null;
+  /** Chat key → the latest inbound message there (what the typing indicator refers to). */
+  readonly #lastInbound = new Map<string, string>();
+  #handler: InboundHandler | null = null;
+  #events: AdapterEvents | null = null;
+  #receiving = false;
+  #me: { displayPhoneNumber: string | null; verifiedName: string | null } | null = null;
+  #typingWarned = false;
+
+  constructor(options: WhatsAppAdapterOptions) {
+    this.#options = options;
+    this.#rules = normalizedRules(options.rules ?? DEFAULT_ANSWER_RULES);
+    this.#log = options.logger ?? noopLogger;
+    this.#secrets = [options.accessToken, options.appSecret, options.verifyToken].filter((s) => s !== "");
+    this.#api = new WhatsAppGraphApi({
+      accessToken: options.accessToken,
+      phoneNumberId: options.phoneNumberId,
+      apiUrl: options.apiUrl ?? null,
+      apiVersion: options.apiVersion ?? null,
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...(options.retryMinDelayMs !== undefined ? { retryMinDelayMs: options.retryMinDelayMs } : {}),
+      ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
+      onRetry: ({ attempt, delayMs, status, code }) =>
+        this.#log.warn({ platform: this.platform, attempt, status, code, retryInMs: delayMs }, "whatsapp: the Graph API asked to slow down (or failed); retrying the send after a pause"),
+    });
+    this.#typing =
+      options.readReceipts === false
+        ? null
+        : new TypingIndicator({
+            intervalMs: 20_000,
+            send: async (chat) => {
+              const messageId = this.#lastInbound.get(chat);
+              if (messageId !== undefined) await this.#api.markRead(messageId, true);
+            },
+            onError: (error) => {
+              const level = this.#typingWarned ? "debug" : "warn";
+              this.#typingWarned = true;
+              this.#log[level]?.({ err: this.#safe(error), platform: this.platform }, "whatsapp: marking a message read / showing typing failed (the reply is not affected)");
+            },
+          });
+  }
+
+  /** Always `webhook`: the Cloud API delivers by webhook only. */
+  get mode(): "webhook" {
+    return "webhook";
+  }
+
+  /** The business number once connected (`+1 555-078-3881 (106540352242922)`), `null` before. */
+  get identity(): string | null {
+    if (this.#me === null) return null;
+    return `${this.#me.displayPhoneNumber ?? "(number unknown)"} (${this.#options.phoneNumberId})`;
+  }
+
+  /** The webhook route path. */
+  get webhookPath(): string {
+    return this.#options.webhookPath ?? "/whatsapp/webhook";
+  }
+
+  /** Mounts the webhook route (GET handshake, signed POSTs) on the gateway's server (call before it listens). */
+  routes(http: FastifyInstance): void {
+    mountWhatsAppWebhook(http, {
+      path: this.webhookPath,
+      appSecret: this.#options.appSecret,
+      verifyToken: this.#options.verifyToken,
+      accepting: () => this.#receiving,
+      deliver: (payload) => this.#deliver(payload),
+      logger: this.#log,
+    });
+  }
+
+  /**
+   * Looks the business number up (`GET /<phone-number-id>`): a refused token or an unknown
+   * phone number id fails the start with a clear error; an unreachable Graph API does not
+   * (the webhook works without it, and sends fail and are counted until it answers). Then
+   * notifications are taken.
+   */
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#handler = handler;
+    this.#events = events ?? null;
+    try {
+      this.#me = await this.#api.phoneNumber();
+    } catch (error) {
+      if (error instanceof WhatsAppApiError && error.status >= 400 && error.status < 500 && error.status !== 429) throw this.#connectError(error);
+      this.#log.warn(
+        { err: this.#safe(error), platform: this.platform, apiUrl: this.#api.baseUrl },
+        "whatsapp: the Graph API does not answer; taking webhooks anyway (replies fail and are counted until it does)",
+      );
+      this.#me = { displayPhoneNumber: null, verifiedName: null };
+    }
+    this.#receiving = true;
+    this.#log.info(
+      { platform: this.platform, mode: this.mode, bot: this.identity, verifiedName: this.#me.verifiedName, path: this.webhookPath },
+      `whatsapp adapter connected as ${this.identity} (${this.mode})`,
+    );
+  }
+
+  /** Stops taking notifications (the route answers 503, so Meta delivers them again later). */
+  async stopReceiving(): Promise<void> {
+    this.#receiving = false;
+  }
+
+  async disconnect(): Promise<void> {
+    await this.stopReceiving();
+    this.#typing?.stopAll();
+  }
+
+  async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
+    const recipient = whatsappRecipientOf(source);
+    if (recipient === null) throw new Error("whatsapp: the session source has no chatId or userId to send to");
+    const chat = this.#chatKey(source);
+    // Only WhatsApp message ids can be quoted (a handoff or an API caller may pass others).
+    const replyTo = message.inReplyTo.find((id) => id.startsWith("wamid.")) ?? null;
+    try {
+      if (message.text.trim() === "") return { messageId: null };
+      const chunks =
+        message.kind === "reply"
+          ? splitMessage(message.text, WHATSAPP_MESSAGE_LIMIT, { measure: (t) => markdownToWhatsApp(t).length })
+          : splitMessage(message.text, WHATSAPP_MESSAGE_LIMIT);
+      let first: string | null = null;
+      for (const [i, chunk] of chunks.entries()) {
+        const formatted = message.kind === "reply" ? markdownToWhatsApp(chunk) : chunk;
+        const body = formatted.trim() === "" ? chunk : formatted;
+        const id = await this.#api.sendText(recipient, body, i === 0 ? replyTo : null);
+        this.#remember(id, source);
+        first ??= id;
+      }
+      return { messageId: first };
+    } catch (error) {
+      throw this.#safe(error);
+    } finally {
+      if (message.kind !== "notice") this.#typing?.stop(chat);
+    }
+  }
+
+  // --- inbound -----------------------------------------------------------------------
+
+  /** Handles a verified notification; resolves with the HTTP status for Meta. */
+  async #deliver(payload: unknown): Promise<number> {
+    const body = payload as WhatsAppWebhookPayload;
+    if (body === null || typeof body !== "object" || body.object !== "whatsapp_business_account" || !Array.isArray(body.entry)) {
+      this.#log.debug?.({ platform: this.platform }, "whatsapp: a notification that is not for a WhatsApp Business account; ignored");
+      return 200;
+    }
+    let status = 200;
+    for (const entry of body.entry) {
+      for (const change of entry?.changes ?? []) {
+        const value = change?.value;
+        if (change?.field !== "messages" || value === undefined || value === null) continue;
+        const numberId = value.metadata?.phone_number_id;
+        if (numberId !== undefined && numberId !== this.#options.phoneNumberId) {
+          this.#log.debug?.({ platform: this.platform }, "whatsapp: a notification for another business number; ignored");
+          continue;
+        }
+        for (const error of value.errors ?? []) {
+          this.#log.warn({ platform: this.platform, code: error.code ?? null }, `whatsapp: Meta reported an error: ${explainWhatsAppError(error.code, error.title, error.error_data?.details)}`);
+        }
+        for (const item of value.statuses ?? []) this.#status(item);
+        for (const message of value.messages ?? []) {
+          const outcome = await this.#receive(message, value);
+          if (outcome !== 200 && status === 200) status = outcome;
+        }
+      }
+    }
+    return status;
+  }
+
+  /** One inbound message: 200 when taken (or not for the bot), 503/500 when Meta must send it again. */
+  async #receive(message: WhatsAppMessage, value: WhatsAppChangeValue): Promise<number> {
+    const handler = this.#handler;
+    const id = message.id;
+    if (handler === null || typeof id !== "string" || id === "" || this.#seen.has(id)) return 200;
+    const mapped = mapWhatsAppMessage(message, value, { businessPhone: this.#me?.displayPhoneNumber ?? null, sentByBot: (sent) => this.#sent.has(sent) });
+    if (mapped === null) {
+      this.#seen.add(id);
+      this.#log.debug?.({ platform: this.platform, type: message.type ?? null }, "whatsapp: not a user message (reaction, system notice, unsupported type); ignored");
+      return 200;
+    }
+    const allowed = this.#rules.allowedUsers;
+    const userId = allowed.length > 0 ? (mapped.senderIds.find((s) => allowed.includes(s)) ?? mapped.candidate.userId) : mapped.candidate.userId;
+    const decision = decideAnswer({ ...mapped.candidate, userId }, this.#rules);
+    this.#seen.add(id);
+    if (!decision.answer) {
+      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "whatsapp: message not answered");
+      return 200;
+    }
+    const { inbound } = mapped;
+    // Read + typing go out before the gateway takes the message: a fast turn may reply first.
+    const chat = this.#chatKey(inbound.source);
+    if (this.#typing !== null) {
+      this.#lastInbound.set(chat, id);
+      if (this.#lastInbound.size > 10_000) this.#lastInbound.delete(this.#lastInbound.keys().next().value!);
+      this.#typing.start(chat);
+    }
+    try {
+      const ack = await handler(inbound);
+      if (ack.status !== "accepted" && ack.status !== "queued") this.#typing?.stop(chat);
+      if (ack.status === "rejected") {
+        if (!this.#receiving) {
+          // Refused because the gateway is stopping: Meta sends it again to the next start.
+          this.#seen.delete(id);
+          return 503;
+        }
+        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "whatsapp: message refused by the gateway");
+      }
+      return 200;
+    } catch (error) {
+      this.#typing?.stop(chat);
+      this.#seen.delete(id);
+      this.#log.error({ err: this.#safe(error), platform: this.platform }, "whatsapp: the gateway could not take a message; Meta will deliver it again");
+      return 500;
+    }
+  }
+
+  /** A status callback: `failed` is reported to the gateway; the others are ignored. */
+  #status(status: WhatsAppStatus): void {
+    const id = status.id;
+    if (status.status !== "failed" || typeof id !== "string" || id === "") {
+      this.#log.debug?.({ platform: this.platform, status: status.status ?? null }, "whatsapp: status callback");
+      return;
+    }
+    if (!this.#seenFailures.add(id)) return;
+    const error = status.errors?.[0];
+    const code = typeof error?.code === "number" ? error.code : null;
+    const recipient = status.recipient_id ?? status.recipient_user_id;
+    const source: SessionSource | null =
+      this.#sent.get(id) ??
+      (recipient !== undefined && status.recipient_type !== "group" ? { platform: this.platform, chatType: "dm", chatId: recipient } : null);
+    const description = `${explainWhatsAppError(code, error?.title ?? error?.message, error?.error_data?.details)}${code === null ? "" : ` (error ${code})`}`;
+    if (this.#events === null) {
+      this.#log.error({ platform: this.platform, messageId: id, reason: code ?? "unknown" }, `whatsapp: a message was not delivered: ${description}`);
+      return;
+    }
+    this.#events.deliveryFailed({ platform: this.platform, source, messageId: id, reason: code === null ? "unknown" : String(code), description });
+  }
+
+  // --- helpers -----------------------------------------------------------------------
+
+  #remember(id: string, source: SessionSource): void {
+    this.#sent.set(id, { ...source });
+    if (this.#sent.size > SENT_MEMORY) this.#sent.delete(this.#sent.keys().next().value!);
+  }
+
+  /** One typing/read lane per chat: a group, or a person in any spelling of their id. */
+  #chatKey(source: SessionSource): string {
+    if (source.chatType !== "dm") return `group\u0000${source.chatId ?? ""}`;
+    return `dm\u0000${normalizeIdentity(this.platform, source.chatId ?? source.userId ?? "")}`;
+  }
+
+  #connectError(error: WhatsAppApiError): Error {
+    const safe = this.#safe(error);
+    const why = error.isAuthError
+      ? `Meta refused the access token (${error.code ?? `HTTP ${error.status}`}): check adapters.whatsapp.accessToken or WHATSAPP_ACCESS_TOKEN (a system user's token with whatsapp_business_messaging)`
+      : error.code === 100 || error.status === 404
+        ? `Meta does not know the phone number id ${this.#options.phoneNumberId} (or the token may not use it): check adapters.whatsapp.phoneNumberId (WhatsApp → API Setup → Phone number ID)`
+        : `the Graph API refused the phone number look-up: ${safe.message}`;
+    const wrapped = new Error(`whatsapp: ${why}`);
+    wrapped.cause = safe;
+    return wrapped;
+  }
+
+  #safe(error: unknown): Error {
+    return redactError(error, this.#secrets);
+  }
+}
+
+/** The access lists with WhatsApp ids in canonical form (`+49 151 …` → `49151…`; group ids as given). */
+function normalizedRules(rules: AnswerRules): AnswerRules {
+  return {
+    ...rules,
+    allowedUsers: rules.allowedUsers.map((id) => normalizeIdentity(WHATSAPP_PLATFORM, id)),
+    allowedChats: rules.allowedChats.map((id) => normalizeIdentity(WHATSAPP_PLATFORM, id)),
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * The few Graph API calls the WhatsApp adapter makes, over Node's `fetch` (no SDK):
+ *
+ * - `GET /<version>/<phone-number-id>?fields=display_phone_number,verified_name` — who the
+ *   business number is ({@link WhatsAppGraphApi.phoneNumber});
+ * - `POST /<version>/<phone-number-id>/messages` with a text message
+ *   ({@link WhatsAppGraphApi.sendText}), and with `status: "read"` (+ `typing_indicator`) to
+ *   mark an inbound message read and show "typing…" ({@link WhatsAppGraphApi.markRead}).
+ *
+ * The access token goes in the `Authorization` header only. A refused call throws a
+ * {@link WhatsAppApiError} carrying the Graph error code and a plain explanation
+ * ({@link explainWhatsAppError}). Sends hit by HTTP 429, a 5xx or one of the throughput
+ * error codes (4, 80007, 130429, 131056, 131000) are retried with a growing pause (the
+ * `Retry-After` header when there is one), a bounded number of times; network errors are
+ * not retried (the message may have gone out).
+ *
+ * @module
+ */
+import { explainWhatsAppError, type WhatsAppRecipient } from "./whatsapp-source.js";
+
+/** Options of a {@link WhatsAppGraphApi}. */
+export interface WhatsAppGraphApiOptions {
+  /** The access token (never logged). */
+  accessToken: string;
+  /** The business number's Phone number ID. */
+  phoneNumberId: string;
+  /** The Graph API base URL (default `https://graph.facebook.com`). */
+  apiUrl?: string | null;
+  /** The Graph API version (default `v26.0`). */
+  apiVersion?: string | null;
+  /** How many times a send hit by a rate limit or a server error is retried (default 5). */
+  maxRetries?: number;
+  /** The first pause before a retry without `Retry-After`, in ms (default 1,000; doubling, at most 60 s). */
+  retryMinDelayMs?: number;
+  /** One request's time limit, in ms (default 30,000). */
+  requestTimeoutMs?: number;
+  /** Told before each retry (for a log line). */
+  onRetry?: (info: { attempt: number; delayMs: number; status: number; code: number | null }) => void;
+}
+
+/** Graph error codes that mean "too much, too fast" (or a passing server error): a send is retried after a pause. */
+const RETRYABLE_CODES = new Set([4, 80007, 130429, 131056, 131000]);
+
+/** A Graph API call that Meta refused (or that never got an answer). */
+export class WhatsAppApiError extends Error {
+  /** The HTTP status (0: no answer). */
+  readonly status: number;
+  /** The Graph error code (`131047`, `190`, …), when the answer had one. */
+  readonly code: number | null;
+  readonly subcode: number | null;
+  /** The error's title/message as Meta gave it. */
+  readonly title: string | null;
+  /** `error_data.details`. */
+  readonly details: string | null;
+
+  constructor(message: string, fields: { status: number; code: number | null; subcode?: number | null; title?: string | null; details?: string | null }) {
+    super(message);
+    this.name = "WhatsAppApiError";
+    this.status = fields.status;
+    this.code = fields.code;
+    this.subcode = fields.subcode ?? null;
+    this.title = fields.title ?? null;
+    this.details = fields.details ?? null;
+  }
+
+  /** Whether the token (or its permissions) was refused. */
+  get isAuthError(): boolean {
+    return this.status === 401 || this.code === 190 || this.code === 10 || this.code === 200 || this.code === 131005;
+  }
+}
+
+interface GraphErrorBody {
+  error?: { message?: string; type?: string; code?: number; error_subcode?: number; error_user_msg?: string; error_data?: { details?: string } | string; fbtrace_id?: string };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+
+/** The Graph API client of one business number. */
+export class WhatsAppGraphApi {
+  readonly #token: string;
+  readonly #base: string;
+  readonly #phoneNumberId: string;
+  readonly #options: WhatsAppGraphApiOptions;
+
+  constructor(options: WhatsAppGraphApiOptions) {
+    this.#options = options;
+    this.#token = options.accessToken;
+    this.#phoneNumberId = options.phoneNumberId;
+    const root = (options.apiUrl ?? "https://graph.facebook.com").replace(/\/+$/u, "");
+    this.#base = `${root}/${options.apiVersion ?? "v26.0"}`;
+  }
+
+  /** The versioned base URL (`https://graph.facebook.com/v26.0`). */
+  get baseUrl(): string {
+    return this.#base;
+  }
+
+  /** The business number as Meta shows it: `display_phone_number` and `verified_name`. */
+  async phoneNumber(): Promise<{ displayPhoneNumber: string | null; verifiedName: string | null }> {
+    const body = (await this.#request("GET", `/${encodeURIComponent(this.#phoneNumberId)}?fields=display_phone_number,verified_name`, undefined, false)) as {
+      display_phone_number?: string;
+      verified_name?: string;
+    };
+    return { displayPhoneNumber: body.display_phone_number ?? null, verifiedName: body.verified_name ?? null };
+  }
+
+  /** Sends one text message; `replyTo` quotes an earlier message. Resolves with the new message's `wamid`. */
+  async sendText(recipient: WhatsAppRecipient, body: string, replyTo?: string | null): Promise<string> {
+    const payload = {
+      messaging_product: "whatsapp",
+      ...recipient,
+      type: "text",
+      text: { body, preview_url: false },
+      ...(replyTo ? { context: { message_id: replyTo } } : {}),
+    };
+    const answer = (await this.#request("POST", `/${encodeURIComponent(this.#phoneNumberId)}/messages`, payload, true)) as { messages?: Array<{ id?: string }> };
+    const id = answer.messages?.[0]?.id;
+    if (typeof id !== "string" || id === "") throw new WhatsAppApiError("whatsapp: the Graph API accepted the message but returned no message id", { status: 200, code: null });
+    return id;
+  }
+
+  /** Marks an inbound message (and the ones before it) read; with `typing`, shows "typing…" for up to 25 s. */
+  async markRead(messageId: string, typing: boolean): Promise<void> {
+    await this.#request(
+      "POST",
+      `/${encodeURIComponent(this.#phoneNumberId)}/messages`,
+      { messaging_product: "whatsapp", status: "read", message_id: messageId, ...(typing ? { typing_indicator: { type: "text" } } : {}) },
+      false,
+    );
+  }
+
+  async #request(method: "GET" | "POST", path: string, body: unknown, retry: boolean): Promise<unknown> {
+    const maxRetries = retry ? (this.#options.maxRetries ?? 5) : 0;
+    for (let attempt = 0; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(`${this.#base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000),
+        });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+        const why = cause?.code ?? cause?.message ?? (error as Error).message;
+        const wrapped = new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, code: null });
+        wrapped.cause = error;
+        throw wrapped;
+      }
+      const text = await response.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text === "" ? {} : JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+      if (response.ok && parsed !== null && (parsed as GraphErrorBody).error === undefined) return parsed;
+      const error = this.#errorOf(response.status, parsed as GraphErrorBody | null);
+      const retryable = response.status === 429 || response.status >= 500 || (error.code !== null && RETRYABLE_CODES.has(error.code));
+      if (!retryable || attempt >= maxRetries) throw error;
+      const after = Number.parseFloat(response.headers.get("retry-after") ?? "");
+      const delayMs = Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 300_000) : Math.min((this.#options.retryMinDelayMs ?? 1_000) * 2 ** attempt, 60_000);
+      this.#options.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, code: error.code });
+      await sleep(delayMs);
+    }
+  }
+
+  #errorOf(status: number, body: GraphErrorBody | null): WhatsAppApiError {
+    const error = body?.error;
+    const code = typeof error?.code === "number" ? error.code : null;
+    const title = error?.message ?? null;
+    const details = typeof error?.error_data === "object" ? (error.error_data.details ?? null) : typeof error?.error_data === "string" ? error.error_data : null;
+    const stripped = title === null ? null : title.replace(/^\(#\d+\)\s*/u, "");
+    const explanation = explainWhatsAppError(code, stripped, details);
+    // A code the adapter explains shows Meta's title too; otherwise the explanation is that title.
+    const told = stripped !== null && explanation.startsWith(stripped);
+    const label = code === null ? `HTTP ${status}` : `${code}${stripped && !told ? ` ${stripped}` : ""}`;
+    return new WhatsAppApiError(`whatsapp: the Graph API refused the request (${label}): ${explanation}`, {
+      status,
+      code,
+      subcode: typeof error?.error_subcode === "number" ? error.error_subcode : null,
+      title,
+      details,
+    });
+  }
+}

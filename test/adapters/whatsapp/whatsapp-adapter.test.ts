@@ -1,0 +1,256 @@
+/**
+ * The WhatsApp adapter in-process: its webhook route on a real Fastify server receiving
+ * signed POSTs, its Graph API calls going to the local fake (test/fakes/whatsapp), a real
+ * SQLite store and the real GatewayRunner.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Fastify from "fastify";
+import { afterEach, expect, it } from "vitest";
+import type { AnswerRules } from "../../../src/adapters/chat/index.js";
+import { WhatsAppAdapter } from "../../../src/adapters/whatsapp/index.js";
+import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
+import { GatewayRunner, SessionStore, type GatewayLogger } from "../../../src/gateway/index.js";
+import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer } from "../../fakes/whatsapp/fake-whatsapp-server.js";
+import { messageIdOf, postWhatsAppWebhook, whatsappWebhook } from "../../fakes/whatsapp/whatsapp-webhooks.js";
+
+const APP_SECRET = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
+const VERIFY_TOKEN = "verify-me-please-0001";
+const USER = "16505551234";
+const GROUP = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD";
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
+});
+
+class ReplyAgent implements Agent {
+  readonly name = "reply";
+  readonly inputs: AgentTurnInput[] = [];
+  constructor(readonly answer: (input: AgentTurnInput) => string) {}
+  async runTurn(input: AgentTurnInput) {
+    this.inputs.push(input);
+    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
+  }
+}
+
+function lastUserText(input: AgentTurnInput): string {
+  const last = [...input.messages].reverse().find((m) => m.role === "user");
+  if (typeof last?.content === "string") return last.content;
+  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
+}
+
+interface Logged {
+  level: string;
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
+  const lines: Logged[] = [];
+  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
+  return {
+    lines,
+    info: log("info"),
+    warn: log("warn"),
+    error: log("error"),
+    debug: log("debug"),
+    text: () =>
+      JSON.stringify(
+        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
+      ),
+  };
+}
+
+async function setup(options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; readReceipts?: boolean } = {}) {
+  const fake = await startFakeWhatsAppServer();
+  cleanups.push(() => fake.close());
+  const dir = await mkdtemp(join(tmpdir(), "tl-whatsapp-"));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
+  const logger = recordingLogger();
+  const sendFailures: string[] = [];
+  const deliveryFailures: string[] = [];
+  const http = Fastify({ logger: false });
+  const adapter = new WhatsAppAdapter({
+    accessToken: fake.accessToken,
+    appSecret: APP_SECRET,
+    verifyToken: VERIFY_TOKEN,
+    phoneNumberId: FAKE_PHONE_NUMBER_ID,
+    apiUrl: fake.url,
+    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
+    readReceipts: options.readReceipts ?? true,
+    logger,
+    maxRetries: 2,
+    retryMinDelayMs: 20,
+  });
+  adapter.routes(http);
+  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
+  const runner = new GatewayRunner({
+    store: new SessionStore({ db }),
+    agentFactory: () => agent,
+    adapters: [adapter],
+    logger,
+    metrics: {
+      sendFailed: (platform, kind) => sendFailures.push(`${platform}/${kind}`),
+      deliveryFailed: (platform, reason) => deliveryFailures.push(`${platform}/${reason}`),
+    },
+  });
+  await runner.start();
+  await http.listen({ host: "127.0.0.1", port: 0 });
+  cleanups.push(async () => {
+    await runner.drain(5_000);
+    await runner.stop();
+    await http.close();
+    await db.close();
+  });
+  const address = http.server.address() as import("node:net").AddressInfo;
+  const url = `http://127.0.0.1:${address.port}/whatsapp/webhook`;
+  const deliver = async (payload: Record<string, unknown>): Promise<void> => {
+    const answer = await postWhatsAppWebhook(url, payload, { appSecret: APP_SECRET });
+    expect(answer.status).toBe(200);
+  };
+  return { fake, db, runner, adapter, agent, logger, sendFailures, deliveryFailures, url, deliver };
+}
+
+function dm(body: string, edit: Record<string, unknown> = {}): Record<string, unknown> {
+  return whatsappWebhook("webhook-text", { message: { text: { body }, ...edit } });
+}
+
+it("connects: the business number is looked up and logged; a DM is answered as a quoting reply after a read receipt with typing", async () => {
+  const { fake, adapter, agent, logger, deliver } = await setup();
+  expect(adapter.identity).toBe(`+1 555-078-3881 (${FAKE_PHONE_NUMBER_ID})`);
+  expect(logger.lines.some((l) => l.msg === `whatsapp adapter connected as +1 555-078-3881 (${FAKE_PHONE_NUMBER_ID}) (webhook)` && l.obj["mode"] === "webhook" && l.obj["verifiedName"] === "Threadline Test")).toBe(true);
+  const payload = dm("hello there");
+  await deliver(payload);
+  const reply = await fake.waitFor(() => fake.sentTo(USER)[0], "the reply");
+  expect(reply).toMatchObject({ body: "You said: hello there", recipientType: "individual", recipient: null, replyTo: messageIdOf(payload) });
+  expect(fake.reads[0]).toEqual({ messageId: messageIdOf(payload), typing: true });
+  expect(agent.inputs.map(lastUserText)).toEqual(["hello there"]);
+  expect(logger.text()).not.toContain(fake.accessToken);
+});
+
+it("read receipts off: nothing is marked read", async () => {
+  const { fake, deliver } = await setup({ readReceipts: false });
+  await deliver(dm("quietly"));
+  await fake.waitFor(() => fake.sentTo(USER)[0], "the reply");
+  expect(fake.reads).toEqual([]);
+});
+
+it("replies are WhatsApp formatting, split at 4,096 characters with only the first chunk quoting; notices are plain", async () => {
+  const long = Array.from({ length: 50 }, (_, i) => `**Part ${i}** ${"text ".repeat(30).trim()}`).join("\n\n");
+  const { fake, deliver } = await setup({ answer: (input) => (lastUserText(input) === "long" ? long : "**bold** and [docs](https://x.dev)") });
+  await deliver(dm("short"));
+  expect((await fake.waitFor(() => fake.sentTo(USER)[0], "the formatted reply")).body).toBe("*bold* and docs (https://x.dev)");
+  const payload = dm("long");
+  await deliver(payload);
+  await fake.waitFor(() => fake.sentTo(USER).length >= 3, "the chunks");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const chunks = fake.sentTo(USER).slice(1);
+  expect(chunks.length).toBeGreaterThanOrEqual(2);
+  for (const chunk of chunks) expect(chunk.body.length).toBeLessThanOrEqual(4096);
+  expect(chunks.map((c) => c.replyTo)).toEqual([messageIdOf(payload), ...chunks.slice(1).map(() => null)]);
+  expect(chunks[0]!.body.startsWith("*Part 0* text")).toBe(true);
+  await deliver(dm("/status"));
+  const status = await fake.waitFor(() => fake.sentTo(USER).find((m) => m.body.includes("Session")), "the /status notice");
+  expect(status.body).not.toMatch(/^\*/u);
+});
+
+it("media reach the model with the media id; reactions and status callbacks are no user messages; notifications for another number are ignored", async () => {
+  const { fake, agent, db, deliver } = await setup();
+  await deliver(whatsappWebhook("webhook-image"));
+  await fake.waitFor(() => fake.sentTo(USER)[0], "the reply to the image");
+  expect(lastUserText(agent.inputs[0]!)).toContain("[image image/jpeg file id 1003383421387256: Is this the right one?]");
+  await deliver(whatsappWebhook("webhook-reaction"));
+  await deliver(whatsappWebhook("webhook-status-delivered"));
+  await deliver(dm("an ordinary message"));
+  await deliver(whatsappWebhook("webhook-text", { message: { text: { body: "not ours" } }, metadata: { phone_number_id: "999" } }));
+  await deliver(dm("last one"));
+  await fake.waitFor(() => fake.sentTo(USER)[2], "the reply to the last one");
+  expect(agent.inputs.map(lastUserText).slice(1)).toEqual(["an ordinary message", "last one"]);
+  expect(await db.searchMessages("ours")).toHaveLength(0);
+});
+
+it("a redelivered message (same wamid) gets no second turn", async () => {
+  const { fake, agent, deliver } = await setup();
+  const payload = dm("once please");
+  await deliver(payload);
+  await fake.waitFor(() => fake.sentTo(USER)[0], "the reply");
+  await deliver(payload);
+  await deliver(dm("next"));
+  await fake.waitFor(() => fake.sentTo(USER)[1], "the next reply");
+  expect(agent.inputs.map(lastUserText)).toEqual(["once please", "next"]);
+});
+
+it("a 429 and a throughput error are waited out and retried; a 131047 refusal is logged in plain words and counted, and the gateway goes on", async () => {
+  const { fake, logger, sendFailures, deliver } = await setup();
+  fake.failNext({ status: 429, body: "error-130429", retryAfter: 0 });
+  fake.failNext({ status: 400, body: "error-130429" });
+  await deliver(dm("retry me"));
+  await fake.waitFor(() => fake.sentTo(USER)[0], "the retried reply");
+  expect(fake.calls.filter((c) => c.method === "POST" && c.body?.["type"] === "text").map((c) => c.status)).toEqual([429, 400, 200]);
+  fake.failNext({ status: 400, body: "error-131047" });
+  await deliver(dm("too late"));
+  await fake.waitFor(() => sendFailures.length > 0, "the send failure");
+  expect(sendFailures).toEqual(["whatsapp/reply"]);
+  const line = logger.lines.find((l) => l.msg === "sending to the platform failed")!;
+  expect(line.obj["key"]).toBe(`agent:main:whatsapp:dm:${USER}`);
+  expect((line.obj["err"] as Error).message).toBe(
+    "whatsapp: the Graph API refused the request (131047 Re-engagement message): the customer has not written in 24 hours; only a template message can reach them",
+  );
+  await deliver(dm("still alive?"));
+  await fake.waitFor(() => fake.sentTo(USER).some((m) => m.body === "You said: still alive?"), "the reply after the failure");
+  expect(logger.text()).not.toContain(fake.accessToken);
+});
+
+it("a failed status for a sent reply is a delivery failure with the session key and the reason; delivered statuses and repeats are not", async () => {
+  const { fake, logger, deliveryFailures, agent, deliver } = await setup();
+  await deliver(dm("hi"));
+  const reply = await fake.waitFor(() => fake.sentTo(USER)[0], "the reply");
+  await deliver(whatsappWebhook("webhook-status-delivered", { status: { id: reply.wamid } }));
+  const failed = whatsappWebhook("webhook-status-failed", { status: { id: reply.wamid } });
+  await deliver(failed);
+  await deliver(failed);
+  const line = await fake.waitFor(() => logger.lines.find((l) => l.level === "error" && l.msg.startsWith("whatsapp: a message was not delivered")), "the failure line");
+  expect(line.msg).toBe("whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)");
+  expect(line.obj).toMatchObject({ platform: "whatsapp", key: `agent:main:whatsapp:dm:${USER}`, messageId: reply.wamid, reason: "131047" });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect(deliveryFailures).toEqual(["whatsapp/131047"]);
+  expect(agent.inputs).toHaveLength(1);
+});
+
+it("groups: answered when mentioned or replied to, per person; allowlists take any spelling of a number", async () => {
+  const { fake, agent, deliver } = await setup({ rules: { allowedUsers: ["+1 (650) 555-1234"] } });
+  await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "nobody asked" } } }));
+  await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "@15550783881 what now?" } } }));
+  const reply = await fake.waitFor(() => fake.sentTo(GROUP)[0], "the group reply");
+  expect(reply.recipientType).toBe("group");
+  await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "and then?" }, context: { from: "15550783881", id: reply.wamid } } }));
+  await fake.waitFor(() => fake.sentTo(GROUP)[1], "the reply to the reply");
+  await deliver(whatsappWebhook("webhook-group-text", { message: { from: "16505550000", text: { body: "@15550783881 stranger" } }, contact: { wa_id: "16505550000" } }));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(agent.inputs.map(lastUserText)).toEqual(["what now?", "and then?"]);
+});
+
+it("a refused token or an unknown phone number id stops the start with a clear error that shows no secret", async () => {
+  const { fake } = await setup();
+  const handler = async () => ({ status: "command" as const, sessionKey: "x" });
+  const wrong = new WhatsAppAdapter({ accessToken: "EAAwrongWrongWrongToken0000", appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, phoneNumberId: FAKE_PHONE_NUMBER_ID, apiUrl: fake.url });
+  const refused = await wrong.connect(handler).then(() => null, (e: unknown) => e as Error);
+  expect(refused?.message).toMatch(/^whatsapp: Meta refused the access token \(190\): check adapters\.whatsapp\.accessToken or WHATSAPP_ACCESS_TOKEN/u);
+  expect(`${refused?.message} ${refused?.stack} ${String(refused?.cause)}`).not.toContain("EAAwrongWrongWrongToken0000");
+  const unknown = new WhatsAppAdapter({ accessToken: fake.accessToken, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, phoneNumberId: "999", apiUrl: fake.url });
+  const missing = await unknown.connect(handler).then(() => null, (e: unknown) => e as Error);
+  expect(missing?.message).toMatch(/^whatsapp: Meta does not know the phone number id 999/u);
+});
+
+it("a refusal with a code the adapter does not explain shows Meta's own words once", async () => {
+  const { fake, logger, sendFailures, deliver } = await setup();
+  fake.failNext({ status: 400, body: "error-100-body-too-long" });
+  await deliver(dm("anything"));
+  await fake.waitFor(() => sendFailures.length > 0, "the send failure");
+  const line = logger.lines.find((l) => l.msg === "sending to the platform failed")!;
+  expect((line.obj["err"] as Error).message).toBe("whatsapp: the Graph API refused the request (100): Param text['body'] must be at most 4096 characters long.");
+});
