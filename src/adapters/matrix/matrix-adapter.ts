@@ -27,8 +27,9 @@
  *   SDK's scheduler, which waits out `M_LIMIT_EXCEEDED` (`retry_after_ms`, at most 60 s a
  *   time, 4 retries) and 5xx answers with the same transaction id; a refused send (403
  *   `M_FORBIDDEN`, …) is thrown as a clear error.
- * - matrix-js-sdk's own log lines go to the gateway's logger at warn and error only. The
- *   access token never appears in anything this adapter logs or throws.
+ * - matrix-js-sdk's own log lines go to the gateway's logger at warn and error only (its
+ *   unused call support is silenced). The access token never appears in anything this
+ *   adapter logs or throws.
  *
  * @module
  */
@@ -89,8 +90,9 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 let sdkLogSink: ((level: "warn" | "error", message: string) => void) | null = null;
 
 /**
- * Routes matrix-js-sdk's loglevel loggers (the global `matrix` logger the sync loop uses, and
- * the named children created at import) to {@link sdkLogSink}, at warn and above.
+ * Routes matrix-js-sdk's global loglevel logger (the one its sync loop and HTTP layer use) to
+ * {@link sdkLogSink} at warn and above, and silences the loggers of its call (MatrixRTC)
+ * support, which Threadline does not use (it reports every invite as an "unknown room").
  */
 function routeSdkLogs(module: SdkLoggerModule): void {
   const factory = (methodName: string): ((...args: unknown[]) => void) => {
@@ -98,10 +100,9 @@ function routeSdkLogs(module: SdkLoggerModule): void {
     return (...args: unknown[]) => sdkLogSink?.(level, format(...args));
   };
   const root = module.logger;
-  for (const logger of [root, root.getChild("MatrixRTCSession"), root.getChild("MatrixRTCSessionManager")] as Array<typeof root>) {
-    logger.methodFactory = factory as typeof logger.methodFactory;
-    logger.setLevel("warn", false);
-  }
+  root.methodFactory = factory as typeof root.methodFactory;
+  root.setLevel("warn", false);
+  for (const name of ["MatrixRTCSession", "MatrixRTCSessionManager"]) (root.getChild(name) as typeof root).setLevel("silent", false);
 }
 
 /** What the adapter keeps about a room. */
