@@ -23,18 +23,21 @@
  *   startup or later) gets one warning, its `m.room.encrypted` events are ignored, and
  *   nothing is sent there.
  * - Outbound: `m.room.message` events built by {@link matrixMessageContents} (Markdown with an
- *   HTML copy, split at 16,000 bytes, threads and replies as relations), sent through the
- *   SDK's scheduler, which waits out `M_LIMIT_EXCEEDED` (`retry_after_ms`, at most 60 s a
- *   time, 4 retries) and 5xx answers with the same transaction id; a refused send (403
- *   `M_FORBIDDEN`, …) is thrown as a clear error.
+ *   HTML copy, split at 16,000 bytes, threads and replies as relations), sent with the SDK's
+ *   HTTP client (`PUT …/send/m.room.message/{txnId}`, not its scheduler, which would give up
+ *   on every queued message of every room when one send fails): `M_LIMIT_EXCEEDED` is waited
+ *   out (`retry_after_ms`, at most 60 s a time), 5xx and connection errors retried, 4 retries
+ *   with the same transaction id; a refused send (403 `M_FORBIDDEN`, …) is thrown as a clear
+ *   error.
  * - matrix-js-sdk's own log lines go to the gateway's logger at warn and error only (its
  *   unused call support is silenced). The access token never appears in anything this
  *   adapter logs or throws.
  *
  * @module
  */
+import { randomUUID } from "node:crypto";
 import { format } from "node:util";
-import type { MatrixClient, MatrixError, MatrixEvent, MatrixScheduler } from "matrix-js-sdk";
+import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
 import type { Adapter, AdapterStateStore, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
 import { matrixMessageContents } from "./matrix-format.js";
@@ -155,22 +158,12 @@ export class MatrixAdapter implements Adapter {
       load: () => this.#loadSyncToken(),
       synced: (nextBatch) => this.#synced(nextBatch),
     });
-    const scheduler: MatrixScheduler = new sdk.MatrixScheduler((event, attempts, error) => {
-      const wait = sdk.MatrixScheduler.RETRY_BACKOFF_RATELIMIT(event, attempts, error);
-      if (wait < 0 || wait > MAX_RETRY_WAIT_MS) return -1;
-      this.#log.warn(
-        { platform: this.platform, status: error.httpStatus ?? null, errcode: error.errcode ?? null, retryInMs: wait, attempt: attempts },
-        error.errcode === "M_LIMIT_EXCEEDED" ? `matrix: rate limited by the homeserver; sending again in ${wait} ms` : `matrix: sending failed (${this.#safe(error).message}); again in ${wait} ms`,
-      );
-      return wait;
-    });
     const sdkLogger = this.#sdkLogger("");
     this.#client = sdk.createClient({
       baseUrl: options.homeserverUrl,
       accessToken: options.accessToken,
       userId: options.userId ?? undefined,
       store,
-      scheduler,
       logger: sdkLogger,
       timelineSupport: false,
       useAuthorizationHeader: true,
@@ -327,9 +320,9 @@ export class MatrixAdapter implements Adapter {
       const contents = matrixMessageContents(message.text, { kind: message.kind, replyTo, threadId: source.threadId ?? null, replyToUser });
       let first: string | null = null;
       for (const content of contents) {
-        const sent = await this.#client.sendEvent(roomId, "m.room.message" as never, content as never);
-        this.#botEvents.add(sent.event_id);
-        first ??= sent.event_id;
+        const eventId = await this.#sendEvent(roomId, content);
+        this.#botEvents.add(eventId);
+        first ??= eventId;
       }
       if (source.threadId) await this.#rememberThread(source.threadId);
       return { messageId: first };
@@ -338,6 +331,53 @@ export class MatrixAdapter implements Adapter {
     } finally {
       if (message.kind !== "notice") this.#stopTyping(roomId);
     }
+  }
+
+  /**
+   * `PUT /rooms/{roomId}/send/m.room.message/{txnId}` with one transaction id for all its
+   * attempts (the homeserver answers a repeat with the first event, so a retried send after a
+   * lost response posts nothing twice). Rate limits are waited out (`retry_after_ms`, at most
+   * 60 s a time), 5xx answers and connection errors retried after 1, 2, 4 and 8 s; anything
+   * else, or a fifth failure, is thrown.
+   */
+  async #sendEvent(roomId: string, content: object): Promise<string> {
+    const txnId = `tl.${randomUUID()}`;
+    const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const sent = await this.#client.http.authedRequest<{ event_id: string }>(this.#sdk.Method.Put, path, undefined, content as Record<string, unknown>);
+        return sent.event_id;
+      } catch (error) {
+        const wait = this.#retryWait(error, attempt);
+        if (wait === null) throw error;
+        const e = error as MatrixError;
+        this.#log.warn(
+          { platform: this.platform, roomId, status: e.httpStatus ?? null, errcode: e.errcode ?? null, retryInMs: wait, attempt },
+          e.errcode === "M_LIMIT_EXCEEDED" || e.httpStatus === 429
+            ? `matrix: rate limited by the homeserver; sending again in ${wait} ms`
+            : `matrix: sending failed (${this.#safe(error).message}); sending again in ${wait} ms`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  /** How long to wait before sending again after `error`, or `null` to give up. */
+  #retryWait(error: unknown, attempt: number): number | null {
+    if (attempt > 4) return null;
+    const e = error as MatrixError;
+    if (e.errcode === "M_LIMIT_EXCEEDED" || e.httpStatus === 429) {
+      let after: number | null = null;
+      try {
+        after = e.getRetryAfterMs?.() ?? null;
+      } catch {
+        after = null;
+      }
+      const wait = after ?? 1000 * 2 ** attempt;
+      return wait > MAX_RETRY_WAIT_MS ? null : Math.max(0, wait);
+    }
+    if ((e.httpStatus !== undefined && e.httpStatus >= 500) || error instanceof this.#sdk.ConnectionError) return 1000 * 2 ** (attempt - 1);
+    return null;
   }
 
   // --- inbound -----------------------------------------------------------------------
@@ -660,7 +700,7 @@ export class MatrixAdapter implements Adapter {
         : status === 404
           ? `${url} does not answer the Matrix Client-Server API (GET /_matrix/client/v3/account/whoami: 404): adapters.matrix.homeserverUrl must be the homeserver's base URL, the part before /_matrix`
           : status !== undefined
-            ? `the homeserver at ${url} refused the login (${status}${errcode ? ` ${errcode}` : ""}: ${safe.message})`
+            ? `the homeserver at ${url} refused the login (${status}${errcode ? ` ${errcode}` : ""}: ${this.#reason(error)})`
             : `could not reach the homeserver at ${url}: ${safe.message}`;
     const wrapped = new Error(`matrix: ${why}`);
     wrapped.cause = safe;
@@ -682,12 +722,18 @@ export class MatrixAdapter implements Adapter {
             : "";
     const wrapped = new Error(
       status !== undefined
-        ? `matrix: the homeserver refused the message to room ${roomId} (${status}${errcode ? ` ${errcode}` : ""}: ${safe.message})${hint}`
+        ? `matrix: the homeserver refused the message to room ${roomId} (${status}${errcode ? ` ${errcode}` : ""}: ${this.#reason(error)})${hint}`
         : `matrix: sending to room ${roomId} failed: ${safe.message}${hint}`,
     );
     (wrapped as Error & { code?: string }).code = errcode;
     wrapped.cause = safe;
     return wrapped;
+  }
+
+  /** The homeserver's own words (`error` of the error body), else the error's message; token removed. */
+  #reason(error: unknown): string {
+    const said = (error as MatrixError).data?.error;
+    return typeof said === "string" && said !== "" ? redactText(said, [this.#options.accessToken]) : this.#safe(error).message;
   }
 
   #safe(error: unknown): Error {

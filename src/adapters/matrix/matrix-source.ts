@@ -135,7 +135,8 @@ export function mentionsMatrixBot(content: Record<string, unknown>, body: string
   if (lower.includes(bot.userId.toLowerCase())) return true;
   const formatted = text(content["formatted_body"]);
   if (formatted !== null) {
-    const pill = formatted.toLowerCase();
+    // The reply fallback (<mx-reply>) quotes the replied-to author: not a mention.
+    const pill = formatted.replace(/<mx-reply>[\s\S]*?<\/mx-reply>/giu, "").toLowerCase();
     if (pill.includes(`matrix.to/#/${bot.userId.toLowerCase()}`) || pill.includes(`matrix.to/#/${encodeURIComponent(bot.userId).toLowerCase()}`)) return true;
   }
   const name = bot.displayName?.trim() ?? "";
