@@ -75,6 +75,11 @@ const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 const TYPING_TIMEOUT_MS = 30_000;
 /** The longest wait for a rate limit before a send gives up, in ms. */
 const MAX_RETRY_WAIT_MS = 60_000;
+/**
+ * How long a login or a send may take, in ms. (Not the SDK's `localTimeoutMs`: its timer is
+ * never cleared and would keep a failed start's process alive.)
+ */
+const REQUEST_TIMEOUT_MS = 60_000;
 /** How many thread roots the bot posted in are remembered across restarts. */
 const BOT_THREADS_KEPT = 500;
 /** How many rooms' facts are cached. */
@@ -144,7 +149,6 @@ export class MatrixAdapter implements Adapter {
   #pending: Promise<void> = Promise.resolve();
   /** No token was saved: the first batch is history, not answered. */
   #skipHistory = false;
-  #prepared = false;
   #syncTrouble = false;
 
   private constructor(options: MatrixAdapterOptions, sdk: MatrixSdk) {
@@ -167,7 +171,6 @@ export class MatrixAdapter implements Adapter {
       logger: sdkLogger,
       timelineSupport: false,
       useAuthorizationHeader: true,
-      localTimeoutMs: 60_000,
     });
     this.#typing = new TypingIndicator({
       send: (room) => this.#client.sendTyping(room, true, TYPING_TIMEOUT_MS),
@@ -204,9 +207,10 @@ export class MatrixAdapter implements Adapter {
   }
 
   /**
-   * Logs in (`whoami`) and starts syncing. A refused token or a user id that does not match
-   * fails at once; a homeserver that does not answer does not hold the gateway's start: after
-   * `connectTimeoutMs` the adapter keeps trying in the background.
+   * Logs in (`whoami`) and starts the sync loop (without waiting for the first batch, whose
+   * messages the gateway takes only once it has started). A refused token or a user id that
+   * does not match fails at once; a homeserver that does not answer does not hold the
+   * gateway's start: after `connectTimeoutMs` the adapter keeps trying in the background.
    */
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
@@ -239,19 +243,16 @@ export class MatrixAdapter implements Adapter {
     } catch (error) {
       this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not read the m.direct account data (direct rooms are recognised by their two members)");
     }
-    const prepared = new Promise<void>((resolve, reject) => {
-      const { ClientEvent, SyncState } = this.#sdk;
-      const onSync = (state: string, _previous: unknown, data?: { error?: Error }): void => {
-        if (state === SyncState.Prepared) {
-          this.#client.off(ClientEvent.Sync, onSync);
-          resolve();
-        } else if (state === SyncState.Error && (data?.error as MatrixError | undefined)?.errcode === "M_UNKNOWN_TOKEN") {
-          this.#client.off(ClientEvent.Sync, onSync);
-          reject(this.#connectError(data!.error));
-        }
-      };
-      this.#client.on(ClientEvent.Sync, onSync);
-    });
+    // The first batch may hold messages the gateway only takes once it has started, so the
+    // start does not wait for it: "connected" is logged when the first sync is processed.
+    const { ClientEvent, SyncState } = this.#sdk;
+    const onSync = (state: string): void => {
+      if (state !== SyncState.Prepared) return;
+      this.#client.off(ClientEvent.Sync, onSync);
+      this.#log.info({ platform: this.platform, mode: this.mode, bot: this.#userId, homeserverUrl: this.#options.homeserverUrl }, `matrix adapter connected as ${this.#userId} (sync)`);
+      void this.#checkJoinedRooms();
+    };
+    this.#client.on(ClientEvent.Sync, onSync);
     await this.#client.startClient({
       initialSyncLimit: 1,
       lazyLoadMembers: false,
@@ -259,10 +260,6 @@ export class MatrixAdapter implements Adapter {
       threadSupport: false,
       pollTimeout: this.#options.pollTimeoutMs ?? 30_000,
     });
-    await prepared;
-    this.#prepared = true;
-    this.#log.info({ platform: this.platform, mode: this.mode, bot: this.#userId, homeserverUrl: this.#options.homeserverUrl }, `matrix adapter connected as ${this.#userId} (sync)`);
-    void this.#checkJoinedRooms();
   }
 
   /** `whoami`, retried with growing pauses (1 s doubling to 60 s) while the homeserver cannot be reached. */
@@ -270,7 +267,7 @@ export class MatrixAdapter implements Adapter {
     let delay = 1_000;
     for (;;) {
       try {
-        const who = await this.#client.whoami();
+        const who = await this.#client.http.authedRequest<{ user_id: string; device_id?: string }>(this.#sdk.Method.Get, "/account/whoami", undefined, undefined, timeoutOpts());
         const expected = this.#options.userId;
         if (expected && expected !== who.user_id) {
           throw new Error(
@@ -281,7 +278,7 @@ export class MatrixAdapter implements Adapter {
       } catch (error) {
         const status = (error as MatrixError).httpStatus;
         if (status !== undefined && status !== 429 && status < 500) throw this.#connectError(error);
-        if (status === undefined && !(error instanceof this.#sdk.ConnectionError) && (error as Error).name !== "AbortError") throw error;
+        if (status === undefined && !(error instanceof this.#sdk.ConnectionError) && !isTimeout(error)) throw error;
         if (!this.#receiving) throw this.#connectError(error);
         this.#log.warn(
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
@@ -345,7 +342,7 @@ export class MatrixAdapter implements Adapter {
     const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const sent = await this.#client.http.authedRequest<{ event_id: string }>(this.#sdk.Method.Put, path, undefined, content as Record<string, unknown>);
+        const sent = await this.#client.http.authedRequest<{ event_id: string }>(this.#sdk.Method.Put, path, undefined, content as Record<string, unknown>, timeoutOpts());
         return sent.event_id;
       } catch (error) {
         const wait = this.#retryWait(error, attempt);
@@ -376,7 +373,7 @@ export class MatrixAdapter implements Adapter {
       const wait = after ?? 1000 * 2 ** attempt;
       return wait > MAX_RETRY_WAIT_MS ? null : Math.max(0, wait);
     }
-    if ((e.httpStatus !== undefined && e.httpStatus >= 500) || error instanceof this.#sdk.ConnectionError) return 1000 * 2 ** (attempt - 1);
+    if ((e.httpStatus !== undefined && e.httpStatus >= 500) || error instanceof this.#sdk.ConnectionError || isTimeout(error)) return 1000 * 2 ** (attempt - 1);
     return null;
   }
 
@@ -653,12 +650,10 @@ export class MatrixAdapter implements Adapter {
     const { SyncState } = this.#sdk;
     if ((state === SyncState.Error || state === SyncState.Reconnecting) && this.#receiving) {
       if ((error as MatrixError | null)?.errcode === "M_UNKNOWN_TOKEN") {
-        if (this.#prepared) {
-          this.#log.error(
-            { platform: this.platform, errcode: "M_UNKNOWN_TOKEN" },
-            "matrix: the homeserver no longer accepts the access token (its session was logged out); syncing stopped. Put a new token in adapters.matrix.accessToken or MATRIX_ACCESS_TOKEN and restart.",
-          );
-        }
+        this.#log.error(
+          { platform: this.platform, errcode: "M_UNKNOWN_TOKEN" },
+          "matrix: the homeserver no longer accepts the access token (its session was logged out); syncing stopped. Put a new token in adapters.matrix.accessToken or MATRIX_ACCESS_TOKEN and restart.",
+        );
         return;
       }
       if (!this.#syncTrouble) {
@@ -726,7 +721,8 @@ export class MatrixAdapter implements Adapter {
         : `matrix: sending to room ${roomId} failed: ${safe.message}${hint}`,
     );
     (wrapped as Error & { code?: string }).code = errcode;
-    wrapped.cause = safe;
+    // The homeserver's answer is quoted already; other failures keep what caused them.
+    if (status === undefined) wrapped.cause = safe;
     return wrapped;
   }
 
@@ -739,6 +735,18 @@ export class MatrixAdapter implements Adapter {
   #safe(error: unknown): Error {
     return redactError(error, [this.#options.accessToken]);
   }
+}
+
+/** Request options that abort after {@link REQUEST_TIMEOUT_MS} (an unref'd timer). */
+function timeoutOpts(): Parameters<MatrixClient["http"]["authedRequest"]>[4] {
+  // `priority` (from the DOM's RequestInit) is optional at run time.
+  return { abortSignal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) } as Parameters<MatrixClient["http"]["authedRequest"]>[4];
+}
+
+/** A request that ran out of time (our abort signal). */
+function isTimeout(error: unknown): boolean {
+  const name = (error as Error | null)?.name;
+  return name === "AbortError" || name === "TimeoutError";
 }
 
 function str(value: unknown): string | null {

@@ -111,6 +111,7 @@ async function setup(options: Setup = {}) {
   };
   cleanups.push(stop);
   await runner.start();
+  if (options.adapter?.accessToken === undefined) await fake.waitFor(() => connected(logger), "the startup line");
   return { fake, db, runner, adapter, agent, logger, failures, stop };
 }
 
