@@ -40,7 +40,7 @@ import { format } from "node:util";
 import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
 import type { Adapter, AdapterStateStore, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
-import { matrixMessageContents } from "./matrix-format.js";
+import { matrixEditContent, matrixMessageContents } from "./matrix-format.js";
 import { MATRIX_PLATFORM, mapMatrixEvent, matrixRelations, stripReplyFallback, type MatrixRawEvent, type MatrixRoomFacts } from "./matrix-source.js";
 import { createSyncTokenStore } from "./matrix-sync-store.js";
 
@@ -327,6 +327,37 @@ export class MatrixAdapter implements Adapter {
       throw this.#sendError(error, roomId);
     } finally {
       if (message.kind !== "notice") this.#stopTyping(roomId);
+    }
+  }
+
+  /**
+   * Starts a thread in the room of `source` for a handoff: a root notice (`🧵 <title>`) whose
+   * event id is the thread's `threadId`.
+   */
+  async createThread(source: SessionSource, title: string): Promise<SessionSource> {
+    const roomId = source.chatId;
+    if (!roomId) throw new Error("matrix: the home channel has no chatId (room id)");
+    try {
+      if (this.#encrypted.has(roomId)) throw new Error(`matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported)`);
+      const [content] = matrixMessageContents(`🧵 ${title.trim() || "Threadline"}`, { kind: "notice", replyTo: null, threadId: null });
+      const root = await this.#sendEvent(roomId, content!);
+      this.#botEvents.add(root);
+      await this.#rememberThread(root);
+      const dm = source.chatType === "dm";
+      return { platform: this.platform, chatType: dm ? "dm" : "thread", chatId: roomId, chatName: source.chatName ?? null, threadId: root, ...(dm ? {} : { parentChatId: roomId }) };
+    } catch (error) {
+      throw this.#sendError(error, roomId);
+    }
+  }
+
+  /** Edits a message the bot sent (`m.replace`). */
+  async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
+    const roomId = source.chatId;
+    if (!roomId) throw new Error("matrix: the session source has no chatId (room id)");
+    try {
+      await this.#sendEvent(roomId, matrixEditContent(messageId, text));
+    } catch (error) {
+      throw this.#sendError(error, roomId);
     }
   }
 

@@ -40,8 +40,10 @@ export interface MatrixMessageContent {
   format?: typeof MATRIX_HTML_FORMAT;
   formatted_body?: string;
   "m.mentions": { user_ids?: string[] };
+  /** Edits: the message's new content. */
+  "m.new_content"?: Omit<MatrixMessageContent, "m.relates_to" | "m.new_content">;
   "m.relates_to"?: {
-    rel_type?: "m.thread";
+    rel_type?: "m.thread" | "m.replace";
     event_id?: string;
     is_falling_back?: boolean;
     "m.in_reply_to"?: { event_id: string };
@@ -156,4 +158,28 @@ export function matrixMessageContents(text: string, target: MatrixSendTarget): M
     }
     return content;
   });
+}
+
+/**
+ * The content of an edit (`m.replace`) of the event `eventId` to `text`: the new content
+ * (with HTML) in `m.new_content`, and `* <text>` as the body clients without edits show.
+ * Text over {@link MATRIX_MESSAGE_LIMIT} is cut to its first chunk.
+ *
+ * @example
+ * ```ts
+ * matrixEditContent("$ev", "fixed");
+ * // { msgtype: "m.text", body: "* fixed", "m.mentions": {}, "m.new_content": { msgtype: "m.text", body: "fixed", … },
+ * //   "m.relates_to": { rel_type: "m.replace", event_id: "$ev" } }
+ * ```
+ */
+export function matrixEditContent(eventId: string, text: string): MatrixMessageContent {
+  const [first] = matrixMessageContents(text.trim() === "" ? "…" : text, { kind: "reply", replyTo: null, threadId: null });
+  const { "m.relates_to": _relation, ...fresh } = first!;
+  return {
+    msgtype: "m.text",
+    body: `* ${fresh.body}`,
+    "m.mentions": {},
+    "m.new_content": fresh,
+    "m.relates_to": { rel_type: "m.replace", event_id: eventId },
+  };
 }

@@ -300,6 +300,20 @@ it("sends: a 429 is waited out, a lost response is retried with the same transac
   expect(logger.text()).not.toContain(fake.token);
 });
 
+it("handoffs: createThread posts a root notice and answers in that thread; editMessage sends an m.replace", async () => {
+  const { fake, adapter, agent } = await setup();
+  const thread = await adapter.createThread({ platform: "matrix", chatType: "group", chatId: GENERAL, chatName: "General" }, "Planning the release");
+  const [root] = fake.sentTo(GENERAL);
+  expect(root!.content).toEqual({ msgtype: "m.notice", body: "🧵 Planning the release", "m.mentions": {} });
+  expect(thread).toEqual({ platform: "matrix", chatType: "thread", chatId: GENERAL, chatName: "General", threadId: root!.eventId, parentChatId: GENERAL });
+  // The bot's own thread: answered without a mention.
+  fake.pushMessage(GENERAL, BOB, { body: "count me in", "m.relates_to": { rel_type: "m.thread", event_id: root!.eventId, is_falling_back: true, "m.in_reply_to": { event_id: root!.eventId } } });
+  const reply = await fake.waitFor(() => fake.sentTo(GENERAL)[1], "the reply in the thread");
+  expect(agent.inputs.map(lastUserText)).toEqual(["count me in"]);
+  await adapter.editMessage(thread, reply.eventId, "edited text");
+  expect(fake.sentTo(GENERAL)[2]!.content).toMatchObject({ body: "* edited text", "m.relates_to": { rel_type: "m.replace", event_id: reply.eventId } });
+});
+
 it("a refused token or a user id that does not match stops connect with a clear error and no token", async () => {
   const fake = await startFakeMatrixHomeserver({ maxPollMs: 1_000 });
   cleanups.push(() => fake.close());

@@ -8,6 +8,7 @@ import {
   MATRIX_MESSAGE_LIMIT,
   mapMatrixEvent,
   markdownToMatrixHtml,
+  matrixEditContent,
   matrixMessageContents,
   matrixRelations,
   stripReplyFallback,
@@ -160,6 +161,18 @@ describe("matrixMessageContents", () => {
     expect(content!.body).toBe(angles);
     expect(content!.formatted_body).toBeUndefined();
     expect(Buffer.byteLength(JSON.stringify(content))).toBeLessThanOrEqual(MATRIX_CONTENT_BYTES_MAX);
+  });
+});
+
+describe("matrixEditContent", () => {
+  it("an edit replaces the event with m.new_content and shows `* text` to clients without edits", () => {
+    expect(matrixEditContent("$ev:example.org", "now **fixed**")).toEqual({
+      msgtype: "m.text",
+      body: "* now **fixed**",
+      "m.mentions": {},
+      "m.new_content": { msgtype: "m.text", body: "now **fixed**", format: "org.matrix.custom.html", formatted_body: "now <strong>fixed</strong>", "m.mentions": {} },
+      "m.relates_to": { rel_type: "m.replace", event_id: "$ev:example.org" },
+    });
   });
 });
 
