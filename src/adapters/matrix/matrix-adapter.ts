@@ -80,6 +80,11 @@ const MAX_RETRY_WAIT_MS = 60_000;
  * never cleared and would keep a failed start's process alive.)
  */
 const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * The most messages of one room a sync batch carries (the homeserver's default is about 10):
+ * after a long stop, what is older in a room than this is not delivered (a `limited` batch).
+ */
+const SYNC_TIMELINE_LIMIT = 50;
 /** How many thread roots the bot posted in are remembered across restarts. */
 const BOT_THREADS_KEPT = 500;
 /** How many rooms' facts are cached. */
@@ -253,7 +258,11 @@ export class MatrixAdapter implements Adapter {
       void this.#checkJoinedRooms();
     };
     this.#client.on(ClientEvent.Sync, onSync);
+    // No presence, typing or receipts (a bot needs none); up to SYNC_TIMELINE_LIMIT messages a room per batch.
+    const filter = new this.#sdk.Filter(who.user_id);
+    filter.setDefinition({ presence: { not_types: ["*"] }, room: { ephemeral: { not_types: ["*"] }, timeline: { limit: SYNC_TIMELINE_LIMIT } } });
     await this.#client.startClient({
+      filter,
       initialSyncLimit: 1,
       lazyLoadMembers: false,
       disablePresence: true,
@@ -453,7 +462,14 @@ export class MatrixAdapter implements Adapter {
     if (!this.#seen.add(event.event_id)) return;
     const roomId = event.room_id!;
     if (this.#encrypted.has(roomId)) return;
-    const info = await this.#roomInfo(roomId);
+    let info: RoomInfo;
+    try {
+      info = await this.#roomInfo(roomId);
+    } catch (error) {
+      // Answer anyway, with what is known (a DM from m.direct or its invite, else a group).
+      this.#log.warn({ err: this.#safe(error), platform: this.platform, roomId }, `matrix: could not read the state of room ${roomId} (${this.#safe(error).message})`);
+      info = { name: null, topic: null, members: new Map(), encrypted: false };
+    }
     if (info.encrypted) return;
     const room: MatrixRoomFacts = { roomId, name: info.name, topic: info.topic, direct: this.#isDirect(roomId, info), members: info.members };
     const bot = { userId: me, displayName: info.members.get(me) ?? null };
@@ -670,6 +686,7 @@ export class MatrixAdapter implements Adapter {
   async #rememberThread(root: string): Promise<void> {
     if (this.#botThreads.includes(root)) return;
     this.#botThreads = [...this.#botThreads, root].slice(-BOT_THREADS_KEPT);
+    if (this.#userId === null) return;
     await this.#state?.set(`bot_threads:${this.#userId}`, JSON.stringify(this.#botThreads)).catch((error: unknown) =>
       this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not save the bot's threads"),
     );

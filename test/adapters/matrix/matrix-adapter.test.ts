@@ -126,6 +126,11 @@ it("logs in with whoami and syncs; the history before the first start is not ans
   const { db, logger, agent } = await setup({ fake, answer: (input) => `**Hi** ${lastUserText(input)} <b>raw</b>` });
   expect(connected(logger)).toBe(true);
   expect(fake.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(["GET /account/whoami", `GET /user/${BOT}/account_data/m.direct`]);
+  // A sync filter without presence, typing and receipts, up to 50 messages a room; the initial sync asks for 1.
+  expect(fake.callsOf("POST", /\/filter$/u)[0]!.body).toMatchObject({ presence: { not_types: ["*"] }, room: { ephemeral: { not_types: ["*"] }, timeline: { limit: 50 } } });
+  const initial = fake.calls.find((c) => c.path === "/sync")!;
+  expect(initial.query.get("since")).toBeNull();
+  expect(JSON.parse(initial.query.get("filter")!)).toMatchObject({ room: { timeline: { limit: 1 } } });
   const id = fake.pushMessage(DM, ALICE, "hello there");
   const reply = await fake.waitFor(() => fake.sentTo(DM)[0], "the reply");
   expect(reply.content).toEqual({

@@ -56,6 +56,8 @@ describe("mapMatrixEvent", () => {
     const byName = mapMatrixEvent(event("event-message-text", { content: { body: "Threadline: what is up?" } }), group, BOT, none)!;
     expect(byName.candidate.mentionsBot).toBe(true);
     expect(byName.inbound.text).toBe("what is up?");
+    // Element takes a leading "/" for its own commands: addressing the bot first sends a gateway command.
+    expect(mapMatrixEvent(event("event-message-text", { content: { body: "Threadline: /new" } }), dm, BOT, none)!.inbound.text).toBe("/new");
     const byId = mapMatrixEvent(event("event-message-text", { content: { body: "@threadline:example.org, hi" } }), group, BOT, none)!;
     expect([byId.candidate.mentionsBot, byId.inbound.text]).toEqual([true, "hi"]);
     const byPill = mapMatrixEvent(
