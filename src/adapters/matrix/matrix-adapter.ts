@@ -18,7 +18,8 @@
  *   to the gateway in order; while the turn runs the room shows "typing…"
  *   (`PUT /rooms/{id}/typing/{userId}`, 30 s, renewed every 20 s; turned off after the reply).
  * - Invites: accepted (`POST /join/{roomId}`) unless `autoJoin` is false, only from
- *   `allowedUsers` and to `allowedChats` when those are set.
+ *   `allowedUsers` and to `allowedChats` when those are set; a DM invite (`is_direct`) is
+ *   recorded in the bot's `m.direct` account data, so the room stays a DM after restarts.
  * - Encrypted rooms are not supported: a joined room with `m.room.encryption` state (seen at
  *   startup or later) gets one warning, its `m.room.encrypted` events are ignored, and
  *   nothing is sent there.
@@ -144,6 +145,8 @@ export class MatrixAdapter implements Adapter {
   readonly #stop = new AbortController();
   /** Rooms listed in `m.direct` or joined from an `is_direct` invite. */
   readonly #direct = new Set<string>();
+  /** The bot's `m.direct` account data as last seen (user id → room ids). */
+  #directContent: Record<string, string[]> = {};
   readonly #rooms = new Map<string, Promise<RoomInfo>>();
   readonly #encrypted = new Set<string>();
   readonly #warnedEncrypted = new Set<string>();
@@ -552,7 +555,7 @@ export class MatrixAdapter implements Adapter {
     }
     try {
       await this.#client.joinRoom(roomId);
-      if (direct) this.#direct.add(roomId);
+      if (direct) await this.#recordDirect(roomId, inviter);
       this.#rooms.delete(roomId);
       this.#log.info(fields, `matrix: joined ${roomId} (invited by ${inviter})`);
     } catch (error) {
@@ -567,8 +570,26 @@ export class MatrixAdapter implements Adapter {
   }
 
   #readDirect(content: Record<string, unknown>): void {
-    for (const rooms of Object.values(content)) {
-      if (Array.isArray(rooms)) for (const id of rooms) if (typeof id === "string") this.#direct.add(id);
+    const kept: Record<string, string[]> = {};
+    for (const [userId, rooms] of Object.entries(content)) {
+      if (!Array.isArray(rooms)) continue;
+      kept[userId] = rooms.filter((id): id is string => typeof id === "string");
+      for (const id of kept[userId]) this.#direct.add(id);
+    }
+    this.#directContent = kept;
+  }
+
+  /** Records a room joined from a DM invite in the bot's `m.direct`, as the spec asks of the invitee's client. */
+  async #recordDirect(roomId: string, inviter: string): Promise<void> {
+    this.#direct.add(roomId);
+    const rooms = this.#directContent[inviter] ?? [];
+    if (rooms.includes(roomId)) return;
+    const content = { ...this.#directContent, [inviter]: [...rooms, roomId] };
+    this.#directContent = content;
+    try {
+      await this.#client.setAccountData(this.#sdk.EventType.Direct, content);
+    } catch (error) {
+      this.#log.warn({ err: this.#safe(error), platform: this.platform, roomId }, "matrix: could not record the new DM in the m.direct account data");
     }
   }
 

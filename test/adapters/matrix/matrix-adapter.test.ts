@@ -232,6 +232,8 @@ it("invites: joined from allowed users (a DM invite makes a DM room); refused fr
   const reply = await fake.waitFor(() => fake.sentTo("!from-alice:example.org")[0], "the DM reply");
   expect(reply.content["m.relates_to"]).toEqual({ "m.in_reply_to": { event_id: id } });
   expect(agent.inputs.map(lastUserText)).toEqual(["hi in our new DM"]);
+  // Recorded in m.direct (next to the seeded DM), so it stays a DM after a restart.
+  expect(fake.accountData("m.direct")).toEqual({ [ALICE]: [DM, "!from-alice:example.org"] });
 
   await first.stop();
   const other = await setup({ fake, adapter: { autoJoin: false } });

@@ -135,6 +135,8 @@ export interface FakeMatrixHomeserver {
   kick(roomId: string, by: string, userId?: string): void;
   /** Whether the bot is joined to the room. */
   joined(roomId: string): boolean;
+  /** The content of the bot's account data of `type`, or null. */
+  accountData(type: string): Record<string, unknown> | null;
   /** The next `count` calls of `method` whose path matches `path` fail with `failure`. */
   failNext(method: string, path: RegExp, failure: MatrixFailure, count?: number): void;
   callsOf(method: string, path: RegExp): MatrixCall[];
@@ -516,6 +518,9 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
     },
     joined(roomId) {
       return membership(roomId, MATRIX_IDS.bot) === "join";
+    },
+    accountData(type) {
+      return (accountData.get(type)?.event["content"] as Record<string, unknown> | undefined) ?? null;
     },
     failNext(method, path, failure, count = 1) {
       for (let i = 0; i < count; i += 1) failures.push({ method, path, failure });
