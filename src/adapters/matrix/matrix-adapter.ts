@@ -260,6 +260,7 @@ export class MatrixAdapter implements Adapter {
       this.#log.info({ platform: this.platform, mode: this.mode, bot: this.#userId, homeserverUrl: this.#options.homeserverUrl }, `matrix adapter connected as ${this.#userId} (sync)`);
       void this.#checkJoinedRooms();
     };
+    if (!this.#receiving) return;
     this.#client.on(ClientEvent.Sync, onSync);
     // No presence, typing or receipts (a bot needs none); up to SYNC_TIMELINE_LIMIT messages a room per batch.
     const filter = new this.#sdk.Filter(who.user_id);

@@ -219,6 +219,17 @@ it("restart: the next run continues from the saved sync token, answers what was 
   expect(fake.sent).toHaveLength(3);
 });
 
+it("a failing /sync is retried by the SDK: the outage and the recovery are logged, and the message sent meanwhile is answered once", async () => {
+  const { fake, logger, agent } = await setup();
+  fake.failNext("GET", /^\/sync$/u, { status: 502, body: { errcode: "M_UNKNOWN", error: "Bad gateway" } }, 2);
+  await fake.waitFor(() => logger.lines.find((l) => l.msg.startsWith("matrix: syncing with the homeserver failed")), "the outage warning");
+  fake.pushMessage(DM, ALICE, "sent during the outage");
+  await fake.waitFor(() => fake.sentTo(DM)[0], "the reply after the outage", 30_000);
+  await fake.waitFor(() => logger.lines.find((l) => l.msg === "matrix: homeserver reachable again; syncing resumed"), "the recovery line");
+  expect(agent.inputs.map(lastUserText)).toEqual(["sent during the outage"]);
+  expect(logger.lines.filter((l) => l.msg.startsWith("matrix: syncing with the homeserver failed")).map((l) => l.level)).toEqual(["warn"]);
+}, 60_000);
+
 it("invites: joined from allowed users (a DM invite makes a DM room); refused from others and with autoJoin false", async () => {
   const first = await setup({ rules: { allowedUsers: [ALICE] } });
   const { fake, logger, agent } = first;
