@@ -21,6 +21,7 @@ export * from "./recovery.js";
 export * from "./expiry-watcher.js";
 export * from "./lifecycle-config.js";
 export * from "./adapter.js";
+export * from "./adapter-state.js";
 export * from "./turn-messages.js";
 export * from "./slash-commands.js";
 export * from "./gateway-runner.js";

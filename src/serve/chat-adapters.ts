@@ -1,15 +1,16 @@
 /**
  * Builds the chat-platform adapters the config enables. Each platform's folder (and so its
  * SDK) is imported with `import()` only when its section is present, so an HTTP-only
- * gateway and the CLI never load grammY, Bolt or discord.js (WhatsApp has no SDK: its folder
- * speaks the Graph API with `fetch`). To add a platform: resolve its
- * section in `chat-platform-config.ts`, then add a block here that imports its folder,
- * creates the adapter and mounts its HTTP routes (if any) on the gateway's server.
+ * gateway and the CLI never load grammY, Bolt, discord.js or matrix-js-sdk (WhatsApp and
+ * Signal have no SDK: their folders speak the platform's HTTP API). To add a platform:
+ * resolve its section in `chat-platform-config.ts`, then add a block here that imports its
+ * folder, creates the adapter (with its durable `state`, if it keeps any) and mounts its
+ * HTTP routes (if any) on the gateway's server.
  *
  * @module
  */
 import type { FastifyInstance } from "fastify";
-import type { Adapter, GatewayLogger } from "../gateway/index.js";
+import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
 import { InvalidInputError } from "../store/index.js";
 import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-platform-config.js";
 
@@ -18,6 +19,12 @@ export interface CreateChatAdaptersOptions {
   /** The gateway's server: webhook-style platforms mount their routes on it (before it listens). */
   http: FastifyInstance;
   logger: GatewayLogger;
+  /**
+   * The durable state of one platform's adapter (e.g. Matrix keeps its sync token there so a
+   * restart continues where it stopped); `threadline serve` passes the database's `meta`
+   * table (`adapterStateInMeta`). Without it, such adapters keep their state in memory.
+   */
+  state?: (platform: string) => AdapterStateStore;
 }
 
 /**
@@ -83,6 +90,22 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
     });
     adapter.routes(options.http);
     out.push(adapter);
+  }
+  // --- Matrix ---
+  const matrix = adapters.matrix ?? null;
+  if (matrix !== null) {
+    const { MatrixAdapter } = await import("../adapters/matrix/index.js");
+    out.push(
+      await MatrixAdapter.create({
+        homeserverUrl: matrix.homeserverUrl!,
+        accessToken: matrix.accessToken!,
+        userId: matrix.userId,
+        autoJoin: matrix.autoJoin,
+        rules: matrix,
+        logger: options.logger,
+        state: options.state?.("matrix") ?? null,
+      }),
+    );
   }
   return out;
 }

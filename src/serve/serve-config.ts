@@ -15,6 +15,7 @@ import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramS
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-platform-config.js";
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
 import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-platform-config.js";
+import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -67,6 +68,8 @@ export interface ServeConfig {
     slack: SlackConfig | null;
     /** WhatsApp Cloud API (`null`: not configured). See docs/platforms.md. */
     whatsapp: WhatsAppConfig | null;
+    /** Matrix (`null`: not configured). See docs/platforms.md. */
+    matrix: MatrixConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -130,6 +133,7 @@ const adaptersSchema = z.strictObject({
   discord: discordSchema.optional(),
   slack: slackSchema.optional(),
   whatsapp: whatsappSchema.optional(),
+  matrix: matrixSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -226,6 +230,7 @@ const EXPECTED: Record<string, string> = {
   ...DISCORD_EXPECTED,
   ...SLACK_EXPECTED,
   ...WHATSAPP_EXPECTED,
+  ...MATRIX_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -364,6 +369,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       discord: resolveDiscordConfig(f.adapters?.discord, options.env ?? process.env),
       slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
       whatsapp: resolveWhatsAppConfig(f.adapters?.whatsapp, options.env ?? process.env),
+      matrix: resolveMatrixConfig(f.adapters?.matrix, options.env ?? process.env),
     },
     api: {
       enabled: f.api?.enabled ?? false,

@@ -13,6 +13,7 @@ import type { Logger } from "pino";
 import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
 import { ApiServerAdapter, WebhookAdapter, type ApiServerModels } from "../adapters/index.js";
 import {
+  adapterStateInMeta,
   ExpiryWatcher,
   GatewayRecovery,
   GatewayRunner,
@@ -230,7 +231,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
   try {
-    adapters.push(...(await createChatAdapters(config.adapters, { http, logger })));
+    adapters.push(...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform) })));
   } catch (error) {
     await db.close();
     throw error;

@@ -1,7 +1,8 @@
 /**
  * The chat platform SDKs are loaded only when their adapter is configured: the CLI and an
- * HTTP-only gateway never resolve grammY, discord.js or the Slack SDK, and a gateway with
- * only Telegram configured resolves grammY and nothing else. Observed in real child
+ * HTTP-only gateway never resolve grammY, discord.js, the Slack SDK or matrix-js-sdk; a
+ * gateway with only Telegram configured resolves grammY and nothing else, one with only
+ * Matrix resolves matrix-js-sdk (and never its end-to-end encryption module). Observed in real child
  * processes through a module-resolution hook (test/support/sdk-load-hook.mjs).
  */
 import { execFile } from "node:child_process";
@@ -10,13 +11,14 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB } from "../../src/store/index.js";
+import { startFakeMatrixHomeserver, type FakeMatrixHomeserver } from "../fakes/matrix/fake-matrix-homeserver.js";
 import { startFakeTelegramServer, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
 import { BIN, cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor } from "./gateway-process.js";
 
 const HOOK = pathToFileURL(fileURLToPath(new URL("../support/sdk-load-hook.mjs", import.meta.url))).href;
 const TIMEOUT = 60_000;
 
-const fakes: FakeTelegramServer[] = [];
+const fakes: Array<FakeTelegramServer | FakeMatrixHomeserver> = [];
 afterEach(async () => {
   await cleanupProcesses();
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
@@ -75,6 +77,27 @@ describe("chat platform SDKs load lazily", () => {
       const seen = resolved(log);
       expect(seen).toContain("grammy");
       expect(seen.filter((s) => !/^(grammy|@grammyjs\/)/u.test(s))).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "with only Matrix configured the gateway resolves matrix-js-sdk, not its crypto module and no other platform's SDK",
+    async () => {
+      const matrix = await startFakeMatrixHomeserver();
+      fakes.push(matrix);
+      const home = await makeHome({ adapters: { apiServer: { enabled: false }, matrix: { homeserverUrl: matrix.url } } });
+      const log = join(home, "sdk.log");
+      const gateway = await spawnGateway({ home, env: { ...hooked(log), MATRIX_ACCESS_TOKEN: matrix.token } });
+      await waitFor(() => /matrix adapter connected as @threadline:example\.org \(sync\)/u.test(gateway.output()), {
+        what: "the matrix adapter to connect",
+        describe: () => gateway.output(),
+      });
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      const seen = resolved(log);
+      expect(seen).toContain("matrix-js-sdk");
+      expect(seen.filter((s) => !/^(matrix-js-sdk|matrix-widget-api|matrix-events-sdk|@matrix-org\/)/u.test(s))).toEqual([]);
+      expect(seen.filter((s) => s.includes("crypto-wasm") || s.includes("@matrix-org/olm"))).toEqual([]);
     },
     TIMEOUT,
   );

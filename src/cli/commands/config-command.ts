@@ -56,6 +56,7 @@ function masked(config: ServeConfig): ServeConfig {
     if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
   }
   if (copy.adapters.discord?.token) copy.adapters.discord.token = `(set, ${copy.adapters.discord.token.length} chars)`;
+  if (copy.adapters.matrix?.accessToken) copy.adapters.matrix.accessToken = `(set, ${copy.adapters.matrix.accessToken.length} chars)`;
   const slack = copy.adapters.slack;
   if (slack !== null) {
     for (const key of ["botToken", "signingSecret", "appToken"] as const) {
