@@ -1,9 +1,10 @@
 /**
  * Builds the chat-platform adapters the config enables. Each platform's folder (and so its
  * SDK) is imported with `import()` only when its section is present, so an HTTP-only
- * gateway and the CLI never load grammY, Bolt or discord.js. To add a platform: resolve its
- * section in `chat-platform-config.ts`, then add a block here that imports its folder,
- * creates the adapter and mounts its HTTP routes (if any) on the gateway's server.
+ * gateway and the CLI never load grammY, Bolt, discord.js or the Signal adapter's `ws`. To
+ * add a platform: resolve its section in `chat-platform-config.ts`, then add a block here
+ * that imports its folder, creates the adapter and mounts its HTTP routes (if any) on the
+ * gateway's server.
  *
  * @module
  */
@@ -64,6 +65,20 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
     });
     adapter.routes(options.http);
     out.push(adapter);
+  }
+  const signal = adapters.signal ?? null;
+  if (signal !== null) {
+    const { SignalAdapter } = await import("../adapters/signal/index.js");
+    out.push(
+      await SignalAdapter.create({
+        apiUrl: signal.apiUrl!,
+        number: signal.number!,
+        mode: signal.mode,
+        readReceipts: signal.readReceipts,
+        rules: signal,
+        logger: options.logger,
+      }),
+    );
   }
   return out;
 }

@@ -5,7 +5,8 @@
  * (or `enabled: false`), takes its token from the environment when the file has none, and
  * reports what is missing through {@link chatAdapterProblems} (`threadline config check`
  * and `threadline serve` both call it). Slack and Discord slot in beside Telegram the same
- * way: a schema here, its `EXPECTED` lines, a resolver, and a case in `chatAdapterProblems`.
+ * way (Signal too, with no secret: its REST API has no authentication): a schema here, its
+ * `EXPECTED` lines, a resolver, and a case in `chatAdapterProblems`.
  *
  * @module
  */
@@ -218,6 +219,63 @@ export function resolveSlackConfig(section: z.infer<typeof slackSchema> | undefi
   };
 }
 
+// --- Signal ------------------------------------------------------------------------------
+
+/** A phone number in E.164 form: `+`, the country code and the number, 7–15 digits, no spaces. */
+export const SIGNAL_NUMBER = /^\+[1-9]\d{6,14}$/u;
+
+/** `adapters.signal` as written in the file. */
+export const signalSchema = z.strictObject({
+  ...chatAccessShape,
+  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  number: z.string().regex(SIGNAL_NUMBER).optional(),
+  mode: z.enum(["websocket", "polling"]).optional(),
+  readReceipts: z.boolean().optional(),
+});
+
+/** The `EXPECTED` lines of `adapters.signal`. */
+export const SIGNAL_EXPECTED: Record<string, string> = {
+  "adapters.signal.apiUrl": "the http(s) URL of the signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080",
+  "adapters.signal.number": "the bot's registered Signal number in E.164 form: '+', country code and number, no spaces (such as +4915100000000)",
+  "adapters.signal.mode": "websocket (the REST API runs with MODE=json-rpc, the default) or polling (MODE=normal or MODE=native)",
+  "adapters.signal.readReceipts": "true or false: send a read receipt for every message the bot takes (default true)",
+  ...chatAccessExpected("signal"),
+};
+
+/** `adapters.signal`, resolved. */
+export interface SignalConfig extends AnswerRules {
+  /** The REST API base URL; `null` when missing ({@link chatAdapterProblems} reports it). */
+  apiUrl: string | null;
+  /** The bot's number (E.164); `null` when missing. */
+  number: string | null;
+  mode: "websocket" | "polling";
+  readReceipts: boolean;
+}
+
+/** Resolves `adapters.signal` (`null`: not configured or `enabled: false`). */
+export function resolveSignalConfig(section: z.infer<typeof signalSchema> | undefined): SignalConfig | null {
+  if (section === undefined || section.enabled === false) return null;
+  return {
+    apiUrl: section.apiUrl?.replace(/\/+$/u, "") ?? null,
+    number: section.number ?? null,
+    mode: section.mode ?? "websocket",
+    readReceipts: section.readReceipts ?? true,
+    ...resolveChatAccess(section),
+  };
+}
+
+function signalProblems(signal: SignalConfig | null | undefined): string[] {
+  if (signal === null || signal === undefined) return [];
+  const problems: string[] = [];
+  if (signal.apiUrl === null) {
+    problems.push("adapters.signal.apiUrl: missing: set it to the URL of your signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080");
+  }
+  if (signal.number === null) {
+    problems.push("adapters.signal.number: missing: set it to the bot's Signal number as registered or linked in the REST API, in E.164 form such as +4915100000000");
+  }
+  return problems;
+}
+
 function discordProblems(discord: DiscordConfig | null | undefined): string[] {
   if (discord === null || discord === undefined) return [];
   if (discord.token === null) {
@@ -233,6 +291,8 @@ export interface ChatAdaptersConfig {
   /** Absent in configs built before Discord existed: read as not configured. */
   discord?: DiscordConfig | null;
   slack: SlackConfig | null;
+  /** Absent in configs built before Signal existed: read as not configured. */
+  signal?: SignalConfig | null;
 }
 
 /**
@@ -254,6 +314,7 @@ export function chatAdapterProblems(adapters: ChatAdaptersConfig): string[] {
     }
   }
   problems.push(...discordProblems(adapters.discord));
+  problems.push(...signalProblems(adapters.signal));
   const slack = adapters.slack;
   if (slack !== null) {
     if (slack.botToken === null) {

@@ -14,6 +14,7 @@ import { misplacedConfigKeys } from "./config-keys.js";
 import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-platform-config.js";
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
+import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -64,6 +65,8 @@ export interface ServeConfig {
     discord: DiscordConfig | null;
     /** Slack (`null`: not configured). See docs/platforms.md. */
     slack: SlackConfig | null;
+    /** Signal through the signal-cli REST API (`null`: not configured). See docs/platforms.md. */
+    signal: SignalConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -126,6 +129,7 @@ const adaptersSchema = z.strictObject({
   telegram: telegramSchema.optional(),
   discord: discordSchema.optional(),
   slack: slackSchema.optional(),
+  signal: signalSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -221,6 +225,7 @@ const EXPECTED: Record<string, string> = {
   ...TELEGRAM_EXPECTED,
   ...DISCORD_EXPECTED,
   ...SLACK_EXPECTED,
+  ...SIGNAL_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -358,6 +363,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
       discord: resolveDiscordConfig(f.adapters?.discord, options.env ?? process.env),
       slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
+      signal: resolveSignalConfig(f.adapters?.signal),
     },
     api: {
       enabled: f.api?.enabled ?? false,
