@@ -197,15 +197,21 @@ describe("threadline serve with Signal", () => {
       signal.setAttachment("L0ngTextEXAMPLEid.txt", full);
       signal.push(signalMessage("receive-long-text", { timestamp: 1767225960000, message: full.slice(0, 2000) }));
       await requestForText(model, full);
-      await signal.waitFor(() => signal.sentTo(ALICE).length === 2, "both replies");
+      // The echoed reply is over Signal's 2,000 bytes: two messages, the first quoting the question.
+      await signal.waitFor(() => signal.sentTo(ALICE).some((m) => m.message.endsWith("The end.")), "the long reply");
+      const long = signal.sentTo(ALICE).slice(1);
+      expect(long).toHaveLength(2);
+      for (const part of long) expect(Buffer.byteLength(part.message, "utf8")).toBeLessThanOrEqual(2000);
+      expect(long.map((m) => m.message).join(" ")).toBe(`Reply to: ${full}`);
+      expect(long.map((m) => m.quote_timestamp)).toEqual([1767225960000, null]);
 
       signal.dropConnection();
       await waitFor(() => gateway.logLines().find((l) => String(l["msg"]).startsWith("signal: receive WebSocket reconnected")), { what: "the reconnect", describe: () => gateway.output() });
       expect(gateway.logLines().some((l) => String(l["msg"]).startsWith("signal: receive WebSocket connection lost"))).toBe(true);
       expect(signal.connections).toBe(2);
       signal.push(dm(1767226000000, "after the reconnect"));
-      await signal.waitFor(() => signal.sentTo(ALICE)[2], "the reply after the reconnect");
-      expect(signal.sentTo(ALICE)[2]!.message).toBe("Reply to: after the reconnect");
+      await signal.waitFor(() => signal.sentTo(ALICE)[3], "the reply after the reconnect");
+      expect(signal.sentTo(ALICE)[3]!.message).toBe("Reply to: after the reconnect");
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
     },
     TEST_TIMEOUT,

@@ -104,6 +104,8 @@ export interface FakeSignalOptions {
   mode?: "json-rpc" | "normal";
   /** The registered account (default {@link SIGNAL_IDS.bot}). */
   number?: string;
+  /** The port on 127.0.0.1 (default: a free one). */
+  port?: number;
 }
 
 /** A running fake. */
@@ -128,6 +130,8 @@ export interface FakeSignalServer {
   readonly lost: number;
   /** Messages waiting for the next poll (normal mode). */
   readonly waiting: number;
+  /** Receive calls waiting for a message right now (normal mode). */
+  readonly pendingPolls: number;
   /** Delivers a received message: to the open WebSockets (json-rpc), or to the next poll (normal). */
   push(message: Record<string, unknown>): void;
   /** Drops the receive WebSockets without a close frame (the client sees 1006). */
@@ -265,7 +269,7 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
         quote_timestamp: typeof body?.["quote_timestamp"] === "number" ? (body["quote_timestamp"] as number) : null,
         quote_author: typeof body?.["quote_author"] === "string" ? (body["quote_author"] as string) : null,
       });
-      return answer(201, { ...signalFixture("send-response"), timestamp: String(clock) });
+      return answer(201, { ...signalFixture<Record<string, unknown>>("send-response"), timestamp: String(clock) });
     }
     if ((method === "PUT" || method === "DELETE") && ofAccount("/v1/typing-indicator")) {
       if (typeof body?.["recipient"] !== "string") return answer(400, { error: "Couldn't process request - invalid request" });
@@ -291,7 +295,10 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     answer(404, { error: "404 page not found" });
   }
 
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? 0, "127.0.0.1", resolve);
+  });
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
   return {
@@ -313,6 +320,9 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     },
     get waiting() {
       return queue.length;
+    },
+    get pendingPolls() {
+      return polls.size;
     },
     push(message) {
       if (mode === "normal") {
