@@ -236,7 +236,7 @@ export const signalSchema = z.strictObject({
 /** The `EXPECTED` lines of `adapters.signal`. */
 export const SIGNAL_EXPECTED: Record<string, string> = {
   "adapters.signal.apiUrl": "the http(s) URL of the signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080",
-  "adapters.signal.number": "the bot's registered Signal number in E.164 form: '+', country code and number, no spaces (such as +4915100000000)",
+  "adapters.signal.number": "the bot's registered Signal number in E.164 form: '+', country code and number, no spaces, in quotes (such as \"+4915100000000\"; unquoted, YAML reads it as a number)",
   "adapters.signal.mode": "websocket (the REST API runs with MODE=json-rpc, the default) or polling (MODE=normal or MODE=native)",
   "adapters.signal.readReceipts": "true or false: send a read receipt for every message the bot takes (default true)",
   ...chatAccessExpected("signal"),

@@ -41,9 +41,11 @@ describe("adapters.signal", () => {
   it("malformed values are refused with the expected form", () => {
     for (const number of ["4915100000000", "+49 151 00000000", "+0123456789", "+123", "+49151000000001234"]) {
       expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "http://127.0.0.1:8080", number } } }), number).toThrow(
-        /adapters\.signal\.number: must be the bot's registered Signal number in E\.164 form: '\+', country code and number, no spaces \(such as \+4915100000000\)/u,
+        /adapters\.signal\.number: must be the bot's registered Signal number in E\.164 form: '\+', country code and number, no spaces, in quotes \(such as "\+4915100000000"; unquoted, YAML reads it as a number\)/u,
       );
     }
+    // Unquoted in YAML, +4915100000000 arrives as a number.
+    expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "http://127.0.0.1:8080", number: 4915100000000 } } })).toThrow(/in quotes .* \(got 4915100000000\)/u);
     expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "127.0.0.1:8080" } } })).toThrow(/adapters\.signal\.apiUrl: must be the http\(s\) URL of the signal-cli REST API/u);
     expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "ws://127.0.0.1:8080" } } })).toThrow(/adapters\.signal\.apiUrl: must be the http\(s\) URL/u);
     expect(() => parseServeConfig({ adapters: { signal: { mode: "json-rpc" } } })).toThrow(/adapters\.signal\.mode: must be websocket \(the REST API runs with MODE=json-rpc, the default\) or polling/u);
