@@ -22,8 +22,9 @@
  * - Signal does not deliver a message twice: the REST API hands a message to the connected
  *   WebSocket or poll only, so a message refused while the gateway shuts down is answered
  *   with the reason, and messages sent while no connection is open are not received.
- * - Phone numbers of other people never appear in what this adapter logs; errors of the
- *   REST API are passed on with numbers shortened ({@link maskPhoneNumbers}).
+ * - Phone numbers of other people never appear in full in what this adapter logs (session
+ *   keys included); errors of the REST API are passed on with numbers shortened
+ *   ({@link maskPhoneNumbers}).
  *
  * @module
  */
@@ -276,7 +277,7 @@ export class SignalAdapter implements Adapter {
       const arm = (): void => {
         clearTimeout(idle);
         idle = setTimeout(() => {
-          error = new Error(`no ping or message for ${Math.round((this.#options.idleTimeoutMs ?? 150_000) / 1000)} s`);
+          error = new Error(`no ping or message for ${(this.#options.idleTimeoutMs ?? 150_000) / 1000} s`);
           ws.terminate();
         }, this.#options.idleTimeoutMs ?? 150_000);
         idle.unref();
@@ -402,7 +403,7 @@ export class SignalAdapter implements Adapter {
         this.#client.readReceipt(mapped.author, mapped.timestamp).catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
       }
       if (ack.status === "rejected") {
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "signal: message refused by the gateway");
+        this.#log.warn({ platform: this.platform, key: maskPhoneNumbers(ack.sessionKey, this.number), reason: ack.reason }, "signal: message refused by the gateway");
         // Signal does not deliver a message twice: say why it was not taken.
         await this.send(inbound.source, { text: ack.reason, kind: "notice", inReplyTo: [inbound.messageId!] }).catch(() => {});
       }

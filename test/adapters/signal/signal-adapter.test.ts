@@ -182,3 +182,12 @@ it("polling: a message the poll under way brings in while the gateway drains is 
   expect(agent.inputs).toHaveLength(0);
   expect(fake.waiting).toBe(0);
 });
+
+it("a receive WebSocket that goes quiet (no ping, no message) is replaced", async () => {
+  const { fake, logger } = await running({ adapter: { idleTimeoutMs: 400 } });
+  await fake.waitFor(() => fake.connections >= 2 || null, "a second connection");
+  expect(logger.lines.some((l) => l.msg.startsWith("signal: receive WebSocket connection lost (no ping or message for 0.4 s)"))).toBe(true);
+  await waitFor(() => logger.lines.find((l) => l.msg === "signal: receive WebSocket reconnected"), { what: "the reconnect" });
+  fake.push(signalMessage("receive-dm", { timestamp: 1767230500000, message: "still there?" }));
+  await fake.waitFor(() => fake.sentTo(SIGNAL_IDS.alice)[0], "the reply");
+});
