@@ -107,5 +107,19 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       }),
     );
   }
+  const signal = adapters.signal ?? null;
+  if (signal !== null) {
+    const { SignalAdapter } = await import("../adapters/signal/index.js");
+    out.push(
+      await SignalAdapter.create({
+        apiUrl: signal.apiUrl!,
+        number: signal.number!,
+        mode: signal.mode,
+        readReceipts: signal.readReceipts,
+        rules: signal,
+        logger: options.logger,
+      }),
+    );
+  }
   return out;
 }

@@ -16,6 +16,7 @@ import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConf
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
 import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-platform-config.js";
 import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-platform-config.js";
+import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-platform-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -70,6 +71,8 @@ export interface ServeConfig {
     whatsapp: WhatsAppConfig | null;
     /** Matrix (`null`: not configured). See docs/platforms.md. */
     matrix: MatrixConfig | null;
+    /** Signal through the signal-cli REST API (`null`: not configured). See docs/platforms.md. */
+    signal: SignalConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -134,6 +137,7 @@ const adaptersSchema = z.strictObject({
   slack: slackSchema.optional(),
   whatsapp: whatsappSchema.optional(),
   matrix: matrixSchema.optional(),
+  signal: signalSchema.optional(),
 });
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
@@ -231,6 +235,7 @@ const EXPECTED: Record<string, string> = {
   ...SLACK_EXPECTED,
   ...WHATSAPP_EXPECTED,
   ...MATRIX_EXPECTED,
+  ...SIGNAL_EXPECTED,
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -370,6 +375,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
       whatsapp: resolveWhatsAppConfig(f.adapters?.whatsapp, options.env ?? process.env),
       matrix: resolveMatrixConfig(f.adapters?.matrix, options.env ?? process.env),
+      signal: resolveSignalConfig(f.adapters?.signal),
     },
     api: {
       enabled: f.api?.enabled ?? false,
