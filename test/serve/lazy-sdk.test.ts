@@ -11,14 +11,15 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB } from "../../src/store/index.js";
-import { startFakeMatrixHomeserver, type FakeMatrixHomeserver } from "../fakes/matrix/fake-matrix-homeserver.js";
-import { startFakeTelegramServer, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
+import { startFakeMatrixHomeserver } from "../fakes/matrix/fake-matrix-homeserver.js";
+import { SIGNAL_IDS, startFakeSignalServer, type FakeSignalServer } from "../fakes/signal/fake-signal-server.js";
+import { startFakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
 import { BIN, cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor } from "./gateway-process.js";
 
 const HOOK = pathToFileURL(fileURLToPath(new URL("../support/sdk-load-hook.mjs", import.meta.url))).href;
 const TIMEOUT = 60_000;
 
-const fakes: Array<FakeTelegramServer | FakeMatrixHomeserver> = [];
+const fakes: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   await cleanupProcesses();
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
@@ -77,6 +78,21 @@ describe("chat platform SDKs load lazily", () => {
       const seen = resolved(log);
       expect(seen).toContain("grammy");
       expect(seen.filter((s) => !/^(grammy|@grammyjs\/)/u.test(s))).toEqual([]);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    "with only Signal configured the gateway resolves ws (its receive WebSocket) and no platform SDK",
+    async () => {
+      const signal: FakeSignalServer = await startFakeSignalServer();
+      fakes.push(signal);
+      const home = await makeHome({ adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: SIGNAL_IDS.bot } } });
+      const log = join(home, "sdk.log");
+      const gateway = await spawnGateway({ home, env: hooked(log) });
+      await waitFor(() => /signal adapter connected as \+4915100000000 \(websocket\)/u.test(gateway.output()), { what: "the signal adapter to connect", describe: () => gateway.output() });
+      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      expect([...new Set(resolved(log))]).toEqual(["ws"]);
     },
     TIMEOUT,
   );
