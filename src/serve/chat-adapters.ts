@@ -12,7 +12,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
 import { InvalidInputError } from "../store/index.js";
-import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-platform-config.js";
+import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 
 /** Options of {@link createChatAdapters}. */
 export interface CreateChatAdaptersOptions {

@@ -9,5 +9,5 @@ export * from "./config-keys.js";
 export * from "./gateway-metrics.js";
 export * from "./start-gateway.js";
 export * from "./agent-choice.js";
-export * from "./chat-platform-config.js";
+export * from "./chat-config/index.js";
 export * from "./chat-adapters.js";

@@ -11,12 +11,13 @@ import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js"
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
-import { SECRET_CONFIG_KEYS, TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-platform-config.js";
-import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-platform-config.js";
-import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-platform-config.js";
-import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-platform-config.js";
-import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-platform-config.js";
-import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-platform-config.js";
+import { SECRET_CONFIG_KEYS } from "./chat-config/index.js";
+import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
+import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
+import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
+import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-config/whatsapp-config.js";
+import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-config/matrix-config.js";
+import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-config/signal-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
