@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { chatAdapterProblems, configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { SECRET_CONFIG_KEYS, chatAdapterProblems, configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError, EXIT } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -50,28 +50,27 @@ function masked(config: ServeConfig): ServeConfig {
   copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => mask(t));
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = mask(copy.adapters.webhook.secret);
   copy.api.keys = copy.api.keys.map((k, i) => ({ ...k, key: mask(k.key, `key ${i + 1}`) }));
-  // Platform tokens are never shown, not even a prefix.
-  if (copy.adapters.telegram !== null) {
-    if (copy.adapters.telegram.token !== null) copy.adapters.telegram.token = `(set, ${copy.adapters.telegram.token.length} chars)`;
-    if (copy.adapters.telegram.secret !== null) copy.adapters.telegram.secret = `(set, ${copy.adapters.telegram.secret.length} chars)`;
-  }
-  if (copy.adapters.discord?.token) copy.adapters.discord.token = `(set, ${copy.adapters.discord.token.length} chars)`;
-  if (copy.adapters.matrix?.accessToken) copy.adapters.matrix.accessToken = `(set, ${copy.adapters.matrix.accessToken.length} chars)`;
-  const slack = copy.adapters.slack;
-  if (slack !== null) {
-    for (const key of ["botToken", "signingSecret", "appToken"] as const) {
-      const value = slack[key];
-      if (value !== null) slack[key] = `(set, ${value.length} chars)`;
-    }
-  }
-  const whatsapp = copy.adapters.whatsapp;
-  if (whatsapp !== null) {
-    for (const key of ["accessToken", "appSecret", "verifyToken"] as const) {
-      const value = whatsapp[key];
-      if (value !== null) whatsapp[key] = `(set, ${value.length} chars)`;
-    }
+  // Chat platform secrets are never shown, not even a prefix: each key of SECRET_CONFIG_KEYS
+  // is a dotted path (adapters.<platform>.<key>) that holds the value in the resolved config.
+  for (const key of SECRET_CONFIG_KEYS) {
+    const path = key.split(".");
+    const parent = valueAt(copy, path.slice(0, -1));
+    const name = path[path.length - 1]!;
+    if (parent === null || typeof parent !== "object") continue;
+    const value = (parent as Record<string, unknown>)[name];
+    if (typeof value === "string") (parent as Record<string, unknown>)[name] = `(set, ${value.length} chars)`;
   }
   return copy;
+}
+
+/** The value at a dotted path's segments (`undefined` when a segment is missing). */
+function valueAt(root: unknown, path: readonly string[]): unknown {
+  let current = root;
+  for (const part of path) {
+    if (current === null || typeof current !== "object") return undefined;
+    current = (current as Record<string, unknown>)[part];
+  }
+  return current;
 }
 
 const FORBIDDEN_SEGMENTS = new Set(["__proto__", "prototype", "constructor"]);
