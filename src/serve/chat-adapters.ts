@@ -3,9 +3,10 @@
  * SDK) is imported with `import()` only when its section is present, so an HTTP-only
  * gateway and the CLI never load grammY, Bolt, discord.js or matrix-js-sdk (WhatsApp and
  * Signal have no SDK: their folders speak the platform's HTTP API). To add a platform:
- * resolve its section in `chat-platform-config.ts`, then add a block here that imports its
- * folder, creates the adapter (with its durable `state`, if it keeps any) and mounts its
- * HTTP routes (if any) on the gateway's server.
+ * resolve its section in `chat-config/<platform>-config.ts` (composed in
+ * `chat-config/index.ts`), then add a block here that imports its folder, creates the
+ * adapter (with its durable `state`, if it keeps any) and mounts its HTTP routes (if any) on
+ * the gateway's server.
  *
  * @module
  */
