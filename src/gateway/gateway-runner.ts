@@ -505,6 +505,10 @@ export class GatewayRunner implements CommandHost {
     }
     state.done = (async () => {
       try {
+        // A freshly acquired lease on a key whose turn is still marked as running: the replica
+        // that held it died mid-turn. That turn is resumed first, so a message that reached this
+        // replica before the sweep did never overtakes it.
+        if (lease !== null && (first === null || "messages" in first)) await this.#resumeOrphanedTurn(key, state);
         if (first !== null && "messages" in first) {
           await this.#turn(key, state, first.messages, { durable: first.durable, failed: first.failed });
         } else if (first !== null && "resume" in first) {
@@ -638,6 +642,21 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
+  /** Resumes the turn another holder of this key's lease left unfinished, if there is one (see {@link GatewayRunner.sweep}). */
+  async #resumeOrphanedTurn(key: string, state: Running): Promise<void> {
+    const entry = await this.store.getEntry(key);
+    if (entry === null || entry.turnStartedAt === null || entry.suspended) return;
+    const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
+    if (!this.#serves(source.platform)) return;
+    this.#log.info({ key }, "resuming a turn another replica left unfinished");
+    try {
+      await this.#resumeTurn(key, state, entry);
+    } catch (error) {
+      // The turn stays marked; the next sweep tries again. The new message still runs.
+      this.#log.error({ err: error, key }, "resuming a turn another replica left unfinished failed");
+    }
+  }
+
   async #resumeTurn(key: string, state: Running, entry: SessionEntry): Promise<void> {
     state.phase = "turn";
     try {

@@ -68,7 +68,7 @@ forEachBackend((backend) => {
     await b.runner.drain(1000);
   });
 
-  it("a replica that dies loses its lease at expiry and the session continues on another", async () => {
+  it("a replica that dies loses its lease at expiry; the next holder resumes its cut-off turn before the next message", async () => {
     const { db, reopen } = await backend.fresh();
     const tracker = new TurnTracker();
     const deadDb = await reopen();
@@ -88,11 +88,20 @@ forEachBackend((backend) => {
     expect((await live.local.receive("second", { chatId: "c" })).status).toBe("queued");
     // Replicas sweep queued sessions whose lease expired (serve does this every lease TTL).
     const deadline = Date.now() + 10_000;
-    while (live.local.sent.length === 0 && Date.now() < deadline) {
+    while (live.local.sent.length < 2 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 250));
       await live.runner.replayQueues();
     }
-    expect(live.local.sent.map((d) => d.message.text)).toEqual(["replica-live: second"]);
+    // Taking the lease over for the queued message, it first finishes the turn the dead
+    // replica left marked as running (as its sweep would have), then runs "second".
+    expect(live.local.sent.map((d) => d.message.text)).toEqual(["replica-live: first", "replica-live: second"]);
+    const sessionId = live.local.sent[0]!.message.sessionId!;
+    expect((await db.getMessages(sessionId)).map((m) => [m.role, m.content])).toEqual([
+      ["user", "first"],
+      ["assistant", "replica-live: first"],
+      ["user", "second"],
+      ["assistant", "replica-live: second"],
+    ]);
     await live.runner.drain(1000);
   });
 });
