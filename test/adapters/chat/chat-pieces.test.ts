@@ -1,5 +1,17 @@
 import { expect, it } from "vitest";
-import { DEFAULT_ANSWER_RULES, REDACTED, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerCandidate } from "../../../src/adapters/chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  REDACTED,
+  SeenMessageIds,
+  TypingIndicator,
+  abortableSleep,
+  connectInBackground,
+  decideAnswer,
+  loadSdk,
+  redactError,
+  redactText,
+  type AnswerCandidate,
+} from "../../../src/adapters/chat/index.js";
 import { InvalidInputError } from "../../../src/store/index.js";
 
 const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
@@ -81,4 +93,29 @@ it("loadSdk names the package to install when it is missing", async () => {
   expect(error).toBeInstanceOf(InvalidInputError);
   expect((error as Error).message).toContain("npm install some-sdk");
   expect(await loadSdk("x", "example", async () => 42)).toBe(42);
+});
+
+it("connectInBackground: resolves with the bring-up, fails with it in time, else lets it go on and reports a later failure", async () => {
+  const calls: string[] = [];
+  const options = { timeoutMs: 60_000, onTimeout: () => calls.push("timeout"), onBackgroundFailure: (e: unknown) => calls.push(`failed: ${(e as Error).message}`) };
+  await connectInBackground(Promise.resolve(), options);
+  await expect(connectInBackground(Promise.reject(new Error("refused token")), options)).rejects.toThrow("refused token");
+  expect(calls).toEqual([]);
+
+  let fail!: (error: Error) => void;
+  const slow = new Promise<void>((_resolve, reject) => (fail = reject));
+  await connectInBackground(slow, { ...options, timeoutMs: 1 });
+  expect(calls).toEqual(["timeout"]);
+  fail(new Error("unreachable"));
+  await slow.catch(() => {});
+  expect(calls).toEqual(["timeout", "failed: unreachable"]);
+});
+
+it("abortableSleep ends when its signal aborts, at once when it already has", async () => {
+  const stop = new AbortController();
+  const sleeping = abortableSleep(3_600_000, stop.signal);
+  stop.abort();
+  await sleeping;
+  await abortableSleep(3_600_000, stop.signal);
+  await abortableSleep(1);
 });
