@@ -10,7 +10,8 @@
  * - {@link ReplyAgent}, {@link lastUserText}: the agent (records its inputs), and the text it answers.
  * - {@link recordingLogger}: a {@link GatewayLogger} keeping {@link Logged} lines.
  * - {@link TEST_RULES}: the answer rules the tests start from.
- * - {@link tempDatabase}, {@link adapterHarness}, {@link listenOnLoopback}.
+ * - {@link tempDatabase}, {@link adapterHarness}; {@link serveWebhooks} for adapters with routes on
+ *   the gateway's HTTP server.
  *
  * @module
  */
@@ -18,7 +19,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach } from "vitest";
 import type { AnswerRules } from "../../src/adapters/chat/index.js";
 import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
@@ -106,6 +107,8 @@ export interface AdapterHarness<A extends Adapter> {
   deliveryFailures: string[];
   /** Drains the runner (5 s at most) and stops it. */
   stopRunner(): Promise<void>;
+  /** {@link AdapterHarness.stopRunner}, then closes the store. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -137,11 +140,31 @@ export async function adapterHarness<A extends Adapter>(
     await runner.drain(5_000);
     await runner.stop();
   };
-  return { db, logger, adapter, agent, runner, failures, deliveryFailures, stopRunner };
+  const stop = async (): Promise<void> => {
+    await stopRunner();
+    await db.close();
+  };
+  return { db, logger, adapter, agent, runner, failures, deliveryFailures, stopRunner, stop };
 }
 
-/** Starts `http` on a free loopback port; resolves with its base URL (`http://127.0.0.1:<port>`). */
-export async function listenOnLoopback(http: FastifyInstance): Promise<string> {
+/**
+ * For an adapter with webhook routes: mounts them on a new Fastify server, starts the runner,
+ * then the server on a free loopback port; after the test the runner, the server and the
+ * store are stopped, in that order. Resolves with the server and its base URL
+ * (`http://127.0.0.1:<port>`).
+ */
+export async function serveWebhooks(
+  cleanups: Cleanups,
+  h: AdapterHarness<Adapter & { routes(http: FastifyInstance): void }>,
+): Promise<{ http: FastifyInstance; url: string }> {
+  const http = Fastify({ logger: false });
+  h.adapter.routes(http);
+  await h.runner.start();
   await http.listen({ host: "127.0.0.1", port: 0 });
-  return `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
+  cleanups.push(async () => {
+    await h.stopRunner();
+    await http.close();
+    await h.db.close();
+  });
+  return { http, url: `http://127.0.0.1:${(http.server.address() as AddressInfo).port}` };
 }

@@ -31,10 +31,7 @@ async function setup(
       }),
   });
   await h.runner.start();
-  cleanups.push(async () => {
-    await h.stopRunner();
-    await h.db.close();
-  });
+  cleanups.push(h.stop);
   return { ...h, fake };
 }
 

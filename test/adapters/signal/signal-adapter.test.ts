@@ -31,11 +31,7 @@ async function setup(
         ...options.adapter,
       }),
   });
-  const stop = async (): Promise<void> => {
-    await h.stopRunner();
-    await h.db.close();
-  };
-  return { ...h, fake, port, stop };
+  return { ...h, fake, port };
 }
 
 async function running(options: Parameters<typeof setup>[0] = {}) {

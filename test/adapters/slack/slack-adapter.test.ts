@@ -3,7 +3,6 @@
  * local fake Web API, signed Events API POSTs to its route on a real Fastify server, a real
  * SQLite store and the real GatewayRunner.
  */
-import Fastify from "fastify";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { SlackAdapter } from "../../../src/adapters/slack/index.js";
@@ -11,7 +10,7 @@ import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeSlackServer } from "../../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../../fakes/slack/slack-events.js";
-import { TEST_RULES, adapterHarness, lastUserText, listenOnLoopback, useCleanups } from "../adapter-harness.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, useCleanups } from "../adapter-harness.js";
 
 const SECRET = "slack-signing-secret-for-tests-0001";
 const DM = "D0ALICEDM1";
@@ -23,7 +22,6 @@ const cleanups = useCleanups();
 async function setup(options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; assistantStatus?: boolean } = {}) {
   const fake = await startFakeSlackServer();
   cleanups.push(() => fake.close());
-  const http = Fastify({ logger: false });
   const h = await adapterHarness(cleanups, {
     name: "slack",
     answer: options.answer,
@@ -39,15 +37,8 @@ async function setup(options: { answer?: (input: AgentTurnInput) => string; rule
         retryMinTimeoutMs: 50,
       }),
   });
-  h.adapter.routes(http);
-  await h.runner.start();
-  const base = await listenOnLoopback(http);
-  cleanups.push(async () => {
-    await h.stopRunner();
-    await http.close();
-    await h.db.close();
-  });
-  const events = `${base}/slack/events`;
+  const { url } = await serveWebhooks(cleanups, h);
+  const events = `${url}/slack/events`;
   const deliver = async (payload: Record<string, unknown>): Promise<void> => {
     const answer = await postSlackEvent(events, payload, { signingSecret: SECRET });
     expect(answer.status).toBe(200);

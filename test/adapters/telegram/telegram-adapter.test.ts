@@ -2,21 +2,19 @@
  * The Telegram adapter in-process: the REAL grammY (through `apiRoot`) against the local
  * fake Bot API, a real SQLite store and the real GatewayRunner.
  */
-import Fastify from "fastify";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { TelegramAdapter } from "../../../src/adapters/telegram/index.js";
 import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
-import { TEST_RULES, adapterHarness, lastUserText, listenOnLoopback, recordingLogger, useCleanups } from "../adapter-harness.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, recordingLogger, useCleanups } from "../adapter-harness.js";
 
 const cleanups = useCleanups();
 
 async function setup(options: { answer?: (input: AgentTurnInput) => string; mode?: "polling" | "webhook"; rules?: Partial<AnswerRules> } = {}) {
   const fake = await startFakeTelegramServer();
   cleanups.push(() => fake.close());
-  const http = Fastify({ logger: false });
   const h = await adapterHarness(cleanups, {
     name: "telegram",
     answer: options.answer,
@@ -31,15 +29,8 @@ async function setup(options: { answer?: (input: AgentTurnInput) => string; mode
         pollingTimeoutSeconds: 5,
       }),
   });
-  h.adapter.routes(http);
-  await h.runner.start();
-  const httpUrl = await listenOnLoopback(http);
-  cleanups.push(async () => {
-    await h.stopRunner();
-    await http.close();
-    await h.db.close();
-  });
-  return { ...h, fake, http, httpUrl };
+  const { http, url } = await serveWebhooks(cleanups, h);
+  return { ...h, fake, http, httpUrl: url };
 }
 
 it("connects: getMe, the slash commands registered, polling started, the identity logged", async () => {

@@ -3,14 +3,13 @@
  * signed POSTs, its Graph API calls going to the local fake (test/fakes/whatsapp), a real
  * SQLite store and the real GatewayRunner.
  */
-import Fastify from "fastify";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { WhatsAppAdapter } from "../../../src/adapters/whatsapp/index.js";
 import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer } from "../../fakes/whatsapp/fake-whatsapp-server.js";
 import { messageIdOf, postWhatsAppWebhook, whatsappWebhook } from "../../fakes/whatsapp/whatsapp-webhooks.js";
-import { TEST_RULES, adapterHarness, lastUserText, listenOnLoopback, useCleanups } from "../adapter-harness.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, useCleanups } from "../adapter-harness.js";
 
 const APP_SECRET = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const VERIFY_TOKEN = "verify-me-please-0001";
@@ -22,7 +21,6 @@ const cleanups = useCleanups();
 async function setup(options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; readReceipts?: boolean } = {}) {
   const fake = await startFakeWhatsAppServer();
   cleanups.push(() => fake.close());
-  const http = Fastify({ logger: false });
   const h = await adapterHarness(cleanups, {
     name: "whatsapp",
     answer: options.answer,
@@ -40,15 +38,7 @@ async function setup(options: { answer?: (input: AgentTurnInput) => string; rule
         retryMinDelayMs: 20,
       }),
   });
-  h.adapter.routes(http);
-  await h.runner.start();
-  const base = await listenOnLoopback(http);
-  cleanups.push(async () => {
-    await h.stopRunner();
-    await http.close();
-    await h.db.close();
-  });
-  const url = `${base}/whatsapp/webhook`;
+  const url = `${(await serveWebhooks(cleanups, h)).url}/whatsapp/webhook`;
   const deliver = async (payload: Record<string, unknown>): Promise<void> => {
     const answer = await postWhatsAppWebhook(url, payload, { appSecret: APP_SECRET });
     expect(answer.status).toBe(200);
