@@ -5,8 +5,10 @@
  * ({@link SeenMessageIds}), who is answered ({@link decideAnswer}), tokens kept out of logs
  * ({@link redactError}), lazy SDK loading ({@link loadSdk}), a `connect` that does not hold
  * the gateway's start ({@link connectInBackground}) and back-off pauses cut short by a stop
- * ({@link abortableSleep}). None of them imports an SDK. (The no-op logger an adapter falls
- * back on is the gateway's `noopLogger`, beside `GatewayLogger`.)
+ * ({@link abortableSleep}), and Markdown lists and tables as text lines for the platforms that
+ * have neither ({@link listLines}, {@link tableLines}, {@link wrapMarkers}). None of them
+ * imports an SDK. (The no-op logger an adapter falls back on is the gateway's `noopLogger`,
+ * beside `GatewayLogger`.)
  *
  * @module
  */
@@ -18,3 +20,4 @@ export * from "./secret-redaction.js";
 export * from "./load-sdk.js";
 export * from "./connect-in-background.js";
 export * from "./abortable-sleep.js";
+export * from "./markdown-text-blocks.js";

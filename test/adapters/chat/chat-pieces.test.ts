@@ -10,8 +10,12 @@ import {
   loadSdk,
   redactError,
   redactText,
+  wrapMarkers,
   type AnswerCandidate,
 } from "../../../src/adapters/chat/index.js";
+import { markdownToSlackMrkdwn } from "../../../src/adapters/slack/index.js";
+import { markdownToTelegramHtml } from "../../../src/adapters/telegram/index.js";
+import { markdownToWhatsApp } from "../../../src/adapters/whatsapp/index.js";
 import { InvalidInputError } from "../../../src/store/index.js";
 
 const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
@@ -118,4 +122,13 @@ it("abortableSleep ends when its signal aborts, at once when it already has", as
   await sleeping;
   await abortableSleep(3_600_000, stop.signal);
   await abortableSleep(1);
+});
+
+it("lists and tables as text lines: numbered from the list's start, ☐/☑ for tasks, each platform's bullet, indent and header style", () => {
+  const md = "3. c\n4. d\n   more\n\n- [ ] todo\n- [x] done\n\n| a | b |\n|---|---|\n| 1 | 2 |";
+  expect(markdownToSlackMrkdwn(md)).toBe("3. c\n4. d\n   more\n\n• ☐ todo\n• ☑ done\n\n*a | b*\n1 | 2");
+  expect(markdownToWhatsApp(md)).toBe("3. c\n4. d\n   more\n\n- ☐ todo\n- ☑ done\n\n*a | b*\n1 | 2");
+  expect(markdownToTelegramHtml(md)).toBe("3. c\n4. d\n  more\n\n• ☐ todo\n• ☑ done\n\na | b\n1 | 2");
+  expect(wrapMarkers("*", " bold ")).toBe(" *bold* ");
+  expect(wrapMarkers("_", "  ")).toBe("  ");
 });
