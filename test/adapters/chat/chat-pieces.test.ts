@@ -8,6 +8,7 @@ import {
   connectInBackground,
   decideAnswer,
   loadSdk,
+  mediaKindOf,
   redactError,
   redactText,
   wrapMarkers,
@@ -131,4 +132,8 @@ it("lists and tables as text lines: numbered from the list's start, ☐/☑ for 
   expect(markdownToTelegramHtml(md)).toBe("3. c\n4. d\n  more\n\n• ☐ todo\n• ☑ done\n\na | b\n1 | 2");
   expect(wrapMarkers("*", " bold ")).toBe(" *bold* ");
   expect(wrapMarkers("_", "  ")).toBe("  ");
+});
+
+it("mediaKindOf: image, audio or video by the MIME type, file for anything else or none", () => {
+  expect(["image/png", "audio/ogg", "video/mp4", "application/pdf", "imagery/x", null, undefined].map(mediaKindOf)).toEqual(["image", "audio", "video", "file", "file", "file", "file"]);
 });
