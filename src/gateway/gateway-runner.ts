@@ -12,6 +12,7 @@ import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.
 import { ConflictError, ThreadlineError, type Lease, type NewMessage, type SessionDB } from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
+import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
@@ -31,14 +32,6 @@ import {
   textOf,
   userMessagesOf,
 } from "./turn-messages.js";
-
-/** Minimal structured logger (pino-compatible). */
-export interface GatewayLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug?(obj: object, msg?: string): void;
-}
 
 /** Hooks for metrics (the `serve` command feeds Prometheus from them). */
 export interface GatewayMetrics {
@@ -93,7 +86,6 @@ interface Running {
   source: SessionSource;
 }
 
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 const RECENT_IDS = 10_000;
 /** Sessions whose recorded model this process remembers (so the model is written once, not every turn). */
 const RECORDED_MODELS = 10_000;

@@ -10,7 +10,7 @@
 import { hostname } from "node:os";
 import { ConflictError, type Handoff, type SessionDB } from "../store/index.js";
 import type { Adapter, InboundMessage } from "./adapter.js";
-import type { GatewayLogger } from "./gateway-runner.js";
+import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
 import type { SessionStore } from "./session-store.js";
 import { parseSessionSource, type SessionSource } from "./session-source.js";
@@ -72,7 +72,6 @@ export function handoffNotice(platform: string): string {
   );
 }
 
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 const REPLY_POLL_MS = 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -24,6 +24,7 @@ export * from "./adapter.js";
 export * from "./adapter-state.js";
 export * from "./turn-messages.js";
 export * from "./slash-commands.js";
+export * from "./gateway-logger.js";
 export * from "./gateway-runner.js";
 export * from "./handoff.js";
 export * from "./handoff-worker.js";

@@ -5,10 +5,10 @@
  * leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { DISCORD_IDS, discordFixture, discordMessage, startFakeDiscordServer, type FakeDiscordServer } from "../fakes/discord/fake-discord-server.js";
-import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { dialogue, requestFor } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-discord-e2e";
@@ -33,32 +33,6 @@ function setupHome(discord: FakeDiscordServer, extra: Record<string, unknown> = 
 
 function env(discord: FakeDiscordServer, model: FakeOpenAiServer): Record<string, string> {
   return { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", DISCORD_BOT_TOKEN: discord.token };
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, userText: string, from = 0): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => r.index >= from && dialogue(r).at(-1)?.[1] === userText), {
-    what: `the model request for "${userText}"`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
-}
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 async function started(gateway: GatewayProcess, discord: FakeDiscordServer): Promise<void> {

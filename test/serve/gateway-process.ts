@@ -7,6 +7,7 @@
  * - {@link spawnGateway}: starts `serve`, waits for `GET /healthz`; {@link GatewayProcess}
  *   sends signals and waits for the exit.
  * - {@link runServe}: runs `serve` expecting it to exit by itself (config errors).
+ * - {@link databaseOf}: a home's SQLite file; {@link withDatabase}: open it, use it, close it.
  * - {@link freePort}, {@link signBody}, {@link waitFor}, {@link postChat}, {@link postWebhook},
  *   {@link startCallbackServer} (records the gateway's signed webhook replies).
  * - {@link cleanupProcesses}: call in `afterEach`: kills every child still running,
@@ -23,6 +24,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 
 /** The built bin. */
 export const BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -113,6 +115,16 @@ export async function writeConfig(home: string, config: Record<string, unknown> 
 /** The default SQLite database of a home. */
 export function databaseOf(home: string): string {
   return join(home, "state.db");
+}
+
+/** Opens a home's database, runs `use`, closes it. */
+export async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openSessionDB(databaseOf(home));
+  try {
+    return await use(db);
+  } finally {
+    await db.close();
+  }
 }
 
 /** The environment of a child: the parent's minus Threadline/OpenAI settings, plus `env`. */

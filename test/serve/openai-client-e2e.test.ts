@@ -11,9 +11,9 @@
 import { createHash } from "node:crypto";
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type Message } from "../../src/index.js";
+import type { Message } from "../../src/index.js";
 import { fakeTextReply, messageText, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { cleanupProcesses, makeHome, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const FAKE_KEY = "sk-fake-openai-e2e";
@@ -67,13 +67,8 @@ async function askInSession(client: OpenAI, content: string): Promise<{ text: st
 }
 
 /** Every visible message of the session the key routes to. */
-async function transcript(home: string, sessionId: string): Promise<Message[]> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await db.getMessages(sessionId);
-  } finally {
-    await db.close();
-  }
+function transcript(home: string, sessionId: string): Promise<Message[]> {
+  return withDatabase(home, (db) => db.getMessages(sessionId));
 }
 
 /** The access-log lines of chat-completions requests so far. */

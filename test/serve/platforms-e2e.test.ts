@@ -5,13 +5,13 @@
  * provider as the model. The tokens come from the environment. Nothing leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { DISCORD_IDS, discordMessage, startFakeDiscordServer, type FakeDiscordServer } from "../fakes/discord/fake-discord-server.js";
 import { startFakeSlackServer, type FakeSlackServer } from "../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events.js";
 import { startFakeTelegramServer, telegramUpdate, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
-import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { dialogue, requestFor } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 120_000;
 const FAKE_KEY = "sk-fake-platforms-e2e";
@@ -73,32 +73,6 @@ function env({ telegram, slack, discord, model }: Fakes): Record<string, string>
 function secrets({ telegram, slack, discord }: Fakes): string[] {
   const raw = [telegram.token, slack.botToken, SIGNING_SECRET, discord.token];
   return [...new Set([...raw, ...raw.map((s) => encodeURIComponent(s))])];
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, userText: string): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => dialogue(r).at(-1)?.[1] === userText), {
-    what: `the model request for "${userText}"`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
-}
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 /** One DM sender per platform, each numbering its own messages. */

@@ -7,13 +7,13 @@
  * Nothing leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB } from "../../src/store/index.js";
 import { MATRIX_IDS, startFakeMatrixHomeserver, type FakeMatrixHomeserver } from "../fakes/matrix/fake-matrix-homeserver.js";
 import { SIGNAL_IDS, signalMessage, startFakeSignalServer, type FakeSignalServer } from "../fakes/signal/fake-signal-server.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer, type FakeWhatsAppServer } from "../fakes/whatsapp/fake-whatsapp-server.js";
 import { postWhatsAppWebhook, whatsappWebhook } from "../fakes/whatsapp/whatsapp-webhooks.js";
-import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { dialogue, requestFor } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 120_000;
 const FAKE_KEY = "sk-fake-platforms-part2-e2e";
@@ -44,23 +44,6 @@ async function fakes(): Promise<Fakes> {
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
   closers.push(() => model.close());
   return { whatsapp, signal, matrix, model };
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, userText: string): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => dialogue(r).at(-1)?.[1] === userText), {
-    what: `the model request for "${userText}"`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
 }
 
 /** One DM sender per platform. */
@@ -164,17 +147,14 @@ describe("threadline serve with WhatsApp, Signal and Matrix at once", () => {
 
       // 3. A graceful stop; three sessions, each under its own platform's key.
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      const db = await openSessionDB(databaseOf(home));
-      try {
+      await withDatabase(home, async (db) => {
         const routes = (await db.listRoutes()).items;
         expect(routes.map((r) => r.key).sort()).toEqual(
           [`agent:main:whatsapp:dm:${WHATSAPP_USER}`, `agent:main:signal:dm:${SIGNAL_IDS.alice}`, `agent:main:matrix:dm:${MATRIX_IDS.dm.replaceAll(":", "%3A")}`].sort(),
         );
         expect(new Set(routes.map((r) => r.sessionId)).size).toBe(3);
         expect((await db.listSessions()).items.map((s) => s.source).sort()).toEqual(["matrix", "signal", "whatsapp"]);
-      } finally {
-        await db.close();
-      }
+      });
       const output = gateway.output();
       expect(output).toContain("gateway stopped");
       for (const secret of secrets) expect(output).not.toContain(secret);

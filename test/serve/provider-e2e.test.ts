@@ -6,7 +6,6 @@
  * OpenAI-compatible server in this process; the gateway is the built bin as a child.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/index.js";
 import {
   FAKE_TITLE,
   FAKE_TOOL_REJECTIONS,
@@ -15,7 +14,7 @@ import {
   type FakeOpenAiServer,
   type FakeOpenAiServerOptions,
 } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const FAKE_KEY = "sk-fake-provider-key";
@@ -69,15 +68,6 @@ async function complete(
 
 function say(text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { messages: [{ role: "user", content: text }], ...extra };
-}
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 /** Reads an SSE response in the background: the events so far, and whether it has ended. */

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type Message, type SessionDB } from "../../src/index.js";
+import type { Message } from "../../src/index.js";
 import {
   countWords,
   FAKE_TITLE,
@@ -30,6 +30,7 @@ import {
   spawnGateway,
   startCallbackServer,
   waitFor,
+  withDatabase,
   writeConfig,
   type CallbackServer,
   type WebhookMessage,
@@ -90,16 +91,6 @@ function modelRequestFor(fake: FakeOpenAiServer, text: string, from = 0): Promis
     what: `the model request for "${text}"`,
     describe: () => `model requests so far: ${JSON.stringify(fake.chatRequests().map(lastUser))}`,
   });
-}
-
-/** Opens a stopped gateway's database, runs `use`, closes it. */
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 /** A transcript as [role, text] pairs. */

@@ -6,10 +6,9 @@
  * nobody can receive.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { SessionQueue, SessionStore, type InboundMessage, type SessionSource } from "../../src/gateway/index.js";
 import { messageText, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, spawnGateway, startCallbackServer, waitFor } from "./gateway-process.js";
+import { cleanupProcesses, makeHome, spawnGateway, startCallbackServer, waitFor, withDatabase } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const FAKE_KEY = "sk-fake-resume-key";
@@ -20,15 +19,6 @@ afterEach(async () => {
   await cleanupProcesses();
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
 });
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
-}
 
 /** Every user text the model was asked about. */
 function askedTexts(fake: FakeOpenAiServer): string[] {

@@ -5,15 +5,14 @@
  * (DMs and a group); the fake provider answers `session_search` calls on cue.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { fakeTextReply, fakeToolCallReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import {
   cleanupProcesses,
-  databaseOf,
   makeHome,
   postWebhook,
   spawnGateway,
   startCallbackServer,
+  withDatabase,
   type CallbackServer,
   type GatewayProcess,
   type WebhookMessage,
@@ -64,13 +63,8 @@ function nextTurnSearches(fake: FakeOpenAiServer, query: string): void {
 }
 
 /** The `session_search` results stored in a session. */
-async function toolResults(home: string, sessionId: string): Promise<string[]> {
-  const db: SessionDB = await openSessionDB(databaseOf(home));
-  try {
-    return (await db.getMessages(sessionId)).filter((m) => m.role === "tool").map((m) => String(m.content));
-  } finally {
-    await db.close();
-  }
+function toolResults(home: string, sessionId: string): Promise<string[]> {
+  return withDatabase(home, async (db) => (await db.getMessages(sessionId)).filter((m) => m.role === "tool").map((m) => String(m.content)));
 }
 
 describe("session_search is scoped to what the asking user may see (real serve)", () => {

@@ -5,10 +5,10 @@
  * provider as the model. Nothing leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { SIGNAL_IDS, signalFixture, signalMessage, startFakeSignalServer, type FakeSignalOptions, type FakeSignalServer } from "../fakes/signal/fake-signal-server.js";
-import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { contentText, dialogue, requestFor, requestMatching } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-signal-e2e";
@@ -33,34 +33,6 @@ function setupHome(signal: FakeSignalServer, extra: Record<string, unknown> = {}
 
 function env(model: FakeOpenAiServer): Record<string, string> {
   return { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model" };
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, match: (userText: string) => boolean, what: string, from = 0): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => r.index >= from && match(dialogue(r).at(-1)?.[1] ?? "")), {
-    what: `the model request for ${what}`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
-}
-
-const requestForText = (model: FakeOpenAiServer, userText: string, from = 0): Promise<FakeOpenAiRequest> => requestFor(model, (t) => t === userText, `"${userText}"`, from);
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 async function started(gateway: GatewayProcess, mode: "websocket" | "polling" = "websocket"): Promise<Record<string, unknown>> {
@@ -105,7 +77,7 @@ describe("threadline serve with Signal", () => {
       // The same person, now without their number: the UUID alone still finds the session.
       signal.push(dm(1767225660000, "what is my name?", true));
       await signal.waitFor(() => signal.sentTo(ALICE_UUID)[0], "the second reply");
-      expect(dialogue(await requestForText(model, "what is my name?"))).toEqual([
+      expect(dialogue(await requestFor(model, "what is my name?"))).toEqual([
         ["user", "my name is Zed"],
         ["assistant", "Reply to: my name is Zed"],
         ["user", "what is my name?"],
@@ -168,7 +140,7 @@ describe("threadline serve with Signal", () => {
           ["Reply to: and chapter two?", ALICE],
         ].sort(),
       );
-      expect(dialogue(await requestForText(model, "and chapter two?")).map(([, t]) => t)).toEqual(["alice here", "Reply to: alice here", "and chapter two?"]);
+      expect(dialogue(await requestFor(model, "and chapter two?")).map(([, t]) => t)).toEqual(["alice here", "Reply to: alice here", "and chapter two?"]);
       expect(model.chatRequests().some((r) => dialogue(r).some(([, t]) => t.includes("nobody asked")))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
@@ -189,14 +161,14 @@ describe("threadline serve with Signal", () => {
       await started(gateway);
       await signal.waitFor(() => signal.connected, "the receive WebSocket");
       signal.push(signalMessage("receive-attachments", { timestamp: 1767225900000 }));
-      const withMedia = await requestFor(model, (t) => t.startsWith("what is on this photo?"), "the message with attachments");
+      const withMedia = await requestMatching(model, (t) => t.startsWith("what is on this photo?"), "the message with attachments");
       expect(dialogue(withMedia).at(-1)![1]).toBe(
         ["what is on this photo?", "[image photo.jpg image/jpeg file id P0xLq3sEXAMPLEid.jpg]", `[audio audio/aac ${signal.url}/v1/attachments/VNaud1oEXAMPLEid.aac]`].join("\n"),
       );
       const full = `${"Long story. ".repeat(200)}The end.`;
       signal.setAttachment("L0ngTextEXAMPLEid.txt", full);
       signal.push(signalMessage("receive-long-text", { timestamp: 1767225960000, message: full.slice(0, 2000) }));
-      await requestForText(model, full);
+      await requestFor(model, full);
       // The echoed reply is over Signal's 2,000 bytes: two messages, the first quoting the question.
       await signal.waitFor(() => signal.sentTo(ALICE).some((m) => m.message.endsWith("The end.")), "the long reply");
       const long = signal.sentTo(ALICE).slice(1);
@@ -241,7 +213,7 @@ describe("threadline serve with Signal", () => {
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
         const route = (await db.listRoutes()).items[0]!;
-        const stored = (await db.getMessages(route.sessionId)).map((m) => [m.role, text(m.content)]);
+        const stored = (await db.getMessages(route.sessionId)).map((m) => [m.role, contentText(m.content)]);
         expect(stored.slice(0, 2)).toEqual([
           ["user", "are you there?"],
           ["assistant", "Reply to: are you there?"],
@@ -262,14 +234,14 @@ describe("threadline serve with Signal", () => {
       await started(first);
       await signal.waitFor(() => signal.connected, "the receive WebSocket");
       signal.push(dm(1767226200000, "a slow question"));
-      await requestForText(model, "a slow question");
+      await requestFor(model, "a slow question");
       expect(await first.kill()).toEqual({ code: null, signal: "SIGKILL" });
       expect(signal.sent).toEqual([]);
 
       slow = false;
       const restartedAt = model.requests.length;
       const second = await spawnGateway({ home, env: env(model) });
-      await requestForText(model, "a slow question", restartedAt);
+      await requestFor(model, "a slow question", restartedAt);
       await signal.waitFor(() => signal.sentTo(ALICE)[0], "the resumed reply");
       await started(second);
       await signal.waitFor(() => signal.connected, "the receive WebSocket");

@@ -5,11 +5,11 @@
  * OpenAI-compatible provider is the model. Nothing leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { slackFixture, startFakeSlackServer, type FakeSlackServer } from "../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events.js";
-import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { dialogue, requestFor } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-slack-e2e";
@@ -46,32 +46,6 @@ function env(slack: FakeSlackServer, model: FakeOpenAiServer): Record<string, st
     SLACK_BOT_TOKEN: slack.botToken,
     SLACK_SIGNING_SECRET: SIGNING_SECRET,
   };
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, userText: string, from = 0): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => r.index >= from && dialogue(r).at(-1)?.[1] === userText), {
-    what: `the model request for "${userText}"`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
-}
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 /** Sends a signed event to the gateway and expects Slack's 200. */

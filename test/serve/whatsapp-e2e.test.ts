@@ -6,11 +6,11 @@
  * model. Nothing leaves 127.0.0.1.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer, type FakeWhatsAppServer } from "../fakes/whatsapp/fake-whatsapp-server.js";
 import { messageIdOf, postWhatsAppWebhook, whatsappWebhook } from "../fakes/whatsapp/whatsapp-webhooks.js";
-import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, runServe, spawnGateway, waitFor, type GatewayProcess } from "./gateway-process.js";
+import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { dialogue, requestFor } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-whatsapp-e2e";
@@ -50,32 +50,6 @@ function env(whatsapp: FakeWhatsAppServer, model: FakeOpenAiServer): Record<stri
     WHATSAPP_APP_SECRET: APP_SECRET,
     WHATSAPP_VERIFY_TOKEN: VERIFY_TOKEN,
   };
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? "").join("\n");
-  return "";
-}
-
-function dialogue(request: FakeOpenAiRequest): Array<[string, string]> {
-  return (request.body?.messages ?? []).filter((m) => m.role !== "system").map((m) => [m.role, text(m.content)]);
-}
-
-function requestFor(model: FakeOpenAiServer, userText: string, from = 0): Promise<FakeOpenAiRequest> {
-  return waitFor(() => model.chatRequests().find((r) => r.index >= from && dialogue(r).at(-1)?.[1] === userText), {
-    what: `the model request for "${userText}"`,
-    describe: () => JSON.stringify(model.chatRequests().map((r) => dialogue(r).at(-1))),
-  });
-}
-
-async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 function webhookUrl(gateway: GatewayProcess): string {

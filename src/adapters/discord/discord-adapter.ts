@@ -20,8 +20,8 @@
  * @module
  */
 import type { Client, Message } from "discord.js";
-import type { Adapter, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, type AnswerRules } from "../chat/index.js";
+import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, connectInBackground, decideAnswer, loadSdk, redactError, type AnswerRules } from "../chat/index.js";
 import { discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 
@@ -46,8 +46,6 @@ export interface DiscordAdapterOptions {
   /** How often "typing…" is renewed, in ms (default 8,000). */
   typingIntervalMs?: number;
 }
-
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 
 /** The Discord platform adapter. Create it with {@link DiscordAdapter.create}. */
 export class DiscordAdapter implements Adapter {
@@ -142,19 +140,11 @@ export class DiscordAdapter implements Adapter {
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
     this.#receiving = true;
-    const up = this.#bringUp();
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      up.then(() => "up" as const),
-      new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), this.#options.connectTimeoutMs ?? 20_000);
-        timer.unref();
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (waited === "timeout") {
-      this.#log.warn({ platform: this.platform, apiUrl: this.#options.apiUrl ?? "https://discord.com/api" }, "discord: Discord does not answer yet; still connecting in the background");
-      up.catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: connecting failed"));
-    }
+    await connectInBackground(this.#bringUp(), {
+      timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
+      onTimeout: () => this.#log.warn({ platform: this.platform, apiUrl: this.#options.apiUrl ?? "https://discord.com/api" }, "discord: Discord does not answer yet; still connecting in the background"),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: connecting failed"),
+    });
   }
 
   async #bringUp(): Promise<void> {

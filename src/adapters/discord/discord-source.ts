@@ -15,7 +15,7 @@
  * @module
  */
 import type { ChatType, InboundMedia, InboundMessage, SessionSource } from "../../gateway/index.js";
-import type { AnswerCandidate } from "../chat/index.js";
+import { mediaKindOf, type AnswerCandidate } from "../chat/index.js";
 
 /** The platform name of Discord sources. */
 export const DISCORD_PLATFORM = "discord";
@@ -82,19 +82,10 @@ export interface MappedDiscordMessage {
   candidate: AnswerCandidate;
 }
 
-/** The kind of an attachment from its MIME type. */
-function kindOf(mimeType: string | null): string {
-  if (mimeType === null) return "file";
-  if (mimeType.startsWith("image/")) return "image";
-  if (mimeType.startsWith("audio/")) return "audio";
-  if (mimeType.startsWith("video/")) return "video";
-  return "file";
-}
-
 function mediaOf(message: DiscordMessageFacts): InboundMedia[] {
   return (message.attachments ?? []).map((a) => {
     const mimeType = a.content_type ?? null;
-    return { kind: kindOf(mimeType), url: a.url, fileId: a.id, mimeType, fileName: a.filename, caption: a.description ?? null };
+    return { kind: mediaKindOf(mimeType), url: a.url, fileId: a.id, mimeType, fileName: a.filename, caption: a.description ?? null };
   });
 }
 

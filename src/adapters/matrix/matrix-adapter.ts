@@ -39,8 +39,8 @@
 import { randomUUID } from "node:crypto";
 import { format } from "node:util";
 import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
-import type { Adapter, AdapterStateStore, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
+import { noopLogger, type Adapter, type AdapterStateStore, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, abortableSleep, connectInBackground, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
 import { matrixEditContent, matrixMessageContents } from "./matrix-format.js";
 import { MATRIX_PLATFORM, mapMatrixEvent, matrixRelations, stripReplyFallback, type MatrixRawEvent, type MatrixRoomFacts } from "./matrix-source.js";
 import { createSyncTokenStore } from "./matrix-sync-store.js";
@@ -71,7 +71,6 @@ export interface MatrixAdapterOptions {
   typingIntervalMs?: number;
 }
 
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 /** How long one "typing…" lasts on the homeserver, in ms. */
 const TYPING_TIMEOUT_MS = 30_000;
 /** The longest wait for a rate limit before a send gives up, in ms. */
@@ -90,15 +89,6 @@ const SYNC_TIMELINE_LIMIT = 50;
 const BOT_THREADS_KEPT = 500;
 /** How many rooms' facts are cached. */
 const ROOMS_CACHED = 2_000;
-
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 
 /** Where matrix-js-sdk's log lines go (the adapter created last). */
 let sdkLogSink: ((level: "warn" | "error", message: string) => void) | null = null;
@@ -223,19 +213,11 @@ export class MatrixAdapter implements Adapter {
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
     this.#receiving = true;
-    const up = this.#bringUp();
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      up.then(() => "up" as const),
-      new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), this.#options.connectTimeoutMs ?? 20_000);
-        timer.unref();
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (waited === "timeout") {
-      this.#log.warn({ platform: this.platform, homeserverUrl: this.#options.homeserverUrl }, "matrix: the homeserver does not answer yet; still connecting in the background");
-      up.catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "matrix: connecting failed"));
-    }
+    await connectInBackground(this.#bringUp(), {
+      timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
+      onTimeout: () => this.#log.warn({ platform: this.platform, homeserverUrl: this.#options.homeserverUrl }, "matrix: the homeserver does not answer yet; still connecting in the background"),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "matrix: connecting failed"),
+    });
   }
 
   async #bringUp(): Promise<void> {
@@ -297,7 +279,7 @@ export class MatrixAdapter implements Adapter {
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `matrix: cannot reach the homeserver at ${this.#options.homeserverUrl} (${this.#safe(error).message}); trying again in ${delay / 1000} s`,
         );
-        await sleep(delay, this.#stop.signal);
+        await abortableSleep(delay, this.#stop.signal);
         delay = Math.min(delay * 2, 60_000);
       }
     }

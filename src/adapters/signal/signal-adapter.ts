@@ -29,8 +29,8 @@
  * @module
  */
 import type { WebSocket as WsSocket } from "ws";
-import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../../gateway/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, type AnswerCandidate, type AnswerRules } from "../chat/index.js";
+import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type InboundMessage, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, abortableSleep, connectInBackground, decideAnswer, loadSdk, type AnswerCandidate, type AnswerRules } from "../chat/index.js";
 import { signalMessageBodies } from "./signal-format.js";
 import { SignalApiError, SignalRestClient, maskPhoneNumbers, type SignalAbout } from "./signal-rest-client.js";
 import {
@@ -68,17 +68,6 @@ export interface SignalAdapterOptions {
   /** WebSocket: replace the connection after this long without a ping or message, in ms (default 150,000). */
   idleTimeoutMs?: number;
 }
-
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 
 /** The longest text taken from a long message's text attachment (Signal clients cap it at 64 KiB). */
 const LONG_TEXT_MAX_BYTES = 64 * 1024;
@@ -156,19 +145,11 @@ export class SignalAdapter implements Adapter {
     this.#handler = handler;
     this.#receiving = true;
     this.#stop = new AbortController();
-    const up = this.#bringUp();
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      up.then(() => "up" as const),
-      new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), this.#options.connectTimeoutMs ?? 20_000);
-        timer.unref();
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (waited === "timeout") {
-      this.#log.warn({ platform: this.platform, apiUrl: this.#client.apiUrl }, "signal: the signal-cli REST API does not answer yet; still connecting in the background");
-      up.catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: connecting failed"));
-    }
+    await connectInBackground(this.#bringUp(), {
+      timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
+      onTimeout: () => this.#log.warn({ platform: this.platform, apiUrl: this.#client.apiUrl }, "signal: the signal-cli REST API does not answer yet; still connecting in the background"),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: connecting failed"),
+    });
   }
 
   async #bringUp(): Promise<void> {
@@ -229,7 +210,7 @@ export class SignalAdapter implements Adapter {
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `signal: cannot reach the signal-cli REST API (${what}); trying again in ${delay / 1000} s`,
         );
-        await sleep(delay, this.#stop.signal);
+        await abortableSleep(delay, this.#stop.signal);
         if (!this.#receiving) return null;
         delay = Math.min(delay * 2, 60_000);
       }
@@ -259,7 +240,7 @@ export class SignalAdapter implements Adapter {
               ? `signal: receive WebSocket connection lost (${why}); reconnecting in ${delay / 1000} s (messages sent meanwhile are not received)`
               : `signal: cannot open the receive WebSocket (${why}); trying again in ${delay / 1000} s`,
           );
-          await sleep(delay, this.#stop.signal);
+          await abortableSleep(delay, this.#stop.signal);
           delay = Math.min(delay * 2, 60_000);
         }
         firstOpen();
@@ -335,7 +316,7 @@ export class SignalAdapter implements Adapter {
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `signal: receiving failed (${this.#safe(error).message}); polling again in ${delay / 1000} s`,
         );
-        await sleep(delay, this.#stop.signal);
+        await abortableSleep(delay, this.#stop.signal);
         delay = Math.min(delay * 2, 60_000);
         continue;
       }
@@ -503,7 +484,7 @@ export class SignalAdapter implements Adapter {
         return await this.#client.send(request);
       } catch (error) {
         if (!(error instanceof SignalApiError) || !error.unreachable || attempt >= 3) throw error;
-        await sleep(1_000 * attempt);
+        await abortableSleep(1_000 * attempt);
       }
     }
   }

@@ -22,7 +22,7 @@
  * @module
  */
 import type { InboundMedia, InboundMessage, SessionSource } from "../../gateway/index.js";
-import type { AnswerCandidate } from "../chat/index.js";
+import { mediaKindOf, type AnswerCandidate } from "../chat/index.js";
 
 /** The platform name of Signal sources. */
 export const SIGNAL_PLATFORM = "signal";
@@ -153,15 +153,6 @@ export function isSignalSelf(self: SignalSelf, ...ids: Array<string | null | und
   return ids.some((id) => typeof id === "string" && id !== "" && (id === self.number || (typeof self.uuid === "string" && self.uuid !== "" && id === self.uuid)));
 }
 
-/** The kind of an attachment from its MIME type. */
-function kindOf(mimeType: string | null): string {
-  if (mimeType === null) return "file";
-  if (mimeType.startsWith("image/")) return "image";
-  if (mimeType.startsWith("audio/")) return "audio";
-  if (mimeType.startsWith("video/")) return "video";
-  return "file";
-}
-
 /**
  * Media of a message. Every attachment keeps its REST API id as `fileId`; all but images
  * also get their REST API URL (`<apiUrl>/v1/attachments/<id>`). Images do not: the gateway
@@ -171,7 +162,7 @@ function kindOf(mimeType: string | null): string {
 function mediaOf(data: SignalDataMessage, apiUrl: string | null): InboundMedia[] {
   return (data.attachments ?? []).map((a) => {
     const mimeType = a.contentType ?? null;
-    const kind = kindOf(mimeType);
+    const kind = mediaKindOf(mimeType);
     const id = a.id ?? null;
     const url = id !== null && apiUrl !== null && kind !== "image" ? `${apiUrl}/v1/attachments/${encodeURIComponent(id)}` : null;
     return { kind, url, fileId: id, mimeType, fileName: a.filename ?? null, caption: a.caption ?? null };

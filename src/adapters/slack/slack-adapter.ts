@@ -28,7 +28,7 @@
 import type { App, Logger as BoltLogger } from "@slack/bolt";
 import type { WebClient, WebClientOptions } from "@slack/web-api";
 import type { FastifyInstance } from "fastify";
-import type { Adapter, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
+import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn } from "./slack-format.js";
@@ -64,7 +64,6 @@ export interface SlackAdapterOptions {
   lookupTimeoutMs?: number;
 }
 
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 /** Slack errors that mean "this formatting/these blocks are not accepted": the chunk is resent as plain text. */
 const FORMAT_REJECTIONS = new Set(["invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "invalid_arguments", "markdown_text_conflict"]);
 const LOOKUP_TTL_MS = 10 * 60_000;

@@ -11,6 +11,7 @@
  * @module
  */
 import { Marked, type RendererObject, type Tokens } from "marked";
+import { listLines, tableLines, wrapMarkers } from "../chat/index.js";
 
 /**
  * The longest text of one Slack message the adapter sends, in characters of mrkdwn: the
@@ -35,15 +36,6 @@ function linkTarget(href: string): string | null {
   return href.replace(/&/gu, "&amp;").replace(/</gu, "%3C").replace(/>/gu, "%3E").replace(/\|/gu, "%7C");
 }
 
-/** Wraps inline formatting markers around text that has something in it. */
-function wrap(marker: string, inner: string): string {
-  const trimmed = inner.trim();
-  if (trimmed === "") return inner;
-  const lead = inner.slice(0, inner.length - inner.trimStart().length);
-  const tail = inner.slice(inner.trimEnd().length);
-  return `${lead}${marker}${trimmed}${marker}${tail}`;
-}
-
 const renderer: RendererObject = {
   space(): string {
     return "";
@@ -63,20 +55,13 @@ const renderer: RendererObject = {
     return keepReferences(escapeSlackText(text));
   },
   heading({ tokens }: Tokens.Heading): string {
-    return `${wrap("*", this.parser.parseInline(tokens))}\n\n`;
+    return `${wrapMarkers("*", this.parser.parseInline(tokens))}\n\n`;
   },
   hr(): string {
     return "——————\n\n";
   },
   list(token: Tokens.List): string {
-    const start = typeof token.start === "number" ? token.start : 1;
-    const lines = token.items.map((item, i) => {
-      const marker = token.ordered ? `${start + i}.` : "•";
-      const check = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-      const body = this.parser.parse(item.tokens.filter((t) => t.type !== "checkbox")).trim();
-      return `${marker} ${check}${body.replace(/\n/gu, "\n   ")}`;
-    });
-    return `${lines.join("\n")}\n\n`;
+    return listLines(this.parser, token, { bullet: "•", indent: "   " });
   },
   checkbox(): string {
     return "";
@@ -85,14 +70,13 @@ const renderer: RendererObject = {
     return `${this.parser.parseInline(tokens)}\n\n`;
   },
   table(token: Tokens.Table): string {
-    const row = (cells: Tokens.TableCell[]): string => cells.map((c) => this.parser.parseInline(c.tokens)).join(" | ");
-    return `${[wrap("*", row(token.header)), ...token.rows.map(row)].join("\n")}\n\n`;
+    return tableLines(this.parser, token, (header) => wrapMarkers("*", header));
   },
   strong({ tokens }: Tokens.Strong): string {
-    return wrap("*", this.parser.parseInline(tokens));
+    return wrapMarkers("*", this.parser.parseInline(tokens));
   },
   em({ tokens }: Tokens.Em): string {
-    return wrap("_", this.parser.parseInline(tokens));
+    return wrapMarkers("_", this.parser.parseInline(tokens));
   },
   codespan({ text }: Tokens.Codespan): string {
     return `\`${escapeSlackText(text)}\``;
@@ -101,7 +85,7 @@ const renderer: RendererObject = {
     return "\n";
   },
   del({ tokens }: Tokens.Del): string {
-    return wrap("~", this.parser.parseInline(tokens));
+    return wrapMarkers("~", this.parser.parseInline(tokens));
   },
   link({ href, tokens }: Tokens.Link): string {
     const label = this.parser.parseInline(tokens);

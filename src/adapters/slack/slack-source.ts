@@ -21,7 +21,7 @@
  * @module
  */
 import type { InboundMedia, InboundMessage, SessionSource } from "../../gateway/index.js";
-import type { AnswerCandidate } from "../chat/index.js";
+import { mediaKindOf, type AnswerCandidate } from "../chat/index.js";
 
 /** The platform name of Slack sources. */
 export const SLACK_PLATFORM = "slack";
@@ -87,14 +87,6 @@ export function slackChatKind(event: SlackMessageEvent, lookups: SlackLookups = 
   return first === "D" ? "im" : first === "G" ? "group" : "channel";
 }
 
-function mediaKind(mime: string | undefined): string {
-  if (mime === undefined) return "file";
-  if (mime.startsWith("image/")) return "image";
-  if (mime.startsWith("audio/")) return "audio";
-  if (mime.startsWith("video/")) return "video";
-  return "file";
-}
-
 /** Whether the event is one the adapter may map (a person or bot said something). */
 export function isSpokenSlackMessage(event: SlackMessageEvent): boolean {
   return (event.type === "message" || event.type === "app_mention") && SPOKEN_SUBTYPES.has(event.subtype ?? "") && typeof event.channel === "string" && typeof event.ts === "string";
@@ -116,7 +108,7 @@ export function mapSlackEvent(
   if (!isSpokenSlackMessage(event)) return null;
   const rawText = event.text ?? "";
   const media: InboundMedia[] = (event.files ?? []).map((file) => ({
-    kind: mediaKind(file.mimetype),
+    kind: mediaKindOf(file.mimetype),
     // `url_private` needs the bot token to download, so a model cannot fetch it: the file id is what is passed on.
     url: null,
     fileId: file.id ?? null,

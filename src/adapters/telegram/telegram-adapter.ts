@@ -19,11 +19,13 @@
 import type { FastifyInstance } from "fastify";
 import type { Bot, Context, Transformer } from "grammy";
 import type { Message } from "grammy/types";
-import { SLASH_COMMANDS, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { SLASH_COMMANDS, noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
 import {
   DEFAULT_ANSWER_RULES,
   SeenMessageIds,
   TypingIndicator,
+  abortableSleep,
+  connectInBackground,
   decideAnswer,
   loadSdk,
   redactError,
@@ -60,16 +62,6 @@ export interface TelegramAdapterOptions {
   /** How long `connect` waits for the Bot API before going on in the background, in ms (default 20,000). */
   connectTimeoutMs?: number;
 }
-
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 
 /** The Telegram platform adapter. Create it with {@link TelegramAdapter.create}. */
 export class TelegramAdapter implements Adapter {
@@ -156,22 +148,15 @@ export class TelegramAdapter implements Adapter {
   async connect(handler: InboundHandler): Promise<void> {
     this.#handler = handler;
     this.#receiving = true;
-    const up = this.#bringUp();
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      up.then(() => "up" as const),
-      new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), this.#options.connectTimeoutMs ?? 20_000);
-        timer.unref();
-      }),
-    ]).finally(() => clearTimeout(timer));
-    if (waited === "timeout") {
-      this.#log.warn(
-        { platform: this.platform, apiRoot: this.#options.apiRoot ?? "https://api.telegram.org" },
-        "telegram: the Bot API does not answer yet; still connecting in the background",
-      );
-      up.catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: connecting failed"));
-    }
+    await connectInBackground(this.#bringUp(), {
+      timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
+      onTimeout: () =>
+        this.#log.warn(
+          { platform: this.platform, apiRoot: this.#options.apiRoot ?? "https://api.telegram.org" },
+          "telegram: the Bot API does not answer yet; still connecting in the background",
+        ),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: connecting failed"),
+    });
   }
 
   async #bringUp(): Promise<void> {
@@ -337,7 +322,7 @@ export class TelegramAdapter implements Adapter {
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `telegram: polling stopped (${this.#safe(error).message}); restarting in ${delay / 1000} s`,
         );
-        await sleep(delay, this.#stop.signal);
+        await abortableSleep(delay, this.#stop.signal);
         delay = Math.min(delay * 2, 60_000);
       }
     }
@@ -356,7 +341,7 @@ export class TelegramAdapter implements Adapter {
         const wait = Math.min(60_000, 1000 * 2 ** Math.min(this.#pollFailures, 6));
         this.#pollFailures += 1;
         this.#log.warn({ err: this.#safe(error), platform: this.platform, retryInSeconds: wait / 1000 }, "telegram: cannot reach the Bot API; polling again after a pause");
-        await sleep(wait, this.#stop.signal);
+        await abortableSleep(wait, this.#stop.signal);
       }
       throw error;
     }

@@ -7,6 +7,7 @@
  * @module
  */
 import { Marked, type RendererObject, type Tokens } from "marked";
+import { listLines, tableLines } from "../chat/index.js";
 
 /** Telegram's limit on the text of one message (characters after entity parsing). */
 export const TELEGRAM_MESSAGE_LIMIT = 4096;
@@ -38,14 +39,7 @@ const renderer: RendererObject = {
     return "——————\n\n";
   },
   list(token: Tokens.List): string {
-    const start = typeof token.start === "number" ? token.start : 1;
-    const lines = token.items.map((item, i) => {
-      const marker = token.ordered ? `${start + i}.` : "•";
-      const check = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-      const body = this.parser.parse(item.tokens.filter((t) => t.type !== "checkbox")).trim();
-      return `${marker} ${check}${body.replace(/\n/gu, "\n  ")}`;
-    });
-    return `${lines.join("\n")}\n\n`;
+    return listLines(this.parser, token, { bullet: "•", indent: "  " });
   },
   checkbox(): string {
     return "";
@@ -54,8 +48,7 @@ const renderer: RendererObject = {
     return `${this.parser.parseInline(tokens)}\n\n`;
   },
   table(token: Tokens.Table): string {
-    const row = (cells: Tokens.TableCell[]): string => cells.map((c) => this.parser.parseInline(c.tokens)).join(" | ");
-    return `${[row(token.header), ...token.rows.map(row)].join("\n")}\n\n`;
+    return tableLines(this.parser, token);
   },
   strong({ tokens }: Tokens.Strong): string {
     return `<b>${this.parser.parseInline(tokens)}</b>`;

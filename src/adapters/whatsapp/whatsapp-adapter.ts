@@ -26,7 +26,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
-import { normalizeIdentity } from "../../gateway/index.js";
+import { noopLogger, normalizeIdentity } from "../../gateway/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, redactError, splitMessage, type AnswerRules } from "../chat/index.js";
 import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
 import { WhatsAppApiError, WhatsAppGraphApi } from "./whatsapp-graph-api.js";
@@ -71,7 +71,6 @@ export interface WhatsAppAdapterOptions {
   requestTimeoutMs?: number;
 }
 
-const noopLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
 /** How many sent message ids are remembered (delivery failures name their chat; replies to them are replies to the bot). */
 const SENT_MEMORY = 10_000;
 

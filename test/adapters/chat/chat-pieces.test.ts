@@ -1,5 +1,22 @@
 import { expect, it } from "vitest";
-import { DEFAULT_ANSWER_RULES, REDACTED, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, type AnswerCandidate } from "../../../src/adapters/chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  REDACTED,
+  SeenMessageIds,
+  TypingIndicator,
+  abortableSleep,
+  connectInBackground,
+  decideAnswer,
+  loadSdk,
+  mediaKindOf,
+  redactError,
+  redactText,
+  wrapMarkers,
+  type AnswerCandidate,
+} from "../../../src/adapters/chat/index.js";
+import { markdownToSlackMrkdwn } from "../../../src/adapters/slack/index.js";
+import { markdownToTelegramHtml } from "../../../src/adapters/telegram/index.js";
+import { markdownToWhatsApp } from "../../../src/adapters/whatsapp/index.js";
 import { InvalidInputError } from "../../../src/store/index.js";
 
 const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
@@ -81,4 +98,42 @@ it("loadSdk names the package to install when it is missing", async () => {
   expect(error).toBeInstanceOf(InvalidInputError);
   expect((error as Error).message).toContain("npm install some-sdk");
   expect(await loadSdk("x", "example", async () => 42)).toBe(42);
+});
+
+it("connectInBackground: resolves with the bring-up, fails with it in time, else lets it go on and reports a later failure", async () => {
+  const calls: string[] = [];
+  const options = { timeoutMs: 60_000, onTimeout: () => calls.push("timeout"), onBackgroundFailure: (e: unknown) => calls.push(`failed: ${(e as Error).message}`) };
+  await connectInBackground(Promise.resolve(), options);
+  await expect(connectInBackground(Promise.reject(new Error("refused token")), options)).rejects.toThrow("refused token");
+  expect(calls).toEqual([]);
+
+  let fail!: (error: Error) => void;
+  const slow = new Promise<void>((_resolve, reject) => (fail = reject));
+  await connectInBackground(slow, { ...options, timeoutMs: 1 });
+  expect(calls).toEqual(["timeout"]);
+  fail(new Error("unreachable"));
+  await slow.catch(() => {});
+  expect(calls).toEqual(["timeout", "failed: unreachable"]);
+});
+
+it("abortableSleep ends when its signal aborts, at once when it already has", async () => {
+  const stop = new AbortController();
+  const sleeping = abortableSleep(3_600_000, stop.signal);
+  stop.abort();
+  await sleeping;
+  await abortableSleep(3_600_000, stop.signal);
+  await abortableSleep(1);
+});
+
+it("lists and tables as text lines: numbered from the list's start, ☐/☑ for tasks, each platform's bullet, indent and header style", () => {
+  const md = "3. c\n4. d\n   more\n\n- [ ] todo\n- [x] done\n\n| a | b |\n|---|---|\n| 1 | 2 |";
+  expect(markdownToSlackMrkdwn(md)).toBe("3. c\n4. d\n   more\n\n• ☐ todo\n• ☑ done\n\n*a | b*\n1 | 2");
+  expect(markdownToWhatsApp(md)).toBe("3. c\n4. d\n   more\n\n- ☐ todo\n- ☑ done\n\n*a | b*\n1 | 2");
+  expect(markdownToTelegramHtml(md)).toBe("3. c\n4. d\n  more\n\n• ☐ todo\n• ☑ done\n\na | b\n1 | 2");
+  expect(wrapMarkers("*", " bold ")).toBe(" *bold* ");
+  expect(wrapMarkers("_", "  ")).toBe("  ");
+});
+
+it("mediaKindOf: image, audio or video by the MIME type, file for anything else or none", () => {
+  expect(["image/png", "audio/ogg", "video/mp4", "application/pdf", "imagery/x", null, undefined].map(mediaKindOf)).toEqual(["image", "audio", "video", "file", "file", "file", "file"]);
 });

@@ -3,93 +3,36 @@
  * from GET /gateway/bot or `gatewayUrl`) against the local fake Discord, a real SQLite
  * store and the real GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { DiscordAdapter } from "../../../src/adapters/discord/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, SessionStore, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { DISCORD_IDS, discordFixture, discordMessage, startFakeDiscordServer, type FakeDiscordOptions } from "../../fakes/discord/fake-discord-server.js";
 import { freePort } from "../../serve/gateway-process.js";
+import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapter-harness.js";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
-
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-interface Logged {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
-  const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return {
-    lines,
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    debug: log("debug"),
-    text: () =>
-      JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
-      ),
-  };
-}
+const cleanups = useCleanups();
 
 async function setup(
   options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; fake?: FakeDiscordOptions; gatewayUrl?: (fakeGateway: string) => string } = {},
 ) {
   const fake = await startFakeDiscordServer(options.fake);
   cleanups.push(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), "tl-discord-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
-  const logger = recordingLogger();
-  const failures: string[] = [];
-  const adapter = await DiscordAdapter.create({
-    token: fake.token,
-    apiUrl: fake.url,
-    gatewayUrl: options.gatewayUrl?.(fake.gatewayUrl) ?? null,
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    logger,
+  const h = await adapterHarness(cleanups, {
+    name: "discord",
+    answer: options.answer,
+    create: ({ logger }) =>
+      DiscordAdapter.create({
+        token: fake.token,
+        apiUrl: fake.url,
+        gatewayUrl: options.gatewayUrl?.(fake.gatewayUrl) ?? null,
+        rules: { ...TEST_RULES, ...options.rules },
+        logger,
+      }),
   });
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: { sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`) },
-  });
-  await runner.start();
-  cleanups.push(async () => {
-    await runner.drain(5_000);
-    await runner.stop();
-    await db.close();
-  });
-  return { fake, db, runner, adapter, agent, logger, failures };
+  await h.runner.start();
+  cleanups.push(h.stop);
+  return { ...h, fake };
 }
 
 it("connects over JSON without compression: IDENTIFY with the four intents, READY, the identity logged; the token never shown", async () => {

@@ -3,66 +3,21 @@
  * (test/fakes/matrix), a real SQLite store (the sync token in its `meta` table) and the real
  * GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { MATRIX_MESSAGE_LIMIT, MatrixAdapter, type MatrixAdapterOptions } from "../../../src/adapters/matrix/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, SessionStore, adapterStateInMeta, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
+import { adapterStateInMeta } from "../../../src/gateway/index.js";
+import type { SessionDB } from "../../../src/store/index.js";
 import { MATRIX_IDS, matrixFixture, startFakeMatrixHomeserver, type FakeMatrixHomeserver } from "../../fakes/matrix/fake-matrix-homeserver.js";
+import { TEST_RULES, adapterHarness, lastUserText, recordingLogger, tempDatabase, useCleanups, type Logged } from "../adapter-harness.js";
 
 const { bot: BOT, alice: ALICE, bob: BOB, dm: DM, general: GENERAL, secret: SECRET } = MATRIX_IDS;
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
-
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-interface Logged {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
-  const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return {
-    lines,
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    debug: log("debug"),
-    text: () =>
-      JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
-      ),
-  };
-}
+const cleanups = useCleanups();
 
 async function database(): Promise<SessionDB> {
-  const dir = await mkdtemp(join(tmpdir(), "tl-matrix-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db = await openSessionDB(join(dir, "state.db"));
+  const db = await tempDatabase(cleanups, "matrix");
   cleanups.push(() => db.close());
   return db;
 }
@@ -82,37 +37,32 @@ async function setup(options: Setup = {}) {
     cleanups.push(() => started.close());
     fake = started;
   }
-  const db = options.db ?? (await database());
-  const logger = recordingLogger();
-  const failures: string[] = [];
-  const adapter = await MatrixAdapter.create({
-    homeserverUrl: fake.url,
-    accessToken: fake.token,
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    logger,
-    state: adapterStateInMeta(db, "matrix"),
-    pollTimeoutMs: 1_000,
-    ...options.adapter,
-  });
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: { sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`) },
+  const homeserver = fake;
+  const h = await adapterHarness(cleanups, {
+    name: "matrix",
+    db: options.db ?? (await database()),
+    answer: options.answer,
+    create: ({ db, logger }) =>
+      MatrixAdapter.create({
+        homeserverUrl: homeserver.url,
+        accessToken: homeserver.token,
+        rules: { ...TEST_RULES, ...options.rules },
+        logger,
+        state: adapterStateInMeta(db, "matrix"),
+        pollTimeoutMs: 1_000,
+        ...options.adapter,
+      }),
   });
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await runner.drain(5_000);
-    await runner.stop();
+    await h.stopRunner();
   };
   cleanups.push(stop);
-  await runner.start();
-  if (options.adapter?.accessToken === undefined) await fake.waitFor(() => connected(logger), "the startup line");
-  return { fake, db, runner, adapter, agent, logger, failures, stop };
+  await h.runner.start();
+  if (options.adapter?.accessToken === undefined) await fake.waitFor(() => connected(h.logger), "the startup line");
+  return { ...h, fake, stop };
 }
 
 function connected(logger: { lines: Logged[] }): boolean {

@@ -2,44 +2,15 @@
  * The Signal adapter in-process: the real adapter (HTTP and `ws`) against the local fake
  * signal-cli REST API, a real SQLite store and the real GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { SignalAdapter, type SignalAdapterOptions } from "../../../src/adapters/signal/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, SessionStore, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { SIGNAL_IDS, signalFixture, signalMessage, startFakeSignalServer, type FakeSignalOptions, type FakeSignalServer } from "../../fakes/signal/fake-signal-server.js";
 import { freePort, waitFor } from "../../serve/gateway-process.js";
+import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapter-harness.js";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
-
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-function recordingLogger(): GatewayLogger & { lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> } {
-  const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return { lines, info: log("info"), warn: log("warn"), error: log("error"), debug: log("debug") };
-}
+const cleanups = useCleanups();
 
 async function setup(
   options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; fake?: FakeSignalOptions; adapter?: Partial<SignalAdapterOptions>; fakeLater?: boolean } = {},
@@ -47,33 +18,20 @@ async function setup(
   const port = options.fake?.port ?? (await freePort());
   const fake: FakeSignalServer | null = options.fakeLater ? null : await startFakeSignalServer({ ...options.fake, port });
   if (fake !== null) cleanups.push(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), "tl-signal-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
-  const logger = recordingLogger();
-  const failures: string[] = [];
-  const adapter = await SignalAdapter.create({
-    apiUrl: `http://127.0.0.1:${port}`,
-    number: SIGNAL_IDS.bot,
-    mode: options.fake?.mode === "normal" ? "polling" : "websocket",
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    logger,
-    ...options.adapter,
+  const h = await adapterHarness(cleanups, {
+    name: "signal",
+    answer: options.answer,
+    create: ({ logger }) =>
+      SignalAdapter.create({
+        apiUrl: `http://127.0.0.1:${port}`,
+        number: SIGNAL_IDS.bot,
+        mode: options.fake?.mode === "normal" ? "polling" : "websocket",
+        rules: { ...TEST_RULES, ...options.rules },
+        logger,
+        ...options.adapter,
+      }),
   });
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: { sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`) },
-  });
-  const stop = async (): Promise<void> => {
-    await runner.drain(5_000);
-    await runner.stop();
-    await db.close();
-  };
-  return { fake, port, db, runner, adapter, agent, logger, failures, stop };
+  return { ...h, fake, port };
 }
 
 async function running(options: Parameters<typeof setup>[0] = {}) {

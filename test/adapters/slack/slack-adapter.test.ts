@@ -3,110 +3,47 @@
  * local fake Web API, signed Events API POSTs to its route on a real Fastify server, a real
  * SQLite store and the real GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Fastify from "fastify";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { SlackAdapter } from "../../../src/adapters/slack/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, HandoffError, SessionStore, requestHandoff, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
+import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeSlackServer } from "../../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../../fakes/slack/slack-events.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, useCleanups } from "../adapter-harness.js";
 
 const SECRET = "slack-signing-secret-for-tests-0001";
 const DM = "D0ALICEDM1";
 const CHANNEL = "C0GENERAL1";
 const BOT = "U0BOT00001";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
-
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-interface Logged {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
-  const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return {
-    lines,
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    debug: log("debug"),
-    text: () =>
-      JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
-      ),
-  };
-}
+const cleanups = useCleanups();
 
 async function setup(options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; assistantStatus?: boolean } = {}) {
   const fake = await startFakeSlackServer();
   cleanups.push(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), "tl-slack-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
-  const logger = recordingLogger();
-  const failures: string[] = [];
-  const http = Fastify({ logger: false });
-  const adapter = await SlackAdapter.create({
-    botToken: fake.botToken,
-    signingSecret: SECRET,
-    apiUrl: fake.url,
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    assistantStatus: options.assistantStatus ?? false,
-    logger,
-    maxRetries: 2,
-    retryMinTimeoutMs: 50,
+  const h = await adapterHarness(cleanups, {
+    name: "slack",
+    answer: options.answer,
+    create: ({ logger }) =>
+      SlackAdapter.create({
+        botToken: fake.botToken,
+        signingSecret: SECRET,
+        apiUrl: fake.url,
+        rules: { ...TEST_RULES, ...options.rules },
+        assistantStatus: options.assistantStatus ?? false,
+        logger,
+        maxRetries: 2,
+        retryMinTimeoutMs: 50,
+      }),
   });
-  adapter.routes(http);
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: { sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`) },
-  });
-  await runner.start();
-  await http.listen({ host: "127.0.0.1", port: 0 });
-  cleanups.push(async () => {
-    await runner.drain(5_000);
-    await runner.stop();
-    await http.close();
-    await db.close();
-  });
-  const address = http.server.address() as import("node:net").AddressInfo;
-  const events = `http://127.0.0.1:${address.port}/slack/events`;
+  const { url } = await serveWebhooks(cleanups, h);
+  const events = `${url}/slack/events`;
   const deliver = async (payload: Record<string, unknown>): Promise<void> => {
     const answer = await postSlackEvent(events, payload, { signingSecret: SECRET });
     expect(answer.status).toBe(200);
   };
-  return { fake, db, runner, adapter, agent, logger, failures, events, deliver };
+  return { ...h, fake, events, deliver };
 }
 
 it("connects: auth.test, the identity and mode logged; names come from users.info and conversations.info (cached)", async () => {

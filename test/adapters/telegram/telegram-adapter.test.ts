@@ -2,97 +2,35 @@
  * The Telegram adapter in-process: the REAL grammY (through `apiRoot`) against the local
  * fake Bot API, a real SQLite store and the real GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Fastify from "fastify";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { TelegramAdapter } from "../../../src/adapters/telegram/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, HandoffError, SessionStore, requestHandoff, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
-import { startFakeTelegramServer, telegramFixture, telegramUpdate, type FakeTelegramServer } from "../../fakes/telegram/fake-telegram-server.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
+import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
+import { startFakeTelegramServer, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, recordingLogger, useCleanups } from "../adapter-harness.js";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
+const cleanups = useCleanups();
 
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-interface Logged {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
-  const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return {
-    lines,
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    debug: log("debug"),
-    text: () =>
-      JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
-      ),
-  };
-}
-
-async function setup(options: { answer?: (input: AgentTurnInput) => string; mode?: "polling" | "webhook"; rules?: Partial<import("../../../src/adapters/chat/index.js").AnswerRules> } = {}) {
+async function setup(options: { answer?: (input: AgentTurnInput) => string; mode?: "polling" | "webhook"; rules?: Partial<AnswerRules> } = {}) {
   const fake = await startFakeTelegramServer();
   cleanups.push(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), "tl-telegram-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
-  const logger = recordingLogger();
-  const failures: string[] = [];
-  const http = Fastify({ logger: false });
-  const adapter = await TelegramAdapter.create({
-    token: fake.token,
-    apiRoot: fake.url,
-    mode: options.mode ?? "polling",
-    ...(options.mode === "webhook" ? { webhookUrl: "https://bot.example.test/telegram/updates", secret: "s3cret-token_value" } : {}),
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    logger,
-    pollingTimeoutSeconds: 5,
+  const h = await adapterHarness(cleanups, {
+    name: "telegram",
+    answer: options.answer,
+    create: ({ logger }) =>
+      TelegramAdapter.create({
+        token: fake.token,
+        apiRoot: fake.url,
+        mode: options.mode ?? "polling",
+        ...(options.mode === "webhook" ? { webhookUrl: "https://bot.example.test/telegram/updates", secret: "s3cret-token_value" } : {}),
+        rules: { ...TEST_RULES, ...options.rules },
+        logger,
+        pollingTimeoutSeconds: 5,
+      }),
   });
-  adapter.routes(http);
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: { sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`) },
-  });
-  await runner.start();
-  await http.listen({ host: "127.0.0.1", port: 0 });
-  cleanups.push(async () => {
-    await runner.drain(5_000);
-    await runner.stop();
-    await http.close();
-    await db.close();
-  });
-  const address = http.server.address() as import("node:net").AddressInfo;
-  return { fake, db, runner, adapter, agent, logger, failures, http, httpUrl: `http://127.0.0.1:${address.port}` };
+  const { http, url } = await serveWebhooks(cleanups, h);
+  return { ...h, fake, http, httpUrl: url };
 }
 
 it("connects: getMe, the slash commands registered, polling started, the identity logged", async () => {

@@ -3,116 +3,47 @@
  * signed POSTs, its Graph API calls going to the local fake (test/fakes/whatsapp), a real
  * SQLite store and the real GatewayRunner.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Fastify from "fastify";
-import { afterEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { WhatsAppAdapter } from "../../../src/adapters/whatsapp/index.js";
-import type { Agent, AgentTurnInput } from "../../../src/agents/index.js";
-import { GatewayRunner, SessionStore, type GatewayLogger } from "../../../src/gateway/index.js";
-import { openSessionDB, type SessionDB } from "../../../src/store/index.js";
+import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer } from "../../fakes/whatsapp/fake-whatsapp-server.js";
 import { messageIdOf, postWhatsAppWebhook, whatsappWebhook } from "../../fakes/whatsapp/whatsapp-webhooks.js";
+import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, useCleanups } from "../adapter-harness.js";
 
 const APP_SECRET = "a1b2c3d4e5f60718293a4b5c6d7e8f90";
 const VERIFY_TOKEN = "verify-me-please-0001";
 const USER = "16505551234";
 const GROUP = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD";
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => {});
-});
-
-class ReplyAgent implements Agent {
-  readonly name = "reply";
-  readonly inputs: AgentTurnInput[] = [];
-  constructor(readonly answer: (input: AgentTurnInput) => string) {}
-  async runTurn(input: AgentTurnInput) {
-    this.inputs.push(input);
-    return { messages: [{ role: "assistant" as const, content: this.answer(input) }] };
-  }
-}
-
-function lastUserText(input: AgentTurnInput): string {
-  const last = [...input.messages].reverse().find((m) => m.role === "user");
-  if (typeof last?.content === "string") return last.content;
-  return (last?.content ?? []).map((p) => ("text" in p ? p.text : "")).join("\n");
-}
-
-interface Logged {
-  level: string;
-  obj: Record<string, unknown>;
-  msg: string;
-}
-
-function recordingLogger(): GatewayLogger & { lines: Logged[]; text(): string } {
-  const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
-  return {
-    lines,
-    info: log("info"),
-    warn: log("warn"),
-    error: log("error"),
-    debug: log("debug"),
-    text: () =>
-      JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
-      ),
-  };
-}
+const cleanups = useCleanups();
 
 async function setup(options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; readReceipts?: boolean } = {}) {
   const fake = await startFakeWhatsAppServer();
   cleanups.push(() => fake.close());
-  const dir = await mkdtemp(join(tmpdir(), "tl-whatsapp-"));
-  cleanups.push(() => rm(dir, { recursive: true, force: true }));
-  const db: SessionDB = await openSessionDB(join(dir, "state.db"));
-  const logger = recordingLogger();
-  const sendFailures: string[] = [];
-  const deliveryFailures: string[] = [];
-  const http = Fastify({ logger: false });
-  const adapter = new WhatsAppAdapter({
-    accessToken: fake.accessToken,
-    appSecret: APP_SECRET,
-    verifyToken: VERIFY_TOKEN,
-    phoneNumberId: FAKE_PHONE_NUMBER_ID,
-    apiUrl: fake.url,
-    rules: { allowedUsers: [], allowedChats: [], groupReply: "mention", answerBots: false, ...options.rules },
-    readReceipts: options.readReceipts ?? true,
-    logger,
-    maxRetries: 2,
-    retryMinDelayMs: 20,
+  const h = await adapterHarness(cleanups, {
+    name: "whatsapp",
+    answer: options.answer,
+    create: ({ logger }) =>
+      new WhatsAppAdapter({
+        accessToken: fake.accessToken,
+        appSecret: APP_SECRET,
+        verifyToken: VERIFY_TOKEN,
+        phoneNumberId: FAKE_PHONE_NUMBER_ID,
+        apiUrl: fake.url,
+        rules: { ...TEST_RULES, ...options.rules },
+        readReceipts: options.readReceipts ?? true,
+        logger,
+        maxRetries: 2,
+        retryMinDelayMs: 20,
+      }),
   });
-  adapter.routes(http);
-  const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
-  const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
-    agentFactory: () => agent,
-    adapters: [adapter],
-    logger,
-    metrics: {
-      sendFailed: (platform, kind) => sendFailures.push(`${platform}/${kind}`),
-      deliveryFailed: (platform, reason) => deliveryFailures.push(`${platform}/${reason}`),
-    },
-  });
-  await runner.start();
-  await http.listen({ host: "127.0.0.1", port: 0 });
-  cleanups.push(async () => {
-    await runner.drain(5_000);
-    await runner.stop();
-    await http.close();
-    await db.close();
-  });
-  const address = http.server.address() as import("node:net").AddressInfo;
-  const url = `http://127.0.0.1:${address.port}/whatsapp/webhook`;
+  const url = `${(await serveWebhooks(cleanups, h)).url}/whatsapp/webhook`;
   const deliver = async (payload: Record<string, unknown>): Promise<void> => {
     const answer = await postWhatsAppWebhook(url, payload, { appSecret: APP_SECRET });
     expect(answer.status).toBe(200);
   };
-  return { fake, db, runner, adapter, agent, logger, sendFailures, deliveryFailures, url, deliver };
+  return { ...h, fake, sendFailures: h.failures, url, deliver };
 }
 
 function dm(body: string, edit: Record<string, unknown> = {}): Record<string, unknown> {
