@@ -41,6 +41,7 @@ export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
   TL_ERR_SCHEMA_VERSION: 500,
   TL_ERR_STORE: 500,
   TL_ERR_CORRUPT: 500,
+  TL_ERR_DRIVER_MISSING: 500,
   TL_ERR_INTERNAL: 500,
 };
 

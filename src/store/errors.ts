@@ -17,6 +17,7 @@ export type ThreadlineErrorCode =
   | "TL_ERR_LEASE_LOST"
   | "TL_ERR_AMBIGUOUS_ID"
   | "TL_ERR_CORRUPT"
+  | "TL_ERR_DRIVER_MISSING"
   | "TL_ERR_STORE";
 
 /** Base class of every error Threadline throws on purpose. */
@@ -166,6 +167,20 @@ export class DatabaseCorruptError extends ThreadlineError {
   constructor(location: string, message: string, options?: { cause?: unknown }) {
     super("TL_ERR_CORRUPT", message, options);
     this.location = location;
+  }
+}
+
+/**
+ * The database driver a target needs is not installed: `pg` for a `postgres://` URL (an
+ * optional peer dependency, so SQLite-only installs stay small). Nothing was opened.
+ */
+export class DriverMissingError extends ThreadlineError {
+  /** The npm package to install (e.g. `pg`). */
+  readonly driver: string;
+
+  constructor(driver: string, message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_DRIVER_MISSING", message, options);
+    this.driver = driver;
   }
 }
 

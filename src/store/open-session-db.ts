@@ -5,7 +5,7 @@
  */
 import type { SessionDB } from "./contract.js";
 import { defaultDatabasePath } from "./data-home.js";
-import { InvalidInputError } from "./errors.js";
+import { DriverMissingError, InvalidInputError } from "./errors.js";
 
 /** Options for {@link openSessionDB}: SQLite ones apply to file targets, PostgreSQL ones to URLs. */
 export interface OpenSessionDBOptions {
@@ -36,7 +36,7 @@ export interface OpenSessionDBOptions {
 export async function openSessionDB(target?: string, options: OpenSessionDBOptions = {}): Promise<SessionDB> {
   const chosen = chooseDatabaseTarget(target);
   if (chosen.backend === "postgres") {
-    const { PostgresSessionDB } = await import("./postgres/index.js");
+    const { PostgresSessionDB } = await importPostgresBackend();
     const chosenSchema = options.schema ?? chosen.schema;
     return PostgresSessionDB.open({
       connectionString: chosen.url,
@@ -47,6 +47,28 @@ export async function openSessionDB(target?: string, options: OpenSessionDBOptio
   const { SqliteSessionDB } = await import("./sqlite/index.js");
   const { schema: _schema, poolSize: _poolSize, ...sqliteOptions } = options;
   return SqliteSessionDB.open({ path: chosen.path, ...sqliteOptions });
+}
+
+/**
+ * Loads the PostgreSQL backend, whose driver `pg` is an optional peer dependency.
+ *
+ * @throws {DriverMissingError} when `pg` is not installed.
+ */
+async function importPostgresBackend(): Promise<typeof import("./postgres/index.js")> {
+  try {
+    return await import("./postgres/index.js");
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : "";
+    if (code === "ERR_MODULE_NOT_FOUND" && /['"]pg['"]/u.test(message)) {
+      throw new DriverMissingError(
+        "pg",
+        "Opening a postgres:// database needs the PostgreSQL driver, which is not installed. Install it next to threadline (npm install pg) and try again.",
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 /** A database target resolved to its backend (see {@link openSessionDB} for the rules). */
