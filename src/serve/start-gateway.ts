@@ -151,7 +151,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     reset: lifecycle.reset,
     resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
   });
-  const useLeases = config.gateway.leases === "on" || (config.gateway.leases === "auto" && db.capabilities.backend === "postgres");
+  const useLeases = config.gateway.leases === "on" || (config.gateway.leases === "auto" && db.capabilities.multiHost);
   // Restart bookkeeping is per replica name (stable across restarts); a lease holder is one
   // process (its pid added), so a restarted replica never takes over its predecessor's token.
   const holder = `${config.gateway.replicaId}-${process.pid}`;

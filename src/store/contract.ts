@@ -892,6 +892,11 @@ export interface StoreCapabilities {
   backend: string;
   /** Several processes may write at once. */
   multiProcess: boolean;
+  /**
+   * Processes on several machines may share the database (a server, not a local file): gateway
+   * replicas then coordinate through session leases (`gateway.leases: auto` turns them on).
+   */
+  multiHost: boolean;
 }
 
 /**

@@ -173,7 +173,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * await db.close();
  */
 export class PostgresSessionDB implements SessionDB {
-  readonly capabilities: StoreCapabilities = { backend: "postgres", multiProcess: true };
+  readonly capabilities: StoreCapabilities = { backend: "postgres", multiProcess: true, multiHost: true };
   readonly location: string;
   /** The schema holding the tables. */
   readonly schema: string;

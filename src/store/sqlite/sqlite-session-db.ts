@@ -157,7 +157,7 @@ const now = (): number => Date.now() / 1000;
  * await db.close();
  */
 export class SqliteSessionDB implements SessionDB {
-  readonly capabilities: StoreCapabilities = { backend: "sqlite", multiProcess: true };
+  readonly capabilities: StoreCapabilities = { backend: "sqlite", multiProcess: true, multiHost: false };
   readonly location: string;
   readonly #conn: SqliteConnection;
   readonly #queue: SqliteWriteQueue;

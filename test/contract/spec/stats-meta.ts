@@ -15,6 +15,12 @@ function byModel(a: ModelStats, b: ModelStats): number {
 
 export function statsMetaTests(init: SessionDBTestInitializer): void {
   contractArea(init, "stats-meta", (test, { db }) => {
+    test("capabilities: several processes may write; multiHost exactly for a database server (not a local file)", async () => {
+      const caps = db().capabilities;
+      expect(caps.multiProcess).toBe(true);
+      expect(caps.multiHost).toBe(/^postgres(ql)?:\/\//u.test(db().location));
+    });
+
     test("an empty store has zero totals and a positive size", async () => {
       const stats = await db().getStats();
       expect(stats.totalSessions).toBe(0);
