@@ -1,6 +1,7 @@
 /**
- * The storage backends the gateway tests run on: a SQLite file in a temp dir and a
- * fresh PostgreSQL schema. `reopen()` opens another handle on the same data, as a
+ * The storage backends the gateway tests run on: a SQLite file in a temp dir and an
+ * empty PostgreSQL schema (created and migrated once, then emptied and reused by the next
+ * test of the file: see {@link SchemaResetter}). `reopen()` opens another handle on the same data, as a
  * restarted process would.
  *
  * @module
@@ -9,11 +10,11 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe } from "vitest";
+import { afterAll, afterEach, beforeAll, describe } from "vitest";
 import { openSessionDB } from "../../src/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { StoreClosedError } from "../../src/store/errors.js";
-import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
+import { dropSchema, requirePostgres, SchemaResetter, TEST_PG_URL } from "../contract/postgres-server.js";
 
 /** One test's database. */
 export interface TestDatabase {
@@ -45,7 +46,17 @@ export function forEachBackend(body: (backend: GatewayBackend) => void): void {
     if (selected && selected.length > 0 && !selected.includes(name)) continue;
     describe(name, () => {
       const cleanups: Array<() => Promise<void>> = [];
-      if (name === "postgres") beforeAll(requirePostgres);
+      /** Migrated schemas of finished tests, emptied before the next test takes one. */
+      const free: string[] = [];
+      const created: string[] = [];
+      const resetter = new SchemaResetter();
+      if (name === "postgres") {
+        beforeAll(requirePostgres);
+        afterAll(async () => {
+          await resetter.close();
+          for (const schema of created.splice(0)) await dropSchema(schema);
+        });
+      }
       afterEach(async () => {
         for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
       });
@@ -62,11 +73,18 @@ export function forEachBackend(body: (backend: GatewayBackend) => void): void {
               rmSync(dir, { recursive: true, force: true });
             });
           } else {
-            const schema = `tl_gw_${randomBytes(6).toString("hex")}`;
-            target = { url: TEST_PG_URL, schema };
+            let schema = free.pop();
+            if (schema === undefined) {
+              schema = `tl_gw_${randomBytes(6).toString("hex")}`;
+              created.push(schema);
+            } else {
+              await resetter.reset(schema);
+            }
+            const taken = schema;
+            target = { url: TEST_PG_URL, schema: taken };
             cleanups.push(async () => {
               for (const h of handles) await closeQuietly(h);
-              await dropSchema(schema);
+              free.push(taken);
             });
           }
           const open = async (): Promise<SessionDB> => {
