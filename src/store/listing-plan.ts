@@ -58,10 +58,7 @@ function checkBound(value: unknown, field: string): number | null {
  * Validates listing options and plans the walk. `allSources` is called only when
  * sources are excluded without a list of sources to include.
  */
-export async function planListing(
-  options: ListSessionsOptions,
-  allSources: () => string[] | Promise<string[]>,
-): Promise<ListingPlan> {
+export function planListing(options: ListSessionsOptions, allSources: () => string[]): ListingPlan {
   const limit = checkLimit(options.limit, DEFAULT_LIST_LIMIT);
   const orderBy = options.orderBy ?? "lastActive";
   if (orderBy !== "lastActive" && orderBy !== "started") {
@@ -88,7 +85,7 @@ export async function planListing(
 
   let walk: Array<string | null> = [null];
   if (sources !== null) walk = excluded ? sources.filter((s) => !excluded.includes(s)) : sources;
-  else if (excluded !== null) walk = (await allSources()).filter((s) => !excluded.includes(s));
+  else if (excluded !== null) walk = allSources().filter((s) => !excluded.includes(s));
 
   let key: ListingPlan["key"];
   let hiddenValues: Array<number | null>;

@@ -1,0 +1,82 @@
+/**
+ * Session listing, once for every backend: bounded, index-backed, keyset-paged. Each filter
+ * combination is answered by walking one or more index ranges newest-first and merging them
+ * (listing-plan.ts), so the cost of a page never grows with the number of sessions or
+ * messages in the database.
+ *
+ * @module
+ */
+import type { ListSessionsOptions, Page, SessionSummary } from "../contract.js";
+import { mergeListing, planListing } from "../listing-plan.js";
+import { SUMMARY_COLUMNS, type SummaryRow, type TextDecoder } from "../session-rows.js";
+import { all, column, placeholders, type Steps } from "./steps.js";
+
+/** Every distinct source, by a loose index scan (one index seek per source). */
+function* distinctSources(): Steps<string[]> {
+  return yield* column<string>(
+    `WITH RECURSIVE s(source) AS (
+       SELECT min(source) FROM sessions
+       UNION ALL
+       SELECT (SELECT min(source) FROM sessions WHERE source > s.source) FROM s WHERE s.source IS NOT NULL
+     ) SELECT source FROM s WHERE source IS NOT NULL`,
+  );
+}
+
+/** One page of sessions; `encode`/`decode` are the dialect's free-text encoding. */
+export function* listSessionsPage(
+  options: ListSessionsOptions,
+  encode: (value: string | null) => string | null,
+  decode: TextDecoder,
+): Steps<Page<SessionSummary>> {
+  // Every source is needed only when some are excluded without a list to include.
+  const sources = options.sources == null && options.excludeSources != null ? yield* distinctSources() : [];
+  const plan = planListing(options, () => sources);
+  const rows: SummaryRow[] = [];
+  for (const { source, hidden } of plan.ranges) {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (plan.userId !== null) {
+      where.push("user_id = ?");
+      params.push(encode(plan.userId));
+    }
+    if (plan.userIds !== null) {
+      where.push(plan.userIds.length === 0 ? "1 = 0" : `user_id IN (${placeholders(plan.userIds.length)})`);
+      params.push(...plan.userIds.map(encode));
+    }
+    if (plan.chatId !== null) {
+      where.push("chat_id = ?");
+      params.push(encode(plan.chatId));
+    }
+    if (plan.models !== null) {
+      where.push(plan.models.length === 0 ? "1 = 0" : `model IN (${placeholders(plan.models.length)})`);
+      params.push(...plan.models.map(encode));
+    }
+    if (plan.titled !== null) where.push(plan.titled ? "title IS NOT NULL" : "title IS NULL");
+    if (plan.since !== null) {
+      where.push(`${plan.key} >= ?`);
+      params.push(plan.since);
+    }
+    if (plan.until !== null) {
+      where.push(`${plan.key} < ?`);
+      params.push(plan.until);
+    }
+    if (source !== null) {
+      where.push("source = ?");
+      params.push(source);
+    }
+    if (hidden !== null) {
+      where.push("list_hidden = ?");
+      params.push(hidden);
+    }
+    if (plan.after !== null) {
+      where.push(`(${plan.key}, id) < (?, ?)`);
+      params.push(plan.after.key, plan.after.id);
+    }
+    const sql =
+      `SELECT ${SUMMARY_COLUMNS} FROM sessions` +
+      (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
+      ` ORDER BY ${plan.key} DESC, id DESC LIMIT ?`;
+    rows.push(...(yield* all<SummaryRow>(sql, [...params, plan.limit + 1])));
+  }
+  return mergeListing(plan, rows, decode);
+}

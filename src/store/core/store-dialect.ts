@@ -1,0 +1,167 @@
+/**
+ * What a backend supplies to the store core ({@link SessionStore}): only what truly differs
+ * between databases. Everything else (validation, paging, title rules, lineage walking,
+ * export/import, prune orchestration, the routing write) lives once in the core, written as
+ * {@link Steps} over `?`-placeholder SQL that both dialects run.
+ *
+ * A dialect provides:
+ * - **plumbing**: how a read and a write transaction run the core's steps (SQLite: its
+ *   group-commit write queue, synchronously; PostgreSQL: a pooled client, with retries and
+ *   per-session lanes), error translation and closing;
+ * - **text and rows**: how free text is stored (PostgreSQL escapes NUL characters) and how a
+ *   message row reads back (the two schemas store content flags differently);
+ * - **SQL fragments** where the dialects' syntax differs;
+ * - **backend-only steps**: the transcript with its search index (FTS5 vs tsvector), search,
+ *   stats and insights, and the gateway's routing state, queue, leases, aliases, handoffs and
+ *   execution sessions, whose locking differs (SQLite's write lock covers the whole database;
+ *   PostgreSQL locks rows).
+ *
+ * @module
+ */
+import type {
+  EnqueueResult,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
+  Handoff,
+  Insights,
+  Lease,
+  LeaseFence,
+  Message,
+  Page,
+  QueuedItem,
+  Route,
+  RouteFields,
+  SearchHit,
+  SearchOptions,
+  StoreCapabilities,
+  StoreStats,
+} from "../contract.js";
+import type {
+  CheckedExecutionChange,
+  CheckedFindExecutions,
+  CheckedListExecutionUnits,
+  CheckedListExecutions,
+} from "../execution-input.js";
+import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
+import type { NormalizedMessage } from "../input-validation.js";
+import type { CheckedInsightsOptions } from "../insights.js";
+import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { TextDecoder } from "../session-rows.js";
+import type { UsageValueKind } from "../usage-update.js";
+import type { Steps } from "./steps.js";
+
+/** A route claimed for writing inside a routing write (opaque to the core). */
+export interface RouteClaim {
+  readonly __routeClaim?: never;
+}
+
+/** A backend's side of the store core. `M` is its stored (serialised) message form. */
+export interface StoreDialect<M> {
+  readonly capabilities: StoreCapabilities;
+  /** Where the data lives, for messages (a file path; a URL without its password). */
+  readonly location: string;
+  /** True once {@link close} has begun. */
+  readonly closed: boolean;
+
+  // --- plumbing ---------------------------------------------------------------
+
+  /** Runs `steps` as a read (after this instance's queued writes); errors come back translated. */
+  read<T>(doing: string, steps: () => Steps<T>): Promise<T>;
+  /**
+   * Runs `steps` in one write transaction; resolves once durable. `lane` (a session id or a
+   * queue key) keeps one instance's writes to it in call order where the backend needs that.
+   * `steps` may run more than once (a retried transaction), so it must not keep state outside.
+   */
+  write<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T>;
+  /** Finishes pending work and releases the connection(s). */
+  close(): Promise<void>;
+
+  // --- text, rows and SQL fragments -------------------------------------------
+
+  /** A free-text value as stored. */
+  encodeText(value: string | null): string | null;
+  /** Undoes {@link encodeText}. */
+  readonly decodeText: TextDecoder;
+  /** Appended to a `SELECT` whose rows a write must hold until commit (`""` where the write lock already covers them). */
+  readonly forUpdate: string;
+  /** The columns of `messages` a message is read from (never a search vector). */
+  readonly messageColumns: string;
+  /** `LIMIT`/`OFFSET` text for a page (`limit` null: no limit). */
+  limitOffset(limit: number | null, offset: number): string;
+  /** The placeholder of a usage value of this kind (a typed cast where the database needs one). */
+  usageParam(kind: Exclude<UsageValueKind, "text">): string;
+  /** A `messages` row (read with {@link messageColumns}) as a contract message. */
+  toMessage(row: unknown): Message;
+
+  // --- transcript and search index --------------------------------------------
+
+  /** Serialises a validated message for storage (outside any transaction). */
+  storeMessage(message: NormalizedMessage, rewoundAt?: number | null): M;
+  /** Inserts messages; returns their ids in order. Counters are not touched. */
+  insertMessages(sessionId: string, messages: M[]): Steps<number[]>;
+  /**
+   * Appends messages to a live session: throws NotFoundError when it is missing and
+   * ConflictError when it has ended; inserts them and bumps its counters and preview.
+   */
+  appendMessages(sessionId: string, messages: M[]): Steps<number[]>;
+  /** Recomputes a session's counters, preview and last activity from its visible messages. */
+  recomputeSummary(sessionId: string): Steps<void>;
+  /** Recomputes a session's last activity. */
+  refreshLastActive(sessionId: string): Steps<void>;
+  /** Before a rewind hides a session's visible messages from `fromId` on: drops them from the search index. */
+  unindexFrom(sessionId: string, fromId: number): Steps<void>;
+  /** After rewound rows (read with {@link messageColumns}) are visible again: indexes them. */
+  reindex(rows: unknown[]): Steps<void>;
+  /** Searches messages (options already checked). */
+  searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]>;
+  /** Gives space freed by a prune back to the file system, when the backend can (best effort). */
+  compact(): Promise<void>;
+
+  // --- stats ------------------------------------------------------------------
+
+  /** Totals, per-source and per-model figures, sizes. */
+  stats(options: { searchIndexBytes?: boolean }): Promise<StoreStats>;
+  /** Usage insights over one consistent snapshot. */
+  insights(checked: CheckedInsightsOptions): Promise<Insights>;
+
+  // --- gateway state ----------------------------------------------------------
+
+  /** Throws LeaseLostError unless the fence's lease is still held (no-op for `null`). */
+  checkFence(fence: LeaseFence | null): Steps<void>;
+  getRoute(key: string): Steps<Route | null>;
+  routeBySession(sessionId: string): Steps<Route | null>;
+  listRoutes(options: CheckedListRoutes): Steps<Page<Route>>;
+  /**
+   * Claims the routing entry `key` for a write expecting `expectedVersion` (`null`: must not
+   * exist); `null` when the entry is not at that version (nothing is written then).
+   */
+  claimRoute(key: string, expectedVersion: number | null, route: RouteFields): Steps<RouteClaim | null>;
+  /** Stores the route under a claim (its version is the expected one + 1). */
+  storeRoute(claim: RouteClaim, key: string, route: RouteFields, expectedVersion: number | null): Steps<Route>;
+  recordAlias(namespace: string, a: string, b: string): Steps<string>;
+  resolveAlias(namespace: string, id: string): Steps<string>;
+  listAliases(namespace: string, id: string): Steps<string[]>;
+  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult>;
+  listQueue(key: string): Steps<QueuedItem[]>;
+  claimQueued(key: string, at: number): Steps<QueuedItem | null>;
+  completeQueued(key: string, itemId: number): Steps<boolean>;
+  clearQueue(key: string): Steps<number>;
+  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null>;
+  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null>;
+  releaseLease(key: string, holder: string, token: number): Steps<boolean>;
+  getLease(key: string): Steps<Lease | null>;
+  createHandoff(input: CheckedNewHandoff): Steps<Handoff>;
+  getHandoff(id: string): Steps<Handoff | null>;
+  claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null>;
+  finishHandoff(id: string, result: CheckedHandoffResult): Steps<Handoff>;
+
+  // --- execution sessions -----------------------------------------------------
+
+  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null>;
+  getExecution(id: string): Steps<ExecutionRecord | null>;
+  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]>;
+  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage>;
+  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]>;
+}

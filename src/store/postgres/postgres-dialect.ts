@@ -1,0 +1,423 @@
+/**
+ * The PostgreSQL side of the store core: how reads and writes run (a pooled client per
+ * transaction, retried on serialization failures and deadlocks; per-session lanes so one
+ * instance's writes to a session land in call order), the NUL escape of free text, row locks
+ * (`FOR UPDATE`), and the statements only PostgreSQL has: tsvector search maintained with
+ * each insert, and the gateway state guarded by row locks rather than one database lock.
+ *
+ * @module
+ */
+import type pg from "pg";
+import type {
+  EnqueueResult,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
+  Handoff,
+  Insights,
+  Lease,
+  LeaseFence,
+  Message,
+  Page,
+  QueuedItem,
+  Route,
+  RouteFields,
+  SearchHit,
+  SearchOptions,
+  StoreCapabilities,
+  StoreStats,
+} from "../contract.js";
+import { native, type Steps } from "../core/steps.js";
+import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
+import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
+import type {
+  CheckedExecutionChange,
+  CheckedFindExecutions,
+  CheckedListExecutionUnits,
+  CheckedListExecutions,
+} from "../execution-input.js";
+import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
+import type { NormalizedMessage } from "../input-validation.js";
+import type { CheckedInsightsOptions } from "../insights.js";
+import type { RouteRow } from "../route-rows.js";
+import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { UsageValueKind } from "../usage-update.js";
+import { listAliases, recordAlias, resolveAlias } from "./postgres-aliases.js";
+import { Sql } from "./postgres-connection.js";
+import { isRetryable, translatePostgresError } from "./postgres-errors.js";
+import * as executions from "./postgres-executions.js";
+import * as handoffs from "./postgres-handoffs.js";
+import { readInsights } from "./postgres-insights.js";
+import * as leases from "./postgres-leases.js";
+import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
+import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
+import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } from "./postgres-rows.js";
+import { searchMessages } from "./postgres-search.js";
+import { runSteps } from "./postgres-steps.js";
+import {
+  insertMessages,
+  lockAndBumpForAppend,
+  recomputeSummary,
+  refreshLastActive,
+  toStoredMessage,
+  type StoredMessage,
+} from "./postgres-transcript.js";
+
+/** How often a write transaction is retried after a serialization failure or deadlock. */
+const MAX_ATTEMPTS = 8;
+
+/** The PostgreSQL type a numeric usage parameter is cast to. */
+const USAGE_SQL_TYPES: Record<Exclude<UsageValueKind, "text">, string> = { integer: "bigint", real: "double precision" };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
+interface PostgresRouteClaim extends RouteClaim {
+  inserted: RouteRow | undefined;
+}
+
+/** A {@link StoreDialect} on a node-postgres pool. */
+export class PostgresDialect implements StoreDialect<StoredMessage> {
+  readonly capabilities: StoreCapabilities = { backend: "postgres", multiProcess: true, multiHost: true };
+  readonly location: string;
+  readonly forUpdate = " FOR UPDATE";
+  readonly messageColumns = MESSAGE_COLUMNS;
+  readonly decodeText = decodeText;
+  readonly #pool: pg.Pool;
+  readonly #sql: Sql;
+  readonly #pending = new Set<Promise<unknown>>();
+  /** The last write queued per lane: one instance's writes to a session (or queue) run in call order. */
+  readonly #lanes = new Map<string, Promise<unknown>>();
+  #closed = false;
+
+  constructor(pool: pg.Pool, location: string) {
+    this.#pool = pool;
+    this.#sql = new Sql(pool);
+    this.location = location;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  // --- plumbing ---------------------------------------------------------------
+
+  #track<T>(promise: Promise<T>): Promise<T> {
+    this.#pending.add(promise);
+    const done = (): void => {
+      this.#pending.delete(promise);
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  async read<T>(doing: string, steps: () => Steps<T>): Promise<T> {
+    return this.#readWith(doing, (sql) => runSteps(sql, steps()));
+  }
+
+  async #readWith<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    return this.#track(
+      (async () => {
+        try {
+          return await run(this.#sql);
+        } catch (error) {
+          throw translatePostgresError(error, doing, this.location);
+        }
+      })(),
+    );
+  }
+
+  /**
+   * Runs `steps` in a transaction. With a `lane`, it starts only after this instance's earlier
+   * writes in that lane have settled, so calls land in call order.
+   */
+  async write<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    const run = (): Promise<T> => this.#transaction(doing, (sql) => runSteps(sql, steps()));
+    if (lane === undefined) return this.#track(run());
+    const previous = this.#lanes.get(lane);
+    const next = previous === undefined ? run() : previous.then(run, run);
+    this.#lanes.set(lane, next);
+    const clear = (): void => {
+      if (this.#lanes.get(lane) === next) this.#lanes.delete(lane);
+    };
+    next.then(clear, clear);
+    return this.#track(next);
+  }
+
+  async #transaction<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.#pool.connect();
+      } catch (error) {
+        throw translatePostgresError(error, doing, this.location);
+      }
+      let broken = false;
+      try {
+        await client.query("BEGIN");
+        const result = await run(new Sql(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+          await sleep(Math.random() * 10 * attempt);
+          continue;
+        }
+        throw translatePostgresError(error, doing, this.location);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#pending]);
+    await this.#pool.end();
+  }
+
+  // --- text, rows and SQL fragments -------------------------------------------
+
+  encodeText(value: string | null): string | null {
+    return encodeText(value);
+  }
+
+  limitOffset(limit: number | null, offset: number): string {
+    return `${limit === null ? "" : ` LIMIT ${limit}`}${offset === 0 ? "" : ` OFFSET ${offset}`}`;
+  }
+
+  usageParam(kind: Exclude<UsageValueKind, "text">): string {
+    return `?::${USAGE_SQL_TYPES[kind]}`;
+  }
+
+  toMessage(row: unknown): Message {
+    return toMessage(row as MessageRow);
+  }
+
+  // --- transcript and search index --------------------------------------------
+
+  storeMessage(message: NormalizedMessage, rewoundAt: number | null = null): StoredMessage {
+    return toStoredMessage(message, rewoundAt);
+  }
+
+  insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    return native((sql: Sql) => insertMessages(sql, sessionId, messages));
+  }
+
+  appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    return native(async (sql: Sql) => {
+      // The row lock (taken by the counter update) serialises every writer of this
+      // session, in any process, until commit: a turn's ids stay contiguous.
+      if (!(await lockAndBumpForAppend(sql, sessionId, messages))) {
+        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+      }
+      return insertMessages(sql, sessionId, messages);
+    });
+  }
+
+  recomputeSummary(sessionId: string): Steps<void> {
+    return native((sql: Sql) => recomputeSummary(sql, sessionId));
+  }
+
+  refreshLastActive(sessionId: string): Steps<void> {
+    return native((sql: Sql) => refreshLastActive(sql, sessionId));
+  }
+
+  /** Search reads visibility from the rows themselves: nothing to drop. */
+  *unindexFrom(): Steps<void> {}
+
+  /** The search vectors stayed on the rows: nothing to add back. */
+  *reindex(): Steps<void> {}
+
+  searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    return this.#readWith("searching", (sql) => searchMessages(sql, query, options));
+  }
+
+  /** Space is reclaimed by autovacuum for reuse; no `VACUUM FULL` (it would lock the tables against every other process). */
+  async compact(): Promise<void> {}
+
+  // --- stats ------------------------------------------------------------------
+
+  stats(options: { searchIndexBytes?: boolean }): Promise<StoreStats> {
+    return this.#readWith("reading stats", async (sql) => {
+      const totals = (await sql.one<{ sessions: number; messages: number }>(
+        "SELECT count(*)::int AS sessions, coalesce(sum(message_count), 0)::bigint AS messages FROM sessions",
+      ))!;
+      const bySource = await sql.all<{ source: string; n: number }>(
+        "SELECT source, count(*)::int AS n FROM sessions GROUP BY source ORDER BY source",
+      );
+      const byModel = await sql.all<StoreStats["byModel"][number]>(
+        `SELECT model, count(*)::int AS sessions, sum(input_tokens)::bigint AS "inputTokens",
+                sum(output_tokens)::bigint AS "outputTokens", sum(cache_read_tokens)::bigint AS "cacheReadTokens",
+                sum(cache_write_tokens)::bigint AS "cacheWriteTokens", sum(reasoning_tokens)::bigint AS "reasoningTokens",
+                sum(estimated_cost_usd) AS "estimatedCostUsd", coalesce(sum(actual_cost_usd), 0) AS "actualCostUsd"
+           FROM sessions GROUP BY model ORDER BY count(*) DESC, model NULLS FIRST`,
+      );
+      const sizes = (await sql.one<{ total: number; search: number }>(
+        `SELECT (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint
+                   FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema()) AND c.relkind = 'r') AS total,
+                coalesce(pg_relation_size(to_regclass('messages_search')), 0)::bigint AS search`,
+      ))!;
+      return {
+        totalSessions: totals.sessions,
+        totalMessages: totals.messages,
+        sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
+        byModel: byModel.map((m) => ({ ...m, model: m.model === null ? null : decodeText(m.model) })),
+        databaseBytes: sizes.total,
+        searchIndexBytes: options.searchIndexBytes === false ? null : sizes.search,
+      };
+    });
+  }
+
+  insights(checked: CheckedInsightsOptions): Promise<Insights> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    // One snapshot for every figure: a read-only REPEATABLE READ transaction.
+    return this.#track(
+      this.#transaction("reading insights", async (sql) => {
+        await sql.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        return readInsights(sql, checked);
+      }),
+    );
+  }
+
+  // --- gateway state ----------------------------------------------------------
+
+  checkFence(fence: LeaseFence | null): Steps<void> {
+    return native((sql: Sql) => leases.checkFence(sql, fence));
+  }
+
+  getRoute(key: string): Steps<Route | null> {
+    return native(async (sql: Sql) => {
+      const row = await routeRow(sql, key);
+      return row === undefined ? null : toRoute(row);
+    });
+  }
+
+  routeBySession(sessionId: string): Steps<Route | null> {
+    return native((sql: Sql) => routeBySession(sql, sessionId));
+  }
+
+  listRoutes(options: CheckedListRoutes): Steps<Page<Route>> {
+    return native((sql: Sql) => listRoutes(sql, options));
+  }
+
+  /**
+   * A new key is claimed by `INSERT … ON CONFLICT DO NOTHING`, an existing one by its row
+   * lock, so a concurrent writer of the key in any process waits and then sees the new version.
+   */
+  claimRoute(key: string, expectedVersion: number | null, route: RouteFields): Steps<RouteClaim | null> {
+    return native(async (sql: Sql): Promise<PostgresRouteClaim | null> => {
+      if (expectedVersion === null) {
+        const inserted = await insertRouteIfAbsent(sql, key, route);
+        return inserted === undefined ? null : { inserted };
+      }
+      const current = await routeRow(sql, key, true);
+      return current === undefined || Number(current.version) !== expectedVersion ? null : { inserted: undefined };
+    });
+  }
+
+  storeRoute(claim: RouteClaim, key: string, route: RouteFields, expectedVersion: number | null): Steps<Route> {
+    const { inserted } = claim as PostgresRouteClaim;
+    return native(async (sql: Sql) => toRoute(inserted ?? (await updateRoute(sql, key, route, expectedVersion! + 1))));
+  }
+
+  recordAlias(namespace: string, a: string, b: string): Steps<string> {
+    return native((sql: Sql) => recordAlias(sql, namespace, a, b));
+  }
+
+  resolveAlias(namespace: string, id: string): Steps<string> {
+    return native((sql: Sql) => resolveAlias(sql, namespace, id));
+  }
+
+  listAliases(namespace: string, id: string): Steps<string[]> {
+    return native((sql: Sql) => listAliases(sql, namespace, id));
+  }
+
+  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
+    return native((sql: Sql) => enqueue(sql, key, event, maxDepth));
+  }
+
+  listQueue(key: string): Steps<QueuedItem[]> {
+    return native((sql: Sql) => queueItems(sql, key));
+  }
+
+  claimQueued(key: string, at: number): Steps<QueuedItem | null> {
+    return native((sql: Sql) => claimQueued(sql, key, at));
+  }
+
+  completeQueued(key: string, itemId: number): Steps<boolean> {
+    return native((sql: Sql) => completeQueued(sql, key, itemId));
+  }
+
+  clearQueue(key: string): Steps<number> {
+    return native((sql: Sql) => clearQueue(sql, key));
+  }
+
+  /**
+   * Under the key's lease row lock: concurrent acquirers in any process queue on it, and a
+   * takeover waits for fenced writes in flight (they hold its share lock).
+   */
+  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null> {
+    return native((sql: Sql) => leases.acquireLease(sql, request));
+  }
+
+  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null> {
+    return native((sql: Sql) => leases.renewLease(sql, request, token));
+  }
+
+  releaseLease(key: string, holder: string, token: number): Steps<boolean> {
+    return native((sql: Sql) => leases.releaseLease(sql, key, holder, token));
+  }
+
+  getLease(key: string): Steps<Lease | null> {
+    return native((sql: Sql) => leases.getLease(sql, key));
+  }
+
+  createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
+    return native((sql: Sql) => handoffs.createHandoff(sql, input));
+  }
+
+  getHandoff(id: string): Steps<Handoff | null> {
+    return native((sql: Sql) => handoffs.getHandoff(sql, id));
+  }
+
+  /** One statement: the oldest pending row is picked `FOR UPDATE SKIP LOCKED` and moved to running. */
+  claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null> {
+    return native((sql: Sql) => handoffs.claimHandoff(sql, claim));
+  }
+
+  finishHandoff(id: string, result: CheckedHandoffResult): Steps<Handoff> {
+    return native((sql: Sql) => handoffs.finishHandoff(sql, id, result));
+  }
+
+  // --- execution sessions -----------------------------------------------------
+
+  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null> {
+    return native((sql: Sql) => executions.writeExecutions(sql, change));
+  }
+
+  getExecution(id: string): Steps<ExecutionRecord | null> {
+    return native((sql: Sql) => executions.getExecution(sql, id));
+  }
+
+  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]> {
+    return native((sql: Sql) => executions.findExecutions(sql, query));
+  }
+
+  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage> {
+    return native((sql: Sql) => executions.listExecutions(sql, query));
+  }
+
+  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]> {
+    return native((sql: Sql) => executions.listExecutionUnits(sql, query));
+  }
+}

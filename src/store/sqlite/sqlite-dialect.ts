@@ -1,0 +1,439 @@
+/**
+ * The SQLite side of the store core: how reads and writes run (after this instance's
+ * queued writes; through the group-commit write queue), and the statements only SQLite
+ * has: the FTS5 search index kept in batches behind the transcript, `dbstat` sizes,
+ * `VACUUM`, and the gateway state whose atomicity comes from the database-wide write lock.
+ *
+ * @module
+ */
+import { statSync } from "node:fs";
+import type {
+  EnqueueResult,
+  ExecutionChangeResult,
+  ExecutionPage,
+  ExecutionRecord,
+  ExecutionSummary,
+  Handoff,
+  Insights,
+  Lease,
+  LeaseFence,
+  Page,
+  QueuedItem,
+  Route,
+  RouteFields,
+  SearchHit,
+  SearchOptions,
+  StoreCapabilities,
+  StoreStats,
+} from "../contract.js";
+import type {
+  CheckedExecutionChange,
+  CheckedFindExecutions,
+  CheckedListExecutionUnits,
+  CheckedListExecutions,
+} from "../execution-input.js";
+import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
+import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
+import { native, type Steps } from "../core/steps.js";
+import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
+import type { CheckedInsightsOptions } from "../insights.js";
+import type { NormalizedMessage } from "../input-validation.js";
+import { toRoute } from "../route-rows.js";
+import type { TextDecoder } from "../session-rows.js";
+import type { UsageValueKind } from "../usage-update.js";
+import { listAliases, recordAlias, resolveAlias } from "./sqlite-aliases.js";
+import type { SqliteConfig } from "./sqlite-config.js";
+import type { SqliteConnection } from "./sqlite-connection.js";
+import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
+import * as executions from "./sqlite-executions.js";
+import * as handoffs from "./sqlite-handoffs.js";
+import { readInsights } from "./sqlite-insights.js";
+import * as leases from "./sqlite-leases.js";
+import { messageIndexText } from "./sqlite-migrations.js";
+import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
+import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
+import { toMessage, type MessageRow } from "./sqlite-rows.js";
+import { searchMessages } from "./sqlite-search.js";
+import { indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
+import { runSteps } from "./sqlite-steps.js";
+import {
+  bumpSummary,
+  insertMessages,
+  recomputeSummary,
+  refreshLastActive,
+  toStoredMessage,
+  type StoredMessage,
+} from "./sqlite-transcript.js";
+import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+
+/** Appended messages gathered before they are indexed in one transaction. */
+const INDEX_BATCH = 512;
+/** After writes pause this long, what is left is indexed. */
+const INDEX_IDLE_MS = 250;
+
+/** The version a routing entry had when a write claimed it (`null`: new). */
+interface SqliteRouteClaim extends RouteClaim {
+  version: number | null;
+}
+
+const asIs: TextDecoder = (value) => value;
+
+/** A {@link StoreDialect} on one SQLite connection. */
+export class SqliteDialect implements StoreDialect<StoredMessage> {
+  readonly capabilities: StoreCapabilities = { backend: "sqlite", multiProcess: true, multiHost: false };
+  readonly location: string;
+  readonly forUpdate = "";
+  readonly messageColumns = "*";
+  readonly decodeText = asIs;
+  readonly #conn: SqliteConnection;
+  readonly #queue: SqliteWriteQueue;
+  #closed = false;
+  #unindexed = 0;
+  #indexTimer: NodeJS.Timeout | null = null;
+
+  constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
+    this.#conn = conn;
+    this.location = config.path;
+    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs);
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  // --- plumbing ---------------------------------------------------------------
+
+  async read<T>(doing: string, steps: () => Steps<T>): Promise<T> {
+    return this.#readWith(doing, (conn) => runSteps(conn, steps()));
+  }
+
+  async #readWith<T>(doing: string, run: (conn: SqliteConnection) => T): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    await this.#queue.drain();
+    if (this.#closed) throw new StoreClosedError();
+    try {
+      return run(this.#conn);
+    } catch (error) {
+      throw translateSqliteError(error, doing, this.location);
+    }
+  }
+
+  write<T>(doing: string, steps: () => Steps<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    return this.#queue.write(doing, () => runSteps(this.#conn, steps()));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#queue.drain();
+    if (this.#indexTimer !== null) clearTimeout(this.#indexTimer);
+    this.#indexTimer = null;
+    // Leave the index complete, so the next open searches without catching up.
+    if (this.#unindexed > 0) await this.#indexNow().catch(() => {});
+    this.#closed = true;
+    try {
+      this.#conn.db.pragma("optimize");
+    } catch {
+      // best effort: another process may hold the lock
+    }
+    this.#conn.db.close();
+  }
+
+  // --- text, rows and SQL fragments -------------------------------------------
+
+  encodeText(value: string | null): string | null {
+    return value;
+  }
+
+  limitOffset(limit: number | null, offset: number): string {
+    return ` LIMIT ${limit ?? -1} OFFSET ${offset}`;
+  }
+
+  usageParam(_kind: Exclude<UsageValueKind, "text">): string {
+    return "?";
+  }
+
+  toMessage(row: unknown): ReturnType<typeof toMessage> {
+    return toMessage(row as MessageRow);
+  }
+
+  // --- transcript and search index --------------------------------------------
+
+  storeMessage(message: NormalizedMessage, rewoundAt: number | null = null): StoredMessage {
+    return toStoredMessage(message, rewoundAt);
+  }
+
+  insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    return native((conn: SqliteConnection) => insertMessages(conn, sessionId, messages));
+  }
+
+  appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    return native((conn: SqliteConnection) => {
+      const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as { ended_at: number | null } | undefined;
+      if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+      if (row.ended_at !== null) {
+        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+      }
+      const ids = insertMessages(conn, sessionId, messages);
+      bumpSummary(conn, sessionId, messages);
+      this.#noteAppended(ids.length);
+      return ids;
+    });
+  }
+
+  recomputeSummary(sessionId: string): Steps<void> {
+    return native((conn: SqliteConnection) => recomputeSummary(conn, sessionId));
+  }
+
+  refreshLastActive(sessionId: string): Steps<void> {
+    return native((conn: SqliteConnection) => refreshLastActive(conn, sessionId));
+  }
+
+  unindexFrom(sessionId: string, fromId: number): Steps<void> {
+    return native((conn: SqliteConnection) => {
+      conn
+        .stmt(
+          `DELETE FROM messages_fts WHERE rowid IN
+             (SELECT id FROM messages WHERE session_id = ? AND id >= ? AND id <= ? AND rewound_at IS NULL)`,
+        )
+        .run(sessionId, fromId, indexWatermark(conn));
+    });
+  }
+
+  reindex(rows: unknown[]): Steps<void> {
+    return native((conn: SqliteConnection) => {
+      const index = conn.stmt("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
+      const watermark = indexWatermark(conn);
+      for (const row of rows as MessageRow[]) {
+        // Rows beyond the watermark are indexed by the next catch-up.
+        if (row.id <= watermark) index.run(row.id, messageIndexText(row.content, row.content_parts, row.tool_name, row.tool_calls));
+      }
+    });
+  }
+
+  async searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]> {
+    await this.#catchUpIndex();
+    return this.#readWith("searching", (conn) => searchMessages(conn, query, options));
+  }
+
+  /** Indexes every message (from any process) that the search index has not seen yet. */
+  async #catchUpIndex(): Promise<void> {
+    if (this.#closed) throw new StoreClosedError();
+    await this.#queue.drain();
+    if (!indexIsBehind(this.#conn)) return;
+    await this.#indexNow();
+  }
+
+  #indexNow(): Promise<number> {
+    this.#unindexed = 0;
+    return this.#queue.write("updating the search index", () => indexPending(this.#conn));
+  }
+
+  /** Counts appended messages and indexes them in a batch once enough have gathered, or soon after writes pause. */
+  #noteAppended(count: number): void {
+    this.#unindexed += count;
+    if (this.#unindexed >= INDEX_BATCH) {
+      // A later catch-up (the next batch or search) retries a failure.
+      void this.#indexNow().catch(() => {});
+    }
+    if (this.#indexTimer === null) {
+      this.#indexTimer = setTimeout(() => {
+        this.#indexTimer = null;
+        if (this.#closed || this.#unindexed === 0) return;
+        void this.#indexNow().catch(() => {});
+      }, INDEX_IDLE_MS);
+      this.#indexTimer.unref();
+    }
+  }
+
+  /**
+   * Gives freed pages back to the file system and shrinks the WAL (after a prune that
+   * removed rows). Best effort: the prune has committed already, so if another process
+   * keeps the database busy the space is reclaimed by a later prune instead.
+   */
+  async compact(): Promise<void> {
+    await this.#readWith("compacting the database", (conn) => {
+      try {
+        conn.db.exec("VACUUM");
+        conn.db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch (error) {
+        if (!isSqliteBusy(error)) throw error;
+      }
+    });
+  }
+
+  // --- stats ------------------------------------------------------------------
+
+  stats(options: { searchIndexBytes?: boolean }): Promise<StoreStats> {
+    return this.#readWith("reading stats", (conn) => {
+      const totals = conn
+        .stmt("SELECT count(*) AS sessions, coalesce(sum(message_count), 0) AS messages FROM sessions")
+        .get() as { sessions: number; messages: number };
+      const bySource = conn.stmt("SELECT source, count(*) AS n FROM sessions GROUP BY source ORDER BY source").all() as Array<{
+        source: string;
+        n: number;
+      }>;
+      const byModel = conn
+        .stmt(
+          `SELECT model, count(*) AS sessions, sum(input_tokens) AS inputTokens, sum(output_tokens) AS outputTokens,
+                  sum(cache_read_tokens) AS cacheReadTokens, sum(cache_write_tokens) AS cacheWriteTokens,
+                  sum(reasoning_tokens) AS reasoningTokens, sum(estimated_cost_usd) AS estimatedCostUsd,
+                  coalesce(sum(actual_cost_usd), 0) AS actualCostUsd
+             FROM sessions GROUP BY model ORDER BY sessions DESC, model`,
+        )
+        .all() as StoreStats["byModel"];
+      return {
+        totalSessions: totals.sessions,
+        totalMessages: totals.messages,
+        sessionsBySource: Object.fromEntries(bySource.map((r) => [r.source, r.n])),
+        byModel,
+        databaseBytes: fileBytes(this.location) + fileBytes(`${this.location}-wal`),
+        searchIndexBytes: options.searchIndexBytes === false ? null : searchIndexBytes(conn),
+      };
+    });
+  }
+
+  insights(checked: CheckedInsightsOptions): Promise<Insights> {
+    return this.#readWith("reading insights", (conn) => readInsights(conn, checked));
+  }
+
+  // --- gateway state ----------------------------------------------------------
+
+  checkFence(fence: LeaseFence | null): Steps<void> {
+    return native((conn: SqliteConnection) => leases.checkFence(conn, fence));
+  }
+
+  getRoute(key: string): Steps<Route | null> {
+    return native((conn: SqliteConnection) => {
+      const row = routeRow(conn, key);
+      return row === undefined ? null : toRoute(row);
+    });
+  }
+
+  routeBySession(sessionId: string): Steps<Route | null> {
+    return native((conn: SqliteConnection) => routeBySession(conn, sessionId));
+  }
+
+  listRoutes(options: CheckedListRoutes): Steps<Page<Route>> {
+    return native((conn: SqliteConnection) => listRoutes(conn, options));
+  }
+
+  claimRoute(key: string, expectedVersion: number | null): Steps<RouteClaim | null> {
+    // The write lock is the claim: no other writer runs until this transaction commits.
+    return native((conn: SqliteConnection): SqliteRouteClaim | null => {
+      const current = routeRow(conn, key);
+      const version = current === undefined ? null : Number(current.version);
+      return version === expectedVersion ? { version } : null;
+    });
+  }
+
+  storeRoute(claim: RouteClaim, key: string, route: RouteFields): Steps<Route> {
+    const { version } = claim as SqliteRouteClaim;
+    return native((conn: SqliteConnection) => storeRoute(conn, key, route, (version ?? 0) + 1));
+  }
+
+  recordAlias(namespace: string, a: string, b: string): Steps<string> {
+    return native((conn: SqliteConnection) => recordAlias(conn, namespace, a, b));
+  }
+
+  resolveAlias(namespace: string, id: string): Steps<string> {
+    return native((conn: SqliteConnection) => resolveAlias(conn, namespace, id));
+  }
+
+  listAliases(namespace: string, id: string): Steps<string[]> {
+    return native((conn: SqliteConnection) => listAliases(conn, namespace, id));
+  }
+
+  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
+    return native((conn: SqliteConnection) => enqueue(conn, key, event, maxDepth));
+  }
+
+  listQueue(key: string): Steps<QueuedItem[]> {
+    return native((conn: SqliteConnection) => queueItems(conn, key));
+  }
+
+  claimQueued(key: string, at: number): Steps<QueuedItem | null> {
+    return native((conn: SqliteConnection) => claimQueued(conn, key, at));
+  }
+
+  completeQueued(key: string, itemId: number): Steps<boolean> {
+    return native((conn: SqliteConnection) => conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND id = ?").run(key, itemId).changes > 0);
+  }
+
+  clearQueue(key: string): Steps<number> {
+    return native((conn: SqliteConnection) => conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND claimed_at IS NULL").run(key).changes);
+  }
+
+  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null> {
+    return native((conn: SqliteConnection) => leases.acquireLease(conn, request));
+  }
+
+  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null> {
+    return native((conn: SqliteConnection) => leases.renewLease(conn, request, token));
+  }
+
+  releaseLease(key: string, holder: string, token: number): Steps<boolean> {
+    return native((conn: SqliteConnection) => leases.releaseLease(conn, key, holder, token));
+  }
+
+  getLease(key: string): Steps<Lease | null> {
+    return native((conn: SqliteConnection) => leases.getLease(conn, key));
+  }
+
+  createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
+    return native((conn: SqliteConnection) => handoffs.createHandoff(conn, input));
+  }
+
+  getHandoff(id: string): Steps<Handoff | null> {
+    return native((conn: SqliteConnection) => handoffs.getHandoff(conn, id));
+  }
+
+  claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null> {
+    return native((conn: SqliteConnection) => handoffs.claimHandoff(conn, claim));
+  }
+
+  finishHandoff(id: string, result: CheckedHandoffResult): Steps<Handoff> {
+    return native((conn: SqliteConnection) => handoffs.finishHandoff(conn, id, result));
+  }
+
+  // --- execution sessions -----------------------------------------------------
+
+  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null> {
+    return native((conn: SqliteConnection) => executions.writeExecutions(conn, change));
+  }
+
+  getExecution(id: string): Steps<ExecutionRecord | null> {
+    return native((conn: SqliteConnection) => executions.getExecution(conn, id));
+  }
+
+  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]> {
+    return native((conn: SqliteConnection) => executions.findExecutions(conn, query));
+  }
+
+  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage> {
+    return native((conn: SqliteConnection) => executions.listExecutions(conn, query));
+  }
+
+  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]> {
+    return native((conn: SqliteConnection) => executions.listExecutionUnits(conn, query));
+  }
+}
+
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function searchIndexBytes(conn: SqliteConnection): number | null {
+  try {
+    return (
+      (conn.stmt("SELECT sum(pgsize) FROM dbstat('main', 1) WHERE name LIKE 'messages_fts%'").pluck().get() as number | null) ?? 0
+    );
+  } catch {
+    return null; // dbstat not compiled in
+  }
+}
