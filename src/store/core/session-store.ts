@@ -108,6 +108,9 @@ import {
   refreshChain,
   sessionRow,
 } from "./lineage-steps.js";
+import * as aliases from "./alias-steps.js";
+import * as leases from "./lease-steps.js";
+import { checkFence } from "./lease-steps.js";
 import { listSessionsPage } from "./listing-steps.js";
 import { insertSession } from "./session-insert.js";
 import { all, column, one, placeholders, run, value, type Steps } from "./steps.js";
@@ -288,7 +291,7 @@ export class SessionStore<M> implements SessionDB {
     const fence = fenceOf(options);
     const plan = planUsageUpdate(usage, checkUsageMode(options.mode));
     return this.#d.write(`recording usage of session ${id}`, function* (this: SessionStore<M>) {
-      yield* this.#d.checkFence(fence);
+      yield* checkFence(fence, this.#d);
       return yield* this.#applyUsage(id, plan);
     }.bind(this));
   }
@@ -336,7 +339,7 @@ export class SessionStore<M> implements SessionDB {
     return d.write(
       `appending to session ${sessionId}`,
       function* () {
-        yield* d.checkFence(fence);
+        yield* checkFence(fence, d);
         return yield* d.appendMessages(sessionId, stored);
       },
       sessionId,
@@ -375,7 +378,7 @@ export class SessionStore<M> implements SessionDB {
     const d = this.#d;
     const stored = messages.map((m, i) => d.storeMessage(normalizeMessage(m, `messages[${i}]`, at)));
     return d.write(`replacing the transcript of ${sessionId}`, function* (this: SessionStore<M>) {
-      yield* d.checkFence(fence);
+      yield* checkFence(fence, d);
       yield* this.#requireRow(sessionId, true);
       yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
       const ids = yield* d.insertMessages(sessionId, stored);
@@ -394,7 +397,7 @@ export class SessionStore<M> implements SessionDB {
     const at = now();
     const d = this.#d;
     return d.write(`rewinding session ${sessionId}`, function* (this: SessionStore<M>): Steps<RewindResult> {
-      yield* d.checkFence(fence);
+      yield* checkFence(fence, d);
       yield* this.#requireRow(sessionId, true);
       const users = yield* all<unknown>(
         `SELECT ${d.messageColumns} FROM messages
@@ -782,7 +785,7 @@ export class SessionStore<M> implements SessionDB {
     return d.write(
       `writing the routing entry ${checked.key}`,
       function* (this: SessionStore<M>): Steps<Route | null> {
-        yield* d.checkFence(checked.fence);
+        yield* checkFence(checked.fence, d);
         const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
         if (claim === null) return null;
         if (checked.endSession !== null) {
@@ -842,19 +845,23 @@ export class SessionStore<M> implements SessionDB {
     checkId(namespace, "namespace");
     checkId(a, "a");
     checkId(b, "b");
-    return this.#d.write("recording an identity alias", () => this.#d.recordAlias(namespace, a, b));
+    const d = this.#d;
+    return d.write("recording an identity alias", function* () {
+      yield* d.lockAliasNamespace(namespace);
+      return yield* aliases.recordAlias(namespace, a, b);
+    });
   }
 
   async resolveAlias(namespace: string, id: string): Promise<string> {
     checkId(namespace, "namespace");
     checkId(id, "id");
-    return this.#d.read("resolving an identity alias", () => this.#d.resolveAlias(namespace, id));
+    return this.#d.read("resolving an identity alias", () => aliases.resolveAlias(namespace, id));
   }
 
   async listAliases(namespace: string, id: string): Promise<string[]> {
     checkId(namespace, "namespace");
     checkId(id, "id");
-    return this.#d.read("listing identity aliases", () => this.#d.listAliases(namespace, id));
+    return this.#d.read("listing identity aliases", () => aliases.listAliases(namespace, id, this.#d.bytewiseOrder));
   }
 
   async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
@@ -892,25 +899,25 @@ export class SessionStore<M> implements SessionDB {
 
   async acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null> {
     const request = checkLeaseRequest(key, holder, options, now());
-    return this.#d.write(`acquiring the lease on ${request.key}`, () => this.#d.acquireLease(request));
+    return this.#d.write(`acquiring the lease on ${request.key}`, () => leases.acquireLease(request, this.#d));
   }
 
   async renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null> {
     const request = checkLeaseRequest(key, holder, options, now());
     checkLeaseToken(token);
-    return this.#d.write(`renewing the lease on ${request.key}`, () => this.#d.renewLease(request, token));
+    return this.#d.write(`renewing the lease on ${request.key}`, () => leases.renewLease(request, token));
   }
 
   async releaseLease(key: string, holder: string, token: number): Promise<boolean> {
     checkPathSafe(key, "key");
     checkId(holder, "holder");
     checkLeaseToken(token);
-    return this.#d.write(`releasing the lease on ${key}`, () => this.#d.releaseLease(key, holder, token));
+    return this.#d.write(`releasing the lease on ${key}`, () => leases.releaseLease(key, holder, token));
   }
 
   async getLease(key: string): Promise<Lease | null> {
     checkPathSafe(key, "key");
-    return this.#d.read("reading a lease", () => this.#d.getLease(key));
+    return this.#d.read("reading a lease", () => leases.getLease(key));
   }
 
   // --- cross-platform handoffs --------------------------------------------------

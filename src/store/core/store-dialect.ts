@@ -12,8 +12,8 @@
  *   message row reads back (the two schemas store content flags differently);
  * - **SQL fragments** where the dialects' syntax differs;
  * - **backend-only steps**: the transcript with its search index (FTS5 vs tsvector), search,
- *   stats and insights, and the gateway's routing state, queue, leases, aliases, handoffs and
- *   execution sessions, whose locking differs (SQLite's write lock covers the whole database;
+ *   stats and insights, and the gateway's routing state, queue, handoffs and execution
+ *   sessions, whose locking differs (SQLite's write lock covers the whole database;
  *   PostgreSQL locks rows).
  *
  * @module
@@ -26,8 +26,6 @@ import type {
   ExecutionSummary,
   Handoff,
   Insights,
-  Lease,
-  LeaseFence,
   Message,
   Page,
   QueuedItem,
@@ -47,7 +45,7 @@ import type {
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
-import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
 import type { TextDecoder } from "../session-rows.js";
 import type { UsageValueKind } from "../usage-update.js";
 import type { Steps } from "./steps.js";
@@ -86,6 +84,10 @@ export interface StoreDialect<M> {
   readonly decodeText: TextDecoder;
   /** Appended to a `SELECT` whose rows a write must hold until commit (`""` where the write lock already covers them). */
   readonly forUpdate: string;
+  /** Appended to a `SELECT` whose rows must not change until commit, while others may read them (`""` likewise). */
+  readonly forShare: string;
+  /** Appended to an `ORDER BY` column to sort text in code-point order (`""` where that is the default). */
+  readonly bytewiseOrder: string;
   /** The columns of `messages` a message is read from (never a search vector). */
   readonly messageColumns: string;
   /** `LIMIT`/`OFFSET` text for a page (`limit` null: no limit). */
@@ -128,8 +130,6 @@ export interface StoreDialect<M> {
 
   // --- gateway state ----------------------------------------------------------
 
-  /** Throws LeaseLostError unless the fence's lease is still held (no-op for `null`). */
-  checkFence(fence: LeaseFence | null): Steps<void>;
   getRoute(key: string): Steps<Route | null>;
   routeBySession(sessionId: string): Steps<Route | null>;
   listRoutes(options: CheckedListRoutes): Steps<Page<Route>>;
@@ -140,18 +140,13 @@ export interface StoreDialect<M> {
   claimRoute(key: string, expectedVersion: number | null, route: RouteFields): Steps<RouteClaim | null>;
   /** Stores the route under a claim (its version is the expected one + 1). */
   storeRoute(claim: RouteClaim, key: string, route: RouteFields, expectedVersion: number | null): Steps<Route>;
-  recordAlias(namespace: string, a: string, b: string): Steps<string>;
-  resolveAlias(namespace: string, id: string): Steps<string>;
-  listAliases(namespace: string, id: string): Steps<string[]>;
+  /** Serialises writers of an alias namespace until the transaction ends (no-op where a write already excludes other writers). */
+  lockAliasNamespace(namespace: string): Steps<void>;
   enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult>;
   listQueue(key: string): Steps<QueuedItem[]>;
   claimQueued(key: string, at: number): Steps<QueuedItem | null>;
   completeQueued(key: string, itemId: number): Steps<boolean>;
   clearQueue(key: string): Steps<number>;
-  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null>;
-  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null>;
-  releaseLease(key: string, holder: string, token: number): Steps<boolean>;
-  getLease(key: string): Steps<Lease | null>;
   createHandoff(input: CheckedNewHandoff): Steps<Handoff>;
   getHandoff(id: string): Steps<Handoff | null>;
   claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null>;

@@ -16,8 +16,6 @@ import type {
   ExecutionSummary,
   Handoff,
   Insights,
-  Lease,
-  LeaseFence,
   Message,
   Page,
   QueuedItem,
@@ -41,15 +39,13 @@ import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } fro
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
 import type { RouteRow } from "../route-rows.js";
-import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
 import type { UsageValueKind } from "../usage-update.js";
-import { listAliases, recordAlias, resolveAlias } from "./postgres-aliases.js";
 import { Sql } from "./postgres-connection.js";
 import { isRetryable, translatePostgresError } from "./postgres-errors.js";
 import * as executions from "./postgres-executions.js";
 import * as handoffs from "./postgres-handoffs.js";
 import { readInsights } from "./postgres-insights.js";
-import * as leases from "./postgres-leases.js";
 import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } from "./postgres-rows.js";
@@ -70,6 +66,9 @@ const MAX_ATTEMPTS = 8;
 /** The PostgreSQL type a numeric usage parameter is cast to. */
 const USAGE_SQL_TYPES: Record<Exclude<UsageValueKind, "text">, string> = { integer: "bigint", real: "double precision" };
 
+/** Class id of the per-namespace alias advisory lock (two-key form; "tla" + 1). */
+const ALIAS_LOCK_CLASS = 0x746c6101;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
@@ -82,6 +81,8 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   readonly capabilities: StoreCapabilities = { backend: "postgres", multiProcess: true, multiHost: true };
   readonly location: string;
   readonly forUpdate = " FOR UPDATE";
+  readonly forShare = " FOR SHARE";
+  readonly bytewiseOrder = ' COLLATE "C"';
   readonly messageColumns = MESSAGE_COLUMNS;
   readonly decodeText = decodeText;
   readonly #pool: pg.Pool;
@@ -291,9 +292,6 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
 
   // --- gateway state ----------------------------------------------------------
 
-  checkFence(fence: LeaseFence | null): Steps<void> {
-    return native((sql: Sql) => leases.checkFence(sql, fence));
-  }
 
   getRoute(key: string): Steps<Route | null> {
     return native(async (sql: Sql) => {
@@ -330,16 +328,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return native(async (sql: Sql) => toRoute(inserted ?? (await updateRoute(sql, key, route, expectedVersion! + 1))));
   }
 
-  recordAlias(namespace: string, a: string, b: string): Steps<string> {
-    return native((sql: Sql) => recordAlias(sql, namespace, a, b));
-  }
-
-  resolveAlias(namespace: string, id: string): Steps<string> {
-    return native((sql: Sql) => resolveAlias(sql, namespace, id));
-  }
-
-  listAliases(namespace: string, id: string): Steps<string[]> {
-    return native((sql: Sql) => listAliases(sql, namespace, id));
+  /** A transaction-scoped advisory lock per namespace: concurrent merges in any process never leave a group split. */
+  lockAliasNamespace(namespace: string): Steps<void> {
+    return native(async (sql: Sql) => {
+      await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [ALIAS_LOCK_CLASS, namespace]);
+    });
   }
 
   enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
@@ -362,25 +355,6 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return native((sql: Sql) => clearQueue(sql, key));
   }
 
-  /**
-   * Under the key's lease row lock: concurrent acquirers in any process queue on it, and a
-   * takeover waits for fenced writes in flight (they hold its share lock).
-   */
-  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null> {
-    return native((sql: Sql) => leases.acquireLease(sql, request));
-  }
-
-  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null> {
-    return native((sql: Sql) => leases.renewLease(sql, request, token));
-  }
-
-  releaseLease(key: string, holder: string, token: number): Steps<boolean> {
-    return native((sql: Sql) => leases.releaseLease(sql, key, holder, token));
-  }
-
-  getLease(key: string): Steps<Lease | null> {
-    return native((sql: Sql) => leases.getLease(sql, key));
-  }
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
     return native((sql: Sql) => handoffs.createHandoff(sql, input));

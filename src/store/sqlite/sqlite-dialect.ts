@@ -15,8 +15,6 @@ import type {
   ExecutionSummary,
   Handoff,
   Insights,
-  Lease,
-  LeaseFence,
   Page,
   QueuedItem,
   Route,
@@ -33,7 +31,7 @@ import type {
   CheckedListExecutions,
 } from "../execution-input.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
-import type { CheckedLeaseRequest, CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
 import { native, type Steps } from "../core/steps.js";
 import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
@@ -42,14 +40,12 @@ import type { NormalizedMessage } from "../input-validation.js";
 import { toRoute } from "../route-rows.js";
 import type { TextDecoder } from "../session-rows.js";
 import type { UsageValueKind } from "../usage-update.js";
-import { listAliases, recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import type { SqliteConfig } from "./sqlite-config.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
 import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
 import * as executions from "./sqlite-executions.js";
 import * as handoffs from "./sqlite-handoffs.js";
 import { readInsights } from "./sqlite-insights.js";
-import * as leases from "./sqlite-leases.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
@@ -84,6 +80,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   readonly capabilities: StoreCapabilities = { backend: "sqlite", multiProcess: true, multiHost: false };
   readonly location: string;
   readonly forUpdate = "";
+  readonly forShare = "";
+  readonly bytewiseOrder = "";
   readonly messageColumns = "*";
   readonly decodeText = asIs;
   readonly #conn: SqliteConnection;
@@ -300,9 +298,6 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   // --- gateway state ----------------------------------------------------------
 
-  checkFence(fence: LeaseFence | null): Steps<void> {
-    return native((conn: SqliteConnection) => leases.checkFence(conn, fence));
-  }
 
   getRoute(key: string): Steps<Route | null> {
     return native((conn: SqliteConnection) => {
@@ -333,17 +328,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     return native((conn: SqliteConnection) => storeRoute(conn, key, route, (version ?? 0) + 1));
   }
 
-  recordAlias(namespace: string, a: string, b: string): Steps<string> {
-    return native((conn: SqliteConnection) => recordAlias(conn, namespace, a, b));
-  }
-
-  resolveAlias(namespace: string, id: string): Steps<string> {
-    return native((conn: SqliteConnection) => resolveAlias(conn, namespace, id));
-  }
-
-  listAliases(namespace: string, id: string): Steps<string[]> {
-    return native((conn: SqliteConnection) => listAliases(conn, namespace, id));
-  }
+  /** The write lock already serialises every writer. */
+  *lockAliasNamespace(): Steps<void> {}
 
   enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
     return native((conn: SqliteConnection) => enqueue(conn, key, event, maxDepth));
@@ -365,21 +351,6 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     return native((conn: SqliteConnection) => conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND claimed_at IS NULL").run(key).changes);
   }
 
-  acquireLease(request: CheckedLeaseRequest): Steps<Lease | null> {
-    return native((conn: SqliteConnection) => leases.acquireLease(conn, request));
-  }
-
-  renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null> {
-    return native((conn: SqliteConnection) => leases.renewLease(conn, request, token));
-  }
-
-  releaseLease(key: string, holder: string, token: number): Steps<boolean> {
-    return native((conn: SqliteConnection) => leases.releaseLease(conn, key, holder, token));
-  }
-
-  getLease(key: string): Steps<Lease | null> {
-    return native((conn: SqliteConnection) => leases.getLease(conn, key));
-  }
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
     return native((conn: SqliteConnection) => handoffs.createHandoff(conn, input));
