@@ -111,7 +111,9 @@ import {
 import * as aliases from "./alias-steps.js";
 import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";
+import * as executions from "./execution-steps.js";
 import { listSessionsPage } from "./listing-steps.js";
+import * as queue from "./queue-steps.js";
 import { insertSession } from "./session-insert.js";
 import { all, column, one, placeholders, run, value, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
@@ -716,27 +718,31 @@ export class SessionStore<M> implements SessionDB {
 
   async writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null> {
     const checked = checkExecutionChange(change);
-    return this.#d.write("writing execution sessions", () => this.#d.writeExecutions(checked));
+    const d = this.#d;
+    return d.write("writing execution sessions", function* () {
+      yield* d.lockExecutions(executions.executionLockIds(checked));
+      return yield* executions.writeExecutions(checked, d.greatest);
+    });
   }
 
   async getExecution(id: string): Promise<ExecutionRecord | null> {
     checkId(id, "id");
-    return this.#d.read("reading an execution session", () => this.#d.getExecution(id));
+    return this.#d.read("reading an execution session", () => executions.getExecution(id));
   }
 
   async findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]> {
     const checked = checkFindExecutions(options);
-    return this.#d.read("finding execution sessions", () => this.#d.findExecutions(checked));
+    return this.#d.read("finding execution sessions", () => executions.findExecutions(checked));
   }
 
   async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
     const checked = checkListExecutions(options);
-    return this.#d.read("listing execution sessions", () => this.#d.listExecutions(checked));
+    return this.#d.read("listing execution sessions", () => executions.listExecutions(checked));
   }
 
   async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
     const checked = checkListExecutionUnits(options);
-    return this.#d.read("listing execution units", () => this.#d.listExecutionUnits(checked));
+    return this.#d.read("listing execution units", () => executions.listExecutionUnits(checked));
   }
 
   // --- stats ------------------------------------------------------------------
@@ -868,29 +874,42 @@ export class SessionStore<M> implements SessionDB {
     checkPathSafe(key, "key");
     const checked = checkQueuedEvent(event, options, now());
     // The queue lane keeps this instance's enqueues of a key in call order (FIFO as called).
-    return this.#d.write(`queueing an event for ${key}`, () => this.#d.enqueue(key, checked.event, checked.maxDepth), queueLane(key));
+    return this.#queueWrite(`queueing an event for ${key}`, key, () => queue.enqueue(key, checked.event, checked.maxDepth));
   }
 
   async listQueue(key: string): Promise<QueuedItem[]> {
     checkId(key, "key");
-    return this.#d.read("reading a queue", () => this.#d.listQueue(key));
+    return this.#d.read("reading a queue", () => queue.queueItems(key));
   }
 
   async claimQueued(key: string, options: { at?: number } = {}): Promise<QueuedItem | null> {
     checkId(key, "key");
     const at = checkTime(options.at, "at", now());
-    return this.#d.write(`claiming the next queued event of ${key}`, () => this.#d.claimQueued(key, at), queueLane(key));
+    return this.#queueWrite(`claiming the next queued event of ${key}`, key, () => queue.claimQueued(key, at));
   }
 
   async completeQueued(key: string, itemId: number): Promise<boolean> {
     checkId(key, "key");
     checkItemId(itemId);
-    return this.#d.write("completing a queued event", () => this.#d.completeQueued(key, itemId), queueLane(key));
+    return this.#queueWrite("completing a queued event", key, () => queue.completeQueued(key, itemId));
   }
 
   async clearQueue(key: string): Promise<number> {
     checkId(key, "key");
-    return this.#d.write(`clearing the queue of ${key}`, () => this.#d.clearQueue(key), queueLane(key));
+    return this.#queueWrite(`clearing the queue of ${key}`, key, () => queue.clearQueue(key));
+  }
+
+  /** A write to a key's queue: in the key's lane, under its writer lock. */
+  #queueWrite<T>(doing: string, key: string, change: () => Steps<T>): Promise<T> {
+    const d = this.#d;
+    return d.write(
+      doing,
+      function* () {
+        yield* d.lockQueue(key);
+        return yield* change();
+      },
+      queueLane(key),
+    );
   }
 
   async listQueuedKeys(): Promise<string[]> {

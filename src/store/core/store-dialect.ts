@@ -12,23 +12,17 @@
  *   message row reads back (the two schemas store content flags differently);
  * - **SQL fragments** where the dialects' syntax differs;
  * - **backend-only steps**: the transcript with its search index (FTS5 vs tsvector), search,
- *   stats and insights, and the gateway's routing state, queue, handoffs and execution
- *   sessions, whose locking differs (SQLite's write lock covers the whole database;
+ *   stats and insights, the gateway's routing entries and handoffs (whose locking and schemas
+ *   differ), and the writer locks the shared queue, alias and execution logic takes (SQLite's write lock covers the whole database;
  *   PostgreSQL locks rows).
  *
  * @module
  */
 import type {
-  EnqueueResult,
-  ExecutionChangeResult,
-  ExecutionPage,
-  ExecutionRecord,
-  ExecutionSummary,
   Handoff,
   Insights,
   Message,
   Page,
-  QueuedItem,
   Route,
   RouteFields,
   SearchHit,
@@ -36,16 +30,10 @@ import type {
   StoreCapabilities,
   StoreStats,
 } from "../contract.js";
-import type {
-  CheckedExecutionChange,
-  CheckedFindExecutions,
-  CheckedListExecutionUnits,
-  CheckedListExecutions,
-} from "../execution-input.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
-import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes } from "../routing-input.js";
 import type { TextDecoder } from "../session-rows.js";
 import type { UsageValueKind } from "../usage-update.js";
 import type { Steps } from "./steps.js";
@@ -142,11 +130,8 @@ export interface StoreDialect<M> {
   storeRoute(claim: RouteClaim, key: string, route: RouteFields, expectedVersion: number | null): Steps<Route>;
   /** Serialises writers of an alias namespace until the transaction ends (no-op where a write already excludes other writers). */
   lockAliasNamespace(namespace: string): Steps<void>;
-  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult>;
-  listQueue(key: string): Steps<QueuedItem[]>;
-  claimQueued(key: string, at: number): Steps<QueuedItem | null>;
-  completeQueued(key: string, itemId: number): Steps<boolean>;
-  clearQueue(key: string): Steps<number>;
+  /** Serialises writers of a key's inbound queue until the transaction ends (no-op where a write already excludes other writers). */
+  lockQueue(key: string): Steps<void>;
   createHandoff(input: CheckedNewHandoff): Steps<Handoff>;
   getHandoff(id: string): Steps<Handoff | null>;
   claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null>;
@@ -154,9 +139,8 @@ export interface StoreDialect<M> {
 
   // --- execution sessions -----------------------------------------------------
 
-  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null>;
-  getExecution(id: string): Steps<ExecutionRecord | null>;
-  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]>;
-  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage>;
-  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]>;
+  /** The two-argument maximum function (`max` in SQLite, `greatest` in PostgreSQL). */
+  readonly greatest: string;
+  /** Serialises writers of these execution ids (sorted) until the transaction ends (no-op where a write already excludes other writers). */
+  lockExecutions(ids: string[]): Steps<void>;
 }

@@ -9,16 +9,10 @@
  */
 import type pg from "pg";
 import type {
-  EnqueueResult,
-  ExecutionChangeResult,
-  ExecutionPage,
-  ExecutionRecord,
-  ExecutionSummary,
   Handoff,
   Insights,
   Message,
   Page,
-  QueuedItem,
   Route,
   RouteFields,
   SearchHit,
@@ -29,24 +23,16 @@ import type {
 import { native, type Steps } from "../core/steps.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
 import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
-import type {
-  CheckedExecutionChange,
-  CheckedFindExecutions,
-  CheckedListExecutionUnits,
-  CheckedListExecutions,
-} from "../execution-input.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
 import type { RouteRow } from "../route-rows.js";
-import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes } from "../routing-input.js";
 import type { UsageValueKind } from "../usage-update.js";
 import { Sql } from "./postgres-connection.js";
 import { isRetryable, translatePostgresError } from "./postgres-errors.js";
-import * as executions from "./postgres-executions.js";
 import * as handoffs from "./postgres-handoffs.js";
 import { readInsights } from "./postgres-insights.js";
-import { claimQueued, clearQueue, completeQueued, enqueue, queueItems } from "./postgres-queue.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } from "./postgres-rows.js";
 import { searchMessages } from "./postgres-search.js";
@@ -68,6 +54,9 @@ const USAGE_SQL_TYPES: Record<Exclude<UsageValueKind, "text">, string> = { integ
 
 /** Class id of the per-namespace alias advisory lock (two-key form; "tla" + 1). */
 const ALIAS_LOCK_CLASS = 0x746c6101;
+
+/** Class id of the per-key queue advisory lock (two-key form; "tla" + 2). */
+const QUEUE_LOCK_CLASS = 0x746c6102;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -335,24 +324,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     });
   }
 
-  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
-    return native((sql: Sql) => enqueue(sql, key, event, maxDepth));
-  }
-
-  listQueue(key: string): Steps<QueuedItem[]> {
-    return native((sql: Sql) => queueItems(sql, key));
-  }
-
-  claimQueued(key: string, at: number): Steps<QueuedItem | null> {
-    return native((sql: Sql) => claimQueued(sql, key, at));
-  }
-
-  completeQueued(key: string, itemId: number): Steps<boolean> {
-    return native((sql: Sql) => completeQueued(sql, key, itemId));
-  }
-
-  clearQueue(key: string): Steps<number> {
-    return native((sql: Sql) => clearQueue(sql, key));
+  /** A transaction-scoped advisory lock per key: queue writers in any process are serialised per key. */
+  lockQueue(key: string): Steps<void> {
+    return native(async (sql: Sql) => {
+      await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [QUEUE_LOCK_CLASS, key]);
+    });
   }
 
 
@@ -375,23 +351,12 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
 
   // --- execution sessions -----------------------------------------------------
 
-  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null> {
-    return native((sql: Sql) => executions.writeExecutions(sql, change));
-  }
+  readonly greatest = "greatest";
 
-  getExecution(id: string): Steps<ExecutionRecord | null> {
-    return native((sql: Sql) => executions.getExecution(sql, id));
-  }
-
-  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]> {
-    return native((sql: Sql) => executions.findExecutions(sql, query));
-  }
-
-  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage> {
-    return native((sql: Sql) => executions.listExecutions(sql, query));
-  }
-
-  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]> {
-    return native((sql: Sql) => executions.listExecutionUnits(sql, query));
+  /** A transaction-scoped advisory lock per id, taken in id order: writers of the same records in any process queue up. */
+  lockExecutions(ids: string[]): Steps<void> {
+    return native(async (sql: Sql) => {
+      for (const id of ids) await sql.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`threadline.execution:${id}`]);
+    });
   }
 }

@@ -8,15 +8,9 @@
  */
 import { statSync } from "node:fs";
 import type {
-  EnqueueResult,
-  ExecutionChangeResult,
-  ExecutionPage,
-  ExecutionRecord,
-  ExecutionSummary,
   Handoff,
   Insights,
   Page,
-  QueuedItem,
   Route,
   RouteFields,
   SearchHit,
@@ -24,14 +18,8 @@ import type {
   StoreCapabilities,
   StoreStats,
 } from "../contract.js";
-import type {
-  CheckedExecutionChange,
-  CheckedFindExecutions,
-  CheckedListExecutionUnits,
-  CheckedListExecutions,
-} from "../execution-input.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
-import type { CheckedListRoutes, CheckedQueuedEvent } from "../routing-input.js";
+import type { CheckedListRoutes } from "../routing-input.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
 import { native, type Steps } from "../core/steps.js";
 import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
@@ -43,11 +31,9 @@ import type { UsageValueKind } from "../usage-update.js";
 import type { SqliteConfig } from "./sqlite-config.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
 import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
-import * as executions from "./sqlite-executions.js";
 import * as handoffs from "./sqlite-handoffs.js";
 import { readInsights } from "./sqlite-insights.js";
 import { messageIndexText } from "./sqlite-migrations.js";
-import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 import { toMessage, type MessageRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
@@ -331,25 +317,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   /** The write lock already serialises every writer. */
   *lockAliasNamespace(): Steps<void> {}
 
-  enqueue(key: string, event: CheckedQueuedEvent, maxDepth: number): Steps<EnqueueResult> {
-    return native((conn: SqliteConnection) => enqueue(conn, key, event, maxDepth));
-  }
-
-  listQueue(key: string): Steps<QueuedItem[]> {
-    return native((conn: SqliteConnection) => queueItems(conn, key));
-  }
-
-  claimQueued(key: string, at: number): Steps<QueuedItem | null> {
-    return native((conn: SqliteConnection) => claimQueued(conn, key, at));
-  }
-
-  completeQueued(key: string, itemId: number): Steps<boolean> {
-    return native((conn: SqliteConnection) => conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND id = ?").run(key, itemId).changes > 0);
-  }
-
-  clearQueue(key: string): Steps<number> {
-    return native((conn: SqliteConnection) => conn.stmt("DELETE FROM inbound_queue WHERE key = ? AND claimed_at IS NULL").run(key).changes);
-  }
+  /** The write lock already serialises every writer. */
+  *lockQueue(): Steps<void> {}
 
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
@@ -370,25 +339,10 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   // --- execution sessions -----------------------------------------------------
 
-  writeExecutions(change: CheckedExecutionChange): Steps<ExecutionChangeResult | null> {
-    return native((conn: SqliteConnection) => executions.writeExecutions(conn, change));
-  }
+  readonly greatest = "max";
 
-  getExecution(id: string): Steps<ExecutionRecord | null> {
-    return native((conn: SqliteConnection) => executions.getExecution(conn, id));
-  }
-
-  findExecutions(query: CheckedFindExecutions): Steps<ExecutionSummary[]> {
-    return native((conn: SqliteConnection) => executions.findExecutions(conn, query));
-  }
-
-  listExecutions(query: CheckedListExecutions): Steps<ExecutionPage> {
-    return native((conn: SqliteConnection) => executions.listExecutions(conn, query));
-  }
-
-  listExecutionUnits(query: CheckedListExecutionUnits): Steps<ExecutionSummary[]> {
-    return native((conn: SqliteConnection) => executions.listExecutionUnits(conn, query));
-  }
+  /** The write lock already serialises every writer. */
+  *lockExecutions(): Steps<void> {}
 }
 
 function fileBytes(path: string): number {

@@ -1,13 +1,13 @@
 /**
- * Execution sessions (`executions`, `execution_counts`) on PostgreSQL: the statements
- * behind writeExecutions, getExecution, findExecutions, listExecutions and
+ * Execution sessions (`executions`, `execution_counts`), once for every backend: the
+ * statements behind writeExecutions, getExecution, findExecutions, listExecutions and
  * listExecutionUnits. Every read walks an index range; listing totals come from
  * `execution_counts`, kept on write.
  *
- * Race safety: a write first takes a transaction-scoped advisory lock per id it puts or
- * deletes and per parent it names (in id order), so writers of the same records (from any
- * process) queue up, and each checks versions and recomputes a unit's age on committed
- * data. Counter rows are updated in key order.
+ * Race safety: a write first takes the dialect's writer lock on every id it puts or deletes
+ * and every parent it names (`lockExecutions`, in id order), so writers of the same records
+ * (from any process) queue up, and each checks versions and recomputes a unit's age on
+ * committed data. Counter rows are updated in key order.
  *
  * @module
  */
@@ -29,36 +29,45 @@ import {
   toExecutionSummary,
   type ExecutionRow,
 } from "../execution-rows.js";
-import type { Sql } from "./postgres-connection.js";
+import { all, one, run, value, type Steps } from "./steps.js";
 
-async function summaryRow(sql: Sql, id: string): Promise<ExecutionRow | undefined> {
-  return sql.one<ExecutionRow>(`SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE id = $1`, [id]);
+function* summaryRow(id: string): Steps<ExecutionRow | undefined> {
+  return yield* one<ExecutionRow>(`SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE id = ?`, [id]);
+}
+
+function* hasSteps(id: string): Steps<boolean> {
+  return (yield* one("SELECT 1 FROM executions WHERE parent_id = ? LIMIT 1", [id])) !== undefined;
+}
+
+/** Every id a change writes or names as a parent, in the order their locks are taken. */
+export function executionLockIds(change: CheckedExecutionChange): string[] {
+  const ids = new Set<string>([...change.put.map((w) => w.id), ...change.delete]);
+  for (const w of change.put) if (w.parentId !== null) ids.add(w.parentId);
+  return [...ids].sort();
 }
 
 /** The record with its result, or `null`. */
-export async function getExecution(sql: Sql, id: string): Promise<ExecutionRecord | null> {
-  const row = await sql.one<ExecutionRow>("SELECT * FROM executions WHERE id = $1", [id]);
+export function* getExecution(id: string): Steps<ExecutionRecord | null> {
+  const row = yield* one<ExecutionRow>("SELECT * FROM executions WHERE id = ?", [id]);
   return row === undefined ? null : toExecutionRecord(row);
 }
 
-/** Applies a checked change (inside a write transaction); `null` (nothing written) when a version expectation fails. */
-export async function writeExecutions(sql: Sql, change: CheckedExecutionChange): Promise<ExecutionChangeResult | null> {
-  const lockIds = new Set<string>([...change.put.map((w) => w.id), ...change.delete]);
-  for (const w of change.put) if (w.parentId !== null) lockIds.add(w.parentId);
-  for (const id of [...lockIds].sort()) {
-    await sql.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`threadline.execution:${id}`]);
-  }
+/**
+ * Applies a checked change (inside a write, after the ids' locks); `null` (nothing written)
+ * when a version expectation fails. `greatest` is the dialect's two-argument maximum function.
+ */
+export function* writeExecutions(change: CheckedExecutionChange, greatest: string): Steps<ExecutionChangeResult | null> {
   for (const w of change.put) {
     if (w.expectedVersion === undefined) continue;
-    const current = await summaryRow(sql, w.id);
+    const current = yield* summaryRow(w.id);
     if (w.expectedVersion === null ? current !== undefined : current?.version !== w.expectedVersion) return null;
   }
   const deltas = new ExecutionCountDeltas();
   const units = new Set<string>();
   for (const w of change.put) {
-    const current = await summaryRow(sql, w.id);
+    const current = yield* summaryRow(w.id);
     if (w.parentId !== null) {
-      const parent = await summaryRow(sql, w.parentId);
+      const parent = yield* summaryRow(w.parentId);
       if (parent === undefined) throw new NotFoundError(`The workflow "${w.parentId}" (parent of "${w.id}") does not exist.`);
       if (parent.kind !== "workflow" || parent.parent_id !== null) {
         throw new InvalidInputError(`"${w.parentId}" is not a top-level workflow, so "${w.id}" cannot be its step.`, {
@@ -66,14 +75,14 @@ export async function writeExecutions(sql: Sql, change: CheckedExecutionChange):
         });
       }
     }
-    if (current !== undefined && (w.kind !== "workflow" || w.parentId !== null) && (await hasSteps(sql, w.id))) {
+    if (current !== undefined && (w.kind !== "workflow" || w.parentId !== null) && (yield* hasSteps(w.id))) {
       throw new InvalidInputError(`"${w.id}" has steps, so it must stay a top-level workflow.`, { field: "kind" });
     }
     const isStep = w.parentId === null ? 0 : 1;
-    await sql.run(
+    yield* run(
       `INSERT INTO executions (id, kind, name, base_id, parent_id, user_id, created_at, updated_at, unit_updated_at,
                                result, message_count, agents_involved, version, is_step)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, name = excluded.name, base_id = excluded.base_id,
          parent_id = excluded.parent_id, user_id = excluded.user_id, updated_at = excluded.updated_at,
          unit_updated_at = excluded.unit_updated_at, result = excluded.result, message_count = excluded.message_count,
@@ -86,6 +95,7 @@ export async function writeExecutions(sql: Sql, change: CheckedExecutionChange):
         w.parentId,
         w.userId,
         current?.created_at ?? w.createdAt ?? w.updatedAt,
+        w.updatedAt,
         w.updatedAt,
         w.resultJson,
         w.messageCount,
@@ -104,14 +114,11 @@ export async function writeExecutions(sql: Sql, change: CheckedExecutionChange):
 
   const deleted: string[] = [];
   for (const id of change.delete) {
-    const current = await summaryRow(sql, id);
+    const current = yield* summaryRow(id);
     if (current === undefined) continue;
-    const steps = await sql.all<ExecutionRow>(
-      `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE parent_id = $1 ORDER BY id`,
-      [id],
-    );
-    if (steps.length > 0) await sql.run("DELETE FROM executions WHERE parent_id = $1", [id]);
-    await sql.run("DELETE FROM executions WHERE id = $1", [id]);
+    const steps = yield* all<ExecutionRow>(`SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE parent_id = ? ORDER BY id`, [id]);
+    if (steps.length > 0) yield* run("DELETE FROM executions WHERE parent_id = ?", [id]);
+    yield* run("DELETE FROM executions WHERE id = ?", [id]);
     for (const step of steps) deltas.remove(step);
     deltas.remove(current);
     deleted.push(id, ...steps.map((s) => s.id));
@@ -119,101 +126,115 @@ export async function writeExecutions(sql: Sql, change: CheckedExecutionChange):
   }
 
   for (const id of [...units].sort()) {
-    await sql.run(
+    yield* run(
       `UPDATE executions SET unit_updated_at =
-         greatest(updated_at, coalesce((SELECT max(s.updated_at) FROM executions s WHERE s.parent_id = executions.id), updated_at))
-       WHERE id = $1 AND parent_id IS NULL`,
+         ${greatest}(updated_at, coalesce((SELECT max(s.updated_at) FROM executions s WHERE s.parent_id = executions.id), updated_at))
+       WHERE id = ? AND parent_id IS NULL`,
       [id],
     );
   }
   for (const [key, n] of deltas.entries()) {
-    await sql.run(
-      "INSERT INTO execution_counts (key, n) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET n = execution_counts.n + excluded.n",
+    yield* run(
+      "INSERT INTO execution_counts (key, n) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET n = execution_counts.n + excluded.n",
       [key, n],
     );
-    await sql.run("DELETE FROM execution_counts WHERE key = $1 AND n = 0", [key]);
+    yield* run("DELETE FROM execution_counts WHERE key = ? AND n = 0", [key]);
   }
 
   const stored: ExecutionSummary[] = [];
   for (const w of change.put) {
-    const row = await summaryRow(sql, w.id);
+    const row = yield* summaryRow(w.id);
     if (row !== undefined) stored.push(toExecutionSummary(row));
   }
   return { stored, deleted };
 }
 
-async function hasSteps(sql: Sql, id: string): Promise<boolean> {
-  return (await sql.one("SELECT 1 FROM executions WHERE parent_id = $1 LIMIT 1", [id])) !== undefined;
-}
-
 /** Records by id prefix, base id or parent, in id order. */
-export async function findExecutions(sql: Sql, q: CheckedFindExecutions): Promise<ExecutionSummary[]> {
-  const params: unknown[] = [];
+export function* findExecutions(q: CheckedFindExecutions): Steps<ExecutionSummary[]> {
   const where: string[] = [];
+  const params: unknown[] = [];
   const parentWhere: string[] = [];
+  const parentParams: unknown[] = [];
   if (q.by === "idPrefix") {
-    const low = params.push(q.value);
-    const high = params.push(prefixUpperBound(q.value));
-    where.push(`e.id >= $${low} AND e.id < $${high}`);
-    parentWhere.push(`p.id >= $${low} AND p.id < $${high}`);
+    where.push("e.id >= ? AND e.id < ?");
+    params.push(q.value, prefixUpperBound(q.value));
+    parentWhere.push("p.id >= ? AND p.id < ?");
+    parentParams.push(q.value, prefixUpperBound(q.value));
   } else if (q.by === "baseId") {
-    const base = params.push(q.value);
-    where.push(`e.base_id = $${base}`);
-    parentWhere.push(`p.base_id = $${base}`);
+    where.push("e.base_id = ?");
+    params.push(q.value);
+    parentWhere.push("p.base_id = ?");
+    parentParams.push(q.value);
   } else {
-    where.push(`e.parent_id = $${params.push(q.value)}`);
+    where.push("e.parent_id = ?");
+    params.push(q.value);
   }
   if (q.userId !== null) {
-    const user = params.push(q.userId);
-    where.push(`e.user_id = $${user}`);
-    parentWhere.push(`p.user_id = $${user}`);
+    where.push("e.user_id = ?");
+    params.push(q.userId);
+    parentWhere.push("p.user_id = ?");
+    parentParams.push(q.userId);
   }
   if (q.withoutStepsOfMatches && q.by !== "parentId") {
     where.push(`NOT EXISTS (SELECT 1 FROM executions p WHERE p.id = e.parent_id AND ${parentWhere.join(" AND ")})`);
+    params.push(...parentParams);
   }
-  const rows = await sql.all<ExecutionRow>(
+  const rows = yield* all<ExecutionRow>(
     `SELECT ${EXECUTION_SUMMARY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")} FROM executions e
-      WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT $${params.push(q.limit)}`,
-    params,
+      WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`,
+    [...params, q.limit],
   );
   return rows.map(toExecutionSummary);
 }
 
 /** One page of records, newest first, and the total kept for the filters. */
-export async function listExecutions(sql: Sql, q: CheckedListExecutions): Promise<ExecutionPage> {
+export function* listExecutions(q: CheckedListExecutions): Steps<ExecutionPage> {
   const ranges = q.directOnly ? [0] : [0, 1];
   const rows: ExecutionRow[] = [];
   for (const isStep of ranges) {
     const where: string[] = [];
     const params: unknown[] = [];
-    if (q.userId !== null) where.push(`user_id = $${params.push(q.userId)}`);
-    if (q.kind !== null) where.push(`kind = $${params.push(q.kind)} AND name = $${params.push(q.name)}`);
-    where.push(`is_step = $${params.push(isStep)}`);
-    const [limit, offset] = ranges.length > 1 ? [q.offset + q.limit, 0] : [q.limit, q.offset];
+    if (q.userId !== null) {
+      where.push("user_id = ?");
+      params.push(q.userId);
+    }
+    if (q.kind !== null) {
+      where.push("kind = ? AND name = ?");
+      params.push(q.kind, q.name);
+    }
+    where.push("is_step = ?");
+    params.push(isStep);
+    const window = ranges.length > 1 ? [q.offset + q.limit, 0] : [q.limit, q.offset];
     rows.push(
-      ...(await sql.all<ExecutionRow>(
+      ...(yield* all<ExecutionRow>(
         `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(" AND ")}
-          ORDER BY updated_at DESC, id DESC LIMIT $${params.push(limit)} OFFSET $${params.push(offset)}`,
-        params,
+          ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+        [...params, ...window],
       )),
     );
   }
   const key = executionCountKey({ userId: q.userId, kind: q.kind, name: q.name, directOnly: q.directOnly });
-  const total = (await sql.value<number>("SELECT n FROM execution_counts WHERE key = $1", [key])) ?? 0;
+  const total = (yield* value<number>("SELECT n FROM execution_counts WHERE key = ?", [key])) ?? 0;
   return { items: mergeExecutionPage(rows, q.offset, q.limit, ranges.length).map(toExecutionSummary), total: Number(total) };
 }
 
 /** Records without a parent, newest unit first. */
-export async function listExecutionUnits(sql: Sql, q: CheckedListExecutionUnits): Promise<ExecutionSummary[]> {
-  const params: unknown[] = [];
+export function* listExecutionUnits(q: CheckedListExecutionUnits): Steps<ExecutionSummary[]> {
   const where: string[] = [];
-  if (q.userId !== null) where.push(`user_id = $${params.push(q.userId)}`);
+  const params: unknown[] = [];
+  if (q.userId !== null) {
+    where.push("user_id = ?");
+    params.push(q.userId);
+  }
   where.push("is_step = 0");
-  if (q.updatedBefore !== null) where.push(`unit_updated_at < $${params.push(q.updatedBefore)}`);
-  const rows = await sql.all<ExecutionRow>(
+  if (q.updatedBefore !== null) {
+    where.push("unit_updated_at < ?");
+    params.push(q.updatedBefore);
+  }
+  const rows = yield* all<ExecutionRow>(
     `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(" AND ")}
-      ORDER BY unit_updated_at DESC, id DESC LIMIT $${params.push(q.limit)} OFFSET $${params.push(q.offset)}`,
-    params,
+      ORDER BY unit_updated_at DESC, id DESC LIMIT ? OFFSET ?`,
+    [...params, q.limit, q.offset],
   );
   return rows.map(toExecutionSummary);
 }
