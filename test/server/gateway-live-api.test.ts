@@ -89,7 +89,8 @@ forEachBackend((backend) => {
     expect(first.data).toMatchObject({ activeTurns: 0, runningSessions: [], queueDepths: [] });
 
     expect((await local.receive("hello")).status).toBe("accepted");
-    const running = await reader.next((e) => e.data?.activeTurns === 1);
+    // The turn may show up a poll before its session is resolved (sessionId null); the next change names it.
+    const running = await reader.next((e) => e.data?.activeTurns === 1 && e.data.runningSessions[0]?.sessionId != null);
     expect(running.data.runningSessions).toEqual([{ key: expect.any(String), sessionId: expect.any(String), platform: "local", phase: "turn" }]);
     expect(await db.getSession(running.data.runningSessions[0].sessionId)).not.toBeNull();
 
