@@ -1,5 +1,5 @@
 /**
- * What a backend supplies to the store core ({@link SessionStore}): only what truly differs
+ * What a backend supplies to the store core ({@link StoreCore}): only what truly differs
  * between databases. Everything else (validation, paging, title rules, lineage walking,
  * export/import, prune orchestration, the routing write) lives once in the core, written as
  * {@link Steps} over `?`-placeholder SQL that both dialects run.

@@ -10,7 +10,7 @@
  * @module
  */
 import type { SessionDB } from "../contract.js";
-import { SessionStore } from "../core/session-store.js";
+import { StoreCore } from "../core/store-core.js";
 import { redactPassword, resolvePostgresConfig, type PostgresConfig } from "./postgres-config.js";
 import { createPool } from "./postgres-connection.js";
 import { PostgresDialect } from "./postgres-dialect.js";
@@ -28,7 +28,7 @@ import type { StoredMessage } from "./postgres-transcript.js";
  * await db.appendMessage(s.id, { role: "user", content: "hello" });
  * await db.close();
  */
-export class PostgresSessionDB extends SessionStore<StoredMessage> implements SessionDB {
+export class PostgresSessionDB extends StoreCore<StoredMessage> implements SessionDB {
   /** The schema holding the tables. */
   readonly schema: string;
 

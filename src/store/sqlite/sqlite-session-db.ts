@@ -9,7 +9,7 @@
  * @module
  */
 import type { SessionDB } from "../contract.js";
-import { SessionStore } from "../core/session-store.js";
+import { StoreCore } from "../core/store-core.js";
 import { resolveSqliteConfig, type SqliteConfig } from "./sqlite-config.js";
 import { openSqliteConnection } from "./sqlite-connection.js";
 import { SqliteDialect } from "./sqlite-dialect.js";
@@ -25,7 +25,7 @@ import type { StoredMessage } from "./sqlite-transcript.js";
  * await db.appendMessage(s.id, { role: "user", content: "hello" });
  * await db.close();
  */
-export class SqliteSessionDB extends SessionStore<StoredMessage> implements SessionDB {
+export class SqliteSessionDB extends StoreCore<StoredMessage> implements SessionDB {
   /** Opens (creating and migrating as needed) a database file. */
   static async open(config: SqliteConfig): Promise<SqliteSessionDB> {
     const resolved = resolveSqliteConfig(config);

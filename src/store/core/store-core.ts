@@ -57,7 +57,7 @@ import type {
   UsageUpdate,
 } from "../contract.js";
 import { conversationOf } from "../conversation.js";
-import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
+import { InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkExecutionChange,
   checkFindExecutions,
@@ -80,10 +80,8 @@ import {
   optionalText,
   prepareNewSession,
   toJson,
-  type PreparedSession,
 } from "../input-validation.js";
 import { checkInsightsOptions } from "../insights.js";
-import { contentText } from "../preview.js";
 import {
   checkItemId,
   checkLeaseRequest,
@@ -94,15 +92,13 @@ import {
   checkRouteWrite,
   fenceOf,
 } from "../routing-input.js";
-import { runImport, type ImportOutcome } from "../session-import.js";
-import { toSessionRecord, type ValidRecord } from "../session-record.js";
-import { toSession, toSummary, toUsage, type SessionRow } from "../session-rows.js";
+import { runImport } from "../session-import.js";
+import { toSession, toSummary, type SessionRow } from "../session-rows.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
-import { assertUsageNotNegative, checkUsageMode, planUsageUpdate, usageSetClauses, type UsagePlan } from "../usage-update.js";
+import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
 import {
   ancestorRows,
   childIds,
-  COMPRESSION,
   compressionTip,
   descendantRows,
   refreshChain,
@@ -113,9 +109,25 @@ import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";
 import * as executions from "./execution-steps.js";
 import { listSessionsPage } from "./listing-steps.js";
+import {
+  applyUsage,
+  endSessionRow,
+  insertNewSession,
+  reopenSessionRow,
+  requireRow,
+} from "./session-steps.js";
+import { messageWindowSql, restoreRewound, rewindTurns } from "./transcript-steps.js";
+import { exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
-import { insertSession } from "./session-insert.js";
-import { all, column, one, placeholders, run, value, type Steps } from "./steps.js";
+import {
+  all,
+  column,
+  one,
+  placeholders,
+  run,
+  value,
+  type Steps,
+} from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 import { claimTitle } from "./title-steps.js";
 
@@ -133,7 +145,7 @@ const queueLane = (key: string): string => `\u0000queue:${key}`;
  * A {@link SessionDB} over a {@link StoreDialect}. Backends subclass it only to add their
  * `open` (see `SqliteSessionDB`, `PostgresSessionDB`).
  */
-export class SessionStore<M> implements SessionDB {
+export class StoreCore<M> implements SessionDB {
   readonly capabilities: StoreCapabilities;
   readonly location: string;
   readonly #d: StoreDialect<M>;
@@ -146,16 +158,6 @@ export class SessionStore<M> implements SessionDB {
 
   // --- row helpers (inside steps) ---------------------------------------------
 
-  #session(row: SessionRow): Session {
-    return toSession(row, this.#d.decodeText);
-  }
-
-  /** The session row, or NotFoundError. `lock`: held until the write commits. */
-  *#requireRow(id: string, lock = false): Steps<SessionRow> {
-    const row = yield* sessionRow(id, lock ? this.#d.forUpdate : "");
-    if (row === undefined) throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
-    return row;
-  }
 
   #assertOpen(): void {
     if (this.#d.closed) throw new StoreClosedError();
@@ -164,91 +166,40 @@ export class SessionStore<M> implements SessionDB {
   // --- sessions ---------------------------------------------------------------
 
   async createSession(input: NewSession): Promise<Session> {
+    const d = this.#d;
     checkNewSession(input);
     const prepared = prepareNewSession(input, now());
-    return this.#d.write(`creating session ${prepared.id}`, () => this.#insertSession(input, prepared));
-  }
-
-  /** Inserts a checked new session (inside a write). */
-  *#insertSession(input: NewSession, prepared: PreparedSession): Steps<Session> {
-    const { id, startedAt, title, modelConfig } = prepared;
-    if ((yield* sessionRow(id)) !== undefined) {
-      throw new ConflictError(`A session with id "${id}" already exists; choose another id.`, { sessionId: id });
-    }
-    const parentId = input.parentSessionId ?? null;
-    if (parentId !== null && (yield* sessionRow(parentId, this.#d.forUpdate)) === undefined) {
-      throw new NotFoundError(`The parent session "${parentId}" does not exist.`);
-    }
-    if (title !== null) yield* claimTitle(title, id, parentId);
-    yield* insertSession(
-      {
-        id,
-        source: input.source,
-        userId: input.userId ?? null,
-        model: input.model ?? null,
-        modelConfig,
-        systemPrompt: input.systemPrompt ?? null,
-        parentId,
-        startedAt,
-        endedAt: null,
-        endReason: null,
-        title,
-        sessionKey: input.sessionKey ?? null,
-        chatId: input.chatId ?? null,
-        chatType: input.chatType ?? null,
-        threadId: input.threadId ?? null,
-        usage: {},
-      },
-      this.#d.encodeText,
-    );
-    yield* refreshChain(parentId ?? id);
-    return this.#session(yield* this.#requireRow(id));
+    return d.write(`creating session ${prepared.id}`, () => insertNewSession(d, input, prepared));
   }
 
   async getSession(id: string): Promise<Session | null> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading a session", function* (this: SessionStore<M>) {
+    return d.read("reading a session", function* () {
       const row = yield* sessionRow(id);
-      return row === undefined ? null : this.#session(row);
-    }.bind(this));
+      return row === undefined ? null : toSession(row, d.decodeText);
+    });
   }
 
   async endSession(id: string, reason: string, options: { endedAt?: number } = {}): Promise<boolean> {
+    const d = this.#d;
     checkId(id, "id");
     checkId(reason, "reason");
     const endedAt = checkTime(options.endedAt, "endedAt", now());
-    return this.#d.write(`ending session ${id}`, () => this.#endSessionRow(id, reason, endedAt));
-  }
-
-  /** Ends a session (inside a write); false when it had already ended. */
-  *#endSessionRow(id: string, reason: string, endedAt: number): Steps<boolean> {
-    const row = yield* this.#requireRow(id, true);
-    if (row.ended_at !== null) return false;
-    yield* run("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ?", [endedAt, reason, id]);
-    yield* this.#d.refreshLastActive(id);
-    if (reason === COMPRESSION) yield* refreshChain(id);
-    return true;
+    return d.write(`ending session ${id}`, () => endSessionRow(d, id, reason, endedAt));
   }
 
   async reopenSession(id: string): Promise<boolean> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.write(`reopening session ${id}`, () => this.#reopenSessionRow(id));
-  }
-
-  /** Reopens a session (inside a write); false when it was not ended. */
-  *#reopenSessionRow(id: string): Steps<boolean> {
-    const row = yield* this.#requireRow(id, true);
-    if (row.ended_at === null) return false;
-    yield* run("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?", [id]);
-    yield* this.#d.refreshLastActive(id);
-    if (row.end_reason === COMPRESSION) yield* refreshChain(id);
-    return true;
+    return d.write(`reopening session ${id}`, () => reopenSessionRow(d, id));
   }
 
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    const d = this.#d;
     this.#assertOpen();
     if (typeof idOrPrefix !== "string" || idOrPrefix === "" || idOrPrefix.includes("\u0000")) return null;
-    return this.#d.read("resolving a session id", function* () {
+    return d.read("resolving a session id", function* () {
       if ((yield* sessionRow(idOrPrefix)) !== undefined) return idOrPrefix;
       // Range scan on the primary key: ids in [prefix, prefix + U+FFFF).
       const matches = yield* column<string>("SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", [
@@ -260,11 +211,12 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async updateSession(id: string, update: SessionUpdate): Promise<Session> {
+    const d = this.#d;
     checkId(id, "id");
     checkSessionUpdate(update);
     const sets: string[] = [];
     const params: unknown[] = [];
-    const encode = this.#d.encodeText;
+    const encode = d.encodeText;
     if (update.model !== undefined) {
       sets.push("model = ?");
       params.push(encode(update.model));
@@ -277,11 +229,11 @@ export class SessionStore<M> implements SessionDB {
       sets.push("model_config = ?");
       params.push(update.modelConfig === null ? null : toJson(update.modelConfig, "modelConfig"));
     }
-    return this.#d.write(`updating session ${id}`, function* (this: SessionStore<M>) {
-      yield* this.#requireRow(id, true);
+    return d.write(`updating session ${id}`, function* () {
+      yield* requireRow(d, id, true);
       if (sets.length > 0) yield* run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`, [...params, id]);
-      return this.#session(yield* this.#requireRow(id));
-    }.bind(this));
+      return toSession(yield* requireRow(d, id), d.decodeText);
+    });
   }
 
   async recordUsage(
@@ -289,33 +241,14 @@ export class SessionStore<M> implements SessionDB {
     usage: UsageUpdate,
     options: { mode?: "delta" | "absolute" } & FencedWriteOptions = {},
   ): Promise<SessionUsage> {
+    const d = this.#d;
     checkId(id, "id");
     const fence = fenceOf(options);
     const plan = planUsageUpdate(usage, checkUsageMode(options.mode));
-    return this.#d.write(`recording usage of session ${id}`, function* (this: SessionStore<M>) {
-      yield* checkFence(fence, this.#d);
-      return yield* this.#applyUsage(id, plan);
-    }.bind(this));
-  }
-
-  /**
-   * Applies a planned usage update to a session (inside a write, under its row lock) and
-   * returns the new totals. Throws (so the write rolls back) when the session is missing or
-   * a total would go below zero.
-   */
-  *#applyUsage(id: string, plan: UsagePlan): Steps<SessionUsage> {
-    const params: unknown[] = [];
-    const sets = usageSetClauses(plan, (a) => {
-      if (a.kind === "text") {
-        params.push(this.#d.encodeText(a.value as string | null));
-        return "?";
-      }
-      params.push(a.value);
-      return this.#d.usageParam(a.kind);
+    return d.write(`recording usage of session ${id}`, function* () {
+      yield* checkFence(fence, d);
+      return yield* applyUsage(d, id, plan);
     });
-    yield* this.#requireRow(id, true);
-    if (sets.length > 0) yield* run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`, [...params, id]);
-    return assertUsageNotNegative(toUsage(yield* this.#requireRow(id), this.#d.decodeText));
   }
 
   // --- messages ---------------------------------------------------------------
@@ -331,13 +264,13 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async #append(sessionId: string, messages: NewMessage[], field: string, options?: FencedWriteOptions): Promise<number[]> {
+    const d = this.#d;
     checkId(sessionId, "sessionId");
     const fence = fenceOf(options);
     const at = now();
     const stored = messages.map((m, i) =>
-      this.#d.storeMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
+      d.storeMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
     );
-    const d = this.#d;
     return d.write(
       `appending to session ${sessionId}`,
       function* () {
@@ -349,23 +282,13 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
-    checkId(sessionId, "sessionId");
-    const { last, afterId, limit, offset } = checkMessageWindow(options);
     const d = this.#d;
-    const visible = options.includeRewound === true ? "" : " AND rewound_at IS NULL";
-    const from = `SELECT ${d.messageColumns} FROM messages WHERE session_id = ?${visible}`;
-    let sql: string;
-    if (last === null) {
-      const after = afterId === null ? "" : ` AND id > ${afterId}`;
-      const page = limit === null && offset === 0 ? "" : d.limitOffset(limit, offset);
-      sql = `${from}${after} ORDER BY id${page}`;
-    } else {
-      sql = `SELECT * FROM (${from} ORDER BY id DESC LIMIT ${last}) AS w ORDER BY id`;
-    }
-    return d.read("reading messages", function* (this: SessionStore<M>) {
-      yield* this.#requireRow(sessionId);
+    checkId(sessionId, "sessionId");
+    const sql = messageWindowSql(d, checkMessageWindow(options), options.includeRewound === true);
+    return d.read("reading messages", function* () {
+      yield* requireRow(d, sessionId);
       return (yield* all<unknown>(sql, [sessionId])).map((row) => d.toMessage(row));
-    }.bind(this));
+    });
   }
 
   async getConversation(sessionId: string, options: ConversationOptions = {}): Promise<ConversationMessage[]> {
@@ -373,23 +296,24 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async replaceMessages(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]> {
+    const d = this.#d;
     checkId(sessionId, "sessionId");
     if (!Array.isArray(messages)) throw new InvalidInputError("replaceMessages needs an array of messages.", { field: "messages" });
     const fence = fenceOf(options);
     const at = now();
-    const d = this.#d;
     const stored = messages.map((m, i) => d.storeMessage(normalizeMessage(m, `messages[${i}]`, at)));
-    return d.write(`replacing the transcript of ${sessionId}`, function* (this: SessionStore<M>) {
+    return d.write(`replacing the transcript of ${sessionId}`, function* () {
       yield* checkFence(fence, d);
-      yield* this.#requireRow(sessionId, true);
+      yield* requireRow(d, sessionId, true);
       yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
       const ids = yield* d.insertMessages(sessionId, stored);
       yield* d.recomputeSummary(sessionId);
       return ids;
-    }.bind(this));
+    });
   }
 
   async rewind(sessionId: string, turns = 1, options?: FencedWriteOptions): Promise<RewindResult> {
+    const d = this.#d;
     checkId(sessionId, "sessionId");
     if (typeof turns !== "number" || Number.isNaN(turns)) {
       throw new InvalidInputError("turns must be a number.", { field: "turns" });
@@ -397,66 +321,41 @@ export class SessionStore<M> implements SessionDB {
     const fence = fenceOf(options);
     const n = Math.max(1, Math.min(Math.floor(turns), 1_000_000));
     const at = now();
-    const d = this.#d;
-    return d.write(`rewinding session ${sessionId}`, function* (this: SessionStore<M>): Steps<RewindResult> {
+    return d.write(`rewinding session ${sessionId}`, function* () {
       yield* checkFence(fence, d);
-      yield* this.#requireRow(sessionId, true);
-      const users = yield* all<unknown>(
-        `SELECT ${d.messageColumns} FROM messages
-          WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`,
-        [sessionId, n],
-      );
-      const targetRow = users[users.length - 1];
-      if (targetRow === undefined) return { rewound: 0, turnsUndone: 0, targetText: null };
-      const target = d.toMessage(targetRow);
-      const batch = ((yield* value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = ?", [sessionId])) ?? 0) + 1;
-      yield* d.unindexFrom(sessionId, target.id);
-      const rewound = yield* run(
-        "UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL",
-        [at, batch, sessionId, target.id],
-      );
-      yield* d.recomputeSummary(sessionId);
-      const text = contentText(target.content);
-      return { rewound, turnsUndone: users.length, targetText: text === "" ? null : text };
-    }.bind(this));
+      yield* requireRow(d, sessionId, true);
+      return yield* rewindTurns(d, sessionId, n, at);
+    });
   }
 
   async restoreRewound(sessionId: string, options: { all?: boolean } = {}): Promise<number> {
-    checkId(sessionId, "sessionId");
     const d = this.#d;
-    const which = options.all
-      ? "session_id = ? AND rewound_at IS NOT NULL"
-      : `session_id = ? AND rewound_at IS NOT NULL AND rewind_batch =
-           (SELECT max(rewind_batch) FROM messages WHERE session_id = ? AND rewound_at IS NOT NULL)`;
-    const params = options.all ? [sessionId] : [sessionId, sessionId];
-    return d.write(`restoring rewound messages of ${sessionId}`, function* (this: SessionStore<M>) {
-      yield* this.#requireRow(sessionId, true);
-      const rows = yield* all<unknown>(`SELECT ${d.messageColumns} FROM messages WHERE ${which} ORDER BY id`, params);
-      if (rows.length === 0) return 0;
-      yield* run(`UPDATE messages SET rewound_at = NULL, rewind_batch = NULL WHERE ${which}`, params);
-      yield* d.reindex(rows);
-      yield* d.recomputeSummary(sessionId);
-      return rows.length;
-    }.bind(this));
+    checkId(sessionId, "sessionId");
+    return d.write(`restoring rewound messages of ${sessionId}`, function* () {
+      yield* requireRow(d, sessionId, true);
+      return yield* restoreRewound(d, sessionId, options.all === true);
+    });
   }
 
   async clearMessages(sessionId: string): Promise<number> {
+    const d = this.#d;
     checkId(sessionId, "sessionId");
-    return this.#d.write(`clearing session ${sessionId}`, function* (this: SessionStore<M>) {
-      yield* this.#requireRow(sessionId, true);
+    return d.write(`clearing session ${sessionId}`, function* () {
+      yield* requireRow(d, sessionId, true);
       const deleted = yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
-      yield* this.#d.recomputeSummary(sessionId);
+      yield* d.recomputeSummary(sessionId);
       return deleted;
-    }.bind(this));
+    });
   }
 
   // --- titles -----------------------------------------------------------------
 
   async setTitle(id: string, title: string | null): Promise<string | null> {
+    const d = this.#d;
     checkId(id, "id");
     const clean = sanitizeTitle(title);
-    return this.#d.write(`setting the title of ${id}`, function* (this: SessionStore<M>) {
-      const row = yield* this.#requireRow(id, true);
+    return d.write(`setting the title of ${id}`, function* () {
+      const row = yield* requireRow(d, id, true);
       if (clean !== null) yield* claimTitle(clean, id, row.parent_session_id);
       const lineage = clean === null ? null : parseLineageTitle(clean);
       yield* run("UPDATE sessions SET title = ?, title_base = ?, title_n = ? WHERE id = ?", [
@@ -466,17 +365,19 @@ export class SessionStore<M> implements SessionDB {
         id,
       ]);
       return clean;
-    }.bind(this));
+    });
   }
 
   async getTitle(id: string): Promise<string | null> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading a title", function* (this: SessionStore<M>) {
-      return (yield* this.#requireRow(id)).title;
-    }.bind(this));
+    return d.read("reading a title", function* () {
+      return (yield* requireRow(d, id)).title;
+    });
   }
 
   async resolveByTitle(title: string): Promise<string | null> {
+    const d = this.#d;
     this.#assertOpen();
     let clean: string | null;
     try {
@@ -486,7 +387,7 @@ export class SessionStore<M> implements SessionDB {
     }
     if (clean === null) return null;
     const wanted = clean;
-    return this.#d.read("resolving a title", function* () {
+    return d.read("resolving a title", function* () {
       const newest = yield* one<{ id: string; title_n: number }>(
         "SELECT id, title_n FROM sessions WHERE title_base = ? ORDER BY title_n DESC LIMIT 1",
         [wanted],
@@ -497,10 +398,11 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async nextTitleInLineage(title: string): Promise<string> {
+    const d = this.#d;
     const clean = sanitizeTitle(title);
     if (clean === null) throw new InvalidInputError("The title is empty after sanitising.", { field: "title" });
     const { base } = parseLineageTitle(clean);
-    return this.#d.read("finding the next title", function* () {
+    return d.read("finding the next title", function* () {
       const max = (yield* value<number | null>("SELECT max(title_n) FROM sessions WHERE title_base = ?", [base])) ?? null;
       const next = max === null ? base : formatLineageTitle(base, Math.max(max, 1) + 1);
       return sanitizeTitle(next) ?? next; // throws when the numbered title would exceed the limit
@@ -510,27 +412,30 @@ export class SessionStore<M> implements SessionDB {
   // --- lineage ----------------------------------------------------------------
 
   async getAncestors(id: string): Promise<Session[]> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading ancestors", function* (this: SessionStore<M>) {
-      yield* this.#requireRow(id);
-      return (yield* ancestorRows(id)).map((row) => this.#session(row));
-    }.bind(this));
+    return d.read("reading ancestors", function* () {
+      yield* requireRow(d, id);
+      return (yield* ancestorRows(id)).map((row) => toSession(row, d.decodeText));
+    });
   }
 
   async getDescendants(id: string): Promise<Session[]> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading descendants", function* (this: SessionStore<M>) {
-      yield* this.#requireRow(id);
-      return (yield* descendantRows(id)).map((row) => this.#session(row));
-    }.bind(this));
+    return d.read("reading descendants", function* () {
+      yield* requireRow(d, id);
+      return (yield* descendantRows(id)).map((row) => toSession(row, d.decodeText));
+    });
   }
 
   async getCompressionTip(id: string): Promise<string> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("finding the compression tip", function* (this: SessionStore<M>) {
-      yield* this.#requireRow(id);
+    return d.read("finding the compression tip", function* () {
+      yield* requireRow(d, id);
       return yield* compressionTip(id);
-    }.bind(this));
+    });
   }
 
   // --- listing and search -----------------------------------------------------
@@ -548,28 +453,21 @@ export class SessionStore<M> implements SessionDB {
   // --- export / import --------------------------------------------------------
 
   async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
+    const d = this.#d;
     const sources = checkNameList(options.sources, "sources");
     const userId = checkUserIdFilter(options.userId);
-    const d = this.#d;
-    const messageSql = `SELECT ${d.messageColumns} FROM messages WHERE session_id = ?${
-      options.includeRewound ? "" : " AND rewound_at IS NULL"
-    } ORDER BY id`;
-    const self = this;
-    function* record(row: SessionRow): Steps<SessionRecord> {
-      const messages = (yield* all<unknown>(messageSql, [row.id])).map((m) => d.toMessage(m));
-      return toSessionRecord(self.#session(row), messages);
-    }
+    const messagesSql = exportMessagesSql(d, options.includeRewound === true);
 
     if (options.sessionId !== undefined) {
       const id = checkId(options.sessionId, "sessionId");
-      yield await d.read("exporting a session", function* (this: SessionStore<M>) {
-        const row = yield* this.#requireRow(id);
+      yield await d.read("exporting a session", function* () {
+        const row = yield* requireRow(d, id);
         // Another user's session is not found (its existence is not disclosed).
         if (userId !== null && d.decodeText(row.user_id) !== userId) {
           throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
         }
-        return yield* record(row);
-      }.bind(this));
+        return yield* exportRecord(d, row, messagesSql);
+      });
       return;
     }
     const filterParams: unknown[] = [];
@@ -591,7 +489,7 @@ export class SessionStore<M> implements SessionDB {
       for (const row of rows) {
         const exported = await d.read("exporting a session", function* () {
           const fresh = yield* sessionRow(row.id);
-          return fresh === undefined ? null : yield* record(fresh);
+          return fresh === undefined ? null : yield* exportRecord(d, fresh, messagesSql);
         });
         if (exported !== null) yield exported;
       }
@@ -601,75 +499,24 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport> {
+    const d = this.#d;
     this.#assertOpen();
     return runImport(lines, (record, waiting) =>
-      this.#d.write(`importing session ${record.session.id}`, () => this.#importOne(record, waiting)),
+      d.write(`importing session ${record.session.id}`, () => importRecord(d, record, waiting)),
     );
-  }
-
-  *#importOne(record: ValidRecord, waitingChildren: string[]): Steps<ImportOutcome> {
-    const d = this.#d;
-    const s = record.session;
-    if ((yield* sessionRow(s.id)) !== undefined) return { status: "skipped", missingParent: null };
-    const parentId = s.parentSessionId ?? null;
-    if (parentId === s.id) {
-      throw new InvalidInputError(`session ${s.id} names itself as its parent, which would close a lineage cycle; record skipped.`);
-    }
-    const parentExists = parentId !== null && (yield* sessionRow(parentId, d.forUpdate)) !== undefined;
-    if (s.title !== null) yield* claimTitle(s.title, s.id, parentExists ? parentId : null);
-    yield* insertSession(
-      {
-        id: s.id,
-        source: s.source,
-        userId: s.userId ?? null,
-        model: s.model ?? null,
-        modelConfig: s.modelConfig == null ? null : JSON.stringify(s.modelConfig),
-        systemPrompt: s.systemPrompt ?? null,
-        parentId: parentExists ? parentId : null,
-        startedAt: s.startedAt,
-        endedAt: s.endedAt ?? null,
-        endReason: s.endedAt == null ? null : (s.endReason ?? null),
-        title: s.title,
-        sessionKey: s.sessionKey ?? null,
-        chatId: s.chatId ?? null,
-        chatType: s.chatType ?? null,
-        threadId: s.threadId ?? null,
-        usage: s.usage ?? {},
-      },
-      d.encodeText,
-    );
-    const stored = record.messages.map(({ message, rewoundAt }) => d.storeMessage(message, rewoundAt));
-    yield* d.insertMessages(s.id, stored);
-    yield* d.recomputeSummary(s.id);
-    for (const child of waitingChildren) {
-      yield* run("UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL", [s.id, child]);
-    }
-    // Linking the waiting children must not close a cycle through this session.
-    const seen = new Set<string>();
-    let up = parentExists ? parentId : null;
-    while (up !== null && !seen.has(up)) {
-      if (up === s.id) {
-        throw new InvalidInputError(
-          `session ${s.id} would close a lineage cycle (it is its own ancestor through ${parentId}); record skipped.`,
-        );
-      }
-      seen.add(up);
-      up = (yield* sessionRow(up))?.parent_session_id ?? null;
-    }
-    yield* refreshChain(parentExists ? parentId! : s.id);
-    return { status: "imported", missingParent: parentId !== null && !parentExists ? parentId : null };
   }
 
   // --- deletion and retention -------------------------------------------------
 
   async deleteSession(id: string): Promise<boolean> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.write(`deleting session ${id}`, function* (this: SessionStore<M>) {
-      const row = yield* sessionRow(id, this.#d.forUpdate);
+    return d.write(`deleting session ${id}`, function* () {
+      const row = yield* sessionRow(id, d.forUpdate);
       if (row === undefined) return false;
       yield* deleteRows([row]);
       return true;
-    }.bind(this));
+    });
   }
 
   async pruneSessions(options: PruneOptions): Promise<number> {
@@ -678,9 +525,9 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async #prune(olderThanDays: number, sources: string[] | null, at: number, vacuum: boolean): Promise<number> {
+    const d = this.#d;
     const cutoff = at - olderThanDays * DAY_SECONDS;
     const filter = sources === null ? "" : ` AND source IN (${placeholders(sources.length)})`;
-    const d = this.#d;
     const deleted = await d.write("pruning sessions", function* () {
       const rows = yield* all<SessionRow>(
         `SELECT * FROM sessions WHERE ended_at IS NOT NULL AND last_active_at < ?${filter} ORDER BY id${d.forUpdate}`,
@@ -695,13 +542,13 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }> {
+    const d = this.#d;
     const interval = options?.intervalSeconds ?? DAY_SECONDS;
     if (typeof interval !== "number" || !Number.isFinite(interval) || interval < 0) {
       throw new InvalidInputError("intervalSeconds must be a number of seconds, 0 or more.", { field: "intervalSeconds" });
     }
     const at = checkTime(options?.now, "now", now());
     const prune = checkPruneOptions(options);
-    const d = this.#d;
     // Claim the run in the database (under the meta row's lock), so every process sharing it agrees on the last run.
     const due = await d.write("scheduling an auto-prune", function* () {
       yield* run("INSERT INTO meta(key, value) VALUES (?, '') ON CONFLICT (key) DO NOTHING", [AUTO_PRUNE_META_KEY]);
@@ -717,8 +564,8 @@ export class SessionStore<M> implements SessionDB {
   // --- execution sessions -----------------------------------------------------
 
   async writeExecutions(change: ExecutionChange): Promise<ExecutionChangeResult | null> {
-    const checked = checkExecutionChange(change);
     const d = this.#d;
+    const checked = checkExecutionChange(change);
     return d.write("writing execution sessions", function* () {
       yield* d.lockExecutions(executions.executionLockIds(checked));
       return yield* executions.writeExecutions(checked, d.greatest);
@@ -726,23 +573,27 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async getExecution(id: string): Promise<ExecutionRecord | null> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading an execution session", () => executions.getExecution(id));
+    return d.read("reading an execution session", () => executions.getExecution(id));
   }
 
   async findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]> {
+    const d = this.#d;
     const checked = checkFindExecutions(options);
-    return this.#d.read("finding execution sessions", () => executions.findExecutions(checked));
+    return d.read("finding execution sessions", () => executions.findExecutions(checked));
   }
 
   async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+    const d = this.#d;
     const checked = checkListExecutions(options);
-    return this.#d.read("listing execution sessions", () => executions.listExecutions(checked));
+    return d.read("listing execution sessions", () => executions.listExecutions(checked));
   }
 
   async listExecutionUnits(options: ListExecutionUnitsOptions = {}): Promise<ExecutionSummary[]> {
+    const d = this.#d;
     const checked = checkListExecutionUnits(options);
-    return this.#d.read("listing execution units", () => executions.listExecutionUnits(checked));
+    return d.read("listing execution units", () => executions.listExecutionUnits(checked));
   }
 
   // --- stats ------------------------------------------------------------------
@@ -761,18 +612,21 @@ export class SessionStore<M> implements SessionDB {
   // --- gateway routing state --------------------------------------------------
 
   async getRoute(key: string): Promise<Route | null> {
+    const d = this.#d;
     checkId(key, "key");
-    return this.#d.read("reading a routing entry", () => this.#d.getRoute(key));
+    return d.read("reading a routing entry", () => d.getRoute(key));
   }
 
   async findRouteBySession(sessionId: string): Promise<Route | null> {
+    const d = this.#d;
     checkId(sessionId, "sessionId");
-    return this.#d.read("finding a routing entry", () => this.#d.routeBySession(sessionId));
+    return d.read("finding a routing entry", () => d.routeBySession(sessionId));
   }
 
   async listRoutes(options: ListRoutesOptions = {}): Promise<Page<Route>> {
+    const d = this.#d;
     const checked = checkListRoutes(options);
-    return this.#d.read("listing routing entries", () => this.#d.listRoutes(checked));
+    return d.read("listing routing entries", () => d.listRoutes(checked));
   }
 
   /**
@@ -781,39 +635,40 @@ export class SessionStore<M> implements SessionDB {
    * version); the session changes follow under it.
    */
   async writeRoute(write: RouteWrite): Promise<Route | null> {
+    const d = this.#d;
     const at = now();
     const checked = checkRouteWrite(write, at);
-    const d = this.#d;
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
     const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => d.storeMessage(m));
     // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
     const lane = appended === null ? undefined : checked.route.sessionId;
     return d.write(
       `writing the routing entry ${checked.key}`,
-      function* (this: SessionStore<M>): Steps<Route | null> {
+      function* (): Steps<Route | null> {
         yield* checkFence(checked.fence, d);
         const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
         if (claim === null) return null;
         if (checked.endSession !== null) {
           const { id, reason, endedAt } = checked.endSession;
-          yield* this.#endSessionRow(id, reason, endedAt);
+          yield* endSessionRow(d, id, reason, endedAt);
         }
-        if (checked.createSession !== null) yield* this.#insertSession(checked.createSession, prepared!);
-        if (checked.reopenSession !== null) yield* this.#reopenSessionRow(checked.reopenSession);
+        if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
+        if (checked.reopenSession !== null) yield* reopenSessionRow(d, checked.reopenSession);
         // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
-        yield* this.#requireRow(checked.route.sessionId, true);
+        yield* requireRow(d, checked.route.sessionId, true);
         if (appended !== null) yield* d.appendMessages(checked.route.sessionId, appended);
-        if (checked.recordUsage !== null) yield* this.#applyUsage(checked.route.sessionId, checked.recordUsage);
+        if (checked.recordUsage !== null) yield* applyUsage(d, checked.route.sessionId, checked.recordUsage);
         return yield* d.storeRoute(claim, checked.key, checked.route, checked.expectedVersion);
-      }.bind(this),
+      },
       lane,
     );
   }
 
   async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {
+    const d = this.#d;
     checkId(key, "key");
     const expected = options.expectedVersion;
-    return this.#d.write(`deleting the routing entry ${key}`, function* () {
+    return d.write(`deleting the routing entry ${key}`, function* () {
       const deleted =
         expected === undefined
           ? yield* run("DELETE FROM routes WHERE key = ?", [key])
@@ -823,9 +678,9 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const d = this.#d;
     checkId(key, "key");
     const limit = checkLimit(options.limit, 20);
-    const d = this.#d;
     return d.read("listing the sessions of a key", function* () {
       const rows = yield* all<SessionRow>("SELECT * FROM sessions WHERE session_key = ? ORDER BY started_at DESC, id DESC LIMIT ?", [
         d.encodeText(key),
@@ -836,22 +691,22 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async findLiveSessionByKey(key: string): Promise<Session | null> {
-    checkId(key, "key");
     const d = this.#d;
-    return d.read("finding the live session of a key", function* (this: SessionStore<M>) {
+    checkId(key, "key");
+    return d.read("finding the live session of a key", function* () {
       const row = yield* one<SessionRow>(
         "SELECT * FROM sessions WHERE session_key = ? AND ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 1",
         [d.encodeText(key)],
       );
-      return row === undefined ? null : this.#session(row);
-    }.bind(this));
+      return row === undefined ? null : toSession(row, d.decodeText);
+    });
   }
 
   async recordAlias(namespace: string, a: string, b: string): Promise<string> {
+    const d = this.#d;
     checkId(namespace, "namespace");
     checkId(a, "a");
     checkId(b, "b");
-    const d = this.#d;
     return d.write("recording an identity alias", function* () {
       yield* d.lockAliasNamespace(namespace);
       return yield* aliases.recordAlias(namespace, a, b);
@@ -859,15 +714,17 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async resolveAlias(namespace: string, id: string): Promise<string> {
+    const d = this.#d;
     checkId(namespace, "namespace");
     checkId(id, "id");
-    return this.#d.read("resolving an identity alias", () => aliases.resolveAlias(namespace, id));
+    return d.read("resolving an identity alias", () => aliases.resolveAlias(namespace, id));
   }
 
   async listAliases(namespace: string, id: string): Promise<string[]> {
+    const d = this.#d;
     checkId(namespace, "namespace");
     checkId(id, "id");
-    return this.#d.read("listing identity aliases", () => aliases.listAliases(namespace, id, this.#d.bytewiseOrder));
+    return d.read("listing identity aliases", () => aliases.listAliases(namespace, id, d.bytewiseOrder));
   }
 
   async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
@@ -878,8 +735,9 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async listQueue(key: string): Promise<QueuedItem[]> {
+    const d = this.#d;
     checkId(key, "key");
-    return this.#d.read("reading a queue", () => queue.queueItems(key));
+    return d.read("reading a queue", () => queue.queueItems(key));
   }
 
   async claimQueued(key: string, options: { at?: number } = {}): Promise<QueuedItem | null> {
@@ -913,60 +771,69 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async listQueuedKeys(): Promise<string[]> {
-    return this.#d.read("listing queued keys", () => column<string>("SELECT DISTINCT key FROM inbound_queue ORDER BY key"));
+    const d = this.#d;
+    return d.read("listing queued keys", () => column<string>("SELECT DISTINCT key FROM inbound_queue ORDER BY key"));
   }
 
   async acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null> {
+    const d = this.#d;
     const request = checkLeaseRequest(key, holder, options, now());
-    return this.#d.write(`acquiring the lease on ${request.key}`, () => leases.acquireLease(request, this.#d));
+    return d.write(`acquiring the lease on ${request.key}`, () => leases.acquireLease(request, d));
   }
 
   async renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null> {
+    const d = this.#d;
     const request = checkLeaseRequest(key, holder, options, now());
     checkLeaseToken(token);
-    return this.#d.write(`renewing the lease on ${request.key}`, () => leases.renewLease(request, token));
+    return d.write(`renewing the lease on ${request.key}`, () => leases.renewLease(request, token));
   }
 
   async releaseLease(key: string, holder: string, token: number): Promise<boolean> {
+    const d = this.#d;
     checkPathSafe(key, "key");
     checkId(holder, "holder");
     checkLeaseToken(token);
-    return this.#d.write(`releasing the lease on ${key}`, () => leases.releaseLease(key, holder, token));
+    return d.write(`releasing the lease on ${key}`, () => leases.releaseLease(key, holder, token));
   }
 
   async getLease(key: string): Promise<Lease | null> {
+    const d = this.#d;
     checkPathSafe(key, "key");
-    return this.#d.read("reading a lease", () => leases.getLease(key));
+    return d.read("reading a lease", () => leases.getLease(key));
   }
 
   // --- cross-platform handoffs --------------------------------------------------
 
   async createHandoff(input: NewHandoff): Promise<Handoff> {
+    const d = this.#d;
     const checked = checkNewHandoff(input, now());
-    return this.#d.write(`recording a handoff of ${checked.sessionId}`, () => this.#d.createHandoff(checked));
+    return d.write(`recording a handoff of ${checked.sessionId}`, () => d.createHandoff(checked));
   }
 
   async getHandoff(id: string): Promise<Handoff | null> {
+    const d = this.#d;
     checkId(id, "id");
-    return this.#d.read("reading a handoff", () => this.#d.getHandoff(id));
+    return d.read("reading a handoff", () => d.getHandoff(id));
   }
 
   async claimHandoff(options: ClaimHandoffOptions): Promise<Handoff | null> {
+    const d = this.#d;
     const checked = checkClaimHandoff(options, now());
-    return this.#d.write("claiming a handoff", () => this.#d.claimHandoff(checked));
+    return d.write("claiming a handoff", () => d.claimHandoff(checked));
   }
 
   async finishHandoff(id: string, result: HandoffResult): Promise<Handoff> {
+    const d = this.#d;
     checkId(id, "id");
     const checked = checkHandoffResult(result, now());
-    return this.#d.write(`finishing handoff ${id}`, () => this.#d.finishHandoff(id, checked));
+    return d.write(`finishing handoff ${id}`, () => d.finishHandoff(id, checked));
   }
 
   // --- meta -------------------------------------------------------------------
 
   async getMeta(key: string): Promise<string | null> {
-    checkId(key, "key");
     const d = this.#d;
+    checkId(key, "key");
     return d.read("reading meta", function* () {
       const stored = yield* value<string>("SELECT value FROM meta WHERE key = ?", [key]);
       return stored === undefined ? null : d.decodeText(stored);
@@ -974,17 +841,19 @@ export class SessionStore<M> implements SessionDB {
   }
 
   async setMeta(key: string, value: string): Promise<void> {
+    const d = this.#d;
     checkId(key, "key");
     if (optionalText(value, "value") === null) throw new InvalidInputError("value must be a string.", { field: "value" });
-    const stored = this.#d.encodeText(value);
-    await this.#d.write("writing meta", () =>
+    const stored = d.encodeText(value);
+    await d.write("writing meta", () =>
       run("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", [key, stored]),
     );
   }
 
   async deleteMeta(key: string): Promise<boolean> {
+    const d = this.#d;
     checkId(key, "key");
-    return this.#d.write("deleting meta", function* () {
+    return d.write("deleting meta", function* () {
       return (yield* run("DELETE FROM meta WHERE key = ?", [key])) > 0;
     });
   }

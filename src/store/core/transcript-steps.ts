@@ -1,0 +1,58 @@
+/**
+ * The transcript inside a write, once for every backend: rewinding turns and restoring
+ * them (the dialect keeps its search index in step), and the query of a message window.
+ *
+ * @module
+ */
+import type { RewindResult } from "../contract.js";
+import type { CheckedMessageWindow } from "../input-validation.js";
+import { contentText } from "../preview.js";
+import { all, run, value, type Steps } from "./steps.js";
+import type { StoreDialect } from "./store-dialect.js";
+
+/** The query of a message window (one `?`: the session id). */
+export function messageWindowSql(d: StoreDialect<unknown>, window: CheckedMessageWindow, includeRewound: boolean): string {
+  const { last, afterId, limit, offset } = window;
+  const visible = includeRewound ? "" : " AND rewound_at IS NULL";
+  const from = `SELECT ${d.messageColumns} FROM messages WHERE session_id = ?${visible}`;
+  if (last !== null) return `SELECT * FROM (${from} ORDER BY id DESC LIMIT ${last}) AS w ORDER BY id`;
+  const after = afterId === null ? "" : ` AND id > ${afterId}`;
+  const page = limit === null && offset === 0 ? "" : d.limitOffset(limit, offset);
+  return `${from}${after} ORDER BY id${page}`;
+}
+
+/** Hides the last `turns` user turns (and everything after them) as one rewind batch. */
+export function* rewindTurns(d: StoreDialect<unknown>, sessionId: string, turns: number, at: number): Steps<RewindResult> {
+  const users = yield* all<unknown>(
+    `SELECT ${d.messageColumns} FROM messages
+      WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`,
+    [sessionId, turns],
+  );
+  const targetRow = users[users.length - 1];
+  if (targetRow === undefined) return { rewound: 0, turnsUndone: 0, targetText: null };
+  const target = d.toMessage(targetRow);
+  const batch = ((yield* value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = ?", [sessionId])) ?? 0) + 1;
+  yield* d.unindexFrom(sessionId, target.id);
+  const rewound = yield* run(
+    "UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL",
+    [at, batch, sessionId, target.id],
+  );
+  yield* d.recomputeSummary(sessionId);
+  const text = contentText(target.content);
+  return { rewound, turnsUndone: users.length, targetText: text === "" ? null : text };
+}
+
+/** Makes rewound messages visible again: the last batch, or every one (`all`). Returns how many. */
+export function* restoreRewound(d: StoreDialect<unknown>, sessionId: string, everyBatch: boolean): Steps<number> {
+  const which = everyBatch
+    ? "session_id = ? AND rewound_at IS NOT NULL"
+    : `session_id = ? AND rewound_at IS NOT NULL AND rewind_batch =
+         (SELECT max(rewind_batch) FROM messages WHERE session_id = ? AND rewound_at IS NOT NULL)`;
+  const params = everyBatch ? [sessionId] : [sessionId, sessionId];
+  const rows = yield* all<unknown>(`SELECT ${d.messageColumns} FROM messages WHERE ${which} ORDER BY id`, params);
+  if (rows.length === 0) return 0;
+  yield* run(`UPDATE messages SET rewound_at = NULL, rewind_batch = NULL WHERE ${which}`, params);
+  yield* d.reindex(rows);
+  yield* d.recomputeSummary(sessionId);
+  return rows.length;
+}
