@@ -36,6 +36,8 @@ export interface ListingPlan {
   userIds: string[] | null;
   /** Only sessions of this chat, or null. */
   chatId: string | null;
+  /** Only sessions carrying this session key, or null. */
+  sessionKey: string | null;
   /** Ordering time at or after this, or null. */
   since: number | null;
   /** Ordering time before this, or null. */
@@ -73,6 +75,7 @@ export async function planListing(
   const userId = checkUserIdFilter(options.userId);
   const userIds = checkIdSetFilter(options.userIds, "userIds");
   const chatId = checkIdFilter(options.chatId, "chatId");
+  const sessionKey = checkIdFilter(options.sessionKey, "sessionKey");
   const since = checkBound(options.since, "since");
   const until = checkBound(options.until, "until");
   if (since !== null && until !== null && until < since) {
@@ -103,7 +106,7 @@ export async function planListing(
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, since, until, models, titled };
+  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, sessionKey, since, until, models, titled };
 }
 
 /**

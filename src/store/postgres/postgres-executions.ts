@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { ExecutionChangeResult, ExecutionPage, ExecutionRecord, ExecutionSummary } from "../contract.js";
+import type { ExecutionChangeResult, ExecutionRecord, ExecutionSummary, Page } from "../contract.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
 import type {
   CheckedExecutionChange,
@@ -23,6 +23,7 @@ import {
   EXECUTION_SUMMARY_COLUMNS,
   ExecutionCountDeltas,
   executionCountKey,
+  executionPageWindow,
   mergeExecutionPage,
   prefixUpperBound,
   toExecutionRecord,
@@ -180,8 +181,9 @@ export async function findExecutions(sql: Sql, q: CheckedFindExecutions): Promis
 }
 
 /** One page of records, newest first, and the total kept for the filters. */
-export async function listExecutions(sql: Sql, q: CheckedListExecutions): Promise<ExecutionPage> {
+export async function listExecutions(sql: Sql, q: CheckedListExecutions): Promise<Page<ExecutionSummary> & { total: number }> {
   const ranges = q.directOnly ? [0] : [0, 1];
+  const window = executionPageWindow(q, ranges.length);
   const rows: ExecutionRow[] = [];
   for (const isStep of ranges) {
     const where: string[] = [];
@@ -189,18 +191,18 @@ export async function listExecutions(sql: Sql, q: CheckedListExecutions): Promis
     if (q.userId !== null) where.push(`user_id = $${params.push(q.userId)}`);
     if (q.kind !== null) where.push(`kind = $${params.push(q.kind)} AND name = $${params.push(q.name)}`);
     where.push(`is_step = $${params.push(isStep)}`);
-    const [limit, offset] = ranges.length > 1 ? [q.offset + q.limit, 0] : [q.limit, q.offset];
+    if (q.after !== null) where.push(`(updated_at, id) < ($${params.push(q.after.key)}, $${params.push(q.after.id)})`);
     rows.push(
       ...(await sql.all<ExecutionRow>(
         `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(" AND ")}
-          ORDER BY updated_at DESC, id DESC LIMIT $${params.push(limit)} OFFSET $${params.push(offset)}`,
+          ORDER BY updated_at DESC, id DESC LIMIT $${params.push(window.limit)} OFFSET $${params.push(window.offset)}`,
         params,
       )),
     );
   }
   const key = executionCountKey({ userId: q.userId, kind: q.kind, name: q.name, directOnly: q.directOnly });
   const total = (await sql.value<number>("SELECT n FROM execution_counts WHERE key = $1", [key])) ?? 0;
-  return { items: mergeExecutionPage(rows, q.offset, q.limit, ranges.length).map(toExecutionSummary), total: Number(total) };
+  return { ...mergeExecutionPage(rows, q, ranges.length), total: Number(total) };
 }
 
 /** Records without a parent, newest unit first. */

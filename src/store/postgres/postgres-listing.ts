@@ -32,6 +32,7 @@ export async function listSessions(sql: Sql, options: ListSessionsOptions = {}):
     if (plan.userId !== null) where.push(`user_id = $${params.push(encodeText(plan.userId))}`);
     if (plan.userIds !== null) where.push(`user_id = ANY($${params.push(plan.userIds.map(encodeText))}::text[])`);
     if (plan.chatId !== null) where.push(`chat_id = $${params.push(encodeText(plan.chatId))}`);
+    if (plan.sessionKey !== null) where.push(`session_key = $${params.push(encodeText(plan.sessionKey))}`);
     if (plan.models !== null) where.push(`model = ANY($${params.push(plan.models.map(encodeText))}::text[])`);
     if (plan.titled !== null) where.push(plan.titled ? "title IS NOT NULL" : "title IS NULL");
     if (plan.since !== null) where.push(`${plan.key} >= $${params.push(plan.since)}`);

@@ -19,7 +19,6 @@ import type {
   EnqueueResult,
   ExecutionChange,
   ExecutionChangeResult,
-  ExecutionPage,
   ExecutionRecord,
   ExecutionSummary,
   ExportOptions,
@@ -66,7 +65,6 @@ import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } fro
 import {
   checkId,
   checkMessageWindow,
-  checkLimit,
   checkNameList,
   checkNewSession,
   checkPruneOptions,
@@ -123,7 +121,6 @@ import {
   rowContent,
   toMessage,
   toSession,
-  toSummary,
   toUsage,
   type MessageRow,
   type SessionRow,
@@ -905,7 +902,7 @@ export class PostgresSessionDB implements SessionDB {
     return this.#read("finding execution sessions", (sql) => executions.findExecutions(sql, checked));
   }
 
-  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<Page<ExecutionSummary> & { total: number }> {
     const checked = checkListExecutions(options);
     return this.#read("listing execution sessions", (sql) => executions.listExecutions(sql, checked));
   }
@@ -989,19 +986,6 @@ export class PostgresSessionDB implements SessionDB {
       expected === undefined
         ? (await sql.run("DELETE FROM routes WHERE key = $1", [key])) > 0
         : (await sql.run("DELETE FROM routes WHERE key = $1 AND version = $2", [key, expected])) > 0,
-    );
-  }
-
-  async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    checkId(key, "key");
-    const limit = checkLimit(options.limit, 20);
-    return this.#read("listing the sessions of a key", async (sql) =>
-      (
-        await sql.all<SessionRow>(
-          `SELECT * FROM sessions WHERE session_key = $1 ORDER BY started_at DESC, id DESC LIMIT ${limit}`,
-          [encodeText(key)],
-        )
-      ).map((row) => toSummary(row, false)),
     );
   }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ExecutionChangeResult, ExecutionPage, ExecutionRecord, ExecutionSummary } from "../contract.js";
+import type { ExecutionChangeResult, ExecutionRecord, ExecutionSummary, Page } from "../contract.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
 import type {
   CheckedExecutionChange,
@@ -19,6 +19,7 @@ import {
   EXECUTION_SUMMARY_COLUMNS,
   ExecutionCountDeltas,
   executionCountKey,
+  executionPageWindow,
   mergeExecutionPage,
   prefixUpperBound,
   toExecutionRecord,
@@ -187,8 +188,9 @@ export function findExecutions(conn: SqliteConnection, q: CheckedFindExecutions)
 }
 
 /** One page of records, newest first, and the total kept for the filters. */
-export function listExecutions(conn: SqliteConnection, q: CheckedListExecutions): ExecutionPage {
+export function listExecutions(conn: SqliteConnection, q: CheckedListExecutions): Page<ExecutionSummary> & { total: number } {
   const ranges = q.directOnly ? [0] : [0, 1];
+  const window = executionPageWindow(q, ranges.length);
   const rows: ExecutionRow[] = [];
   for (const isStep of ranges) {
     const where: string[] = [];
@@ -203,19 +205,22 @@ export function listExecutions(conn: SqliteConnection, q: CheckedListExecutions)
     }
     where.push("is_step = ?");
     params.push(isStep);
-    const window = ranges.length > 1 ? [q.offset + q.limit, 0] : [q.limit, q.offset];
+    if (q.after !== null) {
+      where.push("(updated_at, id) < (?, ?)");
+      params.push(q.after.key, q.after.id);
+    }
     rows.push(
       ...(conn
         .stmt(
           `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(" AND ")}
             ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
         )
-        .all(...params, ...window) as ExecutionRow[]),
+        .all(...params, window.limit, window.offset) as ExecutionRow[]),
     );
   }
   const key = executionCountKey({ userId: q.userId, kind: q.kind, name: q.name, directOnly: q.directOnly });
   const total = (conn.stmt("SELECT n FROM execution_counts WHERE key = ?").pluck().get(key) as number | undefined) ?? 0;
-  return { items: mergeExecutionPage(rows, q.offset, q.limit, ranges.length).map(toExecutionSummary), total };
+  return { ...mergeExecutionPage(rows, q, ranges.length), total };
 }
 
 /** Records without a parent, newest unit first. */

@@ -44,6 +44,10 @@ export async function listSessions(conn: SqliteConnection, options: ListSessions
       where.push("chat_id = ?");
       params.push(plan.chatId);
     }
+    if (plan.sessionKey !== null) {
+      where.push("session_key = ?");
+      params.push(plan.sessionKey);
+    }
     if (plan.models !== null) {
       where.push(plan.models.length === 0 ? "0" : `model IN (${plan.models.map(() => "?").join(", ")})`);
       params.push(...plan.models);

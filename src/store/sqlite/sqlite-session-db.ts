@@ -29,7 +29,6 @@ import type {
   EnqueueResult,
   ExecutionChange,
   ExecutionChangeResult,
-  ExecutionPage,
   ExecutionRecord,
   ExecutionSummary,
   FindExecutionsOptions,
@@ -62,7 +61,6 @@ import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } fro
 import {
   checkId,
   checkMessageWindow,
-  checkLimit,
   checkNameList,
   checkNewSession,
   checkPruneOptions,
@@ -129,7 +127,6 @@ import {
   fenceOf,
 } from "../routing-input.js";
 import { toRoute } from "../route-rows.js";
-import { toSummary } from "../session-rows.js";
 import { listAliases, recordAlias, resolveAlias } from "./sqlite-aliases.js";
 import { claimQueued, enqueue, queueItems } from "./sqlite-queue.js";
 import * as leases from "./sqlite-leases.js";
@@ -859,7 +856,7 @@ export class SqliteSessionDB implements SessionDB {
     return this.#read("finding execution sessions", (conn) => executions.findExecutions(conn, checked));
   }
 
-  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<Page<ExecutionSummary> & { total: number }> {
     const checked = checkListExecutions(options);
     return this.#read("listing execution sessions", (conn) => executions.listExecutions(conn, checked));
   }
@@ -954,16 +951,6 @@ export class SqliteSessionDB implements SessionDB {
       expected === undefined
         ? conn.stmt("DELETE FROM routes WHERE key = ?").run(key).changes > 0
         : conn.stmt("DELETE FROM routes WHERE key = ? AND version = ?").run(key, expected).changes > 0,
-    );
-  }
-
-  async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    checkId(key, "key");
-    const limit = checkLimit(options.limit, 20);
-    return this.#read("listing the sessions of a key", (conn) =>
-      (conn
-        .stmt("SELECT * FROM sessions WHERE session_key = ? ORDER BY started_at DESC, id DESC LIMIT ?")
-        .all(key, limit) as SessionRow[]).map((row) => toSummary(row, false)),
     );
   }
 
