@@ -7,7 +7,7 @@
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { defaultDatabasePath, InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB } from "../store/index.js";
+import { defaultDatabasePath, InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB, type SessionHistory } from "../store/index.js";
 import type { CliIo } from "./cli-output.js";
 
 /** Exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 not found, 4 conflict / refused. */
@@ -120,7 +120,7 @@ export async function withExistingDatabase<T>(target: string | undefined, run: (
  * newest of its lineage when `lineage` is set). Ambiguous prefixes and unknown names are
  * clear errors.
  */
-export async function resolveSessionRef(db: SessionDB, ref: string, options: { lineage?: boolean } = {}): Promise<string> {
+export async function resolveSessionRef(db: SessionHistory, ref: string, options: { lineage?: boolean } = {}): Promise<string> {
   if (typeof ref !== "string" || ref.trim() === "") throw new CliError("Name a session by its id, an id prefix or its title.", EXIT.usage);
   const exact = await db.getSession(ref);
   if (exact !== null) return exact.id;

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ListSessionsOptions, SessionDB, SessionSummary } from "../store/index.js";
+import type { ListSessionsOptions, SessionHistory, SessionSummary } from "../store/index.js";
 
 /** The largest page `listSessions` serves. */
 const PAGE_MAX = 1000;
@@ -24,7 +24,7 @@ export interface CollectedSessions {
  * const { items, more } = await collectSessions(db, { sources: ["cli"] }, 20);
  */
 export async function collectSessions(
-  db: SessionDB,
+  db: SessionHistory,
   options: Omit<ListSessionsOptions, "limit" | "cursor">,
   max: number,
 ): Promise<CollectedSessions> {

@@ -18,8 +18,8 @@ import {
   NotFoundError,
   ThreadlineError,
   type ExecutionKind,
+  type ExecutionStore,
   type ExecutionWrite,
-  type SessionDB,
 } from "../store/index.js";
 import { checkExecutionId, executionName } from "./execution-id.js";
 import { summaryOf, workflowFor } from "./execution-lookup.js";
@@ -173,7 +173,7 @@ function validate(file: string, text: string): ValidRecord {
  * a step of the workflow (`<workflow id>-…`) count.
  */
 async function stepsWithoutFiles(
-  db: SessionDB,
+  db: ExecutionStore,
   workflow: ValidRecord,
   files: ReadonlyMap<string, string>,
   userId: string | null,
@@ -207,7 +207,7 @@ async function stepsWithoutFiles(
 
 /** Imports every `*.json` file of `dir` (other files are ignored). See {@link ExecutionImportReport}. */
 export async function importExecutionDirectory(
-  db: SessionDB,
+  db: ExecutionStore,
   dir: string,
   options: ExecutionImportOptions = {},
 ): Promise<ExecutionImportReport> {

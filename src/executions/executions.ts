@@ -1,5 +1,5 @@
 /**
- * The history of agent and workflow runs ("execution sessions") on any {@link SessionDB}:
+ * The history of agent and workflow runs ("execution sessions") on any {@link ExecutionStore}:
  * saving results, appending messages, reading history, result and metadata by a full or
  * partial id, listing, deleting with exact cascades, retention and import. Backend
  * independent: every read and write goes through the contract's execution methods, and
@@ -16,8 +16,9 @@ import {
   type ExecutionKind,
   type ExecutionRecord,
   type ExecutionSummary,
+  type ExecutionStore,
   type ExecutionWrite,
-  type SessionDB,
+  type Page,
 } from "../store/index.js";
 import { checkExecutionId, executionIdentity, executionName } from "./execution-id.js";
 import { importExecutionDirectory, type ExecutionImportOptions, type ExecutionImportReport } from "./execution-import.js";
@@ -98,18 +99,10 @@ export interface ListExecutionSessionsOptions extends ExecutionScope {
   includeSteps?: boolean;
   /** 1 to 100 (default 50). */
   limit?: number;
-  /** Rows to skip (default 0). */
+  /** `nextCursor` of the previous page, with the same filters. */
+  cursor?: string | null;
+  /** Rows to skip first (default 0), after `cursor` when both are given. */
   offset?: number;
-}
-
-/** A page of the listing. */
-export interface ExecutionSessionPage {
-  /** Newest `updatedAt` first. */
-  items: ExecutionMetadata[];
-  /** How many sessions match the filters in all. */
-  total: number;
-  limit: number;
-  offset: number;
 }
 
 /** What `deleteSession` removed. */
@@ -156,7 +149,7 @@ function unavailable(id: string): ConflictError {
 }
 
 /**
- * Execution sessions on a {@link SessionDB}.
+ * Execution sessions on an {@link ExecutionStore} (any `SessionDB`).
  *
  * @example
  * import { openSessionDB } from "threadline";
@@ -170,16 +163,16 @@ function unavailable(id: string): ConflictError {
  * console.log(await executions.getSessionHistory(run.id.slice(0, 10))); // a unique prefix is enough
  */
 export class Executions {
-  readonly #db: SessionDB;
+  readonly #db: ExecutionStore;
   readonly #clock: () => number;
 
-  constructor(db: SessionDB, options: ExecutionsOptions = {}) {
+  constructor(db: ExecutionStore, options: ExecutionsOptions = {}) {
     this.#db = db;
     this.#clock = options.clock ?? (() => Date.now() / 1000);
   }
 
   /** The store the sessions live in. */
-  get db(): SessionDB {
+  get db(): ExecutionStore {
     return this.#db;
   }
 
@@ -454,12 +447,13 @@ export class Executions {
   }
 
   /**
-   * A page of sessions, newest `updatedAt` first, with the total after filtering. By default
-   * workflow steps are left out (they belong to their workflow). Never deletes anything.
+   * A page of sessions, newest `updatedAt` first, with the `total` after filtering and the
+   * cursor of the next page. By default workflow steps are left out (they belong to their
+   * workflow). Never deletes anything.
    */
-  async listSessions(options: ListExecutionSessionsOptions = {}): Promise<ExecutionSessionPage> {
+  async listSessions(options: ListExecutionSessionsOptions = {}): Promise<Page<ExecutionMetadata> & { total: number }> {
     const userId = checkScope(options);
-    const { agentName, workflowName, includeSteps = false, limit = 50, offset = 0 } = options;
+    const { agentName, workflowName, includeSteps = false, limit = 50, cursor = null, offset = 0 } = options;
     if (agentName !== undefined && workflowName !== undefined) {
       throw new InvalidInputError("Filter by agentName or by workflowName, not both.", { field: "workflowName" });
     }
@@ -469,10 +463,11 @@ export class Executions {
       ...filter,
       directOnly: !includeSteps,
       limit,
+      cursor,
       offset,
       ...(userId === undefined ? {} : { userId }),
     });
-    return { items: page.items.map(metadataOf), total: page.total, limit, offset };
+    return { items: page.items.map(metadataOf), nextCursor: page.nextCursor, total: page.total };
   }
 
   // --- deleting -----------------------------------------------------------------

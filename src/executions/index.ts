@@ -13,7 +13,6 @@ export {
   type ExecutionMetadata,
   type ExecutionScope,
   type ExecutionSession,
-  type ExecutionSessionPage,
   type ExecutionsOptions,
   type ListExecutionSessionsOptions,
   type SaveResultOptions,

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { InvalidInputError, type SessionDB } from "../store/index.js";
+import { InvalidInputError, type ExecutionStore } from "../store/index.js";
 
 /** Options of `Executions.cleanup`. */
 export interface CleanupOptions {
@@ -56,7 +56,7 @@ export function checkCleanupOptions(options: CleanupOptions, now: number): { cut
 }
 
 /** Removes old and excess units (see {@link CleanupOptions}); each batch of units in one transaction. */
-export async function cleanupExecutions(db: SessionDB, options: CleanupOptions, now: number): Promise<CleanupReport> {
+export async function cleanupExecutions(db: ExecutionStore, options: CleanupOptions, now: number): Promise<CleanupReport> {
   const { cutoff, keep, userId } = checkCleanupOptions(options, now);
   const report: CleanupReport = { removedUnits: 0, removedSessions: 0, removedIds: [] };
   const removeAll = async (next: () => Promise<string[]>): Promise<void> => {

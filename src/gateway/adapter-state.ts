@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../store/index.js";
+import type { MetaStore } from "../store/index.js";
 
 /** Durable string values by key, private to one adapter. */
 export interface AdapterStateStore {
@@ -32,7 +32,7 @@ export const ADAPTER_STATE_META_PREFIX = "adapter_state";
  * await state.set("sync_token:@bot:example.org", "s72594_4483_1934");
  * ```
  */
-export function adapterStateInMeta(db: Pick<SessionDB, "getMeta" | "setMeta" | "deleteMeta">, platform: string): AdapterStateStore {
+export function adapterStateInMeta(db: MetaStore, platform: string): AdapterStateStore {
   const full = (key: string): string => `${ADAPTER_STATE_META_PREFIX}:${platform}:${key}`;
   return {
     get: (key) => db.getMeta(full(key)),

@@ -9,7 +9,7 @@
  * @module
  */
 import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.js";
-import { ConflictError, ThreadlineError, type Lease, type NewMessage, type SessionDB } from "../store/index.js";
+import { ConflictError, ThreadlineError, type ConversationMessage, type Lease, type NewMessage } from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
@@ -21,7 +21,7 @@ import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
-import type { SessionStore } from "./session-store.js";
+import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
 import {
   closeOpenToolCalls,
@@ -112,7 +112,7 @@ export interface DrainResult {
  */
 export class GatewayRunner implements CommandHost {
   readonly store: SessionStore;
-  readonly db: SessionDB;
+  readonly db: GatewayDB;
   readonly queue: SessionQueue;
   readonly agents: AgentCache<Agent>;
   readonly #factory: GatewayRunnerOptions["agentFactory"];
@@ -692,7 +692,7 @@ export class GatewayRunner implements CommandHost {
     }
   }
 
-  async #history(sessionId: string): Promise<ReturnType<SessionDB["getConversation"]> extends Promise<infer T> ? T : never> {
+  async #history(sessionId: string): Promise<ConversationMessage[]> {
     return this.#timed("getConversation", () => this.db.getConversation(sessionId, { lastMessages: this.#historyLimit }));
   }
 
@@ -824,7 +824,7 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** Titles an untitled session after its first exchange, in the background: the turn (and the next one) never waits for it. */
-  #titleInBackground(entry: SessionEntry, history: Awaited<ReturnType<SessionDB["getConversation"]>>, reply: string): void {
+  #titleInBackground(entry: SessionEntry, history: ConversationMessage[], reply: string): void {
     if (this.#titler === null || this.#titleAbort.signal.aborted) return;
     const users = history.filter((m) => m.role === "user");
     if (users.length !== 1 || history.length > 2) return;

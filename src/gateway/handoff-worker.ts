@@ -8,7 +8,7 @@
  * @module
  */
 import { hostname } from "node:os";
-import { ConflictError, type Handoff, type SessionDB } from "../store/index.js";
+import { ConflictError, type Handoff, type HandoffStore, type QueueStore, type RouteStore, type SessionHistory } from "../store/index.js";
 import type { Adapter, InboundMessage } from "./adapter.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
@@ -19,7 +19,7 @@ import { isFailedTurnRecord, textOf } from "./turn-messages.js";
 /** What a {@link HandoffWorker} needs from the gateway (a `GatewayRunner` is one). */
 export interface HandoffHost {
   readonly store: SessionStore;
-  readonly db: SessionDB;
+  readonly db: SessionHistory & RouteStore & QueueStore & HandoffStore;
   /** The gateway accepts messages (false while starting and once it drains). */
   readonly accepting: boolean;
   /** The connected adapter of a platform, if any. */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, type Handoff, type SessionDB } from "../store/index.js";
+import { ConflictError, NotFoundError, type Handoff, type HandoffStore, type MetaStore } from "../store/index.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 
 /** Why a handoff did not complete. */
@@ -115,7 +115,7 @@ function failedError(record: Handoff): HandoffError {
  *   reason `timeout`, so a gateway that starts later does not run it. If a gateway completes
  *   it at that very moment, the completion wins and the outcome is returned.
  */
-export async function requestHandoff(db: SessionDB, request: HandoffRequest, options: RequestHandoffOptions): Promise<HandoffOutcome> {
+export async function requestHandoff(db: HandoffStore & MetaStore, request: HandoffRequest, options: RequestHandoffOptions): Promise<HandoffOutcome> {
   const platform = request.platform;
   const homes = await effectiveHomeChannels(db, options.homeChannels ?? {});
   const home = Object.hasOwn(homes, platform) ? homes[platform] : undefined;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../store/index.js";
+import type { MetaStore } from "../store/index.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
 
 /** The meta key holding the home channels set with `/sethome`. */
@@ -17,7 +17,7 @@ function isHome(value: unknown): value is HomeChannel {
 }
 
 /** The home channels set with `/sethome` (a damaged entry reads as none). */
-export async function storedHomeChannels(db: SessionDB): Promise<HomeChannels> {
+export async function storedHomeChannels(db: MetaStore): Promise<HomeChannels> {
   const raw = await db.getMeta(HOME_CHANNELS_META_KEY);
   if (raw === null) return {};
   let parsed: unknown;
@@ -35,14 +35,14 @@ export async function storedHomeChannels(db: SessionDB): Promise<HomeChannels> {
 }
 
 /** Makes `home` the home channel of `platform` (replacing any earlier one). */
-export async function setHomeChannel(db: SessionDB, platform: string, home: HomeChannel): Promise<void> {
+export async function setHomeChannel(db: MetaStore, platform: string, home: HomeChannel): Promise<void> {
   const current = await storedHomeChannels(db);
   Object.defineProperty(current, platform, { value: home, enumerable: true, writable: true, configurable: true });
   await db.setMeta(HOME_CHANNELS_META_KEY, JSON.stringify(current));
 }
 
 /** The configured home channels with the stored ones (from `/sethome`) laid over them. */
-export async function effectiveHomeChannels(db: SessionDB, configured: HomeChannels = {}): Promise<HomeChannels> {
+export async function effectiveHomeChannels(db: MetaStore, configured: HomeChannels = {}): Promise<HomeChannels> {
   const out: HomeChannels = {};
   for (const [platform, home] of [...Object.entries(configured ?? {}), ...Object.entries(await storedHomeChannels(db))]) {
     Object.defineProperty(out, platform, { value: home, enumerable: true, writable: true, configurable: true });

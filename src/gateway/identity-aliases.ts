@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { SessionDB } from "../store/index.js";
+import type { AliasStore } from "../store/index.js";
 import { normalizeIdentity } from "./session-key.js";
 import type { SessionSource } from "./session-source.js";
 
@@ -19,11 +19,11 @@ import type { SessionSource } from "./session-source.js";
  * await aliases.resolve("whatsapp", "+999999999999999"); // "15551234567"
  */
 export class IdentityAliases {
-  readonly #db: SessionDB;
+  readonly #db: AliasStore;
   /** `platform\0a\0b` pairs already recorded by {@link IdentityAliases.learn} in this process. */
   readonly #learned = new Set<string>();
 
-  constructor(db: SessionDB) {
+  constructor(db: AliasStore) {
     this.#db = db;
   }
 

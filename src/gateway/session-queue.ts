@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { InvalidInputError, type EnqueueResult, type QueuedItem, type SessionDB } from "../store/index.js";
+import { InvalidInputError, type EnqueueResult, type QueuedItem, type QueueStore } from "../store/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { assertSafeKey } from "./session-key.js";
 
@@ -62,11 +62,11 @@ export interface QueueSnapshot {
  * await queue.complete(key, next!.id);
  */
 export class SessionQueue {
-  readonly #db: SessionDB;
+  readonly #db: QueueStore;
   readonly #clock: Clock;
   readonly maxDepth: number;
 
-  constructor(db: SessionDB, options: { clock?: Clock; maxDepth?: number } = {}) {
+  constructor(db: QueueStore, options: { clock?: Clock; maxDepth?: number } = {}) {
     this.#db = db;
     this.#clock = options.clock ?? systemClock;
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_QUEUE_DEPTH;

@@ -1,6 +1,6 @@
 /**
  * `SessionStore`: maps every inbound message to the right conversation. Routing
- * entries live in the {@link SessionDB} beside the transcripts; every change that
+ * entries live in the database beside the transcripts ({@link GatewayDB}); every change that
  * implies session rows (a reset ends one session and starts another) commits with
  * them in one conditional write, retried when another writer got there first.
  *
@@ -13,14 +13,17 @@ import {
   NotFoundError,
   type ConversationMessage,
   type LeaseFence,
+  type ListRoutesOptions,
   type UsageUpdate,
   type NewMessage,
   type RewindResult,
   type Route,
   type RouteFields,
   type RouteWrite,
+  type GatewayState,
+  type MetaStore,
   type Session,
-  type SessionDB,
+  type SessionHistory,
 } from "../store/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { IdentityAliases } from "./identity-aliases.js";
@@ -44,10 +47,18 @@ export const END_REASON_RESET = "session_reset";
 /** Reason a session ends when `/resume` switches away from it. */
 export const END_REASON_SWITCH = "session_switch";
 
+/**
+ * The roles of the store a gateway calls, from its {@link SessionStore} on: sessions and
+ * transcripts, the gateway's own state (routing entries, identity aliases, inbound queues,
+ * leases, handoffs) and small named values (home channels, adapter state, restart markers).
+ * Any `SessionDB` is one.
+ */
+export type GatewayDB = SessionHistory & GatewayState & MetaStore;
+
 /** Options of a {@link SessionStore}. */
 export interface SessionStoreOptions {
-  /** Where entries and transcripts live. */
-  db: SessionDB;
+  /** Where entries and transcripts live (any `SessionDB`). */
+  db: GatewayDB;
   /** Time source (default: the system clock). */
   clock?: Clock;
   /** How keys isolate users in groups and threads. */
@@ -143,7 +154,7 @@ function fieldsOf(route: Route): RouteFields {
  * await store.appendToTranscript(entry.sessionId, { role: "user", content: "hi" });
  */
 export class SessionStore {
-  readonly db: SessionDB;
+  readonly db: GatewayDB;
   readonly clock: Clock;
   readonly keySettings: KeySettings;
   readonly reset: ResetConfig;
@@ -791,7 +802,7 @@ export class SessionStore {
     return this.db.rewind(sessionId, turns);
   }
 
-  async *#routes(filter: Parameters<SessionDB["listRoutes"]>[0]): AsyncGenerator<Route> {
+  async *#routes(filter: ListRoutesOptions): AsyncGenerator<Route> {
     let cursor: string | null = null;
     do {
       const page = await this.db.listRoutes({ ...filter, limit: 500, cursor });
@@ -801,7 +812,7 @@ export class SessionStore {
   }
 
   /** Every entry matching a filter, page by page. */
-  routes(filter: Parameters<SessionDB["listRoutes"]>[0] = {}): AsyncGenerator<Route> {
+  routes(filter: ListRoutesOptions = {}): AsyncGenerator<Route> {
     return this.#routes(filter);
   }
 

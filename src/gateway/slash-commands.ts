@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { ConflictError, InvalidInputError, type SessionDB } from "../store/index.js";
+import { ConflictError, InvalidInputError, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
@@ -24,7 +24,7 @@ export interface SlashCommand {
 /** What commands need from the runner. */
 export interface CommandHost {
   readonly store: SessionStore;
-  readonly db: SessionDB;
+  readonly db: SessionHistory & MetaStore;
   readonly queue: SessionQueue;
   isBusy(key: string): boolean;
   interrupt(key: string, reason: "stop" | "shutdown"): Promise<boolean>;
@@ -250,7 +250,7 @@ async function resumeCommand(
 ): Promise<void> {
   const { store, db } = host;
   if (args === "") {
-    const recent = await db.listSessionsByKey(key, { limit: 10 });
+    const recent = (await db.listSessions({ sessionKey: key, orderBy: "started", includeChildren: true, limit: 10 })).items;
     const current = (await store.getEntry(key))?.sessionId;
     if (recent.length === 0) {
       await reply("No earlier sessions in this chat.");
@@ -264,7 +264,7 @@ async function resumeCommand(
     return;
   }
   // Only this chat's sessions: a title or an id prefix of another chat's session is not found.
-  const mine = await db.listSessionsByKey(key, { limit: 1000 });
+  const mine = (await db.listSessions({ sessionKey: key, orderBy: "started", includeChildren: true, limit: 1000 })).items;
   const byTitle = mine.filter((s) => s.title === args);
   const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
   const matches = byTitle.length > 0 ? byTitle : byId;

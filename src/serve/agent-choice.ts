@@ -16,7 +16,7 @@ import {
   type ResolvedProviderConfig,
   type Titler,
 } from "../agents/index.js";
-import type { SessionDB } from "../store/index.js";
+import type { AliasStore, SessionHistory, SessionSearch } from "../store/index.js";
 import { agentSummariser, sessionSearchTool } from "../tools/index.js";
 import type { ServeConfig } from "./serve-config.js";
 
@@ -45,7 +45,12 @@ export interface AgentChoiceHooks {
  * The provider's agents get the tools `provider.tools` allows (`auto`: every enabled tool;
  * `off`: none; a list: those named) and share one memo of refused tools.
  */
-export function chooseAgent(config: ServeConfig, env: NodeJS.ProcessEnv, db: SessionDB, hooks: AgentChoiceHooks = {}): AgentChoice {
+export function chooseAgent(
+  config: ServeConfig,
+  env: NodeJS.ProcessEnv,
+  db: SessionHistory & SessionSearch & AliasStore,
+  hooks: AgentChoiceHooks = {},
+): AgentChoice {
   const provider = resolveProviderConfig(config.provider ?? undefined, env);
   const heuristic = config.titles.enabled ? new HeuristicTitler() : null;
   if (provider === null) {

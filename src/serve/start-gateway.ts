@@ -24,7 +24,7 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/index.js";
-import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type GatewayLiveSource } from "../server/index.js";
+import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
@@ -50,6 +50,7 @@ export interface StartGatewayOptions {
 export interface RunningGateway {
   runner: GatewayRunner;
   store: SessionStore;
+  /** The database this gateway opened (and closes when it stops). */
   db: SessionDB;
   http: FastifyInstance;
   /** `http://host:port` the HTTP server listens on. */
@@ -106,7 +107,7 @@ const UI_API_PATH = `${UI_PATH}/api`;
  * another host without keys the page is not served and a warning says why).
  * Returns whether the page is served.
  */
-async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: SessionDB, logger: Logger, gatewayLive: GatewayLiveSource): Promise<boolean> {
+async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: ApiOptions["db"], logger: Logger, gatewayLive: GatewayLiveSource): Promise<boolean> {
   if (!config.ui.enabled) return false;
   if (config.api.enabled) {
     await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: config.api.prefix });

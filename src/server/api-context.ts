@@ -7,15 +7,27 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Executions } from "../executions/index.js";
-import { NotFoundError, type Session, type SessionDB } from "../store/index.js";
+import {
+  NotFoundError,
+  type Session,
+  type SessionHistory,
+  type SessionSearch,
+  type StoreMaintenance,
+} from "../store/index.js";
 import { principalOf } from "./auth.js";
 import type { ErrorLogger } from "./error-handler.js";
 import type { GatewayLiveSource } from "./gateway-live.js";
 import type { RouteRegistry } from "./openapi.js";
 
+/**
+ * The roles of the store the API's routes call: sessions and transcripts, search, and
+ * export and totals. Execution sessions go through {@link Executions} (an `ExecutionStore`).
+ */
+export type ApiStore = SessionHistory & SessionSearch & StoreMaintenance;
+
 /** The options of each resource plugin (`routes/<resource>.ts`). */
 export interface ApiContext {
-  db: SessionDB;
+  db: ApiStore;
   executions: Executions;
   registry: RouteRegistry;
   /** Where unexpected errors go (`null`: the request's logger). */
@@ -32,7 +44,7 @@ export function sessionNotFound(id: string): NotFoundError {
 }
 
 /** The session `id` if the caller may see it; otherwise {@link sessionNotFound} (never a 403). */
-export async function visibleSession(db: SessionDB, request: FastifyRequest, id: string): Promise<Session> {
+export async function visibleSession(db: SessionHistory, request: FastifyRequest, id: string): Promise<Session> {
   const session = await db.getSession(id);
   const { userId } = principalOf(request);
   if (session === null || (userId !== null && session.userId !== userId)) throw sessionNotFound(id);

@@ -13,7 +13,13 @@ import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { Executions } from "../executions/index.js";
-import { InvalidInputError, type SessionDB } from "../store/index.js";
+import {
+  InvalidInputError,
+  type ExecutionStore,
+  type SessionHistory,
+  type SessionSearch,
+  type StoreMaintenance,
+} from "../store/index.js";
 import { ApiKeyring, checkApiAccess, setPrincipal, type ApiKey } from "./auth.js";
 import type { ApiContext } from "./api-context.js";
 import type { GatewayLiveSource } from "./gateway-live.js";
@@ -30,8 +36,8 @@ import { statsRoutes } from "./routes/stats.js";
 
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {
-  /** The database the API serves. */
-  db: SessionDB;
+  /** The database the API serves: any `SessionDB` (the API calls these roles of it). */
+  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore;
   /** Execution sessions on `db` (default: `new Executions(db)`). */
   executions?: Executions;
   /** Accepted API keys; a key with `userId` sees only that user's sessions and runs. */

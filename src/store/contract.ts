@@ -1,5 +1,7 @@
 /**
- * The storage contract every Threadline backend implements (`SessionDB`), and the
+ * The storage contract every Threadline backend implements (`SessionDB`), the roles it is
+ * cut into (`SessionHistory`, `SessionSearch`, `GatewayState` and its parts, `ExecutionStore`,
+ * `MetaStore`, `StoreMaintenance`: a caller asks only for the roles it calls), and the
  * records it reads and writes. Nothing here knows about SQLite or PostgreSQL.
  *
  * Conventions: times are Unix epoch **seconds** (float); ids are strings; methods
@@ -84,7 +86,7 @@ export interface ConversationMessage {
   reasoning_details?: unknown;
 }
 
-/** Options of {@link SessionDB.getMessages}. */
+/** Options of {@link SessionHistory.getMessages}. */
 export interface MessageWindowOptions {
   /** Include rewound (soft-deleted) messages (default false). */
   includeRewound?: boolean;
@@ -98,7 +100,7 @@ export interface MessageWindowOptions {
   offset?: number;
 }
 
-/** Options of {@link SessionDB.getConversation}. */
+/** Options of {@link SessionHistory.getConversation}. */
 export interface ConversationOptions {
   /** Put the session's system prompt first (default false). */
   includeSystemPrompt?: boolean;
@@ -204,13 +206,27 @@ export interface SessionSummary {
   usage: SessionUsage;
 }
 
-/** A page of results with a cursor for the next page (`null` when there is none). */
+/**
+ * One page of a listing: every paged result of the contract has this shape
+ * ({@link SessionHistory.listSessions}, {@link RouteStore.listRoutes},
+ * {@link ExecutionStore.listExecutions}).
+ */
 export interface Page<T> {
   items: T[];
+  /**
+   * Pass it as `cursor`, with the same filters, to get the next page; `null` when this page
+   * is the last.
+   */
   nextCursor: string | null;
+  /**
+   * How many items match the filters in all (every page, not only this one), when the
+   * listing keeps that count: {@link ExecutionStore.listExecutions} always sets it; the
+   * other listings leave it out.
+   */
+  total?: number;
 }
 
-/** Options of {@link SessionDB.listSessions}. */
+/** Options of {@link SessionHistory.listSessions}. */
 export interface ListSessionsOptions {
   /** Page size (default 20, 1 to 1,000). */
   limit?: number;
@@ -237,6 +253,13 @@ export interface ListSessionsOptions {
   /** Only sessions of this chat (`Session.chatId`). */
   chatId?: string;
   /**
+   * Only sessions that carry this gateway session key (`Session.sessionKey`), e.g. the
+   * sessions of one chat, ended ones included. With `orderBy: "started"` and
+   * `includeChildren: true` it reads the key's sessions newest start first, straight from
+   * the key's index.
+   */
+  sessionKey?: string;
+  /**
    * Only sessions whose ordering time is at or after this (epoch seconds): the last activity
    * with `orderBy: "lastActive"`, the start (the chain root's start when chains are listed as
    * tips) with `orderBy: "started"`. A range on the walked index, so it costs nothing extra.
@@ -250,7 +273,7 @@ export interface ListSessionsOptions {
   titled?: boolean;
 }
 
-/** Options of {@link SessionDB.searchMessages}. */
+/** Options of {@link SessionSearch.searchMessages}. */
 export interface SearchOptions {
   sources?: string[];
   excludeSources?: string[];
@@ -295,7 +318,7 @@ export interface SearchHit {
   context: { before: ContextMessage | null; after: ContextMessage | null };
 }
 
-/** What {@link SessionDB.rewind} did. */
+/** What {@link SessionHistory.rewind} did. */
 export interface RewindResult {
   /** How many messages were hidden. */
   rewound: number;
@@ -313,7 +336,7 @@ export interface SessionRecord {
   messages: Array<Omit<Message, "id" | "sessionId">>;
 }
 
-/** Options of {@link SessionDB.exportSessions}. */
+/** Options of {@link StoreMaintenance.exportSessions}. */
 export interface ExportOptions {
   /** Only this session. */
   sessionId?: string;
@@ -332,7 +355,7 @@ export interface ImportProblem {
   message: string;
 }
 
-/** What {@link SessionDB.importSessions} did. */
+/** What {@link StoreMaintenance.importSessions} did. */
 export interface ImportReport {
   imported: number;
   /** Sessions that already existed (nothing changed). */
@@ -341,7 +364,7 @@ export interface ImportReport {
   errors: ImportProblem[];
 }
 
-/** Options of {@link SessionDB.pruneSessions}. */
+/** Options of {@link StoreMaintenance.pruneSessions}. */
 export interface PruneOptions {
   /** Ended sessions whose last activity is strictly older than this many days go. */
   olderThanDays: number;
@@ -356,7 +379,7 @@ export interface PruneOptions {
   vacuum?: boolean;
 }
 
-/** Options of {@link SessionDB.autoPrune}. */
+/** Options of {@link StoreMaintenance.autoPrune}. */
 export interface AutoPruneOptions extends PruneOptions {
   /** Run at most once per this many seconds across every process sharing the database (default 86,400). */
   intervalSeconds?: number;
@@ -388,7 +411,7 @@ export interface StoreStats {
   searchIndexBytes: number | null;
 }
 
-/** Options of {@link SessionDB.getInsights}: which sessions count (by start time and source). */
+/** Options of {@link StoreMaintenance.getInsights}: which sessions count (by start time and source). */
 export interface InsightsOptions {
   /** Sessions started at or after this time (epoch seconds). Default: 30 days before now. */
   since?: number;
@@ -460,7 +483,7 @@ export interface InsightsSession {
 }
 
 /**
- * Usage over a period ({@link SessionDB.getInsights}), computed from per-session columns
+ * Usage over a period ({@link StoreMaintenance.getInsights}), computed from per-session columns
  * and a per-session tool tally that are kept on write (no message is read).
  */
 export interface Insights {
@@ -567,14 +590,14 @@ export interface RouteWrite {
   reopenSession?: string;
   /**
    * Append these messages to `route.sessionId` in the same transaction, in order, after the
-   * session changes above, exactly as {@link SessionDB.appendTurn} would: the session must
+   * session changes above, exactly as {@link SessionHistory.appendTurn} would: the session must
    * exist ({@link NotFoundError}) and be live ({@link ConflictError}); an invalid message is an
    * {@link InvalidInputError} naming it (`appendMessages[i]`). An empty array does nothing.
    */
   appendMessages?: NewMessage[];
   /**
    * Add this usage to `route.sessionId`'s totals in the same transaction, exactly as
-   * {@link SessionDB.recordUsage} in delta mode would. A total that would go below zero
+   * {@link SessionHistory.recordUsage} in delta mode would. A total that would go below zero
    * makes the whole write reject with {@link InvalidInputError}, with nothing written.
    */
   recordUsage?: UsageUpdate;
@@ -585,7 +608,7 @@ export interface RouteWrite {
   fence?: LeaseFence;
 }
 
-/** Options of {@link SessionDB.listRoutes}. Entries come in key order. */
+/** Options of {@link RouteStore.listRoutes}. Entries come in key order. */
 export interface ListRoutesOptions {
   /** Default 100, 1 to 1,000. */
   limit?: number;
@@ -632,7 +655,7 @@ export interface QueuedItem {
   claimedAt: number | null;
 }
 
-/** What {@link SessionDB.enqueue} did. `depth` counts the waiting (unclaimed) items afterwards. */
+/** What {@link QueueStore.enqueue} did. `depth` counts the waiting (unclaimed) items afterwards. */
 export type EnqueueResult =
   | { status: "queued" | "merged"; item: QueuedItem; depth: number }
   | { status: "duplicate"; depth: number }
@@ -657,7 +680,7 @@ export interface Lease {
   expiresAt: number;
 }
 
-/** Options of {@link SessionDB.acquireLease} and {@link SessionDB.renewLease}. */
+/** Options of {@link LeaseStore.acquireLease} and {@link LeaseStore.renewLease}. */
 export interface LeaseOptions {
   /** How long the lease lasts from `now`, in seconds (more than 0, at most 86,400). */
   ttlSeconds: number;
@@ -718,7 +741,7 @@ export interface Handoff {
   sessionKey: string | null;
 }
 
-/** What {@link SessionDB.createHandoff} needs. */
+/** What {@link HandoffStore.createHandoff} needs. */
 export interface NewHandoff {
   /** The session to hand off (must exist). */
   sessionId: string;
@@ -728,7 +751,7 @@ export interface NewHandoff {
   now?: number;
 }
 
-/** Options of {@link SessionDB.claimHandoff}. */
+/** Options of {@link HandoffStore.claimHandoff}. */
 export interface ClaimHandoffOptions {
   /** Only handoffs to these platforms (an empty list claims nothing). */
   platforms: string[];
@@ -740,7 +763,7 @@ export interface ClaimHandoffOptions {
   now?: number;
 }
 
-/** How a handoff ended, for {@link SessionDB.finishHandoff}. */
+/** How a handoff ended, for {@link HandoffStore.finishHandoff}. */
 export interface HandoffResult {
   status: "completed" | "failed";
   /** Why it failed (kept for `failed`; ignored for `completed`). */
@@ -790,7 +813,7 @@ export interface ExecutionRecord extends ExecutionSummary {
   result: unknown;
 }
 
-/** An execution session to insert or replace (see {@link SessionDB.writeExecutions}). */
+/** An execution session to insert or replace (see {@link ExecutionStore.writeExecutions}). */
 export interface ExecutionWrite {
   /** An id-like string (1–256 characters, no control characters). */
   id: string;
@@ -826,7 +849,7 @@ export interface ExecutionChange {
   delete?: string[];
 }
 
-/** What {@link SessionDB.writeExecutions} did. */
+/** What {@link ExecutionStore.writeExecutions} did. */
 export interface ExecutionChangeResult {
   /** The stored records of the puts, in order. */
   stored: ExecutionSummary[];
@@ -834,7 +857,7 @@ export interface ExecutionChangeResult {
   deleted: string[];
 }
 
-/** Options of {@link SessionDB.findExecutions}: exactly one of `idPrefix`, `baseId`, `parentId`. */
+/** Options of {@link ExecutionStore.findExecutions}: exactly one of `idPrefix`, `baseId`, `parentId`. */
 export interface FindExecutionsOptions {
   /** Records whose id starts with this (the id itself included). */
   idPrefix?: string;
@@ -850,7 +873,7 @@ export interface FindExecutionsOptions {
   limit?: number;
 }
 
-/** Options of {@link SessionDB.listExecutions}. Newest `updatedAt` first. */
+/** Options of {@link ExecutionStore.listExecutions}. Newest `updatedAt` first. */
 export interface ListExecutionsOptions {
   /** With `name`: only records of this kind and name. The two go together. */
   kind?: ExecutionKind;
@@ -861,18 +884,17 @@ export interface ListExecutionsOptions {
   userId?: string;
   /** Default 50, 1 to 100. */
   limit?: number;
-  /** Rows to skip (default 0). */
+  /**
+   * `nextCursor` of the previous page, with the same filters (keyset paging: a record
+   * written meanwhile is neither repeated nor skipped because of the others' moves).
+   */
+  cursor?: string | null;
+  /** Rows to skip first (default 0), after `cursor` when both are given. */
   offset?: number;
 }
 
-/** A page of execution sessions and how many match the filters in all. */
-export interface ExecutionPage {
-  items: ExecutionSummary[];
-  total: number;
-}
-
 /**
- * Options of {@link SessionDB.listExecutionUnits}: records without a parent (each a unit with
+ * Options of {@link ExecutionStore.listExecutionUnits}: records without a parent (each a unit with
  * its steps), newest `unitUpdatedAt` first.
  */
 export interface ListExecutionUnitsOptions {
@@ -899,16 +921,19 @@ export interface StoreCapabilities {
   multiHost: boolean;
 }
 
-/**
- * The session storage contract. Every method is async; every write is durable
- * when its promise resolves. One instance may be shared by any number of concurrent
- * callers in a process; several processes may share one database.
- */
-export interface SessionDB {
-  readonly capabilities: StoreCapabilities;
-  /** Where the data lives (a file path, or a URL without its password). */
-  readonly location: string;
 
+// --- the roles ------------------------------------------------------------------
+//
+// The contract is cut into the roles its callers play: a layer asks for the roles it calls
+// (the executions layer an `ExecutionStore`, the agent tools `SessionHistory & SessionSearch
+// & AliasStore`, …), and one object, a `SessionDB`, implements them all.
+
+/**
+ * Sessions and their transcripts: creating, reading, ending and deleting sessions, their
+ * messages, titles and lineage, and listing them. What every layer that reads or writes a
+ * conversation needs.
+ */
+export interface SessionHistory {
   // --- sessions -------------------------------------------------------------
 
   /** Creates a session. Throws {@link ConflictError} if the id exists, {@link NotFoundError} for an unknown parent. */
@@ -932,6 +957,8 @@ export interface SessionDB {
     usage: UsageUpdate,
     options?: { mode?: "delta" | "absolute" } & FencedWriteOptions,
   ): Promise<SessionUsage>;
+  /** Deletes a session and its messages; its children are detached. Returns `false` if it did not exist. */
+  deleteSession(id: string): Promise<boolean>;
 
   // --- messages -------------------------------------------------------------
 
@@ -942,7 +969,7 @@ export interface SessionDB {
   appendMessage(sessionId: string, message: NewMessage, options?: FencedWriteOptions): Promise<number>;
   /**
    * Appends several messages in one transaction (all or none, contiguous); returns their ids
-   * in order. Fenced like {@link SessionDB.appendMessage}.
+   * in order. Fenced like {@link SessionHistory.appendMessage}.
    */
   appendTurn(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]>;
   /** Every visible message in transcript order (rewound ones too with `includeRewound`). */
@@ -951,12 +978,12 @@ export interface SessionDB {
   getConversation(sessionId: string, options?: ConversationOptions): Promise<ConversationMessage[]>;
   /**
    * Replaces the whole transcript in one transaction (retry, undo, compress); returns the new
-   * ids. Fenced like {@link SessionDB.appendMessage}.
+   * ids. Fenced like {@link SessionHistory.appendMessage}.
    */
   replaceMessages(sessionId: string, messages: NewMessage[], options?: FencedWriteOptions): Promise<number[]>;
   /**
    * Soft-deletes the last `turns` user turns (default 1; below 1 acts as 1; pass `undefined`
-   * to fence the default). Fenced like {@link SessionDB.appendMessage}.
+   * to fence the default). Fenced like {@link SessionHistory.appendMessage}.
    */
   rewind(sessionId: string, turns?: number, options?: FencedWriteOptions): Promise<RewindResult>;
   /** Brings back the rows of the latest rewind (every rewound row with `all`); returns how many. */
@@ -988,31 +1015,23 @@ export interface SessionDB {
   /** Follows the continuations of sessions that ended with reason `compression`; returns the live end of the chain. */
   getCompressionTip(id: string): Promise<string>;
 
-  // --- listing and search ---------------------------------------------------
+  // --- listing --------------------------------------------------------------
 
-  /** Newest sessions first, bounded, with a keyset cursor. */
+  /**
+   * Sessions newest first, bounded, filtered (by source, user, chat, session key, time,
+   * model, title), with a keyset cursor.
+   */
   listSessions(options?: ListSessionsOptions): Promise<Page<SessionSummary>>;
+}
+
+/** Full-text search over the visible messages of every session. */
+export interface SessionSearch {
   /** Full-text search; never throws on user input. See docs "Search syntax". */
   searchMessages(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+}
 
-  // --- export / import ------------------------------------------------------
-
-  /** Streams sessions as records, in constant memory. */
-  exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
-  /** Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are skipped. */
-  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport>;
-
-  // --- deletion and retention -----------------------------------------------
-
-  /** Deletes a session and its messages; its children are detached. Returns `false` if it did not exist. */
-  deleteSession(id: string): Promise<boolean>;
-  /** Deletes ended sessions whose last activity is older than N days; returns how many. */
-  pruneSessions(options: PruneOptions): Promise<number>;
-  /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
-  autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
-
-  // --- gateway routing state ------------------------------------------------
-
+/** The gateway's routing entries: which session each session key routes to now. */
+export interface RouteStore {
   /** The routing entry of a key, or `null`. */
   getRoute(key: string): Promise<Route | null>;
   /** The entry routing to this session (the most recently updated one when several do), or `null`. */
@@ -1028,18 +1047,26 @@ export interface SessionDB {
   writeRoute(write: RouteWrite): Promise<Route | null>;
   /** Deletes an entry (only at `expectedVersion` when given). */
   deleteRoute(key: string, options?: { expectedVersion?: number }): Promise<boolean>;
-  /** Sessions that carry this session key, newest start first (ended ones included), at most `limit` (default 20, 1–1,000). */
-  listSessionsByKey(key: string, options?: { limit?: number }): Promise<SessionSummary[]>;
-  /** The newest session that is still live (not ended) and carries this session key, or `null`. */
+  /**
+   * The newest session that is still live (not ended) and carries this session key, or
+   * `null` (to rebuild a lost entry). To list a key's sessions, use
+   * {@link SessionHistory.listSessions} with `sessionKey`.
+   */
   findLiveSessionByKey(key: string): Promise<Session | null>;
+}
 
+/** Identity aliases: several platform ids that name one person, per namespace (platform). */
+export interface AliasStore {
   /** Records that `a` and `b` name one identity in `namespace`; returns the canonical id (shortest, then lexicographically first). */
   recordAlias(namespace: string, a: string, b: string): Promise<string>;
   /** The canonical id of `id` in `namespace` (`id` itself when it has no alias). */
   resolveAlias(namespace: string, id: string): Promise<string>;
   /** Every id of `id`'s identity in `namespace`: the canonical id first, then its aliases sorted (`[id]` when it has none). */
   listAliases(namespace: string, id: string): Promise<string[]>;
+}
 
+/** The durable inbound queue of each session key (messages that arrive while a turn runs). */
+export interface QueueStore {
   /** Queues an event for a key, durably, unless it is a duplicate or the queue holds `maxDepth` waiting items (default 32). */
   enqueue(key: string, event: NewQueuedEvent, options?: { maxDepth?: number }): Promise<EnqueueResult>;
   /** Every item of a key's queue, oldest first (a claimed item first). */
@@ -1052,7 +1079,10 @@ export interface SessionDB {
   clearQueue(key: string): Promise<number>;
   /** Keys that have queued items. */
   listQueuedKeys(): Promise<string[]>;
+}
 
+/** Leases on session keys, so that of several gateway replicas only one runs a key's turn. */
+export interface LeaseStore {
   /**
    * Takes the lease on a session key for `holder`, atomically across processes (of two
    * concurrent acquirers exactly one wins). Granted when the key is free (never leased or
@@ -1079,9 +1109,10 @@ export interface SessionDB {
    * lease is still returned until someone takes it: compare `expiresAt` with now.
    */
   getLease(key: string): Promise<Lease | null>;
+}
 
-  // --- cross-platform handoffs ---------------------------------------------
-
+/** Cross-platform handoffs: requests to move a session to another platform, claimed by a gateway. */
+export interface HandoffStore {
   /**
    * Records a `pending` handoff of a session to a platform. Throws {@link NotFoundError}
    * when the session does not exist. A handoff row goes when its session is deleted.
@@ -1103,8 +1134,16 @@ export interface SessionDB {
    * it is not in a state it can end from, e.g. it has already ended.
    */
   finishHandoff(id: string, result: HandoffResult): Promise<Handoff>;
-  // --- execution sessions ---------------------------------------------------
+}
 
+/**
+ * Everything a chat gateway keeps beside the transcripts: routing entries, identity
+ * aliases, inbound queues, leases and handoffs.
+ */
+export interface GatewayState extends RouteStore, AliasStore, QueueStore, LeaseStore, HandoffStore {}
+
+/** Execution sessions: the stored results of agent and workflow runs (see `threadline/executions`). */
+export interface ExecutionStore {
   /**
    * Applies puts and deletions of execution sessions in one transaction and returns what it
    * stored and deleted, or `null` (nothing written) when an `expectedVersion` did not hold.
@@ -1116,12 +1155,50 @@ export interface SessionDB {
   getExecution(id: string): Promise<ExecutionRecord | null>;
   /** Records by id prefix, base id or parent, in id order, at most `limit` (index-backed). */
   findExecutions(options: FindExecutionsOptions): Promise<ExecutionSummary[]>;
-  /** A page of records, newest `updatedAt` first, with the total after filtering (index-backed; the total is kept on write). */
-  listExecutions(options?: ListExecutionsOptions): Promise<ExecutionPage>;
+  /**
+   * A page of records, newest `updatedAt` first, with a keyset cursor and the `total` after
+   * filtering (index-backed; the total is kept on write, so it costs one row read).
+   */
+  listExecutions(options?: ListExecutionsOptions): Promise<Page<ExecutionSummary> & { total: number }>;
   /** Records without a parent (retention units), newest `unitUpdatedAt` first. */
   listExecutionUnits(options?: ListExecutionUnitsOptions): Promise<ExecutionSummary[]>;
+}
 
-  // --- stats and meta -------------------------------------------------------
+/** Small named values kept in the database (settings and markers, e.g. the gateway's home channels). */
+export interface MetaStore {
+  /** The value stored under `key`, or `null`. */
+  getMeta(key: string): Promise<string | null>;
+  /** Stores `value` under `key` (replacing any value). */
+  setMeta(key: string, value: string): Promise<void>;
+  /** Removes `key`; returns whether it existed. */
+  deleteMeta(key: string): Promise<boolean>;
+}
+
+/**
+ * The database as a whole: what it is and where it lives, export and import, retention,
+ * totals and insights, and closing it. What the CLI's maintenance commands, the HTTP
+ * server's export and stats routes and the process that owns the database call.
+ */
+export interface StoreMaintenance {
+  readonly capabilities: StoreCapabilities;
+  /** Where the data lives (a file path, or a URL without its password). */
+  readonly location: string;
+
+  // --- export / import ------------------------------------------------------
+
+  /** Streams sessions as records, in constant memory. */
+  exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
+  /** Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are skipped. */
+  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport>;
+
+  // --- retention ------------------------------------------------------------
+
+  /** Deletes ended sessions whose last activity is older than N days; returns how many. */
+  pruneSessions(options: PruneOptions): Promise<number>;
+  /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
+  autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
+
+  // --- totals ---------------------------------------------------------------
 
   /**
    * Database totals. `{ searchIndexBytes: false }` skips measuring the search index (on SQLite a walk of
@@ -1135,10 +1212,23 @@ export interface SessionDB {
    * reading messages. Invalid options throw {@link InvalidInputError}.
    */
   getInsights(options?: InsightsOptions): Promise<Insights>;
-  getMeta(key: string): Promise<string | null>;
-  setMeta(key: string, value: string): Promise<void>;
-  deleteMeta(key: string): Promise<boolean>;
 
   /** Finishes pending writes and closes the database. Further calls throw {@link StoreClosedError}. */
   close(): Promise<void>;
 }
+
+/**
+ * The session storage contract: every role in one object, as `openSessionDB` returns it and
+ * every backend implements it. Every method is async; every write is durable when its
+ * promise resolves. One instance may be shared by any number of concurrent callers in a
+ * process; several processes may share one database. Code that uses only part of it asks
+ * for that role ({@link SessionHistory}, {@link SessionSearch}, {@link GatewayState} and its
+ * parts, {@link ExecutionStore}, {@link MetaStore}, {@link StoreMaintenance}).
+ */
+export interface SessionDB
+  extends SessionHistory,
+    SessionSearch,
+    GatewayState,
+    ExecutionStore,
+    MetaStore,
+    StoreMaintenance {}

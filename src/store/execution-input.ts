@@ -1,5 +1,5 @@
 /**
- * Validation of the execution-session calls of {@link SessionDB} (`writeExecutions`,
+ * Validation of the execution-session calls of {@link ExecutionStore} (`writeExecutions`,
  * `findExecutions`, `listExecutions`, `listExecutionUnits`): both backends run these
  * checks before touching storage, so bad input fails the same way everywhere and nothing
  * is half-written.
@@ -14,7 +14,9 @@ import type {
   ListExecutionUnitsOptions,
   ListExecutionsOptions,
 } from "./contract.js";
+import { decodeCursor, type CursorPosition } from "./cursor.js";
 import { InvalidInputError } from "./errors.js";
+import { EXECUTION_LIST_ORDER } from "./execution-rows.js";
 import { checkId, checkLimit, checkOffset, checkTime, checkUserIdFilter, toJson } from "./input-validation.js";
 
 export { checkUserIdFilter };
@@ -181,6 +183,8 @@ export interface CheckedListExecutions {
   directOnly: boolean;
   userId: string | null;
   limit: number;
+  /** Rows after this position only (the decoded `cursor`: `key` is the `updatedAt`), or null from the start. */
+  after: CursorPosition | null;
   offset: number;
 }
 
@@ -198,6 +202,7 @@ export function checkListExecutions(options: ListExecutionsOptions = {}): Checke
     directOnly: options.directOnly === true,
     userId: checkUserIdFilter(options.userId),
     limit: checkLimit(options.limit, DEFAULT_EXECUTION_PAGE, MAX_EXECUTION_PAGE),
+    after: options.cursor === undefined || options.cursor === null ? null : decodeCursor(options.cursor, EXECUTION_LIST_ORDER),
     offset: checkOffset(options.offset),
   };
 }

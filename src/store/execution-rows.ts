@@ -7,7 +7,8 @@
  *
  * @module
  */
-import type { ExecutionKind, ExecutionRecord, ExecutionSummary } from "./contract.js";
+import type { ExecutionKind, ExecutionRecord, ExecutionSummary, Page } from "./contract.js";
+import { encodeCursor } from "./cursor.js";
 
 /** An `executions` row (`result` only when selected). */
 export interface ExecutionRow {
@@ -105,14 +106,38 @@ export function prefixUpperBound(prefix: string): string {
   return `${prefix}\u{10FFFF}`;
 }
 
+/** The ordering a `listExecutions` cursor belongs to (a cursor of another listing is rejected). */
+export const EXECUTION_LIST_ORDER = "executions:updatedAt";
+
 /**
- * Merges the rows of the ranges of a listing (each newest first, at most `offset + limit`)
- * into the requested page.
+ * How many rows to read from each range of a listing (each newest first, after the cursor)
+ * and how many of them to skip: with one range the page itself plus one row (to tell whether
+ * another page follows); with several, every range from its start, as the skipped rows are
+ * only known once the ranges are merged.
  */
-export function mergeExecutionPage(rows: ExecutionRow[], offset: number, limit: number, ranges: number): ExecutionRow[] {
+export function executionPageWindow(q: { offset: number; limit: number }, ranges: number): { limit: number; offset: number } {
+  return ranges > 1 ? { limit: q.offset + q.limit + 1, offset: 0 } : { limit: q.limit + 1, offset: q.offset };
+}
+
+/**
+ * Merges the rows read for each range of a listing (as {@link executionPageWindow} says)
+ * into the requested page, with the keyset cursor of the next page.
+ */
+export function mergeExecutionPage(
+  rows: ExecutionRow[],
+  q: { offset: number; limit: number },
+  ranges: number,
+): Page<ExecutionSummary> {
+  let window = rows;
   if (ranges > 1) {
     rows.sort((a, b) => Number(b.updated_at) - Number(a.updated_at) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-    return rows.slice(offset, offset + limit);
+    window = rows.slice(q.offset);
   }
-  return rows;
+  const page = window.slice(0, q.limit);
+  const last = page[page.length - 1];
+  const nextCursor =
+    window.length > q.limit && last !== undefined
+      ? encodeCursor({ order: EXECUTION_LIST_ORDER, key: Number(last.updated_at), id: last.id })
+      : null;
+  return { items: page.map(toExecutionSummary), nextCursor };
 }

@@ -36,6 +36,8 @@ export interface ListingPlan {
   userIds: string[] | null;
   /** Only sessions of this chat, or null. */
   chatId: string | null;
+  /** Only sessions carrying this session key, or null. */
+  sessionKey: string | null;
   /** Ordering time at or after this, or null. */
   since: number | null;
   /** Ordering time before this, or null. */
@@ -70,6 +72,7 @@ export function planListing(options: ListSessionsOptions, allSources: () => stri
   const userId = checkUserIdFilter(options.userId);
   const userIds = checkIdSetFilter(options.userIds, "userIds");
   const chatId = checkIdFilter(options.chatId, "chatId");
+  const sessionKey = checkIdFilter(options.sessionKey, "sessionKey");
   const since = checkBound(options.since, "since");
   const until = checkBound(options.until, "until");
   if (since !== null && until !== null && until < since) {
@@ -100,7 +103,7 @@ export function planListing(options: ListSessionsOptions, allSources: () => stri
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, since, until, models, titled };
+  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, sessionKey, since, until, models, titled };
 }
 
 /**

@@ -7,7 +7,7 @@
  * @module
  */
 import { IdentityAliases } from "../gateway/identity-aliases.js";
-import type { SessionDB } from "../store/index.js";
+import type { AliasStore, SessionHistory } from "../store/index.js";
 
 /**
  * How far `session_search` looks (config `tools.sessionSearch.scope`):
@@ -37,7 +37,7 @@ const NOTHING: ScopeFilter = { userIds: [] };
  * The filter for a search asked from `sessionId` under `scope`. A session without a user id
  * (and, for `chat` in a group, without a chat id) can see no other session.
  */
-export async function scopeFilterFor(db: SessionDB, sessionId: string, scope: SessionSearchScope): Promise<ScopeFilter> {
+export async function scopeFilterFor(db: SessionHistory & AliasStore, sessionId: string, scope: SessionSearchScope): Promise<ScopeFilter> {
   if (scope === "all") return {};
   const session = await db.getSession(sessionId);
   if (session === null) return NOTHING;

@@ -9,7 +9,7 @@
  * @module
  */
 import type { Agent, AgentTool } from "../agents/index.js";
-import { InvalidInputError, type Message, type SessionDB } from "../store/index.js";
+import { InvalidInputError, type AliasStore, type Message, type SessionHistory, type SessionSearch } from "../store/index.js";
 import { SESSION_SEARCH_SCOPES, scopeFilterFor, type SessionSearchScope } from "./search-scope.js";
 
 /** Default and ceiling of sessions returned. */
@@ -121,7 +121,7 @@ function bookendsOf(messages: Message[]): FoundSession["bookends"] {
   return { first: first.map((m) => found(m)), last: last.map((m) => found(m)) };
 }
 
-async function chainRoot(db: SessionDB, sessionId: string, cache: Map<string, string>): Promise<string> {
+async function chainRoot(db: SessionHistory, sessionId: string, cache: Map<string, string>): Promise<string> {
   const known = cache.get(sessionId);
   if (known !== undefined) return known;
   // Walk up while the parent ended by compression: those links make one conversation.
@@ -161,7 +161,7 @@ function fitBudget(sessions: FoundSession[], budget: number): { chars: number; t
  * const result = await sessionSearch(db, "deploy checklist", { currentSessionId: id });
  * for (const s of result.sessions) console.log(s.title, s.window.map((m) => m.text));
  */
-export async function sessionSearch(db: SessionDB, query: string, options: SessionSearchOptions = {}): Promise<SessionSearchResult> {
+export async function sessionSearch(db: SessionHistory & SessionSearch & AliasStore, query: string, options: SessionSearchOptions = {}): Promise<SessionSearchResult> {
   const limit = options.limit ?? DEFAULT_SESSION_SEARCH_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SESSION_SEARCH_LIMIT) {
     throw new InvalidInputError(`limit must be a whole number from 1 to ${MAX_SESSION_SEARCH_LIMIT} (got ${String(limit)}).`, { field: "limit" });
@@ -279,7 +279,7 @@ export interface SessionSearchToolOptions {
  * @example
  * const agent = new OpenAiCompatibleAgent({ ...provider, tools: [sessionSearchTool(db, { scope: "user" })] });
  */
-export function sessionSearchTool(db: SessionDB, options: SessionSearchToolOptions = {}): AgentTool {
+export function sessionSearchTool(db: SessionHistory & SessionSearch & AliasStore, options: SessionSearchToolOptions = {}): AgentTool {
   const scope = options.scope ?? "user";
   if (!SESSION_SEARCH_SCOPES.includes(scope)) {
     throw new InvalidInputError(`scope must be one of ${SESSION_SEARCH_SCOPES.join(", ")} (got ${String(scope)}).`, { field: "scope" });

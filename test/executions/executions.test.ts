@@ -281,10 +281,12 @@ forEachBackend((backend) => {
     await ex.saveWorkflowResult(threeSteps(), { sessionId: "w1", name: "daily" }); // its step 0 is a "fetcher" too
     const fetchers = await ex.listSessions({ agentName: "fetcher" });
     expect(fetchers.items.map((i) => i.id)).toEqual(["agent-r4", "agent-r3", "agent-r2", "agent-r1", "agent-r0"]);
-    expect([fetchers.total, fetchers.limit, fetchers.offset]).toEqual([5, 50, 0]);
+    expect([fetchers.total, fetchers.nextCursor]).toEqual([5, null]);
     expect((await ex.listSessions({ agentName: "fetcher", includeSteps: true })).total).toBe(6);
     const page = await ex.listSessions({ agentName: "fetcher", limit: 2, offset: 2 });
     expect([page.items.map((i) => i.id), page.total]).toEqual([["agent-r2", "agent-r1"], 5]);
+    const next = await ex.listSessions({ agentName: "fetcher", limit: 2, cursor: page.nextCursor });
+    expect([next.items.map((i) => i.id), next.total, next.nextCursor]).toEqual([["agent-r0"], 5, null]);
     expect((await ex.listSessions({ workflowName: "daily" })).items.map((i) => i.id)).toEqual(["workflow-w1"]);
     const all = await ex.listSessions();
     expect([all.items[0]!.id, all.total]).toEqual(["workflow-w1", 6]);

@@ -204,12 +204,12 @@ describe("threadline serve with Telegram, Slack and Discord at once", () => {
           expect(current[key]!.platform).toBe(platform);
           const session = await db.getSession(current[key]!.sessionId);
           expect(session?.source).toBe(platform);
-          const history = await db.listSessionsByKey(key);
+          const history = (await db.listSessions({ sessionKey: key })).items;
           // Only Slack got /new: its key has the old (ended) and the new session; the others one each.
           expect(history.length, `${platform} sessions`).toBe(platform === "slack" ? 2 : 1);
           for (const s of history) expect(s.source).toBe(platform);
         }
-        const [oldSlack] = (await db.listSessionsByKey(keys.slack)).filter((s) => s.id !== newSlackSession);
+        const [oldSlack] = (await db.listSessions({ sessionKey: keys.slack })).items.filter((s) => s.id !== newSlackSession);
         expect(oldSlack!.endedAt).not.toBeNull();
         const sources = (await db.listSessions()).items.map((s) => s.source).sort();
         expect(sources).toEqual(["discord", "slack", "slack", "telegram"]);

@@ -144,7 +144,7 @@ describe("two gateway replicas on one PostgreSQL database", () => {
     await new Promise((r) => survivor.child.once("exit", r));
     const store = await openSessionDB(db);
     try {
-      const [session] = await store.listSessionsByKey("agent:main:api-server:dm:shared-conversation");
+      const [session] = (await store.listSessions({ sessionKey: "agent:main:api-server:dm:shared-conversation" })).items;
       const messages = await store.getMessages(session!.id);
       expect(messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"]);
       // m7 (cut off with replica a) was resumed by b before m8 ran.

@@ -17,7 +17,9 @@ forEachBackend((backend) => {
     const api = await startApi(db);
     const all = await call(api, "GET", "/execution/history");
     expect(all.status).toBe(200);
-    expect(all.body).toEqual(await executions.listSessions());
+    const page = await executions.listSessions();
+    // The HTTP listing pages by offset: the library page's items and total, with its own window (no cursor).
+    expect(all.body).toEqual({ items: page.items, total: page.total, limit: 50, offset: 0 });
     expect(all.body.total).toBe(3);
     expect(all.body.items.map((r: { id: string }) => r.id)).toEqual(["workflow-report", "agent-calc-bob", "agent-calc-alice"]);
 

@@ -28,7 +28,7 @@ import {
   SessionStore,
 } from "../../gateway/index.js";
 import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/index.js";
-import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionDB } from "../../store/index.js";
+import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
@@ -86,7 +86,7 @@ export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" |
 }
 
 /** The session a `--continue`/`--resume` names, following a compression chain to its live tip. */
-async function resumeTarget(db: SessionDB, options: ChatOptions): Promise<string | null> {
+async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<string | null> {
   let id: string;
   if (options.resume !== undefined) {
     id = await resolveSessionRef(db, options.resume, { lineage: true });

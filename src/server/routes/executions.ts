@@ -64,14 +64,18 @@ export const executionRoutes: FastifyPluginAsync<ApiContext> = async (api, { exe
       if (q.agent_name !== undefined && q.workflow_name !== undefined) {
         throw new InvalidInputError("Filter by agent_name or by workflow_name, not both.", { field: "workflow_name" });
       }
-      return executions.listSessions({
+      const limit = q.limit ?? 50;
+      const offset = q.offset ?? 0;
+      const page = await executions.listSessions({
         ...(q.agent_name === undefined ? {} : { agentName: q.agent_name }),
         ...(q.workflow_name === undefined ? {} : { workflowName: q.workflow_name }),
         includeSteps: q.include_steps ?? false,
-        limit: q.limit ?? 50,
-        offset: q.offset ?? 0,
+        limit,
+        offset,
         ...scopeOf(request),
       });
+      // The HTTP listing pages by offset: it answers with the page, the total and its own window.
+      return { items: page.items, total: page.total, limit, offset };
     },
   });
 

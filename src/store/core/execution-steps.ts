@@ -11,7 +11,7 @@
  *
  * @module
  */
-import type { ExecutionChangeResult, ExecutionPage, ExecutionRecord, ExecutionSummary } from "../contract.js";
+import type { ExecutionChangeResult, ExecutionRecord, ExecutionSummary, Page } from "../contract.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
 import type {
   CheckedExecutionChange,
@@ -23,6 +23,7 @@ import {
   EXECUTION_SUMMARY_COLUMNS,
   ExecutionCountDeltas,
   executionCountKey,
+  executionPageWindow,
   mergeExecutionPage,
   prefixUpperBound,
   toExecutionRecord,
@@ -188,8 +189,9 @@ export function* findExecutions(q: CheckedFindExecutions): Steps<ExecutionSummar
 }
 
 /** One page of records, newest first, and the total kept for the filters. */
-export function* listExecutions(q: CheckedListExecutions): Steps<ExecutionPage> {
+export function* listExecutions(q: CheckedListExecutions): Steps<Page<ExecutionSummary> & { total: number }> {
   const ranges = q.directOnly ? [0] : [0, 1];
+  const window = executionPageWindow(q, ranges.length);
   const rows: ExecutionRow[] = [];
   for (const isStep of ranges) {
     const where: string[] = [];
@@ -204,18 +206,21 @@ export function* listExecutions(q: CheckedListExecutions): Steps<ExecutionPage> 
     }
     where.push("is_step = ?");
     params.push(isStep);
-    const window = ranges.length > 1 ? [q.offset + q.limit, 0] : [q.limit, q.offset];
+    if (q.after !== null) {
+      where.push("(updated_at, id) < (?, ?)");
+      params.push(q.after.key, q.after.id);
+    }
     rows.push(
       ...(yield* all<ExecutionRow>(
         `SELECT ${EXECUTION_SUMMARY_COLUMNS} FROM executions WHERE ${where.join(" AND ")}
           ORDER BY updated_at DESC, id DESC LIMIT ? OFFSET ?`,
-        [...params, ...window],
+        [...params, window.limit, window.offset],
       )),
     );
   }
   const key = executionCountKey({ userId: q.userId, kind: q.kind, name: q.name, directOnly: q.directOnly });
   const total = (yield* value<number>("SELECT n FROM execution_counts WHERE key = ?", [key])) ?? 0;
-  return { items: mergeExecutionPage(rows, q.offset, q.limit, ranges.length).map(toExecutionSummary), total: Number(total) };
+  return { ...mergeExecutionPage(rows, q, ranges.length), total: Number(total) };
 }
 
 /** Records without a parent, newest unit first. */

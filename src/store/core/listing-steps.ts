@@ -47,6 +47,10 @@ export function* listSessionsPage(
       where.push("chat_id = ?");
       params.push(encode(plan.chatId));
     }
+    if (plan.sessionKey !== null) {
+      where.push("session_key = ?");
+      params.push(encode(plan.sessionKey));
+    }
     if (plan.models !== null) {
       where.push(plan.models.length === 0 ? "1 = 0" : `model IN (${placeholders(plan.models.length)})`);
       params.push(...plan.models.map(encode));

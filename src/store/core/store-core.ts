@@ -15,7 +15,6 @@ import type {
   EnqueueResult,
   ExecutionChange,
   ExecutionChangeResult,
-  ExecutionPage,
   ExecutionRecord,
   ExecutionSummary,
   ExportOptions,
@@ -68,7 +67,6 @@ import {
 import { checkClaimHandoff, checkHandoffResult, checkNewHandoff } from "../handoff-input.js";
 import {
   checkId,
-  checkLimit,
   checkMessageWindow,
   checkNameList,
   checkNewSession,
@@ -93,7 +91,7 @@ import {
   fenceOf,
 } from "../routing-input.js";
 import { runImport } from "../session-import.js";
-import { toSession, toSummary, type SessionRow } from "../session-rows.js";
+import { toSession, type SessionRow } from "../session-rows.js";
 import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
 import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
 import {
@@ -584,7 +582,7 @@ export class StoreCore<M> implements SessionDB {
     return d.read("finding execution sessions", () => executions.findExecutions(checked));
   }
 
-  async listExecutions(options: ListExecutionsOptions = {}): Promise<ExecutionPage> {
+  async listExecutions(options: ListExecutionsOptions = {}): Promise<Page<ExecutionSummary> & { total: number }> {
     const d = this.#d;
     const checked = checkListExecutions(options);
     return d.read("listing execution sessions", () => executions.listExecutions(checked));
@@ -674,19 +672,6 @@ export class StoreCore<M> implements SessionDB {
           ? yield* run("DELETE FROM routes WHERE key = ?", [key])
           : yield* run("DELETE FROM routes WHERE key = ? AND version = ?", [key, expected]);
       return deleted > 0;
-    });
-  }
-
-  async listSessionsByKey(key: string, options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    const d = this.#d;
-    checkId(key, "key");
-    const limit = checkLimit(options.limit, 20);
-    return d.read("listing the sessions of a key", function* () {
-      const rows = yield* all<SessionRow>("SELECT * FROM sessions WHERE session_key = ? ORDER BY started_at DESC, id DESC LIMIT ?", [
-        d.encodeText(key),
-        limit,
-      ]);
-      return rows.map((row) => toSummary(row, false, d.decodeText));
     });
   }
 

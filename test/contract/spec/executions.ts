@@ -252,11 +252,64 @@ export function executionsTests(init: SessionDBTestInitializer): void {
       expect((await db().listExecutions({ kind: "agent", name: "writer" })).total).toBe(2);
     });
 
+    test("listExecutions pages by cursor: every record once, newest first, across runs and steps", async () => {
+      const put = [];
+      for (let i = 0; i < 5; i++) put.push(agent(`agent-${i}`, { updatedAt: T0 + (i % 3) })); // ties on updatedAt go by id
+      put.push(workflow("workflow-w", { baseId: "w", updatedAt: T0 + 1 }));
+      put.push(step("workflow-w", 0, "w", { updatedAt: T0 + 2 }), step("workflow-w", 1, "w", { updatedAt: T0 }));
+      await db().writeExecutions({ put });
+      const everything = ids((await db().listExecutions({ limit: 100 })).items);
+      expect(everything).toHaveLength(8);
+      for (const directOnly of [false, true]) {
+        const expected = directOnly ? everything.filter((id) => !/^workflow-w-\d$/u.test(id)) : everything;
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page = await db().listExecutions({ directOnly, limit: 3, cursor });
+          expect(page.total).toBe(expected.length);
+          seen.push(...ids(page.items));
+          cursor = page.nextCursor;
+          pages += 1;
+        } while (cursor !== null);
+        expect(seen).toEqual(expected);
+        expect(pages).toBe(Math.ceil(expected.length / 3));
+      }
+      // The last page that ends exactly at the end has no cursor.
+      expect((await db().listExecutions({ limit: 8 })).nextCursor).toBeNull();
+      expect((await db().listExecutions({ limit: 7 })).nextCursor).not.toBeNull();
+
+      // A record rewritten between pages moves to the top; the others are neither repeated nor skipped.
+      const first = await db().listExecutions({ limit: 3 });
+      const moved = everything[5]!;
+      const record = (await db().getExecution(moved))!;
+      const { id, kind, name, baseId, parentId, userId, result, messageCount, agentsInvolved, version } = record;
+      await db().writeExecutions({
+        put: [{ id, kind, name, baseId, parentId, userId, result, messageCount, agentsInvolved, updatedAt: T0 + 100, expectedVersion: version }],
+      });
+      const rest: string[] = [];
+      for (let cursor = first.nextCursor; cursor !== null; ) {
+        const page = await db().listExecutions({ limit: 3, cursor });
+        rest.push(...ids(page.items));
+        cursor = page.nextCursor;
+      }
+      expect(rest).toEqual(everything.slice(3).filter((id) => id !== moved));
+
+      // An offset counts from the cursor.
+      const after = await db().listExecutions({ limit: 2, offset: 1, cursor: first.nextCursor });
+      expect(ids(after.items)).toEqual(everything.slice(3).filter((id) => id !== moved).slice(1, 3));
+    });
+
     test("listExecutions validates its options", async () => {
       for (const options of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { offset: -1 }, { kind: "agent" as const }, { name: "x" }, { userId: "" }]) {
         await expectReject(() => db().listExecutions(options), InvalidInputError);
       }
       expect((await db().listExecutions({ limit: 100 })).items).toEqual([]);
+      await expectReject(() => db().listExecutions({ cursor: "not a cursor!" }), InvalidInputError, /cursor/);
+      await db().createSession({ id: "s-1", source: "cli" });
+      await db().createSession({ id: "s-2", source: "cli" });
+      const sessionsCursor = (await db().listSessions({ limit: 1 })).nextCursor!;
+      await expectReject(() => db().listExecutions({ cursor: sessionsCursor }), InvalidInputError, /cursor/);
     });
 
     test("listExecutionUnits: units aged by their newest member, recomputed when a member goes", async () => {

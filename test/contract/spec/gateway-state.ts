@@ -295,18 +295,27 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect((await db().listQueue(KEY)).map((i) => i.payloads.length)).toEqual([1, 2, 2, 1, 1, 1]);
     });
 
-    test("listSessionsByKey: the sessions of one key, newest first, ended ones included", async () => {
+    test("listSessions with sessionKey: the sessions of one key, newest first, ended ones included", async () => {
       await db().createSession({ id: S1, source: "telegram", sessionKey: KEY, startedAt: T0 });
       await db().createSession({ id: S2, source: "telegram", sessionKey: KEY, startedAt: T0 + 10, title: "second" });
       await db().createSession({ id: "other", source: "telegram", sessionKey: "agent:main:telegram:dm:7", startedAt: T0 + 20 });
       await db().endSession(S1, "session_reset");
-      const listed = await db().listSessionsByKey(KEY);
-      expect(listed.map((s) => s.id)).toEqual([S2, S1]);
-      expect(listed[0]).toMatchObject({ title: "second", endedAt: null });
-      expect(listed[1]?.endReason).toBe("session_reset");
-      expect((await db().listSessionsByKey(KEY, { limit: 1 })).map((s) => s.id)).toEqual([S2]);
-      expect(await db().listSessionsByKey("agent:main:cli:dm")).toEqual([]);
-      await expectReject(() => db().listSessionsByKey(KEY, { limit: 0 }), InvalidInputError, /limit/);
+      const ofKey = { sessionKey: KEY, orderBy: "started", includeChildren: true } as const;
+      const listed = await db().listSessions(ofKey);
+      expect(listed.items.map((s) => s.id)).toEqual([S2, S1]);
+      expect(listed.nextCursor).toBeNull();
+      expect(listed.items[0]).toMatchObject({ title: "second", endedAt: null });
+      expect(listed.items[1]?.endReason).toBe("session_reset");
+      const first = await db().listSessions({ ...ofKey, limit: 1 });
+      expect(first.items.map((s) => s.id)).toEqual([S2]);
+      const second = await db().listSessions({ ...ofKey, limit: 1, cursor: first.nextCursor });
+      expect([second.items.map((s) => s.id), second.nextCursor]).toEqual([[S1], null]);
+      // Combined with the default ordering (last activity, chains as tips) and other filters.
+      expect((await db().listSessions({ sessionKey: KEY })).items.map((s) => s.id).sort()).toEqual([S1, S2].sort());
+      expect((await db().listSessions({ sessionKey: KEY, titled: true })).items.map((s) => s.id)).toEqual([S2]);
+      expect((await db().listSessions({ sessionKey: "agent:main:cli:dm" })).items).toEqual([]);
+      await expectReject(() => db().listSessions({ ...ofKey, limit: 0 }), InvalidInputError, /limit/);
+      await expectReject(() => db().listSessions({ sessionKey: "" }), InvalidInputError, /sessionKey/);
     });
 
     test("a bounded history window: the last N messages, starting at a user turn", async () => {

@@ -9,7 +9,7 @@ import { unlink } from "node:fs/promises";
 import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { Command } from "commander";
-import { writeJsonl, type SessionDB, type SessionRecord } from "../../../store/index.js";
+import { writeJsonl, type SessionRecord, type StoreMaintenance } from "../../../store/index.js";
 import type { CliIo } from "../../cli-output.js";
 import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
@@ -61,7 +61,7 @@ export function makeExportCommand(io: CliIo): Command {
 }
 
 /** How many sessions the export will write (for the progress bar). */
-async function countToExport(db: SessionDB, sessionId: string | undefined, sources: string[] | undefined): Promise<number> {
+async function countToExport(db: StoreMaintenance, sessionId: string | undefined, sources: string[] | undefined): Promise<number> {
   if (sessionId !== undefined) return 1;
   const stats = await db.getStats();
   if (sources === undefined) return stats.totalSessions;

@@ -5,7 +5,7 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { InvalidInputError, type SessionDB, type SessionSummary } from "../../../store/index.js";
+import { InvalidInputError, type SessionSummary, type StoreMaintenance } from "../../../store/index.js";
 import { relativeTime, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, EXIT, withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
@@ -154,7 +154,7 @@ function prunePreview(candidates: readonly SessionSummary[], what: string, { now
  */
 async function pruneWithProgress(
   io: CliIo,
-  db: SessionDB,
+  db: StoreMaintenance,
   candidates: readonly SessionSummary[],
   { days, now, sources }: { days: number; now: number; sources: string[] | undefined },
 ): Promise<number> {
