@@ -257,10 +257,16 @@ export class InterruptedError<TPartial = unknown, TUsage = unknown> extends Thre
 export class PlatformError extends ThreadlineError {
   /** The platform whose call failed. */
   readonly platform: string;
+  /**
+   * The platform's own code for the failure, when it gave one: Matrix's `errcode`
+   * (`M_FORBIDDEN`), a WhatsApp Graph API code (`131047`), Slack's `error` (`channel_not_found`).
+   */
+  readonly platformCode: string | number | null;
 
-  constructor(platform: string, message: string, options?: { cause?: unknown }) {
-    super("TL_ERR_PLATFORM", message, options);
+  constructor(platform: string, message: string, options: { platformCode?: string | number | null; cause?: unknown } = {}) {
+    super("TL_ERR_PLATFORM", message, { cause: options.cause });
     this.platform = platform;
+    this.platformCode = options.platformCode ?? null;
   }
 }
 
