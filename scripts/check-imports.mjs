@@ -7,7 +7,9 @@
 // 4. the core (src/store outside backend folders) never imports a backend statically;
 // 5. outer folders (gateway, executions, cli, server) reach the core only through
 //    src/store/index.ts, and the core never imports them;
-// 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it.
+// 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it;
+// 7. src/gateway/ takes only types from src/agents/ (`import type` / `export type`), so loading the
+//    gateway never loads the agents module: interruption is the core's InterruptedError.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -56,6 +58,10 @@ for (const dir of ["src", "test", "bench"]) {
       }
       if (rel.startsWith("src/store/") && /\/(gateway|executions|cli|server)\//.test(spec)) {
         problems.push(`${rel}: the storage core must not depend on an outer folder ("${spec}")`);
+      }
+      if (rel.startsWith("src/gateway/") && spec.startsWith(".") && join(file, "..", spec).startsWith(join(root, "src", "agents") + sep)) {
+        const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
+        if (!typeOnly) problems.push(`${rel}: src/gateway/ may take only types from src/agents/ ("import type … from \"${spec}\""), never load it at runtime`);
       }
       const inCore = rel.startsWith("src/store/") && !/^src\/store\/(sqlite|postgres)\//.test(rel);
       if (inCore && /\/(sqlite|postgres)\//.test(spec) && !dynamic) problems.push(`${rel}: the core may load a backend only with import() ("${spec}")`);

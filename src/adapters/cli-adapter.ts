@@ -11,6 +11,7 @@
  * @module
  */
 import { userInfo } from "node:os";
+import { ThreadlineError } from "../store/index.js";
 import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
 
 /** The platform name of terminal sessions (also their `source` in the database). */
@@ -99,7 +100,7 @@ export class CliAdapter implements Adapter {
 
   /** Hands a typed line to the gateway as a message of this terminal; resolves with the acknowledgement. */
   async submit(text: string): Promise<{ ack: InboundAck; messageId: string }> {
-    if (this.#handler === null) throw new Error("CliAdapter is not connected: start the GatewayRunner first.");
+    if (this.#handler === null) throw new ThreadlineError("TL_ERR_UNAVAILABLE", "CliAdapter is not connected: start the GatewayRunner first.");
     this.#counter += 1;
     const messageId = `cli-${process.pid}-${Date.now().toString(36)}-${this.#counter}`;
     const message: InboundMessage = { source: this.source, text, messageId };

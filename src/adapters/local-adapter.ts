@@ -6,6 +6,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
+import { ThreadlineError } from "../store/index.js";
 import type { Adapter, InboundAck, InboundHandler, InboundMessage, OutboundMessage, SessionSource } from "../gateway/index.js";
 
 /** A message the gateway sent through the local adapter. */
@@ -85,7 +86,7 @@ export class LocalAdapter implements Adapter {
    * Resolves with the gateway's acknowledgement.
    */
   async receive(text: string, source: Partial<SessionSource> = {}, extra: Partial<InboundMessage> = {}): Promise<InboundAck> {
-    if (this.#handler === null) throw new Error("LocalAdapter is not connected: start the GatewayRunner first.");
+    if (this.#handler === null) throw new ThreadlineError("TL_ERR_UNAVAILABLE", "LocalAdapter is not connected: start the GatewayRunner first.");
     this.#counter += 1;
     const message: InboundMessage = {
       source: { platform: this.platform, chatType: "dm", chatId: "local-chat", userId: "local-user", userName: "Local user", ...source },
@@ -105,7 +106,10 @@ export class LocalAdapter implements Adapter {
       if (match(delivery)) return Promise.resolve(delivery);
     }
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching message within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new ThreadlineError("TL_ERR_TIMEOUT", `No matching message within ${timeoutMs} ms; check what the gateway sent (adapter.sent) or give nextMessage a longer timeout.`)),
+        timeoutMs,
+      );
       this.#waiters.push({
         match,
         resolve: (d) => {

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { Adapter, ChatType, InboundHandler, OutboundMessage, SessionSource } from "../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../store/index.js";
 import { signatureMatches, signBody } from "./http-auth.js";
 
 /** The header carrying `sha256=<hex HMAC of the raw body>`. */
@@ -64,7 +65,7 @@ export class WebhookAdapter implements Adapter {
 
   constructor(options: WebhookAdapterOptions) {
     if (typeof options.secret !== "string" || options.secret.length < 16) {
-      throw new Error("adapters.webhook.secret must be a string of at least 16 characters (it signs every request).");
+      throw new InvalidInputError("adapters.webhook.secret must be a string of at least 16 characters (it signs every request).", { field: "adapters.webhook.secret" });
     }
     this.#secret = options.secret;
     this.#callback = options.callbackUrl ?? null;
@@ -99,7 +100,12 @@ export class WebhookAdapter implements Adapter {
       sessionId: message.sessionId ?? null,
     };
     if (this.#callback === null) {
-      this.#onFailure(new Error("no adapters.webhook.callbackUrl configured"), payload);
+      this.#onFailure(
+        new InvalidInputError("No adapters.webhook.callbackUrl is configured, so the reply was not delivered; set it to the URL that takes replies.", {
+          field: "adapters.webhook.callbackUrl",
+        }),
+        payload,
+      );
       return { messageId: null };
     }
     const chat = `${source.chatId ?? ""}`;
@@ -124,7 +130,7 @@ export class WebhookAdapter implements Adapter {
           signal: AbortSignal.timeout(10_000),
         });
         if (response.ok) return;
-        lastError = new Error(`callback answered ${response.status}`);
+        lastError = new PlatformError("webhook", `The webhook callback answered HTTP ${response.status}; check the service at adapters.webhook.callbackUrl.`);
         if (response.status < 500 && response.status !== 429) break;
       } catch (error) {
         lastError = error;

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ConversationMessage, NewMessage, UsageUpdate } from "../store/index.js";
+import { InterruptedError, ThreadlineError, type ConversationMessage, type NewMessage, type UsageUpdate } from "../store/index.js";
 
 /** What an agent is given for one turn. */
 export interface AgentTurnInput {
@@ -57,7 +57,7 @@ export interface AgentResetInput {
 export interface Agent {
   /** A short name for logs and `/status` (`echo`, `openai:gpt-4o-mini`). */
   readonly name: string;
-  /** Runs one turn. Throw {@link AgentInterruptedError} (with what was produced so far) when aborted. */
+  /** Runs one turn. Throw {@link AgentInterruptedError} (an {@link InterruptedError}, with what was produced so far) when aborted. */
   runTurn(input: AgentTurnInput): Promise<AgentTurnResult>;
   /**
    * Optional: one turn before an automatic (idle or daily) reset, to save what matters from
@@ -94,29 +94,29 @@ export interface Titler {
   proposeTitle(input: { userText: string; replyText: string; signal?: AbortSignal }): Promise<string | null>;
 }
 
-/** Thrown by an agent whose turn was aborted; `partial` holds the messages produced before the abort. */
-export class AgentInterruptedError extends Error {
-  readonly partial: NewMessage[];
-  readonly usage: UsageUpdate | undefined;
-
+/**
+ * Thrown by an agent whose turn was aborted; `partial` holds the messages produced before the
+ * abort. It is the core {@link InterruptedError} (`TL_ERR_INTERRUPTED`) with the agents'
+ * types: the gateway catches it by that class.
+ */
+export class AgentInterruptedError extends InterruptedError<NewMessage, UsageUpdate> {
   constructor(partial: NewMessage[] = [], usage?: UsageUpdate, options?: { cause?: unknown }) {
-    super("The agent's turn was interrupted.", options);
-    this.name = "AgentInterruptedError";
-    this.partial = partial;
-    this.usage = usage;
+    super("The agent's turn was interrupted.", { partial, ...(usage === undefined ? {} : { usage }), cause: options?.cause });
   }
 }
 
-/** A model call failed (bad status, timeout, unreadable reply): `message` says what and what to do. */
-export class AgentError extends Error {
+/**
+ * A model call failed (bad status, timeout, unreadable reply): `message` says what and what
+ * to do. Code `TL_ERR_AGENT`.
+ */
+export class AgentError extends ThreadlineError {
   /** HTTP status from the provider, when there was one. */
   readonly status: number | null;
   /** The provider's own error message, when it sent one. */
   readonly providerMessage: string | null;
 
   constructor(message: string, options: { status?: number | null; providerMessage?: string | null; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = "AgentError";
+    super("TL_ERR_AGENT", message, { cause: options.cause });
     this.status = options.status ?? null;
     this.providerMessage = options.providerMessage ?? null;
   }

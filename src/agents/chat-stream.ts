@@ -7,12 +7,17 @@
  *
  * @module
  */
+import { AgentError } from "./agent.js";
 
-/** What a stream's `error` chunk said (some servers report failures inside a 200 stream). */
-export class StreamErrorChunk extends Error {
-  constructor(readonly providerMessage: string) {
-    super(providerMessage);
-    this.name = "StreamErrorChunk";
+/**
+ * What a stream's `error` chunk said (some servers report failures inside a 200 stream). The
+ * provider turns it into an {@link AgentError} whose message says what to do.
+ */
+export class StreamErrorChunk extends AgentError {
+  declare readonly providerMessage: string;
+
+  constructor(providerMessage: string) {
+    super(providerMessage, { providerMessage });
   }
 }
 

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { InvalidInputError, sanitizeTitle } from "../store/index.js";
+import { InvalidInputError, sanitizeTitle, ThreadlineError } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
 import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
@@ -412,14 +412,16 @@ export class OpenAiCompatibleAgent implements Agent {
   async #runTool(toolCall: ToolCall, sessionId: string, signal: AbortSignal): Promise<string> {
     const tool = this.#tools.get(toolCall.function.name);
     if (tool === undefined) return `Tool ${toolCall.function.name} is not available in this gateway.`;
-    let args: Record<string, unknown>;
+    let parsed: unknown;
     try {
-      const parsed: unknown = toolCall.function.arguments.trim() === "" ? {} : JSON.parse(toolCall.function.arguments);
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
-      args = parsed as Record<string, unknown>;
+      parsed = toolCall.function.arguments.trim() === "" ? {} : JSON.parse(toolCall.function.arguments);
     } catch {
+      parsed = null;
+    }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
       return `Tool ${tool.name} was called with arguments that are not a JSON object; call it again with valid JSON.`;
     }
+    const args = parsed as Record<string, unknown>;
     try {
       return await tool.execute(args, { sessionId, signal });
     } catch (error) {
@@ -626,7 +628,10 @@ async function postChatCompletion(
 ): Promise<ParsedReply> {
   if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: callerSignal.reason });
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new Error("timeout")), endpoint.timeoutMs);
+  const timer = setTimeout(
+    () => timeout.abort(new ThreadlineError("TL_ERR_TIMEOUT", `The model provider sent no reply within ${endpoint.timeoutMs} ms.`)),
+    endpoint.timeoutMs,
+  );
   const signal = callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal]);
   let status = 0;
   let text = "";

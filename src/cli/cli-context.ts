@@ -7,38 +7,75 @@
  */
 import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
-import { defaultDatabasePath, InvalidInputError, NotFoundError, openSessionDB, ThreadlineError, type SessionDB, type SessionHistory } from "../store/index.js";
+import {
+  defaultDatabasePath,
+  InvalidInputError,
+  NotFoundError,
+  openSessionDB,
+  ThreadlineError,
+  type SessionDB,
+  type SessionHistory,
+  type ThreadlineErrorCode,
+} from "../store/index.js";
 import type { CliIo } from "./cli-output.js";
 
 /** Exit codes: 0 ok, 1 failure, 2 usage or bad input, 3 not found, 4 conflict / refused. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, conflict: 4 } as const;
 
-/** A command-line failure with its exit code; the message goes to stderr as is. */
-export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number = EXIT.failure) {
-    super(message);
-    this.name = "CliError";
-    this.exitCode = exitCode;
+/** One of the {@link EXIT} codes. */
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * Error code → exit code: the one table (a `Record` over every code, so a new code does not
+ * compile until it has an exit code). Anything that is not a {@link ThreadlineError} exits 1.
+ */
+export const ERROR_EXIT_CODE: Readonly<Record<ThreadlineErrorCode, ExitCode>> = {
+  TL_ERR_INVALID_INPUT: EXIT.usage,
+  TL_ERR_USAGE: EXIT.usage,
+  TL_ERR_AMBIGUOUS_ID: EXIT.usage,
+  TL_ERR_BAD_REQUEST: EXIT.usage,
+  TL_ERR_PAYLOAD_TOO_LARGE: EXIT.usage,
+  TL_ERR_UNSUPPORTED_MEDIA_TYPE: EXIT.usage,
+  TL_ERR_NOT_FOUND: EXIT.notFound,
+  TL_ERR_CONFLICT: EXIT.conflict,
+  TL_ERR_CONFIRMATION_REQUIRED: EXIT.conflict,
+  TL_ERR_STORE_BUSY: EXIT.failure,
+  TL_ERR_STORE_CLOSED: EXIT.failure,
+  TL_ERR_SCHEMA_VERSION: EXIT.failure,
+  TL_ERR_LEASE_LOST: EXIT.failure,
+  TL_ERR_CORRUPT: EXIT.failure,
+  TL_ERR_DRIVER_MISSING: EXIT.failure,
+  TL_ERR_STORE: EXIT.failure,
+  TL_ERR_INTERRUPTED: EXIT.failure,
+  TL_ERR_TIMEOUT: EXIT.failure,
+  TL_ERR_AGENT: EXIT.failure,
+  TL_ERR_PLATFORM: EXIT.failure,
+  TL_ERR_HANDOFF: EXIT.failure,
+  TL_ERR_IO: EXIT.failure,
+  TL_ERR_INCOMPLETE: EXIT.failure,
+  TL_ERR_UNAUTHORIZED: EXIT.failure,
+  TL_ERR_FORBIDDEN: EXIT.failure,
+  TL_ERR_UNAVAILABLE: EXIT.failure,
+  TL_ERR_INTERNAL: EXIT.failure,
+};
+
+/**
+ * A failure of a command itself (a refused argument, a missing file, a refusal without
+ * `--yes`); the message goes to stderr as is (an empty one prints nothing: the command
+ * already said what was wrong). The exit code comes from `code` ({@link ERROR_EXIT_CODE}).
+ *
+ * @example
+ * throw new CliError("TL_ERR_USAGE", "Use either --continue or --resume, not both."); // exit 2
+ */
+export class CliError extends ThreadlineError {
+  constructor(code: ThreadlineErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
   }
 }
 
-/** The exit code for an error. */
-export function exitCodeOf(error: unknown): number {
-  if (error instanceof CliError) return error.exitCode;
-  if (error instanceof ThreadlineError) {
-    switch (error.code) {
-      case "TL_ERR_INVALID_INPUT":
-        return EXIT.usage;
-      case "TL_ERR_NOT_FOUND":
-        return EXIT.notFound;
-      case "TL_ERR_CONFLICT":
-        return EXIT.conflict;
-      default:
-        return EXIT.failure;
-    }
-  }
-  return EXIT.failure;
+/** The exit code for an error: `ERROR_EXIT_CODE[error.code]` for a {@link ThreadlineError}, else 1. */
+export function exitCodeOf(error: unknown): ExitCode {
+  return error instanceof ThreadlineError ? ERROR_EXIT_CODE[error.code] : EXIT.failure;
 }
 
 /** Writes `threadline: <message>` to stderr and returns the exit code. */
@@ -75,7 +112,7 @@ export async function withDatabase<T>(target: string | undefined, run: (db: Sess
  * opened as is: the database lives on the server.
  *
  * @param target `--db` as given (blank or missing: THREADLINE_DB, else the default file).
- * @throws {CliError} exit 3 when the file does not exist.
+ * @throws {CliError} `TL_ERR_NOT_FOUND` (exit 3) when the file does not exist.
  * @example
  * const db = await openExistingDatabase(options.db);
  * try { … } finally { await db.close(); }
@@ -95,10 +132,10 @@ export async function openExistingDatabase(target: string | undefined): Promise<
     if (missing) {
       const shown = resolve(path) === path ? path : `${path} (${resolve(path)})`;
       throw new CliError(
+        "TL_ERR_NOT_FOUND",
         given === undefined && fromEnv === undefined
           ? `No database at ${shown}: nothing has been stored yet. Start a conversation with "threadline chat" (or run "threadline serve"), or name another database with --db or THREADLINE_DB.`
           : `No database at ${shown}. Check the path (${given === undefined ? "THREADLINE_DB" : "--db, THREADLINE_DB or the config file's database"}); only chat, serve, import and api create a new database.`,
-        EXIT.notFound,
       );
     }
   }
@@ -121,7 +158,7 @@ export async function withExistingDatabase<T>(target: string | undefined, run: (
  * clear errors.
  */
 export async function resolveSessionRef(db: SessionHistory, ref: string, options: { lineage?: boolean } = {}): Promise<string> {
-  if (typeof ref !== "string" || ref.trim() === "") throw new CliError("Name a session by its id, an id prefix or its title.", EXIT.usage);
+  if (typeof ref !== "string" || ref.trim() === "") throw new CliError("TL_ERR_USAGE", "Name a session by its id, an id prefix or its title.");
   const exact = await db.getSession(ref);
   if (exact !== null) return exact.id;
   const byTitle = await db.resolveByTitle(ref);
@@ -143,7 +180,7 @@ export async function resolveSessionRef(db: SessionHistory, ref: string, options
   const candidates = (await db.listSessions({ limit: 1000, includeChildren: true })).items.filter((s) => s.id.startsWith(ref));
   if (candidates.length > 1) {
     const shown = candidates.slice(0, 5).map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`).join("\n");
-    throw new CliError(`"${ref}" matches ${candidates.length} sessions; give more of the id:\n${shown}`, EXIT.usage);
+    throw new CliError("TL_ERR_AMBIGUOUS_ID", `"${ref}" matches ${candidates.length} sessions; give more of the id:\n${shown}`);
   }
   throw new NotFoundError(`No session with the id, id prefix or title "${ref}". Run "threadline sessions list" to see them.`);
 }

@@ -19,7 +19,7 @@ export function canPrompt(io: CliIo): boolean {
  * (Ctrl-D) resolve `false`; Ctrl-C interrupts the process as usual.
  *
  * @example
- * if (!canPrompt(io)) throw new CliError("Pass --yes.", EXIT.conflict);
+ * if (!canPrompt(io)) throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", "Pass --yes.");
  * if (!(await confirm(io, "Delete it? [y/N]"))) return;
  */
 export async function confirm(io: CliIo, question: string): Promise<boolean> {

@@ -7,7 +7,7 @@
  * @module
  */
 import { Option, type Command } from "commander";
-import { CliError, EXIT } from "./cli-context.js";
+import { CliError } from "./cli-context.js";
 import type { CliIo } from "./cli-output.js";
 import { chatTarget, runChat } from "./commands/chat-command.js";
 import { commandPath } from "./usage-errors.js";
@@ -31,7 +31,7 @@ function passProgramOptions(program: Command, actionCommand: Command): void {
     if (program.getOptionValueSource(key) !== "cli") continue;
     const path = commandPath(actionCommand);
     if (!actionCommand.options.some((o) => o.attributeName() === key)) {
-      throw new CliError(`${option.long ?? option.flags} does not apply to "${path}". Leave it out (see "${path} --help").`, EXIT.usage);
+      throw new CliError("TL_ERR_USAGE", `${option.long ?? option.flags} does not apply to "${path}". Leave it out (see "${path} --help").`);
     }
     if (actionCommand.getOptionValueSource(key) !== "cli") actionCommand.setOptionValueWithSource(key, program.getOptionValue(key), "cli");
   }

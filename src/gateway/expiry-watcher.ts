@@ -6,7 +6,7 @@
  * @module
  */
 import type { Agent } from "../agents/index.js";
-import { InvalidInputError } from "../store/index.js";
+import { InvalidInputError, ThreadlineError } from "../store/index.js";
 import { evaluateReset, resolveResetPolicy } from "./reset-policy.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { chatTypeOf, type SessionStore } from "./session-store.js";
@@ -176,7 +176,9 @@ export class ExpiryWatcher {
         try {
           await hook(entry);
         } catch (error) {
-          failure = error ?? new Error("finalize hook failed");
+          failure =
+            error ??
+            new ThreadlineError("TL_ERR_INTERNAL", "A session finalize hook failed without an error (it threw undefined or null); make the hook throw an Error that says what went wrong.");
           break;
         }
       }
@@ -226,7 +228,12 @@ export class ExpiryWatcher {
       const timedOut = new Promise<never>((_resolve, reject) => {
         timer = setTimeout(() => {
           controller.abort();
-          reject(new Error(`The agent's before-reset turn took longer than ${seconds} s; the session is reset without it (raise gateway.beforeResetTimeoutSeconds to allow more time).`));
+          reject(
+            new ThreadlineError(
+              "TL_ERR_TIMEOUT",
+              `The agent's before-reset turn took longer than ${seconds} s; the session is reset without it (raise gateway.beforeResetTimeoutSeconds to allow more time).`,
+            ),
+          );
         }, seconds * 1000);
       });
       const running = agent.beforeReset({ sessionId: entry.sessionId, transcript, reason, signal: controller.signal });

@@ -8,8 +8,16 @@
  *
  * @module
  */
-import { AgentInterruptedError, type Agent, type Titler } from "../agents/index.js";
-import { ConflictError, ThreadlineError, type ConversationMessage, type Lease, type NewMessage } from "../store/index.js";
+import type { Agent, Titler } from "../agents/index.js";
+import {
+  ConflictError,
+  InterruptedError,
+  ThreadlineError,
+  type ConversationMessage,
+  type Lease,
+  type NewMessage,
+  type UsageUpdate,
+} from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
@@ -733,10 +741,12 @@ export class GatewayRunner implements CommandHost {
       promptTokens = result.promptTokens;
       answeredBy = result.model;
     } catch (error) {
-      if (error instanceof AgentInterruptedError || controller.signal.aborted) {
+      if (error instanceof InterruptedError || controller.signal.aborted) {
         outcome = "interrupted";
-        produced = error instanceof AgentInterruptedError ? error.partial : [];
-        usage = error instanceof AgentInterruptedError ? error.usage : undefined;
+        // The Agent contract: an interrupted turn throws InterruptedError<NewMessage, UsageUpdate> (AgentInterruptedError).
+        const interrupted = error instanceof InterruptedError ? (error as InterruptedError<NewMessage, UsageUpdate>) : null;
+        produced = interrupted?.partial ?? [];
+        usage = interrupted?.usage;
       } else {
         outcome = "error";
         failure = error;

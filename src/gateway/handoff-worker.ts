@@ -8,7 +8,15 @@
  * @module
  */
 import { hostname } from "node:os";
-import { ConflictError, type Handoff, type HandoffStore, type QueueStore, type RouteStore, type SessionHistory } from "../store/index.js";
+import {
+  ConflictError,
+  ThreadlineError,
+  type Handoff,
+  type HandoffStore,
+  type QueueStore,
+  type RouteStore,
+  type SessionHistory,
+} from "../store/index.js";
 import type { Adapter, InboundMessage } from "./adapter.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
@@ -75,8 +83,15 @@ export function handoffNotice(platform: string): string {
 const REPLY_POLL_MS = 100;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A handoff step that failed; `message` is the reason recorded. */
-class HandoffStepError extends Error {}
+/**
+ * A handoff step that failed; `message` is the reason recorded. `cause` is `"turn_ended"`
+ * when the summary turn ended without a reply (the worker then undoes the step).
+ */
+class HandoffStepError extends ThreadlineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_HANDOFF", message, options);
+  }
+}
 
 /**
  * Carries out pending handoffs.

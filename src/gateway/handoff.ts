@@ -6,20 +6,22 @@
  *
  * @module
  */
-import { ConflictError, NotFoundError, type Handoff, type HandoffStore, type MetaStore } from "../store/index.js";
+import { ConflictError, NotFoundError, ThreadlineError, type Handoff, type HandoffStore, type MetaStore } from "../store/index.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 
 /** Why a handoff did not complete. */
 export type HandoffFailure = "no_home_channel" | "turn_running" | "failed" | "timeout";
 
-/** A handoff that did not complete; `message` says what happened and what to do. */
-export class HandoffError extends Error {
+/**
+ * A handoff that did not complete (code `TL_ERR_HANDOFF`); `message` says what happened and
+ * what to do, `reason` which of the {@link HandoffFailure} cases it was.
+ */
+export class HandoffError extends ThreadlineError {
   readonly reason: HandoffFailure;
   /** The handoff record, when one was created (`failed`, `timeout`); `null` for refusals. */
   readonly handoffId: string | null;
-  constructor(reason: HandoffFailure, message: string, handoffId: string | null = null) {
-    super(message);
-    this.name = "HandoffError";
+  constructor(reason: HandoffFailure, message: string, handoffId: string | null = null, options?: { cause?: unknown }) {
+    super("TL_ERR_HANDOFF", message, options);
     this.reason = reason;
     this.handoffId = handoffId;
   }
@@ -140,7 +142,7 @@ export async function requestHandoff(db: HandoffStore & MetaStore, request: Hand
   try {
     record = await db.createHandoff({ sessionId: request.sessionId, platform });
   } catch (error) {
-    if (error instanceof NotFoundError) throw new HandoffError("failed", error.message);
+    if (error instanceof NotFoundError) throw new HandoffError("failed", error.message, null, { cause: error });
     throw error;
   }
   const deadline = Date.now() + timeoutMs;

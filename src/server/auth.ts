@@ -9,7 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import { isLoopbackAddress } from "../adapters/index.js";
-import { InvalidInputError } from "../store/index.js";
+import { InternalError, InvalidInputError } from "../store/index.js";
 import { HttpError } from "./error-handler.js";
 
 /** An API key from the config. */
@@ -141,7 +141,7 @@ export function setPrincipal(request: FastifyRequest, principal: ApiPrincipal): 
 /** The caller of an authenticated request. */
 export function principalOf(request: FastifyRequest): ApiPrincipal {
   const principal = principals.get(request);
-  if (principal === undefined) throw new Error("API request without a principal (the auth hook did not run)");
+  if (principal === undefined) throw new InternalError("An API request reached a route without a principal: the auth hook did not run for it");
   return principal;
 }
 

@@ -10,60 +10,76 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { AmbiguousIdError, ConflictError, InvalidInputError, ThreadlineError, type ThreadlineErrorCode } from "../store/index.js";
 
-/** The codes only the HTTP layer uses (the store's codes are the others). */
-export type HttpOnlyErrorCode =
+/** The codes only the HTTP layer raises (a subset of {@link ThreadlineErrorCode}). */
+export type HttpOnlyErrorCode = Extract<
+  ThreadlineErrorCode,
   | "TL_ERR_UNAUTHORIZED"
   | "TL_ERR_FORBIDDEN"
   | "TL_ERR_BAD_REQUEST"
   | "TL_ERR_PAYLOAD_TOO_LARGE"
   | "TL_ERR_UNSUPPORTED_MEDIA_TYPE"
   | "TL_ERR_UNAVAILABLE"
-  | "TL_ERR_INTERNAL";
+  | "TL_ERR_INTERNAL"
+>;
 
-/** Every code an HTTP error reply may carry. */
-export type ApiErrorCode = ThreadlineErrorCode | HttpOnlyErrorCode;
+/** Every code an HTTP error reply may carry: the one list of codes, {@link ThreadlineErrorCode}. */
+export type ApiErrorCode = ThreadlineErrorCode;
 
-/** Code → HTTP status: the one table. */
-export const ERROR_STATUS: Readonly<Record<ApiErrorCode, number>> = {
+/**
+ * Code → HTTP status: the one table (a `Record` over every code, so a new code does not
+ * compile until it has a status). A reply's status is always `ERROR_STATUS[code]`; a code
+ * whose status is 500 never shows its message (see {@link toErrorReply}).
+ */
+export const ERROR_STATUS: Readonly<Record<ThreadlineErrorCode, number>> = {
   TL_ERR_INVALID_INPUT: 422,
   TL_ERR_AMBIGUOUS_ID: 400,
   TL_ERR_BAD_REQUEST: 400,
+  TL_ERR_USAGE: 400,
   TL_ERR_UNAUTHORIZED: 401,
   TL_ERR_FORBIDDEN: 403,
   TL_ERR_NOT_FOUND: 404,
   TL_ERR_CONFLICT: 409,
   TL_ERR_LEASE_LOST: 409,
+  TL_ERR_INTERRUPTED: 409,
+  TL_ERR_HANDOFF: 409,
   TL_ERR_PAYLOAD_TOO_LARGE: 413,
   TL_ERR_UNSUPPORTED_MEDIA_TYPE: 415,
-  TL_ERR_STORE_BUSY: 503,
-  TL_ERR_STORE_CLOSED: 503,
-  TL_ERR_UNAVAILABLE: 503,
+  TL_ERR_INCOMPLETE: 422,
+  TL_ERR_CONFIRMATION_REQUIRED: 428,
   TL_ERR_SCHEMA_VERSION: 500,
   TL_ERR_STORE: 500,
   TL_ERR_CORRUPT: 500,
   TL_ERR_DRIVER_MISSING: 500,
+  TL_ERR_IO: 500,
   TL_ERR_INTERNAL: 500,
+  TL_ERR_AGENT: 502,
+  TL_ERR_PLATFORM: 502,
+  TL_ERR_STORE_BUSY: 503,
+  TL_ERR_STORE_CLOSED: 503,
+  TL_ERR_UNAVAILABLE: 503,
+  TL_ERR_TIMEOUT: 504,
 };
 
 /** The body of every error reply. */
 export interface ErrorBody {
-  error: { code: ApiErrorCode; message: string; details?: Record<string, unknown> };
+  error: { code: ThreadlineErrorCode; message: string; details?: Record<string, unknown> };
 }
 
 /**
  * An error the HTTP layer raises itself (authentication, a refused request). Its status
- * comes from {@link ERROR_STATUS}.
+ * comes from {@link ERROR_STATUS}; its message and `details` are sent as they are.
  */
-export class HttpError extends Error {
-  readonly code: ApiErrorCode;
+export class HttpError extends ThreadlineError {
   readonly details: Record<string, unknown> | undefined;
   /** Extra response headers (e.g. `WWW-Authenticate`). */
   readonly headers: Record<string, string>;
 
-  constructor(code: ApiErrorCode, message: string, options: { details?: Record<string, unknown>; headers?: Record<string, string> } = {}) {
-    super(message);
-    this.name = "HttpError";
-    this.code = code;
+  constructor(
+    code: ThreadlineErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(code, message, { cause: options.cause });
     this.details = options.details;
     this.headers = options.headers ?? {};
   }
@@ -91,32 +107,29 @@ export interface ErrorLogger {
   error(object: Record<string, unknown>, message: string): void;
 }
 
-/** Turns any error into a status and an {@link ErrorBody} (no stack, no driver detail). */
+/**
+ * Turns any error into a status and an {@link ErrorBody} (no stack, no driver detail). The
+ * status of a {@link ThreadlineError} is `ERROR_STATUS[error.code]`; a 500 never shows the
+ * error's message (it is `internal: true`, for the log), and two codes are renamed for
+ * clients: a store's closing (`TL_ERR_STORE_CLOSED`) is `TL_ERR_UNAVAILABLE`, and a
+ * storage failure (`TL_ERR_STORE`, `TL_ERR_SCHEMA_VERSION`…) is `TL_ERR_INTERNAL`.
+ */
 export function toErrorReply(error: unknown, requestId: string): { status: number; body: ErrorBody; headers: Record<string, string>; internal: boolean } {
-  const reply = (code: ApiErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}) => ({
+  const reply = (code: ThreadlineErrorCode, message: string, details?: Record<string, unknown>, headers: Record<string, string> = {}) => ({
     status: ERROR_STATUS[code],
     body: { error: details === undefined ? { code, message } : { code, message, details } },
     headers,
     internal: false,
   });
+  const internal = () => ({ ...reply("TL_ERR_INTERNAL", "internal error", { requestId }), internal: true });
   if (error instanceof HttpError) return reply(error.code, error.message, error.details, error.headers);
   if (error instanceof ThreadlineError) {
+    if (error instanceof InvalidInputError) return reply(error.code, error.message, error.field === undefined ? undefined : { field: error.field });
+    if (error instanceof AmbiguousIdError) {
+      return reply(error.code, error.message, { candidates: error.candidates.map((c) => ({ ...c })), more: error.more });
+    }
+    if (error instanceof ConflictError) return reply(error.code, error.message, error.sessionId === undefined ? undefined : { sessionId: error.sessionId });
     switch (error.code) {
-      case "TL_ERR_INVALID_INPUT": {
-        const field = (error as InvalidInputError).field;
-        return reply(error.code, error.message, field === undefined ? undefined : { field });
-      }
-      case "TL_ERR_AMBIGUOUS_ID": {
-        const ambiguous = error as AmbiguousIdError;
-        return reply(error.code, error.message, { candidates: ambiguous.candidates.map((c) => ({ ...c })), more: ambiguous.more });
-      }
-      case "TL_ERR_CONFLICT": {
-        const sessionId = (error as ConflictError).sessionId;
-        return reply(error.code, error.message, sessionId === undefined ? undefined : { sessionId });
-      }
-      case "TL_ERR_NOT_FOUND":
-      case "TL_ERR_LEASE_LOST":
-        return reply(error.code, error.message);
       case "TL_ERR_STORE_BUSY":
         return reply("TL_ERR_STORE_BUSY", "The database is busy; retry shortly.", undefined, { "retry-after": "1" });
       case "TL_ERR_CORRUPT":
@@ -132,7 +145,8 @@ export function toErrorReply(error: unknown, requestId: string): { status: numbe
       case "TL_ERR_STORE_CLOSED":
         return reply("TL_ERR_UNAVAILABLE", "The server is shutting down; retry on another instance or later.", undefined, { "retry-after": "5" });
       default:
-        break; // TL_ERR_STORE, TL_ERR_SCHEMA_VERSION: internal
+        // TL_ERR_STORE, TL_ERR_SCHEMA_VERSION, TL_ERR_INTERNAL… (500): internal, message in the log only.
+        return ERROR_STATUS[error.code] === 500 ? internal() : reply(error.code, error.message);
     }
   }
   const fastify = error as Partial<FastifyError> & { validation?: AjvIssue[]; validationContext?: string };
@@ -150,7 +164,7 @@ export function toErrorReply(error: unknown, requestId: string): { status: numbe
     if (status === 415) return reply("TL_ERR_UNSUPPORTED_MEDIA_TYPE", "Send the request body as application/json.");
     return reply("TL_ERR_BAD_REQUEST", fastify.message ?? "Bad request.");
   }
-  return { ...reply("TL_ERR_INTERNAL", "internal error", { requestId }), internal: true };
+  return internal();
 }
 
 /**
@@ -169,7 +183,7 @@ export function makeErrorHandler(logger: ErrorLogger | null) {
 
 /** Replies 404 in the API's error shape for a route that does not exist. */
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.code(404).send({
+  return reply.code(ERROR_STATUS.TL_ERR_NOT_FOUND).send({
     error: { code: "TL_ERR_NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}; GET /openapi.json lists the routes.` },
   } satisfies ErrorBody);
 }

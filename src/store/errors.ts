@@ -1,26 +1,60 @@
 /**
- * Errors thrown by every {@link SessionDB} backend. Each carries a stable `code`
- * that callers (CLI, HTTP server) map to exit codes or statuses; the message says
- * what was wrong and what to do.
+ * The error family of Threadline: every error it throws on purpose is a
+ * {@link ThreadlineError} with a stable `code`. The store's errors live here, and so do the
+ * codes of every other part (the CLI, the HTTP API, the gateway, agents, adapters), so that
+ * the one list below is every code there is. The CLI maps a code to an exit code and the HTTP
+ * server to a status, each in one table; the message says what was wrong and what to do.
+ * This file imports nothing else from the project.
  *
  * @module
  */
 
-/** Stable error codes. See docs/errors.md for what each means and how to solve it. */
-export type ThreadlineErrorCode =
-  | "TL_ERR_INVALID_INPUT"
-  | "TL_ERR_NOT_FOUND"
-  | "TL_ERR_CONFLICT"
-  | "TL_ERR_STORE_BUSY"
-  | "TL_ERR_STORE_CLOSED"
-  | "TL_ERR_SCHEMA_VERSION"
-  | "TL_ERR_LEASE_LOST"
-  | "TL_ERR_AMBIGUOUS_ID"
-  | "TL_ERR_CORRUPT"
-  | "TL_ERR_DRIVER_MISSING"
-  | "TL_ERR_STORE";
+/**
+ * Every stable error code, in the order docs/errors.md lists them. A code never changes
+ * meaning between releases; new codes may be added.
+ */
+export const THREADLINE_ERROR_CODES = [
+  // The store (and every caller that validates input).
+  "TL_ERR_INVALID_INPUT",
+  "TL_ERR_NOT_FOUND",
+  "TL_ERR_CONFLICT",
+  "TL_ERR_STORE_BUSY",
+  "TL_ERR_STORE_CLOSED",
+  "TL_ERR_SCHEMA_VERSION",
+  "TL_ERR_LEASE_LOST",
+  "TL_ERR_AMBIGUOUS_ID",
+  "TL_ERR_CORRUPT",
+  "TL_ERR_DRIVER_MISSING",
+  "TL_ERR_STORE",
+  // Running turns, agents and chat platforms.
+  "TL_ERR_INTERRUPTED",
+  "TL_ERR_TIMEOUT",
+  "TL_ERR_AGENT",
+  "TL_ERR_PLATFORM",
+  "TL_ERR_HANDOFF",
+  // The command line.
+  "TL_ERR_USAGE",
+  "TL_ERR_CONFIRMATION_REQUIRED",
+  "TL_ERR_IO",
+  "TL_ERR_INCOMPLETE",
+  // The HTTP API.
+  "TL_ERR_UNAUTHORIZED",
+  "TL_ERR_FORBIDDEN",
+  "TL_ERR_BAD_REQUEST",
+  "TL_ERR_PAYLOAD_TOO_LARGE",
+  "TL_ERR_UNSUPPORTED_MEDIA_TYPE",
+  "TL_ERR_UNAVAILABLE",
+  // Anywhere: a bug in Threadline.
+  "TL_ERR_INTERNAL",
+] as const;
 
-/** Base class of every error Threadline throws on purpose. */
+/** Stable error codes. See docs/errors.md for what each means and how to solve it. */
+export type ThreadlineErrorCode = (typeof THREADLINE_ERROR_CODES)[number];
+
+/**
+ * Base class of every error Threadline throws on purpose. Branch on `.code`, never on the
+ * class name or the message. `.name` is the subclass's name (`NotFoundError`, `CliError`…).
+ */
 export class ThreadlineError extends Error {
   /** A stable machine-readable code (never changes between releases). */
   readonly code: ThreadlineErrorCode;
@@ -188,5 +222,61 @@ export class DriverMissingError extends ThreadlineError {
 export class StoreError extends ThreadlineError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("TL_ERR_STORE", message, options);
+  }
+}
+
+/**
+ * A running turn was stopped before it finished: `/stop`, a newer message that interrupts,
+ * a shutdown, or the caller's abort signal. `partial` holds what the turn produced before the
+ * stop (the gateway stores it), `usage` what it used. Agents throw it (or its subclass
+ * `AgentInterruptedError` of `threadline/agents`) when their signal aborts; the gateway
+ * catches it by this class, so it never loads the agents module.
+ *
+ * @typeParam TPartial - One produced message (`NewMessage` for agents).
+ * @typeParam TUsage - The usage so far (`UsageUpdate` for agents).
+ */
+export class InterruptedError<TPartial = unknown, TUsage = unknown> extends ThreadlineError {
+  /** What the turn produced before it was stopped (may be empty). */
+  readonly partial: TPartial[];
+  /** Tokens and calls used before the stop, when known. */
+  readonly usage: TUsage | undefined;
+
+  constructor(message = "The turn was interrupted.", options: { partial?: TPartial[]; usage?: TUsage; cause?: unknown } = {}) {
+    super("TL_ERR_INTERRUPTED", message, { cause: options.cause });
+    this.partial = options.partial ?? [];
+    this.usage = options.usage;
+  }
+}
+
+/**
+ * A chat platform (or the endpoint an adapter delivers to) refused a call, answered with
+ * something unusable, or could not be reached. `.platform` names it (`telegram`, `signal`…);
+ * the message says what failed and what to check (a token, a permission, the service's
+ * address). The platform's own error, with secrets removed, is `.cause` when there is one.
+ */
+export class PlatformError extends ThreadlineError {
+  /** The platform whose call failed. */
+  readonly platform: string;
+  /**
+   * The platform's own code for the failure, when it gave one: Matrix's `errcode`
+   * (`M_FORBIDDEN`), a WhatsApp Graph API code (`131047`), Slack's `error` (`channel_not_found`).
+   */
+  readonly platformCode: string | number | null;
+
+  constructor(platform: string, message: string, options: { platformCode?: string | number | null; cause?: unknown } = {}) {
+    super("TL_ERR_PLATFORM", message, { cause: options.cause });
+    this.platform = platform;
+    this.platformCode = options.platformCode ?? null;
+  }
+}
+
+/**
+ * A bug in Threadline: an invariant it relies on did not hold (a row vanished under its own
+ * lock, a helper was called without what it needs). Nothing the caller did can fix it;
+ * report it with the message.
+ */
+export class InternalError extends ThreadlineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("TL_ERR_INTERNAL", `${message} (this is a bug in Threadline; please report it)`, options);
   }
 }

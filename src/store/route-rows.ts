@@ -5,6 +5,7 @@
  * @module
  */
 import type { QueuedItem, Route, RouteFields } from "./contract.js";
+import { InternalError } from "./errors.js";
 
 /** A `routes` row. Booleans are stored as 0/1 (SQLite) or booleans (PostgreSQL). */
 export interface RouteRow {
@@ -151,7 +152,7 @@ export function canonicalOf(ids: Iterable<string>): string {
   for (const id of ids) {
     if (best === null || id.length < best.length || (id.length === best.length && id < best)) best = id;
   }
-  if (best === null) throw new Error("canonicalOf needs at least one id");
+  if (best === null) throw new InternalError("canonicalOf was called without any id");
   return best;
 }
 

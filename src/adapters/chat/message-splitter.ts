@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { InvalidInputError } from "../../store/index.js";
 
 /** Options of {@link splitMessage}. */
 export interface SplitOptions {
@@ -65,14 +66,16 @@ function cutPoint(text: string, max: number): number {
  * joining the chunks gives back the text apart from those cuts and the fence lines added
  * to close and reopen a code block split across chunks.
  *
- * @throws {RangeError} when `limit` is below 16 (no room for a fence and content).
+ * @throws {InvalidInputError} (`TL_ERR_INVALID_INPUT`, field `limit`) when `limit` is below 16 (no room for a fence and content).
  * @example
  * ```ts
  * splitMessage("a".repeat(3000) + "\n\n" + "b".repeat(3000), 4096); // ["aaa…", "bbb…"]
  * ```
  */
 export function splitMessage(text: string, limit: number, options: SplitOptions = {}): string[] {
-  if (!Number.isFinite(limit) || limit < 16) throw new RangeError(`splitMessage: limit must be at least 16 (got ${limit})`);
+  if (!Number.isFinite(limit) || limit < 16) {
+    throw new InvalidInputError(`splitMessage: limit must be at least 16 (got ${limit}); pass the platform's message limit.`, { field: "limit" });
+  }
   const measure = options.measure ?? ((t: string) => t.length);
   if (measure(text) <= limit) return [text];
   const chunks: string[] = [];

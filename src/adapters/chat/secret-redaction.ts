@@ -28,15 +28,30 @@ export function redactText(text: string, secrets: readonly string[]): string {
  * Nothing else of the original (request objects, headers) is carried over.
  */
 export function redactError(error: unknown, secrets: readonly string[]): Error {
-  if (!(error instanceof Error)) return new Error(redactText(String(error), secrets));
-  const safe = new Error(redactText(error.message, secrets));
+  return cleanedError(error, (text) => redactText(text, secrets));
+}
+
+/**
+ * A copy of a foreign error (an SDK's, a `fetch` failure) with `clean` applied to every text
+ * of it: message, stack, `code`/`error_code`/`description`/`method` when they are strings, and
+ * the same for its `cause` chain. The name is kept; nothing else of the original (request
+ * objects, headers) is carried over. It is a plain `Error` on purpose: it describes what
+ * another library threw, for a log line or as the `cause` of the `PlatformError` an
+ * adapter throws, and is never raised as a Threadline error itself.
+ *
+ * @example
+ * const safe = cleanedError(error, (text) => maskPhoneNumbers(text, ownNumber));
+ */
+export function cleanedError(error: unknown, clean: (text: string) => string): Error {
+  if (!(error instanceof Error)) return new Error(clean(String(error)));
+  const safe = new Error(clean(error.message));
   safe.name = error.name;
-  safe.stack = error.stack === undefined ? undefined : redactText(error.stack, secrets);
+  safe.stack = error.stack === undefined ? undefined : clean(error.stack);
   const fields = error as unknown as Record<string, unknown>;
   for (const key of ["code", "error_code", "description", "method"]) {
     const value = fields[key];
-    if (typeof value === "string" || typeof value === "number") (safe as unknown as Record<string, unknown>)[key] = typeof value === "string" ? redactText(value, secrets) : value;
+    if (typeof value === "string" || typeof value === "number") (safe as unknown as Record<string, unknown>)[key] = typeof value === "string" ? clean(value) : value;
   }
-  if (error.cause !== undefined) safe.cause = redactError(error.cause, secrets);
+  if (error.cause !== undefined) safe.cause = cleanedError(error.cause, clean);
   return safe;
 }

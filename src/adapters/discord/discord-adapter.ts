@@ -21,6 +21,7 @@
  */
 import type { Client, Message } from "discord.js";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, connectInBackground, decideAnswer, loadSdk, redactError, type AnswerRules } from "../chat/index.js";
 import { discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
@@ -196,7 +197,7 @@ export class DiscordAdapter implements Adapter {
       if (source.threadId) this.#botThreads.add(source.threadId);
       return { messageId: first };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     } finally {
       if (message.kind !== "notice") this.#typing.stop(channel);
     }
@@ -205,7 +206,9 @@ export class DiscordAdapter implements Adapter {
   /** Starts a public thread in the channel of `source` and returns its source (so a handoff lands there). */
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const parent = source.chatId;
-    if (!parent) throw new Error("discord: the home channel has no chatId");
+    if (!parent) {
+      throw new InvalidInputError("discord: the home channel has no chatId; set homeChannels.discord.chatId to a channel id, or send /sethome in that channel.", { field: "source.chatId" });
+    }
     try {
       const thread = (await this.#client.rest.post(this.#djs.Routes.threads(parent), {
         body: { name: title.slice(0, 100) || "Threadline", type: DISCORD_CHANNEL_TYPES.publicThread, auto_archive_duration: 1440 },
@@ -213,7 +216,7 @@ export class DiscordAdapter implements Adapter {
       this.#botThreads.add(thread.id);
       return { platform: this.platform, chatType: "thread", chatId: parent, chatName: source.chatName ?? null, threadId: thread.id, parentChatId: parent };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -221,7 +224,7 @@ export class DiscordAdapter implements Adapter {
     try {
       await this.#client.rest.patch(this.#djs.Routes.channelMessage(this.#channelOf(source), messageId), { body: { content: text, allowed_mentions: { parse: [] } } });
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -298,11 +301,11 @@ export class DiscordAdapter implements Adapter {
   /** The channel id messages of `source` go to: its thread, else its chat. */
   #channelOf(source: SessionSource): string {
     const channel = source.threadId || source.chatId;
-    if (!channel) throw new Error("discord: the session source has no chatId to send to");
+    if (!channel) throw new InvalidInputError("discord: the session source has no chatId to send to; pass the source of a Discord channel or DM.", { field: "source.chatId" });
     return channel;
   }
 
-  #connectError(error: unknown): Error {
+  #connectError(error: unknown): PlatformError {
     const safe = this.#safe(error);
     const status = (error as { status?: number }).status;
     const code = (error as { code?: string }).code;
@@ -312,12 +315,16 @@ export class DiscordAdapter implements Adapter {
         : /disallowed intents/iu.test(safe.message)
           ? "Discord refused the Message Content intent: enable it in the Developer Portal (your application → Bot → Privileged Gateway Intents → Message Content Intent)"
           : `could not connect to Discord${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${safe.message}`;
-    const wrapped = new Error(`discord: ${why}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `discord: ${why}`, { cause: safe });
   }
 
   #safe(error: unknown): Error {
     return redactError(error, [this.#options.token]);
+  }
+
+  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
+  #failure(error: unknown): PlatformError {
+    const safe = this.#safe(error);
+    return new PlatformError(this.platform, safe.message, { cause: safe });
   }
 }

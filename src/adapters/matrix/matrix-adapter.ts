@@ -40,6 +40,7 @@ import { randomUUID } from "node:crypto";
 import { format } from "node:util";
 import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
 import { noopLogger, type Adapter, type AdapterStateStore, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { InvalidInputError, PlatformError, ThreadlineError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, abortableSleep, connectInBackground, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
 import { matrixEditContent, matrixMessageContents } from "./matrix-format.js";
 import { MATRIX_PLATFORM, mapMatrixEvent, matrixRelations, stripReplyFallback, type MatrixRawEvent, type MatrixRoomFacts } from "./matrix-source.js";
@@ -265,7 +266,8 @@ export class MatrixAdapter implements Adapter {
         const who = await this.#client.http.authedRequest<{ user_id: string; device_id?: string }>(this.#sdk.Method.Get, "/account/whoami", undefined, undefined, timeoutOpts());
         const expected = this.#options.userId;
         if (expected && expected !== who.user_id) {
-          throw new Error(
+          throw new PlatformError(
+            this.platform,
             `matrix: the access token belongs to ${who.user_id}, not to adapters.matrix.userId ${expected}: use the bot account's token, or correct (or remove) adapters.matrix.userId`,
           );
         }
@@ -302,10 +304,10 @@ export class MatrixAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const roomId = source.chatId;
-    if (!roomId) throw new Error("matrix: the session source has no chatId (room id) to send to");
+    if (!roomId) throw new InvalidInputError("matrix: the session source has no chatId (room id) to send to; pass the source of a Matrix room.", { field: "source.chatId" });
     try {
       if (this.#encrypted.has(roomId)) {
-        throw new Error(`matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported)`);
+        throw new PlatformError(this.platform, `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`);
       }
       const replyTo = message.inReplyTo.find((id) => id.startsWith("$")) ?? null;
       const replyToUser = replyTo !== null && source.userId?.startsWith("@") && source.userId !== this.#userId ? source.userId : null;
@@ -331,9 +333,9 @@ export class MatrixAdapter implements Adapter {
    */
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const roomId = source.chatId;
-    if (!roomId) throw new Error("matrix: the home channel has no chatId (room id)");
+    if (!roomId) throw new InvalidInputError("matrix: the home channel has no chatId (room id); set homeChannels.matrix.chatId to a room id (!…:server), or send /sethome in that room.", { field: "source.chatId" });
     try {
-      if (this.#encrypted.has(roomId)) throw new Error(`matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported)`);
+      if (this.#encrypted.has(roomId)) throw new PlatformError(this.platform, `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`);
       const [content] = matrixMessageContents(`🧵 ${title.trim() || "Threadline"}`, { kind: "notice", replyTo: null, threadId: null });
       const root = await this.#sendEvent(roomId, content!);
       this.#botEvents.add(root);
@@ -348,7 +350,7 @@ export class MatrixAdapter implements Adapter {
   /** Edits a message the bot sent (`m.replace`). */
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     const roomId = source.chatId;
-    if (!roomId) throw new Error("matrix: the session source has no chatId (room id)");
+    if (!roomId) throw new InvalidInputError("matrix: the session source has no chatId (room id) of the message to edit; pass the source the message was sent to.", { field: "source.chatId" });
     try {
       await this.#sendEvent(roomId, matrixEditContent(messageId, text));
     } catch (error) {
@@ -735,9 +737,10 @@ export class MatrixAdapter implements Adapter {
     return { trace: noop, debug: noop, info: noop, warn: line("warn"), error: line("error"), getChild: (name: string) => this.#sdkLogger(`${prefix}${name} `) };
   }
 
-  #connectError(error: unknown): Error {
+  #connectError(error: unknown): ThreadlineError {
+    if (error instanceof ThreadlineError) return error;
     const safe = this.#safe(error);
-    if (!(error as MatrixError).errcode && /^matrix: /u.test(safe.message)) return safe;
+    if (!(error as MatrixError).errcode && /^matrix: /u.test(safe.message)) return new PlatformError(this.platform, safe.message, { cause: safe });
     const status = (error as MatrixError).httpStatus;
     const errcode = (error as MatrixError).errcode;
     const url = this.#options.homeserverUrl;
@@ -749,14 +752,13 @@ export class MatrixAdapter implements Adapter {
           : status !== undefined
             ? `the homeserver at ${url} refused the login (${status}${errcode ? ` ${errcode}` : ""}: ${this.#reason(error)})`
             : `could not reach the homeserver at ${url}: ${safe.message}`;
-    const wrapped = new Error(`matrix: ${why}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `matrix: ${why}`, { platformCode: errcode ?? null, cause: safe });
   }
 
-  #sendError(error: unknown, roomId: string): Error {
+  #sendError(error: unknown, roomId: string): ThreadlineError {
+    if (error instanceof ThreadlineError) return error;
     const safe = this.#safe(error);
-    if (/^matrix: /u.test(safe.message)) return safe;
+    if (/^matrix: /u.test(safe.message)) return new PlatformError(this.platform, safe.message, { cause: safe });
     const status = (error as MatrixError).httpStatus;
     const errcode = (error as MatrixError).errcode;
     const hint =
@@ -767,15 +769,14 @@ export class MatrixAdapter implements Adapter {
           : /configured to use encryption/u.test(safe.message)
             ? " — the room is end-to-end encrypted, which Threadline does not support"
             : "";
-    const wrapped = new Error(
+    return new PlatformError(
+      this.platform,
       status !== undefined
         ? `matrix: the homeserver refused the message to room ${roomId} (${status}${errcode ? ` ${errcode}` : ""}: ${this.#reason(error)})${hint}`
         : `matrix: sending to room ${roomId} failed: ${safe.message}${hint}`,
+      // The homeserver's answer is quoted already; other failures keep what caused them.
+      { platformCode: errcode ?? null, ...(status === undefined ? { cause: safe } : {}) },
     );
-    (wrapped as Error & { code?: string }).code = errcode;
-    // The homeserver's answer is quoted already; other failures keep what caused them.
-    if (status === undefined) wrapped.cause = safe;
-    return wrapped;
   }
 
   /** The homeserver's own words (`error` of the error body), else the error's message; token removed. */

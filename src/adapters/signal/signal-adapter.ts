@@ -30,7 +30,19 @@
  */
 import type { WebSocket as WsSocket } from "ws";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type InboundMessage, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, abortableSleep, connectInBackground, decideAnswer, loadSdk, type AnswerCandidate, type AnswerRules } from "../chat/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  SeenMessageIds,
+  TypingIndicator,
+  abortableSleep,
+  cleanedError,
+  connectInBackground,
+  decideAnswer,
+  loadSdk,
+  type AnswerCandidate,
+  type AnswerRules,
+} from "../chat/index.js";
 import { signalMessageBodies } from "./signal-format.js";
 import { SignalApiError, SignalRestClient, maskPhoneNumbers, type SignalAbout } from "./signal-rest-client.js";
 import {
@@ -73,6 +85,16 @@ export interface SignalAdapterOptions {
 const LONG_TEXT_MAX_BYTES = 64 * 1024;
 /** How long a group-name look-up may hold a message, in ms. */
 const GROUP_LOOKUP_MS = 2_000;
+
+/** A send the REST API refused or that never reached it; `status` is the REST API's HTTP status (0: no answer). */
+class SignalSendError extends PlatformError {
+  readonly status: number;
+
+  constructor(message: string, status: number) {
+    super("signal", message);
+    this.status = status;
+  }
+}
 
 /** The Signal platform adapter. Create it with {@link SignalAdapter.create}. */
 export class SignalAdapter implements Adapter {
@@ -161,7 +183,8 @@ export class SignalAdapter implements Adapter {
       return null;
     });
     if (accounts !== null && !accounts.includes(this.number)) {
-      throw new Error(
+      throw new PlatformError(
+        "signal",
         `signal: ${this.number} is not registered or linked in the signal-cli REST API at ${this.#client.apiUrl} (it has ${accounts.length} other account(s)). ` +
           "Register it (POST /v1/register/<number>, then /verify) or link it to your phone (GET /v1/qrcodelink), or fix adapters.signal.number.",
       );
@@ -183,13 +206,15 @@ export class SignalAdapter implements Adapter {
   #checkMode(about: SignalAbout): void {
     const mode = about.mode ?? "unknown";
     if (this.#mode === "websocket" && mode !== "json-rpc") {
-      throw new Error(
+      throw new PlatformError(
+        "signal",
         `signal: the signal-cli REST API at ${this.#client.apiUrl} runs in ${mode} mode, where messages are received by polling; ` +
           "set adapters.signal.mode: polling, or start the REST API with MODE=json-rpc (then it pushes messages over a WebSocket)",
       );
     }
     if (this.#mode === "polling" && mode !== "normal" && mode !== "native") {
-      throw new Error(
+      throw new PlatformError(
+        "signal",
         `signal: the signal-cli REST API at ${this.#client.apiUrl} runs in ${mode} mode, where messages arrive over a WebSocket and cannot be polled; ` +
           "set adapters.signal.mode: websocket (the default), or start the REST API with MODE=normal or MODE=native",
       );
@@ -258,7 +283,7 @@ export class SignalAdapter implements Adapter {
       const arm = (): void => {
         clearTimeout(idle);
         idle = setTimeout(() => {
-          error = new Error(`no ping or message for ${(this.#options.idleTimeoutMs ?? 150_000) / 1000} s`);
+          error = new PlatformError("signal", `no ping or message for ${(this.#options.idleTimeoutMs ?? 150_000) / 1000} s`);
           ws.terminate();
         }, this.#options.idleTimeoutMs ?? 150_000);
         idle.unref();
@@ -445,7 +470,11 @@ export class SignalAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const recipient = source.chatId;
-    if (!recipient) throw new Error("signal: the session source has no chatId to send to");
+    if (!recipient) {
+      throw new InvalidInputError("signal: the session source has no chatId to send to; pass the source of a Signal chat (a phone number or a group id).", {
+        field: "source.chatId",
+      });
+    }
     try {
       if (message.text.trim() === "") return { messageId: null };
       const quote = this.#quoteFor(source, message);
@@ -497,8 +526,11 @@ export class SignalAdapter implements Adapter {
 
   // --- errors --------------------------------------------------------------------------------
 
-  #sendError(error: unknown): Error {
-    if (!(error instanceof SignalApiError)) return this.#safe(error);
+  #sendError(error: unknown): PlatformError {
+    if (!(error instanceof SignalApiError)) {
+      const safe = this.#safe(error);
+      return new PlatformError(this.platform, safe.message, { cause: safe });
+    }
     const said = error.apiError ?? "";
     const hint =
       error.status === 429
@@ -510,25 +542,16 @@ export class SignalAdapter implements Adapter {
             : /unregistered/iu.test(said)
               ? " (the recipient is not on Signal)"
               : "";
-    const wrapped = new Error(`signal: sending failed: ${error.message.replace(/^signal: /u, "")}${hint}`);
-    wrapped.name = "SignalSendError";
-    (wrapped as Error & { status?: number }).status = error.status;
-    return wrapped;
+    return new SignalSendError(`signal: sending failed: ${error.message.replace(/^signal: /u, "")}${hint}`, error.status);
   }
 
-  #connectError(error: unknown): Error {
+  #connectError(error: unknown): PlatformError {
     const safe = this.#safe(error);
-    const wrapped = new Error(`signal: could not start with the signal-cli REST API at ${this.#client.apiUrl}: ${safe.message}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `signal: could not start with the signal-cli REST API at ${this.#client.apiUrl}: ${safe.message}`, { cause: safe });
   }
 
   /** An error safe to log: other people's numbers shortened. */
   #safe(error: unknown): Error {
-    if (!(error instanceof Error)) return new Error(maskPhoneNumbers(String(error), this.number));
-    const safe = new Error(maskPhoneNumbers(error.message, this.number));
-    safe.name = error.name;
-    safe.stack = error.stack === undefined ? undefined : maskPhoneNumbers(error.stack, this.number);
-    return safe;
+    return cleanedError(error, (text) => maskPhoneNumbers(text, this.number));
   }
 }

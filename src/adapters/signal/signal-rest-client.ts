@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { PlatformError } from "../../store/index.js";
 
 /** `GET /v1/about`. */
 export interface SignalAbout {
@@ -54,8 +55,8 @@ export interface SignalSendResult {
   failures: Array<{ number?: string; uuid?: string; reason?: string }>;
 }
 
-/** A failed call: `status` 0 when the REST API could not be reached. */
-export class SignalApiError extends Error {
+/** A failed call (a {@link PlatformError}, `TL_ERR_PLATFORM`): `status` 0 when the REST API could not be reached. */
+export class SignalApiError extends PlatformError {
   readonly status: number;
   /** The `error` text of the REST API's answer. */
   readonly apiError: string | null;
@@ -63,8 +64,7 @@ export class SignalApiError extends Error {
   readonly unreachable: boolean;
 
   constructor(message: string, status: number, apiError: string | null, unreachable = false) {
-    super(message);
-    this.name = "SignalApiError";
+    super("signal", message);
     this.status = status;
     this.apiError = apiError;
     this.unreachable = unreachable;

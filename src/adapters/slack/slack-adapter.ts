@@ -29,6 +29,7 @@ import type { App, Logger as BoltLogger } from "@slack/bolt";
 import type { WebClient, WebClientOptions } from "@slack/web-api";
 import type { FastifyInstance } from "fastify";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn } from "./slack-format.js";
@@ -198,7 +199,9 @@ export class SlackAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const channel = source.chatId;
-    if (channel === undefined || channel === null || channel === "") throw new Error("slack: the session source has no chatId (channel) to send to");
+    if (channel === undefined || channel === null || channel === "") {
+      throw new InvalidInputError("slack: the session source has no chatId (channel) to send to; pass the source of a Slack channel or DM.", { field: "source.chatId" });
+    }
     const threadTs = source.threadId ? source.threadId : undefined;
     try {
       if (message.text.trim() === "") return { messageId: null };
@@ -214,7 +217,7 @@ export class SlackAdapter implements Adapter {
       if (threadTs !== undefined) this.#botThreads.add(`${channel}:${threadTs}`);
       return { messageId: first };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     } finally {
       if (message.kind !== "notice" && threadTs !== undefined) this.#typing?.stop(`${channel}\u0000${threadTs}`);
     }
@@ -223,14 +226,16 @@ export class SlackAdapter implements Adapter {
   /** Posts a root message (the title) in the channel of `source` and returns the thread under it. */
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const channel = source.chatId;
-    if (!channel) throw new Error("slack: the home channel has no chatId");
+    if (!channel) {
+      throw new InvalidInputError("slack: the home channel has no chatId; set homeChannels.slack.chatId to a channel id (C…), or send /sethome in that channel.", { field: "source.chatId" });
+    }
     try {
       const ts = await this.#post(channel, undefined, `🧵 ${title.trim() || "Threadline"}`, { mrkdwn: false });
-      if (ts === null) throw new Error("slack: chat.postMessage returned no ts");
+      if (ts === null) throw new PlatformError(this.platform, "slack: chat.postMessage returned no ts for the thread's root message; check the Slack Web API address (adapters.slack.apiUrl) and try the handoff again.");
       this.#botThreads.add(`${channel}:${ts}`);
       return { platform: this.platform, chatType: source.chatType === "dm" ? "dm" : source.chatType, chatId: channel, chatName: source.chatName ?? null, threadId: ts };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -238,7 +243,7 @@ export class SlackAdapter implements Adapter {
     try {
       await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text });
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -347,16 +352,22 @@ export class SlackAdapter implements Adapter {
     }
   }
 
-  #connectError(error: unknown): Error {
+  #connectError(error: unknown): PlatformError {
     const safe = this.#safe(error);
     const code = (error as { data?: { error?: string } }).data?.error;
     const why =
       code === "invalid_auth" || code === "not_authed" || code === "account_inactive" || code === "token_revoked"
         ? `Slack refused the bot token (${code}): check adapters.slack.botToken or SLACK_BOT_TOKEN (the app's OAuth & Permissions page shows it)`
         : `could not reach the Slack Web API${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${safe.message}`;
-    const wrapped = new Error(`slack: ${why}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `slack: ${why}`, { platformCode: code ?? null, cause: safe });
+  }
+
+  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`, Slack's `error` as `platformCode`. */
+  #failure(error: unknown): PlatformError {
+    if (error instanceof PlatformError) return error;
+    const safe = this.#safe(error);
+    const code = (error as { data?: { error?: unknown } }).data?.error;
+    return new PlatformError(this.platform, safe.message, { platformCode: typeof code === "string" ? code : null, cause: safe });
   }
 
   #safe(error: unknown): Error {

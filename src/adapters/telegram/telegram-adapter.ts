@@ -20,6 +20,7 @@ import type { FastifyInstance } from "fastify";
 import type { Bot, Context, Transformer } from "grammy";
 import type { Message } from "grammy/types";
 import { SLASH_COMMANDS, noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
   DEFAULT_ANSWER_RULES,
   SeenMessageIds,
@@ -206,7 +207,9 @@ export class TelegramAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const chatId = source.chatId;
-    if (chatId === undefined || chatId === null || chatId === "") throw new Error("telegram: the session source has no chatId to send to");
+    if (chatId === undefined || chatId === null || chatId === "") {
+      throw new InvalidInputError("telegram: the session source has no chatId to send to; pass the source of a Telegram chat.", { field: "source.chatId" });
+    }
     const threadId = source.threadId ? Number(source.threadId) : undefined;
     const chat = this.#chatKey(chatId, source.threadId);
     const replyTo = message.inReplyTo.map((id) => Number.parseInt(id, 10)).find((n) => Number.isSafeInteger(n) && n > 0);
@@ -224,7 +227,7 @@ export class TelegramAdapter implements Adapter {
       if (threadId !== undefined) this.#botTopics.add(`${chatId}:${source.threadId}`);
       return { messageId: first };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     } finally {
       if (message.kind !== "notice") this.#typing.stop(chat);
     }
@@ -233,14 +236,16 @@ export class TelegramAdapter implements Adapter {
   /** Opens a forum topic in the chat of `source` (a forum supergroup) and returns its source. */
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const chatId = source.chatId;
-    if (!chatId) throw new Error("telegram: the home channel has no chatId");
+    if (!chatId) {
+      throw new InvalidInputError("telegram: the home channel has no chatId; set homeChannels.telegram.chatId to a chat id, or send /sethome in that chat.", { field: "source.chatId" });
+    }
     try {
       const topic = await this.#bot.api.createForumTopic(chatId, title.slice(0, 128) || "Threadline");
       const threadId = String(topic.message_thread_id);
       this.#botTopics.add(`${chatId}:${threadId}`);
       return { platform: this.platform, chatType: "group", chatId, chatName: source.chatName ?? null, threadId };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -248,7 +253,7 @@ export class TelegramAdapter implements Adapter {
     try {
       await this.#bot.api.editMessageText(source.chatId!, Number(messageId), text);
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     }
   }
 
@@ -347,19 +352,23 @@ export class TelegramAdapter implements Adapter {
     }
   };
 
-  #connectError(error: unknown): Error {
+  #connectError(error: unknown): PlatformError {
     const safe = this.#safe(error);
     const code = (error as { error_code?: number }).error_code;
     const why =
       code === 401 || code === 404
         ? "Telegram refused the bot token (check adapters.telegram.token or TELEGRAM_BOT_TOKEN; BotFather's /token shows it)"
         : `could not reach the Telegram Bot API${this.#options.apiRoot ? ` at ${this.#options.apiRoot}` : ""}: ${safe.message}`;
-    const wrapped = new Error(`telegram: ${why}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `telegram: ${why}`, { platformCode: code ?? null, cause: safe });
   }
 
   #safe(error: unknown): Error {
     return redactError(error, [this.#token]);
+  }
+
+  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
+  #failure(error: unknown): PlatformError {
+    const safe = this.#safe(error);
+    return new PlatformError(this.platform, safe.message, { cause: safe });
   }
 }

@@ -27,6 +27,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { noopLogger, normalizeIdentity } from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, redactError, splitMessage, type AnswerRules } from "../chat/index.js";
 import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
 import { WhatsAppApiError, WhatsAppGraphApi } from "./whatsapp-graph-api.js";
@@ -194,7 +195,11 @@ export class WhatsAppAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const recipient = whatsappRecipientOf(source);
-    if (recipient === null) throw new Error("whatsapp: the session source has no chatId or userId to send to");
+    if (recipient === null) {
+      throw new InvalidInputError("whatsapp: the session source has no chatId or userId to send to; pass the source of a WhatsApp chat (a phone number or a group id).", {
+        field: "source.chatId",
+      });
+    }
     const chat = this.#chatKey(source);
     // Only WhatsApp message ids can be quoted (a handoff or an API caller may pass others).
     const replyTo = message.inReplyTo.find((id) => id.startsWith("wamid.")) ?? null;
@@ -214,7 +219,7 @@ export class WhatsAppAdapter implements Adapter {
       }
       return { messageId: first };
     } catch (error) {
-      throw this.#safe(error);
+      throw this.#failure(error);
     } finally {
       if (message.kind !== "notice") this.#typing?.stop(chat);
     }
@@ -334,20 +339,27 @@ export class WhatsAppAdapter implements Adapter {
     return `dm\u0000${normalizeIdentity(this.platform, source.chatId ?? source.userId ?? "")}`;
   }
 
-  #connectError(error: WhatsAppApiError): Error {
+  #connectError(error: WhatsAppApiError): PlatformError {
     const safe = this.#safe(error);
     const why = error.isAuthError
-      ? `Meta refused the access token (${error.code ?? `HTTP ${error.status}`}): check adapters.whatsapp.accessToken or WHATSAPP_ACCESS_TOKEN (a system user's token with whatsapp_business_messaging)`
-      : error.code === 100 || error.status === 404
+      ? `Meta refused the access token (${error.platformCode ?? `HTTP ${error.status}`}): check adapters.whatsapp.accessToken or WHATSAPP_ACCESS_TOKEN (a system user's token with whatsapp_business_messaging)`
+      : error.platformCode === 100 || error.status === 404
         ? `Meta does not know the phone number id ${this.#options.phoneNumberId} (or the token may not use it): check adapters.whatsapp.phoneNumberId (WhatsApp → API Setup → Phone number ID)`
         : `the Graph API refused the phone number look-up: ${safe.message}`;
-    const wrapped = new Error(`whatsapp: ${why}`);
-    wrapped.cause = safe;
-    return wrapped;
+    return new PlatformError(this.platform, `whatsapp: ${why}`, { platformCode: error.platformCode, cause: safe });
   }
 
   #safe(error: unknown): Error {
     return redactError(error, this.#secrets);
+  }
+
+  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
+  #failure(error: unknown): PlatformError {
+    const safe = this.#safe(error);
+    return new PlatformError(this.platform, safe.message, {
+      platformCode: error instanceof WhatsAppApiError ? error.platformCode : null,
+      cause: safe,
+    });
   }
 }
 

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { PlatformError } from "../../store/index.js";
 import { explainWhatsAppError, type WhatsAppRecipient } from "./whatsapp-source.js";
 
 /** Options of a {@link WhatsAppGraphApi}. */
@@ -41,23 +42,29 @@ export interface WhatsAppGraphApiOptions {
 /** Graph error codes that mean "too much, too fast" (or a passing server error): a send is retried after a pause. */
 const RETRYABLE_CODES = new Set([4, 80007, 130429, 131056, 131000]);
 
-/** A Graph API call that Meta refused (or that never got an answer). */
-export class WhatsAppApiError extends Error {
+/**
+ * A Graph API call that Meta refused (or that never got an answer): a {@link PlatformError}
+ * (`TL_ERR_PLATFORM`) whose `platformCode` is the Graph error code (`131047`, `190`, …), when
+ * the answer had one.
+ */
+export class WhatsAppApiError extends PlatformError {
   /** The HTTP status (0: no answer). */
   readonly status: number;
   /** The Graph error code (`131047`, `190`, …), when the answer had one. */
-  readonly code: number | null;
+  declare readonly platformCode: number | null;
   readonly subcode: number | null;
   /** The error's title/message as Meta gave it. */
   readonly title: string | null;
   /** `error_data.details`. */
   readonly details: string | null;
 
-  constructor(message: string, fields: { status: number; code: number | null; subcode?: number | null; title?: string | null; details?: string | null }) {
-    super(message);
-    this.name = "WhatsAppApiError";
+  constructor(
+    message: string,
+    fields: { status: number; graphCode: number | null; subcode?: number | null; title?: string | null; details?: string | null },
+    options: { cause?: unknown } = {},
+  ) {
+    super("whatsapp", message, { platformCode: fields.graphCode, cause: options.cause });
     this.status = fields.status;
-    this.code = fields.code;
     this.subcode = fields.subcode ?? null;
     this.title = fields.title ?? null;
     this.details = fields.details ?? null;
@@ -65,7 +72,8 @@ export class WhatsAppApiError extends Error {
 
   /** Whether the token (or its permissions) was refused. */
   get isAuthError(): boolean {
-    return this.status === 401 || this.code === 190 || this.code === 10 || this.code === 200 || this.code === 131005;
+    const code = this.platformCode;
+    return this.status === 401 || code === 190 || code === 10 || code === 200 || code === 131005;
   }
 }
 
@@ -115,7 +123,7 @@ export class WhatsAppGraphApi {
     };
     const answer = (await this.#request("POST", `/${encodeURIComponent(this.#phoneNumberId)}/messages`, payload, true)) as { messages?: Array<{ id?: string }> };
     const id = answer.messages?.[0]?.id;
-    if (typeof id !== "string" || id === "") throw new WhatsAppApiError("whatsapp: the Graph API accepted the message but returned no message id", { status: 200, code: null });
+    if (typeof id !== "string" || id === "") throw new WhatsAppApiError("whatsapp: the Graph API accepted the message but returned no message id; check that adapters.whatsapp.apiUrl is the Graph API", { status: 200, graphCode: null });
     return id;
   }
 
@@ -143,9 +151,7 @@ export class WhatsAppGraphApi {
       } catch (error) {
         const cause = (error as { cause?: { code?: string; message?: string } }).cause;
         const why = cause?.code ?? cause?.message ?? (error as Error).message;
-        const wrapped = new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, code: null });
-        wrapped.cause = error;
-        throw wrapped;
+        throw new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, graphCode: null }, { cause: error });
       }
       const text = await response.text();
       let parsed: unknown = null;
@@ -156,11 +162,11 @@ export class WhatsAppGraphApi {
       }
       if (response.ok && parsed !== null && (parsed as GraphErrorBody).error === undefined) return parsed;
       const error = this.#errorOf(response.status, parsed as GraphErrorBody | null);
-      const retryable = response.status === 429 || response.status >= 500 || (error.code !== null && RETRYABLE_CODES.has(error.code));
+      const retryable = response.status === 429 || response.status >= 500 || (error.platformCode !== null && RETRYABLE_CODES.has(error.platformCode));
       if (!retryable || attempt >= maxRetries) throw error;
       const after = Number.parseFloat(response.headers.get("retry-after") ?? "");
       const delayMs = Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 300_000) : Math.min((this.#options.retryMinDelayMs ?? 1_000) * 2 ** attempt, 60_000);
-      this.#options.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, code: error.code });
+      this.#options.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, code: error.platformCode });
       await sleep(delayMs);
     }
   }
@@ -177,7 +183,7 @@ export class WhatsAppGraphApi {
     const label = code === null ? `HTTP ${status}` : `${code}${stripped && !told ? ` ${stripped}` : ""}`;
     return new WhatsAppApiError(`whatsapp: the Graph API refused the request (${label}): ${explanation}`, {
       status,
-      code,
+      graphCode: code,
       subcode: typeof error?.error_subcode === "number" ? error.error_subcode : null,
       title,
       details,

@@ -95,7 +95,7 @@ async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<s
   } else if (options.continue === true) {
     const latest = (await db.listSessions({ sources: [CLI_PLATFORM], limit: 1 })).items[0];
     if (latest === undefined) {
-      throw new CliError('No terminal chat session to continue yet. Start one with "threadline chat".', EXIT.notFound);
+      throw new CliError("TL_ERR_NOT_FOUND", 'No terminal chat session to continue yet. Start one with "threadline chat".');
     }
     id = latest.id;
   } else {
@@ -178,7 +178,7 @@ function delay(ms: number): Promise<void> {
  */
 export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<number> {
   if (options.resume !== undefined && options.continue !== undefined && options.continue !== false) {
-    throw new CliError("Use either --continue or --resume, not both.", EXIT.usage);
+    throw new CliError("TL_ERR_USAGE", "Use either --continue or --resume, not both.");
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
@@ -454,7 +454,7 @@ export function chatTarget(options: Pick<ChatOptions, "continue" | "resume">, wo
   const rest = words.join(" ");
   if (resume !== undefined) return { ...target, resume: `${resume} ${rest}` };
   if (cont !== undefined && cont !== false) return { continue: cont === true ? rest : `${cont} ${rest}` };
-  throw new CliError(`unexpected argument "${rest}" for "threadline chat". To resume a session, name it with --resume: threadline chat --resume ${rest}`, EXIT.usage);
+  throw new CliError("TL_ERR_USAGE", `unexpected argument "${rest}" for "threadline chat". To resume a session, name it with --resume: threadline chat --resume ${rest}`);
 }
 
 /** The slash commands as help rows: usage (`/resume [title|id]`) and what it does, each once. */

@@ -11,7 +11,7 @@ import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } fr
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
 import { SECRET_CONFIG_KEYS, chatAdapterProblems, configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
 import { NotFoundError } from "../../store/index.js";
-import { CliError, EXIT } from "../cli-context.js";
+import { CliError } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
 
 function configOption(): Option {
@@ -28,7 +28,7 @@ async function loadConfig(path: string, named: boolean): Promise<{ doc: Record<s
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     if (named) {
-      throw new CliError(`No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath()}.`, EXIT.usage);
+      throw new CliError("TL_ERR_USAGE", `No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath()}.`);
     }
     return { doc: {}, exists: false };
   }
@@ -118,7 +118,7 @@ export function makeConfigCommand(io: CliIo): Command {
       if (options.json) writeJson(io, { path, exists, valid: problem === null, problems: problem === null ? [] : problem.split("; ") });
       if (problem !== null) {
         if (!options.json) io.stderr.write(`threadline: ${path} is not valid:\n${problem.split("; ").map((p) => `  - ${p}`).join("\n")}\n`);
-        throw new CliError("", EXIT.usage);
+        throw new CliError("TL_ERR_INVALID_INPUT", "");
       }
       if (!options.json) io.stdout.write(exists ? `Config OK: ${path}\n` : `No config file at ${path}; the defaults apply (valid).\n`);
     });
@@ -134,7 +134,7 @@ export function makeConfigCommand(io: CliIo): Command {
       const path = options.config || defaultConfigPath();
       const segments = key.split(".");
       if (segments.some((s) => s === "" || FORBIDDEN_SEGMENTS.has(s))) {
-        throw new CliError(`"${key}" is not a key path; use dotted names such as gateway.port.`, EXIT.usage);
+        throw new CliError("TL_ERR_USAGE", `"${key}" is not a key path; use dotted names such as gateway.port.`);
       }
       let text = "";
       try {
@@ -143,7 +143,7 @@ export function makeConfigCommand(io: CliIo): Command {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
       const doc = parseDocument(text);
-      if (doc.errors.length > 0) throw new CliError(`${path} is not valid YAML; fix it first (threadline config check).`, EXIT.usage);
+      if (doc.errors.length > 0) throw new CliError("TL_ERR_INVALID_INPUT", `${path} is not valid YAML; fix it first (threadline config check).`);
       let parsed: unknown;
       try {
         parsed = parseYamlValue(value);

@@ -59,7 +59,10 @@ export function makeDoctorCommand(io: CliIo): Command {
       if (diagnosis.backend === "postgres") {
         if (options.json) writeJson(io, { diagnosis, repair: null });
         else io.stdout.write(`${describe(diagnosis, s)}\n`);
-        throw new CliError("--repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (use its backups). Run \"threadline doctor\" without --repair.", EXIT.usage);
+        throw new CliError(
+          "TL_ERR_USAGE",
+          "--repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (use its backups). Run \"threadline doctor\" without --repair.",
+        );
       }
       if (diagnosis.healthy) {
         if (options.json) writeJson(io, { diagnosis, repair: null });
@@ -68,9 +71,9 @@ export function makeDoctorCommand(io: CliIo): Command {
       }
       if (diagnosis.schemaVersion !== null && diagnosis.schemaVersion > diagnosis.supportedSchemaVersion) {
         throw new CliError(
+          "TL_ERR_CONFLICT",
           `${diagnosis.location} was written by a newer Threadline (schema ${diagnosis.schemaVersion}, this one knows ${diagnosis.supportedSchemaVersion}); ` +
             "a repair here would lose what it added. Run the repair with that newer Threadline.",
-          EXIT.conflict,
         );
       }
       const repair = await repairDatabase(diagnosis.location);

@@ -9,7 +9,7 @@
 import { Command, Option } from "commander";
 import { type Insights, type InsightsSession, type InsightsTotals } from "../../store/index.js";
 import { styles, table, truncate, useColor, writeJson, type CliIo } from "../cli-output.js";
-import { CliError, EXIT, parseCount, withExistingDatabase } from "../cli-context.js";
+import { CliError, parseCount, withExistingDatabase } from "../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../command-options.js";
 import { formatLocalDateTime } from "../local-time.js";
 
@@ -133,9 +133,9 @@ export function makeInsightsCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (options: InsightsOptions) => {
       const days = parseCount(options.days, "--days");
-      if (days > MAX_DAYS) throw new CliError(`--days must be at most ${MAX_DAYS} (got ${days}).`, EXIT.usage);
+      if (days > MAX_DAYS) throw new CliError("TL_ERR_USAGE", `--days must be at most ${MAX_DAYS} (got ${days}).`);
       const top = parseCount(options.top, "--top");
-      if (top > 100) throw new CliError(`--top must be at most 100 (got ${top}).`, EXIT.usage);
+      if (top > 100) throw new CliError("TL_ERR_USAGE", `--top must be at most 100 (got ${top}).`);
       await withExistingDatabase(options.db, async (db) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const insights = await db.getInsights({ since: Date.now() / 1000 - days * 86_400, top, ...(sources === undefined ? {} : { sources }) });

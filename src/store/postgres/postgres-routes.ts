@@ -7,6 +7,7 @@
  * @module
  */
 import type { Page, Route, RouteFields } from "../contract.js";
+import { InternalError } from "../errors.js";
 import { ROUTE_COLUMNS, routeValues, toRoute as sharedToRoute, type RouteRow } from "../route-rows.js";
 import { routeCursor, type CheckedListRoutes } from "../routing-input.js";
 import type { Sql } from "./postgres-connection.js";
@@ -73,7 +74,7 @@ export async function insertRouteIfAbsent(sql: Sql, key: string, route: RouteFie
 /** Overwrites the (locked) entry of a key at `version`; returns the stored row. */
 export async function updateRoute(sql: Sql, key: string, route: RouteFields, version: number): Promise<RouteRow> {
   const row = await sql.one<RouteRow>(`UPDATE routes SET ${SET_LIST} WHERE key = $1 RETURNING *`, params(key, route, version));
-  if (row === undefined) throw new Error(`routing entry ${key} vanished under its row lock`);
+  if (row === undefined) throw new InternalError(`The routing entry ${key} vanished under its own row lock`);
   return row;
 }
 

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
 import { splitMessage } from "../../../src/adapters/chat/index.js";
+import { InvalidInputError } from "../../../src/store/index.js";
 
 it("text within the limit is one chunk; empty text is one empty chunk", () => {
   expect(splitMessage("short", 100)).toEqual(["short"]);
@@ -53,5 +54,6 @@ it("never splits a surrogate pair and honours a custom measure", () => {
 });
 
 it("rejects a limit too small for a fence", () => {
-  expect(() => splitMessage("x", 4)).toThrow(RangeError);
+  expect(() => splitMessage("x", 4)).toThrow(InvalidInputError);
+  expect(() => splitMessage("x", 4)).toThrow(expect.objectContaining({ code: "TL_ERR_INVALID_INPUT", field: "limit" }));
 });

@@ -11,7 +11,7 @@
  */
 import { Command, Option } from "commander";
 import type { SessionSummary } from "../../../store/index.js";
-import { CliError, EXIT, openExistingDatabase } from "../../cli-context.js";
+import { CliError, openExistingDatabase } from "../../cli-context.js";
 import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
 import { dbOption, sourceOption } from "../../command-options.js";
 import { collectSessions } from "../../session-pages.js";
@@ -238,7 +238,7 @@ export async function pickSession(io: CliIo, sessions: readonly SessionSummary[]
   const stdin = io.stdin;
   const stdout = io.stdout as CliIo["stdout"] & { rows?: number; on?: (event: string, fn: () => void) => unknown; off?: (event: string, fn: () => void) => unknown };
   if (stdin.isTTY !== true || stdout.isTTY !== true || typeof stdin.setRawMode !== "function") {
-    throw new CliError('sessions browse needs an interactive terminal; in scripts use "threadline sessions list" (or --json).', EXIT.usage);
+    throw new CliError("TL_ERR_USAGE", 'sessions browse needs an interactive terminal; in scripts use "threadline sessions list" (or --json).');
   }
   const color = useColor(io);
   let state: PickerState = { filter: "", selected: 0, scroll: 0 };
@@ -293,7 +293,7 @@ export function makeBrowseCommand(io: CliIo): Command {
     .addOption(
       new Option("--limit <n>", "how many of the most recent sessions to offer").default(1000).argParser((v: string) => {
         const n = Number(v);
-        if (!Number.isSafeInteger(n) || n < 1) throw new CliError(`--limit must be a whole number ≥ 1 (got "${v}").`, EXIT.usage);
+        if (!Number.isSafeInteger(n) || n < 1) throw new CliError("TL_ERR_USAGE", `--limit must be a whole number ≥ 1 (got "${v}").`);
         return n;
       }),
     )

@@ -6,7 +6,7 @@
  */
 import { Command, Option } from "commander";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import { CliError, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
 
@@ -33,7 +33,7 @@ export function makeDeleteCommand(io: CliIo): Command {
         const id = await resolveSessionRef(db, words.join(" "));
         if (!options.yes) {
           if (!canPrompt(io)) {
-            throw new CliError(`Refusing to delete session '${id}' without confirmation: stdin is not a terminal. Pass --yes to delete it.`, EXIT.conflict);
+            throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", `Refusing to delete session '${id}' without confirmation: stdin is not a terminal. Pass --yes to delete it.`);
           }
           if (!(await confirm(io, `Delete session '${id}' and all its messages? [y/N]`))) {
             if (options.json) writeJson(io, { id, deleted: false });
@@ -42,7 +42,7 @@ export function makeDeleteCommand(io: CliIo): Command {
           }
         }
         const deleted = await db.deleteSession(id);
-        if (!deleted) throw new CliError(`Session '${id}' no longer exists (deleted meanwhile?).`, EXIT.notFound);
+        if (!deleted) throw new CliError("TL_ERR_NOT_FOUND", `Session '${id}' no longer exists (deleted meanwhile?).`);
         if (options.json) writeJson(io, { id, deleted: true });
         else io.stdout.write(`Deleted session '${id}'.\n`);
       });

@@ -10,7 +10,7 @@ import type { Readable } from "node:stream";
 import { Command } from "commander";
 import { readJsonlLines, type ImportReport } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, withDatabase } from "../../cli-context.js";
+import { CliError, withDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
 
@@ -39,9 +39,11 @@ export function makeImportCommand(io: CliIo): Command {
       if (file === "-") input = io.stdin as unknown as Readable;
       else {
         const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
-          throw new CliError(error.code === "ENOENT" ? `No such file: ${file}` : `Cannot read ${file}: ${error.message}`, error.code === "ENOENT" ? EXIT.notFound : EXIT.failure);
+          throw error.code === "ENOENT"
+            ? new CliError("TL_ERR_NOT_FOUND", `No such file: ${file}`)
+            : new CliError("TL_ERR_IO", `Cannot read ${file}: ${error.message}`, { cause: error });
         });
-        if (info.isDirectory()) throw new CliError(`${file} is a directory; name a JSONL file.`, EXIT.usage);
+        if (info.isDirectory()) throw new CliError("TL_ERR_USAGE", `${file} is a directory; name a JSONL file.`);
         if (progressWanted(io) && info.isFile()) total = await countLines(file);
         input = createReadStream(file);
       }
@@ -66,8 +68,8 @@ export function makeImportCommand(io: CliIo): Command {
         const listed = report.errors.slice(0, LISTED_PROBLEMS).map((p) => `  line ${p.line}: ${p.message}`);
         const rest = report.errors.length - listed.length;
         throw new CliError(
+          "TL_ERR_INCOMPLETE",
           `${report.errors.length} bad line${report.errors.length === 1 ? " was" : "s were"} not imported:\n${listed.join("\n")}${rest > 0 ? `\n  … and ${rest} more (--json lists them all)` : ""}`,
-          EXIT.failure,
         );
       }
     });

@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import { InvalidInputError, type SessionSummary, type StoreMaintenance } from "../../../store/index.js";
 import { relativeTime, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, EXIT, withExistingDatabase } from "../../cli-context.js";
+import { CliError, withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
@@ -98,8 +98,8 @@ export function makePruneCommand(io: CliIo): Command {
         if (!options.yes) {
           if (!canPrompt(io)) {
             throw new CliError(
+              "TL_ERR_CONFIRMATION_REQUIRED",
               `Refusing to prune ${candidates.length} session(s) without confirmation: stdin is not a terminal. Pass --yes to prune, or --dry-run to list them.`,
-              EXIT.conflict,
             );
           }
           io.stderr.write(prunePreview(candidates, what, { now, color: useColor(io, io.stderr) }));
