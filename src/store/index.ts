@@ -1,7 +1,11 @@
 /**
- * The storage core as other folders (gateway, executions, CLI, server) see it: the
- * `SessionDB` contract, its errors, `openSessionDB` and the small helpers around them.
- * No backend is loaded by importing this module.
+ * The storage core as the other folders of this package (gateway, executions, CLI,
+ * server, …) see it: the `SessionDB` contract, its errors, `openSessionDB` and the small
+ * helpers around them. No backend is loaded by importing this module.
+ *
+ * Not a package entry point: the public part of the core is the explicit list in
+ * `src/index.ts` (`threadline`). Helpers only this package uses (`newSessionId`) may be
+ * exported here.
  *
  * @module
  */

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { IdentityAliases } from "../gateway/identity-aliases.js";
+import { IdentityAliases } from "../gateway/index.js";
 import type { SessionDB } from "../store/index.js";
 
 /**
