@@ -50,6 +50,7 @@ export {
   resetModelNotice,
   shouldNotifyUser,
   formatInactivity,
+  RESET_MODES,
   type ResetConfig,
   type ResetPolicy,
   type ResetMode,
