@@ -29,6 +29,7 @@ export {
   OpenAiCompatibleAgent,
   OpenAiTitler,
   resolveProviderConfig,
+  providerModelFor,
   type OpenAiCompatibleAgentOptions,
   type OpenAiTitlerOptions,
   type ProviderConfigSection,
