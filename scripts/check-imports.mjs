@@ -1,14 +1,21 @@
 #!/usr/bin/env node
-// Checks the dependency rules of docs/api.md "Layout" (run by `npm test`):
+// Checks the layout rules of the source tree (run by `npm test`):
 // 1. every relative import ends in ".js";
 // 2. src/store/contract.ts and src/store/errors.ts import nothing from the project;
 // 3. only src/store/sqlite/ imports better-sqlite3 (only src/store/postgres/ imports pg),
 //    and backends never import each other;
 // 4. the core (src/store outside backend folders) never imports a backend statically;
-// 5. outer folders (gateway, executions, cli, server) reach the core only through
-//    src/store/index.ts, and the core never imports them;
+// 5. outer folders (gateway, executions, cli, server, …) reach the core only through
+//    src/store/index.ts (the core's door for this package; the public part of it is the
+//    explicit list in src/index.ts), and the core never imports them;
 // 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it;
-// 7. src/gateway/ takes only types from src/agents/ (`import type` / `export type`), so loading the
+// 7. any other folder of src/ is reached from outside it only through a folder's index.ts
+//    (its public API: the package entry point, for the folders package.json exports) or
+//    internal.ts (what the package's own folders share beyond that; never an entry point);
+// 8. a package entry point (package.json "exports", mapped from dist/ to src/) names its
+//    exports: no `export *`, so nothing internal becomes public by accident
+//    (test/package/public-api.test.ts compares those names with docs/api.md).
+// 9. src/gateway/ takes only types from src/agents/ (`import type` / `export type`), so loading the
 //    gateway never loads the agents module: interruption is the core's InterruptedError.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -56,6 +63,15 @@ for (const dir of ["src", "test", "bench"]) {
       if (/^src\/(gateway|executions|cli|server)\//.test(rel) && spec.startsWith("../store/") && spec !== "../store/index.js") {
         problems.push(`${rel}: reach the storage core through "../store/index.js", not "${spec}"`);
       }
+      if (spec.startsWith(".") && !rel.startsWith("src/store/") && !rel.startsWith("src/web/")) {
+        const target = relative(root, join(file, "..", spec)).split(sep).join("/");
+        const [, fromTop] = rel.split("/");
+        const [targetRoot, targetTop] = target.split("/");
+        const door = /\/(index|internal)\.js$/.test(target);
+        if (targetRoot === "src" && targetTop !== fromTop && targetTop !== "store" && target.includes("/", 4) && !door) {
+          problems.push(`${rel}: reach src/${targetTop}/ through its index.js (public) or internal.js, not "${spec}"`);
+        }
+      }
       if (rel.startsWith("src/store/") && /\/(gateway|executions|cli|server)\//.test(spec)) {
         problems.push(`${rel}: the storage core must not depend on an outer folder ("${spec}")`);
       }
@@ -66,6 +82,24 @@ for (const dir of ["src", "test", "bench"]) {
       const inCore = rel.startsWith("src/store/") && !/^src\/store\/(sqlite|postgres)\//.test(rel);
       if (inCore && /\/(sqlite|postgres)\//.test(spec) && !dynamic) problems.push(`${rel}: the core may load a backend only with import() ("${spec}")`);
     }
+  }
+}
+
+const exportsMap = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports ?? {};
+for (const [subpath, target] of Object.entries(exportsMap)) {
+  const built = typeof target === "string" ? target : target.import;
+  if (typeof built !== "string" || !built.startsWith("./dist/") || !built.endsWith(".js")) continue;
+  const source = built.replace(/^\.\/dist\//, "src/").replace(/\.js$/, ".ts");
+  if (/\/internal\.ts$/.test(source)) problems.push(`package.json: "${subpath}" must not export an internal.ts barrel (${source})`);
+  let text;
+  try {
+    text = readFileSync(join(root, source), "utf8");
+  } catch {
+    problems.push(`package.json: "${subpath}" points at ${built}, but ${source} does not exist`);
+    continue;
+  }
+  if (/(?:^|\n)\s*export\s+(?:type\s+)?\*/.test(text)) {
+    problems.push(`${source}: the entry point "${subpath}" must name its exports (no \`export *\`); add the public names and list them in docs/api.md`);
   }
 }
 

@@ -1,13 +1,158 @@
 /**
- * Threadline: the session layer for AI agents and chat gateways.
+ * Threadline (`threadline`): the storage contract ({@link SessionDB}) and the records it reads
+ * and writes, its errors, {@link openSessionDB}, the database doctor and a few helpers.
  *
- * The storage contract ({@link SessionDB}), its errors and `openSessionDB`, and the
- * gateway lifecycle library (also at `threadline/gateway`), and execution sessions (also at
- * `threadline/executions`). Backends live in subpath
- * exports (`threadline/sqlite`, `threadline/postgres`).
+ * Everything else has its own entry point, so importing this one loads no backend and no
+ * gateway: `threadline/gateway` (the gateway lifecycle and `GatewayRunner`),
+ * `threadline/executions` (agent and workflow runs), `threadline/agents`,
+ * `threadline/adapters`, `threadline/tools`, `threadline/server` (the HTTP API),
+ * `threadline/serve` (a whole gateway process), and the backends `threadline/sqlite` and
+ * `threadline/postgres`. docs/api.md lists every export of each.
+ *
+ * This list is explicit on purpose: a symbol is public when it is named here (the
+ * storage core's other exports in `src/store/index.ts` are for the other folders of
+ * this package only). test/package/public-api.test.ts keeps it and docs/api.md in step.
  *
  * @module
  */
-export * from "./store/index.js";
-export * from "./gateway/index.js";
-export * from "./executions/index.js";
+
+// Opening a database, and checking or repairing one.
+export { openSessionDB, diagnoseDatabase, repairDatabase } from "./store/index.js";
+export type {
+  OpenSessionDBOptions,
+  DoctorReport,
+  SqliteDoctorReport,
+  PostgresDoctorReport,
+  RepairReport,
+  UnreadableRange,
+} from "./store/index.js";
+
+// The contract: the store, the roles it is made of (each layer asks only for the roles it calls),
+// its capabilities and paging.
+export type {
+  SessionDB,
+  SessionHistory,
+  SessionSearch,
+  GatewayState,
+  RouteStore,
+  AliasStore,
+  QueueStore,
+  LeaseStore,
+  HandoffStore,
+  ExecutionStore,
+  MetaStore,
+  StoreMaintenance,
+  StoreCapabilities,
+  Page,
+} from "./store/index.js";
+
+// The one implementation of the contract both backends extend (docs/architecture.md).
+export { StoreCore } from "./store/index.js";
+
+// Sessions and messages.
+export { MESSAGE_ROLES } from "./store/index.js";
+export type {
+  Session,
+  NewSession,
+  SessionUpdate,
+  SessionUsage,
+  UsageUpdate,
+  Message,
+  NewMessage,
+  MessageRole,
+  MessageContent,
+  ContentPart,
+  ToolCall,
+  ConversationMessage,
+  ConversationOptions,
+  MessageWindowOptions,
+  FencedWriteOptions,
+  RewindResult,
+} from "./store/index.js";
+
+// Listing, search, export and import, retention.
+export type {
+  SessionSummary,
+  ListSessionsOptions,
+  SearchHit,
+  SearchOptions,
+  ContextMessage,
+  SessionRecord,
+  ExportOptions,
+  ImportReport,
+  ImportProblem,
+  PruneOptions,
+  AutoPruneOptions,
+} from "./store/index.js";
+
+// Stats and insights.
+export type {
+  StoreStats,
+  ModelStats,
+  Insights,
+  InsightsOptions,
+  InsightsDay,
+  InsightsSession,
+  InsightsTotals,
+  ToolUsage,
+} from "./store/index.js";
+
+// Gateway routing state: routes, leases, queues, handoffs.
+export { HANDOFF_STATUSES } from "./store/index.js";
+export type {
+  Route,
+  RouteFields,
+  RouteState,
+  RouteWrite,
+  ListRoutesOptions,
+  Lease,
+  LeaseFence,
+  LeaseOptions,
+  QueuedItem,
+  NewQueuedEvent,
+  EnqueueResult,
+  Handoff,
+  NewHandoff,
+  HandoffStatus,
+  HandoffResult,
+  ClaimHandoffOptions,
+} from "./store/index.js";
+
+// Execution sessions as stored (the `Executions` API is at `threadline/executions`).
+export type {
+  ExecutionKind,
+  ExecutionRecord,
+  ExecutionSummary,
+  ExecutionWrite,
+  ExecutionChange,
+  ExecutionChangeResult,
+  FindExecutionsOptions,
+  ListExecutionsOptions,
+  ListExecutionUnitsOptions,
+} from "./store/index.js";
+
+// Errors.
+export {
+  ThreadlineError,
+  InvalidInputError,
+  NotFoundError,
+  ConflictError,
+  StoreBusyError,
+  StoreClosedError,
+  SchemaVersionError,
+  LeaseLostError,
+  AmbiguousIdError,
+  DatabaseCorruptError,
+  DriverMissingError,
+  StoreError,
+  InterruptedError,
+  PlatformError,
+  InternalError,
+  THREADLINE_ERROR_CODES,
+} from "./store/index.js";
+export type { ThreadlineErrorCode, AmbiguousIdCandidate } from "./store/index.js";
+
+// Helpers: titles, export files, the data home.
+export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./store/index.js";
+export { writeJsonl, readJsonlLines, RECORD_FORMAT, RECORD_VERSION } from "./store/index.js";
+export { threadlineHome, defaultDatabasePath } from "./store/index.js";

@@ -1,16 +1,42 @@
 /**
- * Model plug-ins: the {@link Agent} and {@link Titler} interfaces, the OpenAI-compatible
- * provider, the offline echo agent and the heuristic titler.
+ * `threadline/agents`: model plug-ins — the {@link Agent} and {@link Titler} interfaces, the
+ * OpenAI-compatible provider, the offline echo agent and the heuristic titler.
+ *
+ * The list is explicit; docs/api.md lists every export.
  *
  * @example
- * import { EchoAgent, HeuristicTitler, OpenAiCompatibleAgent, OpenAiTitler } from "./agents/index.js";
+ * import { EchoAgent, HeuristicTitler, OpenAiCompatibleAgent, OpenAiTitler } from "threadline/agents";
  * const agent = OpenAiCompatibleAgent.fromEnv() ?? new EchoAgent();
  * const titler = OpenAiTitler.fromEnv() ?? new HeuristicTitler();
  *
  * @module
  */
-export * from "./agent.js";
-export * from "./echo-agent.js";
-export * from "./heuristic-titler.js";
-export * from "./openai-provider.js";
-export * from "./tool-support.js";
+
+// The interfaces an agent and a titler implement.
+export {
+  AgentError,
+  AgentInterruptedError,
+  type Agent,
+  type AgentTurnInput,
+  type AgentTurnResult,
+  type AgentResetInput,
+  type AgentTool,
+  type Titler,
+} from "./agent.js";
+
+// The shipped agents and titlers.
+export {
+  OpenAiCompatibleAgent,
+  OpenAiTitler,
+  resolveProviderConfig,
+  providerModelFor,
+  type OpenAiCompatibleAgentOptions,
+  type OpenAiTitlerOptions,
+  type ProviderConfigSection,
+  type ProviderToolsSetting,
+  type ResolvedProviderConfig,
+  type FetchFunction,
+} from "./openai-provider.js";
+export { ToolSupport, type ToolSupportOptions } from "./tool-support.js";
+export { EchoAgent, type EchoAgentOptions } from "./echo-agent.js";
+export { HeuristicTitler } from "./heuristic-titler.js";

@@ -2,30 +2,122 @@
  * `threadline/gateway`: the gateway session lifecycle — message origins, session keys,
  * routing entries and their reset policies, restart recovery, durable per-session
  * queues, the model's session context (with PII redaction), the expiry watcher and
- * the agent cache. Works on any {@link SessionDB} backend.
+ * the agent cache — and the running gateway built on it: {@link GatewayRunner}, the
+ * {@link Adapter} interface, slash commands and handoffs. Works on any {@link SessionDB}
+ * backend.
+ *
+ * The list is explicit: what other folders of this package share beyond it is in
+ * `./internal.ts`, which is not an entry point. docs/api.md lists every export.
  *
  * @module
  */
-export * from "./clock.js";
-export * from "./session-source.js";
-export * from "./session-key.js";
-export * from "./reset-policy.js";
-export * from "./session-context.js";
-export * from "./agent-cache.js";
-export * from "./session-entry.js";
-export * from "./identity-aliases.js";
-export * from "./session-store.js";
-export * from "./session-queue.js";
-export * from "./inbound-buffer.js";
-export * from "./recovery.js";
-export * from "./expiry-watcher.js";
-export * from "./lifecycle-config.js";
-export * from "./adapter.js";
-export * from "./adapter-state.js";
-export * from "./turn-messages.js";
-export * from "./slash-commands.js";
-export * from "./gateway-logger.js";
-export * from "./gateway-runner.js";
-export * from "./handoff.js";
-export * from "./handoff-worker.js";
-export * from "./home-channels.js";
+
+// Clocks.
+export { systemClock, ManualClock, type Clock } from "./clock.js";
+
+// Message sources and session keys.
+export {
+  parseSessionSource,
+  describeSessionSource,
+  CHAT_TYPES,
+  KNOWN_PLATFORMS,
+  type SessionSource,
+  type ChatType,
+} from "./session-source.js";
+export {
+  buildSessionKey,
+  isSharedMultiUserSession,
+  escapeKeyComponent,
+  normalizeIdentity,
+  assertSafeKey,
+  assertSafeSessionId,
+  SESSION_ID_PATTERN,
+  type KeySettings,
+} from "./session-key.js";
+export { IdentityAliases } from "./identity-aliases.js";
+
+// Routing entries and the routing store.
+export { toSessionEntry, hadActivity, type SessionEntry, type ResetNotice } from "./session-entry.js";
+export { SessionStore, type SessionStoreOptions, type GetOrCreateOptions, type GatewayDB } from "./session-store.js";
+
+// Reset policies and the config file.
+export {
+  parseResetConfig,
+  resolveResetPolicy,
+  evaluateReset,
+  dailyBoundary,
+  resetUserNotice,
+  resetModelNotice,
+  shouldNotifyUser,
+  formatInactivity,
+  RESET_MODES,
+  type ResetConfig,
+  type ResetPolicy,
+  type ResetMode,
+  type ResetDecision,
+} from "./reset-policy.js";
+export { readConfigFile, parseLifecycleConfig, defaultConfigPath, type LifecycleConfig } from "./lifecycle-config.js";
+
+// Queues, recovery, expiry, the agent cache.
+export { SessionQueue, type InboundEvent, type QueueOutcome, type QueueSnapshot } from "./session-queue.js";
+export { GatewayRecovery, type GatewayRecoveryOptions, type StartupReport } from "./recovery.js";
+export { InboundBuffer } from "./inbound-buffer.js";
+export {
+  ExpiryWatcher,
+  type ExpiryWatcherOptions,
+  type ExpiryPass,
+  type SessionFinalizeHook,
+  type BeforeResetOptions,
+} from "./expiry-watcher.js";
+export { AgentCache, type AgentCacheOptions } from "./agent-cache.js";
+
+// The model's session context.
+export { buildSessionContext, buildSessionContextPrompt, type SessionContext, type SessionContextConfig } from "./session-context.js";
+
+// The running gateway and its adapters.
+export { GatewayRunner, type GatewayRunnerOptions, type GatewayMetrics, type DrainResult } from "./gateway-runner.js";
+export { noopLogger, type GatewayLogger } from "./gateway-logger.js";
+export type {
+  Adapter,
+  AdapterEvents,
+  DeliveryFailure,
+  InboundMessage,
+  InboundMedia,
+  InboundHandler,
+  InboundAck,
+  OutboundMessage,
+  OutboundDelta,
+} from "./adapter.js";
+export { adapterStateInMeta, adapterStateInMemory, type AdapterStateStore } from "./adapter-state.js";
+export {
+  INTERRUPTED_TOOL_RESULT,
+  userMessagesOf,
+  closeOpenToolCalls,
+  missingToolResults,
+  textOf,
+  replyTextOf,
+  failedTurnRecord,
+  isFailedTurnRecord,
+} from "./turn-messages.js";
+export {
+  SLASH_COMMANDS,
+  parseSlashCommand,
+  isGatewayCommand,
+  runSlashCommand,
+  type SlashCommand,
+  type CommandHost,
+} from "./slash-commands.js";
+
+// Cross-platform handoff.
+export {
+  requestHandoff,
+  HandoffError,
+  type RequestHandoffOptions,
+  type HandoffRequest,
+  type HandoffOutcome,
+  type HandoffFailure,
+  type HomeChannel,
+  type HomeChannels,
+} from "./handoff.js";
+export { effectiveHomeChannels } from "./home-channels.js";
+export type { ProcessHandoffsOptions } from "./handoff-worker.js";

@@ -1,13 +1,29 @@
 /**
- * The `threadline serve` composition root: config file, metrics, and starting/stopping a
- * complete gateway.
+ * `threadline/serve`: the `threadline serve` composition root — the config file, metrics,
+ * and starting/stopping a complete gateway (adapters, agent, HTTP server) in a process of
+ * your own.
+ *
+ * The list is explicit: what other folders of this package share beyond it is in
+ * `./internal.ts`, which is not an entry point. docs/api.md lists every export.
  *
  * @module
  */
-export * from "./serve-config.js";
-export * from "./config-keys.js";
-export * from "./gateway-metrics.js";
-export * from "./start-gateway.js";
-export * from "./agent-choice.js";
-export * from "./chat-config/index.js";
-export * from "./chat-adapters.js";
+
+// Starting a gateway.
+export { startGateway, type StartGatewayOptions, type RunningGateway } from "./start-gateway.js";
+export { createGatewayMetrics, type GatewayMetricsBundle } from "./gateway-metrics.js";
+
+// The config file.
+export { parseServeConfig, configFileDocument, type ServeConfig, type ApiConfig } from "./serve-config.js";
+export { CONFIG_KEY_PATHS, suggestConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
+export {
+  SECRET_CONFIG_KEYS,
+  chatAdapterProblems,
+  type ChatAdaptersConfig,
+  type TelegramConfig,
+  type DiscordConfig,
+  type SlackConfig,
+  type WhatsAppConfig,
+  type MatrixConfig,
+  type SignalConfig,
+} from "./chat-config/index.js";

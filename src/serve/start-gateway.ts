@@ -23,8 +23,8 @@ import {
   type Adapter,
   type InboundMessage,
   type StartupReport,
-} from "../gateway/index.js";
-import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/index.js";
+} from "../gateway/internal.js";
+import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/internal.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";

@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { isLoopbackAddress } from "../adapters/index.js";
+import { isLoopbackAddress } from "../adapters/internal.js";
 import { InternalError, InvalidInputError } from "../store/index.js";
 import { HttpError } from "./error-handler.js";
 

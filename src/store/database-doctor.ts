@@ -21,10 +21,10 @@ import { chooseDatabaseTarget } from "./open-session-db.js";
 export async function diagnoseDatabase(target?: string): Promise<DoctorReport> {
   const chosen = chooseDatabaseTarget(target);
   if (chosen.backend === "postgres") {
-    const { diagnosePostgres } = await import("./postgres/index.js");
+    const { diagnosePostgres } = await import("./postgres/postgres-doctor.js");
     return diagnosePostgres({ connectionString: chosen.url, ...(chosen.schema === undefined ? {} : { schema: chosen.schema }) });
   }
-  const { diagnoseSqlite } = await import("./sqlite/index.js");
+  const { diagnoseSqlite } = await import("./sqlite/sqlite-doctor.js");
   return diagnoseSqlite(chosen.path);
 }
 
@@ -43,6 +43,6 @@ export async function repairDatabase(target?: string, options: { now?: Date } = 
   if (chosen.backend === "postgres") {
     throw new InvalidInputError("Repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (restore from its backups).", { field: "target" });
   }
-  const { repairSqlite } = await import("./sqlite/index.js");
+  const { repairSqlite } = await import("./sqlite/sqlite-repair.js");
   return repairSqlite(chosen.path, options);
 }

@@ -1,7 +1,11 @@
 /**
- * The storage core as other folders (gateway, executions, CLI, server) see it: the
- * `SessionDB` contract, its errors, `openSessionDB` and the small helpers around them.
- * No backend is loaded by importing this module.
+ * The storage core as the other folders of this package (gateway, executions, CLI,
+ * server, …) see it: the `SessionDB` contract, its errors, `openSessionDB` and the small
+ * helpers around them. No backend is loaded by importing this module.
+ *
+ * Not a package entry point: the public part of the core is the explicit list in
+ * `src/index.ts` (`threadline`). Helpers only this package uses (`newSessionId`) may be
+ * exported here.
  *
  * @module
  */
@@ -11,7 +15,8 @@ export { openSessionDB, type OpenSessionDBOptions } from "./open-session-db.js";
 export { diagnoseDatabase, repairDatabase } from "./database-doctor.js";
 export type { DoctorReport, PostgresDoctorReport, RepairReport, SqliteDoctorReport, UnreadableRange } from "./doctor-report.js";
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
-export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS } from "./titles.js";
+export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { RECORD_FORMAT, RECORD_VERSION } from "./session-record.js";
 export { writeJsonl, readJsonlLines } from "./jsonl.js";
 export { newSessionId } from "./session-id.js";
+export { StoreCore } from "./core/store-core.js";

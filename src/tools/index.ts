@@ -1,7 +1,22 @@
 /**
- * Tools agents can call: `session_search` over earlier conversations.
+ * `threadline/tools`: tools agents can call — `session_search` over earlier conversations,
+ * confined to what the asking session's user may see.
+ *
+ * The list is explicit: what other folders of this package share beyond it is in
+ * `./internal.ts`, which is not an entry point. docs/api.md lists every export.
  *
  * @module
  */
-export * from "./session-search.js";
-export * from "./search-scope.js";
+export {
+  sessionSearch,
+  sessionSearchTool,
+  formatSessionSearch,
+  agentSummariser,
+  type SessionSearchOptions,
+  type SessionSearchToolOptions,
+  type SessionSearchResult,
+  type FoundSession,
+  type FoundMessage,
+  type SessionSummariser,
+} from "./session-search.js";
+export { SESSION_SEARCH_SCOPES, type SessionSearchScope } from "./search-scope.js";

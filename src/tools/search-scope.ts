@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { IdentityAliases } from "../gateway/identity-aliases.js";
+import { IdentityAliases } from "../gateway/index.js";
 import type { AliasStore, SessionHistory } from "../store/index.js";
 
 /**

@@ -5,15 +5,8 @@
  */
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import {
-  AmbiguousIdError,
-  ConflictError,
-  Executions,
-  InvalidInputError,
-  NotFoundError,
-  type SessionDB,
-  type WorkflowRunResult,
-} from "../../src/index.js";
+import { AmbiguousIdError, ConflictError, InvalidInputError, NotFoundError, type SessionDB } from "../../src/index.js";
+import { Executions, type WorkflowRunResult } from "../../src/executions/index.js";
 import { expectReject } from "../contract/harness.js";
 import { forEachBackend, type TestDatabase } from "../gateway/backends.js";
 

@@ -11,13 +11,13 @@ import { AgentError, EchoAgent, type Agent, type AgentTurnInput } from "../../sr
 import {
   GatewayRunner,
   HandoffError,
-  handoffNotice,
   requestHandoff,
   SessionStore,
   type HandoffOutcome,
   type HomeChannels,
   type SessionSource,
 } from "../../src/gateway/index.js";
+import { handoffNotice } from "../../src/gateway/handoff-worker.js";
 import type { SessionDB } from "../../src/store/index.js";
 import { forEachBackend } from "./backends.js";
 

@@ -14,8 +14,7 @@
  */
 import { createInterface, type Interface } from "node:readline";
 import { Command, Option, type AddHelpTextContext } from "commander";
-import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/index.js";
-import type { OutboundDelta } from "../../gateway/index.js";
+import { CLI_PLATFORM, CliAdapter, type CliDelivery } from "../../adapters/internal.js";
 import {
   defaultConfigPath,
   newRouteFields,
@@ -26,8 +25,9 @@ import {
   requestHandoff,
   SLASH_COMMANDS,
   SessionStore,
-} from "../../gateway/index.js";
-import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/index.js";
+  type OutboundDelta,
+} from "../../gateway/internal.js";
+import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
 import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";

@@ -143,12 +143,13 @@ const queueLane = (key: string): string => `\u0000queue:${key}`;
  * A {@link SessionDB} over a {@link StoreDialect}. Backends subclass it only to add their
  * `open` (see `SqliteSessionDB`, `PostgresSessionDB`).
  */
-export class StoreCore<M> implements SessionDB {
+export class StoreCore implements SessionDB {
   readonly capabilities: StoreCapabilities;
   readonly location: string;
-  readonly #d: StoreDialect<M>;
+  readonly #d: StoreDialect<unknown>;
 
-  protected constructor(dialect: StoreDialect<M>) {
+  /** @internal Backends construct it with their dialect (see `SqliteSessionDB.open`). */
+  protected constructor(dialect: StoreDialect<unknown>) {
     this.#d = dialect;
     this.capabilities = dialect.capabilities;
     this.location = dialect.location;

@@ -16,7 +16,6 @@ import { createPool } from "./postgres-connection.js";
 import { PostgresDialect } from "./postgres-dialect.js";
 import { translatePostgresError } from "./postgres-errors.js";
 import { migrate } from "./postgres-migrations.js";
-import type { StoredMessage } from "./postgres-transcript.js";
 
 /**
  * A {@link SessionDB} in one PostgreSQL schema. Open it with
@@ -28,7 +27,7 @@ import type { StoredMessage } from "./postgres-transcript.js";
  * await db.appendMessage(s.id, { role: "user", content: "hello" });
  * await db.close();
  */
-export class PostgresSessionDB extends StoreCore<StoredMessage> implements SessionDB {
+export class PostgresSessionDB extends StoreCore implements SessionDB {
   /** The schema holding the tables. */
   readonly schema: string;
 

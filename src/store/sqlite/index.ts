@@ -1,10 +1,11 @@
 /**
- * The SQLite backend (`threadline/sqlite`).
+ * `threadline/sqlite`: the SQLite backend. `openSessionDB(path)` (from `threadline`) opens
+ * one too; import this entry point for the class itself and its config.
+ *
+ * The list is explicit; docs/api.md lists every export.
  *
  * @module
  */
 export { SqliteSessionDB } from "./sqlite-session-db.js";
-export { type SqliteConfig } from "./sqlite-config.js";
-export { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION, type SqliteMigration } from "./sqlite-migrations.js";
-export { diagnoseSqlite } from "./sqlite-doctor.js";
-export { repairSqlite, type SqliteRepairOptions } from "./sqlite-repair.js";
+export type { SqliteConfig } from "./sqlite-config.js";
+export { SQLITE_SCHEMA_VERSION } from "./sqlite-migrations.js";

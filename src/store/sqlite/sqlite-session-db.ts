@@ -13,7 +13,6 @@ import { StoreCore } from "../core/store-core.js";
 import { resolveSqliteConfig, type SqliteConfig } from "./sqlite-config.js";
 import { openSqliteConnection } from "./sqlite-connection.js";
 import { SqliteDialect } from "./sqlite-dialect.js";
-import type { StoredMessage } from "./sqlite-transcript.js";
 
 /**
  * A {@link SessionDB} on one SQLite file. Open it with {@link SqliteSessionDB.open}
@@ -25,7 +24,7 @@ import type { StoredMessage } from "./sqlite-transcript.js";
  * await db.appendMessage(s.id, { role: "user", content: "hello" });
  * await db.close();
  */
-export class SqliteSessionDB extends StoreCore<StoredMessage> implements SessionDB {
+export class SqliteSessionDB extends StoreCore implements SessionDB {
   /** Opens (creating and migrating as needed) a database file. */
   static async open(config: SqliteConfig): Promise<SqliteSessionDB> {
     const resolved = resolveSqliteConfig(config);

@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
 import { withDefaultUser } from "../../../src/store/postgres/postgres-connection.js";
-import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "../../../src/store/postgres/index.js";
+import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION } from "../../../src/store/postgres/postgres-migrations.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../../contract/postgres-server.js";
 
 const schemas: string[] = [];

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
-import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/index.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/sqlite-migrations.js";
 
 describe("sqlite: schema versions", () => {
   const dir = mkdtempSync(join(tmpdir(), "tl-mig-"));

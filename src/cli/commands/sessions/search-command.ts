@@ -9,7 +9,7 @@ import { InvalidInputError, MESSAGE_ROLES, type MessageRole, type SearchHit, typ
 import { relativeTime, styles, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { parseCount, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } from "../../../tools/index.js";
+import { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } from "../../../tools/internal.js";
 
 interface SearchCommandOptions {
   discover?: boolean;

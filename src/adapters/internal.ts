@@ -1,0 +1,10 @@
+/**
+ * What the other folders of this package use from the adapters beyond their public API
+ * (`./index.ts`, `threadline/adapters`). Not a package entry point: nothing here is
+ * public, so it may change in any release.
+ *
+ * @module
+ */
+export * from "./index.js";
+export { CLI_PLATFORM } from "./cli-adapter.js";
+export { isLoopbackAddress } from "./http-auth.js";

@@ -1,0 +1,10 @@
+/**
+ * What the other folders of this package use from the gateway beyond its public API
+ * (`./index.ts`, `threadline/gateway`). Not a package entry point: nothing here is
+ * public, so it may change in any release.
+ *
+ * @module
+ */
+export * from "./index.js";
+export { hashIdentifier } from "./session-context.js";
+export { newRouteFields } from "./session-store.js";

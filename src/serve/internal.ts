@@ -1,0 +1,9 @@
+/**
+ * What the other folders of this package use from `serve` beyond its public API
+ * (`./index.ts`, `threadline/serve`). Not a package entry point: nothing here is public, so
+ * it may change in any release.
+ *
+ * @module
+ */
+export * from "./index.js";
+export { chooseAgent } from "./agent-choice.js";
