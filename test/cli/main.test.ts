@@ -1,11 +1,15 @@
+// The built bin as a child process, as an installed package runs it (npm test builds dist/
+// before vitest): that it starts at all, its real exit code, and what only a process has (a
+// reader that closes the pipe early). Everything else runs in process (see cli-run.ts).
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { openSessionDB } from "../../src/index.js";
+import { BIN } from "./cli-run.js";
 
-// Runs the built bin (npm test builds dist/ before vitest), as an installed package would.
-const BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const run = promisify(execFile);
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
@@ -25,5 +29,28 @@ describe("threadline bin", () => {
     const error = (await run(process.execPath, [BIN, "frobnicate"]).catch((e: unknown) => e)) as { code: number; stderr: string };
     expect(error.code).toBe(2);
     expect(error.stderr).toBe('threadline: unknown command "frobnicate". Run "threadline --help" to see the commands.\n');
+  });
+
+  it("a reader that stops early (| head) ends it quietly with exit 0", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "threadline-bin-"));
+    try {
+      const file = join(dir, "state.db");
+      const db = await openSessionDB(file);
+      try {
+        // Far more than a pipe holds, so the bin is still writing when head has gone.
+        for (let i = 0; i < 300; i++) {
+          const session = await db.createSession({ source: "cli" });
+          await db.appendMessage(session.id, { role: "user", content: `message ${i} ${"x".repeat(2000)}` });
+        }
+      } finally {
+        await db.close();
+      }
+      const script = `"$0" "$1" sessions export - --db "$2" 2>"$3" | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`;
+      const { stdout } = await run("bash", ["-c", script, process.execPath, BIN, file, join(dir, "stderr")], { env: { ...process.env, NO_COLOR: "1" } });
+      expect(stdout.trim()).toBe("0");
+      expect(readFileSync(join(dir, "stderr"), "utf8")).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
