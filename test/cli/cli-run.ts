@@ -6,15 +6,17 @@
  *   choosing: the same output and exit code as a child process with pipes, in milliseconds,
  *   always on the current source (no build needed);
  * - as a child process, for what needs a real process (a pseudo-terminal, tmux, signals, a
- *   closed pipe, the process's exit code): {@link CLI_FROM_SOURCE} runs `src/cli/main.ts`
- *   through tsx (current source, no stale build), {@link BIN} is the built bin, for the tests
- *   of the bin itself.
+ *   closed pipe, the process's exit code, a time zone): the built bin ({@link builtCli}),
+ *   which must be at least as new as every file in src/ (a stale build fails, saying to run
+ *   `npm run build`, instead of testing old code).
  *
  * @module
  */
 import { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { createRequire } from "node:module";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { PassThrough, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -24,14 +26,41 @@ import { runCli } from "../../src/cli/program.js";
 /** The built bin (`npm run build` first; `npm test` does). */
 export const BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
-/** The bin's source. */
-const MAIN_SOURCE = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+const SRC = fileURLToPath(new URL("../../src", import.meta.url));
+
+/** The newest file under `dir` (path and modification time). */
+function newestFile(dir: string): { path: string; mtimeMs: number } {
+  let newest = { path: dir, mtimeMs: 0 };
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const candidate = entry.isDirectory() ? newestFile(path) : { path, mtimeMs: statSync(path).mtimeMs };
+    if (candidate.mtimeMs > newest.mtimeMs) newest = candidate;
+  }
+  return newest;
+}
+
+let checkedBuild = false;
+
+/**
+ * The command line of the built bin, `[node, dist/cli/main.js]`, for the tests that need a
+ * process. Throws when there is no build, or when a file in src/ changed after it (the test
+ * would run old code): run `npm run build` (npm test does).
+ */
+export function builtCli(): readonly string[] {
+  if (!checkedBuild) {
+    if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run "npm run build" before the CLI's child-process tests (npm test does).`);
+    const built = statSync(BIN).mtimeMs;
+    const newest = newestFile(SRC);
+    if (newest.mtimeMs > built) {
+      throw new Error(`${BIN} is older than ${newest.path}: the build is stale. Run "npm run build" before the CLI's child-process tests (npm test does).`);
+    }
+    checkedBuild = true;
+  }
+  return [process.execPath, BIN];
+}
 
 /** `node --import tsx`: node that runs TypeScript sources (append a file, or `-e`). */
 export const NODE_WITH_TSX: readonly string[] = [process.execPath, "--import", pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href];
-
-/** The command line that runs the current source as the bin would run: `node --import tsx src/cli/main.ts`. */
-export const CLI_FROM_SOURCE: readonly string[] = [...NODE_WITH_TSX, MAIN_SOURCE];
 
 /** Quotes a word for sh. */
 export function shellQuote(value: string): string {
@@ -179,8 +208,7 @@ export async function runInProcess(
 }
 
 /**
- * Runs `<command> <args>` as a child process with pipes (`command`: {@link CLI_FROM_SOURCE},
- * or `[process.execPath, BIN]` for the built bin); `input` is written to stdin, which is then
+ * Runs `<command> <args>` as a child process with pipes (`command`: {@link builtCli}); `input` is written to stdin, which is then
  * closed (unless `keepStdinOpen`). Killed and failed after `timeoutMs` (default 60 s).
  */
 export function runChild(

@@ -8,25 +8,27 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { openSessionDB } from "../../src/index.js";
-import { BIN } from "./cli-run.js";
+import { builtCli } from "./cli-run.js";
 
 const run = promisify(execFile);
+/** The built bin, checked to be current. */
+const bin = (): string => builtCli()[1]!;
 const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 describe("threadline bin", () => {
   it("prints its version", async () => {
-    const { stdout } = await run(process.execPath, [BIN, "--version"]);
+    const { stdout } = await run(process.execPath, [bin(), "--version"]);
     expect(stdout.trim()).toBe(version);
   });
 
   it("prints help naming the data home", async () => {
-    const { stdout } = await run(process.execPath, [BIN, "--help"]);
+    const { stdout } = await run(process.execPath, [bin(), "--help"]);
     expect(stdout).toMatch(/Usage: threadline/);
     expect(stdout).toMatch(/THREADLINE_HOME/);
   });
 
   it("rejects an unknown command on stderr with exit code 2", async () => {
-    const error = (await run(process.execPath, [BIN, "frobnicate"]).catch((e: unknown) => e)) as { code: number; stderr: string };
+    const error = (await run(process.execPath, [bin(), "frobnicate"]).catch((e: unknown) => e)) as { code: number; stderr: string };
     expect(error.code).toBe(2);
     expect(error.stderr).toBe('threadline: unknown command "frobnicate". Run "threadline --help" to see the commands.\n');
   });
@@ -46,7 +48,7 @@ describe("threadline bin", () => {
         await db.close();
       }
       const script = `"$0" "$1" sessions export - --db "$2" 2>"$3" | head -c 100 >/dev/null; echo "\${PIPESTATUS[0]}"`;
-      const { stdout } = await run("bash", ["-c", script, process.execPath, BIN, file, join(dir, "stderr")], { env: { ...process.env, NO_COLOR: "1" } });
+      const { stdout } = await run("bash", ["-c", script, process.execPath, bin(), file, join(dir, "stderr")], { env: { ...process.env, NO_COLOR: "1" } });
       expect(stdout.trim()).toBe("0");
       expect(readFileSync(join(dir, "stderr"), "utf8")).toBe("");
     } finally {

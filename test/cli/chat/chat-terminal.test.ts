@@ -1,4 +1,4 @@
-// `threadline chat` and `threadline sessions browse` as people use them: the current source
+// `threadline chat` and `threadline sessions browse` as people use them: the built bin
 // in a real terminal (tmux), on a temp THREADLINE_HOME with a SQLite database, echo agent;
 // set-up and the runs without a terminal go in process.
 import { execFileSync } from "node:child_process";

@@ -1,6 +1,6 @@
 /**
  * Driving `threadline` in a real terminal: a tmux server on its own socket (`-L`) running
- * the current source (through tsx), keys sent with send-keys, the screen read with
+ * the built bin (checked to be current: {@link builtCli}), keys sent with send-keys, the screen read with
  * capture-pane; plus a temp THREADLINE_HOME with a SQLite database, and piped (non-terminal)
  * runs in process for set-up.
  *
@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { CLI_FROM_SOURCE, runInProcess, shellQuote } from "../cli-run.js";
+import { builtCli, runInProcess, shellQuote } from "../cli-run.js";
 
 const run = promisify(execFile);
 
@@ -75,14 +75,14 @@ export class Terminal {
   }
 
   /**
-   * Starts `threadline <args>` (the current source, through tsx) in a fresh tmux server
+   * Starts `threadline <args>` (the built bin) in a fresh tmux server
    * (200×50). When the command ends the pane prints `[exited <code>]` and stays open.
    */
   static async start(home: TempHome, args: string[], size: { width?: number; height?: number } = {}): Promise<Terminal> {
     const socket = `tl-test-${process.pid}-${randomBytes(4).toString("hex")}`;
     const terminal = new Terminal(socket);
     // After the command the pane stays open, its screen readable, until kill().
-    const command = `${[...CLI_FROM_SOURCE, ...args].map(shellQuote).join(" ")}; echo "[exited $?]"; exec tail -f /dev/null`;
+    const command = `${[...builtCli(), ...args].map(shellQuote).join(" ")}; echo "[exited $?]"; exec tail -f /dev/null`;
     await run(
       "tmux",
       ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", String(size.width ?? 200), "-y", String(size.height ?? 50), command],

@@ -1,5 +1,5 @@
 // `threadline`, `threadline -c [title]` and `threadline -r <id|title>` as hermes users type them:
-// the current source in a real terminal (tmux), and in process with pipes, on a temp
+// the built bin in a real terminal (tmux), and in process with pipes, on a temp
 // THREADLINE_HOME, echo agent.
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

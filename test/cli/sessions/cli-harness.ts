@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSessionDB, type SessionDB } from "../../../src/index.js";
-import { CLI_FROM_SOURCE, runChild, runInProcess, shellQuote, type RunResult } from "../cli-run.js";
+import { builtCli, runChild, runInProcess, shellQuote, type RunResult } from "../cli-run.js";
 
 export type { RunResult } from "../cli-run.js";
 
@@ -31,12 +31,12 @@ export interface TempHome {
    */
   run(args: string[], options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number }): Promise<RunResult>;
   /**
-   * {@link TempHome.run} as a child process (the current source through tsx), for what needs a
-   * process of its own (a time zone, TZ, other than this process's).
+   * {@link TempHome.run} as a child process (the built bin), for what needs a process of its
+   * own (a time zone, TZ, other than this process's).
    */
   runChild(args: string[], options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number }): Promise<RunResult>;
   /**
-   * Runs `threadline <args>` (the current source, as a child process) on a pseudo-terminal
+   * Runs `threadline <args>` (the built bin, as a child process) on a pseudo-terminal
    * (stdin, stdout and stderr all on it); when `waitFor` shows up, types `answer` + Enter.
    * Output is stdout and stderr together.
    */
@@ -79,11 +79,11 @@ export function makeTempHome(): TempHome {
     },
     runChild(args, options = {}) {
       const { env: extra, ...rest } = options;
-      return runChild(CLI_FROM_SOURCE, args, env(extra), rest);
+      return runChild(builtCli(), args, env(extra), rest);
     },
     runInTerminal(args, options = {}) {
       return new Promise((resolve, reject) => {
-        const command = [...CLI_FROM_SOURCE, ...args].map(shellQuote).join(" ");
+        const command = [...builtCli(), ...args].map(shellQuote).join(" ");
         // script(1) runs the command on a new pseudo-terminal and copies our stdin to it.
         const child = spawn("script", ["-qfec", command, "/dev/null"], { env: env(options.env), stdio: ["pipe", "pipe", "pipe"] });
         let output = "";
