@@ -17,8 +17,8 @@ export interface SignalSource {
  * Everything a command takes from its process: the three streams (with `isTTY`, `columns`
  * and raw mode where the stream is a terminal), the environment, the clock, the signals, and
  * the exit code it ends with. The bin passes {@link processIo}; tests pass their own streams
- * and environment and run the same program in process (`runCli` in program.ts). Commands never touch
- * `process.stdout`, `process.env`, `process.exitCode` … directly.
+ * and environment and run the same program in process (`runCli` in program.ts). Commands
+ * never touch `process.stdout`, `process.env`, `process.exitCode` … directly.
  */
 export interface CliIo {
   stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; hasColors?(count?: number, env?: NodeJS.ProcessEnv): boolean };
