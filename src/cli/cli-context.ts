@@ -85,17 +85,25 @@ export function reportError(io: CliIo, error: unknown): number {
   return exitCodeOf(error);
 }
 
-/** A blank target (an empty THREADLINE_DB reaching `--db` through commander's `.env()`) counts as none. */
+/** A blank target (an empty THREADLINE_DB reaching `--db` through its environment binding) counts as none. */
 function givenTarget(target: string | undefined): string | undefined {
   return target !== undefined && target.trim() !== "" ? target : undefined;
 }
 
 /**
- * Opens the database for a command that may create it (chat, serve, import, api) and always
- * closes it. A blank `target` counts as none (THREADLINE_DB, else the default file).
+ * The database a command uses: `target` (`--db`) unless blank, else THREADLINE_DB of `env`
+ * unless blank, else the default file in `env`'s data home (`$THREADLINE_HOME/state.db`).
  */
-export async function withDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(givenTarget(target));
+export function databaseTarget(target: string | undefined, env: NodeJS.ProcessEnv): string {
+  return givenTarget(target) ?? givenTarget(env["THREADLINE_DB"]) ?? defaultDatabasePath(env);
+}
+
+/**
+ * Opens the database for a command that may create it (chat, serve, import, api) and always
+ * closes it. A blank `target` counts as none (THREADLINE_DB of `env`, else the default file).
+ */
+export async function withDatabase<T>(target: string | undefined, env: NodeJS.ProcessEnv, run: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openSessionDB(databaseTarget(target, env));
   try {
     return await run(db);
   } finally {
@@ -111,16 +119,17 @@ export async function withDatabase<T>(target: string | undefined, run: (db: Sess
  * database and its directories behind and print "No sessions yet."). A `postgres://` URL is
  * opened as is: the database lives on the server.
  *
- * @param target `--db` as given (blank or missing: THREADLINE_DB, else the default file).
+ * @param target `--db` as given (blank or missing: THREADLINE_DB of `env`, else the default file).
+ * @param env The environment of the run (THREADLINE_DB, THREADLINE_HOME).
  * @throws {CliError} `TL_ERR_NOT_FOUND` (exit 3) when the file does not exist.
  * @example
- * const db = await openExistingDatabase(options.db);
+ * const db = await openExistingDatabase(options.db, io.env);
  * try { … } finally { await db.close(); }
  */
-export async function openExistingDatabase(target: string | undefined): Promise<SessionDB> {
+export async function openExistingDatabase(target: string | undefined, env: NodeJS.ProcessEnv): Promise<SessionDB> {
   const given = givenTarget(target);
-  const fromEnv = givenTarget(process.env["THREADLINE_DB"]);
-  const chosen = given ?? fromEnv ?? defaultDatabasePath();
+  const fromEnv = givenTarget(env["THREADLINE_DB"]);
+  const chosen = databaseTarget(target, env);
   // URLs (postgres://, or a scheme openSessionDB refuses with its own message) are not files.
   const isUrl = /^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen);
   if (!isUrl) {
@@ -143,8 +152,8 @@ export async function openExistingDatabase(target: string | undefined): Promise<
 }
 
 /** {@link openExistingDatabase} for the length of `run`, closed afterwards. */
-export async function withExistingDatabase<T>(target: string | undefined, run: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openExistingDatabase(target);
+export async function withExistingDatabase<T>(target: string | undefined, env: NodeJS.ProcessEnv, run: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openExistingDatabase(target, env);
   try {
     return await run(db);
   } finally {

@@ -10,6 +10,7 @@ import { defaultConfigPath, readConfigFile } from "../gateway/index.js";
 import { parseServeConfig, type ServeConfig } from "../serve/index.js";
 import { InvalidInputError, NotFoundError } from "../store/index.js";
 import type { withDatabase } from "./cli-context.js";
+import { bindEnv } from "./option-env.js";
 
 /**
  * `--db <target>`: a SQLite file or a `postgres://` URL; falls back to `$THREADLINE_DB`, then
@@ -20,8 +21,7 @@ import type { withDatabase } from "./cli-context.js";
  * new Command("list").addOption(dbOption()).action(async (options: { db?: string }) => { … });
  */
 export function dbOption(): Option {
-  return new Option("--db <target>", "database: a SQLite file or a postgres:// URL (default: $THREADLINE_HOME/state.db)")
-    .env("THREADLINE_DB");
+  return bindEnv(new Option("--db <target>", "database: a SQLite file or a postgres:// URL (default: $THREADLINE_HOME/state.db)"), "THREADLINE_DB");
 }
 
 /** `--json`: machine-readable output on stdout (errors still go to stderr). */
@@ -59,16 +59,17 @@ export function portOption(what: string): Option {
 
 /**
  * The config file of a long-running command (`--config`, THREADLINE_CONFIG, else the default
- * path), validated. A missing default file means the defaults; a missing file that was named
- * explicitly is an error.
+ * path in `env`'s data home), validated; platform tokens missing from the file come from `env`.
+ * A missing default file means the defaults; a missing file that was named explicitly is an
+ * error.
  */
-export async function loadServeConfig(explicitPath: string | undefined): Promise<ServeConfig> {
-  const path = explicitPath || defaultConfigPath();
+export async function loadServeConfig(explicitPath: string | undefined, env: NodeJS.ProcessEnv): Promise<ServeConfig> {
+  const path = explicitPath || defaultConfigPath(env);
   let doc: Record<string, unknown> = {};
   try {
     doc = await readConfigFile(path);
   } catch (error) {
     if (!(error instanceof NotFoundError) || explicitPath) throw error;
   }
-  return parseServeConfig(doc);
+  return parseServeConfig(doc, { env });
 }

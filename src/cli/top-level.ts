@@ -64,7 +64,7 @@ export function addTopLevel(program: Command, io: CliIo): Command {
         command.outputHelp();
         return;
       }
-      process.exitCode = await runChat(io, {
+      io.exitCode = await runChat(io, {
         ...chatTarget(options, words),
         ...(options.db === undefined ? {} : { db: options.db }),
         ...(options.config === undefined ? {} : { config: options.config }),

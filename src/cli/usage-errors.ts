@@ -76,10 +76,23 @@ export function formatUsageError(command: Command, raw: string): string {
 }
 
 /**
+ * Whether commander may keep colour in what it writes to `stream` (its own rule, read from the
+ * io instead of the process): NO_COLOR or FORCE_COLOR=0/false say no, FORCE_COLOR or
+ * CLICOLOR_FORCE say yes, else a terminal that has colours.
+ */
+function commanderHasColors(io: CliIo, stream: CliIo["stdout"] | CliIo["stderr"]): boolean {
+  const env = io.env;
+  if (env["NO_COLOR"] || env["FORCE_COLOR"] === "0" || env["FORCE_COLOR"] === "false") return false;
+  if (env["FORCE_COLOR"] || env["CLICOLOR_FORCE"] !== undefined) return true;
+  return stream.isTTY === true && stream.hasColors?.(16, env) === true;
+}
+
+/**
  * Applies the command line's conventions to `program` and every command under it (call it
  * once every command is added): parse failures throw a `CommanderError` instead of exiting
- * (`exitOverride`), closest-match suggestions are on, help goes to `io.stdout`, and errors
- * are written to `io.stderr` in the threadline style ({@link formatUsageError}).
+ * (`exitOverride`), closest-match suggestions are on, help goes to `io.stdout` (as wide as
+ * the terminal it is on), and errors are written to `io.stderr` in the threadline style
+ * ({@link formatUsageError}). Commander reads nothing from `process` (streams, environment).
  */
 export function applyUsageErrorStyle(program: Command, io: CliIo): void {
   const visit = (command: Command): void => {
@@ -88,6 +101,11 @@ export function applyUsageErrorStyle(program: Command, io: CliIo): void {
     command.configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // Commander's own rule (the terminal's width), with its fallback of 80 columns.
+      getOutHelpWidth: () => (io.stdout.isTTY ? io.stdout.columns : undefined) ?? 80,
+      getErrHelpWidth: () => (io.stderr.isTTY ? io.stderr.columns : undefined) ?? 80,
+      getOutHasColors: () => commanderHasColors(io, io.stdout),
+      getErrHasColors: () => commanderHasColors(io, io.stderr),
       outputError: (text, write) => write(`${formatUsageError(command, text)}\n`),
     });
     for (const sub of command.commands) visit(sub);

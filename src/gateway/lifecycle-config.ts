@@ -50,9 +50,9 @@ const HINTS: Record<string, string> = {
   redactPii: "true or false",
 };
 
-/** The default config file: `$THREADLINE_HOME/config.yaml` (`~/.threadline/config.yaml`). */
-export function defaultConfigPath(): string {
-  return join(threadlineHome(), "config.yaml");
+/** The default config file: `$THREADLINE_HOME/config.yaml` (`~/.threadline/config.yaml`), THREADLINE_HOME read from `env`. */
+export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(threadlineHome(env), "config.yaml");
 }
 
 /**

@@ -1,6 +1,7 @@
-// The command line itself, as people type it: the built bin as a child process with pipes.
+// The command line itself, as people type it: run in process (runCli, the code the bin runs) with pipes.
 // Error messages (one style: `threadline: <what was wrong>. <what to do>`), suggestions,
 // exit codes, options before the subcommand, unquoted titles, the help texts.
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempHome, parseJson, type TempHome } from "./sessions/cli-harness.js";
 import { addSession } from "./sessions/fixtures.js";
@@ -11,7 +12,7 @@ beforeEach(() => {
 });
 afterEach(() => t.cleanup());
 
-/** Runs the bin and expects a usage error: exit 2, nothing on stdout, exactly `stderr`. */
+/** Runs threadline and expects a usage error: exit 2, nothing on stdout, exactly `stderr`. */
 async function expectUsageError(args: string[], stderr: string): Promise<void> {
   const result = await t.run(args);
   expect({ code: result.code, stdout: result.stdout, stderr: result.stderr }).toEqual({ code: 2, stdout: "", stderr });
@@ -104,6 +105,28 @@ describe("threadline --db/--config before the subcommand", { timeout: 120_000 },
   });
 });
 
+describe("the environment", { timeout: 120_000 }, () => {
+  it("is the run's own: THREADLINE_DB and THREADLINE_HOME of this process are not read", async () => {
+    await t.seed((db) => addSession(db, { id: "env_1", text: "in the run's database" }));
+    const saved = { db: process.env["THREADLINE_DB"], home: process.env["THREADLINE_HOME"] };
+    process.env["THREADLINE_DB"] = join(t.dir, "not-this-one.db");
+    process.env["THREADLINE_HOME"] = join(t.dir, "not-this-home");
+    try {
+      const named = await t.run(["sessions", "list", "--json"], { env: { THREADLINE_DB: t.db } });
+      expect(named.stderr).toBe("");
+      expect(parseJson<{ sessions: Array<{ id: string }> }>(named).sessions.map((s) => s.id)).toEqual(["env_1"]);
+      const home = await t.run(["sessions", "list"]);
+      expect(home.code).toBe(3);
+      expect(home.stderr).toContain(join(t.home, "state.db"));
+    } finally {
+      for (const [name, value] of [["THREADLINE_DB", saved.db], ["THREADLINE_HOME", saved.home]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+});
+
 describe("an unquoted multi-word title names a session", { timeout: 120_000 }, () => {
   it("sessions show Deploy staging", async () => {
     await t.seed(async (db) => {
@@ -161,6 +184,13 @@ describe("help texts", { timeout: 120_000 }, () => {
     expect(stdout).toMatch(/^ {2}1 +/mu);
     expect(stdout).toMatch(/^ {2}2 +.*invalid/mu);
     expect(stdout).toMatch(/^ {2}3 +.*--config/mu);
+  });
+
+  it("options bound to a variable say so: --db (env: THREADLINE_DB), --config (env: THREADLINE_CONFIG)", async () => {
+    const list = await t.run(["sessions", "list", "--help"]);
+    expect(list.stdout).toMatch(/^ {2}--db <target> +database: .*\(default:\s+\$THREADLINE_HOME\/state\.db\) \(env: THREADLINE_DB\)$/mu);
+    const chat = await t.run(["chat", "--help"]);
+    expect(chat.stdout).toMatch(/^ {2}--config <file> +config file \(YAML\) \(env: THREADLINE_CONFIG\)$/mu);
   });
 
   it("the top-level help shows -c, -r, --db and --config", async () => {

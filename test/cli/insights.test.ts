@@ -76,18 +76,19 @@ describe("threadline insights", { timeout: 120_000 }, () => {
 
   it("weekday and hour are in the local time zone of the command", async () => {
     // 2026-03-02 03:45 UTC is Monday 09:15 in India (UTC+05:30).
+    // The time zone is the process's (TZ): these runs are child processes.
     const startedAt = Date.UTC(2026, 2, 2, 3, 45) / 1000;
     await t.seed((db) => db.createSession({ source: "cli", startedAt }));
     const days = String(Math.ceil((nowSeconds() - startedAt) / DAY) + 1);
     const hours = (json: InsightsJson): number[] => json.activity.byHour.filter((h) => h.sessions > 0).map((h) => h.hour);
-    const india = parseJson<InsightsJson>(await t.run(["insights", "--json", "--days", days, "--db", t.db], { env: { TZ: "Asia/Kolkata" } }));
+    const india = parseJson<InsightsJson>(await t.runChild(["insights", "--json", "--days", days, "--db", t.db], { env: { TZ: "Asia/Kolkata" } }));
     expect(["Asia/Kolkata", "Asia/Calcutta"]).toContain(india.activity.timeZone);
     expect(hours(india)).toEqual([9]);
     expect(india.activity.byWeekday.find((d) => d.sessions > 0)?.weekday).toBe("Mon");
-    const honolulu = parseJson<InsightsJson>(await t.run(["insights", "--json", "--days", days, "--db", t.db], { env: { TZ: "Pacific/Honolulu" } }));
+    const honolulu = parseJson<InsightsJson>(await t.runChild(["insights", "--json", "--days", days, "--db", t.db], { env: { TZ: "Pacific/Honolulu" } }));
     expect(hours(honolulu)).toEqual([17]); // Sunday 17:45 (UTC−10)
     expect(honolulu.activity.byWeekday.find((d) => d.sessions > 0)?.weekday).toBe("Sun");
-    const text = await t.run(["insights", "--days", days, "--db", t.db], { env: { TZ: "Asia/Kolkata" } });
+    const text = await t.runChild(["insights", "--days", days, "--db", t.db], { env: { TZ: "Asia/Kolkata" } });
     expect(text.stdout).toMatch(/^ {2}09:00 +1 +█+$/mu);
   });
 

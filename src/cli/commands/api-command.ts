@@ -1,7 +1,9 @@
 /**
  * `threadline api`: runs the HTTP API alone (no gateway) on `api.host`/`api.port` of the
  * config file, with the web page at `/ui` (unless `ui.enabled: false`), with pino logs on stdout, until SIGTERM/SIGINT: then it stops accepting
- * requests, lets running ones finish (up to 10 s), closes the database and exits 0.
+ * requests, lets running ones finish (up to 10 s), closes the database and exits 0. It owns
+ * its process (it exits it when stopped), so it runs only as the bin (tests start it as a
+ * child process); its config and database come from the io's environment.
  *
  * @module
  */
@@ -9,29 +11,32 @@ import { Command, Option } from "commander";
 import { pino } from "pino";
 import { buildServer, checkApiAccess, uiRoutes } from "../../server/index.js";
 import { openSessionDB } from "../../store/index.js";
+import { databaseTarget } from "../cli-context.js";
+import type { CliIo } from "../cli-output.js";
 import { loadServeConfig, portOption } from "../command-options.js";
+import { bindEnv } from "../option-env.js";
 
 /** How long a stop waits for running requests (a long export) before closing anyway. */
 const DRAIN_MS = 10_000;
 
 
 /** Builds the `api` command. */
-export function makeApiCommand(): Command {
+export function makeApiCommand(io: CliIo): Command {
   return new Command("api")
     .description("run the HTTP API alone (sessions, search, export, execution history) on http://127.0.0.1:8788, until SIGTERM/SIGINT")
-    .addOption(new Option("--config <file>", "config file (YAML; the api: section)").env("THREADLINE_CONFIG"))
-    .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
+    .addOption(bindEnv(new Option("--config <file>", "config file (YAML; the api: section)"), "THREADLINE_CONFIG"))
+    .addOption(bindEnv(new Option("--db <target>", "database: a SQLite file or a postgres:// URL"), "THREADLINE_DB"))
     .addOption(portOption("api.port"))
     .addOption(new Option("--host <host>", "HTTP host (overrides api.host)"))
     .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
       // Without a config file there are no keys: the API then refuses to start (unless loopback is allowed).
-      const config = await loadServeConfig(options.config);
+      const config = await loadServeConfig(options.config, io.env);
       const host = options.host ?? config.api.host;
       const port = options.port ?? config.api.port;
       checkApiAccess(config.api, host); // before the database is opened
       const logger = pino({ level: config.gateway.logLevel, base: { pid: process.pid } });
       const target = options.db?.trim() ? options.db : (config.database ?? undefined);
-      const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
+      const db = await openSessionDB(target ?? databaseTarget(undefined, io.env), { synchronous: config.storage.synchronous });
       logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
       let app;
       try {
@@ -73,7 +78,7 @@ export function makeApiCommand(): Command {
             process.exit(1);
           });
       };
-      process.once("SIGTERM", () => shutdown("SIGTERM"));
-      process.once("SIGINT", () => shutdown("SIGINT"));
+      io.signals.once("SIGTERM", () => shutdown("SIGTERM"));
+      io.signals.once("SIGINT", () => shutdown("SIGINT"));
     });
 }

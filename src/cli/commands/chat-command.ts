@@ -28,9 +28,10 @@ import {
   type OutboundDelta,
 } from "../../gateway/internal.js";
 import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
-import { newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
+import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
+import { bindEnv } from "../option-env.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
 
 /** Options of {@link runChat} (those of the command line). */
@@ -74,14 +75,14 @@ export interface ChatSetup {
  */
 export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" | "config">): Promise<ChatSetup> {
   const explicit = options.config ?? io.env["THREADLINE_CONFIG"];
-  const configPath = explicit ?? defaultConfigPath();
+  const configPath = explicit ?? defaultConfigPath(io.env);
   let doc: Record<string, unknown> = {};
   try {
     doc = await readConfigFile(configPath);
   } catch (error) {
     if (!(error instanceof NotFoundError) || explicit !== undefined) throw error;
   }
-  const config = parseServeConfig(doc);
+  const config = parseServeConfig(doc, { env: io.env });
   return { configPath, config, database: options.db ?? io.env["THREADLINE_DB"] ?? config.database ?? undefined };
 }
 
@@ -182,7 +183,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
-  const db = await openSessionDB(database, { synchronous: config.storage.synchronous });
+  const db = await openSessionDB(database ?? defaultDatabasePath(io.env), { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
   if (config.autoPrune.enabled) {
     // At most once per interval across every process sharing the database; never fatal.
@@ -318,11 +319,11 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     };
     input.on("SIGINT", () => interruptOrLeave());
     const onSignal = (): void => interruptOrLeave(true);
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    io.signals.on("SIGINT", onSignal);
+    io.signals.on("SIGTERM", onSignal);
     cleanups.push(() => {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
+      io.signals.off("SIGINT", onSignal);
+      io.signals.off("SIGTERM", onSignal);
     });
 
     const waitForTurn = async (): Promise<void> => {
@@ -486,13 +487,13 @@ export function makeChatCommand(io: CliIo): Command {
     .description("chat in the terminal: a session of source cli, the configured agent (echo without one), the gateway's slash commands")
     .addOption(new Option("-c, --continue [title]", "resume the most recent terminal session, or the newest session of a title's lineage"))
     .addOption(new Option("-r, --resume <session>", "resume a session by id, unique id prefix or title (newest of its lineage)"))
-    .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
-    .addOption(new Option("--config <file>", "config file (YAML)").env("THREADLINE_CONFIG"))
+    .addOption(bindEnv(new Option("--db <target>", "database: a SQLite file or a postgres:// URL"), "THREADLINE_DB"))
+    .addOption(bindEnv(new Option("--config <file>", "config file (YAML)"), "THREADLINE_CONFIG"))
     .allowExcessArguments() // the rest of a -c/-r title typed without quotes (chatTarget checks them)
     .addHelpText("after", slashCommandHelp)
     .action(async (options: { continue?: string | boolean; resume?: string; db?: string; config?: string }, command: Command) => {
       const target = chatTarget(options, command.args);
       const code = await runChat(io, { ...options, ...target, showDbInHint: command.getOptionValueSource("db") === "cli" });
-      process.exitCode = code;
+      io.exitCode = code;
     });
 }

@@ -13,22 +13,23 @@ import { SECRET_CONFIG_KEYS, chatAdapterProblems, configFileDocument, parseServe
 import { NotFoundError } from "../../store/index.js";
 import { CliError } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
+import { bindEnv } from "../option-env.js";
 
 function configOption(): Option {
-  return new Option("--config <file>", "config file (default $THREADLINE_HOME/config.yaml)").env("THREADLINE_CONFIG");
+  return bindEnv(new Option("--config <file>", "config file (default $THREADLINE_HOME/config.yaml)"), "THREADLINE_CONFIG");
 }
 
 /**
  * Reads the config file. A missing file means the defaults when it is the default path, and
  * is a usage error (exit 2) naming the path when it was named (`--config`, THREADLINE_CONFIG).
  */
-async function loadConfig(path: string, named: boolean): Promise<{ doc: Record<string, unknown>; exists: boolean }> {
+async function loadConfig(path: string, named: boolean, env: NodeJS.ProcessEnv): Promise<{ doc: Record<string, unknown>; exists: boolean }> {
   try {
     return { doc: await readConfigFile(path), exists: true };
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     if (named) {
-      throw new CliError("TL_ERR_USAGE", `No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath()}.`);
+      throw new CliError("TL_ERR_USAGE", `No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath(env)}.`);
     }
     return { doc: {}, exists: false };
   }
@@ -85,9 +86,9 @@ export function makeConfigCommand(io: CliIo): Command {
     .addOption(configOption())
     .option("--json", "print JSON")
     .action(async (options: { config?: string; json?: boolean }) => {
-      const path = options.config || defaultConfigPath();
-      const { doc, exists } = await loadConfig(path, Boolean(options.config));
-      const file = configFileDocument(masked(parseServeConfig(doc)));
+      const path = options.config || defaultConfigPath(io.env);
+      const { doc, exists } = await loadConfig(path, Boolean(options.config), io.env);
+      const file = configFileDocument(masked(parseServeConfig(doc, { env: io.env })));
       if (options.json) {
         writeJson(io, { path, exists, config: file });
         return;
@@ -102,13 +103,13 @@ export function makeConfigCommand(io: CliIo): Command {
     .addOption(configOption())
     .option("--json", "print JSON")
     .action(async (options: { config?: string; json?: boolean }) => {
-      const path = options.config || defaultConfigPath();
+      const path = options.config || defaultConfigPath(io.env);
       let problem: string | null = null;
       let exists = false;
       try {
-        const loaded = await loadConfig(path, Boolean(options.config));
+        const loaded = await loadConfig(path, Boolean(options.config), io.env);
         exists = loaded.exists;
-        const problems = chatAdapterProblems(parseServeConfig(loaded.doc).adapters);
+        const problems = chatAdapterProblems(parseServeConfig(loaded.doc, { env: io.env }).adapters);
         if (problems.length > 0) problem = problems.join("; ");
       } catch (error) {
         // A named file that is missing is not "invalid": say so plainly (exit 2).
@@ -131,7 +132,7 @@ export function makeConfigCommand(io: CliIo): Command {
     .addOption(configOption())
     .allowUnknownOption(true)
     .action(async (key: string, value: string, options: { config?: string }) => {
-      const path = options.config || defaultConfigPath();
+      const path = options.config || defaultConfigPath(io.env);
       const segments = key.split(".");
       if (segments.some((s) => s === "" || FORBIDDEN_SEGMENTS.has(s))) {
         throw new CliError("TL_ERR_USAGE", `"${key}" is not a key path; use dotted names such as gateway.port.`);
@@ -155,7 +156,7 @@ export function makeConfigCommand(io: CliIo): Command {
       if (doc.contents === null) doc.contents = doc.createNode({}) as never;
       doc.setIn(segments, parsed);
       const next = (doc.toJS() ?? {}) as Record<string, unknown>;
-      parseServeConfig(next); // refuse (nothing written) when the result would be invalid
+      parseServeConfig(next, { env: io.env }); // refuse (nothing written) when the result would be invalid
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, doc.toString(), "utf8");
       io.stdout.write(`Set ${key} = ${JSON.stringify(parsed)} in ${path}\n`);

@@ -16,7 +16,7 @@ import {
   type SqliteDoctorReport,
 } from "../../store/index.js";
 import { formatBytes } from "../byte-size.js";
-import { CliError, EXIT } from "../cli-context.js";
+import { CliError, databaseTarget, EXIT } from "../cli-context.js";
 import { styles, useColor, writeJson, type CliIo } from "../cli-output.js";
 import { dbOption, jsonOption } from "../command-options.js";
 
@@ -47,13 +47,12 @@ export function makeDoctorCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: DoctorOptions) => {
-      const target = options.db !== undefined && options.db.trim() !== "" ? options.db : undefined;
-      const diagnosis = await diagnoseDatabase(target);
+      const diagnosis = await diagnoseDatabase(databaseTarget(options.db, io.env));
       const s = styles(useColor(io));
       if (!options.repair) {
         if (options.json) writeJson(io, diagnosis);
         else io.stdout.write(`${describe(diagnosis, s)}\n${verdict(diagnosis, s)}\n`);
-        if (!diagnosis.healthy) process.exitCode = EXIT.failure;
+        if (!diagnosis.healthy) io.exitCode = EXIT.failure;
         return;
       }
       if (diagnosis.backend === "postgres") {

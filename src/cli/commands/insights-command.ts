@@ -136,7 +136,7 @@ export function makeInsightsCommand(io: CliIo): Command {
       if (days > MAX_DAYS) throw new CliError("TL_ERR_USAGE", `--days must be at most ${MAX_DAYS} (got ${days}).`);
       const top = parseCount(options.top, "--top");
       if (top > 100) throw new CliError("TL_ERR_USAGE", `--top must be at most 100 (got ${top}).`);
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const insights = await db.getInsights({ since: Date.now() / 1000 - days * 86_400, top, ...(sources === undefined ? {} : { sources }) });
         if (options.json) {

@@ -1,12 +1,16 @@
 /**
- * `threadline serve`: runs the gateway until SIGTERM/SIGINT, then drains and exits 0.
+ * `threadline serve`: runs the gateway until SIGTERM/SIGINT, then drains and exits 0. It owns
+ * its process (it exits it when stopped), so it runs only as the bin (tests start it as a
+ * child process); its config, database and platform tokens come from the io's environment.
  *
  * @module
  */
 import { Command, Option, type AddHelpTextContext } from "commander";
 import { pino } from "pino";
 import { startGateway } from "../../serve/index.js";
+import type { CliIo } from "../cli-output.js";
 import { loadServeConfig, portOption } from "../command-options.js";
+import { bindEnv } from "../option-env.js";
 
 /** The "Model:" and "Exit codes:" sections of `serve --help`, laid out like the options. */
 function serveHelp(context: AddHelpTextContext): string {
@@ -41,20 +45,20 @@ function serveHelp(context: AddHelpTextContext): string {
 }
 
 /** Builds the `serve` command. */
-export function makeServeCommand(): Command {
+export function makeServeCommand(io: CliIo): Command {
   return new Command("serve")
     .description("run the gateway: api-server on http://127.0.0.1:8787, sessions in the database, until SIGTERM/SIGINT")
-    .addOption(new Option("--config <file>", "config file (YAML)").env("THREADLINE_CONFIG"))
-    .addOption(new Option("--db <target>", "database: a SQLite file or a postgres:// URL").env("THREADLINE_DB"))
+    .addOption(bindEnv(new Option("--config <file>", "config file (YAML)"), "THREADLINE_CONFIG"))
+    .addOption(bindEnv(new Option("--db <target>", "database: a SQLite file or a postgres:// URL"), "THREADLINE_DB"))
     .addOption(portOption("gateway.port"))
     .addOption(new Option("--host <host>", "HTTP host (overrides gateway.host)"))
     .addHelpText("after", serveHelp)
     .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
-      const config = await loadServeConfig(options.config);
+      const config = await loadServeConfig(options.config, io.env);
       if (options.port !== undefined) config.gateway.port = options.port;
       if (options.host !== undefined) config.gateway.host = options.host;
       const logger = pino({ level: config.gateway.logLevel, base: { pid: process.pid } });
-      const gateway = await startGateway({ config, logger, ...(options.db ? { database: options.db } : {}) });
+      const gateway = await startGateway({ config, logger, env: io.env, ...(options.db ? { database: options.db } : {}) });
       const shutdown = (signal: string): void => {
         void gateway.stop(signal).then(
           () => process.exit(0),
@@ -64,7 +68,7 @@ export function makeServeCommand(): Command {
           },
         );
       };
-      process.once("SIGTERM", () => shutdown("SIGTERM"));
-      process.once("SIGINT", () => shutdown("SIGINT"));
+      io.signals.once("SIGTERM", () => shutdown("SIGTERM"));
+      io.signals.once("SIGINT", () => shutdown("SIGINT"));
     });
 }

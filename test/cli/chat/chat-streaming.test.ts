@@ -1,26 +1,16 @@
 // `threadline chat` prints a streamed reply as the provider produces it (issue 12, point 14):
-// the built bin runs as a child with piped stdin against the fake OpenAI-compatible server,
-// which holds the last word back until the test releases it.
-import { spawn, type ChildProcess } from "node:child_process";
+// the chat runs in process with piped stdin against the fake OpenAI-compatible server, which
+// holds the last word back until the test releases it.
 import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB } from "../../../src/index.js";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../../support/fake-openai-server.js";
-import { BIN, tempHome, type TempHome } from "./terminal.js";
+import { startInProcess } from "../cli-run.js";
+import { tempHome, type TempHome } from "./terminal.js";
 
-const children: ChildProcess[] = [];
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-
-async function waitUntil(what: string, probe: () => boolean, describeState: () => string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`never saw ${what}; so far:\n${describeState()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe("threadline chat with a streaming provider", () => {
   it("prints the reply's words as they arrive, before the provider has finished", async () => {
@@ -34,29 +24,25 @@ describe("threadline chat with a streaming provider", () => {
     cleanups.push(() => release());
     fake.enqueue({ ...fakeTextReply("one two three four"), holdLastToken: held });
 
-    const child = spawn(process.execPath, [BIN, "chat"], {
-      env: { ...home.env, OPENAI_BASE_URL: fake.url, THREADLINE_MODEL: "fake-model", OPENAI_API_KEY: "sk-x" },
-      stdio: ["pipe", "pipe", "pipe"],
+    const chat = startInProcess(["chat"], { ...home.env, OPENAI_BASE_URL: fake.url, THREADLINE_MODEL: "fake-model", OPENAI_API_KEY: "sk-x" });
+    // Whatever happens, the chat ends with the test (end of input).
+    cleanups.push(async () => {
+      chat.stdin.end();
+      await chat.done.catch(() => {});
     });
-    children.push(child);
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
 
-    child.stdin!.write("count to four\n");
-    const state = (): string => `stdout:\n${stdout}\nstderr:\n${stderr}`;
+    chat.stdin.write("count to four\n");
     // The provider holds "four" back; the first three words are already on the screen.
-    await waitUntil("the first three words", () => stdout.includes("one two three "), state);
-    expect(stdout).not.toContain("four");
+    await chat.waitFor("the first three words", () => chat.stdout().includes("one two three "));
+    expect(chat.stdout()).not.toContain("four");
     release();
-    await waitUntil("the whole reply", () => stdout.includes("one two three four\n\n"), state);
+    await chat.waitFor("the whole reply", () => chat.stdout().includes("one two three four\n\n"));
     // The streamed reply is printed once, not again when the turn ends.
-    expect(stdout.split("one two three").length - 1).toBe(1);
+    expect(chat.stdout().split("one two three").length - 1).toBe(1);
 
-    child.stdin!.end();
-    expect(await exited).toBe(0);
+    chat.stdin.end();
+    const { code, stdout } = await chat.done;
+    expect(code).toBe(0);
     const id = /Session (\d{8}_\d{6}_[0-9a-f]{6})/u.exec(stdout)![1]!;
     const db = await openSessionDB(home.dbPath);
     try {

@@ -1,5 +1,6 @@
-// `threadline chat` and `threadline sessions browse` as people use them: the built bin in a
-// real terminal (tmux), on a temp THREADLINE_HOME with a SQLite database, echo agent.
+// `threadline chat` and `threadline sessions browse` as people use them: the built bin
+// in a real terminal (tmux), on a temp THREADLINE_HOME with a SQLite database, echo agent;
+// set-up and the runs without a terminal go in process.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -27,8 +28,8 @@ function idIn(text: string): string {
 }
 
 /** A chat run with piped input (set-up); returns the id its exit message names. */
-function seedChat(home: TempHome, lines: string[], args: string[] = ["chat"]): string {
-  return idIn(runPiped(home, args, `${lines.join("\n")}\n`));
+async function seedChat(home: TempHome, lines: string[], args: string[] = ["chat"]): Promise<string> {
+  return idIn(await runPiped(home, args, `${lines.join("\n")}\n`));
 }
 
 describe("threadline chat in a terminal", () => {
@@ -96,20 +97,20 @@ describe("threadline chat in a terminal", () => {
     expect((await db.getSession(idIn(screen)))!.messageCount).toBe(2);
   });
 
-  it("refuses --continue with no terminal session yet, and --continue with --resume", () => {
-    const none = runPipedStatus(home, ["chat", "--continue"], "");
+  it("refuses --continue with no terminal session yet, and --continue with --resume", async () => {
+    const none = await runPipedStatus(home, ["chat", "--continue"], "");
     expect(none.status).toBe(3);
     expect(none.stderr).toContain('No terminal chat session to continue yet. Start one with "threadline chat".');
-    const both = runPipedStatus(home, ["chat", "--continue", "--resume", "x"], "");
+    const both = await runPipedStatus(home, ["chat", "--continue", "--resume", "x"], "");
     expect(both.status).toBe(2);
     expect(both.stderr).toContain("Use either --continue or --resume, not both.");
-    const unknown = runPipedStatus(home, ["chat", "--resume", "nope"], "");
+    const unknown = await runPipedStatus(home, ["chat", "--resume", "nope"], "");
     expect(unknown.status).toBe(3);
     expect(unknown.stderr).toMatch(/No session with the id, id prefix or title "nope"/);
   });
 
   it("--continue shows the recap of the most recent terminal session and continues it under the same id", async () => {
-    const id = seedChat(home, ["first thing", "second thing"]);
+    const id = await seedChat(home, ["first thing", "second thing"]);
     // A newer session from another platform is not a terminal session.
     const db = await database();
     const other = await db.createSession({ source: "telegram" });
@@ -135,7 +136,7 @@ describe("threadline chat in a terminal", () => {
   });
 
   it("trims a long recap to the last 10 exchanges; resumeDisplay minimal prints one line instead", async () => {
-    const id = seedChat(home, Array.from({ length: 12 }, (_, i) => `m${i + 1}`));
+    const id = await seedChat(home, Array.from({ length: 12 }, (_, i) => `m${i + 1}`));
     const t = await start(["chat", "-c"]);
     const recap = await t.waitFor(PROMPT);
     expect(recap).toMatch(/│ \.\.\. 4 earlier messages \.\.\.$/m);
@@ -156,9 +157,9 @@ describe("threadline chat in a terminal", () => {
   });
 
   it("--resume <title> (and --continue <title>) picks the newest session of the title's lineage", async () => {
-    const first = seedChat(home, ["/title Project", "alpha"]);
-    const second = seedChat(home, ["/title Project #2", "beta"]);
-    const unrelated = seedChat(home, ["/title Other", "gamma"]);
+    const first = await seedChat(home, ["/title Project", "alpha"]);
+    const second = await seedChat(home, ["/title Project #2", "beta"]);
+    const unrelated = await seedChat(home, ["/title Other", "gamma"]);
     expect(new Set([first, second, unrelated]).size).toBe(3);
 
     const t = await start(["chat", "--resume", "Project"]);
@@ -170,7 +171,7 @@ describe("threadline chat in a terminal", () => {
     await t.line("/quit");
     expect(idIn(await t.waitFor("[exited 0]"))).toBe(second);
 
-    expect(idIn(runPiped(home, ["chat", "--continue", "Project"], ""))).toBe(second);
+    expect(idIn(await runPiped(home, ["chat", "--continue", "Project"], ""))).toBe(second);
     const db = await database();
     expect((await db.getSession(second))!.messageCount).toBe(4);
     expect((await db.getSession(first))!.messageCount).toBe(2);
@@ -222,9 +223,9 @@ describe("threadline chat in a terminal", () => {
   });
 
   it("sessions browse filters as you type, Esc clears the filter, arrows move and Enter resumes the chat", async () => {
-    seedChat(home, ["/title Alpha project", "first"]);
-    const beta = seedChat(home, ["/title Beta launch", "second"]);
-    seedChat(home, ["/title Gamma notes", "third"]);
+    await seedChat(home, ["/title Alpha project", "first"]);
+    const beta = await seedChat(home, ["/title Beta launch", "second"]);
+    await seedChat(home, ["/title Gamma notes", "third"]);
 
     const t = await start(["sessions", "browse"]);
     await t.waitFor(/^3 sessions$/m, { visibleOnly: true });
@@ -257,21 +258,21 @@ describe("threadline chat in a terminal", () => {
 
   it("sessions browse needs a terminal, and says so when there is nothing to pick", async () => {
     // No database yet: refused (exit 3) naming it, nothing created.
-    const missing = runPipedStatus(home, ["sessions", "browse"], "");
+    const missing = await runPipedStatus(home, ["sessions", "browse"], "");
     expect(missing.status).toBe(3);
     expect(missing.stderr).toContain(home.dbPath);
     await (await openSessionDB(home.dbPath)).close();
-    const empty = runPipedStatus(home, ["sessions", "browse"], "");
+    const empty = await runPipedStatus(home, ["sessions", "browse"], "");
     expect(empty.status).toBe(0);
     expect(empty.stdout).toContain('No sessions yet. Start one with "threadline chat".');
-    seedChat(home, ["hello"]);
-    const piped = runPipedStatus(home, ["sessions", "browse"], "");
+    await seedChat(home, ["hello"]);
+    const piped = await runPipedStatus(home, ["sessions", "browse"], "");
     expect(piped.status).toBe(2);
     expect(piped.stderr).toContain("sessions browse needs an interactive terminal");
   });
 
   it("sessions browse: Esc with an empty filter leaves without resuming anything", async () => {
-    seedChat(home, ["hello"]);
+    await seedChat(home, ["hello"]);
     const t = await start(["sessions", "browse"]);
     await t.waitFor(/^1 session$/m, { visibleOnly: true });
     await t.type("zzz");

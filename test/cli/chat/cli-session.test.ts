@@ -32,8 +32,16 @@ async function terminal(): Promise<{ cli: CliAdapter; runner: GatewayRunner; sto
   const key = await store.sessionKeyFor(cli.source);
   const say = async (text: string): Promise<string> => {
     const before = cli.sent.length;
+    // Something is delivered, then the turn (if one runs) ends.
+    const delivered = new Promise<void>((resolve) => {
+      const off = cli.onDelivery(() => {
+        off();
+        resolve();
+      });
+    });
     await cli.submit(text);
-    while (runner.isBusy(key) || cli.sent.length === before) await new Promise((r) => setTimeout(r, 5));
+    await delivered;
+    await runner.whenIdle(key);
     return cli.sent.slice(before).map((d) => d.message.text).join("\n");
   };
   return { cli, runner, store, key, say };

@@ -1,20 +1,19 @@
 /**
- * Driving the built `threadline` bin in a real terminal: a tmux server on its own socket
- * (`-L`), keys sent with send-keys, the screen read with capture-pane; plus a temp
- * THREADLINE_HOME with a SQLite database, and piped (non-terminal) runs for set-up.
+ * Driving `threadline` in a real terminal: a tmux server on its own socket (`-L`) running
+ * the built bin (checked to be current: {@link builtCli}), keys sent with send-keys, the screen read with
+ * capture-pane; plus a temp THREADLINE_HOME with a SQLite database, and piped (non-terminal)
+ * runs in process for set-up.
  *
  * @module
  */
-import { execFile, execFileSync, spawnSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { builtCli, runInProcess, shellQuote } from "../cli-run.js";
 
-/** The built bin (`npm run build` first). */
-export const BIN = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
 const run = promisify(execFile);
 
 /** Session ids of terminal chats. */
@@ -53,19 +52,17 @@ export function tempHome(): TempHome {
   };
 }
 
-/** Runs `threadline <args>` with piped stdin (no terminal); returns stdout. */
-export function runPiped(home: TempHome, args: string[], input: string): string {
-  return execFileSync(process.execPath, [BIN, ...args], { env: home.env, input, encoding: "utf8", timeout: 20_000 });
+/** Runs `threadline <args>` in process with piped stdin (no terminal); returns stdout, failing on a non-zero exit. */
+export async function runPiped(home: TempHome, args: string[], input: string): Promise<string> {
+  const result = await runInProcess(args, home.env, { input, timeoutMs: 20_000 });
+  if (result.code !== 0) throw new Error(`threadline ${args.join(" ")} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  return result.stdout;
 }
 
-/** Runs `threadline <args>` with piped stdin and reports the exit code and both streams. */
-export function runPipedStatus(home: TempHome, args: string[], input: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, [BIN, ...args], { env: home.env, input, encoding: "utf8", timeout: 20_000 });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
+/** Runs `threadline <args>` in process with piped stdin and reports the exit code and both streams. */
+export async function runPipedStatus(home: TempHome, args: string[], input: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const result = await runInProcess(args, home.env, { input, timeoutMs: 20_000 });
+  return { status: result.code, stdout: result.stdout, stderr: result.stderr };
 }
 
 /** One tmux server with one window running a command. */
@@ -78,13 +75,14 @@ export class Terminal {
   }
 
   /**
-   * Starts `node dist/cli/main.js <args>` in a fresh tmux server (200×50). When the
-   * command ends the pane prints `[exited <code>]` and stays open.
+   * Starts `threadline <args>` (the built bin) in a fresh tmux server
+   * (200×50). When the command ends the pane prints `[exited <code>]` and stays open.
    */
   static async start(home: TempHome, args: string[], size: { width?: number; height?: number } = {}): Promise<Terminal> {
     const socket = `tl-test-${process.pid}-${randomBytes(4).toString("hex")}`;
     const terminal = new Terminal(socket);
-    const command = `${[process.execPath, BIN, ...args].map(shellQuote).join(" ")}; echo "[exited $?]"; sleep 600`;
+    // After the command the pane stays open, its screen readable, until kill().
+    const command = `${[...builtCli(), ...args].map(shellQuote).join(" ")}; echo "[exited $?]"; exec tail -f /dev/null`;
     await run(
       "tmux",
       ["-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", String(size.width ?? 200), "-y", String(size.height ?? 50), command],

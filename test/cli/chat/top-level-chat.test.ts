@@ -1,5 +1,6 @@
 // `threadline`, `threadline -c [title]` and `threadline -r <id|title>` as hermes users type them:
-// the built bin in a real terminal (tmux) and with pipes, on a temp THREADLINE_HOME, echo agent.
+// the built bin in a real terminal (tmux), and in process with pipes, on a temp
+// THREADLINE_HOME, echo agent.
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSessionDB } from "../../../src/store/index.js";
@@ -57,8 +58,8 @@ describe("threadline at the top level", { timeout: 120_000 }, () => {
     }
   });
 
-  it("bare threadline without a terminal prints the help (exit 0) and starts nothing", () => {
-    const result = runPipedStatus(home, [], "hello\n");
+  it("bare threadline without a terminal prints the help (exit 0) and starts nothing", async () => {
+    const result = await runPipedStatus(home, [], "hello\n");
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/^Usage: threadline /m);
     expect(result.stdout).toMatch(/^ {2}chat /m);
@@ -67,7 +68,7 @@ describe("threadline at the top level", { timeout: 120_000 }, () => {
   });
 
   it("threadline -c in a terminal continues the most recent terminal session with its recap", async () => {
-    const id = idIn(runPiped(home, ["chat"], "first thing\n"));
+    const id = idIn(await runPiped(home, ["chat"], "first thing\n"));
     const t = await start(["-c"]);
     const recap = await t.waitFor(PROMPT);
     expect(recap).toContain(`Resumed session ${id}.`);
@@ -78,34 +79,34 @@ describe("threadline at the top level", { timeout: 120_000 }, () => {
     expect(idIn(await t.waitFor("[exited 0]"))).toBe(id);
   });
 
-  it("threadline -c <title> and -r <title> take the rest of the line as the title (no quotes needed)", () => {
-    const deploy = idIn(runPiped(home, ["chat"], "/title Deploy staging\nalpha\n"));
-    const other = idIn(runPiped(home, ["chat"], "/title Deploy\nbeta\n"));
+  it("threadline -c <title> and -r <title> take the rest of the line as the title (no quotes needed)", async () => {
+    const deploy = idIn(await runPiped(home, ["chat"], "/title Deploy staging\nalpha\n"));
+    const other = idIn(await runPiped(home, ["chat"], "/title Deploy\nbeta\n"));
     expect(other).not.toBe(deploy);
 
-    const continued = runPipedStatus(home, ["-c", "Deploy", "staging"], "gamma\n");
+    const continued = await runPipedStatus(home, ["-c", "Deploy", "staging"], "gamma\n");
     expect(continued.stderr).toBe("");
     expect(continued.status).toBe(0);
     expect(continued.stdout).toContain(`Resumed session ${deploy}.`);
     expect(idIn(continued.stdout)).toBe(deploy);
 
-    const resumed = runPipedStatus(home, ["-r", "Deploy", "staging"], "");
+    const resumed = await runPipedStatus(home, ["-r", "Deploy", "staging"], "");
     expect(resumed.status).toBe(0);
     expect(idIn(resumed.stdout)).toBe(deploy);
     // `chat` itself too, for both options.
-    expect(idIn(runPiped(home, ["chat", "-r", "Deploy", "staging"], ""))).toBe(deploy);
-    expect(idIn(runPiped(home, ["chat", "--continue", "Deploy", "staging"], ""))).toBe(deploy);
-    expect(idIn(runPiped(home, ["-r", deploy], ""))).toBe(deploy);
+    expect(idIn(await runPiped(home, ["chat", "-r", "Deploy", "staging"], ""))).toBe(deploy);
+    expect(idIn(await runPiped(home, ["chat", "--continue", "Deploy", "staging"], ""))).toBe(deploy);
+    expect(idIn(await runPiped(home, ["-r", deploy], ""))).toBe(deploy);
   });
 
-  it("threadline -r with an unknown session exits 3; -c with -r exits 2; stray words for chat exit 2", () => {
-    const unknown = runPipedStatus(home, ["-r", "no", "such", "thing"], "");
+  it("threadline -r with an unknown session exits 3; -c with -r exits 2; stray words for chat exit 2", async () => {
+    const unknown = await runPipedStatus(home, ["-r", "no", "such", "thing"], "");
     expect(unknown.status).toBe(3);
     expect(unknown.stderr).toMatch(/^threadline: No session with the id, id prefix or title "no such thing"/);
-    const both = runPipedStatus(home, ["-c", "-r", "x"], "");
+    const both = await runPipedStatus(home, ["-c", "-r", "x"], "");
     expect(both.status).toBe(2);
     expect(both.stderr).toBe("threadline: Use either --continue or --resume, not both.\n");
-    const stray = runPipedStatus(home, ["chat", "Deploy", "staging"], "");
+    const stray = await runPipedStatus(home, ["chat", "Deploy", "staging"], "");
     expect(stray.status).toBe(2);
     expect(stray.stdout).toBe("");
     expect(stray.stderr).toBe(
@@ -113,12 +114,12 @@ describe("threadline at the top level", { timeout: 120_000 }, () => {
     );
   });
 
-  it("threadline --db FILE -c uses that database", () => {
+  it("threadline --db FILE -c uses that database", async () => {
     const other = `${home.dir}/other.db`;
-    const id = idIn(runPiped(home, ["--db", other, "chat"], "in other db\n"));
+    const id = idIn(await runPiped(home, ["--db", other, "chat"], "in other db\n"));
     // Not in the default database: -c there finds nothing.
-    const none = runPipedStatus(home, ["-c"], "");
+    const none = await runPipedStatus(home, ["-c"], "");
     expect(none.status).toBe(3);
-    expect(idIn(runPiped(home, ["--db", other, "-c"], ""))).toBe(id);
+    expect(idIn(await runPiped(home, ["--db", other, "-c"], ""))).toBe(id);
   });
 });

@@ -1,18 +1,17 @@
-import { execFile } from "node:child_process";
+// `threadline config show | check | set`, run in process (runCli) on a temp THREADLINE_HOME.
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { runInProcess, type RunResult } from "../cli-run.js";
 
-const BIN = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
+/** The environment of a run: THREADLINE_HOME = `home`, THREADLINE_CONFIG blank, no colour. */
+function envFor(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "", ...extra };
+}
 
-function run(home: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "" } }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+function run(home: string, args: string[]): Promise<RunResult> {
+  return runInProcess(args, envFor(home));
 }
 
 describe("threadline config", () => {
@@ -65,14 +64,11 @@ describe("threadline config", () => {
   it("check names what the Telegram adapter is missing; show never prints its token", async () => {
     const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
     writeFileSync(join(home, "config.yaml"), "adapters:\n  telegram:\n    mode: polling\n");
-    const runWith = (args: string[], env: Record<string, string>) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        const childEnv: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "", ...env };
-        if (env["TELEGRAM_BOT_TOKEN"] === undefined) delete childEnv["TELEGRAM_BOT_TOKEN"];
-        execFile(process.execPath, [BIN, ...args], { env: childEnv }, (error, stdout, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
-      });
+    const runWith = (args: string[], env: Record<string, string>): Promise<RunResult> => {
+      const runEnv = envFor(home, env);
+      if (env["TELEGRAM_BOT_TOKEN"] === undefined) delete runEnv["TELEGRAM_BOT_TOKEN"];
+      return runInProcess(args, runEnv);
+    };
     const missing = await runWith(["config", "check"], {});
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/adapters\.telegram\.token: missing: set it in the config file or in the TELEGRAM_BOT_TOKEN environment variable/);

@@ -1,6 +1,7 @@
 /**
  * `threadline doctor` on real files damaged on purpose (zeroed pages in the messages table,
- * in the full-text index, in the sessions table, a truncated file), run as the built CLI.
+ * in the full-text index, in the sessions table, a truncated file), run in process; the other
+ * process that holds the file open is a real one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -8,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSessionDB, type RepairReport, type SqliteDoctorReport } from "../../../src/index.js";
 import { SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/index.js";
 import { pagesOf, seedDatabase, truncateFile, zeroMiddleLeaf } from "../../support/damaged-sqlite.js";
+import { NODE_WITH_TSX } from "../cli-run.js";
 import { makeTempHome, parseJson, type TempHome } from "../sessions/cli-harness.js";
 
 let t: TempHome;
@@ -165,12 +167,13 @@ describe("threadline doctor", { timeout: 240_000 }, () => {
   it("refuses to repair while another process has the database open (exit 4), and changes nothing", async () => {
     await seedDatabase(t.db);
     zeroMiddleLeaf(t.db, "messages");
-    const script = `import { openSessionDB } from ${JSON.stringify(new URL("../../../dist/index.js", import.meta.url).href)};
+    const script = `import { openSessionDB } from ${JSON.stringify(new URL("../../../src/index.ts", import.meta.url).href)};
       const db = await openSessionDB(${JSON.stringify(t.db)});
       await db.getStats().catch(() => {});
       process.stdout.write("ready\\n");
       process.stdin.on("data", () => {}).on("end", async () => { await db.close(); process.exit(0); });`;
-    holder = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] });
+    // The current source through tsx (as the CLI's child-process tests run it).
+    holder = spawn(NODE_WITH_TSX[0]!, [...NODE_WITH_TSX.slice(1), "--input-type=module", "-e", script], { stdio: ["pipe", "pipe", "inherit"] });
     await new Promise<void>((resolve, reject) => {
       holder!.stdout!.setEncoding("utf8").on("data", (d: string) => d.includes("ready") && resolve());
       holder!.on("exit", (code) => reject(new Error(`holder exited ${code}`)));

@@ -1,41 +1,44 @@
 /**
- * Runs the built `threadline` bin as a child process, as a user would: with a temp
- * THREADLINE_HOME, a temp SQLite file seeded through the public API, plain pipes, or a
- * pseudo-terminal (`script`) for the prompts.
+ * A temp THREADLINE_HOME and a temp SQLite file seeded through the public API, and
+ * `threadline` run on them as a user would: in process by default (`runCli`, the code the
+ * bin runs, with pipes: {@link TempHome.run}), or as a child process on a pseudo-terminal
+ * (`script`) for the prompts and progress bars ({@link TempHome.runInTerminal}) or with pipes
+ * for a process-wide setting ({@link TempHome.runChild}).
  *
  * @module
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { openSessionDB, type SessionDB } from "../../../src/index.js";
+import { builtCli, runChild, runInProcess, shellQuote, type RunResult } from "../cli-run.js";
 
-/** The built bin (`npm run build` first; `npm test` does). */
-export const BIN = fileURLToPath(new URL("../../../dist/cli/main.js", import.meta.url));
-
-/** What a finished run printed. */
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { RunResult } from "../cli-run.js";
 
 /** A temp data home with a database file in it. */
 export interface TempHome {
   dir: string;
   home: string;
   db: string;
-  /** The child's environment: THREADLINE_HOME set, THREADLINE_DB unset, NO_COLOR=1 unless overridden. */
+  /** The run's environment: THREADLINE_HOME set, THREADLINE_DB and FORCE_COLOR unset, NO_COLOR=1 unless overridden. */
   env(extra?: Record<string, string | undefined>): NodeJS.ProcessEnv;
   /** Opens the database through the public API, runs `fill`, closes it. */
   seed<T>(fill: (db: SessionDB) => Promise<T>): Promise<T>;
-  /** Runs `threadline <args>` with pipes; `input` is written to stdin, which is then closed (unless `keepStdinOpen`). */
+  /**
+   * Runs `threadline <args>` in process with pipes; `input` is written to stdin, which is then
+   * closed (unless `keepStdinOpen`).
+   */
   run(args: string[], options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number }): Promise<RunResult>;
   /**
-   * Runs `threadline <args>` on a pseudo-terminal (stdin, stdout and stderr all on it); when
-   * `waitFor` shows up, types `answer` + Enter. Output is stdout and stderr together.
+   * {@link TempHome.run} as a child process (the built bin), for what needs a process of its
+   * own (a time zone, TZ, other than this process's).
+   */
+  runChild(args: string[], options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number }): Promise<RunResult>;
+  /**
+   * Runs `threadline <args>` (the built bin, as a child process) on a pseudo-terminal
+   * (stdin, stdout and stderr all on it); when `waitFor` shows up, types `answer` + Enter.
+   * Output is stdout and stderr together.
    */
   runInTerminal(args: string[], options?: { waitFor?: string; answer?: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<{ code: number | null; output: string }>;
   /** Removes the temp directory. */
@@ -44,7 +47,6 @@ export interface TempHome {
 
 /** Makes a temp home; call `cleanup()` after. */
 export function makeTempHome(): TempHome {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run "npm run build" before these tests (npm test does).`);
   const dir = mkdtempSync(join(tmpdir(), "threadline-cli-"));
   const home = join(dir, "home");
   const db = join(dir, "state.db");
@@ -72,30 +74,16 @@ export function makeTempHome(): TempHome {
       }
     },
     run(args, options = {}) {
-      return new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [BIN, ...args], { env: env(options.env), stdio: ["pipe", "pipe", "pipe"] });
-        let stdout = "";
-        let stderr = "";
-        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-        const timer = setTimeout(() => {
-          child.kill("SIGKILL");
-          reject(new Error(`threadline ${args.join(" ")} did not finish in ${options.timeoutMs ?? 60_000} ms (hung?)\nstdout: ${stdout}\nstderr: ${stderr}`));
-        }, options.timeoutMs ?? 60_000);
-        child.on("error", reject);
-        child.on("close", (code) => {
-          clearTimeout(timer);
-          child.stdin.destroy();
-          resolve({ code, stdout, stderr });
-        });
-        child.stdin.on("error", () => {});
-        if (options.input !== undefined) child.stdin.write(options.input);
-        if (!options.keepStdinOpen) child.stdin.end();
-      });
+      const { env: extra, ...rest } = options;
+      return runInProcess(args, env(extra), rest);
+    },
+    runChild(args, options = {}) {
+      const { env: extra, ...rest } = options;
+      return runChild(builtCli(), args, env(extra), rest);
     },
     runInTerminal(args, options = {}) {
       return new Promise((resolve, reject) => {
-        const command = [process.execPath, BIN, ...args].map(shellQuote).join(" ");
+        const command = [...builtCli(), ...args].map(shellQuote).join(" ");
         // script(1) runs the command on a new pseudo-terminal and copies our stdin to it.
         const child = spawn("script", ["-qfec", command, "/dev/null"], { env: env(options.env), stdio: ["pipe", "pipe", "pipe"] });
         let output = "";
@@ -126,10 +114,6 @@ export function makeTempHome(): TempHome {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function shellQuote(value: string): string {
-  return /^[\w@%+=:,./-]+$/u.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /** Parses stdout as JSON, failing with the output in the message. */

@@ -14,6 +14,7 @@ import type { SessionSummary } from "../../../store/index.js";
 import { CliError, openExistingDatabase } from "../../cli-context.js";
 import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
 import { dbOption, sourceOption } from "../../command-options.js";
+import { bindEnv } from "../../option-env.js";
 import { collectSessions } from "../../session-pages.js";
 import { loadChatSetup, runChat } from "../chat-command.js";
 
@@ -298,10 +299,10 @@ export function makeBrowseCommand(io: CliIo): Command {
       }),
     )
     .addOption(dbOption())
-    .addOption(new Option("--config <file>", "config file (YAML) for the chat").env("THREADLINE_CONFIG"))
+    .addOption(bindEnv(new Option("--config <file>", "config file (YAML) for the chat"), "THREADLINE_CONFIG"))
     .action(async (options: BrowseOptions, command: Command) => {
       const setup = await loadChatSetup(io, options);
-      const db = await openExistingDatabase(setup.database);
+      const db = await openExistingDatabase(setup.database, io.env);
       let sessions: SessionSummary[];
       try {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
@@ -318,6 +319,6 @@ export function makeBrowseCommand(io: CliIo): Command {
       const chat: Parameters<typeof runChat>[1] = { resume: id, showDbInHint: command.getOptionValueSource("db") === "cli" };
       if (options.db !== undefined) chat.db = options.db;
       if (options.config !== undefined) chat.config = options.config;
-      process.exitCode = await runChat(io, chat);
+      io.exitCode = await runChat(io, chat);
     });
 }

@@ -29,7 +29,7 @@ export function makeDeleteCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (words: string[], options: DeleteOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const id = await resolveSessionRef(db, words.join(" "));
         if (!options.yes) {
           if (!canPrompt(io)) {

@@ -35,7 +35,7 @@ export function makeExportCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ExportOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId);
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;

@@ -47,7 +47,7 @@ export function makeImportCommand(io: CliIo): Command {
         if (progressWanted(io) && info.isFile()) total = await countLines(file);
         input = createReadStream(file);
       }
-      const report = await withDatabase(options.db, async (db) => {
+      const report = await withDatabase(options.db, io.env, async (db) => {
         const bar = startProgressBar(io, { label: "Importing", total });
         async function* counted(lines: AsyncIterable<string>): AsyncIterable<string> {
           for await (const line of lines) {

@@ -31,7 +31,7 @@ export function makeListCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: ListOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const { items, more } = await collectSessions(db, sources === undefined ? {} : { sources }, options.all ? Infinity : options.limit);
         if (options.json) {

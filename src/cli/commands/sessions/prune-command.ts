@@ -64,7 +64,7 @@ export function makePruneCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: PruneCommandOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const now = io.now();
         const days = options.olderThan;
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;

@@ -26,7 +26,7 @@ export function makeRenameCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (ref: string, words: string[], options: RenameOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const id = await resolveSessionRef(db, ref);
         const title = await db.setTitle(id, words.join(" "));
         if (options.json) writeJson(io, { id, title });

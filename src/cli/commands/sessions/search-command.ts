@@ -54,7 +54,7 @@ export function makeSearchCommand(io: CliIo): Command {
     .action(async (words: string[], options: SearchCommandOptions) => {
       const query = words.join(" ");
       if (options.discover) {
-        await withExistingDatabase(options.db, async (db) => {
+        await withExistingDatabase(options.db, io.env, async (db) => {
           const limit = Math.min(MAX_SESSION_SEARCH_LIMIT, options.limit === 20 ? 3 : options.limit);
           const result = await sessionSearch(db, query, {
             limit,
@@ -66,7 +66,7 @@ export function makeSearchCommand(io: CliIo): Command {
         return;
       }
       if (query.trim() === "") throw new InvalidInputError("Give something to search for (or --discover with no query to list recent sessions).", { field: "query" });
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const hits = await db.searchMessages(query, {
           limit: options.limit,
           ...(options.source !== undefined && options.source.length > 0 ? { sources: options.source } : {}),

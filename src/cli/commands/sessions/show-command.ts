@@ -29,7 +29,7 @@ export function makeShowCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (words: string[], options: ShowOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const id = await resolveSessionRef(db, words.join(" "));
         const session = await db.getSession(id);
         if (session === null) throw new NotFoundError(`Session "${id}" was deleted meanwhile.`);

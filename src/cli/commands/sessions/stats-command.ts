@@ -25,7 +25,7 @@ export function makeStatsCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: StatsOptions) => {
-      await withExistingDatabase(options.db, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db) => {
         const stats = await db.getStats();
         if (options.json) {
           writeJson(io, {
