@@ -73,9 +73,17 @@ function* sourceFiles(dir: string): Generator<string> {
   }
 }
 
-/** Every line under test/ holding a timer or a sleep: `file:line`, the file, the text and what matched. */
-function timerLines(): Array<{ where: string; file: string; text: string; what: string }> {
-  const found = [];
+/** A line under test/ holding a timer or a sleep: `file:line`, the file, the text and what matched. */
+interface TimerLine {
+  where: string;
+  file: string;
+  text: string;
+  what: string;
+}
+
+/** Every line under test/ holding a timer or a sleep. */
+function timerLines(): TimerLine[] {
+  const found: TimerLine[] = [];
   for (const path of sourceFiles(join(ROOT, "test"))) {
     const file = relative(ROOT, path).split(sep).join("/");
     if (file === SELF) continue;
