@@ -9,6 +9,7 @@ import { ApiServerAdapter, WebhookAdapter, signBody } from "../../src/adapters/i
 import { EchoAgent } from "../../src/agents/index.js";
 import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
+import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "a-test-secret-of-32-characters!!";
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -134,8 +135,7 @@ describe("webhook adapter", () => {
     const ack = await post(app, { chatId: "c1", userId: "u1", text: "hello", messageId: "m1" });
     expect(ack.statusCode).toBe(202);
     expect(ack.json()).toMatchObject({ status: "accepted" });
-    const deadline = Date.now() + 5000;
-    while (callback.received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => callback.received.length > 0, { what: "the signed reply at the callback", timeoutMs: 5_000 });
     expect(callback.received).toHaveLength(1);
     const reply = JSON.parse(callback.received[0]!.body);
     expect(reply).toMatchObject({ chatId: "c1", userId: "u1", text: "Echo: hello", kind: "reply", inReplyTo: ["m1"] });

@@ -68,7 +68,8 @@ describe("EchoAgent", () => {
     const controller = new AbortController();
     const started = Date.now();
     const running = new EchoAgent({ delayMs: 10_000 }).runTurn(turn([{ role: "user", content: "x" }], controller.signal));
-    setTimeout(() => controller.abort(), 30);
+    // runTurn checked the signal and began its delay before returning the promise: this abort comes during the delay.
+    controller.abort();
     const error = await running.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AgentInterruptedError);
     expect((error as AgentInterruptedError).partial).toEqual([]);

@@ -22,6 +22,7 @@ import {
   startFakeOpenAiServer,
 } from "../support/fake-openai-server.js";
 import type { FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { waitFor } from "../support/wait-for.js";
 
 let server: FakeOpenAiServer;
 
@@ -285,7 +286,7 @@ describe("OpenAiCompatibleAgent: errors", () => {
   it("says so when the connection closes before the reply", async () => {
     server.enqueue({ delayMs: 10_000 });
     const running = errorOf(agentFor().runTurn(turn(user)));
-    await waitFor(() => server.requests.length === 1);
+    await waitFor(() => server.requests.length === 1, { what: "the request at the fake provider", timeoutMs: 5_000 });
     await server.close();
     const error = await running;
     expect(error).toBeInstanceOf(AgentError);
@@ -317,8 +318,11 @@ describe("OpenAiCompatibleAgent: abort", () => {
   it("throws AgentInterruptedError when the signal aborts mid-request", async () => {
     server.enqueue({ delayMs: 10_000 });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const error = await errorOf(agentFor().runTurn(turn([{ role: "user", content: "hi" }], { signal: controller.signal })));
+    const running = errorOf(agentFor().runTurn(turn([{ role: "user", content: "hi" }], { signal: controller.signal })));
+    // Mid-request: the fake provider holds the request when the signal aborts.
+    await waitFor(() => server.requests.length === 1, { what: "the request at the fake provider", timeoutMs: 5_000 });
+    controller.abort();
+    const error = await running;
     expect(error).toBeInstanceOf(AgentInterruptedError);
     expect((error as AgentInterruptedError).partial).toEqual([]);
   });
@@ -340,7 +344,7 @@ describe("OpenAiCompatibleAgent: abort", () => {
     );
     const controller = new AbortController();
     const running = agentFor().runTurn(turn([{ role: "user", content: "hi" }], { signal: controller.signal }));
-    await waitFor(() => server.requests.length === 2);
+    await waitFor(() => server.requests.length === 2, { what: "the second request at the fake provider", timeoutMs: 5_000 });
     controller.abort();
     const error = await errorOf(running);
     expect(error).toBeInstanceOf(AgentInterruptedError);
@@ -545,7 +549,7 @@ describe("fake server: streaming and models", () => {
       method: "POST",
       body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }] }),
     }).catch((error: unknown) => error);
-    await waitFor(() => server.requests.length === 1);
+    await waitFor(() => server.requests.length === 1, { what: "the request at the fake provider", timeoutMs: 5_000 });
     const started = Date.now();
     await server.close();
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -566,7 +570,7 @@ describe("OpenAiCompatibleAgent: streaming (issue 12, point 14)", () => {
       .runTurn(turn([{ role: "user", content: "count" }], { onDelta: (text) => deltas.push(text) }))
       .finally(() => (settled = true));
     // The provider holds "four" back: the first three words are already here, the turn is not over.
-    await waitFor(() => deltas.join("") === "one two three ");
+    await waitFor(() => deltas.join("") === "one two three ", { what: "the three streamed deltas", timeoutMs: 5_000 });
     expect(settled).toBe(false);
     release();
     const result = await running;
@@ -605,7 +609,7 @@ describe("OpenAiCompatibleAgent: streaming (issue 12, point 14)", () => {
     const controller = new AbortController();
     const deltas: string[] = [];
     const running = agentFor().runTurn(turn([{ role: "user", content: "x" }], { signal: controller.signal, onDelta: (t) => deltas.push(t) }));
-    await waitFor(() => deltas.length === 2);
+    await waitFor(() => deltas.length === 2, { what: "two streamed deltas", timeoutMs: 5_000 });
     controller.abort();
     const error = await errorOf(running);
     expect(error).toBeInstanceOf(AgentInterruptedError);
@@ -692,14 +696,6 @@ async function freePort(): Promise<number> {
   const { port } = probe.address() as AddressInfo;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   return port;
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const started = Date.now();
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe("OpenAiCompatibleAgent: the turn before an automatic reset", () => {

@@ -31,6 +31,7 @@ import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events
 import { startFakeTelegramServer, telegramUpdate } from "../fakes/telegram/fake-telegram-server.js";
 import { BIN, cleanupProcesses, freePort, makeHome, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { withDeadline } from "../support/wait-for.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
@@ -111,24 +112,23 @@ function serveCommands(code: string): Array<{ env: Record<string, string>; args:
 
 const blocks = codeBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
 
-/** Runs a command; resolves with its exit code and output. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${command} ${args.join(" ")} did not finish in time\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, options.timeoutMs ?? 60_000);
+/** Runs a command; resolves with its exit code and output (SIGKILL and an error after `timeoutMs`, default 60 s). */
+async function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const closed = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
     child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+  try {
+    return await withDeadline(closed, { timeoutMs: options.timeoutMs ?? 60_000, what: `${command} ${args.join(" ")} to finish`, describe: () => `stdout: ${stdout}\nstderr: ${stderr}` });
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw error;
+  }
 }
 
 describe("README examples", { timeout: 600_000 }, () => {

@@ -3,6 +3,7 @@ import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
 import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
+import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
 
 /** Counts turns running at once for each session, across every replica of the test. */
@@ -50,9 +51,8 @@ forEachBackend((backend) => {
     for (let i = 1; i <= 8; i++) acks.push(await (i % 2 === 1 ? a : b).local.receive(`m${i}`, chat, { messageId: `platform-${i}` }));
     expect(acks.filter((ack) => ack.status === "accepted" || ack.status === "queued")).toHaveLength(8);
     // Wait until all eight replies have been sent by one replica or the other.
-    const deadline = Date.now() + 20_000;
     const replies = () => [...a.local.sent, ...b.local.sent].filter((d) => d.message.kind === "reply");
-    while (replies().length < 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => replies().length >= 8, { what: "eight replies", describe: () => `replies: ${replies().map((d) => d.message.text).join(", ")}` });
     expect(replies()).toHaveLength(8);
     expect(tracker.overlaps).toBe(0);
     const sessionId = replies()[0]!.message.sessionId!;
@@ -87,11 +87,13 @@ forEachBackend((backend) => {
     const live = await replica(db, "replica-live", tracker);
     expect((await live.local.receive("second", { chatId: "c" })).status).toBe("queued");
     // Replicas sweep queued sessions whose lease expired (serve does this every lease TTL).
-    const deadline = Date.now() + 10_000;
-    while (live.local.sent.length < 2 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      await live.runner.replayQueues();
-    }
+    await waitFor(
+      async () => {
+        await live.runner.replayQueues();
+        return live.local.sent.length >= 2;
+      },
+      { what: "the live replica to answer both messages", timeoutMs: 10_000, intervalMs: 250, describe: () => JSON.stringify(live.local.sent.map((d) => d.message.text)) },
+    );
     // Taking the lease over for the queued message, it first finishes the turn the dead
     // replica left marked as running (as its sweep would have), then runs "second".
     expect(live.local.sent.map((d) => d.message.text)).toEqual(["replica-live: first", "replica-live: second"]);

@@ -2,6 +2,7 @@ import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { AgentError, AgentInterruptedError, EchoAgent, HeuristicTitler, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
 import { GatewayRecovery, GatewayRunner, INTERRUPTED_TOOL_RESULT, SessionStore, type GatewayRunnerOptions, type InboundMessage } from "../../src/gateway/index.js";
+import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
 
 /** An agent that records what it was given and can be told how to answer. */
@@ -112,11 +113,10 @@ forEachBackend((backend) => {
     mode = "interrupt";
     await local.receive("again");
     // The interrupted turn is stored after the agent gives up: wait for it.
-    let messages = await db.getMessages(sessionId);
-    for (const deadline = Date.now() + 5000; messages.length < 7 && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 10));
-      messages = await db.getMessages(sessionId);
-    }
+    const messages = await waitFor(async () => {
+      const stored = await db.getMessages(sessionId);
+      return stored.length >= 7 && stored;
+    }, { what: "the interrupted turn to be stored", timeoutMs: 5_000 });
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
     const last = messages[messages.length - 1]!;
     expect(last).toMatchObject({ role: "tool", toolCallId: "call_2", content: INTERRUPTED_TOOL_RESULT });
@@ -192,14 +192,7 @@ forEachBackend((backend) => {
     await local.receive("Plan the quarterly release checklist please", { chatId: "c2" });
     const second = await local.nextMessage();
     // Titling runs after the reply is sent: wait until both titles are there.
-    const titleOf = async (id: string): Promise<string | null> => {
-      const deadline = Date.now() + 5000;
-      for (;;) {
-        const title = await db.getTitle(id);
-        if (title !== null || Date.now() > deadline) return title;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    };
+    const titleOf = (id: string): Promise<string> => waitFor(() => db.getTitle(id), { what: `the title of ${id}`, timeoutMs: 5_000 });
     const t1 = await titleOf(first.message.sessionId!);
     const t2 = await titleOf(second.message.sessionId!);
     expect(t1).toMatch(/^Plan the quarterly release checklist/);
@@ -280,8 +273,11 @@ forEachBackend((backend) => {
     expect((await local.receive("queued 2")).status).toBe("queued");
     await local.receive("/stop");
     await local.nextMessage((d) => /Stopped/.test(d.message.text));
-    await new Promise((r) => setTimeout(r, 400));
-    expect(local.sent.filter((d) => d.message.kind === "reply")).toEqual([]);
+    // The barrier: a later message of the same chat runs after anything still queued there,
+    // so once its reply is in, the two queued messages would have been answered before it.
+    await local.receive("after the stop");
+    await local.nextMessage((d) => d.message.kind === "reply");
+    expect(local.sent.filter((d) => d.message.kind === "reply").map((d) => d.message.text)).toEqual(["Echo: after the stop"]);
     expect(await db.listQueuedKeys()).toEqual([]);
   });
 
@@ -321,9 +317,7 @@ forEachBackend((backend) => {
   it("after a crash mid-turn, the next start resumes the session and answers the stored message", async () => {
     const { db, store, local, runner, reopen } = await setup({ delayMs: 10_000 });
     await local.receive("long job");
-    await new Promise((r) => setTimeout(r, 50));
-    const entry = (await store.listSessions())[0]!;
-    expect(entry.turnStartedAt).not.toBeNull();
+    const entry = await waitFor(async () => (await store.listSessions()).find((e) => e.turnStartedAt !== null), { what: "the turn to be marked as started" });
     // "Crash": abandon the runner without any shutdown bookkeeping.
     void runner;
     const db2 = await reopen();
@@ -354,7 +348,7 @@ forEachBackend((backend) => {
   it("drain: turns still running at the timeout are aborted and stay marked for the next start", async () => {
     const { local, runner, store } = await setup({ delayMs: 10_000 });
     await local.receive("slow");
-    await new Promise((r) => setTimeout(r, 30));
+    await waitFor(async () => (await store.listSessions()).some((e) => e.turnStartedAt !== null), { what: "the turn to be marked as started" });
     const result = await runner.drain(50);
     expect(result.drained).toBe(false);
     expect(result.stillRunning).toHaveLength(1);

@@ -19,6 +19,7 @@ import {
 } from "../../src/gateway/index.js";
 import { handoffNotice } from "../../src/gateway/handoff-worker.js";
 import type { SessionDB } from "../../src/store/index.js";
+import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
 
 /** An agent that answers like the echo agent, or fails when told to. */
@@ -40,10 +41,13 @@ async function serveWhile<T>(runner: GatewayRunner, homes: HomeChannels, done: P
     settled = true;
   });
   finished.catch(() => {});
-  while (!settled) {
-    await runner.processHandoffs(homes, options);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(
+    async () => {
+      await runner.processHandoffs(homes, options);
+      return settled;
+    },
+    { what: "the terminal's handoff request to settle", intervalMs: 20 },
+  );
   return finished;
 }
 

@@ -154,13 +154,17 @@ describe("threadline serve with Discord", () => {
       await started(gateway, discord);
       discord.pushMessage(dm("1500000000000000041", "write a lot"));
       await discord.waitFor(() => discord.sentTo(DM).length >= 4, "the chunks");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const chunks = discord.sentTo(DM);
+      // The barrier: the next message of the chat is answered only after the long reply's turn
+      // (every chunk of it) is done.
+      discord.pushMessage(dm("1500000000000000042", "and now briefly"));
+      await discord.waitFor(() => discord.sentTo(DM).find((m) => m.reply_to === "1500000000000000042"), "the reply after the chunks");
+      expect(discord.sentTo(DM).at(-1)!.content).toBe("Reply to: and now briefly");
+      const chunks = discord.sentTo(DM).slice(0, -1);
       expect(chunks).toHaveLength(4);
       for (const chunk of chunks) expect(chunk.content.length).toBeLessThanOrEqual(2000);
       expect(chunks.map((c) => c.content).join("\n\n")).toBe(long);
       expect(chunks.map((c) => c.reply_to)).toEqual(["1500000000000000041", null, null, null]);
-      expect(discord.callsOf("POST", /^\/channels\/\d+\/messages$/u).map((c) => c.status)).toEqual([429, 200, 200, 200, 200]);
+      expect(discord.callsOf("POST", /^\/channels\/\d+\/messages$/u).map((c) => c.status)).toEqual([429, 200, 200, 200, 200, 200]);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(gateway, discord);
     },
@@ -182,7 +186,8 @@ describe("threadline serve with Discord", () => {
       await discord.waitFor(() => discord.sentTo(DM)[1], "the reply to the replayed message");
       discord.pushMessage(dm("1500000000000000053", "after the resume"));
       await discord.waitFor(() => discord.sentTo(DM)[2], "the reply after the resume");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // "after the resume" came after the replay, in the same DM: a second turn of a replayed
+      // message would have run, and been answered, before it.
       expect(discord.sentTo(DM).map((m) => [m.content, m.reply_to])).toEqual([
         ["Reply to: before the drop", "1500000000000000051"],
         ["Reply to: while dropped", "1500000000000000052"],
@@ -220,7 +225,8 @@ describe("threadline serve with Discord", () => {
       discord.pushMessage(dm("1500000000000000061", "a slow question"));
       discord.pushMessage(dm("1500000000000000062", "a later question"));
       await discord.waitFor(() => discord.sentTo(DM)[1], "the reply to the later question");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The later question is admitted after the redelivery (one chat's messages are admitted in
+      // arrival order) and runs after any turn the redelivery could have started: its reply is the barrier.
       expect(discord.sentTo(DM).map((m) => [m.content, m.reply_to])).toEqual([
         ["Reply to: a slow question", "1500000000000000061"],
         ["Reply to: a later question", "1500000000000000062"],

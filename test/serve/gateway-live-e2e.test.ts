@@ -5,6 +5,7 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { cleanupProcesses, makeHome, postChat, spawnGateway } from "./gateway-process.js";
+import { waitFor } from "../support/wait-for.js";
 
 const KEY = "admin-key-0123456789abcdef";
 
@@ -30,9 +31,7 @@ it("serve: /gateway/status and /gateway/live reflect the runner; SIGTERM ends th
   })();
 
   expect((await postChat(gateway.url, "hello there", { sessionKey: "live-1" })).status).toBe(200);
-  const deadline = Date.now() + 15_000;
-  while (!text.includes('"turnsCompleted":1') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  expect(text).toContain('"turnsCompleted":1');
+  await waitFor(() => text.includes('"turnsCompleted":1'), { what: "a live snapshot with the completed turn", timeoutMs: 15_000, describe: () => text });
   expect((await status()).liveAgents).toBe(1);
 
   expect((await gateway.stop()).code).toBe(0);

@@ -25,6 +25,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
+import { DeadlineError, waitFor, withDeadline } from "../support/wait-for.js";
 
 /** The built bin. */
 export const BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -68,34 +69,8 @@ export function signatureValid(secret: string, body: string, header: string | un
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/**
- * Polls `probe` until it returns something other than `undefined`, `null` or `false`,
- * and resolves with that value. Throws after `timeoutMs` (default 20 s) naming `what`
- * and, when given, the extra diagnostics of `describe()`.
- */
-export async function waitFor<T>(
-  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
-  options: { what: string; timeoutMs?: number; intervalMs?: number; describe?: () => string },
-): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
-  const interval = options.intervalMs ?? 25;
-  let lastError: unknown = null;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== null && value !== false) return value;
-      lastError = null;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      const extra = options.describe ? `\n${options.describe()}` : "";
-      const cause = lastError === null ? "" : ` (last error: ${String(lastError)})`;
-      throw new Error(`Timed out waiting for ${options.what}${cause}${extra}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, interval));
-  }
-}
+/** Polling with a deadline lives in test/support/wait-for.ts; re-exported for the e2e tests. */
+export { waitFor };
 
 /** Creates a temp data home; with `config`, writes it as `config.yaml` (a string is written as is). */
 export async function makeHome(config?: Record<string, unknown> | string): Promise<string> {
@@ -197,18 +172,14 @@ export class GatewayProcess {
   async signal(signal: NodeJS.Signals, timeoutMs = 20_000): Promise<ExitStatus> {
     if (this.#exit !== null) return this.#exit;
     this.child.kill(signal);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), timeoutMs);
-    });
-    const result = await Promise.race([this.exited, timeout]);
-    clearTimeout(timer);
-    if (result === "timeout") {
+    try {
+      return await withDeadline(this.exited, { timeoutMs, what: `the gateway (pid ${this.child.pid}) to exit after ${signal}` });
+    } catch (error) {
+      if (!(error instanceof DeadlineError)) throw error;
       this.child.kill("SIGKILL");
       await this.exited;
       throw new Error(`gateway (pid ${this.child.pid}) did not exit within ${timeoutMs} ms of ${signal}; output:\n${this.#output}`);
     }
-    return result;
   }
 
   /** SIGTERM and wait: the graceful stop. */
@@ -302,13 +273,11 @@ export async function runServe(options: {
   let stderr = "";
   child.stdout?.on("data", (chunk: string) => (stdout += chunk));
   child.stderr?.on("data", (chunk: string) => (stderr += chunk));
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), options.timeoutMs ?? 15_000);
-  });
-  const result = await Promise.race([gateway.exited, timeout]);
-  clearTimeout(timer);
-  if (result === "timeout") {
+  let result: ExitStatus;
+  try {
+    result = await withDeadline(gateway.exited, { timeoutMs: options.timeoutMs ?? 15_000, what: "threadline serve to exit by itself" });
+  } catch (error) {
+    if (!(error instanceof DeadlineError)) throw error;
     await gateway.kill();
     throw new Error(`threadline serve did not exit by itself; output:\n${gateway.output()}`);
   }

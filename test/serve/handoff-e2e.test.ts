@@ -208,12 +208,23 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: null });
       expect({ session: await db.getSession(id), messages: await db.getMessages(id) }).toEqual(before);
 
-      // A gateway that starts now does not run the abandoned handoff.
+      // A gateway that starts now does not run the abandoned handoff. The barrier: a handoff of
+      // another session, requested after the start, that this gateway carries out. Its handoff
+      // passes take every pending record, one after the other, so had it taken the abandoned one,
+      // that would have been carried out by the time the new one completes.
       const gateway = await spawnGateway({ home });
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const { id: other } = await db.createSession({ source: "cli", title: "Another plan" });
+      await db.appendTurn(other, [
+        { role: "user", content: "Plan the 1.1 release" },
+        { role: "assistant", content: "Collect the feedback on 1.0 first." },
+      ]);
+      const barrier = await requestHandoff(db, { sessionId: other, platform: "webhook" }, { homeChannels: homes, timeoutMs: 20_000, pollMs: 100 });
+      expect(barrier).toMatchObject({ status: "completed", sessionKey: HOME_KEY });
+      await callback.waitFor((d) => d.body.inReplyTo.includes(`handoff:${barrier.id}`), "the summary of the later handoff");
       expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: null });
-      expect(callback.deliveries).toEqual([]);
-      expect(await db.getRoute(HOME_KEY)).toBeNull();
+      // Every delivery and the home channel's route belong to the later handoff's session.
+      expect(callback.deliveries.map((d) => d.body.sessionId)).toEqual([other]);
+      expect((await db.getRoute(HOME_KEY))?.sessionId).toBe(other);
       expect({ session: await db.getSession(id), messages: await db.getMessages(id) }).toEqual(before);
       await gateway.stop();
     },

@@ -11,10 +11,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openSessionDB } from "../../src/index.js";
+import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { waitFor } from "../support/wait-for.js";
 
+/** The session key of the shared conversation. */
+const KEY = "agent:main:api-server:dm:shared-conversation";
 const BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 const children: ChildProcess[] = [];
 
@@ -44,16 +47,24 @@ async function startReplica(name: string, db: string, fakeUrl: string): Promise<
   let stderr = "";
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return { child, url };
-    } catch {
-      // not up yet
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`replica ${name} did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const state = await waitFor(
+    async () => {
+      if (child.exitCode !== null) return "exited";
+      return (await fetch(`${url}/healthz`)).ok && "up";
+    },
+    { what: `replica ${name} to answer GET /healthz`, intervalMs: 100, describe: () => stderr },
+  );
+  if (state === "exited") throw new Error(`replica ${name} did not start: ${stderr}`);
+  return { child, url };
+}
+
+/** The user messages of a session key the gateways have taken: stored in the transcript or waiting in the queue. */
+async function taken(store: SessionDB, key: string): Promise<string[]> {
+  const texts = new Set<string>();
+  const [session] = (await store.listSessions({ sessionKey: key })).items;
+  if (session !== undefined) for (const m of await store.getMessages(session.id)) if (m.role === "user") texts.add(String(m.content));
+  for (const item of await store.listQueue(key)) for (const payload of item.payloads) texts.add(String((payload as { text?: unknown }).text));
+  return [...texts];
 }
 
 function ask(url: string, text: string, session = "shared-conversation"): Promise<{ status: number; content: string | null }> {
@@ -111,13 +122,19 @@ describe("two gateway replicas on one PostgreSQL database", () => {
     const a = await startReplica("a", db, fake.url);
     const b = await startReplica("b", db, fake.url);
     // Warm both up (first requests open connection pools), then interleave six messages to one
-    // session between the replicas, 100 ms apart, without waiting for answers.
+    // session between the replicas without waiting for answers: each is sent once the previous
+    // one is taken (stored, or in the session's queue), so their order is the send order.
     await Promise.all([ask(a.url, "warm up", "warmup-a"), ask(b.url, "warm up", "warmup-b")]);
     maxInFlight = 0;
     const pending: Array<Promise<{ status: number; content: string | null }>> = [];
-    for (let i = 1; i <= 6; i++) {
-      pending.push(ask(i % 2 === 1 ? a.url : b.url, `m${i}`));
-      await new Promise((r) => setTimeout(r, 100));
+    const watcher = await openSessionDB(db);
+    try {
+      for (let i = 1; i <= 6; i++) {
+        pending.push(ask(i % 2 === 1 ? a.url : b.url, `m${i}`));
+        await waitFor(async () => (await taken(watcher, KEY)).includes(`m${i}`), { what: `m${i} to be taken by a replica`, intervalMs: 20 });
+      }
+    } finally {
+      await watcher.close();
     }
     const answers = await Promise.all(pending);
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200]);
@@ -127,8 +144,7 @@ describe("two gateway replicas on one PostgreSQL database", () => {
     // Kill whichever replica runs the next turn, mid-turn; the other must take the session over
     // once the lease expires (resuming the cut-off turn) and answer what comes next.
     const killed = ask(a.url, "m7");
-    const deadline = Date.now() + 5000;
-    while (inFlight === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => inFlight > 0, { what: "the turn of m7 at the model", timeoutMs: 5_000, intervalMs: 10 });
     expect(inFlight).toBe(1);
     const runningModel = (inFlightBy.get("model-a") ?? 0) > 0 ? "model-a" : "model-b";
     const [victim, survivor, survivorModel] = runningModel === "model-a" ? [a, b, "model-b"] : [b, a, "model-a"];
@@ -144,7 +160,7 @@ describe("two gateway replicas on one PostgreSQL database", () => {
     await new Promise((r) => survivor.child.once("exit", r));
     const store = await openSessionDB(db);
     try {
-      const [session] = (await store.listSessions({ sessionKey: "agent:main:api-server:dm:shared-conversation" })).items;
+      const [session] = (await store.listSessions({ sessionKey: KEY })).items;
       const messages = await store.getMessages(session!.id);
       expect(messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"]);
       // m7 (cut off with replica a) was resumed by b before m8 ran.

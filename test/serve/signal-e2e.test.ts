@@ -249,7 +249,8 @@ describe("threadline serve with Signal", () => {
       signal.push(dm(1767226200000, "a slow question"));
       signal.push(dm(1767226210000, "a later question"));
       await signal.waitFor(() => signal.sentTo(ALICE)[1], "the reply to the later question");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The later question is admitted after the redelivery (one chat's messages are admitted in
+      // arrival order) and runs after any turn the redelivery could have started: its reply is the barrier.
       expect(signal.sentTo(ALICE).map((m) => [m.message, m.quote_timestamp, m.quote_author])).toEqual([
         ["Reply to: a slow question", 1767226200000, ALICE],
         ["Reply to: a later question", 1767226210000, ALICE],

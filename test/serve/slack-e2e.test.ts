@@ -87,7 +87,8 @@ describe("threadline serve with Slack", () => {
         ["assistant", "Reply to: my name is Zed"],
         ["user", "what is my name?"],
       ]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The second message is admitted after the resent event (one chat's messages are admitted in
+      // arrival order) and runs after any turn the resend could have started: its reply is the barrier.
       expect(slack.sentTo(DM).map((m) => [m.text, m.thread_ts])).toEqual([
         ["Reply to: my name is Zed", null],
         ["Reply to: what is my name?", null],
@@ -131,8 +132,18 @@ describe("threadline serve with Slack", () => {
       expect(dialogue(second).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: thread from alice", "thread from bob"]);
       const aliceRequest = await requestFor(model, "alice here");
       expect(dialogue(aliceRequest)).toEqual([["user", "alice here"]]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(slack.sentTo(CHANNEL, null).map((m) => m.text).sort()).toEqual(["Reply to: alice here", "Reply to: bob here"]);
+      // The barrier: Alice mentions the bot once more. Her session runs its turns in order, so a
+      // second turn of the doubled mention would have come first and shown up in this dialogue.
+      // (Every event above was decided before its delivery was answered: Slack's events are
+      // processed before the response.)
+      await deliver(gateway, slackEvent("event-app-mention", { ts: slackTs(), text: `<@${BOT}> alice again` }));
+      await slack.waitFor(() => slack.sentTo(CHANNEL, null).find((m) => m.text === "Reply to: alice again"), "the reply to alice again");
+      expect(dialogue(await requestFor(model, "alice again"))).toEqual([
+        ["user", "alice here"],
+        ["assistant", "Reply to: alice here"],
+        ["user", "alice again"],
+      ]);
+      expect(slack.sentTo(CHANNEL, null).map((m) => m.text).sort()).toEqual(["Reply to: alice again", "Reply to: alice here", "Reply to: bob here"]);
       const seen = model.chatRequests().flatMap((r) => dialogue(r).map(([, t]) => t));
       expect(seen.some((t) => t.includes("nobody asked") || t.includes("beep") || t.includes("human-only"))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
@@ -196,15 +207,19 @@ describe("threadline serve with Slack", () => {
       const gateway = await spawnGateway({ home, env: env(slack, model) });
       await deliver(gateway, dm(slackTs(), "write a lot"));
       await slack.waitFor(() => slack.sentTo(DM).length >= 3, "the chunks");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const chunks = slack.sentTo(DM);
+      // The barrier: the next message of the chat is answered only after the long reply's turn
+      // (every chunk of it) is done.
+      await deliver(gateway, dm(slackTs(), "and now briefly"));
+      await slack.waitFor(() => slack.sentTo(DM).find((m) => m.text === "Reply to: and now briefly"), "the reply after the chunks");
+      expect(slack.sentTo(DM).at(-1)!.text).toBe("Reply to: and now briefly");
+      const chunks = slack.sentTo(DM).slice(0, -1);
       expect(chunks).toHaveLength(3);
       for (const chunk of chunks) {
         expect(chunk.text.length).toBeLessThanOrEqual(3000);
         expect(chunk.blocks).toEqual([{ type: "section", text: { type: "mrkdwn", text: chunk.text } }]);
       }
       expect(chunks.map((c) => c.text).join("\n\n")).toBe(long);
-      expect(slack.callsOf("chat.postMessage").map((c) => c.status)).toEqual([429, 200, 200, 200]);
+      expect(slack.callsOf("chat.postMessage").map((c) => c.status)).toEqual([429, 200, 200, 200, 200]);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoSecrets(gateway, slack);
     },
@@ -228,7 +243,8 @@ describe("threadline serve with Slack", () => {
       expect(JSON.parse(challenge.body)).toEqual({ challenge: verification["challenge"] });
       await deliver(gateway, dm(slackTs(), "signed"));
       await slack.waitFor(() => slack.sentTo(DM)[0], "the reply to the signed message");
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The refused requests were answered 401 before the signed one was sent: had any been taken,
+      // it would have been admitted first in the chat, and answered before the signed one.
       expect(slack.sentTo(DM).map((m) => m.text)).toEqual(["Reply to: signed"]);
       expect(model.chatRequests()).toHaveLength(1);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
@@ -263,7 +279,8 @@ describe("threadline serve with Slack", () => {
       await deliver(second, dm(ts, "a slow question"), 1);
       await deliver(second, dm(slackTs(), "a later question"));
       await slack.waitFor(() => slack.sentTo(DM)[1], "the reply to the later question");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The later question is admitted after the redelivery (one chat's messages are admitted in
+      // arrival order) and runs after any turn the redelivery could have started: its reply is the barrier.
       expect(slack.sentTo(DM).map((m) => m.text)).toEqual(["Reply to: a slow question", "Reply to: a later question"]);
       expect(await second.stop()).toEqual({ code: 0, signal: null });
       expectNoSecrets(first, slack);

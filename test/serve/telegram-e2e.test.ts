@@ -154,13 +154,17 @@ describe("threadline serve with Telegram", () => {
       const gateway = await spawnGateway({ home, env: env(telegram, model) });
       telegram.pushUpdate(dm(1, "write a lot"));
       await telegram.waitFor(() => telegram.sentTo(DM).length >= 2, "the chunks");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const chunks = telegram.sentTo(DM);
+      // The barrier: the next message of the chat is answered only after the long reply's turn
+      // (every chunk of it) is done.
+      telegram.pushUpdate(dm(2, "and now briefly"));
+      await telegram.waitFor(() => telegram.sentTo(DM).find((m) => m.reply_to === 2), "the reply after the chunks");
+      expect(telegram.sentTo(DM).at(-1)!.plain).toBe("Reply to: and now briefly");
+      const chunks = telegram.sentTo(DM).slice(0, -1);
       expect(chunks).toHaveLength(2);
       for (const chunk of chunks) expect(chunk.plain.length).toBeLessThanOrEqual(4096);
       expect(chunks.map((c) => c.plain).join("\n\n")).toBe(long);
       expect(chunks.map((c) => c.reply_to)).toEqual([1, null]);
-      expect(telegram.callsOf("sendMessage").map((c) => c.status)).toEqual([429, 200, 200]);
+      expect(telegram.callsOf("sendMessage").map((c) => c.status)).toEqual([429, 200, 200, 200]);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(gateway, telegram);
     },
@@ -191,7 +195,8 @@ describe("threadline serve with Telegram", () => {
       telegram.pushUpdate(dm(1, "a slow question"));
       telegram.pushUpdate(dm(2, "a later question"));
       await telegram.waitFor(() => telegram.sentTo(DM)[1], "the reply to the later question");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The later question is admitted after the redelivery (one chat's messages are admitted in
+      // arrival order) and runs after any turn the redelivery could have started: its reply is the barrier.
       expect(telegram.sentTo(DM).map((m) => [m.plain, m.reply_to])).toEqual([
         ["Reply to: a slow question", 1],
         ["Reply to: a later question", 2],

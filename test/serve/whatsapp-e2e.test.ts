@@ -117,7 +117,8 @@ describe("threadline serve with WhatsApp", () => {
         ["assistant", "Reply to: my name is Zed"],
         ["user", "what is my name?"],
       ]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The second message is admitted after the resent one (one chat's messages are admitted in
+      // arrival order) and runs after any turn the resend could have started: its reply is the barrier.
       expect(whatsapp.sentTo(USER).map((m) => [m.body, m.replyTo, m.recipientType])).toEqual([
         ["Reply to: my name is Zed", messageIdOf(first), "individual"],
         ["Reply to: what is my name?", messageIdOf(second), "individual"],
@@ -232,7 +233,8 @@ describe("threadline serve with WhatsApp", () => {
       expect((await postWhatsAppWebhook(url, dm("sha1"), { signature: "sha1=abcdef" })).status).toBe(401);
       await deliver(gateway, dm("signed"));
       await whatsapp.waitFor(() => whatsapp.sentTo(USER)[0], "the reply to the signed message");
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The refused POSTs were answered 401 before the signed one was sent: had any been taken, it
+      // would have been admitted first in the chat, and answered before the signed one.
       expect(whatsapp.sentTo(USER).map((m) => m.body)).toEqual(["Reply to: signed"]);
       expect(model.chatRequests()).toHaveLength(1);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
@@ -306,7 +308,8 @@ describe("threadline serve with WhatsApp", () => {
       await deliver(second, question);
       await deliver(second, dm("a later question"));
       await whatsapp.waitFor(() => whatsapp.sentTo(USER)[1], "the reply to the later question");
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The later question is admitted after the redelivery (one chat's messages are admitted in
+      // arrival order) and runs after any turn the redelivery could have started: its reply is the barrier.
       expect(whatsapp.sentTo(USER).map((m) => m.body)).toEqual(["Reply to: a slow question", "Reply to: a later question"]);
       expect(await second.stop()).toEqual({ code: 0, signal: null });
       expectNoSecrets(first, whatsapp);

@@ -11,6 +11,7 @@ import type { FastifyInstance } from "fastify";
 import type { SessionDB } from "../../src/index.js";
 import { Executions } from "../../src/executions/index.js";
 import { buildServer, type BuildServerOptions } from "../../src/server/index.js";
+import { DeadlineError, withDeadline } from "../support/wait-for.js";
 
 export const ADMIN = "admin-key-0123456789abcdef";
 export const ALICE = "alice-key-0123456789abcdef";
@@ -43,10 +44,16 @@ export async function startApi(db: SessionDB, options: Partial<BuildServerOption
     app,
     close: async () => {
       servers.delete(server);
-      // close() waits for open connections; a fetch client may hold a fresh one that never sends a request.
-      const force = setTimeout(() => app.server.closeAllConnections(), 500);
-      await app.close();
-      clearTimeout(force);
+      // close() waits for open connections; a fetch client may hold a fresh one that never sends a request:
+      // those are cut if close() has not finished within 500 ms.
+      const closing = app.close();
+      try {
+        await withDeadline(closing, { timeoutMs: 500, what: "the API server to close" });
+      } catch (error) {
+        if (!(error instanceof DeadlineError)) throw error;
+        app.server.closeAllConnections();
+        await closing;
+      }
     },
   };
   servers.add(server);

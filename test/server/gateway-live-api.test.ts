@@ -10,6 +10,7 @@ import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
 import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
 import { gatewayLiveSource } from "../../src/serve/gateway-live-status.js";
 import { forEachBackend } from "../gateway/backends.js";
+import { waitFor } from "../support/wait-for.js";
 import { ADMIN, ALICE, call, closeServers, startApi } from "./api-harness.js";
 
 afterEach(closeServers);
@@ -56,14 +57,12 @@ class EventReader {
     })();
   }
   /** Waits (at most 10 s) for an event matching `test` after index `from`. */
-  async next(test: (e: { event: string; data: any }) => boolean, from = 0): Promise<{ event: string; data: any }> {
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const found = this.events.slice(from).find(test);
-      if (found !== undefined) return found;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`no matching event; got ${JSON.stringify(this.events)}`);
+  next(test: (e: { event: string; data: any }) => boolean, from = 0): Promise<{ event: string; data: any }> {
+    return waitFor(() => this.events.slice(from).find(test), {
+      what: "a matching live event",
+      timeoutMs: 10_000,
+      describe: () => `got ${JSON.stringify(this.events)}`,
+    });
   }
 }
 
@@ -89,8 +88,8 @@ forEachBackend((backend) => {
     expect(first.data).toMatchObject({ activeTurns: 0, runningSessions: [], queueDepths: [] });
 
     expect((await local.receive("hello")).status).toBe("accepted");
-    // The turn may show up a poll before its session is resolved (sessionId null); the next change names it.
-    const running = await reader.next((e) => e.data?.activeTurns === 1 && e.data.runningSessions[0]?.sessionId != null);
+    // The first snapshot of the turn may come before its route is stored (sessionId null): wait for the one naming the session.
+    const running = await reader.next((e) => e.data?.activeTurns === 1 && e.data.runningSessions?.[0]?.sessionId != null);
     expect(running.data.runningSessions).toEqual([{ key: expect.any(String), sessionId: expect.any(String), platform: "local", phase: "turn" }]);
     expect(await db.getSession(running.data.runningSessions[0].sessionId)).not.toBeNull();
 
@@ -99,18 +98,20 @@ forEachBackend((backend) => {
     expect(queued.data.queueDepths).toEqual([{ key: running.data.runningSessions[0].key, depth: 1 }]);
 
     HeldAgent.release();
-    const idle = reader.next((e) => e.data?.activeTurns === 0 && e.data?.queuedTotal === 0 && e.data?.turnsCompleted === 2, 1);
+    // Idle: both turns done and the session's worker gone (it lingers a moment "between" turns).
+    const idle = reader.next((e) => e.data?.activeTurns === 0 && e.data?.queuedTotal === 0 && e.data?.turnsCompleted === 2 && e.data?.runningSessions?.length === 0, 1);
     expect((await idle).data.liveAgents).toBe(1);
-    // Nothing changes: no new snapshot is sent while it stays idle.
+    // Nothing changes: no new snapshot is sent while it stays idle. The barrier is the
+    // keep-alive comment, written only after 15 checks in a row (50 ms apart) found nothing new.
     const count = reader.events.length;
-    await new Promise((r) => setTimeout(r, 300));
+    const quiet = reader.comments.length;
+    await waitFor(() => reader.comments.length > quiet, { what: "a keep-alive comment on the idle stream", timeoutMs: 10_000 });
+    expect(reader.comments.at(-1)).toBe(": keep-alive");
     expect(reader.events.length).toBe(count);
 
     await api.close();
     await reader.next((e) => e.event === "end");
-    const deadline = Date.now() + 5_000;
-    while (!reader.ended && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(reader.ended).toBe(true);
+    await waitFor(() => reader.ended, { what: "the live stream to end", timeoutMs: 5_000 });
     await runner.stop();
   });
 

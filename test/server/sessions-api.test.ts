@@ -3,16 +3,13 @@
  * keyset cursor and filters, metadata, paged messages, search, rename (PATCH and PUT),
  * delete, the streamed exports (identical to SessionDB.exportSessions) and stats.
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, expect, it } from "vitest";
 import { forEachBackend } from "../gateway/backends.js";
+import { waitFor } from "../support/wait-for.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, jsonLines, seed, startApi } from "./api-harness.js";
 
 afterEach(closeServers);
-
-async function waitUntil(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 forEachBackend((backend) => {
   it("GET /sessions lists newest first, pages with the cursor, filters by source", async () => {
@@ -236,17 +233,26 @@ forEachBackend((backend) => {
       },
     });
     const api = await startApi(streaming);
+    // The server's side of the export response: its writableNeedDrain says the socket is full.
+    let exportResponse: ServerResponse | null = null;
+    api.app.server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+      if (request.url === "/export") exportResponse = response;
+    });
     const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     const first = await reader.read();
     expect(new TextDecoder().decode(first.value).startsWith('{"format":"threadline.session"')).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The barrier: the server's writes back up (the reader reads no more), so from here on the
+    // stream pulls at most one more buffer's worth from the generator.
+    await waitFor(() => exportResponse?.writableNeedDrain === true, {
+      what: "the export response to wait for drain",
+      describe: () => `records produced: ${state.produced}`,
+    });
     // 100,000 records of 4 KiB would be 400 MiB; only what fits the socket and stream buffers was produced.
     expect(state.produced).toBeLessThan(2_000);
     await reader.cancel();
-    await waitUntil(() => state.closed);
-    expect(state.closed).toBe(true);
+    await waitFor(() => state.closed, { what: "the store's generator to be closed", timeoutMs: 5_000 });
   });
 
   it("GET /stats: admin keys get the totals; a scoped key gets 403", async () => {

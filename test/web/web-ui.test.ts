@@ -147,8 +147,10 @@ describe("web page: sessions list and transcript", () => {
     await page.locator("article.message").nth(99).waitFor();
     // The first page is 100 messages; scrolling to the end loads the rest (230 in all).
     for (let i = 0; i < 10 && (await page.locator("p.end").count()) === 0; i++) {
+      const shown = await page.locator("article.message").count();
       await page.locator(".sentinel").scrollIntoViewIfNeeded();
-      await page.waitForTimeout(200);
+      // The next page is in (more messages) or the end is reached.
+      await page.waitForFunction((n) => document.querySelector("p.end") !== null || document.querySelectorAll("article.message").length > n, shown);
     }
     await page.locator("p.end").waitFor();
     expect(await page.locator("article.message").count()).toBe(230);
@@ -284,7 +286,7 @@ describe("web page: hostile stored content", () => {
     await page.locator("article.message").nth(1).waitFor();
     // Open every fold so their content is laid out too.
     for (const summary of await page.locator("details > summary").all()) await summary.click();
-    await page.waitForTimeout(300);
+    await page.waitForFunction(() => Array.from(document.querySelectorAll("details")).every((d) => d.open));
     await screenshot(page, "hostile-transcript-phone");
 
     expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined();

@@ -18,6 +18,7 @@ import { markdownToSlackMrkdwn } from "../../../src/adapters/slack/index.js";
 import { markdownToTelegramHtml } from "../../../src/adapters/telegram/index.js";
 import { markdownToWhatsApp } from "../../../src/adapters/whatsapp/index.js";
 import { InvalidInputError } from "../../../src/store/index.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
 
@@ -70,14 +71,18 @@ it("TypingIndicator sends at once, renews until stopped, shares one timer per ch
   typing.start("c1");
   typing.start("c1");
   expect(sends).toEqual(["c1"]);
-  for (let i = 0; i < 100 && sends.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(sends.length).toBeGreaterThanOrEqual(3);
+  await waitFor(() => sends.length >= 3, { what: "two renewals", timeoutMs: 2_000 });
   expect(errors).toHaveLength(1);
   expect(typing.active).toEqual(["c1"]);
   typing.stop("c1");
   const count = sends.length;
-  await new Promise((resolve) => setTimeout(resolve, 80));
-  expect(sends.length).toBe(count);
+  // The barrier: another chat's timer, started now with the same interval, renews twice; a
+  // timer of c1 still running would have fired before its second renewal.
+  typing.start("c2");
+  await waitFor(() => sends.filter((c) => c === "c2").length >= 3, { what: "two renewals in c2", timeoutMs: 2_000 });
+  expect(sends.slice(0, count).every((c) => c === "c1")).toBe(true);
+  expect(sends.slice(count).every((c) => c === "c2")).toBe(true);
+  typing.stop("c2");
   expect(typing.active).toEqual([]);
 });
 

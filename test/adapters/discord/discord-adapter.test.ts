@@ -153,7 +153,8 @@ it("a dropped gateway connection is RESUMEd: missed messages are replayed once, 
   expect(resume.connection).toBe(2);
   expect(resume.d).toMatchObject({ session_id: "fake-session-1" });
   expect(fake.gatewayOps.filter((o) => o.op === 2)).toHaveLength(1);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // "after the resume" came after the replay, in the same DM: a second turn of a replayed
+  // message would have run (and been answered) before it.
   expect(agent.inputs.map(lastUserText)).toEqual(["before the drop", "while dropped", "after the resume"]);
   expect(fake.sentTo(DISCORD_IDS.dm).map((m) => m.reply_to)).toEqual(["1500000000000000601", "1500000000000000602", "1500000000000000603"]);
   expect(logger.lines.some((l) => l.msg.startsWith("discord: gateway connection resumed"))).toBe(true);
@@ -167,8 +168,10 @@ it("a redelivered message id (a replay) is no second turn", async () => {
   fake.pushMessage(message);
   fake.pushMessage(discordMessage("message-dm", { id: "1500000000000000702", content: "next" }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.dm)[1], "the second reply");
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // "next" is admitted after the redelivery (one chat's messages are admitted in arrival
+  // order): a turn of the redelivery would have run, and been answered, before it.
   expect(agent.inputs.map(lastUserText)).toEqual(["only once", "next"]);
+  expect(fake.sentTo(DISCORD_IDS.dm)).toHaveLength(2);
 });
 
 it("createThread opens a public thread in the channel; messages there are answered without a mention", async () => {

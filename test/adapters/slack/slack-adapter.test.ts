@@ -11,6 +11,7 @@ import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeSlackServer } from "../../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../../fakes/slack/slack-events.js";
 import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, useCleanups } from "../adapter-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const SECRET = "slack-signing-secret-for-tests-0001";
 const DM = "D0ALICEDM1";
@@ -95,8 +96,10 @@ it("allowlists and groupReply: all", async () => {
   await deliver(slackEvent("event-message-channel", { ts: slackTs(), text: "no mention needed" }));
   await fake.waitFor(() => fake.sentTo(CHANNEL)[0], "the reply without a mention");
   await deliver(slackEvent("event-message-channel", { ts: slackTs(), user: "U0STRANGER", text: "not allowed" }));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(agent.inputs.map(lastUserText)).toEqual(["no mention needed"]);
+  // The barrier: an allowed message delivered after it, answered in turn.
+  await deliver(slackEvent("event-message-channel", { ts: slackTs(), text: "allowed again" }));
+  await fake.waitFor(() => fake.sentTo(CHANNEL)[1], "the reply to the second allowed message");
+  expect(agent.inputs.map(lastUserText)).toEqual(["no mention needed", "allowed again"]);
 });
 
 it("a shared file becomes InboundMedia with its Slack file id, MIME type and name, the text as caption", async () => {
@@ -152,10 +155,13 @@ it("handoff: refused at once with a /sethome hint while slack has no home channe
   const pending = requestHandoff(db, { sessionId: id, platform: "slack" }, { homeChannels: {}, timeoutMs: 20_000, pollMs: 20 });
   let settled = false;
   void pending.finally(() => (settled = true)).catch(() => {});
-  while (!settled) {
-    await runner.processHandoffs({});
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(
+    async () => {
+      await runner.processHandoffs({});
+      return settled;
+    },
+    { what: "the handoff request to settle", intervalMs: 20 },
+  );
   const outcome = await pending;
   const root = fake.sentTo(CHANNEL, null).find((m) => m.text === "🧵 Storage design")!;
   expect(outcome).toMatchObject({ status: "completed", platform: "slack", chatId: CHANNEL, threadId: root.ts, sessionKey: `agent:main:slack:channel:${CHANNEL}:${root.ts}` });

@@ -9,6 +9,7 @@ import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
 import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, recordingLogger, useCleanups } from "../adapter-harness.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const cleanups = useCleanups();
 
@@ -152,11 +153,15 @@ it("a send that fails for good is logged with the session key and counted; the r
 it("long replies arrive as ordered chunks within 4,096 characters, code blocks reopened", async () => {
   const code = "```js\n" + Array.from({ length: 150 }, (_, i) => `console.log(${i}); // ${"x".repeat(20)}`).join("\n") + "\n```";
   const long = `${"Intro paragraph. ".repeat(100)}\n\n${code}\n\n${"Closing words. ".repeat(100)}`;
-  const { fake } = await setup({ answer: () => long });
+  const { fake } = await setup({ answer: (input) => (lastUserText(input) === "and now briefly" ? "brief" : long) });
   fake.pushUpdate(telegramUpdate("update-private-text", { message_id: 70 }));
   await fake.waitFor(() => fake.sentTo(111111).length >= 3, "the chunks");
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const chunks = fake.sentTo(111111);
+  // The barrier: the next message of the chat is answered only after the long reply's turn
+  // (every chunk of it) is done.
+  fake.pushUpdate(telegramUpdate("update-private-text", { message_id: 71, text: "and now briefly" }));
+  await fake.waitFor(() => fake.sentTo(111111).find((m) => m.reply_to === 71), "the reply to the next message");
+  expect(fake.sentTo(111111).at(-1)!.plain).toBe("brief");
+  const chunks = fake.sentTo(111111).slice(0, -1);
   for (const chunk of chunks) expect(chunk.plain.length).toBeLessThanOrEqual(4096);
   expect(chunks.every((c) => c.parse_mode === "HTML")).toBe(true);
   expect(chunks[0]!.reply_to).toBe(70);
@@ -181,10 +186,18 @@ it("webhook mode: setWebhook with the secret; updates without the secret header 
   expect((await post({ "x-telegram-bot-api-secret-token": "s3cret-token_value" })).status).toBe(200);
   const reply = await fake.waitFor(() => fake.sentTo(111111)[0], "the reply");
   expect(reply.plain).toBe("You said: via webhook");
-  // A redelivery of the same update is not a second turn.
+  // A redelivery of the same update is not a second turn: the next update of the chat, admitted
+  // after it, is the one answered next.
   expect((await post({ "x-telegram-bot-api-secret-token": "s3cret-token_value" })).status).toBe(200);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(fake.sentTo(111111)).toHaveLength(1);
+  const next = { ...telegramUpdate("update-private-text", { message_id: 81, text: "after the redelivery" }), update_id: 9002 };
+  const postNext = await fetch(`${httpUrl}/telegram/updates`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "s3cret-token_value" },
+    body: JSON.stringify(next),
+  });
+  expect(postNext.status).toBe(200);
+  await fake.waitFor(() => fake.sentTo(111111)[1], "the reply to the next update");
+  expect(fake.sentTo(111111).map((m) => m.plain)).toEqual(["You said: via webhook", "You said: after the redelivery"]);
 });
 
 it("createThread opens a forum topic and returns its source", async () => {
@@ -238,10 +251,13 @@ it("handoff: refused at once with a /sethome hint while telegram has no home cha
   const pending = requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, timeoutMs: 20_000, pollMs: 20 });
   let settled = false;
   void pending.finally(() => (settled = true)).catch(() => {});
-  while (!settled) {
-    await runner.processHandoffs({});
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(
+    async () => {
+      await runner.processHandoffs({});
+      return settled;
+    },
+    { what: "the handoff request to settle", intervalMs: 20 },
+  );
   const outcome = await pending;
   expect(outcome).toMatchObject({ status: "completed", platform: "telegram", chatId: "-1009876543210", threadId: "1001", sessionKey: "agent:main:telegram:group:-1009876543210:1001" });
   expect(fake.callsOf("createForumTopic")[0]!.params).toMatchObject({ chat_id: "-1009876543210", name: "Storage design" });

@@ -78,8 +78,13 @@ it("replies are WhatsApp formatting, split at 4,096 characters with only the fir
   const payload = dm("long");
   await deliver(payload);
   await fake.waitFor(() => fake.sentTo(USER).length >= 3, "the chunks");
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const chunks = fake.sentTo(USER).slice(1);
+  // The barrier: the next message of the chat is answered only after the long reply's turn
+  // (every chunk of it) is done.
+  const after = dm("short again");
+  await deliver(after);
+  await fake.waitFor(() => fake.sentTo(USER).find((m) => m.replyTo === messageIdOf(after)), "the reply after the chunks");
+  expect(fake.sentTo(USER).at(-1)!.body).toBe("*bold* and docs (https://x.dev)");
+  const chunks = fake.sentTo(USER).slice(1, -1);
   expect(chunks.length).toBeGreaterThanOrEqual(2);
   for (const chunk of chunks) expect(chunk.body.length).toBeLessThanOrEqual(4096);
   expect(chunks.map((c) => c.replyTo)).toEqual([messageIdOf(payload), ...chunks.slice(1).map(() => null)]);
@@ -147,9 +152,12 @@ it("a failed status for a sent reply is a delivery failure with the session key 
   const line = await fake.waitFor(() => logger.lines.find((l) => l.level === "error" && l.msg.startsWith("whatsapp: a message was not delivered")), "the failure line");
   expect(line.msg).toBe("whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)");
   expect(line.obj).toMatchObject({ platform: "whatsapp", key: `agent:main:whatsapp:dm:${USER}`, messageId: reply.wamid, reason: "131047" });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The barrier: a message delivered after the statuses, answered in turn.
+  await deliver(dm("after the statuses"));
+  await fake.waitFor(() => fake.sentTo(USER)[1], "the reply after the statuses");
   expect(deliveryFailures).toEqual(["whatsapp/131047"]);
-  expect(agent.inputs).toHaveLength(1);
+  expect(logger.lines.filter((l) => l.msg.startsWith("whatsapp: a message was not delivered"))).toHaveLength(1);
+  expect(agent.inputs.map(lastUserText)).toEqual(["hi", "after the statuses"]);
 });
 
 it("groups: answered when mentioned or replied to, per person; allowlists take any spelling of a number", async () => {
@@ -161,8 +169,10 @@ it("groups: answered when mentioned or replied to, per person; allowlists take a
   await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "and then?" }, context: { from: "15550783881", id: reply.wamid } } }));
   await fake.waitFor(() => fake.sentTo(GROUP)[1], "the reply to the reply");
   await deliver(whatsappWebhook("webhook-group-text", { message: { from: "16505550000", text: { body: "@15550783881 stranger" } }, contact: { wa_id: "16505550000" } }));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(agent.inputs.map(lastUserText)).toEqual(["what now?", "and then?"]);
+  // The barrier: an allowed mention delivered after the stranger's, answered in turn.
+  await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "@15550783881 one more" } } }));
+  await fake.waitFor(() => fake.sentTo(GROUP)[2], "the reply to the last mention");
+  expect(agent.inputs.map(lastUserText)).toEqual(["what now?", "and then?", "one more"]);
 });
 
 it("a refused token or an unknown phone number id stops the start with a clear error that shows no secret", async () => {

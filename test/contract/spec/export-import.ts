@@ -111,9 +111,10 @@ async function seedRich(db: SessionDB): Promise<void> {
   await db.createSession({ id: "empty", source: "discord", startedAt: 900 });
 }
 
+/** The lines as a stream that hands each one over in a later turn of the event loop. */
 async function* asyncLines(lines: string[]): AsyncGenerator<string> {
   for (const line of lines) {
-    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setImmediate(r));
     yield line;
   }
 }

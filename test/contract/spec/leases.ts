@@ -306,19 +306,24 @@ export function leasesTests(init: SessionDBTestInitializer): void {
       const other = await anotherHandle();
       const a = (await db().acquireLease(KEY, "replica-a", { ttlSeconds: TTL, now: T0 }))!;
       const stale = { key: KEY, token: a.token };
+      let firstLanded!: () => void;
+      const someLanded = new Promise<void>((resolve) => (firstLanded = resolve));
       const writes = (async () => {
         let landed = 0;
         for (let i = 0; i < 40; i++) {
           try {
             await db().appendMessage("s", user(`a ${i}`), { fence: stale });
             landed++;
+            if (landed === 2) firstLanded();
           } catch (error) {
             if (!(error instanceof LeaseLostError)) throw error;
           }
         }
+        firstLanded();
         return landed;
       })();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The takeover races the stale writes still coming once a couple have landed.
+      await someLanded;
       const b = (await other.acquireLease(KEY, "replica-b", { ttlSeconds: TTL, now: T0 + TTL }))!;
       expect(b.token).toBe(a.token + 1);
       // From the takeover on, the stale token writes nothing.

@@ -27,6 +27,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer, type WebSocket } from "ws";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 
@@ -402,16 +403,8 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
     typingIn(channelId) {
       return calls.filter((c) => c.method === "POST" && c.path === `/channels/${channelId}/typing` && c.status === 204).length;
     },
-    async waitFor(check, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = check();
-        if (value !== null && value !== undefined && value !== false) return value;
-        if (Date.now() > deadline) {
-          throw new Error(`fake discord: timed out waiting for ${what}; calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    waitFor(check, what, timeoutMs = 20_000) {
+      return waitFor(check, { what, timeoutMs, describe: () => `fake discord: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}` });
     },
     async close() {
       for (const client of wss.clients) client.terminate();

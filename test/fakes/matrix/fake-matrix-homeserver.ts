@@ -31,6 +31,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 
@@ -534,16 +535,8 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
     syncSinces() {
       return calls.filter((c) => c.method === "GET" && c.path === "/sync").map((c) => c.query.get("since"));
     },
-    async waitFor(check, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = check();
-        if (value !== null && value !== undefined && value !== false) return value;
-        if (Date.now() > deadline) {
-          throw new Error(`fake matrix: timed out waiting for ${what}; calls: ${JSON.stringify(calls.slice(-40).map((c) => `${c.method} ${c.path} ${c.status}`))}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    waitFor(check, what, timeoutMs = 20_000) {
+      return waitFor(check, { what, timeoutMs, describe: () => `fake matrix: calls: ${JSON.stringify(calls.slice(-40).map((c) => `${c.method} ${c.path} ${c.status}`))}` });
     },
     async close() {
       closed = true;

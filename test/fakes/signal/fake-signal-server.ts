@@ -24,6 +24,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 
@@ -350,16 +351,8 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     sentTo(recipient) {
       return sent.filter((s) => s.recipients.includes(recipient));
     },
-    async waitFor(check, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = check();
-        if (value !== null && value !== undefined && value !== false) return value;
-        if (Date.now() > deadline) {
-          throw new Error(`fake signal: timed out waiting for ${what}; calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+    waitFor(check, what, timeoutMs = 20_000) {
+      return waitFor(check, { what, timeoutMs, describe: () => `fake signal: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}` });
     },
     async close() {
       for (const done of [...polls]) done();

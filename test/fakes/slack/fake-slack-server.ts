@@ -20,6 +20,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 
@@ -220,16 +221,8 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
     },
     callsOf: (method) => calls.filter((c) => c.method === method),
     sentTo: (channel, threadTs) => sent.filter((m) => m.channel === channel && (threadTs === undefined || m.thread_ts === threadTs)),
-    async waitFor(check, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = check();
-        if (value) return value;
-        if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${what}; calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status, c.error]))}; sent: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+    waitFor(check, what, timeoutMs = 20_000) {
+      return waitFor(() => check() || null, { what, timeoutMs, describe: () => `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status, c.error]))}; sent: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}` });
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -22,6 +22,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
 
@@ -195,16 +196,8 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
       for (let i = 0; i < count; i++) failures.push(failure);
     },
     sentTo: (id) => sent.filter((m) => m.to === id || m.recipient === id),
-    async waitFor(check, what, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const value = check();
-        if (value) return value;
-        if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${what}; calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.path, c.status, c.code]))}; sent: ${JSON.stringify(sent.map((m) => [m.to ?? m.recipient, m.body.slice(0, 80)]))}`);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+    waitFor(check, what, timeoutMs = 20_000) {
+      return waitFor(() => check() || null, { what, timeoutMs, describe: () => `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.path, c.status, c.code]))}; sent: ${JSON.stringify(sent.map((m) => [m.to ?? m.recipient, m.body.slice(0, 80)]))}` });
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
