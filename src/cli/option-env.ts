@@ -9,6 +9,7 @@
  * @module
  */
 import { Help, type Command, type Option } from "commander";
+import { InternalError } from "../store/index.js";
 import type { CliIo } from "./cli-output.js";
 
 /** The variable each bound option reads. */
@@ -23,7 +24,7 @@ const boundVariables = new WeakMap<Option, string>();
  */
 export function bindEnv(option: Option, name: string): Option {
   if (!option.required || option.variadic || option.parseArg !== undefined) {
-    throw new Error(`bindEnv: ${option.flags} must take one plain value (<value>, no parser) to be read from ${name}.`);
+    throw new InternalError(`bindEnv: ${option.flags} must take one plain value (<value>, no parser) to be read from ${name}.`);
   }
   boundVariables.set(option, name);
   return option;
