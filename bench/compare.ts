@@ -11,7 +11,7 @@
  * @module
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,6 +76,10 @@ function main(): void {
       readFileSync(join(dir, "package-lock.json"), "utf8") === readFileSync(join(root, "package-lock.json"), "utf8");
     if (sameLock) symlinkSync(join(root, "node_modules"), join(dir, "node_modules"), "dir");
     else execFileSync("npm", ["ci", "--ignore-scripts=false"], { cwd: dir, stdio: "inherit" });
+    // The shared workload beside the project root, and the generated datasets (deterministic), are the same for both.
+    symlinkSync(resolve(root, "..", "shared"), join(dirname(dir), "shared"), "dir");
+    mkdirSync(join(root, "bench-data"), { recursive: true });
+    symlinkSync(join(root, "bench-data"), join(dir, "bench-data"), "dir");
     // A PostgreSQL target gets one schema per side, so the two never share tables.
     const argsFor = (side: string): string[] =>
       benchArgs.map((a) => (/^postgres(ql)?:\/\//.test(a) ? `${a}${a.includes("?") ? "&" : "?"}schema=bench_compare_${side}` : a));
