@@ -122,6 +122,6 @@ function npmError(error: unknown): string {
   return text
     .split("\n")
     .filter((line) => line.trim() !== "" && !line.includes('Unknown user config "nodedir"'))
-    .slice(-8)
+    .slice(0, 6)
     .join("\n");
 }
