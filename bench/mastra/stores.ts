@@ -94,7 +94,8 @@ export async function openMastra(mastra: MastraLibSQLModule, path: string): Prom
       if (thread.model !== null) metadata["model"] = thread.model;
       if (thread.parentId !== null) metadata["parentThreadId"] = thread.parentId;
       await memory.saveThread({
-        thread: { id: thread.id, resourceId: thread.userId, createdAt: at, updatedAt: at, metadata, ...(thread.title === null ? {} : { title: thread.title }) },
+        // Mastra's threads table has a NOT NULL title: an untitled session gets "".
+        thread: { id: thread.id, resourceId: thread.userId, title: thread.title ?? "", createdAt: at, updatedAt: at, metadata },
       });
     },
     async saveMessage(thread, message, index) {
