@@ -106,8 +106,12 @@ export interface StoreDialect<M> {
   reindex(rows: unknown[]): Steps<void>;
   /** Searches messages (options already checked). */
   searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]>;
-  /** Gives space freed by a prune back to the file system, when the backend can (best effort). */
-  compact(): Promise<void>;
+  /**
+   * Gives space freed by a prune back to the file system, when the backend can (best
+   * effort). `full: false`: in bounded steps that let other writers in between; `full:
+   * true`: the whole file at once (an explicit maintenance request).
+   */
+  compact(options: { full: boolean }): Promise<void>;
 
   // --- stats ------------------------------------------------------------------
 

@@ -233,7 +233,7 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   }
 
   /** Space is reclaimed by autovacuum for reuse; no `VACUUM FULL` (it would lock the tables against every other process). */
-  async compact(): Promise<void> {}
+  async compact(_options: { full: boolean }): Promise<void> {}
 
   // --- stats ------------------------------------------------------------------
 
