@@ -90,7 +90,9 @@ export function* pruneBatch(d: StoreDialect<unknown>, scope: PruneScope, budget 
     take++;
   }
   const batch = rows.slice(0, take);
+  yield* d.holdIndexMerges();
   yield* deleteRows(batch);
+  yield* d.releaseIndexMerges();
   const more = take < rows.length || rows.length === budget.sessions;
   return { deleted: batch.length, next: more ? batch[batch.length - 1]!.id : null };
 }

@@ -538,6 +538,7 @@ export class StoreCore implements SessionDB {
       deleted += batch.deleted;
       after = batch.next;
     }
+    if (deleted > 0) await d.mergeIndex();
     // Space comes back to the file system where the backend can do that without locking others out.
     if (vacuum === "full") await d.compact({ full: true });
     else if (deleted > 0 && vacuum) await d.compact({ full: false });

@@ -38,7 +38,15 @@ import { messageIndexText } from "./sqlite-migrations.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 import { toMessage, type MessageRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
-import { indexIsBehind, indexPending, indexWatermark } from "./sqlite-search-index.js";
+import {
+  deferDeleteMerges,
+  indexIsBehind,
+  indexMergeStep,
+  indexPending,
+  indexWatermark,
+  INDEX_MERGE_STEP_PAGES,
+  restoreDeleteMerges,
+} from "./sqlite-search-index.js";
 import { runSteps } from "./sqlite-steps.js";
 import {
   bumpSummary,
@@ -81,6 +89,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   readonly #queue: SqliteWriteQueue;
   readonly #lockTimeoutMs: number;
   #closed = false;
+  /** The FTS5 `deletemerge` setting to restore at the end of a prune batch (`null`: none held). */
+  #heldDeleteMerge: number | null = null;
   #unindexed = 0;
   #indexTimer: NodeJS.Timeout | null = null;
 
@@ -237,6 +247,37 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
         void this.#indexNow().catch(() => {});
       }, INDEX_IDLE_MS);
       this.#indexTimer.unref();
+    }
+  }
+
+  /** FTS5 would merge the segments a prune batch's deletions empty inside the batch: not now. */
+  holdIndexMerges(): Steps<void> {
+    return native((conn: SqliteConnection) => {
+      this.#heldDeleteMerge = deferDeleteMerges(conn);
+    });
+  }
+
+  releaseIndexMerges(): Steps<void> {
+    return native((conn: SqliteConnection) => {
+      if (this.#heldDeleteMerge === null) return;
+      restoreDeleteMerges(conn, this.#heldDeleteMerge);
+      this.#heldDeleteMerge = null;
+    });
+  }
+
+  /**
+   * Merges the search index's segments in steps of about {@link INDEX_MERGE_STEP_PAGES}
+   * pages, each a write of its own, until FTS5 finds no work (best effort: stops if another
+   * process keeps the database busy; a later prune, or FTS5's own automerge, goes on).
+   */
+  async mergeIndex(): Promise<void> {
+    for (;;) {
+      try {
+        if (!(await this.#queue.write("merging the search index", () => indexMergeStep(this.#conn)))) return;
+      } catch (error) {
+        if (error instanceof StoreBusyError) return;
+        throw error;
+      }
     }
   }
 
