@@ -1198,7 +1198,10 @@ export interface StoreMaintenance {
 
   // --- retention ------------------------------------------------------------
 
-  /** Deletes ended sessions whose last activity is older than N days; returns how many. */
+  /**
+   * Deletes ended sessions whose last activity is older than N days, in batches of short
+   * transactions (other writers run between them); returns how many.
+   */
   pruneSessions(options: PruneOptions): Promise<number>;
   /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
   autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
