@@ -373,10 +373,15 @@ export interface PruneOptions {
   /** "Now" for the age computation (default: the current time). */
   now?: number;
   /**
-   * Give the freed space back to the file system afterwards (default true). SQLite runs
-   * `VACUUM` (best effort); PostgreSQL leaves reclaiming to autovacuum either way.
+   * Give the freed space back to the file system afterwards (default true). `true`: SQLite
+   * runs `PRAGMA incremental_vacuum` in bounded steps (other writers run between them) and
+   * checkpoints the WAL, best effort, after a prune that deleted something; a file created
+   * before Threadline set `auto_vacuum = INCREMENTAL` keeps its free pages for reuse.
+   * `"full"`: a full `VACUUM` even when nothing was deleted (it rewrites the file, holding the
+   * write lock throughout, and turns on incremental auto-vacuum for an older file).
+   * PostgreSQL leaves reclaiming to autovacuum in every case.
    */
-  vacuum?: boolean;
+  vacuum?: boolean | "full";
 }
 
 /** Options of {@link StoreMaintenance.autoPrune}. */
@@ -1193,7 +1198,10 @@ export interface StoreMaintenance {
 
   // --- retention ------------------------------------------------------------
 
-  /** Deletes ended sessions whose last activity is older than N days; returns how many. */
+  /**
+   * Deletes ended sessions whose last activity is older than N days, in batches of short
+   * transactions (other writers run between them); returns how many.
+   */
   pruneSessions(options: PruneOptions): Promise<number>;
   /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
   autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;

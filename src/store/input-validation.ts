@@ -379,7 +379,7 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
 }
 
 /** Validates prune options; returns the age in days and the source filter. */
-export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null; vacuum: boolean } {
+export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; sources: string[] | null; vacuum: boolean | "full" } {
   if (options === null || typeof options !== "object") {
     throw new InvalidInputError("pruneSessions needs { olderThanDays }.", { field: "olderThanDays" });
   }
@@ -388,8 +388,8 @@ export function checkPruneOptions(options: PruneOptions): { cutoffDays: number; 
     throw new InvalidInputError("olderThanDays must be a number of days, 0 or more.", { field: "olderThanDays" });
   }
   checkTime(options.now, "now", 0);
-  if (options.vacuum !== undefined && typeof options.vacuum !== "boolean") {
-    throw new InvalidInputError("vacuum must be true or false.", { field: "vacuum" });
+  if (options.vacuum !== undefined && typeof options.vacuum !== "boolean" && options.vacuum !== "full") {
+    throw new InvalidInputError('vacuum must be true, false or "full".', { field: "vacuum" });
   }
   return { cutoffDays: olderThanDays, sources: checkNameList(options.sources, "sources"), vacuum: options.vacuum ?? true };
 }

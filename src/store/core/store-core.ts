@@ -107,6 +107,7 @@ import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";
 import * as executions from "./execution-steps.js";
 import { listSessionsPage } from "./listing-steps.js";
+import { deleteRows, pruneBatch, type PruneScope } from "./deletion-steps.js";
 import {
   applyUsage,
   endSessionRow,
@@ -131,8 +132,6 @@ import { claimTitle } from "./title-steps.js";
 
 const DAY_SECONDS = 86_400;
 const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
-/** Most ids in one `IN (…)` list (well under every driver's parameter limit). */
-const DELETE_CHUNK = 500;
 
 const now = (): number => Date.now() / 1000;
 
@@ -523,20 +522,26 @@ export class StoreCore implements SessionDB {
     return this.#prune(cutoffDays, sources, checkTime(options.now, "now", now()), vacuum);
   }
 
-  async #prune(olderThanDays: number, sources: string[] | null, at: number, vacuum: boolean): Promise<number> {
+  /**
+   * Deletes in batches ({@link pruneBatch}), each its own write, so other writers (this
+   * instance's through its write queue, other processes through the database lock) run
+   * between batches; then reclaims space (`vacuum`: true, bounded steps; "full", the whole file).
+   */
+  async #prune(olderThanDays: number, sources: string[] | null, at: number, vacuum: boolean | "full"): Promise<number> {
     const d = this.#d;
     const cutoff = at - olderThanDays * DAY_SECONDS;
-    const filter = sources === null ? "" : ` AND source IN (${placeholders(sources.length)})`;
-    const deleted = await d.write("pruning sessions", function* () {
-      const rows = yield* all<SessionRow>(
-        `SELECT * FROM sessions WHERE ended_at IS NOT NULL AND last_active_at < ?${filter} ORDER BY id${d.forUpdate}`,
-        [cutoff, ...(sources ?? [])],
-      );
-      yield* deleteRows(rows);
-      return rows.length;
-    });
+    let deleted = 0;
+    let after: string | null = "";
+    while (after !== null) {
+      const scope: PruneScope = { cutoff, sources, after };
+      const batch = await d.write("pruning sessions", () => pruneBatch(d, scope));
+      deleted += batch.deleted;
+      after = batch.next;
+    }
+    if (deleted > 0) await d.mergeIndex();
     // Space comes back to the file system where the backend can do that without locking others out.
-    if (deleted > 0 && vacuum) await d.compact();
+    if (vacuum === "full") await d.compact({ full: true });
+    else if (deleted > 0 && vacuum) await d.compact({ full: false });
     return deleted;
   }
 
@@ -847,20 +852,4 @@ export class StoreCore implements SessionDB {
   async close(): Promise<void> {
     await this.#d.close();
   }
-}
-
-/** Deletes sessions (messages cascade, children are detached) and refreshes what their removal changes. */
-function* deleteRows(rows: SessionRow[]): Steps<void> {
-  const gone = new Set(rows.map((r) => r.id));
-  const touched = new Set<string>();
-  for (const row of rows) {
-    for (const child of yield* childIds(row.id)) if (!gone.has(child)) touched.add(child);
-    if (row.parent_session_id !== null && !gone.has(row.parent_session_id)) touched.add(row.parent_session_id);
-  }
-  const ids = [...gone];
-  for (let i = 0; i < ids.length; i += DELETE_CHUNK) {
-    const chunk = ids.slice(i, i + DELETE_CHUNK);
-    yield* run(`DELETE FROM sessions WHERE id IN (${placeholders(chunk.length)})`, chunk);
-  }
-  for (const id of touched) yield* refreshChain(id);
 }

@@ -106,8 +106,22 @@ export interface StoreDialect<M> {
   reindex(rows: unknown[]): Steps<void>;
   /** Searches messages (options already checked). */
   searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]>;
-  /** Gives space freed by a prune back to the file system, when the backend can (best effort). */
-  compact(): Promise<void>;
+  /**
+   * At the start of a prune batch's write: keeps index upkeep that bulk deletions would
+   * trigger out of the batch (SQLite: FTS5 segment merges), until {@link releaseIndexMerges}
+   * at its end, in the same write.
+   */
+  holdIndexMerges(): Steps<void>;
+  /** At the end of a prune batch's write: undoes {@link holdIndexMerges}. */
+  releaseIndexMerges(): Steps<void>;
+  /** After a prune deleted something: the index upkeep held during its batches, in bounded writes. */
+  mergeIndex(): Promise<void>;
+  /**
+   * Gives space freed by a prune back to the file system, when the backend can (best
+   * effort). `full: false`: in bounded steps that let other writers in between; `full:
+   * true`: the whole file at once (an explicit maintenance request).
+   */
+  compact(options: { full: boolean }): Promise<void>;
 
   // --- stats ------------------------------------------------------------------
 

@@ -232,8 +232,17 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return this.#readWith("searching", (sql) => searchMessages(sql, query, options));
   }
 
+  /** The GIN index needs no upkeep held back from a prune batch. */
+  *holdIndexMerges(): Steps<void> {}
+
+  /** The GIN index needs no upkeep held back from a prune batch. */
+  *releaseIndexMerges(): Steps<void> {}
+
+  /** Nothing was held back. */
+  async mergeIndex(): Promise<void> {}
+
   /** Space is reclaimed by autovacuum for reuse; no `VACUUM FULL` (it would lock the tables against every other process). */
-  async compact(): Promise<void> {}
+  async compact(_options: { full: boolean }): Promise<void> {}
 
   // --- stats ------------------------------------------------------------------
 

@@ -52,6 +52,9 @@ export async function openSqliteConnection(config: Required<SqliteConfig>): Prom
     // Refuse a newer schema before anything (even switching to WAL) touches the file.
     const found = schemaVersion(db);
     if (found > SQLITE_SCHEMA_VERSION) throw new SchemaVersionError(found, SQLITE_SCHEMA_VERSION);
+    // A new file gives freed pages back in steps (sqlite-dialect.ts, compact). SQLite takes
+    // this only before the first table exists; on an older file it waits for a full VACUUM.
+    if (found === 0) db.pragma("auto_vacuum = INCREMENTAL");
     db.pragma("journal_mode = WAL");
     db.pragma("foreign_keys = ON");
     db.pragma(`synchronous = ${config.synchronous}`);

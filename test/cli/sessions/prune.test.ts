@@ -27,6 +27,7 @@ interface PruneJson {
   sources: string[];
   sessions: Array<{ id: string }>;
   pruned: number;
+  vacuumed: boolean;
   databaseBytesBefore: number | null;
   databaseBytesAfter: number | null;
   reclaimedBytes: number | null;
@@ -133,6 +134,20 @@ describe("threadline sessions prune", { timeout: 120_000 }, () => {
     const nothing = await t.run(["sessions", "prune", "--db", t.db]);
     expect(nothing.code).toBe(0);
     expect(nothing.stdout).toBe("Nothing to prune: no ended sessions not active for 90 days.\n");
+  });
+
+  it("--vacuum rewrites the whole file after pruning, and on its own when nothing is left to prune", async () => {
+    await seedAges(t);
+    const json = parseJson<PruneJson>(await t.run(["sessions", "prune", "--yes", "--vacuum", "--json", "--db", t.db]));
+    expect(json).toMatchObject({ dryRun: false, pruned: 2, vacuumed: true });
+    expect(json.reclaimedBytes).toBe(Math.max(0, json.databaseBytesBefore! - json.databaseBytesAfter!));
+    expect(await remaining(t)).toEqual(["old_live", "recent"]);
+    const text = await t.run(["sessions", "prune", "--vacuum", "--db", t.db]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^Nothing to prune: no ended sessions not active for 90 days\.\nVacuumed: reclaimed .+ \(database .+ → .+\)\.\n$/u);
+    const plain = parseJson<PruneJson>(await t.run(["sessions", "prune", "--yes", "--older-than", "5", "--json", "--db", t.db]));
+    expect(plain).toMatchObject({ pruned: 1, vacuumed: false });
+    expect(await remaining(t)).toEqual(["old_live"]);
   });
 
   it("rejects a negative --older-than (exit 2)", async () => {

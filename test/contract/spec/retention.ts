@@ -5,7 +5,7 @@
  */
 
 import { expect } from "vitest";
-import type { SessionDB } from "../../../src/store/contract.js";
+import type { NewMessage, SessionDB } from "../../../src/store/contract.js";
 import { DAY, contractArea, ids, nowSeconds, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -113,6 +113,50 @@ export function retentionTests(init: SessionDBTestInitializer): void {
       expect(await db().pruneSessions({ olderThanDays: 5 })).toBe(1);
       expect(await sessionIds(db())).toEqual(["new"]);
     });
+
+    test("a prune that runs as many batches deletes exactly the rule's sessions and keeps lineage right across them", async () => {
+      // Each pruned session holds 1,500 messages: a prune deletes a bounded number of messages per transaction,
+      // so it runs as several batches (in id order), and parents and children fall into different ones.
+      const OLD = NOW - 100 * DAY;
+      const bulk = (id: string, at: number): NewMessage[] => Array.from({ length: 1500 }, (_v, i) => user(`bulk ${id} ${i}`, at));
+      const oldEnded = async (id: string, input: { parentSessionId?: string; source?: string; startedAt: number; reason?: string }): Promise<void> => {
+        await db().createSession({ id, source: input.source ?? "cli", startedAt: input.startedAt, ...(input.parentSessionId ? { parentSessionId: input.parentSessionId } : {}) });
+        await db().appendTurn(id, bulk(id, input.startedAt + 1));
+        await db().endSession(id, input.reason ?? "done", { endedAt: input.startedAt + 2 });
+      };
+      // A compression chain whose two ancestors go: the live tip stays, detached, and is listed with its own start.
+      await oldEnded("a-root", { startedAt: OLD, reason: "compression" });
+      await oldEnded("m-mid", { parentSessionId: "a-root", startedAt: OLD + 2, reason: "compression" });
+      await db().createSession({ id: "z-tip", source: "cli", parentSessionId: "m-mid", startedAt: OLD + 4 });
+      await db().appendMessage("z-tip", user("the tip lives on", NOW - DAY));
+      // A parent outside the source filter stays; its continuation goes, so it is listed again.
+      await db().createSession({ id: "k-keep", source: "telegram", startedAt: OLD - 10 });
+      await db().endSession("k-keep", "compression", { endedAt: OLD - 9 });
+      await oldEnded("b-child", { parentSessionId: "k-keep", startedAt: OLD - 9 });
+      // A child that sorts before its parent; both go.
+      await oldEnded("y-parent", { startedAt: OLD - 20 });
+      await oldEnded("c-child", { parentSessionId: "y-parent", startedAt: OLD - 18 });
+      // Never pruned: a live old session, a recently ended one.
+      await db().createSession({ id: "l-live", source: "cli", startedAt: OLD - 30 });
+      await endedSession(db(), "n-recent", { startedAt: NOW - 3 * DAY, messageAt: NOW - 2 * DAY, endedAt: NOW - DAY });
+
+      const listedBefore = (await db().listSessions()).items;
+      expect(ids(listedBefore)).not.toContain("k-keep");
+      expect(listedBefore.find((s) => s.id === "z-tip")?.startedAt).toBe(OLD);
+
+      expect(await db().pruneSessions({ olderThanDays: 30, now: NOW, sources: ["cli"] })).toBe(5);
+      expect(await sessionIds(db())).toEqual(["k-keep", "l-live", "n-recent", "z-tip"]);
+      const tip = await db().getSession("z-tip");
+      expect(tip?.parentSessionId).toBeNull();
+      expect(await db().getCompressionTip("z-tip")).toBe("z-tip");
+      const listed = (await db().listSessions()).items;
+      expect(ids(listed).sort()).toEqual(["k-keep", "l-live", "n-recent", "z-tip"]);
+      expect(listed.find((s) => s.id === "z-tip")?.startedAt).toBe(OLD + 4);
+      expect(await db().getDescendants("k-keep")).toEqual([]);
+      expect((await db().getStats()).totalMessages).toBe(2);
+      expect(await db().searchMessages("bulk")).toEqual([]);
+      expect(await db().pruneSessions({ olderThanDays: 30, now: NOW, sources: ["cli"] })).toBe(0);
+    }, 120_000);
 
     test("autoPrune runs at most once per interval", async () => {
       await endedSession(db(), "a", { startedAt: NOW - 50 * DAY, endedAt: NOW - 40 * DAY });

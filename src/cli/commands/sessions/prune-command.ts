@@ -1,6 +1,7 @@
 /**
- * `threadline sessions prune [--older-than 90] [--source S] [--yes] [--dry-run]`: deletes
- * ended sessions whose last activity is older than N days.
+ * `threadline sessions prune [--older-than 90] [--source S] [--yes] [--dry-run] [--vacuum]`:
+ * deletes ended sessions whose last activity is older than N days; `--vacuum` then rewrites
+ * the whole file.
  *
  * @module
  */
@@ -22,6 +23,7 @@ interface PruneCommandOptions {
   olderThan: number;
   yes?: boolean;
   dryRun?: boolean;
+  vacuum?: boolean;
 }
 
 /** `sessions prune --json`. */
@@ -34,10 +36,12 @@ export interface PruneJson {
   sessions: SessionSummary[];
   /** How many were deleted (0 for a dry run or a "no" answer). */
   pruned: number;
-  /** Database size before and after (`null` when nothing was deleted). */
+  /** Whether a full `VACUUM` ran (`--vacuum`; false for a dry run or a "no" answer). */
+  vacuumed: boolean;
+  /** Database size before and after (`null` when nothing was deleted or vacuumed). */
   databaseBytesBefore: number | null;
   databaseBytesAfter: number | null;
-  /** `before − after`, at least 0 (`null` when nothing was deleted). */
+  /** `before − after`, at least 0 (`null` when nothing was deleted or vacuumed). */
   reclaimedBytes: number | null;
 }
 
@@ -52,7 +56,8 @@ const PRUNE_BATCHES = 20;
  * unless `--yes` (refusing without a terminal), after listing on stderr what will go (how
  * many, the oldest, the newest and a sample); `--dry-run` lists instead. A large prune on a
  * terminal draws a progress bar on stderr while it deletes. Then prints `Pruned N
- * session(s).` and the space reclaimed. JSON: {@link PruneJson}.
+ * session(s).` and the space reclaimed. `--vacuum` then runs a full `VACUUM` (even when
+ * nothing was pruned). JSON: {@link PruneJson}.
  */
 export function makePruneCommand(io: CliIo): Command {
   return new Command("prune")
@@ -61,6 +66,12 @@ export function makePruneCommand(io: CliIo): Command {
     .addOption(sourceOption())
     .addOption(new Option("-y, --yes", "do not ask"))
     .addOption(new Option("--dry-run", "list what would be pruned, delete nothing"))
+    .addOption(
+      new Option(
+        "--vacuum",
+        "afterwards rewrite the whole database file (SQLite VACUUM: gives back all free space, blocks other writers while it runs; runs even when nothing is pruned)",
+      ),
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: PruneCommandOptions) => {
@@ -77,11 +88,24 @@ export function makePruneCommand(io: CliIo): Command {
           sources: sources ?? [],
           sessions: candidates,
           pruned: 0,
+          vacuumed: false,
           databaseBytesBefore: null,
           databaseBytesAfter: null,
           reclaimedBytes: null,
         };
         const what = `ended session${candidates.length === 1 ? "" : "s"} not active for ${days} day${days === 1 ? "" : "s"}${sources === undefined ? "" : ` from ${sources.join(", ")}`}`;
+        if (candidates.length === 0 && options.vacuum && !options.dryRun) {
+          const before = (await db.getStats()).databaseBytes;
+          const pruned = await db.pruneSessions({ olderThanDays: days, now, vacuum: "full", ...(sources === undefined ? {} : { sources }) });
+          const after = (await db.getStats()).databaseBytes;
+          Object.assign(result, { pruned, vacuumed: true, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
+          if (options.json) writeJson(io, result);
+          else {
+            io.stdout.write(`Nothing to prune: no ${what}.\n`);
+            io.stdout.write(`Vacuumed: reclaimed ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`);
+          }
+          return;
+        }
         if (candidates.length === 0) {
           if (options.json) writeJson(io, result);
           else io.stdout.write(`Nothing to prune: no ${what}.\n`);
@@ -110,15 +134,16 @@ export function makePruneCommand(io: CliIo): Command {
           }
         }
         const before = (await db.getStats()).databaseBytes;
-        const pruned = await pruneWithProgress(io, db, candidates, { days, now, sources });
+        const vacuum = options.vacuum === true ? "full" : true;
+        const pruned = await pruneWithProgress(io, db, candidates, { days, now, sources, vacuum });
         const after = (await db.getStats()).databaseBytes;
-        Object.assign(result, { pruned, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
+        Object.assign(result, { pruned, vacuumed: options.vacuum === true, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
         if (options.json) {
           writeJson(io, result);
           return;
         }
         io.stdout.write(`Pruned ${pruned} session(s).\n`);
-        io.stdout.write(`Reclaimed ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`);
+        io.stdout.write(`${options.vacuum ? "Vacuumed: reclaimed" : "Reclaimed"} ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`);
       });
     });
 }
@@ -147,8 +172,8 @@ function prunePreview(candidates: readonly SessionSummary[], what: string, { now
 }
 
 /**
- * Deletes the candidates through the store's own prune (same rule, same transaction per
- * call). On a terminal, a large prune goes oldest first in batches, each a prune with its
+ * Deletes the candidates through the store's own prune (same rule; the store deletes in
+ * batches of bounded transactions). On a terminal, a large prune goes oldest first in batches, each a prune with its
  * cutoff at the next batch's first session, so the bar moves; the last call uses the real
  * cutoff (anything that qualified meanwhile goes too) and reclaims the space.
  */
@@ -156,10 +181,10 @@ async function pruneWithProgress(
   io: CliIo,
   db: StoreMaintenance,
   candidates: readonly SessionSummary[],
-  { days, now, sources }: { days: number; now: number; sources: string[] | undefined },
+  { days, now, sources, vacuum }: { days: number; now: number; sources: string[] | undefined; vacuum: true | "full" },
 ): Promise<number> {
   const filter = sources === undefined ? {} : { sources };
-  if (!progressWanted(io) || candidates.length < PROGRESS_MIN_ITEMS) return db.pruneSessions({ olderThanDays: days, now, ...filter });
+  if (!progressWanted(io) || candidates.length < PROGRESS_MIN_ITEMS) return db.pruneSessions({ olderThanDays: days, now, vacuum, ...filter });
   const oldestFirst = candidates.map((s) => s.lastActiveAt).sort((a, b) => a - b);
   const step = Math.ceil(oldestFirst.length / PRUNE_BATCHES);
   const bar = startProgressBar(io, { label: "Pruning", total: candidates.length });
@@ -175,7 +200,7 @@ async function pruneWithProgress(
       pruned += done;
       bar.increment(done);
     }
-    const rest = await db.pruneSessions({ olderThanDays: days, now, ...filter });
+    const rest = await db.pruneSessions({ olderThanDays: days, now, vacuum, ...filter });
     pruned += rest;
     bar.increment(rest);
   } finally {
