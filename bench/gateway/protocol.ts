@@ -18,6 +18,8 @@ export interface ConversationsJob {
   turns: number;
   /** Unique per job: session keys and message ids are derived from it. */
   tag: string;
+  /** Stop starting new turns this many ms after the job began (turns in flight finish); default none. */
+  deadlineMs?: number;
 }
 
 /** `bursts` times: `size` messages sent back to back into one session key (one socket each). */
@@ -62,6 +64,10 @@ export interface ConversationsResult {
   kind: "conversations";
   /** First request issued → last reply read. */
   seconds: number;
+  /** Turns sent (all of them unless `deadlineMs` cut the job short). */
+  attempted: number;
+  /** True when `deadlineMs` stopped conversations before their last turn. */
+  cutShort: boolean;
   samples: RequestSample[];
   errors: number;
   /** The first few error descriptions. */
