@@ -11,8 +11,8 @@
  * again (no running turn and no statement for {@link QUIET_MS} ms), so work done after the
  * reply (a title) counts too.
  *
- * Each statement is labelled with its SQL verb and table, and with the store method and
- * gateway step that issued it (the nearest dist/store and dist/gateway frames of its stack).
+ * Each statement is labelled with its SQL verb and table, and with the SessionDB and
+ * SessionStore calls in progress when it ran (see CallTracker).
  * Statements run by SQLite triggers (the full-text index) are not separate calls and are
  * not counted.
  */
@@ -31,9 +31,9 @@ const QUIET_MS = 150;
 interface Executed {
   sql: string;
   method: string;
-  /** The outermost store-level frame (e.g. `SqliteSessionDB.startTurn`). */
+  /** The SessionDB call in progress (e.g. `startTurn`). */
   storeOp: string;
-  /** The nearest gateway-level frame (e.g. `GatewayRunner.#turn`). */
+  /** The SessionStore call in progress (the gateway's session-entry layer), if any. */
   step: string;
 }
 
@@ -49,9 +49,9 @@ export interface TurnStatements {
   autocommit_writes: number;
   /** Count by `VERB table`. */
   by_table: Record<string, number>;
-  /** Count by store method. */
+  /** Count by SessionDB method. */
   by_store_op: Record<string, number>;
-  /** Count by gateway step. */
+  /** Count by SessionStore method (`(none)`: the runner or the queue called the db directly). */
   by_step: Record<string, number>;
   /** Every statement in order (SQL shortened). */
   sequence: string[];
@@ -78,21 +78,60 @@ export function statementLabel(sql: string): { verb: string; table: string; writ
   return { verb, table, write };
 }
 
-function frames(stack: string): { storeOp: string; step: string } {
-  let storeOp = "";
-  let step = "";
-  for (const line of stack.split("\n").slice(1)) {
-    const m = /at (?:async )?(\S+) \((.*)\)$/u.exec(line.trim());
-    if (m === null) continue;
-    const [, name, where] = m;
-    if (where!.includes("/dist/store/")) storeOp = name!;
-    else if (step === "" && (where!.includes("/dist/gateway/") || where!.includes("/dist/adapters/") || where!.includes("/dist/serve/"))) step = name!;
+/**
+ * The SessionDB / SessionStore calls in progress. The SQLite dialect runs a call's statements
+ * from a deferred callback, so their stacks do not reach the caller: instead every method of
+ * the gateway's `db` and `store` objects is wrapped (on the instances, after the gateway
+ * started), and a statement is labelled with the latest call still in progress.
+ */
+class CallTracker {
+  readonly #active = new Map<string, Array<{ name: string }>>();
+
+  /** Wraps every method of `target` (own and inherited) under `layer`. */
+  wrap(layer: string, target: object): void {
+    const stack: Array<{ name: string }> = [];
+    this.#active.set(layer, stack);
+    const names = new Set<string>();
+    for (let proto: object | null = target; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        if (name === "constructor") continue;
+        const d = Object.getOwnPropertyDescriptor(proto, name);
+        if (d !== undefined && typeof d.value === "function") names.add(name);
+      }
+    }
+    const record = target as Record<string, (...a: unknown[]) => unknown>;
+    for (const name of names) {
+      const original = record[name]!;
+      record[name] = function (this: unknown, ...a: unknown[]) {
+        const mark = { name };
+        stack.push(mark);
+        const done = (): void => {
+          const at = stack.indexOf(mark);
+          if (at >= 0) stack.splice(at, 1);
+        };
+        let result: unknown;
+        try {
+          result = original.apply(this, a);
+        } catch (error) {
+          done();
+          throw error;
+        }
+        if (result instanceof Promise) result.then(done, done);
+        else done();
+        return result;
+      };
+    }
   }
-  return { storeOp: storeOp || "(none)", step: step || "(none)" };
+
+  /** The latest call of `layer` still in progress. */
+  current(layer: string): string {
+    const stack = this.#active.get(layer);
+    return stack === undefined || stack.length === 0 ? "(none)" : stack[stack.length - 1]!.name;
+  }
 }
 
 /** Wraps better-sqlite3 so every statement executed while `on()` is true is recorded. */
-function instrumentSqlite(): { on(value: boolean): void; take(): Executed[]; count(): number } {
+function instrumentSqlite(calls: CallTracker): { on(value: boolean): void; take(): Executed[]; count(): number } {
   const require = createRequire(join(PROJECT_ROOT, "package.json"));
   type Db = { prepare(sql: string): object; exec(sql: string): unknown; close(): void };
   const Database = require("better-sqlite3") as { new (path: string): Db; prototype: Db };
@@ -103,8 +142,7 @@ function instrumentSqlite(): { on(value: boolean): void; take(): Executed[]; cou
   let log: Executed[] = [];
   const record = (sql: string, method: string): void => {
     if (!recording) return;
-    const where = frames(new Error().stack ?? "");
-    log.push({ sql, method, ...where });
+    log.push({ sql, method, storeOp: calls.current("db"), step: calls.current("store") });
   };
   for (const method of ["run", "get", "all", "iterate"]) {
     const original = Statement.prototype[method] as (...a: unknown[]) => unknown;
@@ -157,7 +195,8 @@ function summarise(turn: number, executed: readonly Executed[]): TurnStatements 
 
 /** Runs the harness: a gateway in this process, `turns` messages into one session. */
 export async function countTurnStatements(options: { turns: number; synchronous: "FULL" | "NORMAL" }): Promise<StatementsReport> {
-  const sqlite = instrumentSqlite();
+  const calls = new CallTracker();
+  const sqlite = instrumentSqlite(calls);
   const dist = (path: string): string => pathToFileURL(join(PROJECT_ROOT, "dist", path)).href;
   const serve = (await import(dist("serve/index.js"))) as typeof import("../../src/serve/index.js");
   const { pino } = await import("pino");
@@ -170,6 +209,8 @@ export async function countTurnStatements(options: { turns: number; synchronous:
     logger: pino({ level: "silent" }),
     env,
   });
+  calls.wrap("db", gateway.db);
+  calls.wrap("store", gateway.store);
   const turns: TurnStatements[] = [];
   try {
     for (let k = 1; k <= options.turns; k++) {
@@ -214,8 +255,8 @@ export function formatStatements(report: StatementsReport): string {
       lines.push(`  ${title}: ${Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}`);
     };
     list("by table", t.by_table);
-    list("by store call", t.by_store_op);
-    list("by gateway step", t.by_step);
+    list("by SessionDB call", t.by_store_op);
+    list("by SessionStore call", t.by_step);
   }
   return lines.join("\n");
 }
