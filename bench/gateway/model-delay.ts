@@ -14,7 +14,7 @@
  * turns (`threadline_active_turns`) and live agents (`threadline_active_sessions`) from its
  * /metrics.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { log } from "../log.js";
 import type { DriverHandle } from "./driver-child.js";
@@ -43,7 +43,7 @@ export interface ModelDelayOptions {
 export interface ModelDelayPeaks {
   /** Highest VmRSS of the gateway, bytes. */
   rss_bytes: number;
-  /** Established TCP connections into the gateway's port (the sampler's own /metrics connection left out). */
+  /** Established TCP connections into the gateway's port (the benchmark's own /metrics connections left out). */
   open_connections_in: number;
   /** Established TCP connections from the gateway to the provider. */
   open_connections_to_provider: number;
@@ -73,18 +73,57 @@ export interface ModelDelayReport {
   peaks: ModelDelayPeaks;
 }
 
-/** Counts established connections in /proc/net/tcp: into `port` (minus `skipRemote` ports) and to `remotePort`. */
-export function countConnections(table: string, port: number, remotePort: number, skipRemote: ReadonlySet<number>): { into: number; to: number } {
-  let into = 0;
-  let to = 0;
+/** One row of /proc/net/tcp: local and remote port, state (hex, `01` = established), socket inode. */
+interface TcpRow {
+  local: number;
+  remote: number;
+  state: string;
+  inode: string;
+}
+
+function tcpRows(table: string): TcpRow[] {
+  const rows: TcpRow[] = [];
   const lines = table.split("\n");
   for (let i = 1; i < lines.length; i++) {
-    const fields = lines[i]!.trim().split(/\s+/u);
-    if (fields.length < 4 || fields[3] !== "01") continue;
-    const local = Number.parseInt(fields[1]!.slice(fields[1]!.indexOf(":") + 1), 16);
-    const remote = Number.parseInt(fields[2]!.slice(fields[2]!.indexOf(":") + 1), 16);
-    if (local === port && !skipRemote.has(remote)) into++;
-    else if (remote === remotePort && local !== remotePort) to++;
+    const f = lines[i]!.trim().split(/\s+/u);
+    if (f.length < 10) continue;
+    rows.push({
+      local: Number.parseInt(f[1]!.slice(f[1]!.indexOf(":") + 1), 16),
+      remote: Number.parseInt(f[2]!.slice(f[2]!.indexOf(":") + 1), 16),
+      state: f[3]!,
+      inode: f[9]!,
+    });
+  }
+  return rows;
+}
+
+/** Socket inodes this process holds (its own /metrics connections are not the load's). */
+function ownSocketInodes(): Set<string> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const m = /^socket:\[(\d+)\]$/u.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (m !== null) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return inodes;
+}
+
+/**
+ * Established connections in a /proc/net/tcp table: into `port` (the gateway's side), leaving
+ * out those whose client end is one of `ownInodes` (this process's), and to `remotePort` (the
+ * gateway's client sockets to the provider; only the gateway connects to it).
+ */
+export function countConnections(table: string, port: number, remotePort: number, ownInodes: ReadonlySet<string>): { into: number; to: number } {
+  const rows = tcpRows(table).filter((r) => r.state === "01");
+  const ownPorts = new Set(rows.filter((r) => r.remote === port && ownInodes.has(r.inode)).map((r) => r.local));
+  let into = 0;
+  let to = 0;
+  for (const r of rows) {
+    if (r.local === port && !ownPorts.has(r.remote)) into++;
+    else if (r.remote === remotePort && r.local !== remotePort) to++;
   }
   return { into, to };
 }
@@ -99,7 +138,6 @@ export function gauge(text: string, name: string): number {
 function startSampler(gw: GatewayChild, providerPort: number): { stop(): Promise<ModelDelayPeaks> } {
   const gwPort = Number(new URL(gw.url).port);
   const scraper = new Agent({ keepAlive: true, maxSockets: 1 });
-  const scraperPorts = new Set<number>();
   const peaks: ModelDelayPeaks = { rss_bytes: 0, open_connections_in: 0, open_connections_to_provider: 0, queue_depth: 0, active_turns: 0, active_sessions: 0, samples: 0 };
   const scrape = (): Promise<string> =>
     new Promise((resolve, reject) => {
@@ -109,13 +147,6 @@ function startSampler(gw: GatewayChild, providerPort: number): { stop(): Promise
         res.on("data", (chunk: string) => (body += chunk));
         res.on("end", () => resolve(body));
         res.on("error", reject);
-      });
-      req.on("socket", (socket) => {
-        const note = (): void => {
-          if (socket.localPort !== undefined) scraperPorts.add(socket.localPort);
-        };
-        if (socket.localPort === undefined) socket.once("connect", note);
-        else note();
       });
       req.on("error", reject);
       req.end();
@@ -128,7 +159,7 @@ function startSampler(gw: GatewayChild, providerPort: number): { stop(): Promise
     busy = (async () => {
       try {
         peaks.rss_bytes = Math.max(peaks.rss_bytes, readVmRssBytes(gw.pid));
-        const tcp = countConnections(readFileSync("/proc/net/tcp", "utf8"), gwPort, providerPort, scraperPorts);
+        const tcp = countConnections(readFileSync("/proc/net/tcp", "utf8"), gwPort, providerPort, ownSocketInodes());
         peaks.open_connections_in = Math.max(peaks.open_connections_in, tcp.into);
         peaks.open_connections_to_provider = Math.max(peaks.open_connections_to_provider, tcp.to);
         const text = await scrape();
