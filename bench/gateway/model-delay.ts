@@ -23,6 +23,15 @@ import { runConversations, type ConversationsReport, type CpuPerTurn } from "./p
 import { round3, type Spread } from "./stats.js";
 import { startProviderChild } from "./ttft.js";
 
+/**
+ * The fake provider's keep-alive timeout in this phase. With Node's default (5 s) a loaded
+ * gateway reuses pooled provider connections the provider has just closed: in a 1,000-
+ * conversation run 665 of 5,000 turns failed with HTTP 502 ("closed the connection before
+ * replying", UND_ERR_SOCKET; the model call is not retried). Real providers keep idle
+ * connections longer, and this phase measures the gateway, so the fake keeps them 120 s.
+ */
+export const PROVIDER_KEEP_ALIVE_MS = 120_000;
+
 /** How often the sampler reads the gateway's RSS, connections and gauges. */
 export const SAMPLE_EVERY_MS = 250;
 
@@ -37,6 +46,8 @@ export interface ModelDelayOptions {
   /** No conversation starts a new turn after this many seconds. */
   maxSeconds: number;
   synchronous: "FULL" | "NORMAL";
+  /** The fake provider's keep-alive timeout, ms (default {@link PROVIDER_KEEP_ALIVE_MS}). */
+  providerKeepAliveMs?: number;
 }
 
 /** Peaks seen by the sampler during the run. */
@@ -200,7 +211,7 @@ const minus = (s: Spread, ms: number): { p50_ms: number; p99_ms: number } => ({ 
  * before it returns; the gateway's temp dir is removed unless `keep`.
  */
 export async function runModelDelay(driver: DriverHandle, options: ModelDelayOptions, keep: boolean): Promise<ModelDelayReport> {
-  const provider = await startProviderChild({ firstTokenMs: options.delayMs, tokenGapMs: 0, words: 1, reply: "echo" });
+  const provider = await startProviderChild({ firstTokenMs: options.delayMs, tokenGapMs: 0, words: 1, reply: "echo", keepAliveMs: options.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS });
   let gw: GatewayChild | null = null;
   try {
     gw = await startGatewayChild(`delay${options.conversations}`, [], options.synchronous, {

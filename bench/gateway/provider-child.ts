@@ -10,11 +10,28 @@
  *   so the driver checks every reply as before), whole after `firstTokenMs` (the model delay);
  *   `tokenGapMs` and `words` are ignored.
  *
+ * An optional fifth argument sets the server's keep-alive timeout in ms (Node's default, 5 s,
+ * unless given): the model-delay phase passes a long one, see KEEP_ALIVE_NOTE in model-delay.ts.
+ *
  * Prints `{"url":"http://127.0.0.1:<port>/v1"}` on stdout once listening; SIGTERM stops it.
  */
-import { fakeTextReply, messageText, startFakeOpenAiServer } from "../../test/support/fake-openai-server.js";
+import http, { type Server } from "node:http";
+import { syncBuiltinESMExports } from "node:module";
 
 const argv = process.argv.slice(2);
+const keepAliveMs = argv[4] === undefined ? null : Number(argv[4]);
+if (keepAliveMs !== null) {
+  // The fake server of the tests creates its own http.Server: set the timeout on it as it is made.
+  const createServer = http.createServer;
+  http.createServer = ((...args: Parameters<typeof createServer>): Server => {
+    const server = createServer(...args);
+    server.keepAliveTimeout = keepAliveMs;
+    return server;
+  }) as typeof createServer;
+  syncBuiltinESMExports();
+}
+const { fakeTextReply, messageText, startFakeOpenAiServer } = await import("../../test/support/fake-openai-server.js");
+
 const [firstTokenMs = 100, tokenGapMs = 10, words = 32] = argv.slice(0, 3).map(Number);
 const echo = argv[3] === "echo";
 const text = Array.from({ length: words }, (_, i) => `word${i + 1}`).join(" ");

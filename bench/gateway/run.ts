@@ -33,13 +33,13 @@ import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild, type T
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
 import type { BenchPlatform } from "./protocol.js";
 import { mb } from "./stats.js";
-import { runModelDelay, SAMPLE_EVERY_MS, type ModelDelayReport } from "./model-delay.js";
+import { PROVIDER_KEEP_ALIVE_MS, runModelDelay, SAMPLE_EVERY_MS, type ModelDelayReport } from "./model-delay.js";
 import { countTurnStatements, formatStatements } from "./statements.js";
 import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
 const USAGE =
   "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
-  "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--synchronous FULL|NORMAL] [--keep]\n" +
+  "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
   "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL]";
 /** The model-delay phase's defaults: 1,000 conversations × 3 turns, at most 120 s of new turns. */
 const DELAY_CONVERSATIONS = [1_000];
@@ -75,6 +75,8 @@ interface Args {
   turns: number | null;
   /** Model-delay phase: no new turn starts after this many seconds. */
   maxSeconds: number;
+  /** Model-delay phase: the fake provider's keep-alive timeout (null: PROVIDER_KEEP_ALIVE_MS). */
+  providerKeepAliveMs: number | null;
   /** Run only the statement count (in this process, against a temp SQLite file). */
   statements: boolean;
 }
@@ -102,6 +104,7 @@ function parseArgs(argv: readonly string[]): Args {
     conversations: DELAY_CONVERSATIONS,
     turns: null,
     maxSeconds: DELAY_MAX_SECONDS,
+    providerKeepAliveMs: null,
     statements: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -136,6 +139,7 @@ function parseArgs(argv: readonly string[]): Args {
     }
     else if (arg === "--turns") args.turns = wholeNumber(arg, argv[++i], 1, 1_000);
     else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
+    else if (arg === "--provider-keep-alive-ms") args.providerKeepAliveMs = wholeNumber(arg, argv[++i], 1, 3_600_000);
     else if (arg === "--statements") args.statements = true;
     else if (arg === "--keep") args.keep = true;
     else if (arg === "--help" || arg === "-h") {
@@ -310,7 +314,18 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
   try {
     for (const conversations of args.conversations) {
       log(`model delay ${delayMs} ms: C = ${conversations} conversations × ${turns} turns (no new turn after ${args.maxSeconds} s)`);
-      const r = await runModelDelay(driver, { delayMs, conversations, turns, maxSeconds: args.maxSeconds, synchronous: args.synchronous }, args.keep);
+      const r = await runModelDelay(
+        driver,
+        {
+          delayMs,
+          conversations,
+          turns,
+          maxSeconds: args.maxSeconds,
+          synchronous: args.synchronous,
+          ...(args.providerKeepAliveMs === null ? {} : { providerKeepAliveMs: args.providerKeepAliveMs }),
+        },
+        args.keep,
+      );
       log(
         `  ${r.run.turns_per_sec} turns/s; e2e p50 ${r.run.client_latency.p50_ms} / p99 ${r.run.client_latency.p99_ms} ms ` +
           `(minus the delay: ${r.e2e_minus_delay.p50_ms} / ${r.e2e_minus_delay.p99_ms}); errors ${r.run.errors}`,
@@ -328,7 +343,7 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
       machine: machineInfo(),
       setup: {
         gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir; titles.enabled false, provider.tools off)",
-        provider: `the fake OpenAI-compatible server of the tests in its own process on 127.0.0.1 (bench/gateway/provider-child.ts, echo mode): every reply is "Echo: <last user message>", whole after ${delayMs} ms`,
+        provider: `the fake OpenAI-compatible server of the tests in its own process on 127.0.0.1 (bench/gateway/provider-child.ts, echo mode): every reply is "Echo: <last user message>", whole after ${delayMs} ms; HTTP keep-alive timeout ${args.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS} ms`,
         driver: "closed-loop conversations over loopback keep-alive HTTP (one socket per conversation), its own process",
         database: `SQLite state.db in the temp dir (storage.synchronous = ${args.synchronous})`,
         sampler: `every ${SAMPLE_EVERY_MS} ms: gateway VmRSS, established connections in /proc/net/tcp, /metrics gauges`,

@@ -28,6 +28,8 @@ export interface ProviderPacing {
   words: number;
   /** `echo`: the reply is `Echo: <last user message>`, whole after `firstTokenMs` (the model-delay phase); default `words`. */
   reply?: "words" | "echo";
+  /** The provider's HTTP keep-alive timeout, ms (default Node's, 5 s). */
+  keepAliveMs?: number;
 }
 
 /** A running provider child. */
@@ -41,7 +43,7 @@ export interface ProviderChild {
 export async function startProviderChild(pacing: ProviderPacing): Promise<ProviderChild> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", PROVIDER, String(pacing.firstTokenMs), String(pacing.tokenGapMs), String(pacing.words), pacing.reply ?? "words"],
+    ["--import", "tsx", PROVIDER, String(pacing.firstTokenMs), String(pacing.tokenGapMs), String(pacing.words), pacing.reply ?? "words", ...(pacing.keepAliveMs === undefined ? [] : [String(pacing.keepAliveMs)])],
     { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
