@@ -56,6 +56,8 @@ export interface ConversationsReport {
   littles_law_mean_ms: number;
   /** Gateway process CPU per turn (/proc/<pid>/stat, 10 ms ticks): user, system, total. */
   gateway_cpu_ms_per_turn: CpuPerTurn;
+  /** Share of the phase's time the gateway's event loop was busy (performance.eventLoopUtilization; synchronous SQLite calls count as busy). */
+  gateway_event_loop_utilization: number;
   /** The driver process's CPU per turn (it shares the machine). */
   driver_cpu_ms_per_turn: CpuPerTurn;
   /** threadline_turn_seconds (message picked up → reply committed) mean, from /metrics. */
@@ -99,7 +101,7 @@ export async function runConversations(
   if (result.kind !== "conversations") throw new Error("driver answered the wrong job");
   const cpu1 = readCpuTimes(gw.pid);
   const dcpu1 = readCpuTimes(driver.pid);
-  const { samples } = await gw.probe({ cmd: "collect" });
+  const { samples, eventLoopUtilization } = await gw.probe({ cmd: "collect" });
   const m1 = parseMetrics(await gw.metrics());
   const total = result.attempted;
   const byId = new Map<string, ProbeSample>(samples.map((s) => [s.id, s]));
@@ -144,6 +146,7 @@ export async function runConversations(
     client_latency: { ...spread(client), mean_ms: round3(mean(client)) },
     littles_law_mean_ms: round3((concurrency / perSec) * 1000),
     gateway_cpu_ms_per_turn: cpuPerTurn(cpu0, cpu1, total),
+    gateway_event_loop_utilization: round3(eventLoopUtilization),
     driver_cpu_ms_per_turn: cpuPerTurn(dcpu0, dcpu1, total),
     turn_metric_mean_ms: metrics.turnMeanMs,
     store_ms_per_turn: metrics.store,

@@ -19,6 +19,8 @@ const { EchoAgent } = await import(new URL("../../dist/agents/echo-agent.js", im
 const { OpenAiCompatibleAgent } = await import(new URL("../../dist/agents/openai-provider.js", import.meta.url).href);
 
 let recording = false;
+/** Event-loop utilization when recording began (collect reports the share of time the loop was busy since). */
+let eluStart = performance.eventLoopUtilization();
 /** @type {Map<string, {startMs: number, endMs: number | null, agentMs: number | null}>} */
 let seen = new Map();
 
@@ -77,13 +79,17 @@ if (typeof process.send === "function") {
     if (msg === null || typeof msg !== "object" || typeof msg.cmd !== "string") return;
     if (msg.cmd === "record") {
       recording = msg.on === true;
-      if (recording) seen = new Map();
+      if (recording) {
+        seen = new Map();
+        eluStart = performance.eventLoopUtilization();
+      }
       process.send({ seq: msg.seq, cmd: "record" });
     } else if (msg.cmd === "collect") {
       recording = false;
       const samples = [...seen].map(([id, e]) => ({ id, startMs: e.startMs, endMs: e.endMs, agentMs: e.agentMs }));
       seen = new Map();
-      process.send({ seq: msg.seq, cmd: "collect", samples });
+      const eventLoopUtilization = performance.eventLoopUtilization(eluStart).utilization;
+      process.send({ seq: msg.seq, cmd: "collect", samples, eventLoopUtilization });
     } else if (msg.cmd === "gc") {
       const gc = globalThis.gc;
       if (typeof gc === "function") {

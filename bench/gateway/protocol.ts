@@ -132,7 +132,13 @@ export interface ProbeSample {
 
 export type ProbeReply =
   | { seq: number; cmd: "record" }
-  | { seq: number; cmd: "collect"; samples: ProbeSample[] }
+  | {
+      seq: number;
+      cmd: "collect";
+      samples: ProbeSample[];
+      /** Share of the time since `record` that the gateway's event loop was busy (JS, or a synchronous call such as a SQLite commit's fsync): 1 = saturated. */
+      eventLoopUtilization: number;
+    }
   | { seq: number; cmd: "gc"; exposed: boolean; memory: ProbeMemory };
 
 /** process.memoryUsage() of the gateway after the forced GC, bytes. */

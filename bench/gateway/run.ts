@@ -362,7 +362,7 @@ function formatModelDelay(runs: readonly ModelDelayReport[]): string {
       `C = ${r.conversations}: ${r.run.turns} turns${r.run.cut_short ? " (cut short by --max-seconds)" : ""} in ${r.run.seconds} s = ${r.run.turns_per_sec} turns/s; errors ${r.run.errors}\n` +
         `  e2e p50 / p99 ${r.run.client_latency.p50_ms} / ${r.run.client_latency.p99_ms} ms; minus the delay ${r.e2e_minus_delay.p50_ms} / ${r.e2e_minus_delay.p99_ms} ms; ` +
         `minus the model call measured in the gateway ${r.run.overhead.p50_ms} / ${r.run.overhead.p99_ms} ms (model call ${r.run.agent_time.p50_ms} / ${r.run.agent_time.p99_ms})\n` +
-        `  CPU ms/turn: gateway ${r.run.gateway_cpu_ms_per_turn.total}, driver ${r.run.driver_cpu_ms_per_turn.total}, provider ${r.provider_cpu_ms_per_turn.total}; ` +
+        `  CPU ms/turn: gateway ${r.run.gateway_cpu_ms_per_turn.total} (event loop busy ${Math.round(r.run.gateway_event_loop_utilization * 100)} %), driver ${r.run.driver_cpu_ms_per_turn.total}, provider ${r.provider_cpu_ms_per_turn.total}; ` +
         `store ${r.run.store_ms_per_turn["total"] ?? "?"} ms/turn\n` +
         `  gateway RSS ${mb(r.rss_before_bytes)} → peak ${mb(p.rss_bytes)} MB; peak connections in ${p.open_connections_in}, to the provider ${p.open_connections_to_provider}; ` +
         `peak queue depth ${p.queue_depth}, running turns ${p.active_turns}, live agents ${p.active_sessions} (${p.samples} samples)`,
