@@ -24,7 +24,7 @@
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { cpus, platform, release, totalmem } from "node:os";
+import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { log } from "../log.js";
@@ -311,6 +311,8 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
   const driver = startDriver();
   const runs: ModelDelayReport[] = [];
   const turns = args.turns ?? DELAY_TURNS;
+  // The machine is shared: the 1/5/15-minute load averages before and after say how much.
+  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
   try {
     for (const conversations of args.conversations) {
       log(`model delay ${delayMs} ms: C = ${conversations} conversations × ${turns} turns (no new turn after ${args.maxSeconds} s)`);
@@ -340,7 +342,7 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
     `${JSON.stringify({
       bench: "gateway",
       phase: "model-delay",
-      machine: machineInfo(),
+      machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
       setup: {
         gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir; titles.enabled false, provider.tools off)",
         provider: `the fake OpenAI-compatible server of the tests in its own process on 127.0.0.1 (bench/gateway/provider-child.ts, echo mode): every reply is "Echo: <last user message>", whole after ${delayMs} ms; HTTP keep-alive timeout ${args.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS} ms`,
@@ -355,7 +357,7 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
 }
 
 function formatModelDelay(runs: readonly ModelDelayReport[]): string {
-  const lines = [`model delay: ${runs[0]?.model_delay_ms ?? "?"} ms`];
+  const lines = [`model delay: ${runs[0]?.model_delay_ms ?? "?"} ms; load average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}`];
   for (const r of runs) {
     const p = r.peaks;
     lines.push(
