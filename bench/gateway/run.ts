@@ -20,6 +20,14 @@
  * an update pushed into the fake → the bot's sendMessage for it reaching the fake. The
  * overhead is then the driver's view minus the agent's time (no "after read").
  *
+ * `--model-delay-ms MS` (model-delay.ts), alone: the gateway in front of a fake provider that
+ * answers after MS ms, C concurrent conversations (`--conversations`, 1,000 by default) of
+ * `--turns` turns (3), no new turn after `--max-seconds` (120): turns/s, latency minus the
+ * delay, CPU per turn, peak RSS, open connections, queue depth and running turns.
+ *
+ * `--statements` (statements.ts), alone: the SQLite statements and transactions of each of
+ * `--turns` turns (3) of a gateway started in this process, by table and store call.
+ *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
  */
