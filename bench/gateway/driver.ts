@@ -99,11 +99,19 @@ async function conversations(job: ConversationsJob): Promise<ConversationsResult
   const samples: RequestSample[] = [];
   const errorExamples: string[] = [];
   let errors = 0;
+  let attempted = 0;
+  let cutShort = false;
   const started = performance.now();
+  const deadline = job.deadlineMs === undefined ? Number.POSITIVE_INFINITY : started + job.deadlineMs;
   await Promise.all(
     Array.from({ length: job.concurrency }, async (_, c) => {
       const key = `${job.tag}-conv-${c}`;
       for (let t = 0; t < job.turns; t++) {
+        if (performance.now() >= deadline) {
+          cutShort = true;
+          break;
+        }
+        attempted++;
         const id = `${job.tag}.${c}.${t}`;
         try {
           const reply = await send(agent, base, key, id).reply;
@@ -122,7 +130,7 @@ async function conversations(job: ConversationsJob): Promise<ConversationsResult
   );
   const seconds = (performance.now() - started) / 1000;
   agent.destroy();
-  return { kind: "conversations", seconds, samples, errors, errorExamples };
+  return { kind: "conversations", seconds, attempted, cutShort, samples, errors, errorExamples };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -25,7 +25,10 @@ export interface ConversationsReport {
   platform: BenchPlatform;
   concurrency: number;
   turns_per_conversation: number;
+  /** Turns sent (concurrency × turns_per_conversation unless the deadline cut the run short). */
   turns: number;
+  /** The deadline stopped conversations before their last turn. */
+  cut_short: boolean;
   seconds: number;
   turns_per_sec: number;
   errors: number;
@@ -45,7 +48,7 @@ export interface ConversationsReport {
   overhead_after_read: Spread | null;
   /** Headers parsed → reply handed to the socket, inside the gateway, agent included. Null for telegram. */
   gateway_time: Spread | null;
-  /** EchoAgent.runTurn, measured inside the gateway. */
+  /** The agent's runTurn (EchoAgent, or the provider agent: the model call included), measured inside the gateway. */
   agent_time: Spread;
   /** What the driver saw: issue → last byte read. */
   client_latency: Spread & { mean_ms: number };
@@ -53,6 +56,8 @@ export interface ConversationsReport {
   littles_law_mean_ms: number;
   /** Gateway process CPU per turn (/proc/<pid>/stat, 10 ms ticks): user, system, total. */
   gateway_cpu_ms_per_turn: CpuPerTurn;
+  /** Share of the phase's time the gateway's event loop was busy (performance.eventLoopUtilization; synchronous SQLite calls count as busy). */
+  gateway_event_loop_utilization: number;
   /** The driver process's CPU per turn (it shares the machine). */
   driver_cpu_ms_per_turn: CpuPerTurn;
   /** threadline_turn_seconds (message picked up → reply committed) mean, from /metrics. */
@@ -76,19 +81,29 @@ function diffMetrics(before: MetricsSnapshot, after: MetricsSnapshot, turns: num
   return { turnMeanMs: round3(dTurns > 0 ? ((after.turnSecondsSum - before.turnSecondsSum) * 1000) / dTurns : Number.NaN), store };
 }
 
-/** C conversations of `turns` turns each, closed loop. */
-export async function runConversations(gw: GatewayChild, driver: DriverHandle, concurrency: number, turns: number, platform: BenchPlatform = "api-server"): Promise<ConversationsReport> {
+/**
+ * C conversations of `turns` turns each, closed loop. `deadlineMs`: no new turn starts after
+ * that long (the figures are then per turn actually sent).
+ */
+export async function runConversations(
+  gw: GatewayChild,
+  driver: DriverHandle,
+  concurrency: number,
+  turns: number,
+  platform: BenchPlatform = "api-server",
+  deadlineMs?: number,
+): Promise<ConversationsReport> {
   const m0 = parseMetrics(await gw.metrics());
   await gw.probe({ cmd: "record", on: true });
   const cpu0 = readCpuTimes(gw.pid);
   const dcpu0 = readCpuTimes(driver.pid);
-  const result = await driver.run({ kind: "conversations", platform, url: gw.url, concurrency, turns, tag: `c${concurrency}` });
+  const result = await driver.run({ kind: "conversations", platform, url: gw.url, concurrency, turns, tag: `c${concurrency}`, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
   if (result.kind !== "conversations") throw new Error("driver answered the wrong job");
   const cpu1 = readCpuTimes(gw.pid);
   const dcpu1 = readCpuTimes(driver.pid);
-  const { samples } = await gw.probe({ cmd: "collect" });
+  const { samples, eventLoopUtilization } = await gw.probe({ cmd: "collect" });
   const m1 = parseMetrics(await gw.metrics());
-  const total = concurrency * turns;
+  const total = result.attempted;
   const byId = new Map<string, ProbeSample>(samples.map((s) => [s.id, s]));
   const overhead: number[] = [];
   const afterRead: number[] = [];
@@ -119,6 +134,7 @@ export async function runConversations(gw: GatewayChild, driver: DriverHandle, c
     concurrency,
     turns_per_conversation: turns,
     turns: total,
+    cut_short: result.cutShort,
     seconds: round3(result.seconds),
     turns_per_sec: round1(perSec),
     errors: result.errors,
@@ -130,6 +146,7 @@ export async function runConversations(gw: GatewayChild, driver: DriverHandle, c
     client_latency: { ...spread(client), mean_ms: round3(mean(client)) },
     littles_law_mean_ms: round3((concurrency / perSec) * 1000),
     gateway_cpu_ms_per_turn: cpuPerTurn(cpu0, cpu1, total),
+    gateway_event_loop_utilization: round3(eventLoopUtilization),
     driver_cpu_ms_per_turn: cpuPerTurn(dcpu0, dcpu1, total),
     turn_metric_mean_ms: metrics.turnMeanMs,
     store_ms_per_turn: metrics.store,

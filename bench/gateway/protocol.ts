@@ -18,6 +18,8 @@ export interface ConversationsJob {
   turns: number;
   /** Unique per job: session keys and message ids are derived from it. */
   tag: string;
+  /** Stop starting new turns this many ms after the job began (turns in flight finish); default none. */
+  deadlineMs?: number;
 }
 
 /** `bursts` times: `size` messages sent back to back into one session key (one socket each). */
@@ -62,6 +64,10 @@ export interface ConversationsResult {
   kind: "conversations";
   /** First request issued → last reply read. */
   seconds: number;
+  /** Turns sent (all of them unless `deadlineMs` cut the job short). */
+  attempted: number;
+  /** True when `deadlineMs` stopped conversations before their last turn. */
+  cutShort: boolean;
   samples: RequestSample[];
   errors: number;
   /** The first few error descriptions. */
@@ -126,7 +132,13 @@ export interface ProbeSample {
 
 export type ProbeReply =
   | { seq: number; cmd: "record" }
-  | { seq: number; cmd: "collect"; samples: ProbeSample[] }
+  | {
+      seq: number;
+      cmd: "collect";
+      samples: ProbeSample[];
+      /** Share of the time since `record` that the gateway's event loop was busy (JS, or a synchronous call such as a SQLite commit's fsync): 1 = saturated. */
+      eventLoopUtilization: number;
+    }
   | { seq: number; cmd: "gc"; exposed: boolean; memory: ProbeMemory };
 
 /** process.memoryUsage() of the gateway after the forced GC, bytes. */

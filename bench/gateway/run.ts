@@ -20,11 +20,19 @@
  * an update pushed into the fake → the bot's sendMessage for it reaching the fake. The
  * overhead is then the driver's view minus the agent's time (no "after read").
  *
+ * `--model-delay-ms MS` (model-delay.ts), alone: the gateway in front of a fake provider that
+ * answers after MS ms, C concurrent conversations (`--conversations`, 1,000 by default) of
+ * `--turns` turns (3), no new turn after `--max-seconds` (120): turns/s, latency minus the
+ * delay, CPU per turn, peak RSS, open connections, queue depth and running turns.
+ *
+ * `--statements` (statements.ts), alone: the SQLite statements and transactions of each of
+ * `--turns` turns (3) of a gateway started in this process, by table and store call.
+ *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
-import { cpus, platform, release, totalmem } from "node:os";
+import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { log } from "../log.js";
@@ -33,9 +41,18 @@ import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild, type T
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
 import type { BenchPlatform } from "./protocol.js";
 import { mb } from "./stats.js";
+import { PROVIDER_KEEP_ALIVE_MS, runModelDelay, SAMPLE_EVERY_MS, type ModelDelayReport } from "./model-delay.js";
+import { countTurnStatements, formatStatements } from "./statements.js";
 import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
-const USAGE = "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]";
+const USAGE =
+  "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
+  "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
+  "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL]";
+/** The model-delay phase's defaults: 1,000 conversations × 3 turns, at most 120 s of new turns. */
+const DELAY_CONVERSATIONS = [1_000];
+const DELAY_TURNS = 3;
+const DELAY_MAX_SECONDS = 120;
 const TURNS = 20;
 const BURSTS = 10;
 const BURST_SIZE = 5;
@@ -58,10 +75,46 @@ interface Args {
   streamingOnly: boolean;
   /** The adapter the conversations go through (telegram: conversations only). */
   platform: BenchPlatform;
+  /** Run only the model-delay phase, with a provider that answers after this many ms. */
+  modelDelayMs: number | null;
+  /** Model-delay phase: one run per concurrency, in order. */
+  conversations: number[];
+  /** Model-delay phase and statement count: turns per conversation (null: the mode's default). */
+  turns: number | null;
+  /** Model-delay phase: no new turn starts after this many seconds. */
+  maxSeconds: number;
+  /** Model-delay phase: the fake provider's keep-alive timeout (null: PROVIDER_KEEP_ALIVE_MS). */
+  providerKeepAliveMs: number | null;
+  /** Run only the statement count (in this process, against a temp SQLite file). */
+  statements: boolean;
+}
+
+function usageError(message: string): never {
+  process.stderr.write(`${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function wholeNumber(option: string, value: string | undefined, min: number, max: number): number {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < min || n > max) usageError(`${option} takes a whole number from ${min} to ${max} (got ${value ?? "nothing"})`);
+  return n;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { quick: false, keep: false, cpuProf: null, synchronous: "FULL", streamingOnly: false, platform: "api-server" };
+  const args: Args = {
+    quick: false,
+    keep: false,
+    cpuProf: null,
+    synchronous: "FULL",
+    streamingOnly: false,
+    platform: "api-server",
+    modelDelayMs: null,
+    conversations: DELAY_CONVERSATIONS,
+    turns: null,
+    maxSeconds: DELAY_MAX_SECONDS,
+    providerKeepAliveMs: null,
+    statements: false,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--quick") args.quick = true;
@@ -87,6 +140,15 @@ function parseArgs(argv: readonly string[]): Args {
       }
       args.cpuProf = resolve(dir);
     }
+    else if (arg === "--model-delay-ms") args.modelDelayMs = wholeNumber(arg, argv[++i], 0, 600_000);
+    else if (arg === "--conversations") {
+      const value = argv[++i];
+      args.conversations = (value ?? "").split(",").map((c) => wholeNumber(arg, c, 1, 10_000));
+    }
+    else if (arg === "--turns") args.turns = wholeNumber(arg, argv[++i], 1, 1_000);
+    else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
+    else if (arg === "--provider-keep-alive-ms") args.providerKeepAliveMs = wholeNumber(arg, argv[++i], 1, 3_600_000);
+    else if (arg === "--statements") args.statements = true;
     else if (arg === "--keep") args.keep = true;
     else if (arg === "--help" || arg === "-h") {
       process.stderr.write(`${USAGE}\n`);
@@ -95,6 +157,12 @@ function parseArgs(argv: readonly string[]): Args {
       process.stderr.write(`unknown argument ${arg}\n${USAGE}\n`);
       process.exit(2);
     }
+  }
+  if (args.modelDelayMs !== null && (args.streamingOnly || args.statements || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
+    usageError("--model-delay-ms runs alone: it takes --conversations, --turns, --max-seconds, --synchronous and --keep");
+  }
+  if (args.statements && (args.streamingOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
+    usageError("--statements runs alone: it takes --turns and --synchronous");
   }
   return args;
 }
@@ -138,6 +206,16 @@ async function main(): Promise<void> {
   const levels = args.quick ? [1, 10] : [1, 10, 100];
   const sessions = args.quick ? 1_000 : FULL_SESSIONS;
   const warmupSessions = args.quick ? 100 : 200;
+  if (args.modelDelayMs !== null) {
+    await modelDelayMode(args, args.modelDelayMs);
+    return;
+  }
+  if (args.statements) {
+    const report = await countTurnStatements({ turns: args.turns ?? 3, synchronous: args.synchronous });
+    process.stdout.write(`${JSON.stringify({ bench: "gateway", phase: "statements", machine: machineInfo(), statements: report })}\n`);
+    process.stderr.write(`\n${formatStatements(report)}\n`);
+    return;
+  }
   if (args.streamingOnly) {
     const gateways: GatewayChild[] = [];
     try {
@@ -234,6 +312,73 @@ async function main(): Promise<void> {
       else await g.cleanUp();
     }
   }
+}
+
+/** `--model-delay-ms`: one run of the model-delay phase per `--conversations` level, on a fresh provider and gateway each. */
+async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
+  const driver = startDriver();
+  const runs: ModelDelayReport[] = [];
+  const turns = args.turns ?? DELAY_TURNS;
+  // The machine is shared: the 1/5/15-minute load averages before and after say how much.
+  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+  try {
+    for (const conversations of args.conversations) {
+      log(`model delay ${delayMs} ms: C = ${conversations} conversations × ${turns} turns (no new turn after ${args.maxSeconds} s)`);
+      const r = await runModelDelay(
+        driver,
+        {
+          delayMs,
+          conversations,
+          turns,
+          maxSeconds: args.maxSeconds,
+          synchronous: args.synchronous,
+          ...(args.providerKeepAliveMs === null ? {} : { providerKeepAliveMs: args.providerKeepAliveMs }),
+        },
+        args.keep,
+      );
+      log(
+        `  ${r.run.turns_per_sec} turns/s; e2e p50 ${r.run.client_latency.p50_ms} / p99 ${r.run.client_latency.p99_ms} ms ` +
+          `(minus the delay: ${r.e2e_minus_delay.p50_ms} / ${r.e2e_minus_delay.p99_ms}); errors ${r.run.errors}`,
+      );
+      if (r.run.errors > 0) log(`  e.g. ${r.run.error_examples.join("; ")}`);
+      runs.push(r);
+    }
+  } finally {
+    await driver.stop();
+  }
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: "gateway",
+      phase: "model-delay",
+      machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
+      setup: {
+        gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir; titles.enabled false, provider.tools off)",
+        provider: `the fake OpenAI-compatible server of the tests in its own process on 127.0.0.1 (bench/gateway/provider-child.ts, echo mode): every reply is "Echo: <last user message>", whole after ${delayMs} ms; HTTP keep-alive timeout ${args.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS} ms`,
+        driver: "closed-loop conversations over loopback keep-alive HTTP (one socket per conversation), its own process",
+        database: `SQLite state.db in the temp dir (storage.synchronous = ${args.synchronous})`,
+        sampler: `every ${SAMPLE_EVERY_MS} ms: gateway VmRSS, established connections in /proc/net/tcp, /metrics gauges`,
+      },
+      runs,
+    })}\n`,
+  );
+  process.stderr.write(`\n${formatModelDelay(runs)}\n`);
+}
+
+function formatModelDelay(runs: readonly ModelDelayReport[]): string {
+  const lines = [`model delay: ${runs[0]?.model_delay_ms ?? "?"} ms; load average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}`];
+  for (const r of runs) {
+    const p = r.peaks;
+    lines.push(
+      `C = ${r.conversations}: ${r.run.turns} turns${r.run.cut_short ? " (cut short by --max-seconds)" : ""} in ${r.run.seconds} s = ${r.run.turns_per_sec} turns/s; errors ${r.run.errors}\n` +
+        `  e2e p50 / p99 ${r.run.client_latency.p50_ms} / ${r.run.client_latency.p99_ms} ms; minus the delay ${r.e2e_minus_delay.p50_ms} / ${r.e2e_minus_delay.p99_ms} ms; ` +
+        `minus the model call measured in the gateway ${r.run.overhead.p50_ms} / ${r.run.overhead.p99_ms} ms (model call ${r.run.agent_time.p50_ms} / ${r.run.agent_time.p99_ms})\n` +
+        `  CPU ms/turn: gateway ${r.run.gateway_cpu_ms_per_turn.total} (event loop busy ${Math.round(r.run.gateway_event_loop_utilization * 100)} %), driver ${r.run.driver_cpu_ms_per_turn.total}, provider ${r.provider_cpu_ms_per_turn.total}; ` +
+        `store ${r.run.store_ms_per_turn["total"] ?? "?"} ms/turn\n` +
+        `  gateway RSS ${mb(r.rss_before_bytes)} → peak ${mb(p.rss_bytes)} MB; peak connections in ${p.open_connections_in}, to the provider ${p.open_connections_to_provider}; ` +
+        `peak queue depth ${p.queue_depth}, running turns ${p.active_turns}, live agents ${p.active_sessions} (${p.samples} samples)`,
+    );
+  }
+  return lines.join("\n");
 }
 
 /** Phase 4: a gateway in front of a streaming fake provider; TTFT through it against the provider's own. */

@@ -87,5 +87,5 @@ export async function telegramConversations(job: ConversationsJob): Promise<Conv
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { kind: "conversations", seconds, samples, errors, errorExamples };
+  return { kind: "conversations", seconds, attempted: job.concurrency * job.turns, cutShort: false, samples, errors, errorExamples };
 }

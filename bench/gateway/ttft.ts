@@ -26,10 +26,15 @@ export interface ProviderPacing {
   firstTokenMs: number;
   tokenGapMs: number;
   words: number;
+  /** `echo`: the reply is `Echo: <last user message>`, whole after `firstTokenMs` (the model-delay phase); default `words`. */
+  reply?: "words" | "echo";
+  /** The provider's HTTP keep-alive timeout, ms (default Node's, 5 s). */
+  keepAliveMs?: number;
 }
 
 /** A running provider child. */
 export interface ProviderChild {
+  pid: number;
   url: string;
   stop(): Promise<void>;
 }
@@ -38,7 +43,7 @@ export interface ProviderChild {
 export async function startProviderChild(pacing: ProviderPacing): Promise<ProviderChild> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", PROVIDER, String(pacing.firstTokenMs), String(pacing.tokenGapMs), String(pacing.words)],
+    ["--import", "tsx", PROVIDER, String(pacing.firstTokenMs), String(pacing.tokenGapMs), String(pacing.words), pacing.reply ?? "words", ...(pacing.keepAliveMs === undefined ? [] : [String(pacing.keepAliveMs)])],
     { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -53,6 +58,7 @@ export async function startProviderChild(pacing: ProviderPacing): Promise<Provid
     setTimeout(() => reject(new Error("the provider child did not listen within 30 s")), 30_000).unref();
   });
   return {
+    pid: child.pid!,
     url,
     async stop(): Promise<void> {
       if (child.exitCode === null) child.kill("SIGTERM");
