@@ -639,12 +639,7 @@ async function postChatCompletion(
   let streamed: Record<string, unknown> | null = null;
   try {
     const headers = onDelta === undefined ? endpoint.headers : { ...endpoint.headers, accept: "text/event-stream, application/json" };
-    const response = await endpoint.fetch(endpoint.url, {
-      method: "POST",
-      headers,
-      body: JSON.stringify(body),
-      signal,
-    });
+    const response = await fetchResettable(endpoint, { method: "POST", headers, body: JSON.stringify(body), signal });
     status = response.status;
     retryAfter = response.headers.get("retry-after");
     const type = response.headers.get("content-type") ?? "";
@@ -704,6 +699,33 @@ async function postChatCompletion(
     }
   }
   return parsed;
+}
+
+/** Attempts of a request whose connection is reset before any reply arrives (the first try included). */
+const RESET_ATTEMPTS = 3;
+
+/** Error codes of a connection the server closed before answering (e.g. an idle keep-alive socket it dropped as it was reused). */
+const RESET_CODES = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"]);
+
+/**
+ * `endpoint.fetch`, tried again (up to {@link RESET_ATTEMPTS} in all, at once, on a new
+ * connection) when the connection is reset before the response starts. Under load a client
+ * reuses an idle keep-alive connection just as the server closes it; nothing of the request
+ * was answered, so sending it again is what OpenAI's own SDK does too. Any other failure, an
+ * abort, and a reset after the response began are not retried. When every attempt fails the
+ * first reset is thrown (a later attempt may only find the server gone).
+ */
+async function fetchResettable(endpoint: Endpoint, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+  let first: unknown;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await endpoint.fetch(endpoint.url, init);
+    } catch (error) {
+      if (attempt === 1) first = error;
+      const retry = !init.signal.aborted && attempt < RESET_ATTEMPTS && RESET_CODES.has(errorCode(error) ?? "");
+      if (!retry) throw first;
+    }
+  }
 }
 
 function connectionError(endpoint: Endpoint, error: unknown): AgentError {

@@ -293,6 +293,31 @@ describe("OpenAiCompatibleAgent: errors", () => {
     expect((error as Error).message).toMatch(/closed the connection before replying/u);
   });
 
+  it("sends the request again when the connection is reset before any reply (a dropped keep-alive socket)", async () => {
+    server.enqueue({ resetConnection: true });
+    server.enqueue(fakeTextReply("after the reset"));
+    const result = await agentFor().runTurn(turn(user));
+    expect(result.messages.at(-1)?.content).toBe("after the reset");
+    expect(server.requests.filter((r) => r.kind === "chat")).toHaveLength(2);
+  });
+
+  it("gives up after three resets in a row, naming the reset", async () => {
+    for (let i = 0; i < 3; i++) server.enqueue({ resetConnection: true });
+    server.enqueue(fakeTextReply("never reached"));
+    const error = await errorOf(agentFor().runTurn(turn(user)));
+    expect(error).toBeInstanceOf(AgentError);
+    expect((error as Error).message).toMatch(/closed the connection before replying/u);
+    expect(server.requests.filter((r) => r.kind === "chat")).toHaveLength(3);
+  });
+
+  it("does not send again after an HTTP error reply", async () => {
+    server.enqueue({ status: 500, json: { error: { message: "boom" } } });
+    server.enqueue(fakeTextReply("never reached"));
+    const error = await errorOf(agentFor().runTurn(turn(user)));
+    expect((error as AgentError).status).toBe(500);
+    expect(server.requests.filter((r) => r.kind === "chat")).toHaveLength(1);
+  });
+
   it("rejects malformed JSON", async () => {
     server.enqueue({ status: 200, text: "{not json" });
     const error = await errorOf(agentFor().runTurn(turn(user)));

@@ -92,6 +92,11 @@ export interface FakeReply {
   delayMs?: number;
   /** Streamed replies: the last word and the end of the stream wait until this settles. */
   holdLastToken?: Promise<unknown>;
+  /**
+   * Close the connection without answering, as a server does when it drops an idle keep-alive
+   * connection just as a client reuses it (the client sees ECONNRESET / "other side closed").
+   */
+  resetConnection?: boolean;
 }
 
 /** How a server without tool support words its refusal (see {@link FAKE_TOOL_REJECTIONS}). */
@@ -203,6 +208,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const signal = AbortSignal.any([gone.signal, closing.signal]);
 
     const reply = await decide(request);
+    if (reply.resetConnection === true) {
+      req.socket.destroy();
+      return;
+    }
     const wait = reply.delayMs ?? delayMs;
     if (wait > 0 && !(await delay(wait, signal))) {
       res.destroy();
