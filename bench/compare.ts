@@ -1,6 +1,9 @@
 /**
- * Runs the store benchmark on a reference build and on this checkout, side by side in one
- * run on one machine: `npm run bench:compare -- <git-ref> <size> [--db TARGET] [--rounds N]`.
+ * Runs a benchmark on a reference build and on this checkout, side by side in one run on one
+ * machine: the store benchmark (`npm run bench:compare -- <git-ref> <size> [--db TARGET]
+ * [--rounds N]`) or the gateway benchmark (`npm run bench:compare -- <git-ref> gateway
+ * [bench:gateway options] [--rounds N]`, after building both checkouts, since it runs each one's
+ * `dist/`).
  *
  * The reference is checked out into a temporary git worktree (its node_modules: this
  * checkout's when the lockfiles match, else `npm ci`). The two builds then run in turns
@@ -17,7 +20,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const USAGE = "usage: npm run bench:compare -- <git-ref> <small|medium|large|N> [--db FILE|postgres://URL] [--rounds N]";
+const USAGE =
+  "usage: npm run bench:compare -- <git-ref> <small|medium|large|N> [--db FILE|postgres://URL] [--rounds N]\n" +
+  "       npm run bench:compare -- <git-ref> gateway [bench:gateway options] [--rounds N]";
 
 type Figures = Record<string, number>;
 
@@ -41,10 +46,10 @@ function medians(runs: Figures[]): Figures {
   return Object.fromEntries(keys.map((key) => [key, median(runs.map((r) => r[key]!).filter((v) => v !== undefined))]));
 }
 
-/** Runs `bench/run.ts` in `dir` with `args`; its report (the last JSON line of stdout). */
-function runBench(dir: string, args: string[], label: string): Figures {
-  process.stderr.write(`[compare] ${label}: npx tsx bench/run.ts ${args.join(" ")}\n`);
-  const result = spawnSync("npx", ["tsx", "bench/run.ts", ...args], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+/** Runs the benchmark `script` in `dir` with `args`; its report (the last JSON line of stdout). */
+function runBench(dir: string, script: string, args: string[], label: string): Figures {
+  process.stderr.write(`[compare] ${label}: npx tsx ${script} ${args.join(" ")}\n`);
+  const result = spawnSync("npx", ["tsx", script, ...args], { cwd: dir, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   if (result.status !== 0) throw new Error(`the ${label} benchmark failed (exit ${result.status}); its log is above.`);
   const last = result.stdout.trim().split("\n").pop() ?? "";
   return flatten(JSON.parse(last));
@@ -66,7 +71,10 @@ function parse(argv: string[]): { ref: string; benchArgs: string[]; rounds: numb
 }
 
 function main(): void {
-  const { ref, benchArgs, rounds } = parse(process.argv.slice(2));
+  const { ref, benchArgs: given, rounds } = parse(process.argv.slice(2));
+  const gateway = given[0] === "gateway";
+  const script = gateway ? "bench/gateway/run.ts" : "bench/run.ts";
+  const benchArgs = gateway ? given.slice(1) : given;
   const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
   const dir = join(mkdtempSync(join(tmpdir(), "threadline-bench-ref-")), "ref");
   execFileSync("git", ["worktree", "add", "--detach", dir, commit], { cwd: root, stdio: "ignore" });
@@ -80,14 +88,21 @@ function main(): void {
     symlinkSync(resolve(root, "..", "shared"), join(dirname(dir), "shared"), "dir");
     mkdirSync(join(root, "bench-data"), { recursive: true });
     symlinkSync(join(root, "bench-data"), join(dir, "bench-data"), "dir");
+    if (gateway) {
+      // The gateway benchmark starts each checkout's built `threadline serve`.
+      for (const [where, label] of [[dir, "reference"], [root, "current checkout"]] as const) {
+        process.stderr.write(`[compare] building the ${label}\n`);
+        execFileSync("npm", ["run", "-s", "build"], { cwd: where, stdio: ["ignore", "ignore", "inherit"] });
+      }
+    }
     // A PostgreSQL target gets one schema per side, so the two never share tables.
     const argsFor = (side: string): string[] =>
       benchArgs.map((a) => (/^postgres(ql)?:\/\//.test(a) ? `${a}${a.includes("?") ? "&" : "?"}schema=bench_compare_${side}` : a));
     const reference: Figures[] = [];
     const current: Figures[] = [];
     for (let round = 1; round <= rounds; round++) {
-      reference.push(runBench(dir, argsFor("ref"), `round ${round}/${rounds}, reference ${ref} (${commit.slice(0, 7)})`));
-      current.push(runBench(root, argsFor("current"), `round ${round}/${rounds}, current checkout`));
+      reference.push(runBench(dir, script, argsFor("ref"), `round ${round}/${rounds}, reference ${ref} (${commit.slice(0, 7)})`));
+      current.push(runBench(root, script, argsFor("current"), `round ${round}/${rounds}, current checkout`));
     }
     const ref50 = medians(reference);
     const cur50 = medians(current);
