@@ -11,6 +11,7 @@ import type pg from "pg";
 import type {
   Handoff,
   Insights,
+  LeaseFence,
   Message,
   Page,
   Route,
@@ -26,6 +27,7 @@ import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
+import { assertFence } from "../lease-rows.js";
 import type { RouteRow } from "../route-rows.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { UsageValueKind } from "../usage-update.js";
@@ -38,6 +40,7 @@ import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } f
 import { searchMessages } from "./postgres-search.js";
 import { runSteps } from "./postgres-steps.js";
 import {
+  appendInOneStatement,
   insertMessages,
   lockAndBumpForAppend,
   recomputeSummary,
@@ -125,7 +128,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
    */
   async write<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T> {
     if (this.#closed) throw new StoreClosedError();
-    const run = (): Promise<T> => this.#transaction(doing, (sql) => runSteps(sql, steps()));
+    return this.#inLane(lane, () => this.#transaction(doing, (sql) => runSteps(sql, steps())));
+  }
+
+  /** Runs `run` after this instance's earlier writes in `lane` have settled (at once without a lane). */
+  #inLane<T>(lane: string | undefined, run: () => Promise<T>): Promise<T> {
     if (lane === undefined) return this.#track(run());
     const previous = this.#lanes.get(lane);
     const next = previous === undefined ? run() : previous.then(run, run);
@@ -162,6 +169,25 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
         throw translatePostgresError(error, doing, this.location);
       } finally {
         client.release(broken);
+      }
+    }
+  }
+
+  /**
+   * Runs one statement outside BEGIN/COMMIT on a pooled connection (one round trip; a single
+   * statement is its own transaction), retried like a transaction on serialization failures
+   * and deadlocks (a failed statement has written nothing).
+   */
+  async #statement<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(this.#sql);
+      } catch (error) {
+        if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+          await sleep(Math.random() * 10 * attempt);
+          continue;
+        }
+        throw translatePostgresError(error, doing, this.location);
       }
     }
   }
@@ -212,6 +238,26 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       }
       return insertMessages(sql, sessionId, messages);
     });
+  }
+
+  /**
+   * One statement, one round trip (`appendInOneStatement`): the fence, the session's counters,
+   * the rows with their search vectors and the tool tally, written only if the session is
+   * live and the fence holds. When nothing was written, the lease row the statement saw tells
+   * a lost lease; otherwise one more read tells a missing session from an ended one.
+   */
+  append(doing: string, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<number[]> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    return this.#inLane(sessionId, () =>
+      this.#statement(doing, async (sql) => {
+        const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
+        if (outcome.written) return outcome.ids;
+        if (fence !== null) assertFence(fence, outcome.fenceRow);
+        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+      }),
+    );
   }
 
   recomputeSummary(sessionId: string): Steps<void> {

@@ -145,6 +145,119 @@ export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages
   return true;
 }
 
+/** What the one-statement append found: the new ids, or why nothing was written. */
+export type AppendOutcome =
+  | { written: true; ids: number[] }
+  | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
+
+/** The typed arrays a turn's rows are unnested from, in {@link COLUMNS} order after `id, session_id`. */
+const ROW_ARRAYS = [
+  "text[]", "text[]", "smallint[]", "text[]", "integer[]", "text[]", "text[]", "integer[]", "text[]", "text[]",
+  "text[]", "text[]", "double precision[]", "double precision[]", "integer[]", "text[]",
+];
+
+/** The append statement, with and without a fence (built once each). */
+const APPEND_SQL = { fenced: appendSql(true), unfenced: appendSql(false) };
+
+/**
+ * One statement that appends a turn to a live session, so it runs as its own transaction in
+ * one round trip:
+ * 1. with a fence, the lease row is read `FOR SHARE` first (a one-time filter of the update),
+ *    so a takeover, which bumps the token under `FOR UPDATE`, waits for this append;
+ * 2. the session row's counters, preview and last activity are bumped only if the session
+ *    exists, has not ended and the fence holds; its row lock serialises every writer of the
+ *    session, in any process, until the statement commits;
+ * 3. the ids are drawn from the sequence only after that lock and given out in order, so a
+ *    turn's ids are contiguous within its session and increase in call order;
+ * 4. the rows (with their search vectors) and the tool tally are written only if the
+ *    session row was bumped.
+ * When nothing was bumped, it returns the lease row it saw (to tell a lost lease apart).
+ */
+function appendSql(fenced: boolean): string {
+  // $1 session id, $2 count, $3 tool calls, $4 last timestamp, $5 preview, $6 rows,
+  // $7.. the row arrays, then the tool names and counts, then the fence key and token.
+  const arrays = ROW_ARRAYS.map((type, i) => `$${7 + i}::${type}`);
+  const toolNames = 7 + ROW_ARRAYS.length;
+  const fenceKey = toolNames + 2;
+  const columns = COLUMNS.slice(2);
+  return `
+    WITH ${fenced ? `fence AS (SELECT holder, token FROM session_leases WHERE key = $${fenceKey} FOR SHARE),` : ""}
+    bumped AS (
+      UPDATE sessions SET
+        message_count = message_count + $2,
+        tool_call_count = tool_call_count + $3,
+        last_message_at = greatest(last_message_at, $4::double precision),
+        last_active_at = CASE WHEN $4::double precision IS NULL THEN last_active_at
+                              ELSE greatest(last_message_at, $4::double precision, ended_at) END,
+        preview = coalesce(preview, $5::text)
+      WHERE id = $1 AND ended_at IS NULL
+        ${fenced ? `AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = $${fenceKey + 1}::bigint) > 0` : ""}
+      RETURNING id
+    ),
+    ids AS MATERIALIZED (SELECT nextval('messages_id_seq') AS id FROM bumped, generate_series(1, $6::integer)),
+    numbered AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids),
+    inserted AS (
+      INSERT INTO messages (${COLUMNS.join(", ")})
+      SELECT n.id, $1, ${columns.map((c) => (c === "search_vector" ? `m.${c}::tsvector` : `m.${c}`)).join(", ")}
+        FROM numbered n
+        JOIN unnest(${arrays.join(", ")}) WITH ORDINALITY AS m(${columns.join(", ")}, ord) ON m.ord = n.ord
+      RETURNING 1
+    ),
+    tallied AS (
+      INSERT INTO session_tool_calls (session_id, tool_name, calls)
+      SELECT $1, t.name, t.n FROM bumped, unnest($${toolNames}::text[], $${toolNames + 1}::bigint[]) AS t(name, n)
+      ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM bumped)::int AS bumped,
+           (SELECT array_agg(id ORDER BY id) FROM numbered) AS ids,
+           ${fenced ? "(SELECT count(*) FROM fence)::int AS leased, (SELECT holder FROM fence) AS holder, (SELECT token FROM fence) AS token" : "0 AS leased, NULL AS holder, NULL AS token"}`;
+}
+
+/**
+ * Appends messages to a live session in one statement (see {@link appendSql}): run it
+ * outside any transaction, where it is its own. Nothing is written unless the session exists,
+ * has not ended and `fence` (if any) holds.
+ */
+export async function appendInOneStatement(
+  sql: Sql,
+  sessionId: string,
+  messages: StoredMessage[],
+  fence: { key: string; token: number } | null,
+): Promise<AppendOutcome> {
+  const { count, toolCalls, last, preview } = summarize(messages);
+  const tools = new Map<string, number>();
+  for (const m of messages) if (m.rewoundAt === null) tallyTools(tools, m.toolNames);
+  const params: unknown[] = [sessionId, count, toolCalls, last, preview, messages.length];
+  params.push(
+    messages.map((m) => m.role),
+    messages.map((m) => m.content),
+    messages.map((m) => m.contentKind),
+    messages.map((m) => m.toolCalls),
+    messages.map((m) => m.toolCallCount),
+    messages.map((m) => m.toolCallId),
+    messages.map((m) => m.toolName),
+    messages.map((m) => m.tokenCount),
+    messages.map((m) => m.finishReason),
+    messages.map((m) => m.reasoning),
+    messages.map((m) => m.reasoningDetails),
+    messages.map((m) => m.platformMessageId),
+    messages.map((m) => m.timestamp),
+    messages.map((m) => m.rewoundAt),
+    messages.map((m) => m.rewindBatch),
+    messages.map((m) => m.searchVector),
+    [...tools.keys()],
+    [...tools.values()],
+  );
+  if (fence !== null) params.push(fence.key, fence.token);
+  const row = (await sql.one<{ bumped: number; ids: Array<number | string> | null; leased: number; holder: string | null; token: number | string | null }>(
+    fence === null ? APPEND_SQL.unfenced : APPEND_SQL.fenced,
+    params,
+  ))!;
+  if (row.bumped > 0) return { written: true, ids: (row.ids ?? []).map(Number) };
+  return { written: false, fenceRow: row.leased > 0 ? { holder: row.holder, token: Number(row.token) } : undefined };
+}
+
 function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
   let count = 0;
   let toolCalls = 0;
