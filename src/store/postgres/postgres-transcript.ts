@@ -201,13 +201,11 @@ function appendSql(fenced: boolean): string {
       SELECT n.id, $1, ${columns.map((c) => (c === "search_vector" ? `m.${c}::tsvector` : `m.${c}`)).join(", ")}
         FROM numbered n
         JOIN unnest(${arrays.join(", ")}) WITH ORDINALITY AS m(${columns.join(", ")}, ord) ON m.ord = n.ord
-      RETURNING 1
     ),
     tallied AS (
       INSERT INTO session_tool_calls (session_id, tool_name, calls)
       SELECT $1, t.name, t.n FROM bumped, unnest($${toolNames}::text[], $${toolNames + 1}::bigint[]) AS t(name, n)
       ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls
-      RETURNING 1
     )
     SELECT (SELECT count(*) FROM bumped)::int AS bumped,
            (SELECT array_agg(id ORDER BY id) FROM numbered) AS ids,
