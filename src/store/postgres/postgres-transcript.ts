@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { LeaseFence } from "../contract.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
@@ -150,108 +151,126 @@ export type AppendOutcome =
   | { written: true; ids: number[] }
   | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
 
-/** The typed arrays a turn's rows are unnested from, in {@link COLUMNS} order after `id, session_id`. */
-const ROW_ARRAYS = [
-  "text[]", "text[]", "smallint[]", "text[]", "integer[]", "text[]", "text[]", "integer[]", "text[]", "text[]",
-  "text[]", "text[]", "double precision[]", "double precision[]", "integer[]", "text[]",
+/** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
+const COLUMN_TYPES = [
+  "text", "text", "smallint", "text", "integer", "text", "text", "integer", "text", "text",
+  "text", "text", "double precision", "double precision", "integer", "tsvector",
 ];
 
-/** The append statement, with and without a fence (built once each). */
-const APPEND_SQL = { fenced: appendSql(true), unfenced: appendSql(false) };
+/** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
+function rowValues(m: StoredMessage): unknown[] {
+  return [
+    m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName, m.tokenCount,
+    m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt, m.rewindBatch,
+    m.searchVector,
+  ];
+}
+
+/** A statement for `pg`: its text, its values, and the name it is prepared under on each connection. */
+export interface NamedStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
 
 /**
  * One statement that appends a turn to a live session, so it runs as its own transaction in
  * one round trip:
- * 1. with a fence, the lease row is read `FOR SHARE` first (a one-time filter of the update),
- *    so a takeover, which bumps the token under `FOR UPDATE`, waits for this append;
+ * 1. with a fence, the lease row is read `FOR SHARE` first (a one-time filter of the update,
+ *    evaluated before the session row is touched), so a takeover, which bumps the token under
+ *    `FOR UPDATE`, waits for this append, and a lost lease writes nothing;
  * 2. the session row's counters, preview and last activity are bumped only if the session
  *    exists, has not ended and the fence holds; its row lock serialises every writer of the
  *    session, in any process, until the statement commits;
- * 3. the ids are drawn from the sequence only after that lock and given out in order, so a
- *    turn's ids are contiguous within its session and increase in call order;
- * 4. the rows (with their search vectors) and the tool tally are written only if the
- *    session row was bumped.
- * When nothing was bumped, it returns the lease row it saw (to tell a lost lease apart).
+ * 3. the rows (with their search vectors) are inserted only from the bumped row, so their ids
+ *    are drawn from the sequence after that lock: a turn's ids are contiguous within its
+ *    session; several rows get theirs sorted and assigned in the given order;
+ * 4. the tool tally is upserted from the bumped row likewise.
+ * It returns whether the row was bumped, the ids, and the lease row it saw (to tell a lost
+ * lease from a missing or ended session when nothing was written).
+ *
+ * The text depends only on the shape (fenced or not; no, one or several rows; tools or
+ * not), so each shape is prepared once per connection under its own name and planned once.
  */
-function appendSql(fenced: boolean): string {
-  // $1 session id, $2 count, $3 tool calls, $4 last timestamp, $5 preview, $6 rows,
-  // $7.. the row arrays, then the tool names and counts, then the fence key and token.
-  const arrays = ROW_ARRAYS.map((type, i) => `$${7 + i}::${type}`);
-  const toolNames = 7 + ROW_ARRAYS.length;
-  const fenceKey = toolNames + 2;
-  const columns = COLUMNS.slice(2);
-  return `
-    WITH ${fenced ? `fence AS (SELECT holder, token FROM session_leases WHERE key = $${fenceKey} FOR SHARE),` : ""}
-    bumped AS (
+export function appendStatement(sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): NamedStatement {
+  const { count, toolCalls, last, preview } = summarize(messages);
+  const tools = new Map<string, number>();
+  for (const m of messages) if (m.rewoundAt === null) tallyTools(tools, m.toolNames);
+  const values: unknown[] = [];
+  const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
+  const session = param(sessionId, "text");
+  const at = param(last, "double precision");
+  const ctes: string[] = [];
+  if (fence !== null) {
+    ctes.push(`fence AS (SELECT holder, token FROM session_leases WHERE key = ${param(fence.key, "text")} FOR SHARE)`);
+  }
+  ctes.push(`bumped AS (
       UPDATE sessions SET
-        message_count = message_count + $2,
-        tool_call_count = tool_call_count + $3,
-        last_message_at = greatest(last_message_at, $4::double precision),
-        last_active_at = CASE WHEN $4::double precision IS NULL THEN last_active_at
-                              ELSE greatest(last_message_at, $4::double precision, ended_at) END,
-        preview = coalesce(preview, $5::text)
-      WHERE id = $1 AND ended_at IS NULL
-        ${fenced ? `AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = $${fenceKey + 1}::bigint) > 0` : ""}
-      RETURNING id
-    ),
-    ids AS MATERIALIZED (SELECT nextval('messages_id_seq') AS id FROM bumped, generate_series(1, $6::integer)),
-    numbered AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids),
-    inserted AS (
+        message_count = message_count + ${param(count, "integer")},
+        tool_call_count = tool_call_count + ${param(toolCalls, "integer")},
+        last_message_at = greatest(last_message_at, ${at}),
+        last_active_at = CASE WHEN ${at} IS NULL THEN last_active_at ELSE greatest(last_message_at, ${at}, ended_at) END,
+        preview = coalesce(preview, ${param(preview, "text")})
+      WHERE id = ${session} AND ended_at IS NULL${
+        fence === null
+          ? ""
+          : ` AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = ${param(fence.token, "bigint")}) > 0`
+      }
+      RETURNING id)`);
+  const columns = COLUMNS.slice(2);
+  let ids = "NULL::bigint[]";
+  if (messages.length === 1) {
+    const row = rowValues(messages[0]!).map((v, i) => param(v, COLUMN_TYPES[i]!));
+    ctes.push(`inserted AS (
+      INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) SELECT ${session}, ${row.join(", ")} FROM bumped RETURNING id)`);
+    ids = "(SELECT array_agg(id) FROM inserted)";
+  } else if (messages.length > 1) {
+    const arrays = COLUMN_TYPES.map((type, i) => param(messages.map((m) => rowValues(m)[i]), type === "tsvector" ? "text[]" : `${type}[]`));
+    ctes.push(
+      `ids AS MATERIALIZED (SELECT nextval('messages_id_seq') AS id FROM bumped, generate_series(1, ${param(messages.length, "integer")}))`,
+      `numbered AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids)`,
+      `inserted AS (
       INSERT INTO messages (${COLUMNS.join(", ")})
-      SELECT n.id, $1, ${columns.map((c) => (c === "search_vector" ? `m.${c}::tsvector` : `m.${c}`)).join(", ")}
+      SELECT n.id, ${session}, ${columns.map((c) => (c === "search_vector" ? `m.${c}::tsvector` : `m.${c}`)).join(", ")}
         FROM numbered n
-        JOIN unnest(${arrays.join(", ")}) WITH ORDINALITY AS m(${columns.join(", ")}, ord) ON m.ord = n.ord
-    ),
-    tallied AS (
+        JOIN unnest(${arrays.join(", ")}) WITH ORDINALITY AS m(${columns.join(", ")}, ord) ON m.ord = n.ord)`,
+    );
+    ids = "(SELECT array_agg(id ORDER BY id) FROM numbered)";
+  }
+  if (tools.size > 0) {
+    ctes.push(`tallied AS (
       INSERT INTO session_tool_calls (session_id, tool_name, calls)
-      SELECT $1, t.name, t.n FROM bumped, unnest($${toolNames}::text[], $${toolNames + 1}::bigint[]) AS t(name, n)
-      ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls
-    )
-    SELECT (SELECT count(*) FROM bumped)::int AS bumped,
-           (SELECT array_agg(id ORDER BY id) FROM numbered) AS ids,
-           ${fenced ? "(SELECT count(*) FROM fence)::int AS leased, (SELECT holder FROM fence) AS holder, (SELECT token FROM fence) AS token" : "0 AS leased, NULL AS holder, NULL AS token"}`;
+      SELECT ${session}, t.name, t.n FROM bumped, unnest(${param([...tools.keys()], "text[]")}, ${param([...tools.values()], "bigint[]")}) AS t(name, n)
+      ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls)`);
+  }
+  const lease =
+    fence === null
+      ? "0 AS leased, NULL::text AS holder, NULL::bigint AS token"
+      : "(SELECT count(*) FROM fence)::int AS leased, (SELECT holder FROM fence) AS holder, (SELECT token FROM fence) AS token";
+  const text = `WITH ${ctes.join(",\n    ")}\n    SELECT (SELECT count(*) FROM bumped)::int AS bumped, ${ids} AS ids, ${lease}`;
+  const rows = messages.length === 0 ? "none" : messages.length === 1 ? "one" : "many";
+  const name = `threadline_append_${fence === null ? "unfenced" : "fenced"}_${rows}${tools.size > 0 ? "_tools" : ""}`;
+  return { name, text, values };
 }
 
 /**
- * Appends messages to a live session in one statement (see {@link appendSql}): run it
- * outside any transaction, where it is its own. Nothing is written unless the session exists,
- * has not ended and `fence` (if any) holds.
+ * Appends messages to a live session in one statement ({@link appendStatement}), prepared
+ * by name: run it outside any transaction, where it is its own. Nothing is written unless the
+ * session exists, has not ended and `fence` (if any) holds.
  */
 export async function appendInOneStatement(
   sql: Sql,
   sessionId: string,
   messages: StoredMessage[],
-  fence: { key: string; token: number } | null,
+  fence: LeaseFence | null,
 ): Promise<AppendOutcome> {
-  const { count, toolCalls, last, preview } = summarize(messages);
-  const tools = new Map<string, number>();
-  for (const m of messages) if (m.rewoundAt === null) tallyTools(tools, m.toolNames);
-  const params: unknown[] = [sessionId, count, toolCalls, last, preview, messages.length];
-  params.push(
-    messages.map((m) => m.role),
-    messages.map((m) => m.content),
-    messages.map((m) => m.contentKind),
-    messages.map((m) => m.toolCalls),
-    messages.map((m) => m.toolCallCount),
-    messages.map((m) => m.toolCallId),
-    messages.map((m) => m.toolName),
-    messages.map((m) => m.tokenCount),
-    messages.map((m) => m.finishReason),
-    messages.map((m) => m.reasoning),
-    messages.map((m) => m.reasoningDetails),
-    messages.map((m) => m.platformMessageId),
-    messages.map((m) => m.timestamp),
-    messages.map((m) => m.rewoundAt),
-    messages.map((m) => m.rewindBatch),
-    messages.map((m) => m.searchVector),
-    [...tools.keys()],
-    [...tools.values()],
-  );
-  if (fence !== null) params.push(fence.key, fence.token);
-  const row = (await sql.one<{ bumped: number; ids: Array<number | string> | null; leased: number; holder: string | null; token: number | string | null }>(
-    fence === null ? APPEND_SQL.unfenced : APPEND_SQL.fenced,
-    params,
-  ))!;
+  const row = (await sql.prepared<{
+    bumped: number;
+    ids: Array<number | string> | null;
+    leased: number;
+    holder: string | null;
+    token: number | string | null;
+  }>(appendStatement(sessionId, messages, fence)))[0]!;
   if (row.bumped > 0) return { written: true, ids: (row.ids ?? []).map(Number) };
   return { written: false, fenceRow: row.leased > 0 ? { holder: row.holder, token: Number(row.token) } : undefined };
 }
