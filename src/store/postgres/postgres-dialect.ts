@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL side of the store core: how reads and writes run (a pooled client per
  * transaction, retried on serialization failures and deadlocks; per-session lanes so one
- * instance's writes to a session land in call order), the NUL escape of free text, row locks
+ * instance's writes to a session land in call order; an append as one prepared statement outside
+ * BEGIN/COMMIT, in one round trip), the NUL escape of free text, row locks
  * (`FOR UPDATE`), and the statements only PostgreSQL has: tsvector search maintained with
  * each insert, and the gateway state guarded by row locks rather than one database lock.
  *
@@ -66,6 +67,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
 interface PostgresRouteClaim extends RouteClaim {
   inserted: RouteRow | undefined;
+}
+
+/** Why an append to `sessionId` wrote nothing (read afresh): the session is missing, or it has ended. */
+async function appendRefused(sql: Sql, sessionId: string): Promise<NotFoundError | ConflictError> {
+  const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+  if (row === undefined) return new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+  return new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
 }
 
 /** A {@link StoreDialect} on a node-postgres pool. */
@@ -232,9 +240,7 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       // The row lock (taken by the counter update) serialises every writer of this
       // session, in any process, until commit: a turn's ids stay contiguous.
       if (!(await lockAndBumpForAppend(sql, sessionId, messages))) {
-        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
-        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+        throw await appendRefused(sql, sessionId);
       }
       return insertMessages(sql, sessionId, messages);
     });
@@ -253,9 +259,7 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
         const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
         if (outcome.written) return outcome.ids;
         if (fence !== null) assertFence(fence, outcome.fenceRow);
-        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
-        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+        throw await appendRefused(sql, sessionId);
       }),
     );
   }

@@ -1,7 +1,8 @@
 /**
- * Transcript writes on PostgreSQL, run inside a transaction that holds the session
- * row lock: inserting messages (with their search vectors), and recomputing the
- * per-session counters, preview and last activity.
+ * Transcript writes on PostgreSQL: the append as one statement that is its own transaction
+ * (session row lock, counters, rows with their search vectors and tool tally at once), and,
+ * inside a transaction that holds the session row lock, inserting messages and recomputing
+ * the per-session counters, preview and last activity.
  *
  * @module
  */
