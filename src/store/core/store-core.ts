@@ -269,14 +269,7 @@ export class StoreCore implements SessionDB {
     const stored = messages.map((m, i) =>
       d.storeMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
     );
-    return d.write(
-      `appending to session ${sessionId}`,
-      function* () {
-        yield* checkFence(fence, d);
-        return yield* d.appendMessages(sessionId, stored);
-      },
-      sessionId,
-    );
+    return d.append(`appending to session ${sessionId}`, sessionId, stored, fence);
   }
 
   async getMessages(sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {

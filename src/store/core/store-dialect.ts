@@ -21,6 +21,7 @@
 import type {
   Handoff,
   Insights,
+  LeaseFence,
   Message,
   Page,
   Route,
@@ -96,6 +97,15 @@ export interface StoreDialect<M> {
    * ConflictError when it has ended; inserts them and bumps its counters and preview.
    */
   appendMessages(sessionId: string, messages: M[]): Steps<number[]>;
+  /**
+   * The hottest write, whole: appends messages to a live session in the session's lane (one
+   * instance's writes to it land in call order), as one write that resolves once durable.
+   * With a `fence`, it is checked first and holds until the write commits (a takeover waits
+   * for it); a lost lease throws LeaseLostError, a missing session NotFoundError, an ended one
+   * ConflictError, each with nothing written. It means the fence check (`lease-steps.ts`) then
+   * {@link appendMessages} in one {@link write}; a backend may do that in fewer round trips.
+   */
+  append(doing: string, sessionId: string, messages: M[], fence: LeaseFence | null): Promise<number[]>;
   /** Recomputes a session's counters, preview and last activity from its visible messages. */
   recomputeSummary(sessionId: string): Steps<void>;
   /** Recomputes a session's last activity. */

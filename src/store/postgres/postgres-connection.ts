@@ -59,6 +59,14 @@ export class Sql {
     return ((await this.#runner.query({ text, values: params, rowMode: "array" })).rows as unknown[][]).map((r) => r[0] as T);
   }
 
+  /**
+   * Every row of a statement prepared under `name` on each connection (parsed and planned once
+   * there, then only bound and executed). A name must always stand for the same text.
+   */
+  async prepared<T>(statement: { name: string; text: string; values: unknown[] }): Promise<T[]> {
+    return (await this.#runner.query(statement)).rows as T[];
+  }
+
   /** Runs a statement; returns the affected row count. */
   async run(text: string, params: unknown[] = []): Promise<number> {
     return (await this.#runner.query(text, params)).rowCount ?? 0;

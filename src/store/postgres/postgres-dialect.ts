@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL side of the store core: how reads and writes run (a pooled client per
  * transaction, retried on serialization failures and deadlocks; per-session lanes so one
- * instance's writes to a session land in call order), the NUL escape of free text, row locks
+ * instance's writes to a session land in call order; an append as one prepared statement outside
+ * BEGIN/COMMIT, in one round trip), the NUL escape of free text, row locks
  * (`FOR UPDATE`), and the statements only PostgreSQL has: tsvector search maintained with
  * each insert, and the gateway state guarded by row locks rather than one database lock.
  *
@@ -11,6 +12,7 @@ import type pg from "pg";
 import type {
   Handoff,
   Insights,
+  LeaseFence,
   Message,
   Page,
   Route,
@@ -26,6 +28,7 @@ import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
+import { assertFence } from "../lease-rows.js";
 import type { RouteRow } from "../route-rows.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { UsageValueKind } from "../usage-update.js";
@@ -38,6 +41,7 @@ import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } f
 import { searchMessages } from "./postgres-search.js";
 import { runSteps } from "./postgres-steps.js";
 import {
+  appendInOneStatement,
   insertMessages,
   lockAndBumpForAppend,
   recomputeSummary,
@@ -63,6 +67,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
 interface PostgresRouteClaim extends RouteClaim {
   inserted: RouteRow | undefined;
+}
+
+/** Why an append to `sessionId` wrote nothing (read afresh): the session is missing, or it has ended. */
+async function appendRefused(sql: Sql, sessionId: string): Promise<NotFoundError | ConflictError> {
+  const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
+  if (row === undefined) return new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+  return new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
 }
 
 /** A {@link StoreDialect} on a node-postgres pool. */
@@ -125,7 +136,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
    */
   async write<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T> {
     if (this.#closed) throw new StoreClosedError();
-    const run = (): Promise<T> => this.#transaction(doing, (sql) => runSteps(sql, steps()));
+    return this.#inLane(lane, () => this.#transaction(doing, (sql) => runSteps(sql, steps())));
+  }
+
+  /** Runs `run` after this instance's earlier writes in `lane` have settled (at once without a lane). */
+  #inLane<T>(lane: string | undefined, run: () => Promise<T>): Promise<T> {
     if (lane === undefined) return this.#track(run());
     const previous = this.#lanes.get(lane);
     const next = previous === undefined ? run() : previous.then(run, run);
@@ -162,6 +177,25 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
         throw translatePostgresError(error, doing, this.location);
       } finally {
         client.release(broken);
+      }
+    }
+  }
+
+  /**
+   * Runs one statement outside BEGIN/COMMIT on a pooled connection (one round trip; a single
+   * statement is its own transaction), retried like a transaction on serialization failures
+   * and deadlocks (a failed statement has written nothing).
+   */
+  async #statement<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run(this.#sql);
+      } catch (error) {
+        if (isRetryable(error) && attempt < MAX_ATTEMPTS) {
+          await sleep(Math.random() * 10 * attempt);
+          continue;
+        }
+        throw translatePostgresError(error, doing, this.location);
       }
     }
   }
@@ -206,12 +240,28 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       // The row lock (taken by the counter update) serialises every writer of this
       // session, in any process, until commit: a turn's ids stay contiguous.
       if (!(await lockAndBumpForAppend(sql, sessionId, messages))) {
-        const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
-        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+        throw await appendRefused(sql, sessionId);
       }
       return insertMessages(sql, sessionId, messages);
     });
+  }
+
+  /**
+   * One statement, one round trip (`appendInOneStatement`): the fence, the session's counters,
+   * the rows with their search vectors and the tool tally, written only if the session is
+   * live and the fence holds. When nothing was written, the lease row the statement saw tells
+   * a lost lease; otherwise one more read tells a missing session from an ended one.
+   */
+  append(doing: string, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<number[]> {
+    if (this.#closed) return Promise.reject(new StoreClosedError());
+    return this.#inLane(sessionId, () =>
+      this.#statement(doing, async (sql) => {
+        const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
+        if (outcome.written) return outcome.ids;
+        if (fence !== null) assertFence(fence, outcome.fenceRow);
+        throw await appendRefused(sql, sessionId);
+      }),
+    );
   }
 
   recomputeSummary(sessionId: string): Steps<void> {

@@ -51,8 +51,11 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
   let ids: number[];
   if (sort === "relevance") {
     const candidates = Math.max(RELEVANCE_CANDIDATES, offset + limit);
+    // Ranked after the LIMIT: in the select list of the inner query, ts_rank would run on
+    // every match (each vector read again) before the sort keeps the newest candidates.
     const rows = await sql.all<{ id: number; score: number }>(
-      `SELECT m.id, ts_rank(m.search_vector, $1::tsquery) AS score ${base} ORDER BY m.id DESC LIMIT $${params.length + 1}`,
+      `SELECT c.id, ts_rank(c.search_vector, $1::tsquery) AS score
+         FROM (SELECT m.id, m.search_vector ${base} ORDER BY m.id DESC LIMIT $${params.length + 1}) c`,
       [...params, candidates],
     );
     rows.sort((a, b) => b.score - a.score || b.id - a.id);

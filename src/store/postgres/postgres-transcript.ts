@@ -1,10 +1,12 @@
 /**
- * Transcript writes on PostgreSQL, run inside a transaction that holds the session
- * row lock: inserting messages (with their search vectors), and recomputing the
- * per-session counters, preview and last activity.
+ * Transcript writes on PostgreSQL: the append as one statement that is its own transaction
+ * (session row lock, counters, rows with their search vectors and tool tally at once), and,
+ * inside a transaction that holds the session row lock, inserting messages and recomputing
+ * the per-session counters, preview and last activity.
  *
  * @module
  */
+import type { LeaseFence } from "../contract.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
@@ -143,6 +145,135 @@ export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages
     );
   }
   return true;
+}
+
+/** What the one-statement append found: the new ids, or why nothing was written. */
+export type AppendOutcome =
+  | { written: true; ids: number[] }
+  | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
+
+/** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
+const COLUMN_TYPES = [
+  "text", "text", "smallint", "text", "integer", "text", "text", "integer", "text", "text",
+  "text", "text", "double precision", "double precision", "integer", "tsvector",
+];
+
+/** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
+function rowValues(m: StoredMessage): unknown[] {
+  return [
+    m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName, m.tokenCount,
+    m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt, m.rewindBatch,
+    m.searchVector,
+  ];
+}
+
+/** A statement for `pg`: its text, its values, and the name it is prepared under on each connection. */
+export interface NamedStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * One statement that appends a turn to a live session, so it runs as its own transaction in
+ * one round trip:
+ * 1. with a fence, the lease row is read `FOR SHARE` first (a one-time filter of the update,
+ *    evaluated before the session row is touched), so a takeover, which bumps the token under
+ *    `FOR UPDATE`, waits for this append, and a lost lease writes nothing;
+ * 2. the session row's counters, preview and last activity are bumped only if the session
+ *    exists, has not ended and the fence holds; its row lock serialises every writer of the
+ *    session, in any process, until the statement commits;
+ * 3. the rows (with their search vectors) are inserted only from the bumped row, so their ids
+ *    are drawn from the sequence after that lock: a turn's ids are contiguous within its
+ *    session; several rows get theirs sorted and assigned in the given order;
+ * 4. the tool tally is upserted from the bumped row likewise.
+ * It returns whether the row was bumped, the ids, and the lease row it saw (to tell a lost
+ * lease from a missing or ended session when nothing was written).
+ *
+ * The text depends only on the shape (fenced or not; no, one or several rows; tools or
+ * not), so each shape is prepared once per connection under its own name and planned once.
+ */
+export function appendStatement(sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): NamedStatement {
+  const { count, toolCalls, last, preview } = summarize(messages);
+  const tools = new Map<string, number>();
+  for (const m of messages) if (m.rewoundAt === null) tallyTools(tools, m.toolNames);
+  const values: unknown[] = [];
+  const param = (value: unknown, type: string): string => `$${values.push(value)}::${type}`;
+  const session = param(sessionId, "text");
+  const at = param(last, "double precision");
+  const ctes: string[] = [];
+  if (fence !== null) {
+    ctes.push(`fence AS (SELECT holder, token FROM session_leases WHERE key = ${param(fence.key, "text")} FOR SHARE)`);
+  }
+  ctes.push(`bumped AS (
+      UPDATE sessions SET
+        message_count = message_count + ${param(count, "integer")},
+        tool_call_count = tool_call_count + ${param(toolCalls, "integer")},
+        last_message_at = greatest(last_message_at, ${at}),
+        last_active_at = CASE WHEN ${at} IS NULL THEN last_active_at ELSE greatest(last_message_at, ${at}, ended_at) END,
+        preview = coalesce(preview, ${param(preview, "text")})
+      WHERE id = ${session} AND ended_at IS NULL${
+        fence === null
+          ? ""
+          : ` AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = ${param(fence.token, "bigint")}) > 0`
+      }
+      RETURNING id)`);
+  const columns = COLUMNS.slice(2);
+  let ids = "NULL::bigint[]";
+  if (messages.length === 1) {
+    const row = rowValues(messages[0]!).map((v, i) => param(v, COLUMN_TYPES[i]!));
+    ctes.push(`inserted AS (
+      INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) SELECT ${session}, ${row.join(", ")} FROM bumped RETURNING id)`);
+    ids = "(SELECT array_agg(id) FROM inserted)";
+  } else if (messages.length > 1) {
+    const arrays = COLUMN_TYPES.map((type, i) => param(messages.map((m) => rowValues(m)[i]), type === "tsvector" ? "text[]" : `${type}[]`));
+    ctes.push(
+      `ids AS MATERIALIZED (SELECT nextval('messages_id_seq') AS id FROM bumped, generate_series(1, ${param(messages.length, "integer")}))`,
+      `numbered AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids)`,
+      `inserted AS (
+      INSERT INTO messages (${COLUMNS.join(", ")})
+      SELECT n.id, ${session}, ${columns.map((c) => (c === "search_vector" ? `m.${c}::tsvector` : `m.${c}`)).join(", ")}
+        FROM numbered n
+        JOIN unnest(${arrays.join(", ")}) WITH ORDINALITY AS m(${columns.join(", ")}, ord) ON m.ord = n.ord)`,
+    );
+    ids = "(SELECT array_agg(id ORDER BY id) FROM numbered)";
+  }
+  if (tools.size > 0) {
+    ctes.push(`tallied AS (
+      INSERT INTO session_tool_calls (session_id, tool_name, calls)
+      SELECT ${session}, t.name, t.n FROM bumped, unnest(${param([...tools.keys()], "text[]")}, ${param([...tools.values()], "bigint[]")}) AS t(name, n)
+      ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = session_tool_calls.calls + excluded.calls)`);
+  }
+  const lease =
+    fence === null
+      ? "0 AS leased, NULL::text AS holder, NULL::bigint AS token"
+      : "(SELECT count(*) FROM fence)::int AS leased, (SELECT holder FROM fence) AS holder, (SELECT token FROM fence) AS token";
+  const text = `WITH ${ctes.join(",\n    ")}\n    SELECT (SELECT count(*) FROM bumped)::int AS bumped, ${ids} AS ids, ${lease}`;
+  const rows = messages.length === 0 ? "none" : messages.length === 1 ? "one" : "many";
+  const name = `threadline_append_${fence === null ? "unfenced" : "fenced"}_${rows}${tools.size > 0 ? "_tools" : ""}`;
+  return { name, text, values };
+}
+
+/**
+ * Appends messages to a live session in one statement ({@link appendStatement}), prepared
+ * by name: run it outside any transaction, where it is its own. Nothing is written unless the
+ * session exists, has not ended and `fence` (if any) holds.
+ */
+export async function appendInOneStatement(
+  sql: Sql,
+  sessionId: string,
+  messages: StoredMessage[],
+  fence: LeaseFence | null,
+): Promise<AppendOutcome> {
+  const row = (await sql.prepared<{
+    bumped: number;
+    ids: Array<number | string> | null;
+    leased: number;
+    holder: string | null;
+    token: number | string | null;
+  }>(appendStatement(sessionId, messages, fence)))[0]!;
+  if (row.bumped > 0) return { written: true, ids: (row.ids ?? []).map(Number) };
+  return { written: false, fenceRow: row.leased > 0 ? { holder: row.holder, token: Number(row.token) } : undefined };
 }
 
 function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {

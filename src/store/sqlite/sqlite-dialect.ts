@@ -11,6 +11,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type {
   Handoff,
   Insights,
+  LeaseFence,
   Page,
   Route,
   RouteFields,
@@ -22,6 +23,7 @@ import type {
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
+import { checkFence } from "../core/lease-steps.js";
 import { native, type Steps } from "../core/steps.js";
 import { ConflictError, NotFoundError, StoreBusyError, StoreClosedError } from "../errors.js";
 import type { CheckedInsightsOptions } from "../insights.js";
@@ -183,6 +185,16 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
       this.#noteAppended(ids.length);
       return ids;
     });
+  }
+
+  /** The fence check and {@link appendMessages} as one write of the group-commit queue. */
+  append(doing: string, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<number[]> {
+    return this.write(doing, () => this.#appendSteps(sessionId, messages, fence));
+  }
+
+  *#appendSteps(sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Steps<number[]> {
+    yield* checkFence(fence, this);
+    return yield* this.appendMessages(sessionId, messages);
   }
 
   recomputeSummary(sessionId: string): Steps<void> {

@@ -7,7 +7,7 @@
 
 import { expect } from "vitest";
 import { ConflictError, InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
-import { contractArea, expectReject } from "../harness.js";
+import { contractArea, expectReject, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
 const DAY = 86_400;
@@ -41,6 +41,17 @@ export function edgeRulesTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "s", source: "cli" });
       await db().endSession("s", "user_exit");
       await expectReject(() => db().appendTurn("s", []), ConflictError);
+    });
+
+    test("appendTurn with no messages on a live session returns no ids and changes nothing", async () => {
+      await db().createSession({ id: "fresh", source: "cli", startedAt: 1_000 });
+      await db().createSession({ id: "s", source: "cli", startedAt: 1_000 });
+      await db().appendMessage("s", user("hello", 2_000));
+      const before = [await db().getSession("fresh"), await db().getSession("s")];
+      expect(await db().appendTurn("fresh", [])).toEqual([]);
+      expect(await db().appendTurn("s", [])).toEqual([]);
+      expect([await db().getSession("fresh"), await db().getSession("s")]).toEqual(before);
+      expect(before[0]).toMatchObject({ messageCount: 0, lastActiveAt: 1_000, preview: null });
     });
 
     test("autoPrune with invalid options writes no bookkeeping", async () => {

@@ -7,7 +7,7 @@
 
 import { expect } from "vitest";
 import type { Insights, NewMessage, ToolCall } from "../../../src/store/contract.js";
-import { InvalidInputError } from "../../../src/store/errors.js";
+import { ConflictError, InvalidInputError, LeaseLostError, NotFoundError } from "../../../src/store/errors.js";
 import { assistant, collect, contractArea, DAY, expectReject, nowSeconds, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -111,6 +111,38 @@ export function insightsTests(init: SessionDBTestInitializer): void {
       expect(tools(imported)).toEqual({ terminal: [3, 1], web_search: [1, 1], read_file: [1, 1] });
       expect(imported.totals.toolCalls).toBe(5);
       expect(imported.tools.map((t) => t.tool)).toEqual(["terminal", "read_file", "web_search"]); // most calls, then name
+    });
+
+    test("a refused append with tool calls (missing or ended session, lost lease) counts nothing", async () => {
+      const now = nowSeconds();
+      const key = "agent:main:cli:dm:1";
+      await db().createSession({ id: "live", source: "cli", startedAt: now - 60 });
+      await db().createSession({ id: "ended", source: "cli", startedAt: now - 60 });
+      await db().appendTurn("live", [user("go"), calling(["terminal", "terminal"])]);
+      await db().appendMessage("ended", calling(["browser"]));
+      await db().endSession("ended", "done");
+      const old = (await db().acquireLease(key, "a", { ttlSeconds: 30, now }))!;
+      await db().acquireLease(key, "b", { ttlSeconds: 30, now: now + 60 });
+      const state = async (): Promise<unknown> => {
+        const { totals, tools: byTool } = await db().getInsights();
+        return { totals, byTool, live: await db().getSession("live"), ended: await db().getSession("ended") };
+      };
+      const before = await state();
+      expect(tools(await db().getInsights())).toEqual({ terminal: [2, 1], browser: [1, 1] });
+
+      const one = calling(["terminal", "web_search"]);
+      const turn = [user("more"), calling(["terminal"]), calling(["read_file"], "d")];
+      await expectReject(() => db().appendMessage("ghost", one), NotFoundError);
+      await expectReject(() => db().appendTurn("ghost", turn), NotFoundError);
+      await expectReject(() => db().appendMessage("ended", one), ConflictError);
+      await expectReject(() => db().appendTurn("ended", turn), ConflictError);
+      const stale = { fence: { key, token: old.token } };
+      await expectReject(() => db().appendMessage("live", one, stale), LeaseLostError);
+      await expectReject(() => db().appendTurn("live", turn, stale), LeaseLostError);
+
+      expect(await state()).toEqual(before);
+      expect(await db().getMessages("live")).toHaveLength(2);
+      expect(await db().getSession("ghost")).toBeNull();
     });
 
     test("tool calls appended through writeRoute are counted", async () => {
