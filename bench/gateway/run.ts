@@ -47,6 +47,7 @@ import { runStreaming, startProviderChild, type ProviderChild, type ProviderPaci
 
 const USAGE =
   "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
+  "       npm run bench:gateway -- --conversations-only [--turns T] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
   "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL]";
 /** The model-delay phase's defaults: 1,000 conversations × 3 turns, at most 120 s of new turns. */
@@ -87,6 +88,8 @@ interface Args {
   providerKeepAliveMs: number | null;
   /** Run only the statement count (in this process, against a temp SQLite file). */
   statements: boolean;
+  /** Run only the conversations phase (C = 1, 10, 100; `--turns` turns each, 20 by default). */
+  conversationsOnly: boolean;
 }
 
 function usageError(message: string): never {
@@ -114,6 +117,7 @@ function parseArgs(argv: readonly string[]): Args {
     maxSeconds: DELAY_MAX_SECONDS,
     providerKeepAliveMs: null,
     statements: false,
+    conversationsOnly: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -149,6 +153,7 @@ function parseArgs(argv: readonly string[]): Args {
     else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
     else if (arg === "--provider-keep-alive-ms") args.providerKeepAliveMs = wholeNumber(arg, argv[++i], 1, 3_600_000);
     else if (arg === "--statements") args.statements = true;
+    else if (arg === "--conversations-only") args.conversationsOnly = true;
     else if (arg === "--keep") args.keep = true;
     else if (arg === "--help" || arg === "-h") {
       process.stderr.write(`${USAGE}\n`);
@@ -163,6 +168,9 @@ function parseArgs(argv: readonly string[]): Args {
   }
   if (args.statements && (args.streamingOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
     usageError("--statements runs alone: it takes --turns and --synchronous");
+  }
+  if (args.conversationsOnly && (args.streamingOnly || args.statements || args.modelDelayMs !== null || args.quick)) {
+    usageError("--conversations-only runs alone: it takes --turns, --cpu-prof, --synchronous and --platform");
   }
   return args;
 }
@@ -230,6 +238,7 @@ async function main(): Promise<void> {
     return;
   }
   const telegram = args.platform === "telegram";
+  const turnsEach = args.conversationsOnly ? (args.turns ?? TURNS) : TURNS;
   const driver: DriverHandle = startDriver();
   const gateways: GatewayChild[] = [];
   try {
@@ -250,8 +259,8 @@ async function main(): Promise<void> {
     if (warm.kind === "conversations" && warm.errors > 0) log(`warm-up: ${warm.errors} errors, e.g. ${warm.errorExamples[0]}`);
     const conversations: ConversationsReport[] = [];
     for (const c of levels) {
-      log(`conversations (${args.platform}): C = ${c} × ${TURNS} turns`);
-      const r = await runConversations(gw, driver, c, TURNS, args.platform);
+      log(`conversations (${args.platform}): C = ${c} × ${turnsEach} turns`);
+      const r = await runConversations(gw, driver, c, turnsEach, args.platform);
       const afterRead = r.overhead_after_read === null ? "" : ` (after read: ${r.overhead_after_read.p50_ms} / ${r.overhead_after_read.p99_ms})`;
       log(
         `  ${r.turns_per_sec} turns/s; overhead p50 ${r.overhead.p50_ms} / p99 ${r.overhead.p99_ms} ms${afterRead}; ` +
@@ -260,12 +269,14 @@ async function main(): Promise<void> {
       if (r.errors > 0) log(`  e.g. ${r.error_examples.join("; ")}`);
       conversations.push(r);
     }
-    if (telegram) {
+    if (telegram || args.conversationsOnly) {
       const loadExit = await gw.stop();
       if (loadExit !== 0) log(`warning: the gateway exited with ${loadExit} after SIGTERM`);
-      const fake = await driver.run({ kind: "telegram-fake", action: "stop" });
-      if (fake.kind === "telegram-fake") log(`the fake answered ${fake.getUpdatesCalls} getUpdates calls`);
-      log("platform telegram: the burst and RSS phases run on api-server only (not measured)");
+      if (telegram) {
+        const fake = await driver.run({ kind: "telegram-fake", action: "stop" });
+        if (fake.kind === "telegram-fake") log(`the fake answered ${fake.getUpdatesCalls} getUpdates calls`);
+        log("platform telegram: the burst and RSS phases run on api-server only (not measured)");
+      }
       const report = buildReport(args, conversations, null, null, null);
       process.stdout.write(`${JSON.stringify(report)}\n`);
       printTable(report.targets, conversations, null, null);
@@ -417,6 +428,7 @@ function buildReport(args: Args, conversations: ConversationsReport[], burst: Bu
   const c100 = conversations.find((c) => c.concurrency === 100);
   const fullRss = rss?.sessions === FULL_SESSIONS;
   const telegram = args.platform === "telegram";
+  const turnsEach = args.conversationsOnly ? (args.turns ?? TURNS) : TURNS;
   const notMeasured = "not measured with --platform telegram (api-server only)";
   const targets: Target[] = [
     {
