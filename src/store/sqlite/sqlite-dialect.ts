@@ -59,6 +59,7 @@ import {
   type StoredMessage,
 } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+import { WalSync } from "./sqlite-wal-sync.js";
 
 /** Appended messages gathered before they are indexed in one transaction. */
 const INDEX_BATCH = 512;
@@ -89,6 +90,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   readonly decodeText = asIs;
   readonly #conn: SqliteConnection;
   readonly #queue: SqliteWriteQueue;
+  readonly #walSync: WalSync | null = null;
   readonly #lockTimeoutMs: number;
   #closed = false;
   /** The FTS5 `deletemerge` setting to restore at the end of a prune batch (`null`: none held). */
@@ -99,7 +101,12 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
     this.#conn = conn;
     this.location = config.path;
-    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs);
+    // FULL durability without a flush inside COMMIT on the event loop: see sqlite-wal-sync.ts.
+    if (config.synchronous === "FULL" && !conn.db.memory) {
+      conn.db.pragma("synchronous = NORMAL");
+      this.#walSync = new WalSync(conn.db.name);
+    }
+    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs, this.#walSync);
     this.#lockTimeoutMs = config.lockTimeoutMs;
   }
 
@@ -131,12 +138,13 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.#queue.drain();
+    await this.#queue.settled();
     if (this.#indexTimer !== null) clearTimeout(this.#indexTimer);
     this.#indexTimer = null;
     // Leave the index complete, so the next open searches without catching up.
     if (this.#unindexed > 0) await this.#indexNow().catch(() => {});
     this.#closed = true;
+    await this.#walSync?.close().catch(() => {});
     try {
       this.#conn.db.pragma("optimize");
     } catch {
@@ -349,7 +357,11 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
           return error;
         }
       });
-      if (busy === null) return;
+      if (busy === null) {
+        // VACUUM ran outside the write queue: flush what it wrote to the WAL.
+        await this.#walSync?.flush();
+        return;
+      }
       if (Date.now() >= deadline) {
         throw new StoreBusyError(
           `Another process held the database lock for over ${this.#lockTimeoutMs} ms, so VACUUM could not run; nothing was rewritten. ` +

@@ -1,8 +1,9 @@
 /**
  * Serialises writes to one SQLite connection and commits calls that arrive together
  * in one transaction (group commit). Each call runs inside its own savepoint, so a
- * failing call rolls back alone; every promise resolves only after COMMIT, i.e. once
- * its data is durable. `BEGIN IMMEDIATE` that meets another process's lock is retried
+ * failing call rolls back alone; every promise resolves only once its data is durable: after
+ * COMMIT, and with a {@link WalSync} after the WAL flush that covers the commit (the flush runs
+ * off the event loop while the next batches commit). `BEGIN IMMEDIATE` that meets another process's lock is retried
  * with jittered back-off until the lock timeout, so short contention never surfaces
  * as an error.
  *
@@ -10,8 +11,9 @@
  */
 import type Database from "better-sqlite3";
 import { setTimeout as sleep } from "node:timers/promises";
-import { StoreBusyError } from "../errors.js";
+import { StoreBusyError, StoreError } from "../errors.js";
 import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
+import type { WalSync } from "./sqlite-wal-sync.js";
 
 interface PendingWrite {
   run: () => unknown;
@@ -80,13 +82,16 @@ export async function beginImmediate(db: Database.Database, lockTimeoutMs: numbe
 export class SqliteWriteQueue {
   readonly #db: Database.Database;
   readonly #lockTimeoutMs: number;
+  readonly #walSync: WalSync | null;
   #pending: PendingWrite[] = [];
   #flushing: Promise<void> | null = null;
   #scheduled = false;
 
-  constructor(db: Database.Database, lockTimeoutMs: number) {
+  /** `walSync`: flush each committed batch with it before resolving (a connection at `synchronous = NORMAL` made durable). */
+  constructor(db: Database.Database, lockTimeoutMs: number, walSync: WalSync | null = null) {
     this.#db = db;
     this.#lockTimeoutMs = lockTimeoutMs;
+    this.#walSync = walSync;
   }
 
   /** Queues `run` to execute inside a write transaction; resolves with its result once committed. */
@@ -107,11 +112,20 @@ export class SqliteWriteQueue {
     });
   }
 
-  /** Resolves once every write queued before this call is committed (or failed). */
+  /**
+   * Resolves once every write queued before this call is committed (or failed), so a read
+   * after it sees them; their flush may still run (see {@link settled}).
+   */
   async drain(): Promise<void> {
     while (this.#flushing !== null || this.#pending.length > 0) {
       await (this.#flushing ?? this.#startFlush());
     }
+  }
+
+  /** Resolves once every write queued before this call is committed and durable (or failed). */
+  async settled(): Promise<void> {
+    await this.drain();
+    await this.#walSync?.settled();
   }
 
   #startFlush(): Promise<void> {
@@ -172,10 +186,37 @@ export class SqliteWriteQueue {
       for (const op of batch) op.reject(translated);
       return;
     }
-    batch.forEach((op, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) op.resolve(outcome.value);
-      else op.reject(outcome.error);
-    });
+    const walSync = this.#walSync;
+    if (walSync === null) {
+      settle(batch, outcomes, null);
+      return;
+    }
+    const alone = batch.length === 1 && this.#pending.length === 0;
+    walSync.afterCommit((error) => {
+      settle(
+        batch,
+        outcomes,
+        error === null
+          ? null
+          : new StoreError(
+              `The write was committed but flushing ${this.#db.name}-wal to disk failed (${(error as Error).message ?? String(error)}); ` +
+                "it may be lost on power failure. Check the disk, then verify the data.",
+              { cause: error },
+            ),
+      );
+    }, alone);
   }
+}
+
+function settle(
+  batch: PendingWrite[],
+  outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>,
+  flushError: StoreError | null,
+): void {
+  batch.forEach((op, i) => {
+    const outcome = outcomes[i]!;
+    if (!outcome.ok) op.reject(outcome.error);
+    else if (flushError !== null) op.reject(flushError);
+    else op.resolve(outcome.value);
+  });
 }
