@@ -6,6 +6,7 @@ import type { ListRecentResult } from "./phases/list-recent.js";
 import type { PruneResult } from "./phases/prune.js";
 import type { SearchResult } from "./phases/search.js";
 import type { SizeResult } from "./phases/size.js";
+import type { TranscriptNewestPageResult } from "./phases/transcript-newest-page.js";
 
 /** Raw figures of every phase, before rounding. */
 export interface PhaseResults {
@@ -21,6 +22,7 @@ export interface PhaseResults {
   insights: InsightsResult;
   prune: PruneResult;
   size: SizeResult;
+  transcriptNewestPage: TranscriptNewestPageResult;
 }
 
 type P2 = { p50_ms: number; p99_ms: number };
@@ -41,6 +43,8 @@ export interface BenchReport {
   insights: { last_30_days: P2; all: P2 };
   prune: { seconds: number; deleted: number };
   size: { bytes: number };
+  /** Not in the shared workload: the newest 50 messages of a 10,000-message session, ×200 (runs last). */
+  transcript_newest_page: P2 & { messages: number };
 }
 
 const round = (value: number, decimals: number): number => {
@@ -67,5 +71,6 @@ export function buildReport(r: PhaseResults): BenchReport {
     insights: { last_30_days: p2(r.insights.last30Days), all: p2(r.insights.all) },
     prune: { seconds: secs(r.prune.seconds), deleted: r.prune.deleted },
     size: { bytes: r.size.bytes },
+    transcript_newest_page: { ...p2(r.transcriptNewestPage), messages: r.transcriptNewestPage.messages },
   };
 }

@@ -17,6 +17,7 @@ import { runPrune } from "./phases/prune.js";
 import { runResolveTitle } from "./phases/resolve-title.js";
 import { runSearch } from "./phases/search.js";
 import { runSize } from "./phases/size.js";
+import { runTranscriptNewestPage } from "./phases/transcript-newest-page.js";
 import type { BenchReport } from "./report.js";
 import { buildReport } from "./report.js";
 import type { Target } from "./target.js";
@@ -41,9 +42,11 @@ async function runPhases(db: SessionDB, data: Dataset, exportPath: string): Prom
   const insights = await runInsights(db, data.meta.clock);
   const prune = await runPrune(db, data.meta.clock);
   const size = await runSize(db);
+  // Last, so that the long session it writes changes no figure of the shared workload.
+  const transcriptNewestPage = await runTranscriptNewestPage(db, data.meta.clock);
   return buildReport({
     system, dataset: data.size, messages: data.meta.messages,
-    ingest, search, listRecent, getMessages, resolveTitle, exportAll, insights, prune, size,
+    ingest, search, listRecent, getMessages, resolveTitle, exportAll, insights, prune, size, transcriptNewestPage,
   });
 }
 
