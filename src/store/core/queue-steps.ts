@@ -45,6 +45,11 @@ export function* enqueue(key: string, event: CheckedQueuedEvent, maxDepth: numbe
 }
 
 /** Claims the oldest item of a key (inside a write, after the key's lock). */
+/** Whether a key has any item, claimed or not (a read: no writer lock). */
+export function* hasQueued(key: string): Steps<boolean> {
+  return (yield* one<{ one: number }>("SELECT 1 AS one FROM inbound_queue WHERE key = ? LIMIT 1", [key])) !== undefined;
+}
+
 export function* claimQueued(key: string, at: number): Steps<QueuedItem | null> {
   const head = yield* one<QueueRow>("SELECT * FROM inbound_queue WHERE key = ? ORDER BY id LIMIT 1", [key]);
   if (head === undefined) return null;

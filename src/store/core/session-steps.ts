@@ -11,7 +11,7 @@ import { toSession, toUsage, type SessionRow } from "../session-rows.js";
 import { assertUsageNotNegative, usageSetClauses, type UsagePlan } from "../usage-update.js";
 import { COMPRESSION, refreshChain, sessionRow } from "./lineage-steps.js";
 import { insertSession } from "./session-insert.js";
-import { run, type Steps } from "./steps.js";
+import { one, run, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 import { claimTitle } from "./title-steps.js";
 
@@ -93,7 +93,11 @@ export function* applyUsage(d: StoreDialect<unknown>, id: string, plan: UsagePla
     params.push(a.value);
     return d.usageParam(a.kind);
   });
-  yield* requireRow(d, id, true);
-  if (sets.length > 0) yield* run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`, [...params, id]);
-  return assertUsageNotNegative(toUsage(yield* requireRow(d, id), d.decodeText));
+  // One statement: the UPDATE locks the row and hands it back as updated.
+  const row =
+    sets.length > 0
+      ? yield* one<SessionRow>(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ? RETURNING *`, [...params, id])
+      : yield* sessionRow(id, d.forUpdate);
+  if (row === undefined) throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+  return assertUsageNotNegative(toUsage(row, d.decodeText));
 }

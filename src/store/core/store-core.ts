@@ -727,6 +727,10 @@ export class StoreCore implements SessionDB {
   async claimQueued(key: string, options: { at?: number } = {}): Promise<QueuedItem | null> {
     checkId(key, "key");
     const at = checkTime(options.at, "at", now());
+    // Most claims find the queue empty (a gateway looks after every turn): a read answers
+    // those without taking a writer lock. A later enqueue is claimed by the next look.
+    const waiting = await this.#d.read(`looking at the queue of ${key}`, () => queue.hasQueued(key), queueLane(key));
+    if (!waiting) return null;
     return this.#queueWrite(`claiming the next queued event of ${key}`, key, () => queue.claimQueued(key, at));
   }
 

@@ -54,8 +54,11 @@ export interface StoreDialect<M> {
 
   // --- plumbing ---------------------------------------------------------------
 
-  /** Runs `steps` as a read (after this instance's queued writes); errors come back translated. */
-  read<T>(doing: string, steps: () => Steps<T>): Promise<T>;
+  /**
+   * Runs `steps` as a read (after this instance's queued writes; with a `lane`, at least after
+   * those queued in that lane); errors come back translated.
+   */
+  read<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T>;
   /**
    * Runs `steps` in one write transaction; resolves once durable. `lane` (a session id or a
    * queue key) keeps one instance's writes to it in call order where the backend needs that.

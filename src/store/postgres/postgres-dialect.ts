@@ -113,8 +113,10 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return promise;
   }
 
-  async read<T>(doing: string, steps: () => Steps<T>): Promise<T> {
-    return this.#readWith(doing, (sql) => runSteps(sql, steps()));
+  async read<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T> {
+    if (lane === undefined) return this.#readWith(doing, (sql) => runSteps(sql, steps()));
+    if (this.#closed) throw new StoreClosedError();
+    return this.#inLane(lane, () => this.#readWith(doing, (sql) => runSteps(sql, steps())));
   }
 
   async #readWith<T>(doing: string, run: (sql: Sql) => Promise<T>): Promise<T> {

@@ -116,7 +116,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   // --- plumbing ---------------------------------------------------------------
 
-  async read<T>(doing: string, steps: () => Steps<T>): Promise<T> {
+  /** Every read runs after all of this instance's queued writes (lanes included) have committed. */
+  async read<T>(doing: string, steps: () => Steps<T>, _lane?: string): Promise<T> {
     return this.#readWith(doing, (conn) => runSteps(conn, steps()));
   }
 
@@ -183,13 +184,16 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
     return native((conn: SqliteConnection) => {
-      const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as { ended_at: number | null } | undefined;
-      if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-      if (row.ended_at !== null) {
-        throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+      // The counter update only touches a live session, so it is also the liveness check; a
+      // second look runs only when it changed nothing (or had nothing to count).
+      if (!bumpSummary(conn, sessionId, messages)) {
+        const row = conn.stmt("SELECT ended_at FROM sessions WHERE id = ?").get(sessionId) as { ended_at: number | null } | undefined;
+        if (row === undefined) throw new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
+        if (row.ended_at !== null) {
+          throw new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+        }
       }
       const ids = insertMessages(conn, sessionId, messages);
-      bumpSummary(conn, sessionId, messages);
       this.#noteAppended(ids.length);
       return ids;
     });
@@ -430,15 +434,15 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   claimRoute(key: string, expectedVersion: number | null): Steps<RouteClaim | null> {
     // The write lock is the claim: no other writer runs until this transaction commits.
     return native((conn: SqliteConnection): SqliteRouteClaim | null => {
-      const current = routeRow(conn, key);
-      const version = current === undefined ? null : Number(current.version);
+      const current = conn.stmt("SELECT version FROM routes WHERE key = ?").pluck().get(key) as number | bigint | undefined;
+      const version = current === undefined ? null : Number(current);
       return version === expectedVersion ? { version } : null;
     });
   }
 
   storeRoute(claim: RouteClaim, key: string, route: RouteFields): Steps<Route> {
     const { version } = claim as SqliteRouteClaim;
-    return native((conn: SqliteConnection) => storeRoute(conn, key, route, (version ?? 0) + 1));
+    return native((conn: SqliteConnection) => storeRoute(conn, key, route, (version ?? 0) + 1, version !== null));
   }
 
   /** The write lock already serialises every writer. */

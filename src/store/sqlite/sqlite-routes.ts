@@ -23,13 +23,19 @@ export function routeBySession(conn: SqliteConnection, sessionId: string): Route
   return row === undefined ? null : toRoute(row);
 }
 
-/** Inserts or replaces an entry at `version`. */
-export function storeRoute(conn: SqliteConnection, key: string, route: RouteFields, version: number): Route {
-  const placeholders = ROUTE_COLUMNS.map(() => "?").join(", ");
-  conn
-    .stmt(`INSERT OR REPLACE INTO routes (${ROUTE_COLUMNS.join(", ")}) VALUES (${placeholders})`)
-    .run(...routeValues(key, route, version, (flag) => (flag ? 1 : 0)));
-  return toRoute(routeRow(conn, key)!);
+const INSERT_ROUTE = `INSERT INTO routes (${ROUTE_COLUMNS.join(", ")}) VALUES (${ROUTE_COLUMNS.map(() => "?").join(", ")})`;
+const UPDATE_ROUTE = `UPDATE routes SET ${ROUTE_COLUMNS.slice(1).map((c) => `${c} = ?`).join(", ")} WHERE key = ?`;
+
+/**
+ * Writes an entry at `version` (under the write lock, after the claim read the current one):
+ * an UPDATE of the existing row, or an INSERT of a new key. Returns the entry as stored, built
+ * from the values written through the same conversion as a read (no read back).
+ */
+export function storeRoute(conn: SqliteConnection, key: string, route: RouteFields, version: number, exists: boolean): Route {
+  const values = routeValues(key, route, version, (flag) => (flag ? 1 : 0));
+  if (exists) conn.stmt(UPDATE_ROUTE).run(...values.slice(1), key);
+  else conn.stmt(INSERT_ROUTE).run(...values);
+  return toRoute(Object.fromEntries(ROUTE_COLUMNS.map((column, i) => [column, values[i]])) as unknown as RouteRow);
 }
 
 /** A page of entries in key order. */

@@ -76,8 +76,12 @@ export function insertMessages(conn: SqliteConnection, sessionId: string, messag
   return messages.map(({ toolNames: _names, ...m }) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
 }
 
-/** Updates counters, preview and last activity after appending visible messages (cheap, incremental). */
-export function bumpSummary(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): void {
+/**
+ * Updates counters, preview and last activity for appended visible messages (cheap,
+ * incremental), only on a live session: `false` when the session is missing or has ended (or,
+ * with no visible message, when nothing needed counting: the caller checks the session then).
+ */
+export function bumpSummary(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): boolean {
   let count = 0;
   let toolCalls = 0;
   let last: number | null = null;
@@ -91,8 +95,8 @@ export function bumpSummary(conn: SqliteConnection, sessionId: string, messages:
     last = last === null ? m.timestamp : Math.max(last, m.timestamp);
     if (preview === null && m.preview !== null) preview = m.preview;
   }
-  if (count === 0) return;
-  conn
+  if (count === 0) return false;
+  const bumped = conn
     .stmt(
       `UPDATE sessions SET
          message_count = message_count + @count,
@@ -101,14 +105,16 @@ export function bumpSummary(conn: SqliteConnection, sessionId: string, messages:
          last_active_at = coalesce(max(max(coalesce(last_message_at, @last), @last), ended_at),
                                    max(coalesce(last_message_at, @last), @last)),
          preview = coalesce(preview, @preview)
-       WHERE id = @id`,
+       WHERE id = @id AND ended_at IS NULL`,
     )
     .run({ count, toolCalls, last, preview, id: sessionId });
+  if (bumped.changes === 0) return false;
   const bump = tools.size === 0 ? null : conn.stmt(
     `INSERT INTO session_tool_calls (session_id, tool_name, calls) VALUES (?, ?, ?)
        ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = calls + excluded.calls`,
   );
   for (const [name, n] of tools) bump!.run(sessionId, name, n);
+  return true;
 }
 
 /**
