@@ -4,7 +4,11 @@
  * and a bare better-sqlite3 loop with the same commit pattern on the same disk: one
  * transaction per line (a session insert; a message insert plus its session's counter
  * update; an end update), WAL, the same `synchronous`. No store, no validation, no search
- * index: what the disk and SQLite allow for one durable commit per message.
+ * index: what the disk and SQLite allow for one durable commit per message. A third side, the
+ * *indexed* bare loop, keeps what an append must keep current in Threadline's schema for the
+ * listings to stay flat (the three `last_active_at` indexes of all / one source / one user)
+ * on a file with incremental auto-vacuum, as the store's: the same pages written per commit,
+ * without the store's code.
  *
  *     npm run bench:bare -- <small|medium|large|N> [--synchronous FULL|NORMAL] [--rounds N]
  *
@@ -66,11 +70,12 @@ async function storeIngest(path: string, jsonlPath: string, synchronous: Synchro
   }
 }
 
-/** The bare loop on a fresh file; messages per second. */
-async function bareIngest(path: string, jsonlPath: string, synchronous: Synchronous): Promise<number> {
+/** The bare loop on a fresh file (`indexed`: with the store's listing indexes and auto-vacuum); messages per second. */
+async function bareIngest(path: string, jsonlPath: string, synchronous: Synchronous, indexed = false): Promise<number> {
   await removeFiles(path);
   const db = new Database(path);
   try {
+    if (indexed) db.pragma("auto_vacuum = INCREMENTAL");
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
     db.exec(`
@@ -81,6 +86,12 @@ async function bareIngest(path: string, jsonlPath: string, synchronous: Synchron
         content TEXT, tool_calls TEXT, tool_name TEXT, tool_call_id TEXT, token_count INTEGER, finish_reason TEXT,
         timestamp REAL NOT NULL);
       CREATE INDEX messages_session ON messages(session_id, id);`);
+    if (indexed) {
+      db.exec(`
+        CREATE INDEX sessions_active ON sessions(last_active_at, id);
+        CREATE INDEX sessions_source_active ON sessions(source, last_active_at, id);
+        CREATE INDEX sessions_user_active ON sessions(user_id, last_active_at, id) WHERE user_id IS NOT NULL;`);
+    }
     const begin = db.prepare("BEGIN IMMEDIATE");
     const commit = db.prepare("COMMIT");
     const insertSession = db.prepare(
@@ -119,7 +130,7 @@ async function bareIngest(path: string, jsonlPath: string, synchronous: Synchron
       commit.run();
     }
     const seconds = (performance.now() - start) / 1000;
-    log(`bare loop: ${messages} messages in ${seconds.toFixed(3)} s`);
+    log(`bare loop${indexed ? " (indexed)" : ""}: ${messages} messages in ${seconds.toFixed(3)} s`);
     return messages / seconds;
   } finally {
     db.close();
@@ -139,14 +150,18 @@ async function main(): Promise<void> {
   const path = join(data.dir, "bare-ingest.db");
   const store: number[] = [];
   const bare: number[] = [];
+  const indexed: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     log(`round ${round}/${rounds}: the store`);
     store.push(await storeIngest(path, data.jsonlPath, synchronous));
     log(`round ${round}/${rounds}: the bare loop`);
     bare.push(await bareIngest(path, data.jsonlPath, synchronous));
+    log(`round ${round}/${rounds}: the indexed bare loop`);
+    indexed.push(await bareIngest(path, data.jsonlPath, synchronous, true));
   }
   const storeMedian = Math.round(median(store));
   const bareMedian = Math.round(median(bare));
+  const indexedMedian = Math.round(median(indexed));
   const report = {
     bench: "bare-ingest",
     dataset: size,
@@ -156,7 +171,9 @@ async function main(): Promise<void> {
     store_msg_per_sec: storeMedian,
     bare_msg_per_sec: bareMedian,
     ratio: Math.round((storeMedian / bareMedian) * 1000) / 1000,
-    runs: { store: store.map(Math.round), bare: bare.map(Math.round) },
+    indexed_bare_msg_per_sec: indexedMedian,
+    ratio_to_indexed: Math.round((storeMedian / indexedMedian) * 1000) / 1000,
+    runs: { store: store.map(Math.round), bare: bare.map(Math.round), indexed: indexed.map(Math.round) },
   };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
