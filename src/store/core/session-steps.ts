@@ -22,6 +22,15 @@ export function* requireRow(d: StoreDialect<unknown>, id: string, lock = false):
   return row;
 }
 
+/**
+ * Checks that a session exists (under its row lock with `lock`) without reading its row: the
+ * primary-key index answers, so it costs a fraction of {@link requireRow}'s full-row read.
+ */
+export function* requireSession(d: StoreDialect<unknown>, id: string, lock = false): Steps<void> {
+  const found = yield* one<{ one: number }>(`SELECT 1 AS one FROM sessions WHERE id = ?${lock ? d.forUpdate : ""}`, [id]);
+  if (found === undefined) throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
+}
+
 /** Inserts a checked new session: the id must be free, the parent must exist, the title is claimed. */
 export function* insertNewSession(d: StoreDialect<unknown>, input: NewSession, prepared: PreparedSession): Steps<Session> {
   const { id, startedAt, title, modelConfig } = prepared;

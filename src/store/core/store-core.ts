@@ -114,6 +114,7 @@ import {
   insertNewSession,
   reopenSessionRow,
   requireRow,
+  requireSession,
 } from "./session-steps.js";
 import { messageWindowSql, restoreRewound, rewindTurns } from "./transcript-steps.js";
 import { exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
@@ -228,7 +229,7 @@ export class StoreCore implements SessionDB {
       params.push(update.modelConfig === null ? null : toJson(update.modelConfig, "modelConfig"));
     }
     return d.write(`updating session ${id}`, function* () {
-      yield* requireRow(d, id, true);
+      yield* requireSession(d, id, true);
       if (sets.length > 0) yield* run(`UPDATE sessions SET ${sets.join(", ")} WHERE id = ?`, [...params, id]);
       return toSession(yield* requireRow(d, id), d.decodeText);
     });
@@ -277,7 +278,7 @@ export class StoreCore implements SessionDB {
     checkId(sessionId, "sessionId");
     const sql = messageWindowSql(d, checkMessageWindow(options), options.includeRewound === true);
     return d.read("reading messages", function* () {
-      yield* requireRow(d, sessionId);
+      yield* requireSession(d, sessionId);
       return (yield* all<unknown>(sql, [sessionId])).map((row) => d.toMessage(row));
     });
   }
@@ -295,7 +296,7 @@ export class StoreCore implements SessionDB {
     const stored = messages.map((m, i) => d.storeMessage(normalizeMessage(m, `messages[${i}]`, at)));
     return d.write(`replacing the transcript of ${sessionId}`, function* () {
       yield* checkFence(fence, d);
-      yield* requireRow(d, sessionId, true);
+      yield* requireSession(d, sessionId, true);
       yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
       const ids = yield* d.insertMessages(sessionId, stored);
       yield* d.recomputeSummary(sessionId);
@@ -314,7 +315,7 @@ export class StoreCore implements SessionDB {
     const at = now();
     return d.write(`rewinding session ${sessionId}`, function* () {
       yield* checkFence(fence, d);
-      yield* requireRow(d, sessionId, true);
+      yield* requireSession(d, sessionId, true);
       return yield* rewindTurns(d, sessionId, n, at);
     });
   }
@@ -323,7 +324,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(sessionId, "sessionId");
     return d.write(`restoring rewound messages of ${sessionId}`, function* () {
-      yield* requireRow(d, sessionId, true);
+      yield* requireSession(d, sessionId, true);
       return yield* restoreRewound(d, sessionId, options.all === true);
     });
   }
@@ -332,7 +333,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(sessionId, "sessionId");
     return d.write(`clearing session ${sessionId}`, function* () {
-      yield* requireRow(d, sessionId, true);
+      yield* requireSession(d, sessionId, true);
       const deleted = yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
       yield* d.recomputeSummary(sessionId);
       return deleted;
@@ -406,7 +407,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(id, "id");
     return d.read("reading ancestors", function* () {
-      yield* requireRow(d, id);
+      yield* requireSession(d, id);
       return (yield* ancestorRows(id)).map((row) => toSession(row, d.decodeText));
     });
   }
@@ -415,7 +416,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(id, "id");
     return d.read("reading descendants", function* () {
-      yield* requireRow(d, id);
+      yield* requireSession(d, id);
       return (yield* descendantRows(id)).map((row) => toSession(row, d.decodeText));
     });
   }
@@ -424,7 +425,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(id, "id");
     return d.read("finding the compression tip", function* () {
-      yield* requireRow(d, id);
+      yield* requireSession(d, id);
       return yield* compressionTip(id);
     });
   }
@@ -652,7 +653,7 @@ export class StoreCore implements SessionDB {
         if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
         if (checked.reopenSession !== null) yield* reopenSessionRow(d, checked.reopenSession);
         // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
-        yield* requireRow(d, checked.route.sessionId, true);
+        yield* requireSession(d, checked.route.sessionId, true);
         if (appended !== null) yield* d.appendMessages(checked.route.sessionId, appended);
         if (checked.recordUsage !== null) yield* applyUsage(d, checked.route.sessionId, checked.recordUsage);
         return yield* d.storeRoute(claim, checked.key, checked.route, checked.expectedVersion);
