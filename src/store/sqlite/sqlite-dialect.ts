@@ -59,6 +59,7 @@ import {
   type StoredMessage,
 } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
+import { WalCheckpointer } from "./sqlite-checkpointer.js";
 import { WalSync } from "./sqlite-wal-sync.js";
 
 /** Appended messages gathered before they are indexed in one transaction. */
@@ -91,6 +92,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   readonly #conn: SqliteConnection;
   readonly #queue: SqliteWriteQueue;
   readonly #walSync: WalSync | null = null;
+  readonly #checkpointer: WalCheckpointer | null = null;
   readonly #lockTimeoutMs: number;
   #closed = false;
   /** The FTS5 `deletemerge` setting to restore at the end of a prune batch (`null`: none held). */
@@ -106,7 +108,10 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
       conn.db.pragma("synchronous = NORMAL");
       this.#walSync = new WalSync(conn.db.name);
     }
-    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs, this.#walSync);
+    // Checkpoints off the event loop: see sqlite-checkpointer.ts.
+    if (!conn.db.memory) this.#checkpointer = new WalCheckpointer(conn.db);
+    const checkpointer = this.#checkpointer;
+    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs, this.#walSync, checkpointer && (() => checkpointer.afterCommit()));
     this.#lockTimeoutMs = config.lockTimeoutMs;
   }
 
@@ -146,6 +151,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     if (this.#unindexed > 0) await this.#indexNow().catch(() => {});
     this.#closed = true;
     await this.#walSync?.close().catch(() => {});
+    await this.#checkpointer?.close().catch(() => {});
     try {
       this.#conn.db.pragma("optimize");
     } catch {

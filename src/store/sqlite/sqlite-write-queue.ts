@@ -83,15 +83,20 @@ export class SqliteWriteQueue {
   readonly #db: Database.Database;
   readonly #lockTimeoutMs: number;
   readonly #walSync: WalSync | null;
+  readonly #afterCommit: (() => void) | null;
   #pending: PendingWrite[] = [];
   #flushing: Promise<void> | null = null;
   #scheduled = false;
 
-  /** `walSync`: flush each committed batch with it before resolving (a connection at `synchronous = NORMAL` made durable). */
-  constructor(db: Database.Database, lockTimeoutMs: number, walSync: WalSync | null = null) {
+  /**
+   * `walSync`: flush each committed batch with it before resolving (a connection at `synchronous = NORMAL` made durable).
+   * `afterCommit`: called after each COMMIT (the WAL checkpointer's trigger, sqlite-checkpointer.ts).
+   */
+  constructor(db: Database.Database, lockTimeoutMs: number, walSync: WalSync | null = null, afterCommit: (() => void) | null = null) {
     this.#db = db;
     this.#lockTimeoutMs = lockTimeoutMs;
     this.#walSync = walSync;
+    this.#afterCommit = afterCommit;
   }
 
   /** Queues `run` to execute inside a write transaction; resolves with its result once committed. */
@@ -186,6 +191,7 @@ export class SqliteWriteQueue {
       for (const op of batch) op.reject(translated);
       return;
     }
+    this.#afterCommit?.();
     const walSync = this.#walSync;
     if (walSync === null) {
       settle(batch, outcomes, null);
