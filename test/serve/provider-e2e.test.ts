@@ -314,7 +314,10 @@ describe("provider behind threadline serve (issue 12)", () => {
         expect(second.json.choices[0].message.content).toBe("Reply to: second");
         // One refused request with tools, then none with them.
         expect(fake.chatRequests().map((r) => Array.isArray(r.body?.tools))).toEqual([true, false, false]);
-        const warning = gateway.logLines().find((line) => String(line["msg"]).includes("refused tools"));
+        // The child's log reaches this process through a pipe, possibly after the replies.
+        const warning = await waitFor(() => gateway.logLines().find((line) => String(line["msg"]).includes("refused tools")), {
+          what: "the gateway's warning that the provider refused tools",
+        });
         expect(warning).toMatchObject({ model: "fake-model", providerMessage: FAKE_TOOL_REJECTIONS[style].message("fake-model") });
         expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       },
