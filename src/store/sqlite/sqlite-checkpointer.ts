@@ -10,9 +10,10 @@
  * commits go on while it copies the bulk of the pages (SQLite's own automatic checkpoint is
  * PASSIVE too). Writes that committed meanwhile would keep a PASSIVE checkpoint from ever
  * catching up under steady load, and the WAL restarts from its beginning only after one that
- * did; so a RESTART checkpoint follows, which holds writers off (they wait for the lock as for any
- * other writer) only while it copies those few pages and syncs, and lets the next write start
- * the WAL over. The WAL's length is read from the wal-index
+ * did; so a RESTART checkpoint follows, which holds the write lock only while it copies those few
+ * pages and syncs, and lets the next write start the WAL over. This connection's write queue
+ * pauses for it ({@link WalCheckpointer.paused}) rather than wait for the lock in SQLite's busy
+ * handler, which would sleep on the event loop. The WAL's length is read from the wal-index
  * header in the `-shm` file (`mxFrame`, offset 16: https://www.sqlite.org/walformat.html), four
  * bytes per commit. If the worker cannot start or a checkpoint fails, the connection gets its
  * automatic checkpoint back, so the WAL never grows without bound.
@@ -28,36 +29,41 @@ import type Database from "better-sqlite3";
 /** WAL pages written since the last checkpoint that start the next one (SQLite's automatic default). */
 export const CHECKPOINT_PAGES = 1000;
 
-/** How long the worker's RESTART waits for the write lock and for readers before it gives up until the next time. */
+/** How long the worker's RESTART waits for another process's write lock and for readers before it gives up until the next time. */
 const RESTART_WAIT_MS = 20;
 
-/** The worker: one connection, one PASSIVE checkpoint per message, closed on "close". */
+/**
+ * The worker: one connection. "checkpoint": a PASSIVE checkpoint, then "restart?" to the
+ * connection's thread, which pauses its write queue and answers "go"; then the RESTART, and
+ * the outcome. "close": closes the connection.
+ */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const Database = require(workerData.driver);
 let db = null;
+const failed = (error) => parentPort.postMessage({ ok: false, message: String((error && error.message) || error) });
 parentPort.on("message", (message) => {
-  if (message === "close") {
-    if (db !== null) db.close();
-    parentPort.close();
-    return;
-  }
   try {
-    db ??= new Database(workerData.path, { fileMustExist: true, timeout: workerData.restartWaitMs });
-    // The bulk of the copying without any lock; then the frames committed meanwhile, with
-    // writers held off for that short rest, so the WAL can restart from its beginning.
-    db.pragma("wal_checkpoint(PASSIVE)");
-    const [result] = db.pragma("wal_checkpoint(RESTART)");
-    parentPort.postMessage({ ok: true, log: result.log, checkpointed: result.checkpointed });
+    if (message === "close") {
+      if (db !== null) db.close();
+      parentPort.close();
+    } else if (message === "checkpoint") {
+      db ??= new Database(workerData.path, { fileMustExist: true, timeout: workerData.restartWaitMs });
+      db.pragma("wal_checkpoint(PASSIVE)");
+      parentPort.postMessage("restart?");
+    } else if (message === "go") {
+      const [result] = db.pragma("wal_checkpoint(RESTART)");
+      parentPort.postMessage({ ok: true, log: result.log, checkpointed: result.checkpointed });
+    }
   } catch (error) {
-    parentPort.postMessage({ ok: false, message: String(error && error.message || error) });
+    failed(error);
   }
 });
 `;
 
 const LITTLE_ENDIAN = endianness() === "LE";
 
-type WorkerReply = { ok: true; log: number; checkpointed: number } | { ok: false; message: string };
+type WorkerReply = "restart?" | { ok: true; log: number; checkpointed: number } | { ok: false; message: string };
 
 /** Checkpoints one database's WAL on a worker thread (started at the first checkpoint due). */
 export class WalCheckpointer {
@@ -71,6 +77,8 @@ export class WalCheckpointer {
   /** `mxFrame` when the last checkpoint was asked for. */
   #base = 0;
   #running = false;
+  #paused: Promise<void> | null = null;
+  #resume: (() => void) | null = null;
   #failed = false;
   #closed = false;
   /** Checkpoints completed (for tests and diagnostics). */
@@ -100,6 +108,22 @@ export class WalCheckpointer {
     }
   }
 
+  /**
+   * Null, or a promise to await before the next `BEGIN`: while the worker's RESTART runs it holds
+   * the write lock, and a `BEGIN` would wait for it in SQLite's busy handler, asleep on this
+   * thread; the write queue waits here instead, with the event loop free.
+   */
+  get paused(): Promise<void> | null {
+    return this.#paused;
+  }
+
+  #unpause(): void {
+    const resume = this.#resume;
+    this.#paused = null;
+    this.#resume = null;
+    resume?.();
+  }
+
   /** Stops the worker (waiting for a checkpoint in progress); the connection stays open. */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -112,6 +136,7 @@ export class WalCheckpointer {
     worker.ref();
     worker.postMessage("close");
     await this.#exited;
+    this.#unpause();
   }
 
   /** Frames in the WAL (`mxFrame` of the wal-index header), or null if it cannot be read. */
@@ -133,11 +158,19 @@ export class WalCheckpointer {
     worker.unref();
     this.#exited = new Promise((resolve) => worker.once("exit", () => resolve()));
     worker.on("message", (reply: WorkerReply) => {
+      if (reply === "restart?") {
+        // No transaction of this connection is open between ticks: hold the next one back.
+        this.#paused ??= new Promise((resolve) => (this.#resume = resolve));
+        worker.postMessage("go");
+        return;
+      }
       this.#running = false;
+      this.#unpause();
       if (reply.ok) this.completed++;
       else this.#fallBack();
     });
     worker.on("error", () => this.#fallBack());
+    worker.on("exit", () => this.#unpause());
     return worker;
   }
 
@@ -145,6 +178,7 @@ export class WalCheckpointer {
   #fallBack(): void {
     this.#failed = true;
     this.#running = false;
+    this.#unpause();
     try {
       if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${this.#pages}`);
     } catch {

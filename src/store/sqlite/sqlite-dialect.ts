@@ -110,8 +110,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     }
     // Checkpoints off the event loop: see sqlite-checkpointer.ts.
     if (!conn.db.memory) this.#checkpointer = new WalCheckpointer(conn.db);
-    const checkpointer = this.#checkpointer;
-    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs, this.#walSync, checkpointer && (() => checkpointer.afterCommit()));
+    this.#queue = new SqliteWriteQueue(conn.db, config.lockTimeoutMs, this.#walSync, this.#checkpointer);
     this.#lockTimeoutMs = config.lockTimeoutMs;
   }
 

@@ -22,6 +22,13 @@ interface PendingWrite {
   reject: (error: unknown) => void;
 }
 
+/** What the write queue tells a checkpointer and asks it (see `WalCheckpointer`). */
+export interface CommitHooks {
+  /** Null, or a promise to await before the next `BEGIN`. */
+  readonly paused: Promise<void> | null;
+  afterCommit(): void;
+}
+
 /** Most calls committed together in one transaction. */
 const MAX_BATCH = 256;
 
@@ -83,20 +90,20 @@ export class SqliteWriteQueue {
   readonly #db: Database.Database;
   readonly #lockTimeoutMs: number;
   readonly #walSync: WalSync | null;
-  readonly #afterCommit: (() => void) | null;
+  readonly #checkpoints: CommitHooks | null;
   #pending: PendingWrite[] = [];
   #flushing: Promise<void> | null = null;
   #scheduled = false;
 
   /**
    * `walSync`: flush each committed batch with it before resolving (a connection at `synchronous = NORMAL` made durable).
-   * `afterCommit`: called after each COMMIT (the WAL checkpointer's trigger, sqlite-checkpointer.ts).
+   * `checkpoints`: told of each COMMIT, and asked before each `BEGIN` whether to wait (the WAL checkpointer, sqlite-checkpointer.ts).
    */
-  constructor(db: Database.Database, lockTimeoutMs: number, walSync: WalSync | null = null, afterCommit: (() => void) | null = null) {
+  constructor(db: Database.Database, lockTimeoutMs: number, walSync: WalSync | null = null, checkpoints: CommitHooks | null = null) {
     this.#db = db;
     this.#lockTimeoutMs = lockTimeoutMs;
     this.#walSync = walSync;
-    this.#afterCommit = afterCommit;
+    this.#checkpoints = checkpoints;
   }
 
   /** Queues `run` to execute inside a write transaction; resolves with its result once committed. */
@@ -152,6 +159,8 @@ export class SqliteWriteQueue {
 
   async #commitBatch(batch: PendingWrite[]): Promise<void> {
     const db = this.#db;
+    const paused = this.#checkpoints?.paused;
+    if (paused) await paused;
     try {
       await beginImmediate(db, this.#lockTimeoutMs, batch[0]!.doing);
     } catch (error) {
@@ -191,7 +200,7 @@ export class SqliteWriteQueue {
       for (const op of batch) op.reject(translated);
       return;
     }
-    this.#afterCommit?.();
+    this.#checkpoints?.afterCommit();
     const walSync = this.#walSync;
     if (walSync === null) {
       settle(batch, outcomes, null);
