@@ -720,10 +720,10 @@ export class GatewayRunner implements CommandHost {
     if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
     const context = buildSessionContext(source, this.#contextConfig, entry);
     const contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
+    // Marked mid-turn by #agentFor in the step it is taken from the cache.
     const agent = await this.#agentFor(key, entry);
     const controller = new AbortController();
     state.controller = controller;
-    this.agents.beginTurn(key);
     let produced: NewMessage[] = [];
     let usage: import("../store/index.js").UsageUpdate | undefined;
     let promptTokens: number | undefined;
@@ -796,11 +796,20 @@ export class GatewayRunner implements CommandHost {
     }
   }
 
+  /**
+   * The agent of `key`, marked mid-turn (the caller ends the turn). It is marked in the same
+   * synchronous step that takes it from the cache or puts it in: across an await, another
+   * session's `set()` could evict it from a full cache before its turn began.
+   */
   async #agentFor(key: string, entry: SessionEntry): Promise<Agent> {
     const cached = this.agents.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      this.agents.beginTurn(key);
+      return cached;
+    }
     const agent = await this.#factory(entry);
     this.agents.set(key, agent);
+    this.agents.beginTurn(key);
     return agent;
   }
 
@@ -936,13 +945,18 @@ export class GatewayRunner implements CommandHost {
         "Summarise our conversation so far for a fresh session: the goals, decisions, facts and open questions, " +
         "in a few short paragraphs. Reply with the summary only.",
     };
-    const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
-    const result = await agent.runTurn({
-      messages: [...history, request],
-      contextPrompt: context,
-      signal: AbortSignal.timeout(120_000),
-      sessionId: entry.sessionId,
-    });
+    let result: Awaited<ReturnType<Agent["runTurn"]>>;
+    try {
+      const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
+      result = await agent.runTurn({
+        messages: [...history, request],
+        contextPrompt: context,
+        signal: AbortSignal.timeout(120_000),
+        sessionId: entry.sessionId,
+      });
+    } finally {
+      this.agents.endTurn(key);
+    }
     if (result.usage) await this.db.recordUsage(entry.sessionId, result.usage);
     return replyTextOf(result.messages);
   }

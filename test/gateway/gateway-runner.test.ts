@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { AgentError, AgentInterruptedError, EchoAgent, HeuristicTitler, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
-import { GatewayRecovery, GatewayRunner, INTERRUPTED_TOOL_RESULT, SessionStore, type GatewayRunnerOptions, type InboundMessage } from "../../src/gateway/index.js";
+import { AgentCache, GatewayRecovery, GatewayRunner, INTERRUPTED_TOOL_RESULT, SessionStore, type GatewayRunnerOptions, type InboundMessage } from "../../src/gateway/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
 
@@ -77,6 +77,25 @@ forEachBackend((backend) => {
     for (let i = 0; i < 5; i++) replies.push((await local.nextMessage((d) => d.message.kind === "reply")).message.text);
     expect(replies).toEqual(["re: m1", "re: m2", "re: m3", "re: m4", "re: m5"]);
     expect(maxRunning).toBe(1);
+  });
+
+  it("more conversations at once than the agent cache holds: every turn keeps its agent until it ends", async () => {
+    // Agents are created asynchronously (as a provider's would be), so the turns of several chats
+    // put their agents into a one-agent cache in the same ticks: each must be marked mid-turn in
+    // the step it is taken, or the next chat's set() evicts it before its turn begins.
+    const { local } = await setup({
+      agentCache: new AgentCache<Agent>({ maxSize: 1 }),
+      agentFactory: async () => {
+        await Promise.resolve();
+        return new EchoAgent();
+      },
+    });
+    const chats = ["a", "b", "c", "d", "e", "f"];
+    const acks = await Promise.all(chats.map((chat) => local.receive(`hello from ${chat}`, { chatId: chat })));
+    expect(acks.map((a) => a.status)).toEqual(chats.map(() => "accepted"));
+    const replies: string[] = [];
+    for (let i = 0; i < chats.length; i++) replies.push((await local.nextMessage()).message.text);
+    expect(replies.sort()).toEqual(chats.map((chat) => `Echo: hello from ${chat}`).sort());
   });
 
   it("two users in a group are isolated by default", async () => {
