@@ -57,7 +57,7 @@ const USAGE =
   "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --conversations-only [--turns T] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
-  "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL]\n" +
+  "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL] [--db postgres://…]\n" +
   "       npm run bench:gateway -- --db postgres://… --replicas N[,N…] [--conversations C[,C…]] [--turns T] [--spread sticky|round-robin] [--model-delay-ms MS] [--max-seconds S] [--keep]";
 /** The replicas mode's defaults: 100 conversations × 20 turns. */
 const REPLICA_CONVERSATIONS = [100];
@@ -202,7 +202,7 @@ function parseArgs(argv: readonly string[]): Args {
       process.exit(2);
     }
   }
-  if ((args.db === null) !== (args.replicas === null)) usageError("--db and --replicas go together (the replicas mode)");
+  if ((args.db === null) !== (args.replicas === null) && !args.statements) usageError("--db goes with --replicas (the replicas mode) or --statements");
   if (args.replicas !== null) {
     if (args.streamingOnly || args.statements || args.conversationsOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null || args.synchronous !== "FULL") {
       usageError("--replicas runs alone: it takes --db, --conversations, --turns, --spread, --model-delay-ms, --max-seconds and --keep");
@@ -269,7 +269,7 @@ async function main(): Promise<void> {
     return;
   }
   if (args.statements) {
-    const report = await countTurnStatements({ turns: args.turns ?? 3, synchronous: args.synchronous });
+    const report = await countTurnStatements({ turns: args.turns ?? 3, synchronous: args.synchronous, db: args.db });
     process.stdout.write(`${JSON.stringify({ bench: "gateway", phase: "statements", machine: machineInfo(), statements: report })}\n`);
     process.stderr.write(`\n${formatStatements(report)}\n`);
     return;
