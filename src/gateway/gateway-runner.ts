@@ -680,6 +680,9 @@ export class GatewayRunner implements CommandHost {
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
   /** Resumes the turn another holder of this key's lease left unfinished, if there is one (see {@link GatewayRunner.sweep}). */
   async #resumeOrphanedTurn(key: string, state: Running): Promise<void> {
+    // The route alone tells whether a turn is marked (one read; the entry adds the session's).
+    const route = await this.db.getRoute(key);
+    if (route === null || route.turnStartedAt === null || route.suspended) return;
     const entry = await this.store.getEntry(key);
     if (entry === null || entry.turnStartedAt === null || entry.suspended) return;
     const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
