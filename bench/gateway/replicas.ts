@@ -70,6 +70,11 @@ export interface ReplicasRun {
   turns_per_sec: number;
   errors: number;
   error_examples: string[];
+  /**
+   * Turns run by another replica than the one that took the request: the session's lease was
+   * held there, so the message was queued and its reply relayed (polled every 100 ms).
+   */
+  turns_run_elsewhere: number;
   /** Driver: request written → last byte of the reply. */
   latency: Spread & { mean_ms: number };
   /** Inside the gateway that took the request: headers parsed → reply handed to the socket, minus the agent's time. */
@@ -301,7 +306,8 @@ async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasO
     const turnsOf = gws.map(() => 0);
     collected.forEach((col, i) => {
       for (const s of col.samples) {
-        if (Number.isNaN(s.startMs)) continue;
+        // No start: the turn ran here for a request another replica took (IPC sends NaN as null).
+        if (!Number.isFinite(s.startMs)) continue;
         seen.set(s.id, s);
         turnsOf[i]! += 1;
       }
@@ -309,7 +315,20 @@ async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasO
     // With round-robin a turn may run on the lease holder, not the replica that took the request:
     // the agent's time is on the replica that ran it.
     const agentMsOf = new Map<string, number>();
-    for (const col of collected) for (const s of col.samples) if (s.agentMs !== null) agentMsOf.set(s.id, s.agentMs);
+    const ranOn = new Map<string, number>();
+    collected.forEach((col, i) => {
+      for (const s of col.samples) {
+        if (s.agentMs === null) continue;
+        agentMsOf.set(s.id, s.agentMs);
+        ranOn.set(s.id, i);
+      }
+    });
+    const takenBy = new Map<string, number>();
+    collected.forEach((col, i) => {
+      for (const s of col.samples) if (Number.isFinite(s.startMs)) takenBy.set(s.id, i);
+    });
+    let ranElsewhere = 0;
+    for (const [id, i] of ranOn) if (takenBy.has(id) && takenBy.get(id) !== i) ranElsewhere++;
     const afterRead: number[] = [];
     const agentTime: number[] = [];
     for (const s of result.samples) {
@@ -359,6 +378,7 @@ async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasO
       turns_per_sec: round1(turns / seconds),
       errors: result.errors,
       error_examples: result.errorExamples,
+      turns_run_elsewhere: ranElsewhere,
       latency: { ...spread(client), mean_ms: round3(mean(client)) },
       after_read: spread(afterRead),
       agent_time: spread(agentTime),
@@ -439,7 +459,7 @@ export function formatReplicas(report: ReplicasReport, cpus: number): string {
     const cb = r.cores_busy;
     const waits = Object.entries(r.pg_waits.by_event).slice(0, 6).map(([e, v]) => `${e} ${v}`).join(", ");
     lines.push(
-      `N = ${r.replicas}, C = ${r.conversations} (${r.spread}): ${r.turns} turns in ${r.seconds} s = ${r.turns_per_sec} turns/s; latency p50 / p99 ${r.latency.p50_ms} / ${r.latency.p99_ms} ms (after read ${r.after_read.p50_ms} / ${r.after_read.p99_ms}); errors ${r.errors}\n` +
+      `N = ${r.replicas}, C = ${r.conversations} (${r.spread}): ${r.turns} turns in ${r.seconds} s = ${r.turns_per_sec} turns/s; latency p50 / p99 ${r.latency.p50_ms} / ${r.latency.p99_ms} ms (after read ${r.after_read.p50_ms} / ${r.after_read.p99_ms}); errors ${r.errors}; run by another replica than the one asked ${r.turns_run_elsewhere}\n` +
         `  per replica: ${shares}\n` +
         `  CPU ms/turn: gateways ${r.gateway_cpu_ms_per_turn}, PG backends ${r.pg_backend_cpu_ms_per_turn}, PG background ${r.pg_background_cpu_ms_per_turn}, driver ${r.driver_cpu_ms_per_turn}${r.provider_cpu_ms_per_turn === null ? "" : `, provider ${r.provider_cpu_ms_per_turn}`}\n` +
         `  cores busy (of ${cpus}): gateways ${cb.gateways}, PG ${round3(cb.pg_backends + cb.pg_background)}, driver ${cb.driver}${cb.provider === null ? "" : `, provider ${cb.provider}`} = ${round3(cb.gateways + cb.pg_backends + cb.pg_background + cb.driver + (cb.provider ?? 0))}\n` +
