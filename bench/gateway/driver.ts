@@ -94,7 +94,9 @@ function describe(reply: Reply | Error, id: string): string {
 }
 
 async function conversations(job: ConversationsJob): Promise<ConversationsResult> {
-  const base = new URL(job.url);
+  const bases = (job.urls ?? [job.url]).map((u) => new URL(u));
+  const roundRobin = job.spread === "round-robin";
+  // One pool; Node keeps its sockets per host:port, so each replica gets up to C of them.
   const agent = new Agent({ keepAlive: true, maxSockets: job.concurrency });
   const samples: RequestSample[] = [];
   const errorExamples: string[] = [];
@@ -114,6 +116,7 @@ async function conversations(job: ConversationsJob): Promise<ConversationsResult
         attempted++;
         const id = `${job.tag}.${c}.${t}`;
         try {
+          const base = bases[(roundRobin ? c + t : c) % bases.length]!;
           const reply = await send(agent, base, key, id).reply;
           const ok = isEcho(reply, id);
           samples.push({ id, clientMs: reply.ms, ok });

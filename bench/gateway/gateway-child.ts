@@ -98,9 +98,16 @@ export async function startGatewayChild(
   nodeArgs: readonly string[] = [],
   synchronous: "FULL" | "NORMAL" = "FULL",
   /** A model provider (the streaming phase: its environment and extra config lines), or the Telegram fake to poll. */
-  extra: { env?: Record<string, string>; config?: string; telegram?: TelegramTarget | null } = {},
+  extra: {
+    env?: Record<string, string>;
+    config?: string;
+    telegram?: TelegramTarget | null;
+    /** A database target passed as `serve --db` (a postgres:// URL: the replicas mode); default the temp dir's SQLite file. */
+    db?: string;
+  } = {},
 ): Promise<GatewayChild> {
   const telegram = extra.telegram ?? null;
+  const expectedBackend = extra.db !== undefined && /^postgres(ql)?:\/\//iu.test(extra.db) ? "postgres" : "sqlite";
   const home = await mkdtemp(join(tmpdir(), `threadline-bench-gw-${label}-`));
   const adapters = telegram === null ? "" : `adapters:\n  apiServer:\n    enabled: false\n  telegram:\n    apiRoot: ${JSON.stringify(telegram.apiRoot)}\n`;
   await writeFile(join(home, "config.yaml"), `storage:\n  synchronous: ${synchronous}\n${adapters}${extra.config ?? ""}`);
@@ -111,7 +118,7 @@ export async function startGatewayChild(
   if (telegram !== null) env["TELEGRAM_BOT_TOKEN"] = telegram.token;
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--expose-gc", ...nodeArgs, "--import", PROBE, GATEWAY_BIN, "serve", "--port", "0", "--host", "127.0.0.1"],
+    ["--expose-gc", ...nodeArgs, "--import", PROBE, GATEWAY_BIN, "serve", "--port", "0", "--host", "127.0.0.1", ...(extra.db === undefined ? [] : ["--db", extra.db])],
     { cwd: home, env, stdio: ["ignore", "pipe", "pipe", "ipc"] },
   );
   const output: string[] = [];
@@ -150,7 +157,7 @@ export async function startGatewayChild(
       }
       if (record.msg === "store open") {
         db = record.database ?? "";
-        if (record.backend !== "sqlite") reject(new Error(`the gateway opened a ${record.backend} store, expected sqlite`));
+        if (record.backend !== expectedBackend) reject(new Error(`the gateway opened a ${record.backend} store, expected ${expectedBackend}`));
       }
       if (typeof record.msg === "string" && record.msg.includes("using the built-in echo agent")) agent = "echo";
       if (record.msg === "model provider configured") agent = "provider";

@@ -7,6 +7,9 @@
 /** The chat platform a phase goes through: the api-server adapter (HTTP) or Telegram (through the fake Bot API). */
 export type BenchPlatform = "api-server" | "telegram";
 
+/** How the driver shares conversations out over several gateway replicas. */
+export type ReplicaSpread = "sticky" | "round-robin";
+
 /** C closed-loop conversations of `turns` turns each (a conversation sends its next message after the reply). */
 export interface ConversationsJob {
   kind: "conversations";
@@ -14,6 +17,15 @@ export interface ConversationsJob {
   platform?: BenchPlatform;
   /** The gateway (api-server; ignored for telegram). */
   url: string;
+  /**
+   * Several gateway replicas (api-server only; `url` is then ignored): conversation c goes to
+   * `urls[c % n]` for all its turns (`spread: "sticky"`, what a load balancer with session
+   * affinity does), or turn t of conversation c to `urls[(c + t) % n]` (`"round-robin"`: every
+   * turn on another replica than the last, so the session's lease and queue cross replicas).
+   */
+  urls?: string[];
+  /** How `urls` are shared out (default sticky). */
+  spread?: ReplicaSpread;
   concurrency: number;
   turns: number;
   /** Unique per job: session keys and message ids are derived from it. */

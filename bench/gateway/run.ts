@@ -28,6 +28,12 @@
  * `--statements` (statements.ts), alone: the SQLite statements and transactions of each of
  * `--turns` turns (3) of a gateway started in this process, by table and store call.
  *
+ * `--db postgres://… --replicas 1,2` (replicas.ts), alone: N `threadline serve` replicas on one
+ * PostgreSQL database (a fresh schema per run), C conversations (`--conversations`, 100 by
+ * default) of `--turns` turns (20) shared out over them (`--spread sticky`, the default, or
+ * `round-robin` per turn), the echo agent or `--model-delay-ms`: turns/s, latency, CPU per turn
+ * per replica and of PostgreSQL, commits, WAL flushes and wait events per turn.
+ *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
  */
@@ -42,6 +48,8 @@ import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstRe
 import type { BenchPlatform } from "./protocol.js";
 import { mb } from "./stats.js";
 import { PROVIDER_KEEP_ALIVE_MS, runModelDelay, SAMPLE_EVERY_MS, type ModelDelayReport } from "./model-delay.js";
+import type { ReplicaSpread } from "./protocol.js";
+import { formatReplicas, runReplicas, WAIT_SAMPLE_MS, type ReplicasReport } from "./replicas.js";
 import { countTurnStatements, formatStatements } from "./statements.js";
 import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
@@ -49,7 +57,11 @@ const USAGE =
   "usage: npm run bench:gateway [-- --quick] [--streaming-only] [--keep] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --conversations-only [--turns T] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
-  "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL]";
+  "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL] [--db postgres://…]\n" +
+  "       npm run bench:gateway -- --db postgres://… --replicas N[,N…] [--conversations C[,C…]] [--turns T] [--spread sticky|round-robin] [--model-delay-ms MS] [--max-seconds S] [--keep]";
+/** The replicas mode's defaults: 100 conversations × 20 turns. */
+const REPLICA_CONVERSATIONS = [100];
+const REPLICA_TURNS = 20;
 /** The model-delay phase's defaults: 1,000 conversations × 3 turns, at most 120 s of new turns. */
 const DELAY_CONVERSATIONS = [1_000];
 const DELAY_TURNS = 3;
@@ -90,6 +102,14 @@ interface Args {
   statements: boolean;
   /** Run only the conversations phase (C = 1, 10, 100; `--turns` turns each, 20 by default). */
   conversationsOnly: boolean;
+  /** Replicas mode: the postgres:// database (`--db`). */
+  db: string | null;
+  /** Replicas mode: one run per replica count (`--replicas 1,2`); null: not this mode. */
+  replicas: number[] | null;
+  /** Replicas mode: how conversations are shared out over the replicas. */
+  spread: ReplicaSpread;
+  /** `--conversations` was given (the replicas mode has its own default). */
+  conversationsGiven: boolean;
 }
 
 function usageError(message: string): never {
@@ -118,6 +138,10 @@ function parseArgs(argv: readonly string[]): Args {
     providerKeepAliveMs: null,
     statements: false,
     conversationsOnly: false,
+    db: null,
+    replicas: null,
+    spread: "sticky",
+    conversationsGiven: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -148,6 +172,21 @@ function parseArgs(argv: readonly string[]): Args {
     else if (arg === "--conversations") {
       const value = argv[++i];
       args.conversations = (value ?? "").split(",").map((c) => wholeNumber(arg, c, 1, 10_000));
+      args.conversationsGiven = true;
+    }
+    else if (arg === "--db") {
+      const value = argv[++i];
+      if (value === undefined || !/^postgres(ql)?:\/\//iu.test(value)) usageError(`--db takes a postgres:// URL (got ${value ?? "nothing"})`);
+      args.db = value;
+    }
+    else if (arg === "--replicas") {
+      const value = argv[++i];
+      args.replicas = (value ?? "").split(",").map((n) => wholeNumber(arg, n, 1, 16));
+    }
+    else if (arg === "--spread") {
+      const value = argv[++i];
+      if (value !== "sticky" && value !== "round-robin") usageError(`--spread takes sticky or round-robin (got ${value ?? "nothing"})`);
+      args.spread = value;
     }
     else if (arg === "--turns") args.turns = wholeNumber(arg, argv[++i], 1, 1_000);
     else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
@@ -162,6 +201,13 @@ function parseArgs(argv: readonly string[]): Args {
       process.stderr.write(`unknown argument ${arg}\n${USAGE}\n`);
       process.exit(2);
     }
+  }
+  if ((args.db === null) !== (args.replicas === null) && !args.statements) usageError("--db goes with --replicas (the replicas mode) or --statements");
+  if (args.replicas !== null) {
+    if (args.streamingOnly || args.statements || args.conversationsOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null || args.synchronous !== "FULL") {
+      usageError("--replicas runs alone: it takes --db, --conversations, --turns, --spread, --model-delay-ms, --max-seconds and --keep");
+    }
+    return args;
   }
   if (args.modelDelayMs !== null && (args.streamingOnly || args.statements || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
     usageError("--model-delay-ms runs alone: it takes --conversations, --turns, --max-seconds, --synchronous and --keep");
@@ -214,12 +260,16 @@ async function main(): Promise<void> {
   const levels = args.quick ? [1, 10] : [1, 10, 100];
   const sessions = args.quick ? 1_000 : FULL_SESSIONS;
   const warmupSessions = args.quick ? 100 : 200;
+  if (args.replicas !== null && args.db !== null) {
+    await replicasMode(args, args.db, args.replicas);
+    return;
+  }
   if (args.modelDelayMs !== null) {
     await modelDelayMode(args, args.modelDelayMs);
     return;
   }
   if (args.statements) {
-    const report = await countTurnStatements({ turns: args.turns ?? 3, synchronous: args.synchronous });
+    const report = await countTurnStatements({ turns: args.turns ?? 3, synchronous: args.synchronous, db: args.db });
     process.stdout.write(`${JSON.stringify({ bench: "gateway", phase: "statements", machine: machineInfo(), statements: report })}\n`);
     process.stderr.write(`\n${formatStatements(report)}\n`);
     return;
@@ -323,6 +373,38 @@ async function main(): Promise<void> {
       else await g.cleanUp();
     }
   }
+}
+
+/** `--db postgres://… --replicas N,…`: one run per replica count (and C), each on a fresh schema. */
+async function replicasMode(args: Args, db: string, replicas: number[]): Promise<void> {
+  const driver = startDriver();
+  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+  const turns = args.turns ?? REPLICA_TURNS;
+  const conversations = args.conversationsGiven ? args.conversations : REPLICA_CONVERSATIONS;
+  let report: ReplicasReport;
+  try {
+    report = await runReplicas(driver, { db, replicas, conversations, turns, spread: args.spread, modelDelayMs: args.modelDelayMs, maxSeconds: args.maxSeconds, keep: args.keep });
+  } finally {
+    await driver.stop();
+  }
+  const redacted = db.replace(/:\/\/([^:/@]+):[^@]*@/u, "://$1@");
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: "gateway",
+      phase: "replicas",
+      machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
+      setup: {
+        gateway: "N × node dist/cli/main.js serve --port 0 --db <url>?schema=<run's schema>&application_name=tlbench_r<i> (child processes; THREADLINE_HOME = a temp dir each; gateway.replicaId r<i>; gateway.leases auto = on for PostgreSQL)",
+        agent: args.modelDelayMs === null ? "built-in echo" : `the fake OpenAI-compatible provider (echo mode) answering after ${args.modelDelayMs} ms; titles.enabled false, provider.tools off`,
+        database: `${redacted}: a fresh schema per run, dropped afterwards${args.keep ? " (kept: --keep)" : ""}`,
+        driver: `closed-loop conversations over loopback keep-alive HTTP, its own process; spread ${args.spread} (sticky: conversation c on replica c mod N; round-robin: turn t of conversation c on replica (c + t) mod N)`,
+        pg_samplers: `pg_stat_activity every ${WAIT_SAMPLE_MS} ms (the replicas' backends by application_name); pg_stat_database, pg_stat_wal (server-wide: other users count) and the schema's pg_stat_user_tables before and after; PostgreSQL process CPU from /proc`,
+        warmup: "one conversation of 5 turns per replica before each run (not counted)",
+      },
+      ...report,
+    })}\n`,
+  );
+  process.stderr.write(`\n${formatReplicas(report, cpus().length)}\nload average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
 }
 
 /** `--model-delay-ms`: one run of the model-delay phase per `--conversations` level, on a fresh provider and gateway each. */

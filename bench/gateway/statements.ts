@@ -59,6 +59,8 @@ export interface TurnStatements {
 
 export interface StatementsReport {
   synchronous: "FULL" | "NORMAL";
+  /** Set for PostgreSQL (the default is a SQLite file). */
+  database?: string;
   agent: string;
   config: string;
   turns: TurnStatements[];
@@ -193,10 +195,50 @@ function summarise(turn: number, executed: readonly Executed[]): TurnStatements 
   return t;
 }
 
-/** Runs the harness: a gateway in this process, `turns` messages into one session. */
-export async function countTurnStatements(options: { turns: number; synchronous: "FULL" | "NORMAL" }): Promise<StatementsReport> {
+/**
+ * Wraps node-postgres's `Client.prototype.query` (the pool's clients use it) so every
+ * statement sent while `on()` is true is recorded; the admin connections of this harness
+ * are not made while recording.
+ */
+async function instrumentPostgres(calls: CallTracker): Promise<{ on(value: boolean): void; take(): Executed[]; count(): number }> {
+  const require = createRequire(join(PROJECT_ROOT, "package.json"));
+  const pg = require("pg") as { Client: { prototype: Record<string, unknown> } };
+  let recording = false;
+  let log: Executed[] = [];
+  const original = pg.Client.prototype["query"] as (...a: unknown[]) => unknown;
+  pg.Client.prototype["query"] = function (this: unknown, ...a: unknown[]) {
+    const first = a[0];
+    const sql = typeof first === "string" ? first : typeof (first as { text?: unknown } | null)?.text === "string" ? (first as { text: string }).text : "";
+    if (recording && sql !== "") log.push({ sql, method: "query", storeOp: calls.current("db"), step: calls.current("store") });
+    return original.apply(this, a);
+  };
+  return {
+    on: (value) => (recording = value),
+    take: () => {
+      const out = log;
+      log = [];
+      return out;
+    },
+    count: () => log.length,
+  };
+}
+
+/**
+ * Runs the harness: a gateway in this process, `turns` messages into one session. With `db`
+ * (a postgres:// URL) the gateway runs on a fresh schema there (dropped afterwards), with
+ * leases on (`gateway.leases: auto`), as replicas do.
+ */
+export async function countTurnStatements(options: { turns: number; synchronous: "FULL" | "NORMAL"; db?: string | null }): Promise<StatementsReport> {
   const calls = new CallTracker();
-  const sqlite = instrumentSqlite(calls);
+  const postgres = options.db !== undefined && options.db !== null;
+  const sqlite = postgres ? await instrumentPostgres(calls) : instrumentSqlite(calls);
+  const schema = `bench_statements_${process.pid}`;
+  let target: string | null = null;
+  if (postgres) {
+    const url = new URL(options.db!);
+    url.searchParams.set("schema", schema);
+    target = url.toString();
+  }
   const dist = (path: string): string => pathToFileURL(join(PROJECT_ROOT, "dist", path)).href;
   const serve = (await import(dist("serve/index.js"))) as typeof import("../../src/serve/index.js");
   const { pino } = await import("pino");
@@ -205,7 +247,7 @@ export async function countTurnStatements(options: { turns: number; synchronous:
   const env: NodeJS.ProcessEnv = { THREADLINE_HOME: home, PATH: process.env["PATH"] ?? "" };
   const gateway = await serve.startGateway({
     config: serve.parseServeConfig(doc, { env }),
-    database: join(home, "state.db"),
+    database: target ?? join(home, "state.db"),
     logger: pino({ level: "silent" }),
     env,
   });
@@ -241,9 +283,26 @@ export async function countTurnStatements(options: { turns: number; synchronous:
     sqlite.on(false);
     await gateway.stop();
     await rm(home, { recursive: true, force: true });
+    if (postgres) {
+      const require = createRequire(join(PROJECT_ROOT, "package.json"));
+      const pg = require("pg") as typeof import("pg");
+      const { withDefaultUser } = await import("../../src/store/postgres/postgres-connection.js");
+      const url = new URL(options.db!);
+      url.searchParams.delete("schema");
+      const admin = new pg.Client({ connectionString: withDefaultUser(url.toString()) });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
   }
   log(`statements: ${turns.length} turns counted`);
-  return { synchronous: options.synchronous, agent: "built-in echo (default config: heuristic titles on)", config: JSON.stringify(doc), turns };
+  return {
+    synchronous: options.synchronous,
+    agent: "built-in echo (default config: heuristic titles on)",
+    config: JSON.stringify(doc),
+    ...(postgres ? { database: "PostgreSQL, a fresh schema (leases on: gateway.leases auto)" } : {}),
+    turns,
+  };
 }
 
 /** The report as text (stderr). */

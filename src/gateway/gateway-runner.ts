@@ -133,6 +133,8 @@ export class GatewayRunner implements CommandHost {
   readonly #metrics: GatewayMetrics;
   readonly #leases: { holder: string; ttlSeconds: number } | null;
   readonly #running = new Map<string, Running>();
+  /** The tail of each key's lease acquires and releases in this process (see #leaseOp). */
+  readonly #leaseOps = new Map<string, Promise<void>>();
   readonly #recentIds = new Set<string>();
   /** Keys whose recent platform message ids were loaded from the transcript (after a start). */
   readonly #seededKeys = new Set<string>();
@@ -322,12 +324,12 @@ export class GatewayRunner implements CommandHost {
     }
     const lease = await this.#acquire(key);
     if (lease === false || this.#running.has(key)) {
-      if (lease !== null && lease !== false) await this.#release(key, lease);
+      if (lease !== null && lease !== false) await this.#dropUnused(key, lease);
       return { status: "rejected", sessionKey: key, reason: "The session is busy with another message; retry this one when it is answered." };
     }
     const entry = await this.store.getEntry(key);
     if (entry === null) {
-      if (lease !== null) await this.#release(key, lease);
+      if (lease !== null) await this.#dropUnused(key, lease);
       return null;
     }
     this.#log.info({ sessionId: entry.sessionId }, "a repeated request re-runs the failed turn");
@@ -344,7 +346,7 @@ export class GatewayRunner implements CommandHost {
     const lease = await this.#acquire(key);
     if (lease === false) return false;
     if (this.#running.has(key)) {
-      if (lease !== null) await this.#release(key, lease);
+      if (lease !== null) await this.#dropUnused(key, lease);
       return false;
     }
     let durable!: () => void;
@@ -391,7 +393,7 @@ export class GatewayRunner implements CommandHost {
     const lease = await this.#acquire(key);
     if (lease === false) return;
     if (this.#running.has(key)) {
-      if (lease !== null) await this.#release(key, lease);
+      if (lease !== null) await this.#dropUnused(key, lease);
       return;
     }
     this.#startWorker(key, source, lease, null);
@@ -428,17 +430,17 @@ export class GatewayRunner implements CommandHost {
         const lease = await this.#acquire(route.key);
         if (lease === false) continue;
         if (this.#running.has(route.key)) {
-          if (lease !== null) await this.#release(route.key, lease);
+          if (lease !== null) await this.#dropUnused(route.key, lease);
           continue;
         }
         const entry = await this.store.getEntry(route.key);
         if (entry === null || entry.turnStartedAt === null) {
-          if (lease !== null) await this.#release(route.key, lease);
+          if (lease !== null) await this.#dropUnused(route.key, lease);
           continue;
         }
         const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };
         if (!this.#serves(source.platform)) {
-          if (lease !== null) await this.#release(route.key, lease);
+          if (lease !== null) await this.#dropUnused(route.key, lease);
           continue;
         }
         this.#log.info({ key: route.key }, "resuming a turn another replica left unfinished");
@@ -543,9 +545,14 @@ export class GatewayRunner implements CommandHost {
         this.#log.error({ err: error, key }, "session worker failed");
       } finally {
         if (state.renewTimer !== null) clearInterval(state.renewTimer);
-        this.#running.delete(key);
-        if (state.lease !== null) {
+        if (state.lease === null) this.#running.delete(key);
+        else {
+          // The worker leaves #running only once its release is through. This process holds
+          // the key under one holder name, so acquiring it again meanwhile would get this very
+          // lease (same token), which the release then drops: the next turn's fenced writes
+          // would fail. A message that arrives meanwhile is queued, and run below.
           await this.#release(key, state.lease);
+          this.#running.delete(key);
           try {
             // A message another replica queued while this one held the lease must not wait.
             if (this.#accepting && (await this.db.listQueue(key)).length > 0) await this.#kick(key, source);
@@ -558,9 +565,37 @@ export class GatewayRunner implements CommandHost {
   }
 
   async #acquire(key: string): Promise<Lease | null | false> {
-    if (this.#leases === null) return null;
-    const lease = await this.db.acquireLease(key, this.#leases.holder, { ttlSeconds: this.#leases.ttlSeconds, now: this.store.clock.now() });
+    const leases = this.#leases;
+    if (leases === null) return null;
+    const lease = await this.#leaseOp(key, () => this.db.acquireLease(key, leases.holder, { ttlSeconds: leases.ttlSeconds, now: this.store.clock.now() }));
     return lease ?? false;
+  }
+
+  /**
+   * Runs this process's acquires and releases of one key one after the other. Every worker
+   * here holds a key under the same holder name, so an acquire that overtook a release (or
+   * a release that overtook an acquire) would hand out the token the other then drops.
+   */
+  #leaseOp<T>(key: string, op: () => Promise<T>): Promise<T> {
+    const result = (this.#leaseOps.get(key) ?? Promise.resolve()).then(op);
+    const tail = result.then(
+      () => {},
+      () => {},
+    );
+    this.#leaseOps.set(key, tail);
+    void tail.then(() => {
+      if (this.#leaseOps.get(key) === tail) this.#leaseOps.delete(key);
+    });
+    return result;
+  }
+
+  /**
+   * Gives back a lease acquired for a worker that did not start (one already runs here).
+   * That worker holds the same lease (same holder, same token): it is not released then.
+   */
+  async #dropUnused(key: string, lease: Lease): Promise<void> {
+    if (this.#running.get(key)?.lease?.token === lease.token) return;
+    await this.#release(key, lease);
   }
 
   async #renew(key: string, state: Running): Promise<void> {
@@ -580,8 +615,9 @@ export class GatewayRunner implements CommandHost {
   }
 
   async #release(key: string, lease: Lease): Promise<void> {
-    if (this.#leases === null) return;
-    await this.db.releaseLease(key, this.#leases.holder, lease.token).catch((error: unknown) => {
+    const leases = this.#leases;
+    if (leases === null) return;
+    await this.#leaseOp(key, () => this.db.releaseLease(key, leases.holder, lease.token)).catch((error: unknown) => {
       this.#log.warn({ err: error, key }, "lease release failed");
     });
   }
@@ -644,6 +680,9 @@ export class GatewayRunner implements CommandHost {
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
   /** Resumes the turn another holder of this key's lease left unfinished, if there is one (see {@link GatewayRunner.sweep}). */
   async #resumeOrphanedTurn(key: string, state: Running): Promise<void> {
+    // The route alone tells whether a turn is marked (one read; the entry adds the session's).
+    const route = await this.db.getRoute(key);
+    if (route === null || route.turnStartedAt === null || route.suspended) return;
     const entry = await this.store.getEntry(key);
     if (entry === null || entry.turnStartedAt === null || entry.suspended) return;
     const source = (entry.origin as SessionSource | null) ?? { platform: entry.platform ?? "unknown", chatType: "dm" };

@@ -1,7 +1,7 @@
 /**
  * The `session_leases` rows both backends store (same column names), their mapping to
- * {@link Lease}, and the decisions every backend makes the same way: whether an
- * acquisition is granted (and with which token) and whether a fence holds.
+ * {@link Lease}, and whether a fence holds (whether an acquisition is granted, and with
+ * which token, is decided by the acquiring statement itself: `core/lease-steps.ts`).
  *
  * A row is never deleted: a release sets `holder` to `NULL` and `expires_at` to 0 but
  * keeps `token`, so the next acquisition gets `token + 1` and a released holder's token
@@ -24,19 +24,6 @@ export interface LeaseRow {
 export function toLease(row: LeaseRow | undefined): Lease | null {
   if (row === undefined || row.holder === null) return null;
   return { key: row.key, holder: row.holder, token: Number(row.token), expiresAt: row.expires_at };
-}
-
-/**
- * The token an acquisition by `holder` at `now` gets given the key's current row, or
- * `null` when another holder has an unexpired lease. Same holder: the same token (a
- * renewal); a free, released or expired key: the previous token + 1 (1 for a new key).
- */
-export function grantedToken(row: LeaseRow | undefined, holder: string, now: number): number | null {
-  if (row === undefined) return 1;
-  const token = Number(row.token);
-  if (row.holder === holder) return token;
-  if (row.holder === null || row.expires_at <= now) return token + 1;
-  return null;
 }
 
 /**

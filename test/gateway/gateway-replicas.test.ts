@@ -68,6 +68,45 @@ forEachBackend((backend) => {
     await b.runner.drain(1000);
   });
 
+  it("a message that arrives while the worker before it gives its lease back keeps the lease it is run under", async () => {
+    // A closed-loop client sends its next message as soon as it has the reply, which can be
+    // while the finished worker's release is on its way to the database. This process holds
+    // the key under one holder name, so an acquire then would get the very lease (same token)
+    // that the release drops, and the next turn's fenced writes would fail.
+    const { db } = await backend.fresh();
+    const tracker = new TurnTracker();
+    const solo = await replica(db, "replica-solo", tracker);
+    const chat = { chatId: "closed-loop" };
+    const release = db.releaseLease.bind(db);
+    let second: Promise<unknown> | null = null;
+    // The second message arrives when the first worker starts giving its lease back, and is
+    // taken (stored or queued) before that release reaches the database.
+    db.releaseLease = async (key, holder, token) => {
+      if (second === null) {
+        second = solo.local.receive("m2", chat);
+        await second;
+      }
+      return release(key, holder, token);
+    };
+    const first = await solo.local.receive("m1", chat);
+    expect(first.status).toBe("accepted");
+    await waitFor(() => solo.local.sent.filter((d) => d.message.kind === "reply").length >= 2, {
+      what: "both replies",
+      describe: () => JSON.stringify(solo.local.sent.map((d) => d.message.text)),
+    });
+    expect(solo.local.sent.filter((d) => d.message.kind === "reply").map((d) => d.message.text)).toEqual(["replica-solo: m1", "replica-solo: m2"]);
+    const sessionId = solo.local.sent[0]!.message.sessionId!;
+    expect((await db.getMessages(sessionId)).map((m) => [m.role, m.content])).toEqual([
+      ["user", "m1"],
+      ["assistant", "replica-solo: m1"],
+      ["user", "m2"],
+      ["assistant", "replica-solo: m2"],
+    ]);
+    await solo.runner.drain(1000);
+    // Every worker gave its lease back.
+    expect(await db.getLease(first.sessionKey)).toBeNull();
+  });
+
   it("a replica that dies loses its lease at expiry; the next holder resumes its cut-off turn before the next message", async () => {
     const { db, reopen } = await backend.fresh();
     const tracker = new TurnTracker();

@@ -1,15 +1,16 @@
 /**
  * Session-key leases (`session_leases`), once for every backend: the statements behind
- * acquireLease, renewLease, releaseLease, getLease and the fence of fenced writes. A new
- * key is granted by its insert; an existing one is decided under its row lock (`forUpdate`
- * where the database locks rows; SQLite's write lock already excludes every other writer).
+ * acquireLease, renewLease, releaseLease, getLease and the fence of fenced writes. Acquiring,
+ * renewing and releasing are one statement each (run by `writeStatement`: on PostgreSQL
+ * without BEGIN/COMMIT); an acquisition of an existing key is decided under the row lock its
+ * upsert takes (SQLite's write lock already excludes every other writer).
  * A fenced write takes the lease row's share lock (`forShare`) first, so a takeover (which
  * bumps the token) waits for fenced writes in flight.
  *
  * @module
  */
 import type { Lease, LeaseFence } from "../contract.js";
-import { assertFence, grantedToken, toLease, type LeaseRow } from "../lease-rows.js";
+import { assertFence, toLease, type LeaseRow } from "../lease-rows.js";
 import type { CheckedLeaseRequest } from "../routing-input.js";
 import { one, run, type Steps } from "./steps.js";
 
@@ -26,24 +27,26 @@ export function* getLease(key: string): Steps<Lease | null> {
   return toLease(yield* one<LeaseRow>(`SELECT ${COLUMNS} FROM session_leases WHERE key = ?`, [key]));
 }
 
-/** Grants (or renews for the same holder) the lease; `null` when another holder has it. */
-export function* acquireLease(request: CheckedLeaseRequest, locks: LockSuffixes): Steps<Lease | null> {
+/**
+ * Grants (or renews for the same holder) the lease; `null` when another holder has it. One
+ * statement: a new key is granted by its insert (token 1); an existing one is decided under
+ * the row lock the upsert takes (a concurrent acquirer waits, then sees this one's row): the
+ * same holder keeps its token, a released or expired lease goes to the caller with the token
+ * bumped, and a running lease of another holder is left alone (no row comes back).
+ */
+export function* acquireLease(request: CheckedLeaseRequest): Steps<Lease | null> {
   const { key, holder, now, expiresAt } = request;
-  // A new key: the insert is the grant (token 1). A concurrent inserter waits for this
-  // transaction, then finds the row and decides below under its lock.
-  const inserted = yield* one<LeaseRow>(
-    `INSERT INTO session_leases (${COLUMNS}) VALUES (?, ?, 1, ?) ON CONFLICT (key) DO NOTHING RETURNING ${COLUMNS}`,
-    [key, holder, expiresAt],
+  const row = yield* one<LeaseRow>(
+    `INSERT INTO session_leases (${COLUMNS}) VALUES (?, ?, 1, ?)
+     ON CONFLICT (key) DO UPDATE SET
+       holder = excluded.holder,
+       token = CASE WHEN session_leases.holder = excluded.holder THEN session_leases.token ELSE session_leases.token + 1 END,
+       expires_at = excluded.expires_at
+     WHERE session_leases.holder = excluded.holder OR session_leases.holder IS NULL OR session_leases.expires_at <= ?
+     RETURNING ${COLUMNS}`,
+    [key, holder, expiresAt, now],
   );
-  if (inserted !== undefined) return toLease(inserted);
-  const current = yield* one<LeaseRow>(`SELECT ${COLUMNS} FROM session_leases WHERE key = ?${locks.forUpdate}`, [key]);
-  const token = grantedToken(current, holder, now);
-  if (token === null) return null;
-  const stored = yield* one<LeaseRow>(
-    `UPDATE session_leases SET holder = ?, token = ?, expires_at = ? WHERE key = ? RETURNING ${COLUMNS}`,
-    [holder, token, expiresAt, key],
-  );
-  return toLease(stored);
+  return toLease(row);
 }
 
 /** Extends the lease if `holder` still holds it with `token` (expired or not); `null` otherwise. */

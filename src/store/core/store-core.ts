@@ -767,14 +767,14 @@ export class StoreCore implements SessionDB {
   async acquireLease(key: string, holder: string, options: LeaseOptions): Promise<Lease | null> {
     const d = this.#d;
     const request = checkLeaseRequest(key, holder, options, now());
-    return d.write(`acquiring the lease on ${request.key}`, () => leases.acquireLease(request, d));
+    return d.writeStatement(`acquiring the lease on ${request.key}`, () => leases.acquireLease(request));
   }
 
   async renewLease(key: string, holder: string, token: number, options: LeaseOptions): Promise<Lease | null> {
     const d = this.#d;
     const request = checkLeaseRequest(key, holder, options, now());
     checkLeaseToken(token);
-    return d.write(`renewing the lease on ${request.key}`, () => leases.renewLease(request, token));
+    return d.writeStatement(`renewing the lease on ${request.key}`, () => leases.renewLease(request, token));
   }
 
   async releaseLease(key: string, holder: string, token: number): Promise<boolean> {
@@ -782,7 +782,7 @@ export class StoreCore implements SessionDB {
     checkPathSafe(key, "key");
     checkId(holder, "holder");
     checkLeaseToken(token);
-    return d.write(`releasing the lease on ${key}`, () => leases.releaseLease(key, holder, token));
+    return d.writeStatement(`releasing the lease on ${key}`, () => leases.releaseLease(key, holder, token));
   }
 
   async getLease(key: string): Promise<Lease | null> {

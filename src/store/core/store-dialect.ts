@@ -65,6 +65,14 @@ export interface StoreDialect<M> {
    * `steps` may run more than once (a retried transaction), so it must not keep state outside.
    */
   write<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T>;
+  /**
+   * Runs `steps` that issue exactly one statement as a write of its own; resolves once durable.
+   * A database that runs writes in an explicit transaction may send the statement without one
+   * (a single statement is its own transaction: PostgreSQL saves BEGIN and COMMIT, two round
+   * trips); otherwise it is {@link write}. Only for steps whose one statement decides alone
+   * (an upsert with its condition, a guarded UPDATE); it may run more than once.
+   */
+  writeStatement<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T>;
   /** Finishes pending work and releases the connection(s). */
   close(): Promise<void>;
 

@@ -141,6 +141,12 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return this.#inLane(lane, () => this.#transaction(doing, (sql) => runSteps(sql, steps())));
   }
 
+  /** One statement outside BEGIN/COMMIT (its own transaction): one round trip instead of three. */
+  async writeStatement<T>(doing: string, steps: () => Steps<T>, lane?: string): Promise<T> {
+    if (this.#closed) throw new StoreClosedError();
+    return this.#inLane(lane, () => this.#statement(doing, (sql) => runSteps(sql, steps())));
+  }
+
   /** Runs `run` after this instance's earlier writes in `lane` have settled (at once without a lane). */
   #inLane<T>(lane: string | undefined, run: () => Promise<T>): Promise<T> {
     if (lane === undefined) return this.#track(run());

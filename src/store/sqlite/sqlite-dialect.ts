@@ -141,6 +141,11 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     return this.#queue.write(doing, () => runSteps(this.#conn, steps()));
   }
 
+  /** A write like any other: the write queue's transaction costs no round trip here. */
+  writeStatement<T>(doing: string, steps: () => Steps<T>): Promise<T> {
+    return this.write(doing, steps);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#queue.settled();
