@@ -754,13 +754,25 @@ export class GatewayRunner implements CommandHost {
     model?: string,
     options: { rerun?: boolean } = {},
   ): Promise<void> {
-    let history = await this.#history(entry.sessionId);
-    // A re-run answers the last user message again: its failed attempts are not part of the question.
-    if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
-    const context = buildSessionContext(source, this.#contextConfig, entry);
-    const contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
-    // Marked mid-turn by #agentFor in the step it is taken from the cache.
-    const agent = await this.#agentFor(key, entry);
+    let history: ConversationMessage[];
+    let contextPrompt: string;
+    let agent: Agent;
+    try {
+      history = await this.#history(entry.sessionId);
+      // A re-run answers the last user message again: its failed attempts are not part of the question.
+      if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
+      const context = buildSessionContext(source, this.#contextConfig, entry);
+      contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
+      // Marked mid-turn by #agentFor in the step it is taken from the cache.
+      agent = await this.#agentFor(key, entry);
+    } catch (error) {
+      // The chat hears that its message will not be answered instead of waiting for a reply that never
+      // comes (an HTTP request would hang); the worker logs the error with its details.
+      await this.notify(source, "Something went wrong before the model could answer; the gateway's log has the details.", ids, "error").catch(
+        (notifyError: unknown) => this.#log.warn({ err: notifyError, key }, "telling the chat that its turn failed failed"),
+      );
+      throw error;
+    }
     const controller = new AbortController();
     state.controller = controller;
     let produced: NewMessage[] = [];

@@ -98,6 +98,26 @@ forEachBackend((backend) => {
     expect(replies.sort()).toEqual(chats.map((chat) => `Echo: hello from ${chat}`).sort());
   });
 
+  it("a turn that fails before the model runs (the agent cannot be made) tells the chat instead of leaving it waiting", async () => {
+    let attempts = 0;
+    const { local, runner } = await setup({
+      agentFactory: () => {
+        attempts += 1;
+        if (attempts === 1) throw new AgentError("no model configured for this session");
+        return new EchoAgent();
+      },
+    });
+    await local.receive("first");
+    const notice = await local.nextMessage();
+    expect(notice.message.kind).toBe("error");
+    expect(notice.message.text).toBe("Something went wrong before the model could answer; the gateway's log has the details.");
+    expect(notice.message.text).not.toContain("no model configured");
+    // The chat goes on: the next message is answered.
+    await local.receive("second");
+    expect((await local.nextMessage()).message.text).toBe("Echo: second");
+    expect(runner.turnsCompleted).toBe(1);
+  });
+
   it("two users in a group are isolated by default", async () => {
     const { local } = await setup();
     const group = { chatType: "group" as const, chatId: "g1" };
