@@ -20,15 +20,18 @@ import type { Sql } from "./postgres-connection.js";
 import { decodeText, encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
 import { toLooseTsQuery, toTsQuery } from "./postgres-search-query.js";
 
-/** How many of the newest matches are ranked for a relevance search. */
-export const RELEVANCE_CANDIDATES = 400;
+/**
+ * How many of the newest matches are ranked for a relevance search (SQLite ranks 400 with
+ * BM25; `ts_rank` reads each candidate's whole vector, often toasted, so PostgreSQL ranks fewer).
+ */
+export const RELEVANCE_CANDIDATES = 100;
 
 /**
  * A relevance search with a phrase checks word positions in at most this many of the newest
  * messages that hold all of the query's words (the query with each phrase loosened to its
  * words; at least `offset + limit`), and ranks the phrase matches among them.
  */
-export const PHRASE_WINDOW = 2_000;
+export const PHRASE_WINDOW = 1_000;
 
 type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "content_kind" | "timestamp" | "tool_name"> & {
   source: string;
