@@ -493,9 +493,14 @@ export class StoreCore implements SessionDB {
   async importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport> {
     const d = this.#d;
     this.#assertOpen();
-    return runImport(lines, (record, waiting) =>
-      d.write(`importing session ${record.session.id}`, () => importRecord(d, record, waiting)),
-    );
+    try {
+      return await runImport(lines, (record, waiting) =>
+        d.write(`importing session ${record.session.id}`, () => importRecord(d, record, waiting)),
+      );
+    } finally {
+      // Even a failed import may have written sessions before it stopped.
+      d.afterBulkChange();
+    }
   }
 
   // --- deletion and retention -------------------------------------------------
@@ -532,7 +537,10 @@ export class StoreCore implements SessionDB {
       deleted += batch.deleted;
       after = batch.next;
     }
-    if (deleted > 0) await d.mergeIndex();
+    if (deleted > 0) {
+      await d.mergeIndex();
+      d.afterBulkChange();
+    }
     // Space comes back to the file system where the backend can do that without locking others out.
     if (vacuum === "full") await d.compact({ full: true });
     else if (deleted > 0 && vacuum) await d.compact({ full: false });

@@ -138,6 +138,12 @@ export interface StoreDialect<M> {
   /** After a prune deleted something: the index upkeep held during its batches, in bounded writes. */
   mergeIndex(): Promise<void>;
   /**
+   * After an import or a prune changed many rows: lets the backend bring what its query
+   * planner knows of the tables up to date (PostgreSQL: a background `ANALYZE` check). Starts
+   * work in the background and returns at once; never throws.
+   */
+  afterBulkChange(): void;
+  /**
    * Gives space freed by a prune back to the file system, when the backend can (best
    * effort). `full: false`: in bounded steps that let other writers in between; `full:
    * true`: the whole file at once (an explicit maintenance request).

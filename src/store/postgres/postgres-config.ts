@@ -16,6 +16,12 @@ export interface PostgresConfig {
   schema?: string;
   /** Connections in the pool (default 10). */
   poolSize?: number;
+  /**
+   * Runs `ANALYZE` on the messages and sessions tables in the background once enough rows
+   * were added or removed since their last analyse, and checks after every import and prune
+   * (default `true`). Turn it off where a DBA schedules `ANALYZE` (autovacuum still runs).
+   */
+  autoAnalyze?: boolean;
 }
 
 /** Fills the defaults of a {@link PostgresConfig}. */
@@ -41,7 +47,11 @@ export function resolvePostgresConfig(config: PostgresConfig): Required<Postgres
   if (!Number.isInteger(poolSize) || poolSize < 1) {
     throw new InvalidInputError("poolSize must be a positive integer.", { field: "poolSize" });
   }
-  return { connectionString: config.connectionString, schema, poolSize };
+  const autoAnalyze = config.autoAnalyze ?? true;
+  if (typeof autoAnalyze !== "boolean") {
+    throw new InvalidInputError(`autoAnalyze must be true or false, not ${JSON.stringify(autoAnalyze)}.`, { field: "autoAnalyze" });
+  }
+  return { connectionString: config.connectionString, schema, poolSize, autoAnalyze };
 }
 
 /** The connection string without its password (for `location` and error messages). */

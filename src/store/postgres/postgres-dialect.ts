@@ -39,6 +39,7 @@ import { readInsights } from "./postgres-insights.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
 import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } from "./postgres-rows.js";
 import { searchMessages } from "./postgres-search.js";
+import { PlannerStatistics } from "./postgres-statistics.js";
 import { runSteps } from "./postgres-steps.js";
 import {
   appendInOneStatement,
@@ -90,12 +91,15 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   readonly #pending = new Set<Promise<unknown>>();
   /** The last write queued per lane: one instance's writes to a session (or queue) run in call order. */
   readonly #lanes = new Map<string, Promise<unknown>>();
+  /** Runs `ANALYZE` in the background once enough rows were written (`postgres-statistics.ts`). */
+  readonly #statistics: PlannerStatistics;
   #closed = false;
 
-  constructor(pool: pg.Pool, location: string) {
+  constructor(pool: pg.Pool, location: string, options: { autoAnalyze: boolean } = { autoAnalyze: true }) {
     this.#pool = pool;
     this.#sql = new Sql(pool);
     this.location = location;
+    this.#statistics = new PlannerStatistics(pool, { enabled: options.autoAnalyze });
   }
 
   get closed(): boolean {
@@ -211,6 +215,7 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#statistics.stop();
     await Promise.allSettled([...this.#pending]);
     await this.#pool.end();
   }
@@ -240,7 +245,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   }
 
   insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
-    return native((sql: Sql) => insertMessages(sql, sessionId, messages));
+    return native(async (sql: Sql) => {
+      const ids = await insertMessages(sql, sessionId, messages);
+      this.#statistics.wrote(ids.length);
+      return ids;
+    });
   }
 
   appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
@@ -250,7 +259,9 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       if (!(await lockAndBumpForAppend(sql, sessionId, messages))) {
         throw await appendRefused(sql, sessionId);
       }
-      return insertMessages(sql, sessionId, messages);
+      const ids = await insertMessages(sql, sessionId, messages);
+      this.#statistics.wrote(ids.length);
+      return ids;
     });
   }
 
@@ -265,7 +276,10 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return this.#inLane(sessionId, () =>
       this.#statement(doing, async (sql) => {
         const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
-        if (outcome.written) return outcome.ids;
+        if (outcome.written) {
+          this.#statistics.wrote(outcome.ids.length);
+          return outcome.ids;
+        }
         if (fence !== null) assertFence(fence, outcome.fenceRow);
         throw await appendRefused(sql, sessionId);
       }),
@@ -298,6 +312,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
 
   /** Nothing was held back. */
   async mergeIndex(): Promise<void> {}
+
+  /** A background check of the planner statistics (`ANALYZE` when enough rows changed); never awaited, never throws. */
+  afterBulkChange(): void {
+    if (!this.#closed) this.#statistics.check();
+  }
 
   /** Space is reclaimed by autovacuum for reuse; no `VACUUM FULL` (it would lock the tables against every other process). */
   async compact(_options: { full: boolean }): Promise<void> {}

@@ -54,8 +54,12 @@ export function messageVector(
   return parts.length === 0 ? null : parts.join(" ");
 }
 
-/** The tsquery of one operand, or `null` when it can never match (a token too long to be indexed). */
-function renderOperand(operand: QueryOperand): string | null {
+/**
+ * The tsquery of one operand, or `null` when it can never match (a token too long to be indexed).
+ * Several tokens form a phrase (`<->`); `loose` joins them with `&` instead (all the words,
+ * anywhere in the message).
+ */
+function renderOperand(operand: QueryOperand, loose: boolean): string | null {
   const lexemes: string[] = [];
   for (const token of operand.tokens) {
     const folded = foldForMatch(token);
@@ -65,7 +69,7 @@ function renderOperand(operand: QueryOperand): string | null {
   }
   if (lexemes.length === 0) return null;
   const parts = lexemes.map((t, i) => quoteLexeme(t) + (operand.prefix && i === lexemes.length - 1 ? ":*" : ""));
-  return parts.length === 1 ? parts[0]! : `(${parts.join(" <-> ")})`;
+  return parts.length === 1 ? parts[0]! : `(${parts.join(loose ? " & " : " <-> ")})`;
 }
 
 /**
@@ -75,6 +79,22 @@ function renderOperand(operand: QueryOperand): string | null {
  * `null` when nothing can match.
  */
 export function toTsQuery(q: ParsedQuery): string | null {
+  return render(q, false);
+}
+
+/**
+ * A looser tsquery that every match of {@link toTsQuery} also matches, which the GIN index
+ * answers without reading a row: each phrase becomes all of its words (`'a' <-> 'b'` →
+ * `'a' & 'b'`) and an excluded phrase is left out. `null` when `q` has no phrase (the
+ * exact query is then as cheap) or nothing can match.
+ */
+export function toLooseTsQuery(q: ParsedQuery): string | null {
+  const exact = render(q, false);
+  const loose = render(q, true);
+  return exact === null || loose === exact ? null : loose;
+}
+
+function render(q: ParsedQuery, loose: boolean): string | null {
   // OR groups of AND terms; a term is a positive operand and the operands it excludes.
   type Term = { positive: string | null; excluded: string[] };
   const groups: Term[][] = [[]];
@@ -84,13 +104,14 @@ export function toTsQuery(q: ParsedQuery): string | null {
       pending = item.op;
       continue;
     }
-    const rendered = renderOperand(item);
     const group = groups[groups.length - 1]!;
     if (pending === "NOT" && group.length > 0) {
+      // Leaving out an excluded phrase widens the match; loosening it would narrow it.
+      const rendered = loose && item.tokens.length > 1 ? null : renderOperand(item, loose);
       if (rendered !== null) group[group.length - 1]!.excluded.push(rendered);
     } else {
       if (pending === "OR") groups.push([]);
-      groups[groups.length - 1]!.push({ positive: rendered, excluded: [] });
+      groups[groups.length - 1]!.push({ positive: renderOperand(item, loose), excluded: [] });
     }
     pending = null;
   }

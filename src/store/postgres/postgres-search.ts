@@ -3,7 +3,11 @@
  * postgres-search-query.ts) with a GIN index. "newest" and "oldest" order matches
  * by message id; "relevance" ranks a bounded candidate set (the newest
  * {@link RELEVANCE_CANDIDATES} matches) with `ts_rank` instead of scoring every
- * match. Snippets and context come from the shared, backend-independent code.
+ * match. A relevance search with a phrase looks for it only among the newest
+ * {@link PHRASE_WINDOW} messages holding all of its words: the GIN index cannot check
+ * word positions, so every such row is read to check them, and for common words those are
+ * a large share of the table. Snippets and context come from the shared,
+ * backend-independent code.
  *
  * @module
  */
@@ -14,10 +18,20 @@ import { contentText } from "../preview.js";
 import { buildSnippet, contextText, highlightTerms, parseSearchQuery } from "../search/index.js";
 import type { Sql } from "./postgres-connection.js";
 import { decodeText, encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
-import { toTsQuery } from "./postgres-search-query.js";
+import { toLooseTsQuery, toTsQuery } from "./postgres-search-query.js";
 
-/** How many of the newest matches are ranked for a relevance search. */
-export const RELEVANCE_CANDIDATES = 400;
+/**
+ * How many of the newest matches are ranked for a relevance search (SQLite ranks 400 with
+ * BM25; `ts_rank` reads each candidate's whole vector, often toasted, so PostgreSQL ranks fewer).
+ */
+export const RELEVANCE_CANDIDATES = 100;
+
+/**
+ * A relevance search with a phrase checks word positions in at most this many of the newest
+ * messages that hold all of the query's words (the query with each phrase loosened to its
+ * words; at least `offset + limit`), and ranks the phrase matches among them.
+ */
+export const PHRASE_WINDOW = 1_000;
 
 type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "content_kind" | "timestamp" | "tool_name"> & {
   source: string;
@@ -34,8 +48,11 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
 
   const tsquery = toTsQuery(parsed);
   if (tsquery === null) return [];
-  const params: unknown[] = [tsquery];
-  const where = ["m.search_vector @@ $1::tsquery", "m.rewound_at IS NULL"];
+  // With a phrase, relevance walks the rows matching the loose query (which the GIN index
+  // answers without reading rows) and checks the phrase only within a bounded window of them.
+  const loose = sort === "relevance" ? toLooseTsQuery(parsed) : null;
+  const params: unknown[] = loose === null ? [tsquery] : [tsquery, loose];
+  const where = [`m.search_vector @@ $${params.length}::tsquery`, "m.rewound_at IS NULL"];
   let join = "";
   if (roles !== null) where.push(`m.role = ANY($${params.push(roles)}::text[])`);
   if (sources !== null || excluded !== null || userId !== null || userIds !== null || chatId !== null) {
@@ -53,10 +70,16 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
     const candidates = Math.max(RELEVANCE_CANDIDATES, offset + limit);
     // Ranked after the LIMIT: in the select list of the inner query, ts_rank would run on
     // every match (each vector read again) before the sort keeps the newest candidates.
+    const newest =
+      loose === null
+        ? `SELECT m.id, m.search_vector ${base} ORDER BY m.id DESC LIMIT $${params.length + 1}`
+        : `SELECT w.id, w.search_vector
+             FROM (SELECT m.id, m.search_vector ${base} ORDER BY m.id DESC LIMIT $${params.length + 2}) w
+            WHERE w.search_vector @@ $1::tsquery
+            ORDER BY w.id DESC LIMIT $${params.length + 1}`;
     const rows = await sql.all<{ id: number; score: number }>(
-      `SELECT c.id, ts_rank(c.search_vector, $1::tsquery) AS score
-         FROM (SELECT m.id, m.search_vector ${base} ORDER BY m.id DESC LIMIT $${params.length + 1}) c`,
-      [...params, candidates],
+      `SELECT c.id, ts_rank(c.search_vector, $1::tsquery) AS score FROM (${newest}) c`,
+      loose === null ? [...params, candidates] : [...params, candidates, Math.max(PHRASE_WINDOW, candidates)],
     );
     rows.sort((a, b) => b.score - a.score || b.id - a.id);
     ids = rows.slice(offset, offset + limit).map((r) => r.id);

@@ -299,6 +299,9 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     });
   }
 
+  /** SQLite's planner keeps no statistics we rely on (no `ANALYZE` tables): nothing to refresh. */
+  afterBulkChange(): void {}
+
   /**
    * Merges the search index's segments in steps of about {@link INDEX_MERGE_STEP_PAGES}
    * pages, each a write of its own, until FTS5 finds no work (best effort: stops if another
