@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionDB, StoreBusyError } from "../../../src/index.js";
+import { SqliteSessionDB } from "../../../src/store/sqlite/index.js";
+import { waitFor } from "../../support/wait-for.js";
 
 describe("sqlite: a peer holding the write lock", () => {
   const dir = mkdtempSync(join(tmpdir(), "tl-lock-"));
@@ -21,6 +23,28 @@ describe("sqlite: a peer holding the write lock", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect((await db.getMessages(s.id)).map((m) => m.id)).toEqual([id]);
     clearTimeout(held);
+    peer.close();
+    await db.close();
+  });
+
+  it("with busyTimeoutMs 0 the wait never blocks the thread: timers keep running, and the write lands once the peer commits", async () => {
+    const path = join(dir, "no-block.db");
+    const db = await SqliteSessionDB.open({ path, busyTimeoutMs: 0 });
+    const s = await db.createSession({ source: "cli" });
+    const peer = new Database(path, { timeout: 0 });
+    peer.exec("BEGIN IMMEDIATE");
+    let landed = false;
+    const append = db.appendMessage(s.id, { role: "user", content: "after the lock" }).then((id) => {
+      landed = true;
+      return id;
+    });
+    // Several of waitFor's timer-driven probes run while the write waits for the lock.
+    let probes = 0;
+    await waitFor(() => ++probes >= 4, { what: "four probes while the write waits" });
+    expect(landed).toBe(false);
+    peer.exec("COMMIT");
+    const id = await append;
+    expect((await db.getMessages(s.id)).map((m) => m.id)).toEqual([id]);
     peer.close();
     await db.close();
   });
