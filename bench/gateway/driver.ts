@@ -28,6 +28,8 @@ interface Reply {
   text: string;
   sessionId: string | null;
   ms: number;
+  /** When the request was issued, epoch ms. */
+  issuedAtMs: number;
 }
 
 interface Sent {
@@ -73,7 +75,7 @@ function send(agent: Agent, base: URL, key: string, id: string): Sent {
             }
           }
           const sid = res.headers["x-threadline-session-id"];
-          resolve({ status: res.statusCode ?? 0, text, sessionId: typeof sid === "string" ? sid : null, ms });
+          resolve({ status: res.statusCode ?? 0, text, sessionId: typeof sid === "string" ? sid : null, ms, issuedAtMs: performance.timeOrigin + started });
         });
         res.on("error", reject);
       },
@@ -119,7 +121,7 @@ async function conversations(job: ConversationsJob): Promise<ConversationsResult
           const base = bases[(roundRobin ? c + t : c) % bases.length]!;
           const reply = await send(agent, base, key, id).reply;
           const ok = isEcho(reply, id);
-          samples.push({ id, clientMs: reply.ms, ok });
+          samples.push({ id, clientMs: reply.ms, issuedAtMs: reply.issuedAtMs, ok });
           if (!ok) {
             errors++;
             if (errorExamples.length < 5) errorExamples.push(describe(reply, id));

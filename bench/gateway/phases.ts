@@ -66,6 +66,24 @@ export interface ConversationsReport {
   store_ms_per_turn: Record<string, number>;
   /** Turns with both a server-side and an agent timing (should equal turns). */
   matched: number;
+  /** With a window (e.g. while a prune ran): the turns in flight during it, as the driver saw them. */
+  during_window?: WindowReport;
+}
+
+/** An interval of wall-clock time, epoch milliseconds. */
+export interface Interval {
+  fromMs: number;
+  toMs: number;
+}
+
+/** The turns of a run that were in flight during an interval (issued before it ended, answered after it began). */
+export interface WindowReport {
+  window_ms: number;
+  turns: number;
+  client_latency: Spread;
+  /** The same minus the agent's time (as `overhead`). */
+  overhead: Spread;
+  errors: number;
 }
 
 function diffMetrics(before: MetricsSnapshot, after: MetricsSnapshot, turns: number): { turnMeanMs: number; store: Record<string, number> } {
@@ -92,6 +110,7 @@ export async function runConversations(
   turns: number,
   platform: BenchPlatform = "api-server",
   deadlineMs?: number,
+  window?: Promise<Interval>,
 ): Promise<ConversationsReport> {
   const m0 = parseMetrics(await gw.metrics());
   await gw.probe({ cmd: "record", on: true });
@@ -129,6 +148,18 @@ export async function runConversations(
   }
   const metrics = diffMetrics(m0, m1, total);
   const perSec = total / result.seconds;
+  let duringWindow: WindowReport | undefined;
+  if (window !== undefined) {
+    const { fromMs, toMs } = await window;
+    const inFlight = result.samples.filter((s) => s.issuedAtMs < toMs && s.issuedAtMs + s.clientMs > fromMs);
+    duringWindow = {
+      window_ms: round3(toMs - fromMs),
+      turns: inFlight.length,
+      client_latency: spread(inFlight.map((s) => s.clientMs)),
+      overhead: spread(inFlight.map((s) => s.clientMs - (byId.get(s.id)?.agentMs ?? 0))),
+      errors: inFlight.filter((s) => !s.ok).length,
+    };
+  }
   return {
     platform,
     concurrency,
@@ -151,6 +182,7 @@ export async function runConversations(
     turn_metric_mean_ms: metrics.turnMeanMs,
     store_ms_per_turn: metrics.store,
     matched: overhead.length,
+    ...(duringWindow === undefined ? {} : { during_window: duringWindow }),
   };
 }
 

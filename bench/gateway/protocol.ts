@@ -68,6 +68,8 @@ export interface RequestSample {
   id: string;
   /** Request issued → last byte of the reply read (telegram: update pushed into the fake → the bot's sendMessage for it received), milliseconds. */
   clientMs: number;
+  /** When the request was issued, epoch milliseconds (performance.timeOrigin + now: comparable across processes). */
+  issuedAtMs: number;
   /** HTTP 200 (telegram: a sendMessage in reply to the message) and the reply is `Echo: <the message sent>`. */
   ok: boolean;
 }

@@ -33,6 +33,10 @@
  * default) of `--turns` turns (20) shared out over them (`--spread sticky`, the default, or
  * `round-robin` per turn), the echo agent or `--model-delay-ms`: turns/s, latency, CPU per turn
  * per replica and of PostgreSQL, commits, WAL flushes and wait events per turn.
+ * `--during-prune` (during-prune.ts), alone: per `--conversations` level (10 by default), a gateway
+ * whose file holds prunable history; C conversations for `--window-ms` (5,000) alone, then the same
+ * while `threadline sessions prune` (dist/, its own process) runs on the file: latency p50/p99 of
+ * both, and of the turns in flight while the prune ran.
  *
  * `--quick`: C = 1, 10 and 1,000 sessions. Prints one JSON object on stdout; progress
  * and a summary table go to stderr. Needs `npm run build` first (it drives dist/).
@@ -51,6 +55,7 @@ import { PROVIDER_KEEP_ALIVE_MS, runModelDelay, SAMPLE_EVERY_MS, type ModelDelay
 import type { ReplicaSpread } from "./protocol.js";
 import { formatReplicas, runReplicas, WAIT_SAMPLE_MS, type ReplicasReport } from "./replicas.js";
 import { countTurnStatements, formatStatements } from "./statements.js";
+import { DEFAULT_HISTORY, formatDuringPrune, runDuringPrune, type DuringPruneReport } from "./during-prune.js";
 import { runStreaming, startProviderChild, type ProviderChild, type ProviderPacing, type StreamingReport } from "./ttft.js";
 
 const USAGE =
@@ -58,7 +63,8 @@ const USAGE =
   "       npm run bench:gateway -- --conversations-only [--turns T] [--cpu-prof DIR] [--synchronous FULL|NORMAL] [--platform api-server|telegram]\n" +
   "       npm run bench:gateway -- --model-delay-ms MS [--conversations C[,C…]] [--turns T] [--max-seconds S] [--provider-keep-alive-ms MS] [--synchronous FULL|NORMAL] [--keep]\n" +
   "       npm run bench:gateway -- --statements [--turns T] [--synchronous FULL|NORMAL] [--db postgres://…]\n" +
-  "       npm run bench:gateway -- --db postgres://… --replicas N[,N…] [--conversations C[,C…]] [--turns T] [--spread sticky|round-robin] [--model-delay-ms MS] [--max-seconds S] [--keep]";
+  "       npm run bench:gateway -- --db postgres://… --replicas N[,N…] [--conversations C[,C…]] [--turns T] [--spread sticky|round-robin] [--model-delay-ms MS] [--max-seconds S] [--keep]\n" +
+  "       npm run bench:gateway -- --during-prune [--conversations C[,C…]] [--window-ms MS] [--synchronous FULL|NORMAL] [--keep]";
 /** The replicas mode's defaults: 100 conversations × 20 turns. */
 const REPLICA_CONVERSATIONS = [100];
 const REPLICA_TURNS = 20;
@@ -67,6 +73,9 @@ const DELAY_CONVERSATIONS = [1_000];
 const DELAY_TURNS = 3;
 const DELAY_MAX_SECONDS = 120;
 const TURNS = 20;
+/** The during-prune mode's defaults: C = 10, runs of 5 s. */
+const PRUNE_CONVERSATIONS = [10];
+const PRUNE_WINDOW_MS = 5_000;
 const BURSTS = 10;
 const BURST_SIZE = 5;
 const BURST_GAP_MS = 1;
@@ -108,7 +117,11 @@ interface Args {
   replicas: number[] | null;
   /** Replicas mode: how conversations are shared out over the replicas. */
   spread: ReplicaSpread;
-  /** `--conversations` was given (the replicas mode has its own default). */
+  /** Run only the during-prune mode (during-prune.ts), at `--conversations` (10 by default). */
+  duringPrune: boolean;
+  /** During-prune mode: the length of each run, ms. */
+  windowMs: number;
+  /** `--conversations` was given (the modes have different defaults). */
   conversationsGiven: boolean;
 }
 
@@ -141,6 +154,8 @@ function parseArgs(argv: readonly string[]): Args {
     db: null,
     replicas: null,
     spread: "sticky",
+    duringPrune: false,
+    windowMs: PRUNE_WINDOW_MS,
     conversationsGiven: false,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -188,6 +203,8 @@ function parseArgs(argv: readonly string[]): Args {
       if (value !== "sticky" && value !== "round-robin") usageError(`--spread takes sticky or round-robin (got ${value ?? "nothing"})`);
       args.spread = value;
     }
+    else if (arg === "--during-prune") args.duringPrune = true;
+    else if (arg === "--window-ms") args.windowMs = wholeNumber(arg, argv[++i], 100, 600_000);
     else if (arg === "--turns") args.turns = wholeNumber(arg, argv[++i], 1, 1_000);
     else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
     else if (arg === "--provider-keep-alive-ms") args.providerKeepAliveMs = wholeNumber(arg, argv[++i], 1, 3_600_000);
@@ -214,6 +231,9 @@ function parseArgs(argv: readonly string[]): Args {
   }
   if (args.statements && (args.streamingOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
     usageError("--statements runs alone: it takes --turns and --synchronous");
+  }
+  if (args.duringPrune && (args.streamingOnly || args.statements || args.modelDelayMs !== null || args.quick || args.conversationsOnly || args.platform !== "api-server" || args.cpuProf !== null)) {
+    usageError("--during-prune runs alone: it takes --conversations, --window-ms, --synchronous and --keep");
   }
   if (args.conversationsOnly && (args.streamingOnly || args.statements || args.modelDelayMs !== null || args.quick)) {
     usageError("--conversations-only runs alone: it takes --turns, --cpu-prof, --synchronous and --platform");
@@ -266,6 +286,10 @@ async function main(): Promise<void> {
   }
   if (args.modelDelayMs !== null) {
     await modelDelayMode(args, args.modelDelayMs);
+    return;
+  }
+  if (args.duringPrune) {
+    await duringPruneMode(args);
     return;
   }
   if (args.statements) {
@@ -405,6 +429,38 @@ async function replicasMode(args: Args, db: string, replicas: number[]): Promise
     })}\n`,
   );
   process.stderr.write(`\n${formatReplicas(report, cpus().length)}\nload average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+}
+
+/** `--during-prune`: per `--conversations` level, the gateway's latency alone and while a prune runs on its file. */
+async function duringPruneMode(args: Args): Promise<void> {
+  const driver = startDriver();
+  const reports: DuringPruneReport[] = [];
+  const loadBefore = loadavg().map((l) => Math.round(l * 100) / 100);
+  try {
+    for (const conversations of args.conversationsGiven ? args.conversations : PRUNE_CONVERSATIONS) {
+      log(`during prune: C = ${conversations}`);
+      const r = await runDuringPrune(driver, { conversations, windowMs: args.windowMs, history: DEFAULT_HISTORY, synchronous: args.synchronous, keep: args.keep });
+      reports.push(r);
+    }
+  } finally {
+    await driver.stop();
+  }
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: "gateway",
+      phase: "during-prune",
+      machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
+      setup: {
+        gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config; echo agent; api-server adapter)",
+        history: "ended sessions, last active 90 days ago, imported into the gateway's state.db through a second connection (importSessions from dist/) and indexed for search before the runs",
+        prune: "node dist/cli/main.js sessions prune --older-than 60 --yes --json --db <the gateway's file>, its own process, THREADLINE_HOME = the gateway's (same config), spawned at the start of the second run",
+        driver: "C closed-loop conversations over loopback keep-alive HTTP, its own process; both runs last --window-ms (no new turn after it)",
+        database: `SQLite state.db (storage.synchronous = ${args.synchronous})`,
+      },
+      runs: reports,
+    })}\n`,
+  );
+  process.stderr.write(`\n${formatDuringPrune(reports)}\n`);
 }
 
 /** `--model-delay-ms`: one run of the model-delay phase per `--conversations` level, on a fresh provider and gateway each. */

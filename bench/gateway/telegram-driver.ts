@@ -76,9 +76,10 @@ export async function telegramConversations(job: ConversationsJob): Promise<Conv
     chats.map(async (chatId, c) => {
       for (let t = 0; t < job.turns; t++) {
         const id = `${job.tag}.${c}.${t}`;
+        const issuedAtMs = performance.timeOrigin + performance.now();
         const { ms, reply } = await turn(server, chatId, t + 1, id);
         const ok = reply !== null && reply.plain === `Echo: ${benchText(id)}`;
-        samples.push({ id, clientMs: ms, ok });
+        samples.push({ id, clientMs: ms, issuedAtMs, ok });
         if (!ok) {
           errors++;
           if (errorExamples.length < 5) errorExamples.push(`${id}: ${reply === null ? `no reply within ${REPLY_TIMEOUT_MS / 1000} s` : `reply ${JSON.stringify(reply.plain.slice(0, 200))}`}`);

@@ -1,8 +1,8 @@
 import { createWriteStream } from "node:fs";
-import { once } from "node:events";
+import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import { finished } from "node:stream/promises";
-import type { SessionDB } from "../../src/index.js";
+import { writeJsonl, type SessionDB, type SessionRecord } from "../../src/index.js";
 import { fmtSeconds, log } from "../log.js";
 import { startRssSampler } from "../rss.js";
 
@@ -13,22 +13,25 @@ export interface ExportResult {
 
 const SAMPLE_EVERY_LINES = 64;
 
-/** exportSessions() written as JSONL through a write stream that honours backpressure. */
+/**
+ * exportSessions() written as JSONL through a write stream by the product's writer, `writeJsonl`
+ * (what `threadline sessions export` does), which honours backpressure.
+ */
 export async function runExportAll(db: SessionDB, outPath: string): Promise<ExportResult> {
   const rssBefore = process.memoryUsage().rss;
   const sampler = startRssSampler();
   const start = performance.now();
   const out = createWriteStream(outPath);
   let lines = 0;
-  let bytes = 0;
-  try {
-    for await (const record of db.exportSessions()) {
-      const text = JSON.stringify(record) + "\n";
-      bytes += Buffer.byteLength(text);
-      lines++;
-      if (!out.write(text)) await once(out, "drain");
-      if (lines % SAMPLE_EVERY_LINES === 0) sampler.sample();
+  async function* sampled(records: AsyncIterable<SessionRecord>): AsyncIterable<SessionRecord> {
+    let seen = 0;
+    for await (const record of records) {
+      yield record;
+      if (++seen % SAMPLE_EVERY_LINES === 0) sampler.sample();
     }
+  }
+  try {
+    lines = await writeJsonl(sampled(db.exportSessions()), out);
     out.end();
     await finished(out);
   } catch (err) {
@@ -39,6 +42,7 @@ export async function runExportAll(db: SessionDB, outPath: string): Promise<Expo
     log(`export_all: peak RSS ${mib(peak)} (before ${mib(rssBefore)})`);
   }
   const seconds = (performance.now() - start) / 1000;
+  const bytes = (await stat(outPath)).size;
   log(`export_all: ${lines} lines, ${mib(bytes)} to ${outPath} in ${fmtSeconds(seconds)}`);
   return { seconds, lines };
 }

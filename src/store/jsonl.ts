@@ -8,13 +8,30 @@ import { once } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
 
-/** Writes each record as one JSON line, waiting for the stream to drain; returns the number of lines. */
+/**
+ * Writes each record as one JSON line, waiting for the stream to drain; returns the number of lines.
+ *
+ * When a write fills the stream, the next record is read and serialised while the stream drains,
+ * and only written after `drain`: the stream holds at most its high-water mark plus one line, and
+ * reading overlaps writing instead of waiting for every flush.
+ */
 export async function writeJsonl(records: AsyncIterable<unknown>, out: Writable): Promise<number> {
   let lines = 0;
+  let draining: Promise<unknown> | null = null;
   for await (const record of records) {
-    if (!out.write(`${JSON.stringify(record)}\n`)) await once(out, "drain");
+    const line = `${JSON.stringify(record)}\n`;
+    if (draining !== null) {
+      await draining;
+      draining = null;
+    }
+    if (!out.write(line)) {
+      draining = once(out, "drain");
+      // Awaited before the next write or at the end; an error before then must not count as unhandled.
+      draining.catch(() => {});
+    }
     lines += 1;
   }
+  if (draining !== null) await draining;
   return lines;
 }
 

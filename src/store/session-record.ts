@@ -15,15 +15,13 @@ export const RECORD_FORMAT = "threadline.session";
 /** The record version this code writes and reads. */
 export const RECORD_VERSION = 1;
 
-/** A session as exported (derived counters left out: they are recomputed on import). */
-export function toSessionRecord(session: Session, messages: Message[]): SessionRecord {
+/** A message of an export record: a {@link Message} without its `id` and `sessionId`. */
+export type ExportedMessage = SessionRecord["messages"][number];
+
+/** A session and its exported messages as an export record (derived counters left out: they are recomputed on import). */
+export function toSessionRecord(session: Session, messages: ExportedMessage[]): SessionRecord {
   const { messageCount: _m, toolCallCount: _t, lastActiveAt: _l, preview: _p, ...rest } = session;
-  return {
-    format: RECORD_FORMAT,
-    version: RECORD_VERSION,
-    session: rest,
-    messages: messages.map(({ id: _id, sessionId: _s, ...m }) => m),
-  };
+  return { format: RECORD_FORMAT, version: RECORD_VERSION, session: rest, messages };
 }
 
 const nullableText = z.string().nullable().optional();

@@ -20,7 +20,7 @@
  */
 
 /** What a statement step asks for: every row, the first row, the first column of the first row, the first column of every row, or the affected row count. */
-export type StepMode = "all" | "one" | "value" | "column" | "run";
+export type StepMode = "all" | "one" | "value" | "column" | "tuples" | "run";
 
 /** One statement (`?` placeholders), or a backend-native function of its connection handle. */
 export type Step =
@@ -33,6 +33,14 @@ export type Steps<T> = Generator<Step, T, unknown>;
 /** Every row of a query. */
 export function* all<T>(sql: string, params: readonly unknown[] = []): Steps<T[]> {
   return (yield { kind: "sql", mode: "all", sql, params }) as T[];
+}
+
+/**
+ * Every row as an array of its column values, in the order the `SELECT` names them (no
+ * object per row: for reads of many rows, such as an export).
+ */
+export function* tuples(sql: string, params: readonly unknown[] = []): Steps<unknown[][]> {
+  return (yield { kind: "sql", mode: "tuples", sql, params }) as unknown[][];
 }
 
 /** The first row of a query, or `undefined`. */

@@ -35,6 +35,7 @@ import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } fro
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
 import type { CheckedListRoutes } from "../routing-input.js";
+import type { ExportedMessage } from "../session-record.js";
 import type { TextDecoder } from "../session-rows.js";
 import type { UsageValueKind } from "../usage-update.js";
 import type { Steps } from "./steps.js";
@@ -96,6 +97,13 @@ export interface StoreDialect<M> {
   usageParam(kind: Exclude<UsageValueKind, "text">): string;
   /** A `messages` row (read with {@link messageColumns}) as a contract message. */
   toMessage(row: unknown): Message;
+  /** The columns of `messages` an exported message is read from, as tuples, in the order {@link toExportedMessage} takes them. */
+  readonly exportedMessageColumns: string;
+  /**
+   * A `messages` row read as a tuple of {@link exportedMessageColumns} as a message of an export record: the
+   * same keys, in the same order, with the same values as {@link toMessage} without `id` and `sessionId`.
+   */
+  toExportedMessage(tuple: unknown[]): ExportedMessage;
 
   // --- transcript and search index --------------------------------------------
 

@@ -8,22 +8,27 @@
 import type { SessionRecord } from "../contract.js";
 import { InvalidInputError } from "../errors.js";
 import type { ImportOutcome } from "../session-import.js";
-import { toSessionRecord, type ValidRecord } from "../session-record.js";
+import { toSessionRecord, type ExportedMessage, type ValidRecord } from "../session-record.js";
 import { toSession, type SessionRow } from "../session-rows.js";
 import { refreshChain, sessionRow } from "./lineage-steps.js";
 import { insertSession } from "./session-insert.js";
-import { all, run, type Steps } from "./steps.js";
+import { run, tuples, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 import { claimTitle } from "./title-steps.js";
 
-/** The query of an exported session's messages (one `?`: the session id). */
+/** The query of an exported session's messages, as tuples (one `?`: the session id). */
 export function exportMessagesSql(d: StoreDialect<unknown>, includeRewound: boolean): string {
-  return `SELECT ${d.messageColumns} FROM messages WHERE session_id = ?${includeRewound ? "" : " AND rewound_at IS NULL"} ORDER BY id`;
+  return `SELECT ${d.exportedMessageColumns} FROM messages WHERE session_id = ?${includeRewound ? "" : " AND rewound_at IS NULL"} ORDER BY id`;
 }
 
-/** A session row as an export record, with its messages read by `messagesSql`. */
+/**
+ * A session row as an export record, with its messages read by `messagesSql`: as tuples, each
+ * mapped straight to its exported shape (no row object, no message object to copy).
+ */
 export function* exportRecord(d: StoreDialect<unknown>, row: SessionRow, messagesSql: string): Steps<SessionRecord> {
-  const messages = (yield* all<unknown>(messagesSql, [row.id])).map((m) => d.toMessage(m));
+  const rows = yield* tuples(messagesSql, [row.id]);
+  const messages = new Array<ExportedMessage>(rows.length);
+  for (let i = 0; i < rows.length; i++) messages[i] = d.toExportedMessage(rows[i]!);
   return toSessionRecord(toSession(row, d.decodeText), messages);
 }
 

@@ -59,6 +59,11 @@ export class Sql {
     return ((await this.#runner.query({ text, values: params, rowMode: "array" })).rows as unknown[][]).map((r) => r[0] as T);
   }
 
+  /** Every row as an array of its column values. */
+  async tuples(text: string, params: unknown[] = []): Promise<unknown[][]> {
+    return (await this.#runner.query({ text, values: params, rowMode: "array" })).rows as unknown[][];
+  }
+
   /**
    * Every row of a statement prepared under `name` on each connection (parsed and planned once
    * there, then only bound and executed). A name must always stand for the same text.

@@ -37,7 +37,7 @@ import { isRetryable, translatePostgresError } from "./postgres-errors.js";
 import * as handoffs from "./postgres-handoffs.js";
 import { readInsights } from "./postgres-insights.js";
 import { insertRouteIfAbsent, listRoutes, routeBySession, routeRow, toRoute, updateRoute } from "./postgres-routes.js";
-import { decodeText, encodeText, MESSAGE_COLUMNS, toMessage, type MessageRow } from "./postgres-rows.js";
+import { decodeText, encodeText, EXPORTED_MESSAGE_COLUMNS, MESSAGE_COLUMNS, toExportedMessage, toMessage, type MessageRow } from "./postgres-rows.js";
 import { searchMessages } from "./postgres-search.js";
 import { PlannerStatistics } from "./postgres-statistics.js";
 import { runSteps } from "./postgres-steps.js";
@@ -237,6 +237,9 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   toMessage(row: unknown): Message {
     return toMessage(row as MessageRow);
   }
+
+  readonly exportedMessageColumns = EXPORTED_MESSAGE_COLUMNS;
+  readonly toExportedMessage = toExportedMessage;
 
   // --- transcript and search index --------------------------------------------
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ContentPart, Message, MessageContent, MessageRole, Session, SessionSummary, SessionUsage, ToolCall } from "../contract.js";
+import type { ExportedMessage } from "../session-record.js";
 import {
   toSession as sharedToSession,
   toSummary as sharedToSummary,
@@ -82,6 +83,35 @@ export function toUsage(row: SessionRow): SessionUsage {
 export function rowContent(row: Pick<MessageRow, "content" | "content_kind">): MessageContent {
   if (row.content === null) return null;
   return row.content_kind === 1 ? (JSON.parse(row.content) as ContentPart[]) : decodeText(row.content);
+}
+
+/** The columns {@link toExportedMessage} reads, in its order. */
+export const EXPORTED_MESSAGE_COLUMNS =
+  "role, content, content_kind, tool_calls, tool_call_id, tool_name, token_count, finish_reason, reasoning, " +
+  "reasoning_details, platform_message_id, timestamp, rewound_at";
+
+/**
+ * A row read as a tuple of {@link EXPORTED_MESSAGE_COLUMNS} as a message of an export record: what
+ * {@link toMessage} gives without `id` and `sessionId` (same keys in the same order), NUL escapes decoded.
+ */
+export function toExportedMessage(t: unknown[]): ExportedMessage {
+  const content = t[1] as string | null;
+  const toolCalls = t[3] as string | null;
+  const reasoningDetails = t[9] as string | null;
+  return {
+    role: t[0] as MessageRole,
+    content: content === null ? null : t[2] === 1 ? (JSON.parse(content) as ContentPart[]) : decodeText(content),
+    toolCalls: toolCalls === null ? null : (JSON.parse(toolCalls) as ToolCall[]),
+    toolCallId: decodeText(t[4] as string | null),
+    toolName: decodeText(t[5] as string | null),
+    tokenCount: t[6] as number | null,
+    finishReason: decodeText(t[7] as string | null),
+    reasoning: decodeText(t[8] as string | null),
+    reasoningDetails: reasoningDetails === null ? null : (JSON.parse(reasoningDetails) as unknown),
+    platformMessageId: decodeText(t[10] as string | null),
+    timestamp: t[11] as number,
+    rewoundAt: t[12] as number | null,
+  };
 }
 
 /** A message row as a contract {@link Message}. */

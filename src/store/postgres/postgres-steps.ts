@@ -37,6 +37,8 @@ async function execute(sql: Sql, step: Step): Promise<unknown> {
       return sql.value(text, params);
     case "column":
       return sql.column(text, params);
+    case "tuples":
+      return sql.tuples(text, params);
     case "run":
       return sql.run(text, params);
   }

@@ -38,7 +38,7 @@ import * as handoffs from "./sqlite-handoffs.js";
 import { readInsights } from "./sqlite-insights.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
-import { toMessage, type MessageRow } from "./sqlite-rows.js";
+import { EXPORTED_MESSAGE_COLUMNS, toExportedMessage, toMessage, type MessageRow } from "./sqlite-rows.js";
 import { searchMessages } from "./sqlite-search.js";
 import {
   deferDeleteMerges,
@@ -181,6 +181,9 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   toMessage(row: unknown): ReturnType<typeof toMessage> {
     return toMessage(row as MessageRow);
   }
+
+  readonly exportedMessageColumns = EXPORTED_MESSAGE_COLUMNS;
+  readonly toExportedMessage = toExportedMessage;
 
   // --- transcript and search index --------------------------------------------
 

@@ -11,6 +11,14 @@ import type { SqliteConnection } from "./sqlite-connection.js";
 function execute(conn: SqliteConnection, step: Step): unknown {
   if (step.kind === "native") return (step.run as (handle: SqliteConnection) => unknown)(conn);
   const statement = conn.stmt(step.sql);
+  if (step.mode === "tuples") {
+    // raw() sticks to the cached statement: switch it back for the next object read.
+    try {
+      return statement.raw(true).all(...step.params);
+    } finally {
+      statement.raw(false);
+    }
+  }
   switch (step.mode) {
     case "all":
       return statement.pluck(false).all(...step.params);

@@ -140,6 +140,33 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
       expect(JSON.parse(line)).toEqual(record);
     });
 
+    test("an exported message serialises byte for byte as the transcript's message without its ids", async () => {
+      await seedRich(db());
+      // Text the backends store differently (NUL escaped on PostgreSQL), control characters and non-BMP text.
+      await db().createSession({ id: "odd", source: "cli", startedAt: 1200 });
+      await db().appendTurn("odd", [
+        { role: "user", content: "nul\u0000 tab\t quote\" backslash\\ \u2028 \u{1F600}", platformMessageId: "p\u0000m", timestamp: 1200.125 },
+        {
+          role: "assistant",
+          content: null,
+          toolCalls: [{ id: "c\u0000", type: "function", function: { name: "n", arguments: "{\"a\":1.5e-7}" } }],
+          reasoning: "r\u0000",
+          reasoningDetails: { nested: [1, "x\u0000", null, true], n: 1e21 },
+          tokenCount: 0,
+          finishReason: "tool_calls",
+          timestamp: 1201,
+        },
+        { role: "tool", content: "", toolCallId: "c\u0000", toolName: "n\u0000", timestamp: 1202 },
+      ]);
+      for (const includeRewound of [false, true]) {
+        for (const record of await collect(db().exportSessions({ includeRewound }))) {
+          const messages = await db().getMessages(record.session.id, { includeRewound });
+          const expected = messages.map(({ id: _i, sessionId: _s, ...rest }) => rest);
+          expect(JSON.stringify(record.messages)).toBe(JSON.stringify(expected));
+        }
+      }
+    });
+
     test("export all, one session, or by source", async () => {
       await seedRich(db());
       expect(new Set((await collect(db().exportSessions())).map((r) => r.session.id))).toEqual(new Set(["parent", "child", "empty"]));
