@@ -14,7 +14,7 @@ export interface SqliteConfig {
    * `NORMAL`: survives a crash of the process, may lose the last writes on power loss.
    */
   synchronous?: "FULL" | "NORMAL" | "OFF";
-  /** How long SQLite itself waits on a lock other than the write lock, e.g. a checkpoint's (default 50); the write lock is polled without blocking. */
+  /** How long SQLite itself waits for a lock before handing back to the async retry loop (default 50). */
   busyTimeoutMs?: number;
   /** How long a write keeps retrying while another process holds the lock (default 30,000). */
   lockTimeoutMs?: number;
