@@ -5,9 +5,7 @@
  * COMMIT, and with a {@link WalSync} after the WAL flush that covers the commit (the flush runs
  * off the event loop while the next batches commit). `BEGIN IMMEDIATE` that meets another process's lock is retried
  * with jittered back-off until the lock timeout, so short contention never surfaces
- * as an error; it never waits inside SQLite (which would block the event loop), and it
- * polls every few milliseconds, so it takes the lock in the short gaps a batched writer
- * (a prune) leaves between its transactions.
+ * as an error.
  *
  * @module
  */
@@ -42,15 +40,8 @@ class TransactionStatements {
   readonly savepoint: Database.Statement;
   readonly release: Database.Statement;
   readonly rollbackTo: Database.Statement;
-  /** `PRAGMA busy_timeout = 0`: a lock attempt that fails returns at once. */
-  readonly noBusyWait: Database.Statement;
-  /** Puts the connection's own busy timeout back. */
-  readonly busyWait: Database.Statement;
 
   constructor(db: Database.Database) {
-    const busyTimeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
-    this.noBusyWait = db.prepare("PRAGMA busy_timeout = 0");
-    this.busyWait = db.prepare(`PRAGMA busy_timeout = ${Number.isInteger(busyTimeoutMs) && busyTimeoutMs >= 0 ? busyTimeoutMs : 0}`);
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.commit = db.prepare("COMMIT");
     this.rollback = db.prepare("ROLLBACK");
@@ -70,41 +61,27 @@ function tx(db: Database.Database): TransactionStatements {
   return statements;
 }
 
-/** Longest pause between two attempts to take a lock another process holds (jittered, ms). */
-const MAX_LOCK_POLL_MS = 4;
-
-/**
- * Takes the write lock (`BEGIN IMMEDIATE`), retrying with jittered back-off while another process holds it.
- * Each attempt fails at once instead of waiting in SQLite's busy handler, which sleeps on the event loop
- * (every other request of the process would wait with it) and polls ever more rarely (10–25 ms apart),
- * so it missed the short gaps between the transactions of a batched writer in another process and
- * waited for the whole batch run: attempts here are at most {@link MAX_LOCK_POLL_MS} ms apart.
- */
+/** Takes the write lock (`BEGIN IMMEDIATE`), retrying with jittered back-off while another process holds it. */
 export async function beginImmediate(db: Database.Database, lockTimeoutMs: number, doing: string): Promise<void> {
   const deadline = Date.now() + lockTimeoutMs;
-  let backoffMs = 1;
-  const statements = tx(db);
-  statements.noBusyWait.get();
-  try {
-    for (;;) {
-      try {
-        statements.begin.run();
-        return;
-      } catch (error) {
-        if (!isSqliteBusy(error)) throw translateSqliteError(error, doing, db.name);
-        if (Date.now() >= deadline) {
-          throw new StoreBusyError(
-            `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` +
-              `Try again, or raise lockTimeoutMs.`,
-            { cause: error },
-          );
-        }
-        await sleep(backoffMs / 2 + Math.random() * backoffMs);
-        backoffMs = Math.min(backoffMs * 2, MAX_LOCK_POLL_MS);
+  let backoffMs = 2;
+  const begin = tx(db).begin;
+  for (;;) {
+    try {
+      begin.run();
+      return;
+    } catch (error) {
+      if (!isSqliteBusy(error)) throw translateSqliteError(error, doing, db.name);
+      if (Date.now() >= deadline) {
+        throw new StoreBusyError(
+          `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` +
+            `Try again, or raise lockTimeoutMs.`,
+          { cause: error },
+        );
       }
+      await sleep(backoffMs / 2 + Math.random() * backoffMs);
+      backoffMs = Math.min(backoffMs * 2, 100);
     }
-  } finally {
-    statements.busyWait.get();
   }
 }
 
