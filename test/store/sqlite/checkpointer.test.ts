@@ -1,9 +1,9 @@
-import { closeSync, mkdtempSync, openSync, readSync, renameSync, rmSync, statSync } from "node:fs";
-import { endianness, tmpdir } from "node:os";
+import { closeSync, openSync, readSync, renameSync, statSync } from "node:fs";
+import { endianness } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionDB } from "../../../src/index.js";
+import { walDatabases } from "./wal-database.js";
 import { WalCheckpointer } from "../../../src/store/sqlite/sqlite-checkpointer.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -20,19 +20,13 @@ function walFrames(path: string): number {
 }
 
 describe("sqlite: WAL checkpoints on a worker thread (WalCheckpointer)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "tl-checkpointer-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const databases = walDatabases("tl-checkpointer-");
+  const dir = databases.dir;
+  afterAll(() => databases.remove());
 
-  function walDatabase(name: string): { path: string; db: Database.Database } {
-    const path = join(dir, name);
-    const db = new Database(path);
-    db.pragma("journal_mode = WAL");
-    db.exec("CREATE TABLE t (x)");
-    return { path, db };
-  }
 
   it("turns the connection's automatic checkpoint off and checkpoints on the worker once enough pages accumulate", async () => {
-    const { path, db } = walDatabase("worker.db");
+    const { path, db } = databases.open("worker.db");
     const checkpointer = new WalCheckpointer(db, 50);
     expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(0);
     const insert = db.prepare("INSERT INTO t VALUES (?)");
@@ -59,7 +53,7 @@ describe("sqlite: WAL checkpoints on a worker thread (WalCheckpointer)", () => {
   });
 
   it("gives the connection its automatic checkpoint back when the worker cannot checkpoint", async () => {
-    const { path, db } = walDatabase("fallback.db");
+    const { path, db } = databases.open("fallback.db");
     const checkpointer = new WalCheckpointer(db, 20);
     // The worker opens the file by name: a file that has moved away cannot be opened.
     renameSync(path, `${path}.moved`);

@@ -1,26 +1,19 @@
-import { mkdtempSync, rmSync, unlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { unlinkSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionDB, StoreError } from "../../../src/index.js";
+import { walDatabases } from "./wal-database.js";
 import { WalSync } from "../../../src/store/sqlite/sqlite-wal-sync.js";
 
 describe("sqlite: WAL flushes off the event loop (WalSync)", () => {
-  const dir = mkdtempSync(join(tmpdir(), "tl-walsync-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const databases = walDatabases("tl-walsync-");
+  const dir = databases.dir;
+  afterAll(() => databases.remove());
 
-  /** A database in WAL mode with one committed write, so its -wal file exists. */
-  function walDatabase(name: string): { path: string; db: Database.Database } {
-    const path = join(dir, name);
-    const db = new Database(path);
-    db.pragma("journal_mode = WAL");
-    db.exec("CREATE TABLE t (x)");
-    return { path, db };
-  }
 
   it("flushes a lone commit at once, on the calling thread", async () => {
-    const { path, db } = walDatabase("alone.db");
+    const { path, db } = databases.open("alone.db");
     const sync = new WalSync(path);
     const outcomes: unknown[] = [];
     sync.afterCommit((error) => outcomes.push(error), true);
@@ -30,7 +23,7 @@ describe("sqlite: WAL flushes off the event loop (WalSync)", () => {
   });
 
   it("covers commits that arrive while a flush runs with the next flush, each reported once, in order", async () => {
-    const { path, db } = walDatabase("grouped.db");
+    const { path, db } = databases.open("grouped.db");
     const sync = new WalSync(path);
     const outcomes: Array<[number, unknown]> = [];
     for (let i = 0; i < 50; i++) {
