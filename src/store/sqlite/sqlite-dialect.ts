@@ -44,7 +44,7 @@ import {
   deferDeleteMerges,
   indexIsBehind,
   indexMergeStep,
-  indexPending,
+  indexPendingStep,
   indexWatermark,
   INDEX_MERGE_STEP_PAGES,
   restoreDeleteMerges,
@@ -98,6 +98,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   /** The FTS5 `deletemerge` setting to restore at the end of a prune batch (`null`: none held). */
   #heldDeleteMerge: number | null = null;
   #unindexed = 0;
+  /** The search index's catch-up in progress, if any. */
+  #indexing: Promise<void> | null = null;
   #indexTimer: NodeJS.Timeout | null = null;
 
   constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
@@ -152,7 +154,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     if (this.#indexTimer !== null) clearTimeout(this.#indexTimer);
     this.#indexTimer = null;
     // Leave the index complete, so the next open searches without catching up.
-    if (this.#unindexed > 0) await this.#indexNow().catch(() => {});
+    if (this.#unindexed > 0 || this.#indexing !== null) await this.#indexNow().catch(() => {});
     this.#closed = true;
     await this.#walSync?.close().catch(() => {});
     await this.#checkpointer?.close().catch(() => {});
@@ -265,9 +267,24 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     await this.#indexNow();
   }
 
-  #indexNow(): Promise<number> {
+  /**
+   * Indexes everything beyond the watermark, in writes of at most `INDEX_STEP_ROWS` messages
+   * each (this instance's other writes, and other processes', run in between). One catch-up at a
+   * time: a call while one runs waits for it and then looks again.
+   */
+  #indexNow(): Promise<void> {
     this.#unindexed = 0;
-    return this.#queue.write("updating the search index", () => indexPending(this.#conn));
+    const run = (async () => {
+      await this.#indexing?.catch(() => {});
+      while (await this.#queue.write("updating the search index", () => indexPendingStep(this.#conn))) {
+        if (this.#closed) return;
+      }
+    })();
+    const tracked = run.finally(() => {
+      if (this.#indexing === tracked) this.#indexing = null;
+    });
+    this.#indexing = tracked;
+    return run;
   }
 
   /** Counts appended messages and indexes them in a batch once enough have gathered, or soon after writes pause. */
@@ -303,7 +320,11 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   }
 
   /** SQLite's planner keeps no statistics we rely on (no `ANALYZE` tables): nothing to refresh. */
-  afterBulkChange(): void {}
+  /** After an import (or a prune): what it stored is indexed in the background, in bounded steps, not by the next search or append. */
+  afterBulkChange(): void {
+    if (this.#closed) return;
+    void this.#indexNow().catch(() => {});
+  }
 
   /**
    * Merges the search index's segments in steps of about {@link INDEX_MERGE_STEP_PAGES}

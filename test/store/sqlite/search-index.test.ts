@@ -2,7 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import Database from "better-sqlite3";
 import { openSessionDB } from "../../../src/index.js";
+import { SqliteConnection } from "../../../src/store/sqlite/sqlite-connection.js";
+import { INDEX_WATERMARK_KEY, indexPendingStep, indexWatermark } from "../../../src/store/sqlite/sqlite-search-index.js";
+import { waitFor } from "../../support/wait-for.js";
 
 // The FTS index catches up after appends (in batches, and always before a search).
 describe("sqlite: search index catch-up", () => {
@@ -50,5 +54,56 @@ describe("sqlite: search index catch-up", () => {
     await db.restoreRewound(s.id);
     expect(await db.searchMessages("word1199")).toHaveLength(1);
     await db.close();
+  });
+
+  it("a backlog is indexed in steps of at most INDEX_STEP_ROWS messages, each advancing the watermark", async () => {
+    const path = join(dir, "steps.db");
+    const db = await openSessionDB(path);
+    const s = await db.createSession({ source: "cli" });
+    await db.appendTurn(s.id, Array.from({ length: 250 }, (_, i) => ({ role: "user" as const, content: `step word${i}` })));
+    await db.close(); // leaves the index complete
+    // Put the watermark back, as a file written by an older build or another tool would leave it.
+    const raw = new Database(path);
+    raw.prepare("DELETE FROM messages_fts").run();
+    raw.prepare("UPDATE meta SET value = '0' WHERE key = ?").run(INDEX_WATERMARK_KEY);
+    const conn = new SqliteConnection(raw);
+    const marks: number[] = [];
+    for (;;) {
+      const more = raw.transaction(() => indexPendingStep(conn, 100))();
+      marks.push(indexWatermark(conn));
+      if (!more) break;
+    }
+    const ids = raw.prepare("SELECT id FROM messages ORDER BY id").pluck().all() as number[];
+    expect(marks).toEqual([ids[99], ids[199], ids[249]]);
+    raw.close();
+    const again = await openSessionDB(path);
+    expect((await again.searchMessages("word249")).map((h) => h.messageId)).toEqual([ids[249]]);
+    await again.close();
+  });
+
+  it("an import is indexed in the background, not by the first search or append after it", async () => {
+    const source = await openSessionDB(join(dir, "import-source.db"));
+    const s = await source.createSession({ source: "cli", title: "imported" });
+    await source.appendTurn(s.id, Array.from({ length: 300 }, (_, i) => ({ role: "user" as const, content: `imported line ${i}` })));
+    const lines: string[] = [];
+    for await (const record of source.exportSessions()) lines.push(JSON.stringify(record));
+    await source.close();
+    const path = join(dir, "import-target.db");
+    const target = await openSessionDB(path);
+    try {
+      expect((await target.importSessions(lines)).imported).toBe(1);
+      const probe = new Database(path, { readonly: true });
+      try {
+        const newest = probe.prepare("SELECT max(id) FROM messages").pluck().get() as number;
+        // No search or append on `target`: the watermark reaches the newest imported message by itself.
+        await waitFor(() => Number(probe.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(INDEX_WATERMARK_KEY) ?? 0) === newest, {
+          what: "the import to be indexed",
+        });
+      } finally {
+        probe.close();
+      }
+    } finally {
+      await target.close();
+    }
   });
 });
