@@ -290,29 +290,6 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
-  {
-    description: "search index with four-letter prefixes too (prefix '2 3 4'), rebuilt from the messages in the background",
-    up(db) {
-      // FTS5 options cannot be altered: the index is made anew and empty, the watermark goes back
-      // to 0, and the bounded catch-up (sqlite-search-index.ts) refills it: in the background after
-      // 512 appends, or before the first search, which waits for it. Four-letter prefixes (`safi*`)
-      // were the slowest searches on a large file: their terms' doclists were merged at query time.
-      db.exec(`
-        DROP TRIGGER messages_fts_delete;
-        DROP TABLE messages_fts;
-        CREATE VIRTUAL TABLE messages_fts USING fts5(
-          body, content = '', contentless_delete = 1, prefix = '2 3 4', tokenize = "${FTS_TOKENIZE}"
-        );
-        UPDATE meta SET value = '0' WHERE key = 'fts.indexed_upto';
-        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-          WHEN old.rewound_at IS NULL
-           AND old.id <= CAST((SELECT value FROM meta WHERE key = 'fts.indexed_upto') AS INTEGER)
-        BEGIN
-          DELETE FROM messages_fts WHERE rowid = old.id;
-        END;
-      `);
-    },
-  },
 ];
 
 /** The version this code writes. */

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSessionDB, SchemaVersionError } from "../../../src/index.js";
-import { messageIndexText, SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/sqlite-migrations.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/sqlite-migrations.js";
 
 describe("sqlite: schema versions", () => {
   const dir = mkdtempSync(join(tmpdir(), "tl-mig-"));
@@ -81,53 +81,6 @@ describe("sqlite: schema versions", () => {
     const reopened = await openSessionDB(path); // the back-fill ran once: reopening adds nothing
     expect((await reopened.getInsights()).tools.map((t) => t.calls)).toEqual([2, 1, 1]);
     await reopened.close();
-  });
-
-  it("the four-letter prefix migration rebuilds an indexed search index: same results, rewound rows stay out, deletes still reach it", async () => {
-    const path = join(dir, "pre-prefix4.db");
-    const rebuild = SQLITE_MIGRATIONS.findIndex((m) => m.description.startsWith("search index with four-letter prefixes"));
-    expect(rebuild).toBeGreaterThan(0);
-    const raw = new Database(path);
-    raw.pragma("journal_mode = WAL");
-    for (const migration of SQLITE_MIGRATIONS.slice(0, rebuild)) migration.up(raw);
-    raw.pragma(`user_version = ${rebuild}`);
-    const insertSession = raw.prepare(
-      `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count)
-       VALUES (?, 'cli', 1000, 1010, 1000, 2)`,
-    );
-    const insertMessage = raw.prepare(
-      "INSERT INTO messages (session_id, role, content, timestamp, rewound_at) VALUES (?, 'user', ?, 1005, ?)",
-    );
-    const index = raw.prepare("INSERT INTO messages_fts(rowid, body) VALUES (?, ?)");
-    const rows: Array<[string, string, number | null]> = [
-      ["keep", "safirane kubernetes rollout", null],
-      ["keep", "rewound safiretto words", 1008],
-      ["gone", "safiroth kubernetes node", null],
-    ];
-    insertSession.run("keep");
-    insertSession.run("gone");
-    for (const [session, text, rewound] of rows) {
-      const id = Number(insertMessage.run(session, text, rewound).lastInsertRowid);
-      if (rewound === null) index.run(id, messageIndexText(text, 0, null, null)); // indexed by the old build
-    }
-    raw.prepare("UPDATE meta SET value = ? WHERE key = 'fts.indexed_upto'").run(String(rows.length));
-    raw.close();
-
-    const db = await openSessionDB(path);
-    const sessions = async (query: string): Promise<string[]> =>
-      [...new Set((await db.searchMessages(query)).map((h) => h.sessionId))].sort();
-    expect(await sessions("safi*")).toEqual(["gone", "keep"]);
-    expect(await sessions("kubernetes")).toEqual(["gone", "keep"]);
-    expect(await sessions("safiretto")).toEqual([]); // rewound before the upgrade: still hidden
-    expect(await db.deleteSession("gone")).toBe(true);
-    expect(await sessions("safi*")).toEqual(["keep"]);
-    expect(await sessions("safiroth")).toEqual([]);
-    await db.close();
-
-    const check = new Database(path, { readonly: true });
-    const sql = check.prepare("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").pluck().get() as string;
-    expect(sql).toContain("prefix = '2 3 4'");
-    check.close();
   });
 
   it("refuses a database written by a newer Threadline and leaves it untouched", async () => {
