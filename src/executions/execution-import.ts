@@ -47,6 +47,8 @@ export interface ExecutionImportSkip {
   /** The file name inside the directory. */
   file: string;
   reason: string;
+  /** The file's session is already in the database (importing again skips it); `false` for a bad file. */
+  alreadyPresent: boolean;
 }
 
 /** What `importDirectory` did. */
@@ -237,15 +239,17 @@ export async function importExecutionDirectory(
       valid.push(record);
     } catch (error) {
       if (!(error instanceof InvalidInputError)) throw error;
-      skipped.push({ file, reason: error.message });
+      skipped.push({ file, reason: error.message, alreadyPresent: false });
     }
   }
   // Workflows first, so that each step finds its workflow (a step is linked to it by structure: same base, `<workflow id>-…`).
   valid.sort((a, b) => (a.kind === b.kind ? (a.file < b.file ? -1 : 1) : a.kind === "workflow" ? -1 : 1));
   const imported: string[] = [];
   for (const record of valid) {
+    let present = false;
     try {
-      if ((await summaryOf(db, record.id)) !== null) throw new InvalidInputError(`session ${record.id} already exists`);
+      present = (await summaryOf(db, record.id)) !== null;
+      if (present) throw new InvalidInputError(`session ${record.id} already exists`);
       const parent = record.kind === "agent" ? await workflowFor(db, record.id, record.baseId) : null;
       const write: ExecutionWrite = {
         id: record.id,
@@ -263,11 +267,12 @@ export async function importExecutionDirectory(
       };
       const steps = record.kind === "workflow" ? await stepsWithoutFiles(db, record, seen, write.userId ?? null) : [];
       const written = await db.writeExecutions({ put: [write, ...steps] });
-      if (written === null) throw new InvalidInputError(`session ${record.id} already exists`);
+      present = written === null;
+      if (present) throw new InvalidInputError(`session ${record.id} already exists`);
       imported.push(record.id, ...steps.map((s) => s.id));
     } catch (error) {
       if (!(error instanceof ThreadlineError) || !["TL_ERR_INVALID_INPUT", "TL_ERR_NOT_FOUND"].includes(error.code)) throw error;
-      skipped.push({ file: record.file, reason: error.message });
+      skipped.push({ file: record.file, reason: error.message, alreadyPresent: present });
     }
   }
   skipped.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0));

@@ -1,39 +1,67 @@
 /**
- * `threadline sessions import <file|->`: reads JSON Lines as written by `export`. Existing
- * sessions are skipped, so importing twice changes nothing the second time.
+ * `threadline sessions import [--from jsonl|hermes|aurite] <source>`: the one import verb.
+ * `jsonl` (the default) reads JSON Lines as written by `export`; `hermes` a hermes-agent
+ * `state.db` (read-only); `aurite` a directory of Aurite execution records. Existing sessions
+ * are skipped, so importing twice changes nothing the second time.
  *
  * @module
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { Command } from "commander";
+import { Command, Option } from "commander";
 import { readJsonlLines, type ImportReport } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
+import { runAuriteImport } from "./import-aurite.js";
+import { runHermesImport } from "./import-hermes.js";
+
+/** The formats `--from` accepts. */
+export const IMPORT_FORMATS = ["jsonl", "hermes", "aurite"] as const;
 
 interface ImportOptions {
   db?: string;
   json?: boolean;
+  from: (typeof IMPORT_FORMATS)[number];
+  dryRun?: boolean;
+  user?: string;
 }
 
 /** Bad lines listed in the error message (the JSON report always has them all). */
 const LISTED_PROBLEMS = 20;
 
 /**
- * Builds `sessions import`. Prints `Imported N sessions, skipped M already present.` (JSON:
- * `{ "file": FILE, "imported": N, "skipped": M, "errors": [{ "line": 4, "message": "…" }] }`);
- * when lines were rejected it also names each on stderr and exits 1.
+ * Builds `sessions import`. With `--from jsonl` (the default) it prints `Imported N sessions,
+ * skipped M already present.` (JSON: `{ "file": FILE, "imported": N, "skipped": M, "errors":
+ * [{ "line": 4, "message": "…" }] }`); when lines were rejected it also names each on stderr
+ * and exits 1. `--from hermes` and `--from aurite`: see {@link runHermesImport} and
+ * {@link runAuriteImport}.
  */
 export function makeImportCommand(io: CliIo): Command {
   return new Command("import")
-    .description('read sessions from JSON Lines as written by "export" ("-" for stdin); sessions already present are skipped')
-    .argument("<file>", 'input file, or "-" for stdin')
+    .description(
+      'import sessions: JSON Lines as written by "export" ("-" for stdin), a hermes-agent state.db (--from hermes) or an Aurite execution directory (--from aurite); sessions already present are skipped',
+    )
+    .argument("<source>", 'input: a JSONL file or "-" for stdin; a hermes state.db; an Aurite directory')
+    .addOption(new Option("--from <format>", "what the input is").choices(IMPORT_FORMATS).default("jsonl"))
+    .addOption(new Option("--dry-run", "with --from hermes: read and check everything, print what would be imported, write nothing"))
+    .addOption(new Option("--user <id>", "with --from aurite: the owner of every imported execution session"))
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ImportOptions) => {
+      if (options.dryRun && options.from !== "hermes") {
+        throw new CliError("TL_ERR_USAGE", `--dry-run works with --from hermes only (not --from ${options.from}).`);
+      }
+      if (options.user !== undefined && options.from !== "aurite") {
+        throw new CliError("TL_ERR_USAGE", `--user works with --from aurite only (not --from ${options.from}).`);
+      }
+      if (options.from === "hermes") {
+        if (file === "-") throw new CliError("TL_ERR_USAGE", "--from hermes reads a state.db file; name the file (stdin cannot be read as a database).");
+        return runHermesImport(io, file, options);
+      }
+      if (options.from === "aurite") return runAuriteImport(io, file, options);
       let input: Readable;
       let total = 0;
       if (file === "-") input = io.stdin as unknown as Readable;
