@@ -23,7 +23,7 @@ afterAll(async () => {
 /** Runs the bin with the hook logging into `log`; resolves with the exit code. */
 function run(args: string[], log: string): Promise<number> {
   const [node, bin] = builtCli();
-  const env = { ...process.env, THREADLINE_HOME: fixture.dir, NODE_OPTIONS: `--import=${HOOK}`, THREADLINE_TEST_SDK_LOG: log };
+  const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: fixture.dir, NODE_OPTIONS: `--import=${HOOK}`, THREADLINE_TEST_SDK_LOG: log };
   delete env["THREADLINE_DB"];
   delete env["THREADLINE_CONFIG"];
   return new Promise((resolve) => {
