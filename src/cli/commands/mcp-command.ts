@@ -51,6 +51,7 @@ function untilStopped(io: CliIo, extra: (stop: () => void) => void = () => {}): 
 /** Builds the `mcp` command. */
 export function makeMcpCommand(io: CliIo): Command {
   return new Command("mcp")
+    .summary("serve sessions to MCP clients (Model Context Protocol) over stdio, or Streamable HTTP with --http")
     .description(
       "serve sessions to MCP clients (tools session_search, sessions_list, session_show; resources threadline://sessions/<id>): " +
         "over stdio, or over Streamable HTTP with --http (API keys from the config's api.keys; without keys, this machine only)",
