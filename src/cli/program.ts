@@ -15,6 +15,7 @@ import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
 import { makeDoctorCommand } from "./commands/doctor-command.js";
 import { makeInsightsCommand } from "./commands/insights-command.js";
+import { makeMcpCommand } from "./commands/mcp-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 import { applyOptionEnv } from "./option-env.js";
@@ -45,6 +46,7 @@ export function makeProgram(io: CliIo): Command {
   program.addCommand(makeChatCommand(io));
   program.addCommand(makeServeCommand(io));
   program.addCommand(makeApiCommand(io));
+  program.addCommand(makeMcpCommand(io));
   program.addCommand(makeConfigCommand(io));
   program.addCommand(makeDoctorCommand(io));
   applyOptionEnv(program, io);
