@@ -1,6 +1,7 @@
 /**
  * hermes-agent SessionDB files for the import tests: the fixture made by hermes-agent's own
- * code (`../shared/fixtures/hermes-state.db` beside the repository, with its expected counts in
+ * code (`test/fixtures/hermes/hermes-state.db`, a copy of the shared `../shared/fixtures/` beside
+ * the repository, kept in the repository so a clean clone tests alone; expected counts in
  * `hermes-state.json`), writable copies of it, larger files grown from it, and the check of an
  * imported database against the fixture's expectations.
  *
@@ -14,7 +15,7 @@ import Database from "better-sqlite3";
 import { expect } from "vitest";
 import type { Message, SessionDB } from "../../../src/index.js";
 
-const FIXTURES = process.env["THREADLINE_HERMES_FIXTURES"] ?? fileURLToPath(new URL("../../../../shared/fixtures/", import.meta.url));
+const FIXTURES = process.env["THREADLINE_HERMES_FIXTURES"] ?? fileURLToPath(new URL("../../fixtures/hermes/", import.meta.url));
 
 /** The fixture file (never written: tests import copies of it). */
 export const HERMES_FIXTURE = join(FIXTURES, "hermes-state.db");
