@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { AiSdkChatStore } from "../../src/bridges/ai-sdk/index.js";
 import { ConflictError, type SessionDB } from "../../src/index.js";
 import { forEachBackend } from "../gateway/backends.js";
+import { waitFor } from "../support/wait-for.js";
 
 type StreamPart = LanguageModelV3StreamPart;
 
@@ -155,7 +156,6 @@ forEachBackend((backend) => {
     const response = await result.response;
     expect(await result.text).toBe("It is 21 °C and sunny in Paris.");
     // Wait for onFinish to have written (it runs when the stream ends).
-    const { waitFor } = await import("../support/wait-for.js");
     await waitFor(async () => (await db.getSession("chat-1"))?.title != null, { what: "the turn and its title" });
     expect(rec.calls.filter((c) => c === "appendTurn")).toHaveLength(1);
     expect(rec.calls.filter((c) => c === "appendMessage" || c === "replaceMessages")).toHaveLength(0);
@@ -215,7 +215,6 @@ forEachBackend((backend) => {
     });
     let last: UIMessage | undefined;
     for await (const message of readUIMessageStream({ stream })) last = message;
-    const { waitFor } = await import("../support/wait-for.js");
     await waitFor(() => finished !== null, { what: "the UI stream's onFinish" });
     expect(last!.parts.map((p) => p.type)).toEqual(["step-start", "reasoning", "text", "tool-weather", "step-start", "text"]);
     const loaded = await new AiSdkChatStore(await reopen()).loadUIMessages("chat-ui");

@@ -231,7 +231,7 @@ function decodeEnvelope(envelope: Envelope, rows: Message[]): ModelMessage {
       throw new EnvelopeMismatch("placement");
     }
   }
-  return { ...jsonCopy(rest), role: first.role === "tool" && rows.every((r) => r.role === "tool") ? "tool" : first.role, content: parts } as ModelMessage;
+  return { ...jsonCopy(rest), role: first.role, content: parts } as ModelMessage;
 }
 
 /** A model message from rows without an envelope: one row, or a run of tool rows as one tool message. */
