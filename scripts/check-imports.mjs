@@ -17,6 +17,9 @@
 //    (test/package/public-api.test.ts compares those names with docs/api.md).
 // 9. src/gateway/ takes only types from src/agents/ (`import type` / `export type`), so loading the
 //    gateway never loads the agents module: interruption is the core's InterruptedError.
+// 10. the agent frameworks are peers of their bridges only: `ai` is imported (as types only) by
+//     src/bridges/ai-sdk/, `@langchain/*` by src/bridges/langchain/, and nothing else of src/
+//     imports them, so `threadline` and every other entry point load without them.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 
@@ -78,6 +81,14 @@ for (const dir of ["src", "test", "bench"]) {
       if (rel.startsWith("src/gateway/") && spec.startsWith(".") && join(file, "..", spec).startsWith(join(root, "src", "agents") + sep)) {
         const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
         if (!typeOnly) problems.push(`${rel}: src/gateway/ may take only types from src/agents/ ("import type … from \"${spec}\""), never load it at runtime`);
+      }
+      if (/^ai(?:\/|$)/u.test(spec)) {
+        const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
+        if (!rel.startsWith("src/bridges/ai-sdk/")) problems.push(`${rel}: only src/bridges/ai-sdk/ may import "${spec}" (an optional peer)`);
+        else if (!typeOnly) problems.push(`${rel}: src/bridges/ai-sdk/ takes only types from "${spec}" ("import type …"), never loads it`);
+      }
+      if (spec.startsWith("@langchain/") && !rel.startsWith("src/bridges/langchain/")) {
+        problems.push(`${rel}: only src/bridges/langchain/ may import "${spec}" (an optional peer)`);
       }
       const inCore = rel.startsWith("src/store/") && !/^src\/store\/(sqlite|postgres)\//.test(rel);
       if (inCore && /\/(sqlite|postgres)\//.test(spec) && !dynamic) problems.push(`${rel}: the core may load a backend only with import() ("${spec}")`);
