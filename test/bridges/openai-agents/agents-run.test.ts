@@ -109,3 +109,25 @@ describe("run() with a ThreadlineSession", () => {
     expect(server.chatRequests()).toHaveLength(4);
   });
 });
+
+describe("threadline/openai-agents without @openai/agents installed", () => {
+  it("loads and works: the SDK is only a type dependency", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tl-oai-"));
+    try {
+      const script = fileURLToPath(new URL("./fixtures/without-sdk.ts", import.meta.url));
+      const hook = fileURLToPath(new URL("./fixtures/block-agents-sdk.mjs", import.meta.url));
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ["--import", "tsx", "--import", hook, script, join(dir, "state.db")], { stdio: ["ignore", "pipe", "pipe"] });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on("error", reject);
+        child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`exit ${code}: ${stderr}`))));
+      });
+      expect(out).toBe('ok [{"type":"message","role":"user","content":"hi"}]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
