@@ -18,7 +18,7 @@
 // 9. src/gateway/ takes only types from src/agents/ (`import type` / `export type`), so loading the
 //    gateway never loads the agents module: interruption is the core's InterruptedError.
 // 10. the agent frameworks are peers of their bridges only: `ai` is imported (as types only) by
-//     src/bridges/ai-sdk/, `@langchain/*` by src/bridges/langchain/, and nothing else of src/
+//     src/bridges/ai-sdk/, `@openai/agents` (as types only) by src/bridges/openai-agents/, `@langchain/*` by src/bridges/langchain/, and nothing else of src/
 //     imports them, so `threadline` and every other entry point load without them.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -86,6 +86,11 @@ for (const dir of ["src", "test", "bench"]) {
         const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
         if (!rel.startsWith("src/bridges/ai-sdk/")) problems.push(`${rel}: only src/bridges/ai-sdk/ may import "${spec}" (an optional peer)`);
         else if (!typeOnly) problems.push(`${rel}: src/bridges/ai-sdk/ takes only types from "${spec}" ("import type …"), never loads it`);
+      }
+      if (/^@openai\/agents(?:-[a-z]+)?(?:\/|$)/u.test(spec)) {
+        const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
+        if (!rel.startsWith("src/bridges/openai-agents/")) problems.push(`${rel}: only src/bridges/openai-agents/ may import "${spec}" (an optional peer)`);
+        else if (!typeOnly) problems.push(`${rel}: src/bridges/openai-agents/ takes only types from "${spec}" ("import type …"), never loads it`);
       }
       if (spec.startsWith("@langchain/") && !rel.startsWith("src/bridges/langchain/")) {
         problems.push(`${rel}: only src/bridges/langchain/ may import "${spec}" (an optional peer)`);

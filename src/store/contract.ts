@@ -991,6 +991,13 @@ export interface SessionHistory {
    * to fence the default). Fenced like {@link SessionHistory.appendMessage}.
    */
   rewind(sessionId: string, turns?: number, options?: FencedWriteOptions): Promise<RewindResult>;
+  /**
+   * Soft-deletes the last `count` visible messages, whatever their roles (default 1; below 1
+   * acts as 1), as one rewind batch, and returns them in transcript order with `rewoundAt`
+   * set (`[]` when the session has no visible message). {@link SessionHistory.restoreRewound}
+   * brings them back. Fenced like {@link SessionHistory.appendMessage}.
+   */
+  rewindMessages(sessionId: string, count?: number, options?: FencedWriteOptions): Promise<Message[]>;
   /** Brings back the rows of the latest rewind (every rewound row with `all`); returns how many. */
   restoreRewound(sessionId: string, options?: { all?: boolean }): Promise<number>;
   /** Deletes every message of a session; returns how many. */

@@ -116,7 +116,7 @@ import {
   requireRow,
   requireSession,
 } from "./session-steps.js";
-import { messageWindowSql, restoreRewound, rewindTurns } from "./transcript-steps.js";
+import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } from "./transcript-steps.js";
 import { exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
 import {
@@ -317,6 +317,22 @@ export class StoreCore implements SessionDB {
       yield* checkFence(fence, d);
       yield* requireSession(d, sessionId, true);
       return yield* rewindTurns(d, sessionId, n, at);
+    });
+  }
+
+  async rewindMessages(sessionId: string, count = 1, options?: FencedWriteOptions): Promise<Message[]> {
+    const d = this.#d;
+    checkId(sessionId, "sessionId");
+    if (typeof count !== "number" || Number.isNaN(count)) {
+      throw new InvalidInputError("count must be a number.", { field: "count" });
+    }
+    const fence = fenceOf(options);
+    const n = Math.max(1, Math.min(Math.floor(count), 1_000_000));
+    const at = now();
+    return d.write(`rewinding the last messages of ${sessionId}`, function* () {
+      yield* checkFence(fence, d);
+      yield* requireSession(d, sessionId, true);
+      return yield* rewindLastMessages(d, sessionId, n, at);
     });
   }
 

@@ -1,10 +1,10 @@
 /**
- * The transcript inside a write, once for every backend: rewinding turns and restoring
- * them (the dialect keeps its search index in step), and the query of a message window.
+ * The transcript inside a write, once for every backend: rewinding turns (or the last
+ * messages) and restoring them (the dialect keeps its search index in step), and the query of a message window.
  *
  * @module
  */
-import type { RewindResult } from "../contract.js";
+import type { Message, RewindResult } from "../contract.js";
 import type { CheckedMessageWindow } from "../input-validation.js";
 import { contentText } from "../preview.js";
 import { all, run, value, type Steps } from "./steps.js";
@@ -40,6 +40,27 @@ export function* rewindTurns(d: StoreDialect<unknown>, sessionId: string, turns:
   yield* d.recomputeSummary(sessionId);
   const text = contentText(target.content);
   return { rewound, turnsUndone: users.length, targetText: text === "" ? null : text };
+}
+
+/** Hides the last `count` visible messages as one rewind batch; returns them (oldest first) as they are now. */
+export function* rewindLastMessages(d: StoreDialect<unknown>, sessionId: string, count: number, at: number): Steps<Message[]> {
+  const rows = yield* all<unknown>(
+    `SELECT ${d.messageColumns} FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`,
+    [sessionId, count],
+  );
+  if (rows.length === 0) return [];
+  const messages = rows.map((row) => d.toMessage(row)).reverse();
+  const fromId = messages[0]!.id;
+  const batch = ((yield* value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = ?", [sessionId])) ?? 0) + 1;
+  yield* d.unindexFrom(sessionId, fromId);
+  yield* run("UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL", [
+    at,
+    batch,
+    sessionId,
+    fromId,
+  ]);
+  yield* d.recomputeSummary(sessionId);
+  return messages.map((m) => ({ ...m, rewoundAt: at }));
 }
 
 /** Makes rewound messages visible again: the last batch, or every one (`all`). Returns how many. */

@@ -140,6 +140,7 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         ["getConversation", () => db().getConversation("s")],
         ["replaceMessages", () => db().replaceMessages("s", [])],
         ["rewind", () => db().rewind("s")],
+        ["rewindMessages", () => db().rewindMessages("s")],
         ["restoreRewound", () => db().restoreRewound("s")],
         ["clearMessages", () => db().clearMessages("s")],
         ["setTitle", () => db().setTitle("s", "t")],

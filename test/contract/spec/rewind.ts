@@ -1,5 +1,5 @@
 /**
- * Contract: rewinding user turns by soft delete, restoring them, and their visibility
+ * Contract: rewinding user turns (or the last messages) by soft delete, restoring them, and their visibility
  * everywhere (messages, conversation, counters, preview, search, context, export).
  *
  * @module
@@ -7,7 +7,7 @@
 
 import { expect } from "vitest";
 import type { NewMessage, SessionDB } from "../../../src/store/contract.js";
-import { NotFoundError } from "../../../src/store/errors.js";
+import { InvalidInputError, NotFoundError } from "../../../src/store/errors.js";
 import { assistant, collect, contractArea, expectReject, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -218,6 +218,60 @@ export function rewindTests(init: SessionDBTestInitializer): void {
     test("rewind and restore of an unknown session are NotFoundErrors", async () => {
       await expectReject(() => db().rewind("ghost"), NotFoundError);
       await expectReject(() => db().restoreRewound("ghost"), NotFoundError);
+      await expectReject(() => db().rewindMessages("ghost"), NotFoundError);
+    });
+
+    test("rewindMessages() hides the last message whatever its role and returns it", async () => {
+      const ids = await seed(db());
+      const [popped] = await db().rewindMessages("s");
+      expect(popped?.id).toBe(ids[7]);
+      expect(popped?.content).toBe("third answer");
+      expect(typeof popped?.rewoundAt).toBe("number");
+      expect((await visibleTexts(db())).at(-1)).toBe("third question");
+      const session = await db().getSession("s");
+      expect(session?.messageCount).toBe(7);
+      expect(session?.lastActiveAt).toBe(30);
+      // A tool result, then its call: counters follow.
+      await db().rewindMessages("s", 3);
+      expect((await db().getMessages("s")).map((m) => m.id)).toEqual(ids.slice(0, 4));
+      expect((await db().getSession("s"))?.toolCallCount).toBe(1);
+      const [call] = await db().rewindMessages("s");
+      expect(call?.toolCalls?.[0]?.id).toBe("c1");
+      expect((await db().getSession("s"))?.toolCallCount).toBe(0);
+    });
+
+    test("rewindMessages(n) returns the hidden messages oldest first; more than exist hides all", async () => {
+      const ids = await seed(db());
+      const two = await db().rewindMessages("s", 2);
+      expect(two.map((m) => m.id)).toEqual(ids.slice(6));
+      const rest = await db().rewindMessages("s", 100);
+      expect(rest.map((m) => m.id)).toEqual(ids.slice(0, 6));
+      expect(await db().getMessages("s")).toEqual([]);
+      const session = await db().getSession("s");
+      expect(session?.messageCount).toBe(0);
+      expect(session?.preview).toBeNull();
+      expect(await db().rewindMessages("s")).toEqual([]);
+    });
+
+    test("rewindMessages() skips rows already rewound; restoreRewound brings back its batch", async () => {
+      const ids = await seed(db());
+      await db().rewind("s"); // turn 3: ids[6], ids[7]
+      const [popped] = await db().rewindMessages("s", 0); // below 1 acts as 1
+      expect(popped?.id).toBe(ids[5]);
+      expect(await db().restoreRewound("s")).toBe(1);
+      expect((await db().getMessages("s")).map((m) => m.id)).toEqual(ids.slice(0, 6));
+      expect((await db().getSession("s"))?.messageCount).toBe(6);
+      await expectReject(() => db().rewindMessages("s", Number.NaN), InvalidInputError, /count/);
+    });
+
+    test("messages hidden by rewindMessages leave search and come back with restore", async () => {
+      await db().createSession({ id: "s", source: "cli" });
+      await db().appendTurn("s", [user("apple question", 10), assistant("banana answer", 11)]);
+      await db().rewindMessages("s");
+      expect(await db().searchMessages("banana")).toEqual([]);
+      expect((await db().searchMessages("apple"))[0]?.context.after).toBeNull();
+      await db().restoreRewound("s");
+      expect(await db().searchMessages("banana")).toHaveLength(1);
     });
   });
 }
