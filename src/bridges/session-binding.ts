@@ -14,11 +14,18 @@ import { ConflictError, type MessageContent, type NewMessage, type Session, type
 /** How many leading messages are read to find the first exchange. */
 const FIRST_EXCHANGE_WINDOW = 50;
 
+/** The store methods a {@link SessionBinding} uses. */
+export type BindingStore = Pick<SessionHistory, "getSession" | "createSession" | "getMessages" | "setTitle" | "nextTitleInLineage">;
+
 /** How a bridge creates the session of a conversation it writes first. */
 export interface SessionBindingOptions {
   /** `Session.source` of the sessions it creates (each bridge has its default: `ai-sdk`, `langchain`). */
   source: string;
-  /** Title of a session it creates; a title another session holds gets the next lineage number (`t #2`). */
+  /**
+   * Title of a session it creates; a title another session holds gets the next lineage number (`t #2`).
+   * Default: a child of a titled parent takes the parent's next lineage title (as a compression
+   * continuation does); otherwise the `titler` names the session after its first exchange.
+   */
   title?: string | null;
   /** The session a created session continues or branches from (must exist). */
   parentSessionId?: string | null;
@@ -37,11 +44,11 @@ export interface SessionBindingOptions {
 
 /** The session of a conversation, created on first write; titling after the first exchange. */
 export class SessionBinding {
-  readonly #db: SessionHistory;
+  readonly #db: BindingStore;
   readonly #options: SessionBindingOptions;
   readonly #titler: Titler | null;
 
-  constructor(db: SessionHistory, options: SessionBindingOptions) {
+  constructor(db: BindingStore, options: SessionBindingOptions) {
     this.#db = db;
     this.#options = options;
     this.#titler = options.titler === undefined ? new HeuristicTitler() : options.titler;
@@ -68,8 +75,10 @@ export class SessionBinding {
       if (raced === null) throw error;
       return raced;
     }
-    if (o.title !== undefined && o.title !== null && o.title.trim() !== "") {
-      await setTitleWithLineage(this.#db, id, o.title);
+    let title = o.title ?? null;
+    if ((title === null || title.trim() === "") && o.parentSessionId) title = (await this.#db.getSession(o.parentSessionId))?.title ?? null;
+    if (title !== null && title.trim() !== "") {
+      await setTitleWithLineage(this.#db, id, title);
       return (await this.#db.getSession(id)) ?? created;
     }
     return created;
@@ -109,7 +118,7 @@ function textOf(content: MessageContent | undefined): string {
 }
 
 /** Sets a title; a title already taken gets the next lineage number (`title #2`). Returns the stored title. */
-export async function setTitleWithLineage(db: SessionHistory, id: string, title: string): Promise<string | null> {
+export async function setTitleWithLineage(db: Pick<SessionHistory, "setTitle" | "nextTitleInLineage">, id: string, title: string): Promise<string | null> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const candidate = await db.nextTitleInLineage(title);
     try {

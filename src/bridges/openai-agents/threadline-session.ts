@@ -4,15 +4,9 @@
  * @module
  */
 import type { AgentInputItem, Session as AgentSession } from "@openai/agents";
-import { HeuristicTitler, type Titler } from "../../agents/index.js";
-import {
-  ConflictError,
-  InvalidInputError,
-  NotFoundError,
-  newSessionId,
-  type Message,
-  type SessionHistory,
-} from "../../store/index.js";
+import type { Titler } from "../../agents/index.js";
+import { InvalidInputError, NotFoundError, newSessionId, type SessionHistory } from "../../store/index.js";
+import { SessionBinding } from "../session-binding.js";
 import { itemToMessage, messageToItems } from "./agent-item-mapping.js";
 
 /** The `source` of the sessions a {@link ThreadlineSession} creates, unless told otherwise. */
@@ -20,8 +14,6 @@ export const OPENAI_AGENTS_SOURCE = "openai-agents";
 
 /** Largest window the store reads by `lastMessages`; a larger `limit` reads the whole transcript. */
 const MAX_WINDOW = 100_000;
-/** Messages read from the start of a transcript to find the first exchange to title. */
-const TITLE_SCAN = 50;
 
 /** The store roles a {@link ThreadlineSession} uses. */
 export type ThreadlineSessionDB = Pick<
@@ -102,10 +94,8 @@ const queues = new WeakMap<object, Map<string, Promise<unknown>>>();
 export class ThreadlineSession implements AgentSession {
   readonly #db: ThreadlineSessionDB;
   readonly #id: string;
-  readonly #options: ThreadlineSessionOptions;
-  readonly #titler: Titler | null;
+  readonly #binding: SessionBinding;
   #created: Promise<void> | null = null;
-  #titled = false;
 
   /**
    * @param db - The store (any `SessionDB`, or an object with the `SessionHistory` methods listed in {@link ThreadlineSessionDB}).
@@ -119,8 +109,8 @@ export class ThreadlineSession implements AgentSession {
     }
     this.#db = db;
     this.#id = sessionId ?? newSessionId(Date.now() / 1000);
-    this.#options = options;
-    this.#titler = options.titler === undefined ? new HeuristicTitler() : options.titler;
+    const { source = OPENAI_AGENTS_SOURCE, title, parentSessionId, userId, model, systemPrompt, titler } = options;
+    this.#binding = new SessionBinding(db, { source, title, parentSessionId, userId, model, systemPrompt, titler });
   }
 
   /** The Threadline session id, creating the session if it does not exist yet. */
@@ -159,8 +149,8 @@ export class ThreadlineSession implements AgentSession {
       await this.#ensureCreated();
       await this.#db.appendTurn(this.#id, messages);
     });
-    if (this.#titler !== null && !this.#titled && messages.some((m) => m.role === "assistant" && m.content !== null)) {
-      await this.#queued(() => this.#titleOnce());
+    if (messages.some((m) => m.role === "assistant" && m.content !== null)) {
+      await this.#queued(() => this.#binding.titleAfterFirstExchange(this.#id, messages));
     }
   }
 
@@ -235,60 +225,6 @@ export class ThreadlineSession implements AgentSession {
   }
 
   async #create(): Promise<void> {
-    const db = this.#db;
-    if ((await db.getSession(this.#id)) !== null) return;
-    const { source = OPENAI_AGENTS_SOURCE, title, parentSessionId, userId, model, systemPrompt } = this.#options;
-    let base: string | null = title ?? null;
-    if (base === null && parentSessionId) base = (await db.getSession(parentSessionId))?.title ?? null;
-    for (let attempt = 0; ; attempt++) {
-      const candidate = base === null || base.trim() === "" ? null : await db.nextTitleInLineage(base);
-      try {
-        await db.createSession({ id: this.#id, source, title: candidate, parentSessionId, userId, model, systemPrompt });
-        return;
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-        // Another process created this id meanwhile: continue it. Else the title was taken: try the next one.
-        if ((await db.getSession(this.#id)) !== null) return;
-        if (candidate === null || attempt >= 4) throw error;
-      }
-    }
+    await this.#binding.ensure(this.#id);
   }
-
-  /** Titles the session from its first exchange if it has no title (best effort, once). */
-  async #titleOnce(): Promise<void> {
-    const titler = this.#titler;
-    if (titler === null || this.#titled) return;
-    this.#titled = true;
-    try {
-      const session = await this.#db.getSession(this.#id);
-      if (session === null || session.title !== null) return;
-      const head = await this.#db.getMessages(this.#id, { limit: TITLE_SCAN });
-      const userIndex = head.findIndex((m) => m.role === "user" && textOf(m) !== "");
-      const reply = head.slice(userIndex + 1).find((m) => m.role === "assistant" && textOf(m) !== "");
-      if (userIndex < 0 || reply === undefined) {
-        this.#titled = false;
-        return;
-      }
-      const proposed = await titler.proposeTitle({ userText: textOf(head[userIndex]!), replyText: textOf(reply) });
-      if (proposed === null || proposed.trim() === "") return;
-      for (let attempt = 0; attempt < 5; attempt++) {
-        if ((await this.#db.getSession(this.#id))?.title !== null) return;
-        try {
-          await this.#db.setTitle(this.#id, await this.#db.nextTitleInLineage(proposed));
-          return;
-        } catch (error) {
-          if (!(error instanceof ConflictError)) throw error;
-        }
-      }
-    } catch {
-      // Titling is best effort: the session stays untitled and can be named later (setTitle).
-    }
-  }
-}
-
-/** The text of a message: its string content, or its text parts joined with `\n`. */
-function textOf(message: Message): string {
-  const { content } = message;
-  if (typeof content === "string") return content;
-  return (content ?? []).filter((p) => p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
 }
