@@ -3,6 +3,7 @@ import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import { finished } from "node:stream/promises";
 import { writeLines, type SessionDB } from "../../src/index.js";
+import { EXPORT_STREAM_BUFFER_BYTES } from "../../src/store/jsonl.js";
 import { fmtSeconds, log } from "../log.js";
 import { startRssSampler } from "../rss.js";
 
@@ -14,14 +15,14 @@ export interface ExportResult {
 const SAMPLE_EVERY_LINES = 64;
 
 /**
- * exportSessionLines() written through a write stream by the product's writer, `writeLines`
- * (what `threadline sessions export` does), which honours backpressure.
+ * exportSessionLines() written through a write stream by the product's writer, `writeLines`,
+ * which honours backpressure, with the stream buffer `threadline sessions export` uses.
  */
 export async function runExportAll(db: SessionDB, outPath: string): Promise<ExportResult> {
   const rssBefore = process.memoryUsage().rss;
   const sampler = startRssSampler();
   const start = performance.now();
-  const out = createWriteStream(outPath);
+  const out = createWriteStream(outPath, { highWaterMark: EXPORT_STREAM_BUFFER_BYTES });
   let lines = 0;
   async function* sampled(records: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
     let seen = 0;

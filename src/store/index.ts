@@ -17,6 +17,6 @@ export type { DoctorReport, PostgresDoctorReport, RepairReport, SqliteDoctorRepo
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { RECORD_FORMAT, RECORD_VERSION } from "./session-record.js";
-export { writeJsonl, writeLines, readJsonlLines } from "./jsonl.js";
+export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } from "./jsonl.js";
 export { newSessionId } from "./session-id.js";
 export { StoreCore } from "./core/store-core.js";

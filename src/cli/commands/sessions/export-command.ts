@@ -9,7 +9,7 @@ import { unlink } from "node:fs/promises";
 import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { Command } from "commander";
-import { writeLines, type StoreMaintenance } from "../../../store/index.js";
+import { EXPORT_STREAM_BUFFER_BYTES, writeLines, type StoreMaintenance } from "../../../store/index.js";
 import type { CliIo } from "../../cli-output.js";
 import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
@@ -70,7 +70,7 @@ async function countToExport(db: StoreMaintenance, sessionId: string | undefined
 
 /** Writes the export to a file; a failed export removes the partial file. */
 async function writeToFile(path: string, records: AsyncIterable<Uint8Array>): Promise<number> {
-  const out = createWriteStream(path);
+  const out = createWriteStream(path, { highWaterMark: EXPORT_STREAM_BUFFER_BYTES });
   try {
     const count = await writeTo(out, records, true);
     return count;
