@@ -2,7 +2,8 @@ import { createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import { finished } from "node:stream/promises";
-import { writeJsonl, type SessionDB, type SessionRecord } from "../../src/index.js";
+import { writeLines, type SessionDB } from "../../src/index.js";
+import { EXPORT_STREAM_BUFFER_BYTES } from "../../src/store/jsonl.js";
 import { fmtSeconds, log } from "../log.js";
 import { startRssSampler } from "../rss.js";
 
@@ -14,24 +15,24 @@ export interface ExportResult {
 const SAMPLE_EVERY_LINES = 64;
 
 /**
- * exportSessions() written as JSONL through a write stream by the product's writer, `writeJsonl`
- * (what `threadline sessions export` does), which honours backpressure.
+ * exportSessionLines() written through a write stream by the product's writer, `writeLines`,
+ * which honours backpressure, with the stream buffer `threadline sessions export` uses.
  */
 export async function runExportAll(db: SessionDB, outPath: string): Promise<ExportResult> {
   const rssBefore = process.memoryUsage().rss;
   const sampler = startRssSampler();
   const start = performance.now();
-  const out = createWriteStream(outPath);
+  const out = createWriteStream(outPath, { highWaterMark: EXPORT_STREAM_BUFFER_BYTES });
   let lines = 0;
-  async function* sampled(records: AsyncIterable<SessionRecord>): AsyncIterable<SessionRecord> {
+  async function* sampled(records: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
     let seen = 0;
-    for await (const record of records) {
-      yield record;
+    for await (const line of records) {
+      yield line;
       if (++seen % SAMPLE_EVERY_LINES === 0) sampler.sample();
     }
   }
   try {
-    lines = await writeJsonl(sampled(db.exportSessions()), out);
+    lines = await writeLines(sampled(db.exportSessionLines()), out);
     out.end();
     await finished(out);
   } catch (err) {

@@ -19,6 +19,6 @@ export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTi
 export { RECORD_FORMAT, RECORD_VERSION, parseSessionRecord } from "./session-record.js";
 export { checkId, normalizeMessage } from "./input-validation.js";
 export { openReadOnlySqliteFile, type ReadOnlySqliteFile, type SqlValue } from "./read-only-sqlite-file.js";
-export { writeJsonl, readJsonlLines } from "./jsonl.js";
+export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } from "./jsonl.js";
 export { newSessionId } from "./session-id.js";
 export { StoreCore } from "./core/store-core.js";

@@ -117,7 +117,7 @@ import {
   requireSession,
 } from "./session-steps.js";
 import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } from "./transcript-steps.js";
-import { exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
+import { exportLine, exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
 import {
   all,
@@ -462,9 +462,22 @@ export class StoreCore implements SessionDB {
 
   async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
     const d = this.#d;
+    const messagesSql = exportMessagesSql(d, options.includeRewound === true);
+    yield* this.#exportEach(options, (row) => exportRecord(d, row, messagesSql));
+  }
+
+  async *exportSessionLines(options: ExportOptions = {}): AsyncIterable<Uint8Array> {
+    const d = this.#d;
+    const includeRewound = options.includeRewound === true;
+    const messagesSql = exportMessagesSql(d, includeRewound);
+    yield* this.#exportEach(options, (row) => exportLine(d, row, messagesSql, includeRewound));
+  }
+
+  /** The sessions an export selects, oldest first, each read fresh and turned into `T` by `each` in a read of its own. */
+  async *#exportEach<T>(options: ExportOptions, each: (row: SessionRow) => Steps<T>): AsyncIterable<T> {
+    const d = this.#d;
     const sources = checkNameList(options.sources, "sources");
     const userId = checkUserIdFilter(options.userId);
-    const messagesSql = exportMessagesSql(d, options.includeRewound === true);
 
     if (options.sessionId !== undefined) {
       const id = checkId(options.sessionId, "sessionId");
@@ -474,7 +487,7 @@ export class StoreCore implements SessionDB {
         if (userId !== null && d.decodeText(row.user_id) !== userId) {
           throw new NotFoundError(`No session with id "${id}". List sessions to find the right id.`);
         }
-        return yield* exportRecord(d, row, messagesSql);
+        return yield* each(row);
       });
       return;
     }
@@ -497,7 +510,7 @@ export class StoreCore implements SessionDB {
       for (const row of rows) {
         const exported = await d.read("exporting a session", function* () {
           const fresh = yield* sessionRow(row.id);
-          return fresh === undefined ? null : yield* exportRecord(d, fresh, messagesSql);
+          return fresh === undefined ? null : yield* each(fresh);
         });
         if (exported !== null) yield exported;
       }

@@ -11,6 +11,8 @@
  * - **text and rows**: how free text is stored (PostgreSQL escapes NUL characters) and how a
  *   message row reads back (the two schemas store content flags differently);
  * - **SQL fragments** where the dialects' syntax differs;
+ * - **optional capabilities** a database can do faster itself (SQLite writes an export line
+ *   without reading messages into JavaScript);
  * - **backend-only steps**: the transcript with its search index (FTS5 vs tsvector), search,
  *   stats and insights, the gateway's routing entries and handoffs (whose locking and schemas
  *   differ), and the writer locks the shared queue, alias and execution logic takes (SQLite's write lock covers the whole database;
@@ -104,6 +106,15 @@ export interface StoreDialect<M> {
    * same keys, in the same order, with the same values as {@link toMessage} without `id` and `sessionId`.
    */
   toExportedMessage(tuple: unknown[]): ExportedMessage;
+  /**
+   * Optional: a session's export line written by the database itself, as UTF-8 bytes: `head`
+   * (the record's JSON up to and including `"messages":`), the session's messages (`includeRewound`:
+   * rewound ones too) as a JSON array in id order, `}` and `\n`. It must be byte for byte
+   * `JSON.stringify` of the record the core would build from {@link toExportedMessage}, plus `\n`;
+   * `null` when it cannot be for this session (the core then serialises the record itself).
+   * Without it, every line is serialised by the core.
+   */
+  exportLine?(head: string, sessionId: string, includeRewound: boolean): Steps<Uint8Array | null>;
 
   // --- transcript and search index --------------------------------------------
 

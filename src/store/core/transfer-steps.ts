@@ -32,6 +32,26 @@ export function* exportRecord(d: StoreDialect<unknown>, row: SessionRow, message
   return toSessionRecord(toSession(row, d.decodeText), messages);
 }
 
+/**
+ * A session row's export line, `JSON.stringify(record) + "\n"` as UTF-8: written by the database
+ * when the dialect can ({@link StoreDialect.exportLine}; no message text crosses into
+ * JavaScript), else serialised from {@link exportRecord}.
+ */
+export function* exportLine(d: StoreDialect<unknown>, row: SessionRow, messagesSql: string, includeRewound: boolean): Steps<Uint8Array> {
+  if (d.exportLine !== undefined) {
+    const line = yield* d.exportLine(recordHead(toSessionRecord(toSession(row, d.decodeText), [])), row.id, includeRewound);
+    if (line !== null) return line;
+  }
+  return Buffer.from(`${JSON.stringify(yield* exportRecord(d, row, messagesSql))}\n`);
+}
+
+/** A record without messages as JSON, cut after `"messages":` (where the messages array goes). */
+function recordHead(record: SessionRecord): string {
+  const json = JSON.stringify(record);
+  // `messages` is the record's last key: the JSON ends in `[]}`.
+  return json.slice(0, -"[]}".length);
+}
+
 /** Applies one validated record; `waitingChildren` named it as their parent before it arrived. */
 export function* importRecord(d: StoreDialect<unknown>, record: ValidRecord, waitingChildren: string[]): Steps<ImportOutcome> {
   const s = record.session;

@@ -34,6 +34,7 @@ import type { UsageValueKind } from "../usage-update.js";
 import type { SqliteConfig } from "./sqlite-config.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
 import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
+import { exportMessagesLine, registerExportFunctions } from "./sqlite-export.js";
 import * as handoffs from "./sqlite-handoffs.js";
 import { readInsights } from "./sqlite-insights.js";
 import { messageIndexText } from "./sqlite-migrations.js";
@@ -105,6 +106,7 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   constructor(conn: SqliteConnection, config: Required<SqliteConfig>) {
     this.#conn = conn;
     this.location = config.path;
+    registerExportFunctions(conn);
     // FULL durability without a flush inside COMMIT on the event loop: see sqlite-wal-sync.ts.
     if (config.synchronous === "FULL" && !conn.db.memory) {
       conn.db.pragma("synchronous = NORMAL");
@@ -186,6 +188,11 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   readonly exportedMessageColumns = EXPORTED_MESSAGE_COLUMNS;
   readonly toExportedMessage = toExportedMessage;
+
+  /** The line built by SQLite (see sqlite-export.ts): no message text becomes a JavaScript string. */
+  exportLine(head: string, sessionId: string, includeRewound: boolean): Steps<Uint8Array | null> {
+    return native((conn: SqliteConnection) => exportMessagesLine(conn, head, sessionId, includeRewound));
+  }
 
   // --- transcript and search index --------------------------------------------
 

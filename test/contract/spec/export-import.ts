@@ -119,6 +119,59 @@ async function* asyncLines(lines: string[]): AsyncGenerator<string> {
   }
 }
 
+/** Every control character, the characters JSON escapes, and text past the BMP. */
+const TRICKY_TEXT =
+  Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("") +
+  ' \u007f quote" backslash\\ slash/ \u2028\u2029 é 中文 \u{1F600} \uFFFD \uFEFF';
+
+/**
+ * Numbers whose text differs between databases and JavaScript (`100.0`, `1.0e+21`, 17 digits
+ * where 16 suffice, integers past 2^53), as timestamps and token counts.
+ */
+export const TRICKY_TIMES = [
+  0, 5e-324, 1e-7, 0.00001, 0.0001, 0.1, 0.30000000000000004, 1, 1790003600, 1790003600.5, 1779638922.6963592,
+  1779638922.696359, 390986283741.9116, 2 ** 53 - 1, 2 ** 53 + 2, 1e21, 1.2345678901234568e20, 1e300, 1.7976931348623157e308,
+];
+/** Token counts every backend stores (PostgreSQL's column is a 32-bit integer; sqlite/export-lines.test.ts has larger ones). */
+const TRICKY_TOKEN_COUNTS = [0, 7, 2 ** 31 - 1];
+
+/** A session whose messages hold {@link TRICKY_TEXT} and {@link TRICKY_TIMES} in every field that can. */
+export async function seedTricky(db: SessionDB): Promise<void> {
+  await db.createSession({
+    id: "tricky",
+    source: "cli",
+    userId: "u2",
+    modelConfig: { text: TRICKY_TEXT, n: [1e21, -0, 0.1, 2 ** 60], "2": "int-like key", b: 1, "1": 0 },
+    systemPrompt: TRICKY_TEXT,
+    startedAt: 1790003600,
+    title: "Tricky \u{1F600}",
+  });
+  await db.appendTurn(
+    "tricky",
+    TRICKY_TIMES.map((timestamp, i) => ({
+      role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+      content: i % 3 === 2 ? [{ type: "text", text: TRICKY_TEXT }, { type: "x", n: TRICKY_TIMES, "1": TRICKY_TEXT }] : `${i} ${TRICKY_TEXT}`,
+      tokenCount: TRICKY_TOKEN_COUNTS[i % TRICKY_TOKEN_COUNTS.length]!,
+      ...(i % 2 === 1
+        ? {
+            toolCalls: [{ id: `call\t${i}`, type: "function", function: { name: TRICKY_TEXT, arguments: JSON.stringify({ q: TRICKY_TEXT, n: 1e21 }) } }],
+            reasoning: TRICKY_TEXT,
+            reasoningDetails: i % 4 === 1 ? { text: TRICKY_TEXT, n: [-0, 1e-7, 2 ** 60], ok: true, none: null } : TRICKY_TEXT,
+            finishReason: "tool_calls",
+          }
+        : { platformMessageId: `pm\n${i}`, toolCallId: `c\u0000${i}`, toolName: TRICKY_TEXT }),
+      timestamp,
+    })),
+  );
+  await db.appendTurn("tricky", [user(`undo ${TRICKY_TEXT}`, 1790003700), assistant("undone", 1790003700.25)]);
+  await db.rewind("tricky");
+}
+
+/** The lines `exportSessions` gives, serialised as `writeJsonl` writes them. */
+export async function stringifiedLines(db: SessionDB, options: Parameters<SessionDB["exportSessions"]>[0]): Promise<Buffer> {
+  return Buffer.from((await collect(db.exportSessions(options))).map((r) => `${JSON.stringify(r)}\n`).join(""));
+}
+
 const byId = (a: SessionRecord, b: SessionRecord) => (a.session.id < b.session.id ? -1 : a.session.id > b.session.id ? 1 : 0);
 
 export function exportImportTests(init: SessionDBTestInitializer): void {
@@ -165,6 +218,50 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
           expect(JSON.stringify(record.messages)).toBe(JSON.stringify(expected));
         }
       }
+    });
+
+    test("exportSessionLines yields each record's line, byte for byte JSON.stringify of exportSessions, for tricky text and numbers", async () => {
+      await seedRich(db());
+      await seedTricky(db());
+      const utf8 = new TextDecoder("utf-8", { fatal: true });
+      for (const options of [
+        {},
+        { includeRewound: true },
+        { sessionId: "tricky" },
+        { sessionId: "tricky", includeRewound: true },
+        { sessionId: "empty" },
+        { sources: ["cli", "telegram"] },
+        { userId: "u2" },
+      ]) {
+        const lines = await collect(db().exportSessionLines(options));
+        const expected = await stringifiedLines(db(), options);
+        const got = Buffer.concat(lines);
+        expect(got.toString("utf8"), JSON.stringify(options)).toBe(expected.toString("utf8"));
+        expect(got.equals(expected), JSON.stringify(options)).toBe(true);
+        for (const line of lines) {
+          const text = utf8.decode(line);
+          expect(text.indexOf("\n")).toBe(text.length - 1);
+        }
+      }
+      // The parsed line is the transcript's message, field for field (numbers and strings as stored).
+      const [line] = await collect(db().exportSessionLines({ sessionId: "tricky" }));
+      const record = JSON.parse(utf8.decode(line)) as SessionRecord;
+      const messages = await db().getMessages("tricky");
+      expect(record.messages).toEqual(messages.map(({ id: _i, sessionId: _s, ...rest }) => rest));
+      expect(record.messages.map((m) => m.timestamp)).toEqual(TRICKY_TIMES);
+      expect(record.session).toEqual(sessionPart((await db().getSession("tricky"))!));
+    });
+
+    test("lines of exportSessionLines import into a fresh store, which exports the same lines", async () => {
+      await seedRich(db());
+      await seedTricky(db());
+      const lines = await collect(db().exportSessionLines({ includeRewound: true }));
+      const target = await freshStore();
+      const report = await target.importSessions(lines.map((line) => Buffer.from(line).toString("utf8").slice(0, -1)));
+      expect(report).toEqual({ imported: 4, skipped: 0, errors: [] });
+      const sorted = (all: Uint8Array[]) => all.map((l) => Buffer.from(l).toString("utf8")).sort();
+      expect(sorted(await collect(target.exportSessionLines({ includeRewound: true })))).toEqual(sorted(lines));
+      expect(await target.getMessages("tricky")).toHaveLength(TRICKY_TIMES.length);
     });
 
     test("export all, one session, or by source", async () => {

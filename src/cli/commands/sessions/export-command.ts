@@ -9,7 +9,7 @@ import { unlink } from "node:fs/promises";
 import { finished } from "node:stream/promises";
 import type { Writable } from "node:stream";
 import { Command } from "commander";
-import { writeJsonl, type SessionRecord, type StoreMaintenance } from "../../../store/index.js";
+import { EXPORT_STREAM_BUFFER_BYTES, writeLines, type StoreMaintenance } from "../../../store/index.js";
 import type { CliIo } from "../../cli-output.js";
 import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
@@ -40,13 +40,13 @@ export function makeExportCommand(io: CliIo): Command {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;
         const bar = startProgressBar(io, { label: "Exporting", total });
-        async function* counted(records: AsyncIterable<SessionRecord>): AsyncIterable<SessionRecord> {
-          for await (const record of records) {
-            yield record;
+        async function* counted(lines: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+          for await (const line of lines) {
+            yield line;
             bar.increment();
           }
         }
-        const records = counted(db.exportSessions({ ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) }));
+        const records = counted(db.exportSessionLines({ ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) }));
         let exported: number;
         try {
           exported = file === "-" ? await writeTo(io.stdout as unknown as Writable, records, false) : await writeToFile(file, records);
@@ -69,8 +69,8 @@ async function countToExport(db: StoreMaintenance, sessionId: string | undefined
 }
 
 /** Writes the export to a file; a failed export removes the partial file. */
-async function writeToFile(path: string, records: AsyncIterable<SessionRecord>): Promise<number> {
-  const out = createWriteStream(path);
+async function writeToFile(path: string, records: AsyncIterable<Uint8Array>): Promise<number> {
+  const out = createWriteStream(path, { highWaterMark: EXPORT_STREAM_BUFFER_BYTES });
   try {
     const count = await writeTo(out, records, true);
     return count;
@@ -83,21 +83,21 @@ async function writeToFile(path: string, records: AsyncIterable<SessionRecord>):
   }
 }
 
-/** Writes JSONL to a stream, turning a stream error (a full disk, a closed pipe) into a rejection. */
-async function writeTo(out: Writable, records: AsyncIterable<SessionRecord>, end: boolean): Promise<number> {
+/** Writes JSONL lines to a stream, turning a stream error (a full disk, a closed pipe) into a rejection. */
+async function writeTo(out: Writable, records: AsyncIterable<Uint8Array>, end: boolean): Promise<number> {
   let streamError: unknown = null;
   const onError = (error: unknown): void => {
     streamError ??= error;
   };
   out.on("error", onError);
   try {
-    async function* guarded(): AsyncIterable<SessionRecord> {
-      for await (const record of records) {
+    async function* guarded(): AsyncIterable<Uint8Array> {
+      for await (const line of records) {
         if (streamError !== null) throw streamError;
-        yield record;
+        yield line;
       }
     }
-    const count = await writeJsonl(guarded(), out);
+    const count = await writeLines(guarded(), out);
     if (end) {
       out.end();
       await finished(out);
