@@ -16,7 +16,7 @@
  * @module
  */
 import type { ModelMessage } from "ai";
-import type { ContentPart, Message, NewMessage, ToolCall } from "../../store/index.js";
+import { InvalidInputError, type ContentPart, type Message, type NewMessage, type ToolCall } from "../../store/index.js";
 import {
   contentParts,
   envelopeOf,
@@ -41,7 +41,7 @@ type Part = JsonObject & { type: string };
 export function modelMessageToRows(message: ModelMessage, timestamp: number): NewMessage[] {
   const role = message.role;
   if (role !== "system" && role !== "user" && role !== "assistant" && role !== "tool") {
-    throw new TypeError(`role "${String(role)}" is not a model message role (system, user, assistant, tool)`);
+    throw new InvalidInputError(`role "${String(role)}" is not a model message role (system, user, assistant, tool).`, { field: "role" });
   }
   const head: NewMessage = { role, timestamp };
   const content: ContentPart[] = [];
@@ -142,7 +142,7 @@ function dataUrl(value: unknown, mediaType: string | undefined): { url: string; 
     const bytes = value instanceof ArrayBuffer ? new Uint8Array(value) : value;
     return { url: `data:${type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")}`, data: "bytes" };
   }
-  throw new TypeError("file and image data must be a string, a URL, a Uint8Array or an ArrayBuffer");
+  throw new InvalidInputError("File and image data must be a string, a URL, a Uint8Array or an ArrayBuffer; encode other data first.", { field: "data" });
 }
 
 function dataFromUrl(url: string, how: string | undefined): unknown {

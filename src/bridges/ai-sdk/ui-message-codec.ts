@@ -18,7 +18,7 @@
  * @module
  */
 import type { UIMessage } from "ai";
-import type { ContentPart, Message, NewMessage, ToolCall } from "../../store/index.js";
+import { InvalidInputError, type ContentPart, type Message, type NewMessage, type ToolCall } from "../../store/index.js";
 import {
   contentParts,
   envelopeOf,
@@ -55,7 +55,7 @@ const isToolPart = (p: Part): boolean => p.type.startsWith("tool-") || p.type ==
 export function uiMessageToRows(message: UIMessage, timestamp: number): NewMessage[] {
   const role = message.role;
   if (role !== "user" && role !== "assistant" && role !== "system") {
-    throw new TypeError(`role "${String(role)}" is not a UI message role (user, assistant, system)`);
+    throw new InvalidInputError(`role "${String(role)}" is not a UI message role (user, assistant, system).`, { field: "role" });
   }
   const placed: PlacedPart[] = [];
   const drafts: Draft[] = [];

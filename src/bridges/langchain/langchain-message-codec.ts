@@ -19,7 +19,7 @@
  * @module
  */
 import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
-import type { ContentPart, Message, MessageRole, NewMessage, ToolCall } from "../../store/index.js";
+import { InvalidInputError, type ContentPart, type Message, type MessageRole, type NewMessage, type ToolCall } from "../../store/index.js";
 
 /** `format` of the envelope in `reasoningDetails`. */
 export const LANGCHAIN_MESSAGE_FORMAT = "threadline.langchain.message";
@@ -161,7 +161,7 @@ function parseArgs(text: string): unknown {
 /** The `toDict()` of a message, checked to be one. */
 export function storedFormOf(message: BaseMessage, field: string): StoredMessage {
   if (message === null || typeof message !== "object" || typeof (message as { toDict?: unknown }).toDict !== "function") {
-    throw new TypeError(`${field} is not a LangChain message (no toDict())`);
+    throw new InvalidInputError(`${field} is not a LangChain message (no toDict()); pass BaseMessage instances.`, { field });
   }
   return message.toDict();
 }
