@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { ContentPart, Message, NewMessage } from "../../store/index.js";
+import { InvalidInputError, type ContentPart, type Message, type NewMessage } from "../../store/index.js";
 
 /** A JSON object as the envelope keeps it. */
 export type JsonObject = Record<string, unknown>;
@@ -97,8 +97,15 @@ export function parseJsonOr(text: string, fallback: unknown): unknown {
   }
 }
 
-/** Thrown inside a decoder when rows do not match their envelope; the message is then read naturally. */
-export class EnvelopeMismatch extends Error {}
+/**
+ * Thrown inside a decoder when rows do not match their envelope; always caught there, and the
+ * message is then read naturally (it never reaches a caller).
+ */
+export class EnvelopeMismatch extends InvalidInputError {
+  constructor(what: string) {
+    super(`The stored rows do not match their AI SDK envelope (${what}).`);
+  }
+}
 
 /** Asserts a decoding precondition (see {@link EnvelopeMismatch}). */
 export function expect<T>(value: T | undefined | null, what: string): T {
