@@ -27,39 +27,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { BIN, freePort } from "../serve/gateway-process.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { waitFor, withDeadline } from "../support/wait-for.js";
+import { waitFor } from "../support/wait-for.js";
+import { codeBlocks, run as runWithDeadline, type Block } from "./markdown-examples.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 const HERMES_FIXTURE = join(ROOT, "test", "fixtures", "hermes", "hermes-state.db");
 
-interface Block {
-  lang: string;
-  code: string;
-  /** 1-based line of the opening fence. */
-  line: number;
-  /** The `## ` section it is in. */
-  section: string;
-}
 
-/** The fenced code blocks of a Markdown text, also those indented inside a list item. */
-function codeBlocks(markdown: string): Block[] {
-  const lines = markdown.split("\n");
-  const out: Block[] = [];
-  let section = "";
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i]!;
-    if (text.startsWith("## ")) section = text.slice(3).trim();
-    const fence = /^( *)```(\w*)\s*$/u.exec(text);
-    if (fence === null) continue;
-    const indent = fence[1]!.length;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^ *```\s*$/u.test(lines[i]!); i++) body.push(lines[i]!.slice(indent));
-    out.push({ lang: fence[2] ?? "", code: body.join("\n"), line: start + 1, section });
-  }
-  return out;
-}
+/** An example's command, with two minutes for it (a first tsx compile on a loaded machine is slow). */
+const run = (command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ReturnType<typeof runWithDeadline> =>
+  runWithDeadline(command, args, { ...options, timeoutMs: 120_000 });
 
 const blocks = codeBlocks(readFileSync(join(ROOT, "docs", "integrations.md"), "utf8"));
 const inSection = (prefix: string): Block[] => blocks.filter((b) => b.section.startsWith(prefix));
@@ -100,24 +78,6 @@ function classify(block: Block): Kind | null {
   return null;
 }
 
-/** Runs a command; resolves with its exit code and output (SIGKILL and an error after `timeoutMs`, default 120 s). */
-async function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const closed = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-  try {
-    return await withDeadline(closed, { timeoutMs: options.timeoutMs ?? 120_000, what: `${command} ${args.join(" ")} to finish`, describe: () => `stdout: ${stdout}\nstderr: ${stderr}` });
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-}
 
 /** The words of a shell line, quotes removed, the trailing `# comment` dropped (the examples use no other shell syntax). */
 function shellWords(line: string): string[] {

@@ -31,37 +31,11 @@ import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events
 import { startFakeTelegramServer, telegramUpdate } from "../fakes/telegram/fake-telegram-server.js";
 import { BIN, cleanupProcesses, freePort, makeHome, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { withDeadline } from "../support/wait-for.js";
+import { codeBlocks, run, type Block } from "./markdown-examples.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
-interface Block {
-  lang: string;
-  code: string;
-  /** 1-based line of the opening fence. */
-  line: number;
-  /** The `## ` section it is in. */
-  section: string;
-}
-
-/** The fenced code blocks of a Markdown text. */
-function codeBlocks(markdown: string): Block[] {
-  const lines = markdown.split("\n");
-  const out: Block[] = [];
-  let section = "";
-  for (let i = 0; i < lines.length; i++) {
-    const text = lines[i]!;
-    if (text.startsWith("## ")) section = text.slice(3).trim();
-    const fence = /^```(\w*)\s*$/u.exec(text);
-    if (fence === null) continue;
-    const start = i;
-    const body: string[] = [];
-    for (i++; i < lines.length && !/^```\s*$/u.test(lines[i]!); i++) body.push(lines[i]!);
-    out.push({ lang: fence[1] ?? "", code: body.join("\n"), line: start + 1, section });
-  }
-  return out;
-}
 
 type Kind =
   | "not-an-example" // installing, testing or benchmarking Threadline itself
@@ -112,24 +86,6 @@ function serveCommands(code: string): Array<{ env: Record<string, string>; args:
 
 const blocks = codeBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
 
-/** Runs a command; resolves with its exit code and output (SIGKILL and an error after `timeoutMs`, default 60 s). */
-async function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-  const closed = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-  try {
-    return await withDeadline(closed, { timeoutMs: options.timeoutMs ?? 60_000, what: `${command} ${args.join(" ")} to finish`, describe: () => `stdout: ${stdout}\nstderr: ${stderr}` });
-  } catch (error) {
-    child.kill("SIGKILL");
-    throw error;
-  }
-}
 
 describe("README examples", { timeout: 600_000 }, () => {
   let project: string;

@@ -290,6 +290,9 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     const tracked = run.finally(() => {
       if (this.#indexing === tracked) this.#indexing = null;
     });
+    // The caller gets a failure through `run`; this copy only marks the catch-up as running, and
+    // left unhandled it would be an unhandled rejection, which ends a Node process by default.
+    tracked.catch(() => {});
     this.#indexing = tracked;
     return run;
   }

@@ -107,3 +107,34 @@ describe("sqlite: search index catch-up", () => {
     }
   });
 });
+
+describe("sqlite: a search index catch-up that fails", () => {
+  const dir = mkdtempSync(join(tmpdir(), "tl-idx-fail-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("rejects the search that waited for it, and leaves no unhandled rejection behind (which would end a gateway)", async () => {
+    const path = join(dir, "bad-json.db");
+    const db = await openSessionDB(path);
+    const s = await db.createSession({ source: "cli" });
+    await db.appendMessage(s.id, { role: "user", content: "fine" });
+    // Another program writes a tool call list that is not JSON: indexing it throws.
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO messages (session_id, role, tool_calls, timestamp) VALUES (?, 'assistant', '[not json', 1)").run(s.id);
+    raw.close();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      await expect(db.searchMessages("fine")).rejects.toThrow();
+      // An unhandled rejection is reported after the microtasks of the turn it happened in: a macrotask later.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+      await db.close().catch(() => {});
+    }
+  });
+});
