@@ -1013,10 +1013,32 @@ export interface SessionHistory {
   setTitle(id: string, title: string | null): Promise<string | null>;
   /** The session's title, or `null`. */
   getTitle(id: string): Promise<string | null>;
-  /** The id of the newest lineage variant `t #N` (highest N) if any exists, else of the exact title; `null` if none. */
+  /**
+   * The id of the session holding exactly `title` (after sanitising; titles are unique and
+   * case-sensitive), or `null`. Never another member of its lineage: `"my project"` is the
+   * session titled "my project", even when "my project #3" exists. To continue the newest
+   * session of a lineage, follow real parent links ({@link SessionHistory.getCompressionTip}).
+   */
   resolveByTitle(title: string): Promise<string | null>;
-  /** The next free title in `t`'s lineage: `t` if unused, else `t #(max N + 1)`. */
+  /**
+   * Other sessions whose titles look like `title`'s: its lineage variants (`t`, `t #N`) and its
+   * collision forms (`t (N)`), newest first, at most `limit` (default 20, 1–100), the holder of
+   * `title` itself left out. For telling a person which one a bare title was taken to mean;
+   * never for choosing one.
+   */
+  similarTitles(title: string, limit?: number): Promise<Array<{ id: string; title: string }>>;
+  /**
+   * The next free title in `t`'s lineage: `t` if unused, else `t #(max N + 1)`. For compression
+   * continuations (and other children that continue a titled parent) only.
+   */
   nextTitleInLineage(title: string): Promise<string>;
+  /**
+   * A free title for a session unrelated to the holder of `title`: `title` itself if no session
+   * holds it, else the first free collision form `title (2)`, `title (3)`… (a trailing ` (N)` of
+   * `title` is replaced, and the base cut to stay within 100 code points). Never a `#N` lineage
+   * title, so unrelated chats that start alike never look like one conversation.
+   */
+  freeTitle(title: string): Promise<string>;
 
   // --- lineage --------------------------------------------------------------
 

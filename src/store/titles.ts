@@ -1,6 +1,7 @@
 /**
- * Session titles: the sanitiser and the lineage-suffix rules (`t #2`, `t #3`…) shared
- * by every backend.
+ * Session titles: the sanitiser, the lineage-suffix rules (`t #2`, `t #3`…: compression
+ * continuations only) and the collision form (`t (2)`: an unrelated session whose wanted title
+ * was taken), shared by every backend.
  *
  * @module
  */
@@ -12,6 +13,7 @@ export const MAX_TITLE_CODE_POINTS = 100;
 // ASCII controls except tab, newline and CR; zero-width and bidi-override characters.
 const STRIPPED = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF]/gu;
 const LINEAGE_SUFFIX = /^(.*) #(\d+)$/su;
+const COLLISION_SUFFIX = /^(.*) \((\d+)\)$/su;
 
 /**
  * Cleans a title: strips ASCII control characters (tab, newline and CR become
@@ -54,6 +56,31 @@ export function parseLineageTitle(title: string): LineageTitle {
   if (match && match[1] !== undefined && match[2] !== undefined && match[1] !== "") {
     const n = Number(match[2]);
     if (Number.isSafeInteger(n)) return { base: match[1], n };
+  }
+  return { base: title, n: 1 };
+}
+
+/**
+ * The numbered form that keeps an unrelated session's title unique: `"Hello there"` with 2 is
+ * `"Hello there (2)"`. It is never read as a lineage (`#N` belongs to compression
+ * continuations); the base is cut at a whole character so the result stays within
+ * {@link MAX_TITLE_CODE_POINTS}.
+ */
+export function formatCollisionTitle(base: string, n: number): string {
+  if (n <= 1) return base;
+  const suffix = ` (${n})`;
+  const room = MAX_TITLE_CODE_POINTS - suffix.length;
+  const points = [...base];
+  const cut = points.length > room ? points.slice(0, room).join("").trimEnd() : base;
+  return `${cut}${suffix}`;
+}
+
+/** Splits a trailing ` (<digits>)` collision suffix off a (sanitised) title: `"foo (3)"` → `{ base: "foo", n: 3 }`. */
+export function parseCollisionTitle(title: string): LineageTitle {
+  const match = COLLISION_SUFFIX.exec(title);
+  if (match && match[1] !== undefined && match[2] !== undefined && match[1] !== "") {
+    const n = Number(match[2]);
+    if (Number.isSafeInteger(n) && n >= 2) return { base: match[1], n };
   }
   return { base: title, n: 1 };
 }

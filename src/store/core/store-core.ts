@@ -56,7 +56,7 @@ import type {
   UsageUpdate,
 } from "../contract.js";
 import { conversationOf } from "../conversation.js";
-import { InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
+import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
 import {
   checkExecutionChange,
   checkFindExecutions,
@@ -92,7 +92,7 @@ import {
 } from "../routing-input.js";
 import { runImport } from "../session-import.js";
 import { toSession, type SessionRow } from "../session-rows.js";
-import { formatLineageTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
+import { formatCollisionTitle, formatLineageTitle, parseCollisionTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
 import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
 import {
   ancestorRows,
@@ -135,6 +135,21 @@ const DAY_SECONDS = 86_400;
 const AUTO_PRUNE_META_KEY = "auto_prune.last_run_at";
 
 const now = (): number => Date.now() / 1000;
+
+/** How many collision forms (`t (2)` … `t (N)`) {@link StoreCore.similarTitles} looks for. */
+const SIMILAR_COLLISION_FORMS = 20;
+/** {@link StoreCore.freeTitle} tries collision forms in batches of this many, up to `(FREE_TITLE_LIMIT - 1)`. */
+const FREE_TITLE_BATCH = 50;
+const FREE_TITLE_LIMIT = 10_001;
+
+/** A title as looked up: sanitised, or `null` when no stored title can equal it (empty, too long, not text). */
+function lookupTitle(title: string): string | null {
+  try {
+    return sanitizeTitle(title);
+  } catch {
+    return null; // longer than any stored title can be
+  }
+}
 
 /** The write lane of a key's queue (apart from session lanes: a session id never holds a NUL). */
 const queueLane = (key: string): string => `\u0000queue:${key}`;
@@ -387,21 +402,52 @@ export class StoreCore implements SessionDB {
   async resolveByTitle(title: string): Promise<string | null> {
     const d = this.#d;
     this.#assertOpen();
-    let clean: string | null;
-    try {
-      clean = sanitizeTitle(title);
-    } catch {
-      return null; // longer than any stored title can be
-    }
-    if (clean === null) return null;
-    const wanted = clean;
+    const wanted = lookupTitle(title);
+    if (wanted === null) return null;
     return d.read("resolving a title", function* () {
-      const newest = yield* one<{ id: string; title_n: number }>(
-        "SELECT id, title_n FROM sessions WHERE title_base = ? ORDER BY title_n DESC LIMIT 1",
-        [wanted],
-      );
-      if (newest !== undefined && newest.title_n >= 2) return newest.id;
       return (yield* value<string>("SELECT id FROM sessions WHERE title = ?", [wanted])) ?? null;
+    });
+  }
+
+  async similarTitles(title: string, limit = 20): Promise<Array<{ id: string; title: string }>> {
+    const d = this.#d;
+    this.#assertOpen();
+    const wanted = lookupTitle(title);
+    if (wanted === null) return [];
+    const cap = Math.min(Math.max(Math.trunc(Number(limit)) || 1, 1), 100);
+    const lineageBase = parseLineageTitle(wanted).base;
+    const collisionBase = parseCollisionTitle(lineageBase).base;
+    const forms = new Set<string>([lineageBase, collisionBase]);
+    for (let n = 2; n <= SIMILAR_COLLISION_FORMS; n++) forms.add(formatCollisionTitle(collisionBase, n));
+    forms.delete(wanted);
+    const list = [...forms];
+    return d.read("finding similar titles", function* () {
+      const rows = yield* all<{ id: string; title: string }>(
+        `SELECT id, title FROM sessions WHERE (title_base IN (?, ?) OR title IN (${placeholders(list.length)})) AND title <> ?
+         ORDER BY started_at DESC, id DESC LIMIT ?`,
+        [lineageBase, collisionBase, ...list, wanted, cap],
+      );
+      return rows;
+    });
+  }
+
+  async freeTitle(title: string): Promise<string> {
+    const d = this.#d;
+    const clean = sanitizeTitle(title);
+    if (clean === null) throw new InvalidInputError("The title is empty after sanitising.", { field: "title" });
+    const { base } = parseCollisionTitle(clean);
+    return d.read("finding a free title", function* () {
+      if ((yield* value<string>("SELECT id FROM sessions WHERE title = ?", [clean])) === undefined) return clean;
+      for (let from = 2; from < FREE_TITLE_LIMIT; from += FREE_TITLE_BATCH) {
+        const candidates: string[] = [];
+        for (let n = from; n < from + FREE_TITLE_BATCH; n++) candidates.push(formatCollisionTitle(base, n));
+        const held = new Set(
+          yield* column<string>(`SELECT title FROM sessions WHERE title IN (${placeholders(candidates.length)})`, candidates),
+        );
+        const free = candidates.find((c) => !held.has(c));
+        if (free !== undefined) return free;
+      }
+      throw new ConflictError(`Every numbered form of the title "${base}" up to (${FREE_TITLE_LIMIT - 1}) is taken. Choose another title.`);
     });
   }
 

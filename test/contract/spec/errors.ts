@@ -147,6 +147,8 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         ["getTitle", () => db().getTitle("s")],
         ["resolveByTitle", () => db().resolveByTitle("t")],
         ["nextTitleInLineage", () => db().nextTitleInLineage("t")],
+        ["similarTitles", () => db().similarTitles("t")],
+        ["freeTitle", () => db().freeTitle("t")],
         ["getAncestors", () => db().getAncestors("s")],
         ["getDescendants", () => db().getDescendants("s")],
         ["getCompressionTip", () => db().getCompressionTip("s")],

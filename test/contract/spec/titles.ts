@@ -185,7 +185,7 @@ export function titlesTests(init: SessionDBTestInitializer): void {
       expect(await db().getTitle("c4")).toBe("Child owns");
     });
 
-    test("resolveByTitle picks the highest lineage number, else the exact title", async () => {
+    test("resolveByTitle takes the session holding exactly the title, never another member of its lineage", async () => {
       const make = async (id: string, title: string) => {
         await db().createSession({ id, source: "cli" });
         await db().setTitle(id, title);
@@ -194,18 +194,74 @@ export function titlesTests(init: SessionDBTestInitializer): void {
       expect(await db().resolveByTitle("proj")).toBe("base");
       await make("v2", "proj #2");
       await make("v3", "proj #3");
-      expect(await db().resolveByTitle("proj")).toBe("v3");
       await make("v10", "proj #10");
-      expect(await db().resolveByTitle("proj")).toBe("v10"); // numeric, not lexical
+      expect(await db().resolveByTitle("proj")).toBe("base");
       expect(await db().resolveByTitle("proj #2")).toBe("v2");
+      expect(await db().resolveByTitle("proj #10")).toBe("v10");
+      expect(await db().resolveByTitle("  proj\u200B ")).toBe("base"); // sanitised like a stored title
       expect(await db().resolveByTitle("nothing here")).toBeNull();
       expect(await db().resolveByTitle("pro")).toBeNull();
       expect(await db().resolveByTitle("PROJ")).toBeNull();
+      expect(await db().resolveByTitle("x".repeat(500))).toBeNull();
     });
 
-    test("resolveByTitle finds a variant even without the base title", async () => {
+    test("resolveByTitle does not stand a variant in for a title nobody holds", async () => {
       await db().createSession({ id: "v4", source: "cli", title: "orphan line #4" });
-      expect(await db().resolveByTitle("orphan line")).toBe("v4");
+      expect(await db().resolveByTitle("orphan line")).toBeNull();
+      expect(await db().resolveByTitle("orphan line #4")).toBe("v4");
+    });
+
+    test("similarTitles lists the lineage variants and collision forms of a title, newest first, without its holder", async () => {
+      const make = async (id: string, title: string, startedAt: number) => {
+        await db().createSession({ id, source: "cli", startedAt });
+        await db().setTitle(id, title);
+      };
+      await make("a", "my project", 1);
+      await make("b", "my project #2", 2);
+      await make("c", "my project (2)", 3);
+      await make("d", "my project #3", 4);
+      await make("e", "my projects", 5);
+      await make("f", "My project #4", 6);
+      expect(await db().similarTitles("my project")).toEqual([
+        { id: "d", title: "my project #3" },
+        { id: "c", title: "my project (2)" },
+        { id: "b", title: "my project #2" },
+      ]);
+      expect((await db().similarTitles("my project #2")).map((s) => s.id)).toEqual(["d", "c", "a"]);
+      expect((await db().similarTitles("my project (2)")).map((s) => s.id)).toEqual(["d", "b", "a"]);
+      expect((await db().similarTitles("my project", 2)).map((s) => s.id)).toEqual(["d", "c"]);
+      // A title nobody holds still has its look-alikes.
+      expect((await db().similarTitles("my project #9")).map((s) => s.id)).toEqual(["d", "c", "b", "a"]);
+      expect(await db().similarTitles("unrelated")).toEqual([]);
+      expect(await db().similarTitles("")).toEqual([]);
+    });
+
+    test("freeTitle: the title when free, else the first free collision form `t (N)`, never a lineage number", async () => {
+      const make = async (id: string, title: string) => {
+        await db().createSession({ id, source: "cli" });
+        await db().setTitle(id, title);
+      };
+      expect(await db().freeTitle("Hello there")).toBe("Hello there");
+      await make("h1", "Hello there");
+      expect(await db().freeTitle("Hello there")).toBe("Hello there (2)");
+      await make("h2", await db().freeTitle("Hello there"));
+      expect(await db().getTitle("h2")).toBe("Hello there (2)");
+      expect(await db().freeTitle("Hello there")).toBe("Hello there (3)");
+      // Asking for a taken collision form gives the next one of the same base, not "t (2) (2)".
+      expect(await db().freeTitle("Hello there (2)")).toBe("Hello there (3)");
+      // Lineage titles of the base do not count as collision forms.
+      await make("l2", "Hello there #2");
+      expect(await db().freeTitle("Hello there")).toBe("Hello there (3)");
+      // A gap is reused.
+      await make("h4", "Hello there (4)");
+      expect(await db().freeTitle("Hello there")).toBe("Hello there (3)");
+      // The result stays within the limit: the base is cut at a whole character.
+      const long = "界".repeat(100);
+      await make("long", long);
+      const free = await db().freeTitle(long);
+      expect(free).toBe(`${"界".repeat(96)} (2)`);
+      expect([...free].length).toBe(100);
+      await expectReject(() => db().freeTitle("   "), InvalidInputError);
     });
 
     test("only ` #<digits>` is a lineage suffix", async () => {
