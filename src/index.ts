@@ -153,6 +153,6 @@ export {
 export type { ThreadlineErrorCode, AmbiguousIdCandidate } from "./store/index.js";
 
 // Helpers: titles, export files, the data home.
-export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./store/index.js";
+export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle, setTitleAvoidingCollision, type TitleRelation } from "./store/index.js";
 export { writeJsonl, writeLines, readJsonlLines, RECORD_FORMAT, RECORD_VERSION } from "./store/index.js";
 export { threadlineHome, defaultDatabasePath } from "./store/index.js";

@@ -1,7 +1,7 @@
 /**
  * What every framework bridge does with the session behind a conversation: create it on first
  * write (with the bridge's source, an optional title, parent and owner), title it after its
- * first exchange (with lineage numbering when the title is taken), as the gateway does.
+ * first exchange (a taken title gets its collision form `t (2)`; a child taking its parent's title the next lineage number `t #2`), as the gateway does.
  *
  * Shared by the bridges under src/bridges/; not an entry point.
  *
@@ -9,20 +9,20 @@
  */
 import type { Titler } from "../agents/index.js";
 import { HeuristicTitler } from "../agents/index.js";
-import { ConflictError, type MessageContent, type NewMessage, type Session, type SessionHistory } from "../store/index.js";
+import { ConflictError, parseLineageTitle, sanitizeTitle, setTitleAvoidingCollision, type TitleRelation, type MessageContent, type NewMessage, type Session, type SessionHistory } from "../store/index.js";
 
 /** How many leading messages are read to find the first exchange. */
 const FIRST_EXCHANGE_WINDOW = 50;
 
 /** The store methods a {@link SessionBinding} uses. */
-export type BindingStore = Pick<SessionHistory, "getSession" | "createSession" | "getMessages" | "setTitle" | "nextTitleInLineage">;
+export type BindingStore = Pick<SessionHistory, "getSession" | "createSession" | "getMessages" | "setTitle" | "nextTitleInLineage" | "freeTitle">;
 
 /** How a bridge creates the session of a conversation it writes first. */
 export interface SessionBindingOptions {
   /** `Session.source` of the sessions it creates (each bridge has its default: `ai-sdk`, `langchain`). */
   source: string;
   /**
-   * Title of a session it creates; a title another session holds gets the next lineage number (`t #2`).
+   * Title of a session it creates; a title another session holds gets its collision form (`t (2)`).
    * Default: a child of a titled parent takes the parent's next lineage title (as a compression
    * continuation does); otherwise the `titler` names the session after its first exchange.
    */
@@ -76,9 +76,17 @@ export class SessionBinding {
       return raced;
     }
     let title = o.title ?? null;
-    if ((title === null || title.trim() === "") && o.parentSessionId) title = (await this.#db.getSession(o.parentSessionId))?.title ?? null;
+    // A child titled like its parent continues it (`t #2`); any other title another session holds
+    // is an unrelated collision (`t (2)`).
+    let relation: TitleRelation = "unrelated";
+    if (o.parentSessionId) {
+      const parentTitle = (await this.#db.getSession(o.parentSessionId))?.title ?? null;
+      if (title === null || title.trim() === "") title = parentTitle;
+      // The child of a session titled like it (through a real parent link) continues its lineage.
+      if (title !== null && parentTitle !== null && sameLineage(title, parentTitle)) relation = "continuation";
+    }
     if (title !== null && title.trim() !== "") {
-      await setTitleWithLineage(this.#db, id, title);
+      await setTitleAvoidingCollision(this.#db, id, title, relation);
       return (await this.#db.getSession(id)) ?? created;
     }
     return created;
@@ -106,8 +114,22 @@ export class SessionBinding {
     if (proposed === null || proposed.trim() === "") return;
     // Someone may have named the session while the titler was thinking: theirs wins.
     if ((await this.#db.getSession(id))?.title !== null) return;
-    await setTitleWithLineage(this.#db, id, proposed);
+    await setTitleAvoidingCollision(this.#db, id, proposed, "unrelated");
   }
+}
+
+/** Whether two titles are of one lineage (`t`, `t #2`, …), after sanitising. */
+function sameLineage(a: string, b: string): boolean {
+  const clean = (t: string): string | null => {
+    try {
+      const c = sanitizeTitle(t);
+      return c === null ? null : parseLineageTitle(c).base;
+    } catch {
+      return null;
+    }
+  };
+  const base = clean(a);
+  return base !== null && base === clean(b);
 }
 
 /** The text parts of a content, joined with newlines. */
@@ -115,17 +137,4 @@ function textOf(content: MessageContent | undefined): string {
   if (content === null || content === undefined) return "";
   if (typeof content === "string") return content;
   return content.flatMap((p) => (p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("\n");
-}
-
-/** Sets a title; a title already taken gets the next lineage number (`title #2`). Returns the stored title. */
-export async function setTitleWithLineage(db: Pick<SessionHistory, "setTitle" | "nextTitleInLineage">, id: string, title: string): Promise<string | null> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const candidate = await db.nextTitleInLineage(title);
-    try {
-      return await db.setTitle(id, candidate);
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-    }
-  }
-  return null;
 }

@@ -161,37 +161,62 @@ export async function withExistingDatabase<T>(target: string | undefined, env: N
   }
 }
 
+/** What {@link resolveSessionRef} may tell the person about the session it took. */
+export interface SessionRefOptions {
+  /**
+   * Called with one line when the name could have meant other sessions too (lineage variants
+   * `t #N`, collision forms `t (N)`, a session whose id starts with the title), naming the one
+   * taken and the others. The CLI writes it to stderr.
+   */
+  note?: (line: string) => void;
+}
+
+/** How many other sessions a note or a not-found error names. */
+const SHOWN_ALTERNATIVES = 5;
+
 /**
- * The id of the session named by `ref`: an exact id, a unique id prefix, or a title (the
- * newest of its lineage when `lineage` is set). Ambiguous prefixes and unknown names are
- * clear errors.
+ * The id of the session named by `ref`: an exact id, then the session holding exactly that
+ * title, then a unique id prefix. A title never stands for another member of its lineage
+ * ("my project" is never "my project #3"): to continue the newest session of a compression
+ * chain, follow its parent links from the session found here. Ambiguous prefixes and unknown
+ * names are clear errors; a not-found title lists the similar titles there are.
  */
-export async function resolveSessionRef(db: SessionHistory, ref: string, options: { lineage?: boolean } = {}): Promise<string> {
+export async function resolveSessionRef(db: SessionHistory, ref: string, options: SessionRefOptions = {}): Promise<string> {
   if (typeof ref !== "string" || ref.trim() === "") throw new CliError("TL_ERR_USAGE", "Name a session by its id, an id prefix or its title.");
   const exact = await db.getSession(ref);
   if (exact !== null) return exact.id;
   const byTitle = await db.resolveByTitle(ref);
-  if (byTitle !== null && !options.lineage) return byTitle;
-  if (options.lineage) {
-    const next = await db.nextTitleInLineage(ref).catch(() => null);
-    // The newest member of a title's lineage: "title #N" with the highest N, else the title itself.
-    const match = next === null ? null : /^(.*) #(\d+)$/u.exec(next);
-    if (match !== null) {
-      for (let n = Number(match[2]) - 1; n >= 2; n--) {
-        const id = await db.resolveByTitle(`${match[1]} #${n}`);
-        if (id !== null) return id;
+  if (byTitle !== null) {
+    if (options.note !== undefined) {
+      const others = (await db.similarTitles(ref, SHOWN_ALTERNATIVES)).map((s) => `"${s.title}" (${s.id})`);
+      const prefixed = await db.resolveSessionId(ref).catch(() => null);
+      if (prefixed !== null && prefixed !== byTitle) others.push(`the session whose id starts "${ref}" (${prefixed})`);
+      if (others.length > 0) {
+        const title = (await db.getSession(byTitle))?.title ?? ref;
+        options.note(`took the session titled exactly "${title}" (${byTitle}); also like it: ${others.join(", ")}. Name one by its full title or id to take it instead.`);
       }
     }
-    if (byTitle !== null) return byTitle;
+    return byTitle;
   }
   const byPrefix = await db.resolveSessionId(ref);
   if (byPrefix !== null) return byPrefix;
   const candidates = (await db.listSessions({ limit: 1000, includeChildren: true })).items.filter((s) => s.id.startsWith(ref));
   if (candidates.length > 1) {
-    const shown = candidates.slice(0, 5).map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`).join("\n");
+    const shown = candidates.slice(0, SHOWN_ALTERNATIVES).map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`).join("\n");
     throw new CliError("TL_ERR_AMBIGUOUS_ID", `"${ref}" matches ${candidates.length} sessions; give more of the id:\n${shown}`);
   }
+  const similar = await db.similarTitles(ref, SHOWN_ALTERNATIVES);
+  if (similar.length > 0) {
+    throw new NotFoundError(
+      `No session is titled exactly "${ref}" (titles are case-sensitive) or has an id starting with it; similar titles: ${similar.map((s) => `"${s.title}" (${s.id})`).join(", ")}. Name one of them.`,
+    );
+  }
   throw new NotFoundError(`No session with the id, id prefix or title "${ref}". Run "threadline sessions list" to see them.`);
+}
+
+/** A {@link SessionRefOptions.note} that writes `threadline: <line>` to stderr. */
+export function noteOnStderr(io: CliIo): (line: string) => void {
+  return (line) => io.stderr.write(`threadline: ${line}\n`);
 }
 
 /** Parses a whole number option ≥ `min`. */

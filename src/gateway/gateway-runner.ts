@@ -10,7 +10,7 @@
  */
 import type { Agent, Titler } from "../agents/index.js";
 import {
-  ConflictError,
+  setTitleAvoidingCollision,
   InterruptedError,
   ThreadlineError,
   type ConversationMessage,
@@ -911,23 +911,11 @@ export class GatewayRunner implements CommandHost {
       if (proposed === null || proposed.trim() === "" || this.#titleAbort.signal.aborted) return;
       // Someone may have named the session (`/title`) while the titler was thinking: theirs wins.
       if ((await this.db.getSession(entry.sessionId))?.title !== null) return;
-      await this.#setTitleWithLineage(entry.sessionId, proposed);
+      // An unrelated session holding the same title makes this one "title (2)": `#N` is for continuations.
+      await setTitleAvoidingCollision(this.db, entry.sessionId, proposed, "unrelated");
     } catch (error) {
       this.#log.warn({ err: error, sessionId: entry.sessionId }, "titling failed");
     }
-  }
-
-  /** Sets a title; a title already taken gets the next lineage number (`title #2`). */
-  async #setTitleWithLineage(sessionId: string, title: string): Promise<string | null> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const candidate = await this.db.nextTitleInLineage(title);
-      try {
-        return await this.db.setTitle(sessionId, candidate);
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
-    return null;
   }
 
   // --- outbound ------------------------------------------------------------------------

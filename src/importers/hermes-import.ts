@@ -10,7 +10,7 @@ import { convertHermesSession, threadlineSessionId, type SkippedMessage } from "
 import { HermesStateFile, type HermesSessionOutline } from "./hermes-state-file.js";
 
 /** The part of a {@link SessionDB} an import uses. */
-export type HermesImportTarget = Pick<SessionDB, "getSession" | "importSessions" | "nextTitleInLineage">;
+export type HermesImportTarget = Pick<SessionDB, "getSession" | "importSessions" | "freeTitle">;
 
 /** What happened to one hermes session. */
 export type HermesSessionAction = "imported" | "present" | "failed" | "would-import";
@@ -248,8 +248,9 @@ async function importOne(
   const error = first.errors[0]?.message ?? "the database refused the session";
   const title = converted.record.session.title;
   if (title !== null) {
-    // Titles are unique: one held by another session takes the next number of its lineage (our rule for new titles).
-    const next = await db.nextTitleInLineage(title);
+    // Titles are unique: one held by an unrelated session of this database takes its collision
+    // form, "t (2)" (never "t #2", which would read as a continuation of that session).
+    const next = await db.freeTitle(title);
     if (next !== title) {
       const retry = await db.importSessions([JSON.stringify({ ...converted.record, session: { ...converted.record.session, title: next } })]);
       if (retry.imported === 1) {

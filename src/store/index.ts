@@ -15,7 +15,7 @@ export { openSessionDB, type OpenSessionDBOptions } from "./open-session-db.js";
 export { diagnoseDatabase, repairDatabase } from "./database-doctor.js";
 export type { DoctorReport, PostgresDoctorReport, RepairReport, SqliteDoctorReport, UnreadableRange } from "./doctor-report.js";
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
-export { sanitizeTitle, parseLineageTitle, parseCollisionTitle, formatCollisionTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
+export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { setTitleAvoidingCollision, type TitleRelation } from "./title-setting.js";
 export { RECORD_FORMAT, RECORD_VERSION, parseSessionRecord } from "./session-record.js";
 export { checkId, normalizeMessage } from "./input-validation.js";

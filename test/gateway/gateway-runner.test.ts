@@ -224,7 +224,7 @@ forEachBackend((backend) => {
     await runner2.stop();
   });
 
-  it("titles the session after the first exchange; a taken title gets the lineage number", async () => {
+  it("titles the session after the first exchange; a title an unrelated session holds gets its collision form (2), not a lineage number", async () => {
     const { local, db } = await setup({ titler: new HeuristicTitler() });
     await local.receive("Plan the quarterly release checklist please", { chatId: "c1" });
     const first = await local.nextMessage();
@@ -235,7 +235,7 @@ forEachBackend((backend) => {
     const t1 = await titleOf(first.message.sessionId!);
     const t2 = await titleOf(second.message.sessionId!);
     expect(t1).toMatch(/^Plan the quarterly release checklist/);
-    expect(t2).toBe(`${t1} #2`);
+    expect(t2).toBe(`${t1} (2)`);
   });
 
   it("slash commands: /status, /title, /undo, /retry, /queue, unknown", async () => {

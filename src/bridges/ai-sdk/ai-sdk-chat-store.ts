@@ -19,8 +19,8 @@ export interface AiSdkChatStoreOptions {
   userId?: string | null;
   /**
    * Titles a new chat after its first exchange, as the gateway does (default: the heuristic
-   * titler from `threadline/agents`, no model call); `null`: never. A title already held gets
-   * the next lineage number (`Weather in Paris #2`).
+   * titler from `threadline/agents`, no model call); `null`: never. A title another session
+   * holds gets its collision form (`Weather in Paris (2)`).
    */
   titler?: Titler | null;
 }

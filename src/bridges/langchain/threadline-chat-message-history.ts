@@ -21,7 +21,7 @@ export interface ThreadlineChatMessageHistoryOptions {
   source?: string;
   /** `Session.userId` of a session it creates (the tenant). */
   userId?: string | null;
-  /** Title of a session it creates; a title already held gets the next lineage number (`t #2`). */
+  /** Title of a session it creates; a title another session holds gets its collision form (`t (2)`). */
   title?: string | null;
   /** The session a new one continues or branches from (`Session.parentSessionId`; must exist). */
   parentSessionId?: string | null;

@@ -27,6 +27,7 @@ export type ThreadlineSessionDB = Pick<
   | "replaceMessages"
   | "setTitle"
   | "nextTitleInLineage"
+  | "freeTitle"
 >;
 
 /** Options of {@link ThreadlineSession}. */
@@ -40,8 +41,8 @@ export interface ThreadlineSessionOptions {
   /** `source` of a session this creates (default `"openai-agents"`). */
   source?: string;
   /**
-   * Title of a session this creates; when another session holds it, the next free title of its
-   * lineage (`title #2`, …). Default: a child of a titled parent takes the parent's next
+   * Title of a session this creates; when another session holds it, its first free collision form
+   * (`title (2)`, …). Default: a child of a titled parent takes the parent's next
    * lineage title, otherwise the `titler` names the session after its first exchange.
    */
   title?: string | null;

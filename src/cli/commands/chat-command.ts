@@ -29,7 +29,7 @@ import {
 } from "../../gateway/internal.js";
 import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
-import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
+import { CliError, EXIT, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { bindEnv } from "../option-env.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
@@ -86,13 +86,17 @@ export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" |
   return { configPath, config, database: options.db ?? io.env["THREADLINE_DB"] ?? config.database ?? undefined };
 }
 
-/** The session a `--continue`/`--resume` names, following a compression chain to its live tip. */
-async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<string | null> {
+/**
+ * The session a `--continue`/`--resume` names: the exact id, title or id prefix (never another
+ * session of its lineage by title text), then, when that session was compressed, the live tip
+ * of its compression chain (following parent links), saying so on stderr.
+ */
+async function resumeTarget(db: SessionHistory, options: ChatOptions, note: (line: string) => void): Promise<string | null> {
   let id: string;
   if (options.resume !== undefined) {
-    id = await resolveSessionRef(db, options.resume, { lineage: true });
+    id = await resolveSessionRef(db, options.resume, { note });
   } else if (typeof options.continue === "string") {
-    id = await resolveSessionRef(db, options.continue, { lineage: true });
+    id = await resolveSessionRef(db, options.continue, { note });
   } else if (options.continue === true) {
     const latest = (await db.listSessions({ sources: [CLI_PLATFORM], limit: 1 })).items[0];
     if (latest === undefined) {
@@ -103,7 +107,16 @@ async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<s
     return null;
   }
   const session = await db.getSession(id);
-  if (session !== null && session.endReason === "compression") return db.getCompressionTip(id);
+  if (session !== null && session.endReason === "compression") {
+    const tip = await db.getCompressionTip(id);
+    if (tip !== id) {
+      const tipTitle = (await db.getSession(tip))?.title;
+      note(
+        `${session.title ? `"${session.title}"` : id} was compressed into ${tipTitle ? `"${tipTitle}" ` : ""}(${tip}); continuing there, the newest session of its chain.`,
+      );
+    }
+    return tip;
+  }
   return id;
 }
 
@@ -195,7 +208,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   let rl: Interface | null = null;
   const cleanups: Array<() => void> = [];
   try {
-    const resumeId = await resumeTarget(db, options);
+    const resumeId = await resumeTarget(db, options, noteOnStderr(io));
     const resumed = resumeId === null ? null : await db.getSession(resumeId);
     const lane = resumed === null ? newSessionId(Date.now() / 1000, 6) : laneOf(resumed);
     const lifecycle = config.lifecycle;

@@ -154,7 +154,7 @@ forEachBackend((backend) => {
     expect(await db.getSession("named")).toMatchObject({ source: "openai-agents", title: "Support", userId: "u1", model: "gpt-x", systemPrompt: "Be kind." });
     const sameTitle = new ThreadlineSession(db, { title: "Support" });
     await sameTitle.addItems([userItem("hi")]);
-    expect((await db.getSession(await sameTitle.getSessionId()))?.title).toBe("Support #2");
+    expect((await db.getSession(await sameTitle.getSessionId()))?.title).toBe("Support (2)");
 
     const heuristic = new ThreadlineSession(db, { source: "my-app" });
     await heuristic.addItems([userItem("Hi! Can you explain how Postgres advisory locks work?")]);

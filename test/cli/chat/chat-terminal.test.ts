@@ -156,7 +156,7 @@ describe("threadline chat in a terminal", () => {
     expect(screen).not.toContain("You: m12");
   });
 
-  it("--resume <title> (and --continue <title>) picks the newest session of the title's lineage", async () => {
+  it("--resume <title> (and --continue <title>) opens the session holding exactly that title, not a look-alike '#2'", async () => {
     const first = await seedChat(home, ["/title Project", "alpha"]);
     const second = await seedChat(home, ["/title Project #2", "beta"]);
     const unrelated = await seedChat(home, ["/title Other", "gamma"]);
@@ -164,17 +164,19 @@ describe("threadline chat in a terminal", () => {
 
     const t = await start(["chat", "--resume", "Project"]);
     const recap = await t.waitFor(PROMPT);
-    expect(recap).toContain(`Previous conversation · Project #2 (${second})`);
-    expect(recap).toMatch(/You: beta$/m);
+    expect(recap).toContain(`took the session titled exactly "Project" (${first}); also like it: "Project #2" (${second})`);
+    expect(recap).toContain(`Previous conversation · Project (${first})`);
+    expect(recap).toMatch(/You: alpha$/m);
     await t.line("delta");
     await t.waitFor("Echo: delta");
     await t.line("/quit");
-    expect(idIn(await t.waitFor("[exited 0]"))).toBe(second);
+    expect(idIn(await t.waitFor("[exited 0]"))).toBe(first);
 
-    expect(idIn(await runPiped(home, ["chat", "--continue", "Project"], ""))).toBe(second);
+    expect(idIn(await runPiped(home, ["chat", "--continue", "Project"], ""))).toBe(first);
+    expect(idIn(await runPiped(home, ["chat", "--resume", "Project #2"], ""))).toBe(second);
     const db = await database();
-    expect((await db.getSession(second))!.messageCount).toBe(4);
-    expect((await db.getSession(first))!.messageCount).toBe(2);
+    expect((await db.getSession(first))!.messageCount).toBe(4);
+    expect((await db.getSession(second))!.messageCount).toBe(2);
   });
 
   it("/handoff telegram without a home channel is refused with the config key to set, and the chat goes on", async () => {

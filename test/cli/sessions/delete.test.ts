@@ -36,7 +36,7 @@ describe("threadline sessions delete", { timeout: 120_000 }, () => {
     const id = await t.seed((db) => addSession(db, { text: "named", title: "Old stuff" }));
     const result = await t.run(["sessions", "delete", "Old stuff", "--yes", "--db", t.db]);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`Deleted session '${id}'.\n`);
+    expect(result.stdout).toBe(`Deleted session '${id}' ("Old stuff").\n`);
     expect(result.stderr).toBe("");
     expect(await exists(t, id)).toBe(false);
   });

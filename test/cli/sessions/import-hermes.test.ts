@@ -110,14 +110,14 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     expect(new Set(after.sessions.map((s) => s.action))).toEqual(new Set(["present"]));
   });
 
-  it("renumbers a title another session already holds (our lineage rule) and says so", async () => {
+  it("gives a title another session already holds its collision form (t (2), not a lineage number) and says so", async () => {
     const file = copyFixture(t.dir);
     const titled = expected.sessions.find((s) => s.title !== null && !/ #\d+$/u.test(s.title))!;
     await t.seed((db) => db.createSession({ id: "20200101_000000_aaaaaaaa", source: "cli", title: titled.title }));
     const result = await t.run(["sessions", "import", "--from", "hermes", file, "--db", t.db]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`Imported ${expected.totals.sessions} sessions`);
-    expect(result.stdout).toContain(`${titled.id}: the title "${titled.title}" is taken in this database; imported as "${titled.title} #`);
+    expect(result.stdout).toContain(`${titled.id}: the title "${titled.title}" is taken in this database; imported as "${titled.title} (`);
     await t.seed(async (db) => {
       expect(await db.getTitle("20200101_000000_aaaaaaaa")).toBe(titled.title);
       const titles: string[] = [];

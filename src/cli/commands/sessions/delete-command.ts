@@ -6,7 +6,7 @@
  */
 import { Command, Option } from "commander";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import { CliError, noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
 
@@ -17,7 +17,7 @@ interface DeleteOptions {
 }
 
 /**
- * Builds `sessions delete`. Asks `Delete session '<id>' and all its messages? [y/N]` on
+ * Builds `sessions delete`. Asks `Delete session '<id>' ("<title>") and all its messages? [y/N]` on
  * stderr unless `--yes`; without a terminal and without `--yes` it refuses (exit 4) instead of
  * waiting. JSON: `{ "id": string, "deleted": boolean }` (`false` when the answer was no).
  */
@@ -30,12 +30,14 @@ export function makeDeleteCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (words: string[], options: DeleteOptions) => {
       await withExistingDatabase(options.db, io.env, async (db) => {
-        const id = await resolveSessionRef(db, words.join(" "));
+        const id = await resolveSessionRef(db, words.join(" "), { note: noteOnStderr(io) });
+        const title = (await db.getSession(id))?.title;
+        const named = title ? `'${id}' ("${title}")` : `'${id}'`;
         if (!options.yes) {
           if (!canPrompt(io)) {
-            throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", `Refusing to delete session '${id}' without confirmation: stdin is not a terminal. Pass --yes to delete it.`);
+            throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", `Refusing to delete session ${named} without confirmation: stdin is not a terminal. Pass --yes to delete it.`);
           }
-          if (!(await confirm(io, `Delete session '${id}' and all its messages? [y/N]`))) {
+          if (!(await confirm(io, `Delete session ${named} and all its messages? [y/N]`))) {
             if (options.json) writeJson(io, { id, deleted: false });
             else io.stdout.write("Cancelled; nothing was deleted.\n");
             return;
@@ -44,7 +46,7 @@ export function makeDeleteCommand(io: CliIo): Command {
         const deleted = await db.deleteSession(id);
         if (!deleted) throw new CliError("TL_ERR_NOT_FOUND", `Session '${id}' no longer exists (deleted meanwhile?).`);
         if (options.json) writeJson(io, { id, deleted: true });
-        else io.stdout.write(`Deleted session '${id}'.\n`);
+        else io.stdout.write(`Deleted session ${named}.\n`);
       });
     });
 }

@@ -11,7 +11,7 @@ import type { Writable } from "node:stream";
 import { Command } from "commander";
 import { EXPORT_STREAM_BUFFER_BYTES, writeLines, type StoreMaintenance } from "../../../store/index.js";
 import type { CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
 
@@ -36,7 +36,7 @@ export function makeExportCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (file: string, options: ExportOptions) => {
       await withExistingDatabase(options.db, io.env, async (db) => {
-        const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId);
+        const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId, { note: noteOnStderr(io) });
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;
         const bar = startProgressBar(io, { label: "Exporting", total });

@@ -6,7 +6,7 @@
  */
 import { Command } from "commander";
 import { writeJson, type CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 
 interface RenameOptions {
@@ -27,7 +27,7 @@ export function makeRenameCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (ref: string, words: string[], options: RenameOptions) => {
       await withExistingDatabase(options.db, io.env, async (db) => {
-        const id = await resolveSessionRef(db, ref);
+        const id = await resolveSessionRef(db, ref, { note: noteOnStderr(io) });
         const title = await db.setTitle(id, words.join(" "));
         if (options.json) writeJson(io, { id, title });
         else io.stdout.write(title === null ? `Session '${id}' no longer has a title.\n` : `Session '${id}' is now titled "${title}".\n`);

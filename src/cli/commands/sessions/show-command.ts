@@ -6,7 +6,7 @@
 import { Command, Option } from "commander";
 import { NotFoundError, type Session } from "../../../store/index.js";
 import { relativeTime, styles, useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { formatLocalDateTime } from "../../local-time.js";
 import { renderTranscript } from "../../transcript.js";
@@ -30,7 +30,7 @@ export function makeShowCommand(io: CliIo): Command {
     .addOption(jsonOption())
     .action(async (words: string[], options: ShowOptions) => {
       await withExistingDatabase(options.db, io.env, async (db) => {
-        const id = await resolveSessionRef(db, words.join(" "));
+        const id = await resolveSessionRef(db, words.join(" "), { note: noteOnStderr(io) });
         const session = await db.getSession(id);
         if (session === null) throw new NotFoundError(`Session "${id}" was deleted meanwhile.`);
         const messages = await db.getMessages(id);
