@@ -60,17 +60,23 @@ forEachBackend((backend) => {
   it("five rapid messages: five turns, in order, one at a time", async () => {
     let running = 0;
     let maxRunning = 0;
+    // The first turn holds until all five messages are admitted (on a loaded machine a fixed
+    // pause could end before the second message arrives, and it would be accepted, not queued).
+    let admitted!: () => void;
+    const allAdmitted = new Promise<void>((resolve) => (admitted = resolve));
     const { local } = await setup({
       agent: () =>
         new ScriptedAgent(async (input) => {
           running += 1;
           maxRunning = Math.max(maxRunning, running);
-          await new Promise((r) => setTimeout(r, 20));
+          await allAdmitted;
+          await Promise.resolve();
           running -= 1;
           return { messages: [{ role: "assistant", content: `re: ${lastText(input)}` }] };
         }),
     });
     const acks = await Promise.all([1, 2, 3, 4, 5].map((n) => local.receive(`m${n}`)));
+    admitted();
     expect(acks[0]!.status).toBe("accepted");
     expect(acks.slice(1).map((a) => a.status)).toEqual(["queued", "queued", "queued", "queued"]);
     const replies: string[] = [];

@@ -53,7 +53,6 @@ const ALLOWED: Allowed[] = [
   { file: "test/serve/replicas-e2e.test.ts", contains: "setTimeout(r, 250)", reason: "the fake provider takes 250 ms per answer, so two replicas running one session at once would overlap at the model" },
   { file: "test/serve/serve-e2e.test.ts", contains: "setTimeout(resolve, 150)", reason: "the fake provider takes 150 ms per answer, so two turns of one session running at once would overlap at the model" },
   { file: "test/gateway/gateway-replicas.test.ts", contains: "setTimeout(r, delayMs)", reason: "the fake agent's turn takes 40 ms, so turns of one session on two replicas would overlap if both ran" },
-  { file: "test/gateway/gateway-runner.test.ts", contains: "setTimeout(r, 20)", reason: "the fake agent's turn takes 20 ms, so five queued turns would overlap if they ran at once" },
   { file: "test/store/sqlite/lock-contention.test.ts", contains: `setTimeout(() => peer.exec("COMMIT"), 400)`, reason: "a peer holds SQLite's write lock for 400 ms, far past the busy timeout, so the store has to retry" },
   // Converted by the CLI-tests helper: remove these entries once that work is merged.
   { file: "test/cli/chat/terminal.ts", contains: "setTimeout(resolve, 40)", reason: "the poll interval of reading the tmux screen, inside a deadline (the pane has no change event)" },
