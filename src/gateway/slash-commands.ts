@@ -214,7 +214,17 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
           return;
         }
         const threads = typeof source.threadId === "string" && source.threadId !== "";
-        await setHomeChannel(db, source.platform, { chatId: source.chatId, name: source.chatName ?? null, threadsSupported: threads });
+        // What a handoff needs to key the chat as its next real message will be keyed: the kind of
+        // chat (a thread's parent chat is a group) and who set it (their lane, in a chat with a
+        // session per person).
+        const sender = source.userIdAlt || source.userId || null;
+        await setHomeChannel(db, source.platform, {
+          chatId: source.chatId,
+          name: source.chatName ?? null,
+          threadsSupported: threads,
+          chatType: source.chatType === "thread" ? "group" : source.chatType,
+          ...(sender === null ? {} : { userId: sender }),
+        });
         await reply(
           `This chat is now the ${source.platform} home channel` +
             (threads ? ": a /handoff from the terminal opens a new thread here." : ": a /handoff from the terminal continues here."),

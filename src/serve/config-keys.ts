@@ -25,7 +25,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel"].map((k) => `gateway.${k}`),
   ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
   "titles.enabled",
-  ...["chatId", "name", "threadsSupported"].map((k) => `homeChannels.*.${k}`),
+  ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),
   "display.resumeDisplay",
   ...["enabled", "summarise", "charBudget", "scope"].map((k) => `tools.sessionSearch.${k}`),
   ...["enabled", "retentionDays", "vacuum", "minIntervalHours"].map((k) => `autoPrune.${k}`),
