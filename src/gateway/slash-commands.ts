@@ -242,9 +242,19 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
   }
 }
 
-/** The `/status` line naming the platform's home channel (or how to set one). */
+/** The platform of the terminal chat (`threadline chat`), whose handoffs go to the other platforms' home channels. */
+const TERMINAL_PLATFORM = "cli";
+
+/**
+ * The `/status` line naming the platform's home channel (or how to set one); in the terminal,
+ * every platform's (it has none of its own: `/sethome` is sent from a chat platform).
+ */
 async function homeLine(host: CommandHost, source: SessionSource): Promise<string> {
   const homes = await effectiveHomeChannels(host.db, host.configuredHomeChannels ?? {});
+  if (source.platform === TERMINAL_PLATFORM) {
+    const set = Object.entries(homes).map(([platform, home]) => `${platform} ${home.name ?? home.chatId}`);
+    return set.length === 0 ? "Home channels: none; send /sethome in the chat platform's chat where handoffs should arrive" : `Home channels: ${set.join(", ")}`;
+  }
   const home = Object.hasOwn(homes, source.platform) ? homes[source.platform] : undefined;
   if (home === undefined) return `Home channel (${source.platform}): none; send /sethome in the chat that should be it`;
   const here = home.chatId === source.chatId ? " (this chat)" : "";

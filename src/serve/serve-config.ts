@@ -11,6 +11,7 @@ import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js"
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
+import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
 import { SECRET_CONFIG_KEYS } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
@@ -177,6 +178,12 @@ const fileSchema = z.strictObject({
         userId: z.string().min(1).optional(),
       }),
     )
+    .superRefine((homes, ctx) => {
+      for (const platform of Object.keys(homes)) {
+        const problem = unknownHomePlatform(platform);
+        if (problem !== null) ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${HOME_CHANNEL_PLATFORMS.join(", ")}.` });
+      }
+    })
     .optional(),
   display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
   tools: z
@@ -304,6 +311,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
                 .join(", ");
         return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
       }
+      // Our own checks (an unknown home channel platform) say what is wrong themselves.
+      if (issue.code === "custom") return `${path}: ${issue.message}`;
       const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
       const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
       const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
