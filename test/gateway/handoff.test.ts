@@ -334,6 +334,29 @@ forEachBackend((backend) => {
     expect((await db.getMessages(id)).filter((m) => m.role === "user").map((m) => m.content)).toContain("and now?");
   });
 
+  it("/resume <id> in the home chat takes back a session handed off to it (after /new), not one handed off elsewhere", async () => {
+    const { db, local, runner } = await setup();
+    const dm = { chatType: "dm", chatId: "ada-dm", userId: "ada" } as const;
+    const homes: HomeChannels = { local: { chatId: "ada-dm" } };
+    const id = await cliSession(db);
+    await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+    const { id: elsewhere } = await db.createSession({ source: "cli", title: "Another plan" });
+    await db.appendTurn(elsewhere, [
+      { role: "user", content: "Plan the next one" },
+      { role: "assistant", content: "Later." },
+    ]);
+    const other: HomeChannels = { local: { chatId: "bob-dm" } };
+    await serveWhile(runner, other, requestHandoff(db, { sessionId: elsewhere, platform: "local" }, { homeChannels: other, pollMs: 10 }));
+    await local.receive("/new", dm);
+    await local.nextMessage((d) => d.message.text.startsWith("Started a new session"));
+    await local.receive(`/resume ${elsewhere}`, dm);
+    expect((await local.nextMessage((d) => d.message.kind !== "reply")).message.text).toMatch(/^No session of this chat/);
+    await local.receive(`/resume ${id}`, dm);
+    expect((await local.nextMessage((d) => d.message.kind !== "reply")).message.text).toMatch(/^Resumed Storage design/);
+    await local.receive("back again", dm);
+    expect((await local.nextMessage((d) => d.message.text === "Echo: back again")).message.sessionId).toBe(id);
+  });
+
   it("a group home set with /sethome, per-user group sessions: binds the lane of the person who sent /sethome; another member keeps their own", async () => {
     const { db, local, runner } = await setup();
     const group = { chatType: "group", chatId: "team", chatName: "Team" } as const;
