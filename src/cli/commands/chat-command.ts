@@ -63,6 +63,11 @@ const CLI_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   exit: "leave the chat (also /quit or Ctrl-D); prints how to resume",
 });
 
+/** Slash commands of the gateway that mean something else in the terminal, as `chat --help` describes them. */
+const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({
+  sethome: "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)",
+});
+
 /** The config a chat runs with: the file, what it says (defaults when there is none), and the database target. */
 export interface ChatSetup {
   configPath: string;
@@ -484,7 +489,7 @@ function slashCommandHelp(context: AddHelpTextContext): string {
   const helper = context.command.createHelp();
   const output = context.command.configureOutput();
   helper.prepareContext({ helpWidth: (context.error ? output.getErrHelpWidth?.() : output.getOutHelpWidth?.()) ?? 80 });
-  const rows = slashCommandRows({ ...SLASH_COMMANDS, ...CLI_COMMANDS });
+  const rows = slashCommandRows({ ...SLASH_COMMANDS, ...TERMINAL_HELP, ...CLI_COMMANDS });
   const width = Math.max(...rows.map(([usage]) => usage.length));
   return [
     "",

@@ -29,6 +29,12 @@ describe("threadline chat: home channel commands", () => {
     }
   });
 
+  it("chat --help says /sethome is sent from a chat platform, not the terminal", async () => {
+    const help = await runPipedStatus(home, ["chat", "--help"], "");
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^ {2}\/sethome +not here: send it in the chat platform's chat where/mu);
+  });
+
   it("/handoff to a misspelt or unknown platform is refused with the closest name, before anything is recorded", async () => {
     const run = await runPipedStatus(home, ["chat"], "hello\n/handoff telegarm\n/handoff nosuch\n");
     expect(run.status).toBe(0);
