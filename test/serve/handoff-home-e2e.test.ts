@@ -4,8 +4,9 @@
  * session. A REAL `threadline serve` child (the built bin, `npm run build` first) with the
  * Telegram adapter on the local fake Bot API (test/fakes/telegram) and the echo agent; the
  * terminal side (`requestHandoff`) runs in this test process on the same SQLite file. Each
- * home is set the way people set it, with `/sethome` in that chat: a direct chat, a group
- * (one session per person, the default), and a forum topic (thread-capable: a new topic).
+ * home is set the way people set it, with `/sethome` in that chat: a direct chat (where, after
+ * `/new`, `/resume <id>` takes the session back), a group (one session per person, the
+ * default), and a forum topic (thread-capable: a new topic).
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { requestHandoff } from "../../src/gateway/index.js";
@@ -71,6 +72,14 @@ describe("threadline serve: a handoff continues where the home chat's next messa
       telegram.pushUpdate(dm(2, "what is next?"));
       await telegram.waitFor(() => telegram.sentTo(DM).find((m) => m.reply_to === 2), "the reply in the DM");
       expect(await userTexts(db, inDm)).toContain("what is next?");
+      // After /new there, /resume <id> takes the handed-off session back.
+      telegram.pushUpdate(dm(3, "/new"));
+      await telegram.waitFor(() => telegram.sentTo(DM).find((m) => m.plain.startsWith("Started a new session")), "the /new notice");
+      telegram.pushUpdate(dm(4, `/resume ${inDm}`));
+      expect((await telegram.waitFor(() => telegram.sentTo(DM).find((m) => m.reply_to === 4), "the /resume answer")).plain).toMatch(/^Resumed the DM release/);
+      telegram.pushUpdate(dm(5, "and back"));
+      await telegram.waitFor(() => telegram.sentTo(DM).find((m) => m.reply_to === 5), "the reply after /resume");
+      expect(await userTexts(db, inDm)).toContain("and back");
 
       // 2. A group, one session per person (the default): the lane of whoever sent /sethome.
       telegram.pushUpdate(mention("update-group-mention", 10, "/sethome", { from: BOB }));
