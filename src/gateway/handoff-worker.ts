@@ -20,6 +20,7 @@ import {
 import type { Adapter, InboundMessage } from "./adapter.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
+import { isSharedMultiUserSession } from "./session-key.js";
 import type { SessionStore } from "./session-store.js";
 import { parseSessionSource, type SessionSource } from "./session-source.js";
 import { isFailedTurnRecord, textOf } from "./turn-messages.js";
@@ -98,9 +99,13 @@ class HandoffStepError extends ThreadlineError {
  *
  * The target chat: when the home channel has `threadsSupported` and the platform's adapter
  * implements `createThread`, a new thread in the home channel (titled after the session);
- * otherwise the home channel itself, as a `channel`-type source with no user
- * (`agent:<profile>:<platform>:channel:<chatId>`). That key is routed to the handed-off
- * session with {@link SessionStore.bindKeyToSession}; the terminal keeps the session too.
+ * otherwise the home channel itself. Either is keyed as the chat's next real message will
+ * be, so the conversation goes on there: the home's `chatType` (`dm` when absent: a direct
+ * chat, `agent:<profile>:<platform>:dm:<chatId>`, as hermes keys it) and, where the chat
+ * gives each person a session of their own (`groupSessionsPerUser` / `threadSessionsPerUser`),
+ * the lane of the home's `userId` (who sent `/sethome`). Such a chat without a `userId` fails
+ * the handoff, saying how to name one. That key is routed to the handed-off session with
+ * {@link SessionStore.bindKeyToSession}; the terminal keeps the session too.
  */
 export class HandoffWorker {
   readonly #host: HandoffHost;
@@ -210,20 +215,41 @@ export class HandoffWorker {
     }
   }
 
-  /** The source of the chat the session moves to: a new thread in the home channel, or the home channel. */
+  /**
+   * The source of the chat the session moves to, as the chat's next real message will carry
+   * it: a new thread in the home channel, or the home channel.
+   */
   async #target(adapter: Adapter, home: HomeChannel, title: string): Promise<SessionSource> {
-    const channel: SessionSource = { platform: adapter.platform, chatType: "channel", chatId: home.chatId, chatName: home.name ?? null };
-    if (home.threadsSupported !== true || adapter.createThread === undefined) return channel;
+    const threaded = home.threadsSupported === true && adapter.createThread !== undefined;
+    const user = typeof home.userId === "string" && home.userId !== "" ? home.userId : null;
+    const chat: SessionSource = {
+      platform: adapter.platform,
+      // Unsaid: the parent of a new thread is a channel; a chat without threads is keyed DM-style (hermes).
+      chatType: home.chatType ?? (threaded ? "channel" : "dm"),
+      chatId: home.chatId,
+      chatName: home.name ?? null,
+      ...(user === null ? {} : { userId: user }),
+    };
+    // In a chat (or thread) with a session per person, only one person's lane can continue it.
+    const probe: SessionSource = threaded ? { ...chat, threadId: "thread" } : chat;
+    if (user === null && chat.chatType !== "dm" && !isSharedMultiUserSession(probe, this.#host.store.keySettings)) {
+      const setting = threaded ? "sessions.threadSessionsPerUser" : "sessions.groupSessionsPerUser";
+      throw new HandoffStepError(
+        `the ${adapter.platform} home channel ${home.chatId} is a ${chat.chatType} with a session per person (${setting}), so it is not known whose to continue: ` +
+          `send /sethome in that chat from your account, or set homeChannels.${adapter.platform}.userId to your ${adapter.platform} user id`,
+      );
+    }
+    if (!threaded) return chat;
     let thread: SessionSource;
     try {
-      thread = parseSessionSource(await adapter.createThread(channel, title));
+      thread = parseSessionSource(await adapter.createThread!(chat, title));
     } catch (error) {
       throw new HandoffStepError(`creating a thread in the ${adapter.platform} home channel failed: ${(error as Error).message}`);
     }
     if (thread.platform !== adapter.platform) {
       throw new HandoffStepError(`the ${adapter.platform} adapter returned a thread on another platform (${thread.platform})`);
     }
-    return thread;
+    return user === null || thread.userId ? thread : { ...thread, userId: user };
   }
 
   /** Waits until the summary turn has stored its reply (and sent it); throws when it ended without one. */

@@ -44,12 +44,29 @@ export interface HandoffOutcome {
   sessionKey: string;
 }
 
-/** A configured home channel of a platform (`homeChannels.<platform>` in the config file). */
+/**
+ * A configured home channel of a platform (`homeChannels.<platform>` in the config file, or
+ * set with `/sethome` in the chat). A handoff continues in the chat under the key the chat's
+ * next real message carries (see {@link HandoffWorker}): `chatType` and `userId` say which.
+ */
 export interface HomeChannel {
   chatId: string;
   name?: string | null;
   /** The platform can open threads: a handoff gets its own thread in the home channel. */
   threadsSupported?: boolean;
+  /**
+   * The kind of chat: `dm`, `group` or `channel`. Absent: `dm`, the key of a direct chat with
+   * the bot (as hermes keys it: the typical home is the owner's own DM), except as the parent
+   * of a new thread (`threadsSupported`), which reads as `channel`. `/sethome` records the
+   * chat's kind.
+   */
+  chatType?: "dm" | "group" | "channel" | null;
+  /**
+   * Whose session a handoff continues in a group or channel with a session per person
+   * (`sessions.groupSessionsPerUser`, the default; `threadSessionsPerUser` for threads):
+   * that person's next message there continues it. `/sethome` records its sender.
+   */
+  userId?: string | null;
 }
 
 /** Home channels per platform. */
@@ -58,7 +75,7 @@ export type HomeChannels = Record<string, HomeChannel>;
 /** Options of {@link requestHandoff}. */
 export interface RequestHandoffOptions {
   /** Configured home channels per platform (`homeChannels` in the config file). */
-  homeChannels: Record<string, { chatId: string; name?: string | null; threadsSupported?: boolean }>;
+  homeChannels: HomeChannels;
   /** A turn of the session is running (refused). */
   turnRunning?: boolean;
   /** How long to wait for a gateway to complete it (default 60,000 ms). */

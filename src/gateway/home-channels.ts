@@ -12,8 +12,20 @@ import type { HomeChannel, HomeChannels } from "./handoff.js";
 /** The meta key holding the home channels set with `/sethome`. */
 export const HOME_CHANNELS_META_KEY = "home_channels";
 
+const HOME_CHAT_TYPES: ReadonlySet<unknown> = new Set(["dm", "group", "channel"]);
+
 function isHome(value: unknown): value is HomeChannel {
   return typeof value === "object" && value !== null && typeof (value as HomeChannel).chatId === "string" && (value as HomeChannel).chatId !== "";
+}
+
+/** A stored home channel with only the fields it may have (a damaged `chatType` or `userId` reads as absent). */
+function cleanHome(home: HomeChannel): HomeChannel {
+  const out: HomeChannel = { chatId: home.chatId };
+  if (typeof home.name === "string") out.name = home.name;
+  if (typeof home.threadsSupported === "boolean") out.threadsSupported = home.threadsSupported;
+  if (HOME_CHAT_TYPES.has(home.chatType)) out.chatType = home.chatType!;
+  if (typeof home.userId === "string" && home.userId !== "") out.userId = home.userId;
+  return out;
 }
 
 /** The home channels set with `/sethome` (a damaged entry reads as none). */
@@ -29,7 +41,7 @@ export async function storedHomeChannels(db: MetaStore): Promise<HomeChannels> {
   const out: HomeChannels = {};
   if (typeof parsed !== "object" || parsed === null) return out;
   for (const [platform, home] of Object.entries(parsed as Record<string, unknown>)) {
-    if (isHome(home)) Object.defineProperty(out, platform, { value: home, enumerable: true, writable: true, configurable: true });
+    if (isHome(home)) Object.defineProperty(out, platform, { value: cleanHome(home), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -6,10 +6,12 @@
  *
  * @module
  */
-import { ConflictError, InvalidInputError, type MetaStore, type SessionHistory } from "../store/index.js";
+import { ConflictError, InvalidInputError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
 import type { HomeChannels } from "./handoff.js";
+import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
+import { SESSION_ID_PATTERN } from "./session-key.js";
 import type { SessionEntry } from "./session-entry.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
@@ -24,7 +26,7 @@ export interface SlashCommand {
 /** What commands need from the runner. */
 export interface CommandHost {
   readonly store: SessionStore;
-  readonly db: SessionHistory & MetaStore;
+  readonly db: SessionHistory & MetaStore & HandoffStore;
   readonly queue: SessionQueue;
   isBusy(key: string): boolean;
   interrupt(key: string, reason: "stop" | "shutdown"): Promise<boolean>;
@@ -214,7 +216,17 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
           return;
         }
         const threads = typeof source.threadId === "string" && source.threadId !== "";
-        await setHomeChannel(db, source.platform, { chatId: source.chatId, name: source.chatName ?? null, threadsSupported: threads });
+        // What a handoff needs to key the chat as its next real message will be keyed: the kind of
+        // chat (a thread's parent chat is a group) and who set it (their lane, in a chat with a
+        // session per person).
+        const sender = source.userIdAlt || source.userId || null;
+        await setHomeChannel(db, source.platform, {
+          chatId: source.chatId,
+          name: source.chatName ?? null,
+          threadsSupported: threads,
+          chatType: source.chatType === "thread" ? "group" : source.chatType,
+          ...(sender === null ? {} : { userId: sender }),
+        });
         await reply(
           `This chat is now the ${source.platform} home channel` +
             (threads ? ": a /handoff from the terminal opens a new thread here." : ": a /handoff from the terminal continues here."),
@@ -232,9 +244,19 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
   }
 }
 
-/** The `/status` line naming the platform's home channel (or how to set one). */
+/** The platform of the terminal chat (`threadline chat`), whose handoffs go to the other platforms' home channels. */
+const TERMINAL_PLATFORM = "cli";
+
+/**
+ * The `/status` line naming the platform's home channel (or how to set one); in the terminal,
+ * every platform's (it has none of its own: `/sethome` is sent from a chat platform).
+ */
 async function homeLine(host: CommandHost, source: SessionSource): Promise<string> {
   const homes = await effectiveHomeChannels(host.db, host.configuredHomeChannels ?? {});
+  if (source.platform === TERMINAL_PLATFORM) {
+    const set = Object.entries(homes).map(([platform, home]) => `${platform} ${home.name ?? home.chatId}`);
+    return set.length === 0 ? "Home channels: none; send /sethome in the chat platform's chat where handoffs should arrive" : `Home channels: ${set.join(", ")}`;
+  }
   const home = Object.hasOwn(homes, source.platform) ? homes[source.platform] : undefined;
   if (home === undefined) return `Home channel (${source.platform}): none; send /sethome in the chat that should be it`;
   const here = home.chatId === source.chatId ? " (this chat)" : "";
@@ -268,7 +290,9 @@ async function resumeCommand(
   const byTitle = mine.filter((s) => s.title === args);
   const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
   const matches = byTitle.length > 0 ? byTitle : byId;
-  if (matches.length !== 1) {
+  // A session handed off to this chat from the terminal is the terminal's, yet this chat's to take back.
+  const handedOff = matches.length === 0 && (await handedOffTo(db, key, args));
+  if (matches.length !== 1 && !handedOff) {
     await reply(
       matches.length === 0
         ? `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`
@@ -277,7 +301,7 @@ async function resumeCommand(
     );
     return;
   }
-  const target = matches[0]!.id;
+  const target = handedOff ? args : matches[0]!.id;
   if (host.isBusy(key)) await host.interrupt(key, "stop");
   let entry = await store.getEntry(key);
   if (entry === null) entry = await store.getOrCreateSession(source);
@@ -285,6 +309,23 @@ async function resumeCommand(
   const session = await db.getSession(target);
   await reply(`Resumed ${session?.title ?? target} (${switched?.messageCount ?? session?.messageCount ?? 0} messages).`);
   await host.resumeQueue(key, source);
+}
+
+/**
+ * Whether the session with exactly this id was handed off to the chat of `key` (a handoff
+ * from the terminal bound the key to it): such a session belongs to the terminal's key, yet
+ * `/resume <id>` in that chat takes it back. Its transcript names the handoffs
+ * (`handoff:<id>` on their summary messages), whose records name the key.
+ */
+async function handedOffTo(db: SessionHistory & HandoffStore, key: string, sessionId: string): Promise<boolean> {
+  if (!SESSION_ID_PATTERN.test(sessionId) || (await db.getSession(sessionId)) === null) return false;
+  for (const message of await db.getMessages(sessionId)) {
+    const mark = message.role === "user" ? message.platformMessageId : null;
+    if (typeof mark !== "string" || !mark.startsWith(HANDOFF_MESSAGE_PREFIX)) continue;
+    const handoff = await db.getHandoff(mark.slice(HANDOFF_MESSAGE_PREFIX.length));
+    if (handoff?.status === "completed" && handoff.sessionId === sessionId && handoff.sessionKey === key) return true;
+  }
+  return false;
 }
 
 async function compressCommand(

@@ -25,7 +25,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel"].map((k) => `gateway.${k}`),
   ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
   "titles.enabled",
-  ...["chatId", "name", "threadsSupported"].map((k) => `homeChannels.*.${k}`),
+  ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),
   "display.resumeDisplay",
   ...["enabled", "summarise", "charBudget", "scope"].map((k) => `tools.sessionSearch.${k}`),
   ...["enabled", "retentionDays", "vacuum", "minIntervalHours"].map((k) => `autoPrune.${k}`),
@@ -166,4 +166,24 @@ export function misplacedConfigKeys(doc: Record<string, unknown>): ConfigKeySugg
   };
   visit(doc, [], true);
   return found;
+}
+
+/**
+ * The names of `names` closest to `word`, best first: those within two edits of it (one for
+ * words of up to five characters), compared without case; empty when none is that close.
+ * The "did you mean" of a name the user picks from a fixed set (a platform).
+ *
+ * @example
+ * closestNames("telegarm", ["telegram", "slack"]); // ["telegram"]
+ * closestNames("nosuch", ["telegram", "slack"]);   // []
+ */
+export function closestNames(word: string, names: readonly string[]): string[] {
+  const typed = word.toLowerCase();
+  const reach = typed.length <= 5 ? 1 : 2;
+  return names
+    .map((name) => ({ name, distance: editDistance(typed, name.toLowerCase()) }))
+    .filter((c) => c.distance <= reach)
+    .sort((a, b) => a.distance - b.distance)
+    .map((c) => c.name)
+    .slice(0, MAX_SUGGESTIONS);
 }

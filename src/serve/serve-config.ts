@@ -11,6 +11,7 @@ import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js"
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys } from "./config-keys.js";
+import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
 import { SECRET_CONFIG_KEYS } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
@@ -51,8 +52,12 @@ export interface ServeConfig {
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
   storage: { synchronous: "FULL" | "NORMAL" };
-  /** Home channel per platform: where `/handoff <platform>` moves a CLI session and where deliveries go. */
-  homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean }>;
+  /**
+   * Home channel per platform: where `/handoff <platform>` moves a CLI session and where
+   * deliveries go. `chatType` (`null`: a direct chat) and `userId` (whose lane, in a chat with
+   * a session per person) say how the chat's messages are keyed (see `HomeChannel`).
+   */
+  homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean; chatType: "dm" | "group" | "channel" | null; userId: string | null }>;
   /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
   display: { resumeDisplay: "full" | "minimal" };
   /** The agent's tools: `session_search` (summarise hits with the model: off by default). */
@@ -165,8 +170,20 @@ const fileSchema = z.strictObject({
   homeChannels: z
     .record(
       z.string().min(1),
-      z.strictObject({ chatId: z.string().min(1), name: z.string().min(1).optional(), threadsSupported: z.boolean().optional() }),
+      z.strictObject({
+        chatId: z.string().min(1),
+        name: z.string().min(1).optional(),
+        threadsSupported: z.boolean().optional(),
+        chatType: z.enum(["dm", "group", "channel"]).optional(),
+        userId: z.string().min(1).optional(),
+      }),
     )
+    .superRefine((homes, ctx) => {
+      for (const platform of Object.keys(homes)) {
+        const problem = unknownHomePlatform(platform);
+        if (problem !== null) ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${HOME_CHANNEL_PLATFORMS.join(", ")}.` });
+      }
+    })
     .optional(),
   display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
   tools: z
@@ -258,7 +275,8 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
   return current;
 }
 
-const HOME_CHANNEL_HINT = "a home channel { chatId, name?, threadsSupported? } (e.g. homeChannels: { telegram: { chatId: \"-100123\" } })";
+const HOME_CHANNEL_HINT =
+  "a home channel { chatId, name?, threadsSupported?, chatType? (dm, group or channel), userId? } (e.g. homeChannels: { telegram: { chatId: \"-100123\", chatType: group } })";
 
 /** How a rejected value is shown: secrets by their length only. */
 function shown(path: string, value: unknown): string {
@@ -293,6 +311,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
                 .join(", ");
         return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
       }
+      // Our own checks (an unknown home channel platform) say what is wrong themselves.
+      if (issue.code === "custom") return `${path}: ${issue.message}`;
       const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
       const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
       const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
@@ -341,7 +361,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
     homeChannels: Object.fromEntries(
       Object.entries(f.homeChannels ?? {}).map(([platform, c]) => [
         platform,
-        { chatId: c.chatId, name: c.name ?? null, threadsSupported: c.threadsSupported ?? false },
+        { chatId: c.chatId, name: c.name ?? null, threadsSupported: c.threadsSupported ?? false, chatType: c.chatType ?? null, userId: c.userId ?? null },
       ]),
     ),
     display: { resumeDisplay: f.display?.resumeDisplay ?? "full" },
@@ -423,7 +443,10 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       ),
     },
     homeChannels: Object.fromEntries(
-      Object.entries(config.homeChannels).map(([platform, c]) => [platform, defined({ chatId: c.chatId, name: c.name, threadsSupported: c.threadsSupported })]),
+      Object.entries(config.homeChannels).map(([platform, c]) => [
+        platform,
+        defined({ chatId: c.chatId, name: c.name, threadsSupported: c.threadsSupported, chatType: c.chatType, userId: c.userId }),
+      ]),
     ),
     display: { ...config.display },
     autoPrune: { ...config.autoPrune },

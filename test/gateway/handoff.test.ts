@@ -129,7 +129,7 @@ forEachBackend((backend) => {
     expect((await store.getEntry(outcome.sessionKey))?.sessionId).toBe(id);
   });
 
-  it("home-channel path: without createThread (or threadsSupported) the home channel itself is bound", async () => {
+  it("home-channel path: without createThread (or threadsSupported) the home channel itself is bound, DM-style when its kind is not given", async () => {
     for (const [threads, threadsSupported] of [
       [false, true],
       [true, false],
@@ -138,10 +138,10 @@ forEachBackend((backend) => {
       const id = await cliSession(db);
       const homes: HomeChannels = { local: { chatId: "home", threadsSupported } };
       const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
-      expect(outcome).toMatchObject({ chatId: "home", threadId: null, sessionKey: "agent:main:local:channel:home" });
+      expect(outcome).toMatchObject({ chatId: "home", threadId: null, sessionKey: "agent:main:local:dm:home" });
       expect(local.threads).toEqual([]);
       const reply = local.sent.find((d) => d.message.kind === "reply")!;
-      expect(reply.source).toMatchObject({ platform: "local", chatType: "channel", chatId: "home" });
+      expect(reply.source).toMatchObject({ platform: "local", chatType: "dm", chatId: "home" });
       expect(reply.source.threadId ?? null).toBeNull();
       expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
     }
@@ -154,8 +154,9 @@ forEachBackend((backend) => {
     expect((await db.getRoute("agent:main:local:channel:home"))?.sessionId).toBe(earlier);
     const id = await cliSession(db);
     await db.endSession(id, "cli_exit");
-    const homes: HomeChannels = { local: { chatId: "home" } };
+    const homes: HomeChannels = { local: { chatId: "home", chatType: "channel" } };
     const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+    expect(outcome.sessionKey).toBe("agent:main:local:channel:home");
     expect((await db.getRoute(outcome.sessionKey))?.sessionId).toBe(id);
     expect((await db.getSession(id))?.endedAt).toBeNull();
     expect(await db.getSession(earlier)).toMatchObject({ endReason: "session_switch" });
@@ -216,7 +217,7 @@ forEachBackend((backend) => {
     expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: null });
     expect(await runner.processHandoffs({ local: { chatId: "home" } })).toBe(0);
     expect(local.sent).toEqual([]);
-    expect(await db.getRoute("agent:main:local:channel:home")).toBeNull();
+    expect(await db.getRoute("agent:main:local:dm:home")).toBeNull();
     expect({ session: await db.getSession(id), messages: await db.getMessages(id) }).toEqual(before);
   });
 
@@ -298,7 +299,7 @@ forEachBackend((backend) => {
     );
     expect(local.sent.map((d) => d.message.kind)).toEqual(["error"]);
     expect(await db.getMessages(id)).toEqual(before);
-    expect(await db.getRoute("agent:main:local:channel:home")).toBeNull();
+    expect(await db.getRoute("agent:main:local:dm:home")).toBeNull();
     expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed" });
     // The next attempt works.
     state.fail = false;
@@ -312,9 +313,117 @@ forEachBackend((backend) => {
     const id = await cliSession(db);
     const homes: HomeChannels = { local: { chatId: "home" }, webhook: { chatId: "hook-home" } };
     const outcome = await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "webhook" }, { homeChannels: homes, pollMs: 10 }));
-    expect(outcome).toMatchObject({ platform: "webhook", chatId: "hook-home", sessionKey: "agent:main:webhook:channel:hook-home" });
+    expect(outcome).toMatchObject({ platform: "webhook", chatId: "hook-home", sessionKey: "agent:main:webhook:dm:hook-home" });
     expect(local.sent).toEqual([]);
     expect(other.sent.map((d) => d.source.chatId)).toEqual(["hook-home"]);
+  });
+
+  // Issue 26, point 4: the handoff binds the key the home chat's next real message carries.
+  it("a DM home set with /sethome: the handoff binds the DM's own key, so the next message there continues the session", async () => {
+    const { db, local, runner } = await setup();
+    const dm = { chatType: "dm", chatId: "ada-dm", chatName: "Ada", userId: "ada" } as const;
+    await local.receive("/sethome", dm);
+    await local.nextMessage((d) => d.message.text.startsWith("This chat is now the local home channel"));
+    const id = await cliSession(db);
+    const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
+    expect(outcome).toMatchObject({ chatId: "ada-dm", threadId: null, sessionKey: "agent:main:local:dm:ada-dm" });
+    const summary = local.sent.find((d) => d.message.kind === "reply")!;
+    expect(summary.source).toMatchObject({ chatType: "dm", chatId: "ada-dm" });
+    await local.receive("and now?", dm);
+    expect((await local.nextMessage((d) => d.message.text === "Echo: and now?")).message.sessionId).toBe(id);
+    expect((await db.getMessages(id)).filter((m) => m.role === "user").map((m) => m.content)).toContain("and now?");
+  });
+
+  it("/resume <id> in the home chat takes back a session handed off to it (after /new), not one handed off elsewhere", async () => {
+    const { db, local, runner } = await setup();
+    const dm = { chatType: "dm", chatId: "ada-dm", userId: "ada" } as const;
+    const homes: HomeChannels = { local: { chatId: "ada-dm" } };
+    const id = await cliSession(db);
+    await serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 }));
+    const { id: elsewhere } = await db.createSession({ source: "cli", title: "Another plan" });
+    await db.appendTurn(elsewhere, [
+      { role: "user", content: "Plan the next one" },
+      { role: "assistant", content: "Later." },
+    ]);
+    const other: HomeChannels = { local: { chatId: "bob-dm" } };
+    await serveWhile(runner, other, requestHandoff(db, { sessionId: elsewhere, platform: "local" }, { homeChannels: other, pollMs: 10 }));
+    await local.receive("/new", dm);
+    await local.nextMessage((d) => d.message.text.startsWith("Started a new session"));
+    await local.receive(`/resume ${elsewhere}`, dm);
+    expect((await local.nextMessage((d) => d.message.kind !== "reply")).message.text).toMatch(/^No session of this chat/);
+    await local.receive(`/resume ${id}`, dm);
+    expect((await local.nextMessage((d) => d.message.kind !== "reply")).message.text).toMatch(/^Resumed Storage design/);
+    await local.receive("back again", dm);
+    expect((await local.nextMessage((d) => d.message.text === "Echo: back again")).message.sessionId).toBe(id);
+  });
+
+  it("a group home set with /sethome, per-user group sessions: binds the lane of the person who sent /sethome; another member keeps their own", async () => {
+    const { db, local, runner } = await setup();
+    const group = { chatType: "group", chatId: "team", chatName: "Team" } as const;
+    await local.receive("/sethome", { ...group, userId: "ada" });
+    await local.nextMessage((d) => d.message.text.startsWith("This chat is now the local home channel"));
+    const id = await cliSession(db);
+    const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
+    expect(outcome).toMatchObject({ chatId: "team", threadId: null, sessionKey: "agent:main:local:group:team:ada" });
+    await local.receive("and now?", { ...group, userId: "ada" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: and now?")).message.sessionId).toBe(id);
+    await local.receive("hello", { ...group, userId: "bob" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: hello")).message.sessionId).not.toBe(id);
+  });
+
+  it("a group home with shared group sessions: binds the group's key, so anyone's next message there continues the session", async () => {
+    const { db, local, runner } = await setup({ sharedChannels: true });
+    const group = { chatType: "group", chatId: "team", chatName: "Team" } as const;
+    await local.receive("/sethome", { ...group, userId: "ada" });
+    await local.nextMessage((d) => d.message.text.startsWith("This chat is now the local home channel"));
+    const id = await cliSession(db);
+    const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
+    expect(outcome).toMatchObject({ chatId: "team", sessionKey: "agent:main:local:group:team" });
+    await local.receive("what next?", { ...group, userId: "bob" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: what next?")).message.sessionId).toBe(id);
+  });
+
+  it("a thread-capable home set with /sethome in a thread: a new thread, shared by whoever writes in it", async () => {
+    const { db, local, runner } = await setup({ threads: true });
+    await local.receive("/sethome", { chatType: "group", chatId: "team", chatName: "Team", threadId: "t0", userId: "ada" });
+    await local.nextMessage((d) => d.message.text.startsWith("This chat is now the local home channel"));
+    const id = await cliSession(db);
+    const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
+    expect(outcome).toMatchObject({ chatId: "team", threadId: "thread-1", sessionKey: "agent:main:local:group:team:thread-1" });
+    await local.receive("and now?", { chatType: "group", chatId: "team", threadId: "thread-1", userId: "bob" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: and now?")).message.sessionId).toBe(id);
+  });
+
+  it("a configured home: DM-style by default (as hermes keys it); chatType and userId of homeChannels say otherwise", async () => {
+    const { db, local, runner } = await setup();
+    const id = await cliSession(db);
+    const dmHome: HomeChannels = { local: { chatId: "ada-dm" } };
+    const dm = await serveWhile(runner, dmHome, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: dmHome, pollMs: 10 }));
+    expect(dm.sessionKey).toBe("agent:main:local:dm:ada-dm");
+    await local.receive("in the dm", { chatType: "dm", chatId: "ada-dm", userId: "ada" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: in the dm")).message.sessionId).toBe(id);
+
+    const groupHome: HomeChannels = { local: { chatId: "team", chatType: "group", userId: "ada" } };
+    const group = await serveWhile(runner, groupHome, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: groupHome, pollMs: 10 }));
+    expect(group.sessionKey).toBe("agent:main:local:group:team:ada");
+    await local.receive("in the group", { chatType: "group", chatId: "team", userId: "ada" });
+    expect((await local.nextMessage((d) => d.message.text === "Echo: in the group")).message.sessionId).toBe(id);
+  });
+
+  it("a configured group home with per-user sessions and no userId: the handoff fails saying how to name whose lane it is; nothing is bound", async () => {
+    const { db, local, runner } = await setup();
+    const id = await cliSession(db);
+    const before = await db.getMessages(id);
+    const homes: HomeChannels = { local: { chatId: "team", chatType: "group" } };
+    const error = await expectHandoffError(
+      serveWhile(runner, homes, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, pollMs: 10 })),
+      "failed",
+      /session per person.*send \/sethome in that chat.*homeChannels\.local\.userId/s,
+    );
+    expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed" });
+    expect((await db.listRoutes()).items).toEqual([]);
+    expect(local.sent).toEqual([]);
+    expect(await db.getMessages(id)).toEqual(before);
   });
 
   it("bindKeyToSession routes a key to an existing session without ending it, and refuses an unknown one", async () => {

@@ -91,7 +91,8 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
     "%s: hands a CLI session off: the summary goes to the home channel, its key routes to the same session, the record completes",
     async (backend) => {
       const callback = await startCallbackServer(SECRET);
-      const config = gatewayConfig(callback, { webhook: { chatId: HOME_CHAT, name: "Home" } });
+      // The home chat is a channel whose session everyone shares (its kind said in the config).
+      const config = gatewayConfig(callback, { webhook: { chatId: HOME_CHAT, name: "Home", chatType: "channel" } });
       const pg = backend === "postgres" ? await postgresTarget() : null;
       if (pg !== null) config["database"] = pg.url;
       const home = await makeHome(config);
@@ -196,7 +197,7 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
     "no gateway running: the terminal times out with a clear message, the record fails (timeout), the session is intact and a later gateway leaves it",
     async () => {
       const callback = await startCallbackServer(SECRET);
-      const homes = { webhook: { chatId: HOME_CHAT } };
+      const homes = { webhook: { chatId: HOME_CHAT, chatType: "channel" as const } };
       const home = await makeHome(gatewayConfig(callback, homes));
       const db = await database(home);
       const id = await cliSession(db);

@@ -27,7 +27,7 @@ import {
   SessionStore,
   type OutboundDelta,
 } from "../../gateway/internal.js";
-import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
+import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
@@ -54,10 +54,18 @@ export const HANDOFF_TIMEOUT_MS = 60_000;
 const CLI_KEY_PREFIX = "agent:main:cli:dm:";
 /** How often the chat looks whether a turn has finished (ms). */
 const TURN_POLL_MS = 20;
+/** The answer to `/sethome` in the terminal: a home channel is a chat of a platform, set from there. */
+const SETHOME_IN_TERMINAL =
+  "/sethome works in a chat platform, not in the terminal: send it in the chat (Telegram, Discord, Slack, WhatsApp, Matrix or Signal) where handoffs from the terminal should arrive.";
 
 const CLI_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   handoff: "/handoff <platform>: move this session to the platform's home channel (a running gateway takes it over)",
   exit: "leave the chat (also /quit or Ctrl-D); prints how to resume",
+});
+
+/** Slash commands of the gateway that mean something else in the terminal, as `chat --help` describes them. */
+const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({
+  sethome: "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)",
 });
 
 /** The config a chat runs with: the file, what it says (defaults when there is none), and the database target. */
@@ -350,6 +358,11 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
         print(s.red(`Usage: /handoff <platform>, e.g. /handoff telegram${known.length > 0 ? ` (home channels: ${known.join(", ")})` : ""}.`));
         return false;
       }
+      const unknown = unknownHomePlatform(platform);
+      if (unknown !== null) {
+        print(s.red(`${unknown.charAt(0).toUpperCase()}${unknown.slice(1)} Handoffs go to one of: ${HOME_CHANNEL_PLATFORMS.join(", ")}.`));
+        return false;
+      }
       const entry = await store.getEntry(key);
       if (entry === null || entry.messageCount === 0) {
         print(s.red("Nothing to hand off yet: send a message first."));
@@ -382,6 +395,10 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       const command = parseSlashCommand(text);
       if (command !== null && (command.name === "exit" || command.name === "quit")) return true;
       if (command !== null && command.name === "handoff") return handoff(command.args);
+      if (command !== null && command.name === "sethome") {
+        print(s.red(SETHOME_IN_TERMINAL));
+        return false;
+      }
       // The lane's session is created with the first thing that needs one (not by /status, /help, /stop,
       // and /new makes its own).
       if (command === null || !["status", "help", "stop", "new", "reset"].includes(command.name)) await bind();
@@ -485,7 +502,7 @@ function slashCommandHelp(context: AddHelpTextContext): string {
   const helper = context.command.createHelp();
   const output = context.command.configureOutput();
   helper.prepareContext({ helpWidth: (context.error ? output.getErrHelpWidth?.() : output.getOutHelpWidth?.()) ?? 80 });
-  const rows = slashCommandRows({ ...SLASH_COMMANDS, ...CLI_COMMANDS });
+  const rows = slashCommandRows({ ...SLASH_COMMANDS, ...TERMINAL_HELP, ...CLI_COMMANDS });
   const width = Math.max(...rows.map(([usage]) => usage.length));
   return [
     "",
