@@ -77,8 +77,15 @@ export function isGatewayCommand(command: SlashCommand): boolean {
   return Object.hasOwn(SLASH_COMMANDS, command.name) || command.args === "";
 }
 
-function helpText(): string {
-  return ["Commands:", ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${help}`)].join("\n");
+/** What `/sethome` does in the terminal's help: nothing there; it is sent from a chat platform. */
+const SETHOME_IN_TERMINAL_HELP = "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)";
+
+/** The command list; the terminal's (`cli`) says where `/sethome` goes instead of offering it. */
+function helpText(platform: string): string {
+  return [
+    "Commands:",
+    ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${platform === TERMINAL_PLATFORM && name === "sethome" ? SETHOME_IN_TERMINAL_HELP : help}`),
+  ].join("\n");
 }
 
 function formatTokens(n: number): string {
@@ -234,10 +241,10 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         return;
       }
       case "help":
-        await reply(helpText());
+        await reply(helpText(source.platform));
         return;
       default:
-        await reply(`Unknown command /${command.name}.\n${helpText()}`, "refused");
+        await reply(`Unknown command /${command.name}.\n${helpText(source.platform)}`, "refused");
     }
   } catch (error) {
     await reply(`/${command.name} failed: ${(error as Error).message}`, "error");

@@ -35,6 +35,13 @@ describe("threadline chat: home channel commands", () => {
     expect(help.stdout).toMatch(/^ {2}\/sethome +not here: send it in the chat platform's chat where/mu);
   });
 
+  it("/help in the terminal says /sethome is sent from a chat platform, and does not offer it here", async () => {
+    const run = await runPipedStatus(home, ["chat"], "/help\n");
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain("/sethome — not here: send it in the chat platform's chat where handoffs should arrive");
+    expect(run.stdout).not.toContain("/sethome — make this chat the home channel");
+  });
+
   it("/handoff to a misspelt or unknown platform is refused with the closest name, before anything is recorded", async () => {
     const run = await runPipedStatus(home, ["chat"], "hello\n/handoff telegarm\n/handoff nosuch\n");
     expect(run.status).toBe(0);
