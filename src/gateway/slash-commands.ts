@@ -78,7 +78,7 @@ export function isGatewayCommand(command: SlashCommand): boolean {
 }
 
 /** What `/sethome` does in the terminal's help: nothing there; it is sent from a chat platform. */
-const SETHOME_IN_TERMINAL_HELP = "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)";
+export const SETHOME_IN_TERMINAL_HELP = "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)";
 
 /** The command list; the terminal's (`cli`) says where `/sethome` goes instead of offering it. */
 function helpText(platform: string): string {

@@ -26,6 +26,7 @@ import {
   SLASH_COMMANDS,
   SessionStore,
   type OutboundDelta,
+  SETHOME_IN_TERMINAL_HELP,
 } from "../../gateway/internal.js";
 import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
@@ -65,7 +66,7 @@ const CLI_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
 
 /** Slash commands of the gateway that mean something else in the terminal, as `chat --help` describes them. */
 const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({
-  sethome: "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)",
+  sethome: SETHOME_IN_TERMINAL_HELP,
 });
 
 /** The config a chat runs with: the file, what it says (defaults when there is none), and the database target. */
