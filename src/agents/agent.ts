@@ -24,6 +24,11 @@ export interface AgentTurnInput {
   onDelta?: (text: string) => void;
   /** The provider model to answer with for this turn (default: the agent's own). */
   model?: string;
+  /**
+   * Offer the model no tools this turn (a summary request, such as `/compress`): it answers in
+   * text only. Agents without tools ignore it.
+   */
+  noTools?: boolean;
 }
 
 /** What an agent returns for one turn. */

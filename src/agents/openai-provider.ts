@@ -341,7 +341,7 @@ export class OpenAiCompatibleAgent implements Agent {
 
     for (let call = 1; call <= MAX_MODEL_CALLS_PER_TURN; call++) {
       const body: Record<string, unknown> = { model, messages: history };
-      const withTools = this.#tools.size > 0 && !this.#toolSupport.refused(this.baseUrl, model);
+      const withTools = input.noTools !== true && this.#tools.size > 0 && !this.#toolSupport.refused(this.baseUrl, model);
       if (withTools) {
         body.tools = [...this.#tools.values()].map((tool) => ({
           type: "function",

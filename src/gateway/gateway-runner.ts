@@ -998,12 +998,15 @@ export class GatewayRunner implements CommandHost {
     };
     let result: Awaited<ReturnType<Agent["runTurn"]>>;
     try {
+      // Without tools, and so without their guidance.
       const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
       result = await agent.runTurn({
         messages: [...history, request],
         contextPrompt: context,
         signal: AbortSignal.timeout(120_000),
         sessionId: entry.sessionId,
+        // A summary is text: a tool call in the middle of it would cut it short.
+        noTools: true,
       });
     } finally {
       this.agents.endTurn(key);
