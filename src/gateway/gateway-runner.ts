@@ -31,6 +31,7 @@ import { buildSessionContext, buildSessionContextPrompt, type SessionContextConf
 import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
+import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -144,6 +145,8 @@ export class GatewayRunner implements CommandHost {
   readonly #titleAbort = new AbortController();
   /** Session id → the model this process last recorded on it. */
   readonly #recordedModels = new Map<string, string>();
+  /** The system prompt last stored per session (written on a session's first turn and when it changes). */
+  readonly #systemPrompts: SystemPromptRecords;
   #accepting = false;
   #turnsCompleted = 0;
   #buffer: InboundBuffer<InboundMessage> | null = null;
@@ -167,6 +170,7 @@ export class GatewayRunner implements CommandHost {
     this.#log = options.logger ?? noopLogger;
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+    this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
   }
 
   /**
@@ -755,17 +759,21 @@ export class GatewayRunner implements CommandHost {
     options: { rerun?: boolean } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
-    let contextPrompt: string;
-    let agent: Agent;
+    let prompt: TurnPrompt;
+    let agent: Agent | undefined;
     try {
       history = await this.#history(entry.sessionId);
       // A re-run answers the last user message again: its failed attempts are not part of the question.
       if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
-      const context = buildSessionContext(source, this.#contextConfig, entry);
-      contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
+      const context = buildSessionContext(source, this.#contextConfig, entry);
+      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
+        this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");
+      });
     } catch (error) {
+      if (agent !== undefined) this.agents.endTurn(key);
       // The chat hears that its message will not be answered instead of waiting for a reply that never
       // comes (an HTTP request would hang); the worker logs the error with its details.
       await this.notify(source, "Something went wrong before the model could answer; the gateway's log has the details.", ids, "error").catch(
@@ -775,6 +783,8 @@ export class GatewayRunner implements CommandHost {
     }
     const controller = new AbortController();
     state.controller = controller;
+    // A /stop or a shutdown that came while the turn was being prepared (no controller yet) stops it now.
+    if (state.abortReason !== null) controller.abort();
     let produced: NewMessage[] = [];
     let usage: import("../store/index.js").UsageUpdate | undefined;
     let promptTokens: number | undefined;
@@ -782,7 +792,7 @@ export class GatewayRunner implements CommandHost {
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
     try {
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: history, contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: history, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;
