@@ -27,6 +27,7 @@ import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js"
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
+import { senderLabel, withSenderPrefixes } from "./sender-prefix.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
@@ -678,7 +679,7 @@ export class GatewayRunner implements CommandHost {
     if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     const model = messages[messages.length - 1]!.model ?? undefined;
-    await this.#runAgent(key, state, entry, source, ids, notices, started, model);
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders: messages.map((m) => m.source) });
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
@@ -756,9 +757,10 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean } = {},
+    options: { rerun?: boolean; senders?: SessionSource[] } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
+    let given: ConversationMessage[];
     let prompt: TurnPrompt;
     let agent: Agent | undefined;
     try {
@@ -769,6 +771,10 @@ export class GatewayRunner implements CommandHost {
       agent = await this.#agentFor(key, entry);
       const context = buildSessionContext(source, this.#contextConfig, entry);
       prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      // Shared sessions: the model is told who said what; the stored messages stay as they were said.
+      given = context.sharedMultiUser
+        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => senderLabel(sender, { redactPii: this.#redactPii })))
+        : history;
       await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
         this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");
       });
@@ -792,7 +798,7 @@ export class GatewayRunner implements CommandHost {
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
     try {
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: history, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;
