@@ -5,9 +5,12 @@
  * adapter; the provider is the fake OpenAI-compatible server in this process, which records
  * every request it received. The gateway is the built bin (`npm run build` first).
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import {
+  BIN,
   cleanupProcesses,
   makeHome,
   postWebhook,
@@ -157,6 +160,14 @@ describe("threadline serve: what the model is given (issue 26)", () => {
       await withDatabase(home, async (db) => {
         expect((await db.getSession(sessionId))!.systemPrompt).toBe(changed[0]);
       });
+      // What people audit: `threadline sessions show --full` prints it.
+      const shown = await promisify(execFile)(process.execPath, [BIN, "sessions", "show", sessionId, "--full"], {
+        env: { ...process.env, THREADLINE_HOME: home, THREADLINE_DB: undefined, THREADLINE_CONFIG: undefined, NO_COLOR: "1" },
+        timeout: 30_000,
+      });
+      expect(shown.stdout).toContain("system prompt");
+      expect(shown.stdout).toContain("## Current Session Context");
+      expect(shown.stdout).toContain("Annabel");
     },
     TEST_TIMEOUT,
   );
