@@ -49,21 +49,21 @@ export function prefixContent(content: ConversationMessage["content"], label: st
 
 /**
  * The history as the model is given it in a shared session: the user messages at its end
- * (the current turn's, oldest first) prefixed with `labels` (oldest first, one per message;
- * when there are more messages than labels, the earlier ones get the first label; a `null`
- * label leaves its message as it is). Earlier messages and the input array are left as they are.
+ * (the current turn's) prefixed with `labels`, one per message, oldest first, the last label
+ * for the last message. A `null` label leaves its message as it is, and so do user messages
+ * before those the labels cover (such as a `/compress` summary the turn's message follows):
+ * nobody is named for what they did not say. Earlier messages and the input array are left
+ * as they are.
  *
  * @example
  * withSenderPrefixes([{ role: "user", content: "hi" }], ["Carol"]); // [{ role: "user", content: "[Carol] hi" }]
  */
 export function withSenderPrefixes(history: readonly ConversationMessage[], labels: readonly (string | null)[]): ConversationMessage[] {
   const out = [...history];
-  if (labels.length === 0) return out;
   let at = labels.length - 1;
-  for (let i = out.length - 1; i >= 0 && out[i]!.role === "user"; i--) {
-    const label = labels[Math.max(at, 0)] ?? null;
+  for (let i = out.length - 1; i >= 0 && at >= 0 && out[i]!.role === "user"; i--, at--) {
+    const label = labels[at] ?? null;
     if (label !== null) out[i] = { ...out[i]!, content: prefixContent(out[i]!.content, label) };
-    at -= 1;
   }
   return out;
 }

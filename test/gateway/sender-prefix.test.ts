@@ -53,8 +53,8 @@ describe("withSenderPrefixes", () => {
     expect(history.map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
   });
 
-  it("gives the first label to the turn's earlier messages when there are fewer labels; none leaves all as they are", () => {
-    expect(withSenderPrefixes(history, ["Ann"]).map((m) => m.content)).toEqual(["earlier", "reply", "[Ann] one", "[Ann] two"]);
+  it("labels only as many messages as there are labels, from the end (a summary before the turn's message is nobody's); none leaves all as they are", () => {
+    expect(withSenderPrefixes(history, ["Ann"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Ann] two"]);
     expect(withSenderPrefixes(history, []).map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
     expect(withSenderPrefixes(history, [null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
   });
