@@ -24,6 +24,11 @@ export interface AgentTurnInput {
   onDelta?: (text: string) => void;
   /** The provider model to answer with for this turn (default: the agent's own). */
   model?: string;
+  /**
+   * Offer the model no tools this turn (a summary request, such as `/compress`): it answers in
+   * text only. Agents without tools ignore it.
+   */
+  noTools?: boolean;
 }
 
 /** What an agent returns for one turn. */
@@ -67,6 +72,12 @@ export interface Agent {
    * and the reset happens anyway. Agents without it are skipped.
    */
   beforeReset?(input: AgentResetInput): Promise<AgentTurnResult | null>;
+  /**
+   * Optional: lines for the system prompt that tell the model when to use the agent's tools
+   * (each tool's {@link AgentTool.guidance}). The gateway adds them to the context prompt,
+   * so they are stored with it; an agent that will send no tools returns none.
+   */
+  promptGuidance?(): readonly string[];
   /** Releases resources (called when the gateway's agent cache evicts it). */
   dispose?(): void | Promise<void>;
 }
@@ -78,6 +89,11 @@ export interface AgentTool {
   description: string;
   /** JSON Schema of the arguments object. */
   parameters: Record<string, unknown>;
+  /**
+   * One or two sentences for the system prompt: when the model should reach for this tool
+   * (the description says what it does). Offered through {@link Agent.promptGuidance}.
+   */
+  guidance?: string;
   /**
    * The tool saves something that outlives the session (a memory, a note, a skill). An agent
    * with such a tool gets a turn before an automatic reset to use it (see

@@ -329,6 +329,15 @@ export class OpenAiCompatibleAgent implements Agent {
     return { ...result, messages: [{ role: "user", content: prompt }, ...result.messages] };
   }
 
+  /**
+   * The {@link AgentTool.guidance} of the tools this agent sends, in order: none when it has
+   * no tools, or when the provider refused tools for its model (they are not sent then).
+   */
+  promptGuidance(): readonly string[] {
+    if (this.#toolSupport.refused(this.baseUrl, this.model)) return [];
+    return [...this.#tools.values()].map((tool) => tool.guidance?.trim() ?? "").filter((line) => line !== "");
+  }
+
   /** Runs one turn against the endpoint. See the class description for the mapping and errors. */
   async runTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
     const { messages, contextPrompt, signal, onDelta } = input;
@@ -341,7 +350,7 @@ export class OpenAiCompatibleAgent implements Agent {
 
     for (let call = 1; call <= MAX_MODEL_CALLS_PER_TURN; call++) {
       const body: Record<string, unknown> = { model, messages: history };
-      const withTools = this.#tools.size > 0 && !this.#toolSupport.refused(this.baseUrl, model);
+      const withTools = input.noTools !== true && this.#tools.size > 0 && !this.#toolSupport.refused(this.baseUrl, model);
       if (withTools) {
         body.tools = [...this.#tools.values()].map((tool) => ({
           type: "function",

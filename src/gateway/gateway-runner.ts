@@ -27,10 +27,12 @@ import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js"
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
+import { senderLabel, withSenderPrefixes } from "./sender-prefix.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
+import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -144,6 +146,8 @@ export class GatewayRunner implements CommandHost {
   readonly #titleAbort = new AbortController();
   /** Session id → the model this process last recorded on it. */
   readonly #recordedModels = new Map<string, string>();
+  /** The system prompt last stored per session (written on a session's first turn and when it changes). */
+  readonly #systemPrompts: SystemPromptRecords;
   #accepting = false;
   #turnsCompleted = 0;
   #buffer: InboundBuffer<InboundMessage> | null = null;
@@ -167,6 +171,7 @@ export class GatewayRunner implements CommandHost {
     this.#log = options.logger ?? noopLogger;
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+    this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
   }
 
   /**
@@ -674,7 +679,7 @@ export class GatewayRunner implements CommandHost {
     if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     const model = messages[messages.length - 1]!.model ?? undefined;
-    await this.#runAgent(key, state, entry, source, ids, notices, started, model);
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders: messages.map((m) => m.source) });
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
@@ -752,20 +757,29 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean } = {},
+    options: { rerun?: boolean; senders?: SessionSource[] } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
-    let contextPrompt: string;
-    let agent: Agent;
+    let given: ConversationMessage[];
+    let prompt: TurnPrompt;
+    let agent: Agent | undefined;
     try {
       history = await this.#history(entry.sessionId);
       // A re-run answers the last user message again: its failed attempts are not part of the question.
       if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
-      const context = buildSessionContext(source, this.#contextConfig, entry);
-      contextPrompt = [buildSessionContextPrompt(context, { redactPii: this.#redactPii }), ...notices].join("\n\n");
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
+      const context = buildSessionContext(source, this.#contextConfig, entry);
+      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      // Shared sessions: the model is told who said what; the stored messages stay as they were said.
+      given = context.sharedMultiUser
+        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => senderLabel(sender, { redactPii: this.#redactPii })))
+        : history;
+      await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
+        this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");
+      });
     } catch (error) {
+      if (agent !== undefined) this.agents.endTurn(key);
       // The chat hears that its message will not be answered instead of waiting for a reply that never
       // comes (an HTTP request would hang); the worker logs the error with its details.
       await this.notify(source, "Something went wrong before the model could answer; the gateway's log has the details.", ids, "error").catch(
@@ -775,6 +789,8 @@ export class GatewayRunner implements CommandHost {
     }
     const controller = new AbortController();
     state.controller = controller;
+    // A /stop or a shutdown that came while the turn was being prepared (no controller yet) stops it now.
+    if (state.abortReason !== null) controller.abort();
     let produced: NewMessage[] = [];
     let usage: import("../store/index.js").UsageUpdate | undefined;
     let promptTokens: number | undefined;
@@ -782,7 +798,7 @@ export class GatewayRunner implements CommandHost {
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
     try {
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: history, contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;
@@ -986,12 +1002,15 @@ export class GatewayRunner implements CommandHost {
     };
     let result: Awaited<ReturnType<Agent["runTurn"]>>;
     try {
+      // Without tools, and so without their guidance.
       const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
       result = await agent.runTurn({
         messages: [...history, request],
         contextPrompt: context,
         signal: AbortSignal.timeout(120_000),
         sessionId: entry.sessionId,
+        // A summary is text: a tool call in the middle of it would cut it short.
+        noTools: true,
       });
     } finally {
       this.agents.endTurn(key);

@@ -8,6 +8,7 @@
  */
 import { ConflictError, InvalidInputError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
+import { chatSafeErrorText, titleInUseText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
@@ -98,7 +99,8 @@ type ReplyKind = OutboundMessage["kind"] | "refused";
 /**
  * Runs a command; replies go to the chat of the message. A command the user got wrong
  * (unknown name, bad argument, a title in use, no such session) answers with an `error`
- * marked `refused`; only a failure of the command itself is a plain `error`.
+ * marked `refused`; only a failure of the command itself is a plain `error`. No reply names
+ * a session of another chat (see {@link chatSafeErrorText}).
  */
 export async function runSlashCommand(host: CommandHost, key: string, message: InboundMessage, command: SlashCommand): Promise<void> {
   const source = message.source;
@@ -160,7 +162,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
           const set = await db.setTitle(entry.sessionId, command.args);
           await reply(`Title set: ${set}`);
         } catch (error) {
-          if (error instanceof ConflictError || error instanceof InvalidInputError) await reply(error.message, "refused");
+          // A title held by another chat's session is refused without naming that session.
+          if (error instanceof ConflictError) await reply(await titleInUseText(db, key, command.args, error), "refused");
+          else if (error instanceof InvalidInputError) await reply(error.message, "refused");
           else throw error;
         }
         return;
@@ -247,7 +251,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         await reply(`Unknown command /${command.name}.\n${helpText(source.platform)}`, "refused");
     }
   } catch (error) {
-    await reply(`/${command.name} failed: ${(error as Error).message}`, "error");
+    await reply(`/${command.name} failed: ${await chatSafeErrorText(db, key, error).catch(() => "an unexpected error")}`, "error");
   }
 }
 

@@ -10,6 +10,7 @@
 export {
   sessionSearch,
   sessionSearchTool,
+  SESSION_SEARCH_GUIDANCE,
   formatSessionSearch,
   agentSummariser,
   type SessionSearchOptions,

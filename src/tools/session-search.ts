@@ -263,6 +263,14 @@ export function formatSessionSearch(result: SessionSearchResult): string {
   return lines.join("\n").trimEnd();
 }
 
+/**
+ * When the model should use `session_search` (the tool's {@link AgentTool.guidance}, put in
+ * the system prompt by the gateway): before asking the user to repeat something from before.
+ */
+export const SESSION_SEARCH_GUIDANCE =
+  "If the user mentions something from an earlier conversation, or earlier context would likely help, " +
+  "look it up with session_search first instead of asking them to repeat it.";
+
 /** Options of {@link sessionSearchTool}. */
 export interface SessionSearchToolOptions {
   charBudget?: number;
@@ -289,6 +297,7 @@ export function sessionSearchTool(db: SessionHistory & SessionSearch & AliasStor
     description:
       "Search this user's earlier conversations (full text; only conversations this user took part in). Returns the best-matching sessions with the messages around each match " +
       "and their first and last exchanges. Use a blank query to list the most recent sessions.",
+    guidance: SESSION_SEARCH_GUIDANCE,
     parameters: {
       type: "object",
       properties: {

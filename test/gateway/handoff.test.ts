@@ -124,7 +124,8 @@ forEachBackend((backend) => {
     });
     // A message in the thread continues the very same session.
     await local.receive("and now?", { chatType: "channel", chatId: "home", threadId: "thread-1", userId: "alice" });
-    const next = await local.nextMessage((d) => d.message.text === "Echo: and now?");
+    // A thread is shared: the agent is given the message with its sender (issue 26, point 5), and echoes that.
+    const next = await local.nextMessage((d) => d.message.text === "Echo: [Local user] and now?");
     expect(next.message.sessionId).toBe(id);
     expect((await store.getEntry(outcome.sessionKey))?.sessionId).toBe(id);
   });
@@ -162,7 +163,8 @@ forEachBackend((backend) => {
     expect(await db.getSession(earlier)).toMatchObject({ endReason: "session_switch" });
     // With shared channel sessions, anyone's next message in the home channel continues it.
     await local.receive("what next?", { chatType: "channel", chatId: "home", userId: "bob" });
-    expect((await local.nextMessage((d) => d.message.text === "Echo: what next?")).message.sessionId).toBe(id);
+    // The agent is given the sender prefix of a shared session (issue 26, point 5), and echoes it.
+    expect((await local.nextMessage((d) => d.message.text === "Echo: [Local user] what next?")).message.sessionId).toBe(id);
   });
 
   it("refusals: no home channel (naming the config key and command), a running turn; nothing is recorded", async () => {

@@ -143,7 +143,8 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       expect(ack.status).toBe(202);
       expect(ack.body).toMatchObject({ sessionKey: HOME_KEY });
       const next = await callback.replyTo("m-next");
-      expect(next.body).toMatchObject({ text: "Echo: what is next?", sessionId: id, chatId: HOME_CHAT });
+      // The channel is shared: the agent is given the sender prefix (issue 26, point 5), and echoes it.
+      expect(next.body).toMatchObject({ text: "Echo: [alice] what is next?", sessionId: id, chatId: HOME_CHAT });
       expect((await db.getMessages(id)).length).toBe(6);
       expect(gateway.logLines().some((line) => line["msg"] === "handoff completed")).toBe(true);
 

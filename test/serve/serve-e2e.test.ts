@@ -185,8 +185,13 @@ describe("threadline serve (built bin, real processes)", () => {
   );
 
   describe("2. users of a group chat (webhook adapter)", () => {
-    /** Alice and Bob talk in one group; each message waits for its signed reply on the callback. */
+    /**
+     * Alice and Bob talk in one group; each message waits for its signed reply on the callback.
+     * In a shared group the model is given each message of a turn as `[sender] text` (issue 26,
+     * point 5), and the fake model's reply repeats what it was given.
+     */
     async function groupConversation(sessions?: Record<string, unknown>) {
+      const shared = sessions?.["groupSessionsPerUser"] === false;
       const fake = await fakeServer();
       const callback = await startCallbackServer(SECRET);
       const home = await makeHome({ adapters: { webhook: webhookConfig(callback) }, ...(sessions ? { sessions } : {}) });
@@ -200,13 +205,14 @@ describe("threadline serve (built bin, real processes)", () => {
         keys[messageId] = ack.body["sessionKey"];
         const reply = await callback.replyTo(messageId);
         expect(reply.signatureValid).toBe(true);
-        expect(reply.body).toMatchObject({ chatId: "team-room", userId, kind: "reply", text: `Reply to: ${text}`, inReplyTo: [messageId] });
+        const given = shared ? `[${userId}] ${text}` : text;
+        expect(reply.body).toMatchObject({ chatId: "team-room", userId, kind: "reply", text: `Reply to: ${given}`, inReplyTo: [messageId] });
         return reply;
       };
       const a1 = await say("alice", "Alice here: the launch code is tulip", "a1");
       const b1 = await say("bob", "Bob here: the launch code is cactus", "b1");
       const a2 = await say("alice", "What launch code did I give?", "a2");
-      const request = await modelRequestFor(fake, "What launch code did I give?");
+      const request = await modelRequestFor(fake, shared ? "[alice] What launch code did I give?" : "What launch code did I give?");
       // Every callback carried a valid signature (the replies and nothing else).
       expect(callback.deliveries.every((d) => d.signatureValid)).toBe(true);
       expect(callback.deliveries.map((d) => d.body.kind)).toEqual(["reply", "reply", "reply"]);
@@ -249,12 +255,13 @@ describe("threadline serve (built bin, real processes)", () => {
         expect(new Set(Object.values(keys))).toEqual(new Set(["agent:main:webhook:group:team-room"]));
         expect(b1.body.sessionId).toBe(a1.body.sessionId);
         expect(a2.body.sessionId).toBe(a1.body.sessionId);
+        // The turn's own message carries its sender; earlier ones are given as stored (the store keeps no sender per message).
         expect(dialogue(request)).toEqual([
           ["user", "Alice here: the launch code is tulip"],
-          ["assistant", "Reply to: Alice here: the launch code is tulip"],
+          ["assistant", "Reply to: [alice] Alice here: the launch code is tulip"],
           ["user", "Bob here: the launch code is cactus"],
-          ["assistant", "Reply to: Bob here: the launch code is cactus"],
-          ["user", "What launch code did I give?"],
+          ["assistant", "Reply to: [bob] Bob here: the launch code is cactus"],
+          ["user", "[alice] What launch code did I give?"],
         ]);
         await withDatabase(home, async (db) => {
           expect((await db.listSessions()).items).toHaveLength(1);

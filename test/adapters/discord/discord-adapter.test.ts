@@ -185,7 +185,8 @@ it("createThread opens a public thread in the channel; messages there are answer
   expect(fake.sentTo(String(thread["id"]))[0]!.content).toBe("Continuing here.");
   fake.pushMessage(discordMessage("message-thread", { id: "1500000000000000801", channel_id: thread["id"], content: "no mention needed", mentions: [] }));
   await fake.waitFor(() => fake.sentTo(String(thread["id"]))[1], "the reply in the new thread");
-  expect(agent.inputs.map(lastUserText)).toEqual(["no mention needed"]);
+  // A thread is shared: the agent is given the message with its sender (issue 26, point 5).
+  expect(agent.inputs.map(lastUserText)).toEqual(["[Alice Doe] no mention needed"]);
 });
 
 it("a send that fails for good is logged with the session key and counted; the token never appears", async () => {

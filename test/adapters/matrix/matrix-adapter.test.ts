@@ -132,7 +132,8 @@ it("groups: unaddressed messages, notices and the bot's own are ignored and not 
   const bobsTurn = inThread(BOB, "and mine?");
   const last = await fake.waitFor(() => fake.sentTo(GENERAL)[3], "the second thread reply");
   expect(last.content["m.relates_to"]).toEqual({ rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: bobsTurn } });
-  expect(agent.inputs.map(lastUserText)).toEqual(["what is up?", "and then?", "thoughts?", "and mine?"]);
+  // Thread messages are shared: the agent is given them with their senders (issue 26, point 5).
+  expect(agent.inputs.map(lastUserText)).toEqual(["what is up?", "and then?", "[Alice] thoughts?", "[Bob] and mine?"]);
   const keys = (await db.listRoutes()).items.map((r) => r.key).sort();
   const room = GENERAL.replace(":", "%3A");
   expect(keys).toEqual(
@@ -277,7 +278,8 @@ it("handoffs: createThread posts a root notice and answers in that thread; editM
   // The bot's own thread: answered without a mention.
   fake.pushMessage(GENERAL, BOB, { body: "count me in", "m.relates_to": { rel_type: "m.thread", event_id: root!.eventId, is_falling_back: true, "m.in_reply_to": { event_id: root!.eventId } } });
   const reply = await fake.waitFor(() => fake.sentTo(GENERAL)[1], "the reply in the thread");
-  expect(agent.inputs.map(lastUserText)).toEqual(["count me in"]);
+  // The handoff's thread is shared: the agent is given the message with its sender (issue 26, point 5).
+  expect(agent.inputs.map(lastUserText)).toEqual(["[Bob] count me in"]);
   await adapter.editMessage(thread, reply.eventId, "edited text");
   expect(fake.sentTo(GENERAL)[2]!.content).toMatchObject({ body: "* edited text", "m.relates_to": { rel_type: "m.replace", event_id: reply.eventId } });
 });
