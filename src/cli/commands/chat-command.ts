@@ -33,6 +33,7 @@ import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.j
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { bindEnv } from "../option-env.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
+import { END_REASON_ABANDONED, END_REASON_USER_EXIT, endAbandonedTerminalSessions } from "../terminal-session-end.js";
 
 /** Options of {@link runChat} (those of the command line). */
 export interface ChatOptions {
@@ -52,6 +53,8 @@ export interface ChatOptions {
 export const HANDOFF_TIMEOUT_MS = 60_000;
 /** The key prefix of terminal lanes. */
 const CLI_KEY_PREFIX = "agent:main:cli:dm:";
+/** The signals on which a chat stops its reply, ends its session and leaves (SIGHUP: its terminal closed). */
+const LEAVING_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** How often the chat looks whether a turn has finished (ms). */
 const TURN_POLL_MS = 20;
 
@@ -167,7 +170,21 @@ async function bindLane(store: SessionStore, key: string, source: CliAdapter["so
   }
 }
 
-/** The agent and titler the config and environment ask for (echo without a provider). */
+/**
+ * Before a line goes to the gateway: when the lane's session was ended by a chat leaving
+ * (another terminal on the same session exited) or as abandoned, points the lane back at it,
+ * reopened, instead of letting the gateway start a new session. Other ends (`/new`, a reset,
+ * a compression) already moved the lane on and are left alone.
+ */
+async function rejoinIfLeft(store: SessionStore, key: string): Promise<void> {
+  const route = await store.db.getRoute(key);
+  if (route === null) return;
+  const session = await store.db.getSession(route.sessionId);
+  if (session === null || session.endedAt === null) return;
+  if (session.endReason === END_REASON_USER_EXIT || session.endReason === END_REASON_ABANDONED) await store.switchSession(key, session.id);
+}
+
+/** Waits `ms` milliseconds. */
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -185,6 +202,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   const { configPath, config, database } = await loadChatSetup(io, options);
   const db = await openSessionDB(database ?? defaultDatabasePath(io.env), { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
+  // Sessions of chats that were killed, idle for a day, count as ended (before auto-prune, so it
+  // can remove them); never fatal.
+  await endAbandonedTerminalSessions(db, io.now()).catch(() => {});
   if (config.autoPrune.enabled) {
     // At most once per interval across every process sharing the database; never fatal.
     await db
@@ -319,11 +339,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     };
     input.on("SIGINT", () => interruptOrLeave());
     const onSignal = (): void => interruptOrLeave(true);
-    io.signals.on("SIGINT", onSignal);
-    io.signals.on("SIGTERM", onSignal);
+    for (const signal of LEAVING_SIGNALS) io.signals.on(signal, onSignal);
     cleanups.push(() => {
-      io.signals.off("SIGINT", onSignal);
-      io.signals.off("SIGTERM", onSignal);
+      for (const signal of LEAVING_SIGNALS) io.signals.off(signal, onSignal);
     });
 
     const waitForTurn = async (): Promise<void> => {
@@ -368,6 +386,8 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       if (text === "") return false;
       const command = parseSlashCommand(text);
       if (command !== null && (command.name === "exit" || command.name === "quit")) return true;
+      // Another terminal on this session left (or the session sat idle for a day): take it back.
+      if (bound) await rejoinIfLeft(store, key);
       if (command !== null && command.name === "handoff") return handoff(command.args);
       // The lane's session is created with the first thing that needs one (not by /status, /help, /stop,
       // and /new makes its own).
@@ -416,6 +436,14 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     if (gateway.isBusy(key)) await gateway.interrupt(key, "stop");
     const entry = await store.getEntry(key);
     const sessionId = entry?.sessionId ?? null;
+    // The session ends with the chat (as hermes ends a CLI session on exit), so retention can remove
+    // it; -c/-r reopen it. A session handed off goes on elsewhere and stays live.
+    if (sessionId !== null && handedOff === null) {
+      await gateway.drain(5_000);
+      await db.endSession(sessionId, END_REASON_USER_EXIT).catch((error: unknown) => {
+        io.stderr.write(`threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; "threadline sessions prune" counts it as ended after a day.\n`);
+      });
+    }
     if (sessionId === null) {
       print(s.dim("No session was started."));
     } else {
