@@ -29,7 +29,7 @@ import {
 } from "../../gateway/internal.js";
 import { chooseAgent, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
-import { CliError, EXIT, reportError, resolveSessionRef } from "../cli-context.js";
+import { CliError, EXIT, missingDatabaseFile, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { bindEnv } from "../option-env.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
@@ -89,6 +89,31 @@ export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" |
   return { configPath, config, database: options.db ?? io.env["THREADLINE_DB"] ?? config.database ?? undefined };
 }
 
+/** `--continue` with no terminal session to continue. */
+function nothingToContinue(): CliError {
+  return new CliError("TL_ERR_NOT_FOUND", 'No terminal chat session to continue yet. Start one with "threadline chat".');
+}
+
+/**
+ * `--continue`/`--resume` on a SQLite file that does not exist: there is nothing to resume,
+ * so the chat says so (exit 3, as for a database without such a session) before opening the
+ * database, and creates nothing (no file, no directories). A file the user named (`named`:
+ * `--db`, THREADLINE_DB, the config file's `database`) is named in the message, since it may
+ * be a typo.
+ */
+async function refuseResumeWithoutDatabase(target: string, named: boolean, options: ChatOptions): Promise<void> {
+  const resuming = options.resume !== undefined || (options.continue !== undefined && options.continue !== false);
+  if (!resuming) return;
+  const missing = await missingDatabaseFile(target);
+  if (missing === null) return;
+  const where = named ? ` There is no database at ${missing} yet; if that path is wrong, check --db, THREADLINE_DB or the config file's database.` : "";
+  const ref = options.resume ?? options.continue;
+  if (typeof ref === "string") {
+    throw new NotFoundError(`No session with the id, id prefix or title "${ref}".${where || ' Run "threadline sessions list" to see them.'}`);
+  }
+  throw new CliError("TL_ERR_NOT_FOUND", `${nothingToContinue().message}${where}`);
+}
+
 /** The session a `--continue`/`--resume` names, following a compression chain to its live tip. */
 async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<string | null> {
   let id: string;
@@ -98,9 +123,7 @@ async function resumeTarget(db: SessionHistory, options: ChatOptions): Promise<s
     id = await resolveSessionRef(db, options.continue, { lineage: true });
   } else if (options.continue === true) {
     const latest = (await db.listSessions({ sources: [CLI_PLATFORM], limit: 1 })).items[0];
-    if (latest === undefined) {
-      throw new CliError("TL_ERR_NOT_FOUND", 'No terminal chat session to continue yet. Start one with "threadline chat".');
-    }
+    if (latest === undefined) throw nothingToContinue();
     id = latest.id;
   } else {
     return null;
@@ -200,7 +223,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
-  const db = await openSessionDB(database ?? defaultDatabasePath(io.env), { synchronous: config.storage.synchronous });
+  const target = database ?? defaultDatabasePath(io.env);
+  await refuseResumeWithoutDatabase(target, database !== undefined, options);
+  const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
   // Sessions of chats that were killed, idle for a day, count as ended (before auto-prune, so it
   // can remove them); never fatal.
