@@ -227,20 +227,22 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   await refuseResumeWithoutDatabase(target, database !== undefined, options);
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
-  // Sessions of chats that were killed, idle for a day, count as ended (before auto-prune, so it
-  // can remove them); never fatal.
-  await endAbandonedTerminalSessions(db, io.now()).catch(() => {});
   if (config.autoPrune.enabled) {
     // At most once per interval across every process sharing the database; never fatal.
     await db
       .autoPrune({ olderThanDays: config.autoPrune.retentionDays, intervalSeconds: config.autoPrune.minIntervalHours * 3600, vacuum: config.autoPrune.vacuum })
       .catch(() => {});
   }
+  // Sessions of chats that were killed, idle for a day, count as ended (the next auto-prune can
+  // remove them). In the background: a long history takes a moment to read, and the chat need not
+  // wait for it; a resume does (it may name one of them). Never fatal.
+  const sweep = endAbandonedTerminalSessions(db, io.now()).catch(() => 0);
   let runner: GatewayRunner | null = null;
   let rl: Interface | null = null;
   const cleanups: Array<() => void> = [];
   try {
     const resumeId = await resumeTarget(db, options);
+    if (resumeId !== null) await sweep;
     const resumed = resumeId === null ? null : await db.getSession(resumeId);
     const lane = resumed === null ? newSessionId(Date.now() / 1000, 6) : laneOf(resumed);
     const lifecycle = config.lifecycle;
@@ -489,6 +491,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       await runner.drain(5_000);
       await runner.stop();
     }
+    await sweep;
     await db.close();
   }
 }
