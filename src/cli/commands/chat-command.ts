@@ -223,8 +223,10 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
-  const target = database ?? defaultDatabasePath(io.env);
-  await refuseResumeWithoutDatabase(target, database !== undefined, options);
+  // A blank target (an empty THREADLINE_DB) counts as none: the default file.
+  const named = database !== undefined && database.trim() !== "";
+  const target = named ? database : defaultDatabasePath(io.env);
+  await refuseResumeWithoutDatabase(target, named, options);
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
   if (config.autoPrune.enabled) {

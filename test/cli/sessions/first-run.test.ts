@@ -117,6 +117,10 @@ describe("a first run (the default database does not exist yet)", { timeout: 120
       expect(result.stderr).toBe('threadline: No terminal chat session to continue yet. Start one with "threadline chat".\n');
       expectNothingCreated(t);
     }
+    // A blank THREADLINE_DB counts as unset: still the default database, still a first run.
+    const blank = await t.run(["-c"], { env: { THREADLINE_DB: "" } });
+    expect(blank).toEqual({ code: 3, stdout: "", stderr: 'threadline: No terminal chat session to continue yet. Start one with "threadline chat".\n' });
+    expectNothingCreated(t);
     for (const args of [["-r", "abc"], ["chat", "-c", "Deploy", "plan"]]) {
       const result = await t.run(args);
       expect(result.code, args.join(" ")).toBe(3);
