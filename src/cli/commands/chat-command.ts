@@ -470,7 +470,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     if (sessionId !== null && handedOff === null) {
       await gateway.drain(5_000);
       await db.endSession(sessionId, END_REASON_USER_EXIT).catch((error: unknown) => {
-        io.stderr.write(`threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; "threadline sessions prune" counts it as ended after a day.\n`);
+        io.stderr.write(`threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; the next "threadline chat" ends it once it has been idle for a day.\n`);
       });
     }
     if (sessionId === null) {
