@@ -112,12 +112,41 @@ export async function withDatabase<T>(target: string | undefined, env: NodeJS.Pr
 }
 
 /**
- * Opens a database that must already exist: the "open for reading" path of every command
- * that only reads or changes what is stored (list, show, search, export, stats, browse,
- * rename, delete, prune, …). A SQLite file that does not exist is refused with exit 3
- * naming the path, and nothing is created (a mistyped `--db` would otherwise leave an empty
- * database and its directories behind and print "No sessions yet."). A `postgres://` URL is
- * opened as is: the database lives on the server.
+ * The SQLite file a target names when that file does not exist (the path as given, with
+ * `file://` taken off), else `null`: an existing file, or a URL (`postgres://`, or a scheme
+ * `openSessionDB` refuses with its own message: the data does not live in a local file).
+ */
+export async function missingDatabaseFile(chosen: string): Promise<string | null> {
+  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen);
+  if (isUrl) return null;
+  const path = chosen.replace(/^file:\/\//iu, "");
+  const missing = await stat(path).then(
+    () => false,
+    (error: NodeJS.ErrnoException) => error.code === "ENOENT" || error.code === "ENOTDIR",
+  );
+  return missing ? path : null;
+}
+
+/** A path as given, with its absolute form when that differs. */
+function shownPath(path: string): string {
+  return resolve(path) === path ? path : `${path} (${resolve(path)})`;
+}
+
+/** The refusal of a missing database file the user named (`--db`, THREADLINE_DB, the config file's `database`). */
+function namedDatabaseMissing(path: string, fromEnvOnly: boolean): CliError {
+  return new CliError(
+    "TL_ERR_NOT_FOUND",
+    `No database at ${shownPath(path)}. Check the path (${fromEnvOnly ? "THREADLINE_DB" : "--db, THREADLINE_DB or the config file's database"}); only chat, serve, import and api create a new database.`,
+  );
+}
+
+/**
+ * Opens a database that must already exist, for a command that serves it (`mcp`) or needs
+ * it to be there: a SQLite file that does not exist is refused with exit 3 naming the path,
+ * and nothing is created (a mistyped `--db` would otherwise leave an empty database and its
+ * directories behind). A `postgres://` URL is opened as is: the database lives on the server.
+ * Reading commands use {@link openReadableDatabase} instead, where a missing default
+ * database reads as empty.
  *
  * @param target `--db` as given (blank or missing: THREADLINE_DB of `env`, else the default file).
  * @param env The environment of the run (THREADLINE_DB, THREADLINE_HOME).
@@ -130,32 +159,72 @@ export async function openExistingDatabase(target: string | undefined, env: Node
   const given = givenTarget(target);
   const fromEnv = givenTarget(env["THREADLINE_DB"]);
   const chosen = databaseTarget(target, env);
-  // URLs (postgres://, or a scheme openSessionDB refuses with its own message) are not files.
-  const isUrl = /^[a-z][a-z0-9+.-]*:\/\//iu.test(chosen) && !/^file:\/\//iu.test(chosen);
-  if (!isUrl) {
-    const path = chosen.replace(/^file:\/\//iu, "");
-    const missing = await stat(path).then(
-      () => false,
-      (error: NodeJS.ErrnoException) => error.code === "ENOENT" || error.code === "ENOTDIR",
-    );
-    if (missing) {
-      const shown = resolve(path) === path ? path : `${path} (${resolve(path)})`;
+  const missing = await missingDatabaseFile(chosen);
+  if (missing !== null) {
+    if (given === undefined && fromEnv === undefined) {
       throw new CliError(
         "TL_ERR_NOT_FOUND",
-        given === undefined && fromEnv === undefined
-          ? `No database at ${shown}: nothing has been stored yet. Start a conversation with "threadline chat" (or run "threadline serve"), or name another database with --db or THREADLINE_DB.`
-          : `No database at ${shown}. Check the path (${given === undefined ? "THREADLINE_DB" : "--db, THREADLINE_DB or the config file's database"}); only chat, serve, import and api create a new database.`,
+        `No database at ${shownPath(missing)}: nothing has been stored yet. Start a conversation with "threadline chat" (or run "threadline serve"), or name another database with --db or THREADLINE_DB.`,
       );
     }
+    throw namedDatabaseMissing(missing, given === undefined);
   }
   return openSessionDB(chosen);
 }
 
-/** {@link openExistingDatabase} for the length of `run`, closed afterwards. */
-export async function withExistingDatabase<T>(target: string | undefined, env: NodeJS.ProcessEnv, run: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openExistingDatabase(target, env);
+/** What a reading command reads ({@link openReadableDatabase}). */
+export interface ReadableDatabase {
+  db: SessionDB;
+  /** Where the data lives: the database's location, or the default file's path when it does not exist yet. */
+  location: string;
+  /**
+   * The default database (no `--db`, THREADLINE_DB or config file `database`) does not exist
+   * yet: nothing has been stored, `db` is an empty in-memory database and nothing was created.
+   */
+  notCreatedYet: boolean;
+}
+
+/** The target of an empty database that lives in memory only (nothing on disk). */
+const EMPTY_IN_MEMORY = ":memory:";
+
+/**
+ * Opens the database of a command that only reads or changes what is stored (list, show,
+ * search, export, stats, insights, browse, rename, delete, prune). A missing SQLite file the
+ * user named (`--db`, THREADLINE_DB, the config file's `database`) is refused with exit 3
+ * naming the path, and nothing is created. The DEFAULT database missing is a first run, not
+ * an error: the command reads an empty database (in memory; nothing is created on disk), so
+ * `list` says "No sessions yet.", a search finds nothing, `prune` has nothing to do and
+ * `show <x>` is "not found". A `postgres://` URL is opened as is.
+ *
+ * @param target `--db` as given (blank or missing: THREADLINE_DB of `env`, else the default file).
+ * @param env The environment of the run (THREADLINE_DB, THREADLINE_HOME).
+ * @throws {CliError} `TL_ERR_NOT_FOUND` (exit 3) when a file the user named does not exist.
+ */
+export async function openReadableDatabase(target: string | undefined, env: NodeJS.ProcessEnv): Promise<ReadableDatabase> {
+  const given = givenTarget(target);
+  const fromEnv = givenTarget(env["THREADLINE_DB"]);
+  const chosen = databaseTarget(target, env);
+  const missing = await missingDatabaseFile(chosen);
+  if (missing === null) {
+    const db = await openSessionDB(chosen);
+    return { db, location: db.location, notCreatedYet: false };
+  }
+  if (given !== undefined || fromEnv !== undefined) throw namedDatabaseMissing(missing, given === undefined);
+  return { db: await openSessionDB(EMPTY_IN_MEMORY), location: resolve(missing), notCreatedYet: true };
+}
+
+/**
+ * {@link openReadableDatabase} for the length of `run`, closed afterwards; `run` also gets
+ * where the data lives and whether the default database does not exist yet.
+ */
+export async function withExistingDatabase<T>(
+  target: string | undefined,
+  env: NodeJS.ProcessEnv,
+  run: (db: SessionDB, where: Omit<ReadableDatabase, "db">) => Promise<T>,
+): Promise<T> {
+  const { db, ...where } = await openReadableDatabase(target, env);
   try {
-    return await run(db);
+    return await run(db, where);
   } finally {
     await db.close();
   }

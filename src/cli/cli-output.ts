@@ -8,9 +8,9 @@ import stringWidth from "string-width";
 
 /** The process signals a command may react to (the bin: `process`; an in-process run: any emitter). */
 export interface SignalSource {
-  on(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown;
-  once(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown;
-  off(signal: "SIGINT" | "SIGTERM", listener: () => void): unknown;
+  on(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
+  once(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
+  off(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
 }
 
 /**
@@ -28,7 +28,7 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** "Now" in epoch seconds (tests pin it). */
   now(): number;
-  /** SIGINT and SIGTERM (a chat stops its reply and leaves on either). */
+  /** SIGINT, SIGTERM and SIGHUP (a chat stops its reply, ends its session and leaves on each). */
   signals: SignalSource;
   /**
    * The exit code the run ends with when no error is thrown (as `process.exitCode`: a command

@@ -115,9 +115,10 @@ describe("the environment", { timeout: 120_000 }, () => {
       const named = await t.run(["sessions", "list", "--json"], { env: { THREADLINE_DB: t.db } });
       expect(named.stderr).toBe("");
       expect(parseJson<{ sessions: Array<{ id: string }> }>(named).sessions.map((s) => s.id)).toEqual(["env_1"]);
-      const home = await t.run(["sessions", "list"]);
-      expect(home.code).toBe(3);
-      expect(home.stderr).toContain(join(t.home, "state.db"));
+      // The run's home holds no database yet: a first run there (not the process's home).
+      const home = await t.run(["sessions", "stats", "--json"]);
+      expect(home.code).toBe(0);
+      expect(parseJson<{ location: string }>(home).location).toBe(join(t.home, "state.db"));
     } finally {
       for (const [name, value] of [["THREADLINE_DB", saved.db], ["THREADLINE_HOME", saved.home]] as const) {
         if (value === undefined) delete process.env[name];

@@ -110,14 +110,16 @@ describe("threadline insights", { timeout: 120_000 }, () => {
     expect(result.stdout).toMatch(/^ {2}evil\?\[2Jname +1 /mu);
   });
 
-  it("refuses a missing database file without creating it", async () => {
+  it("refuses a missing database file it was given without creating it; the default one missing reads as empty", async () => {
     const missing = join(t.dir, "nope.db");
     const result = await t.run(["insights", "--db", missing]);
     expect(result.code).toBe(3);
     expect(result.stderr).toBe(`threadline: No database at ${missing}. Check the path (--db, THREADLINE_DB or the config file's database); only chat, serve, import and api create a new database.\n`);
     expect(existsSync(missing)).toBe(false);
-    const byDefault = await t.run(["insights"]); // $THREADLINE_HOME/state.db does not exist either
-    expect(byDefault.code).toBe(3);
+    // The default database not created yet is a first run: no sessions (exit 0), and nothing is created.
+    const byDefault = await t.run(["insights"]);
+    expect(byDefault.code).toBe(0);
+    expect(byDefault.stdout).toContain("No sessions in this period.");
     expect(existsSync(join(t.home, "state.db"))).toBe(false);
   });
 

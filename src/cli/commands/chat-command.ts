@@ -30,10 +30,11 @@ import {
 } from "../../gateway/internal.js";
 import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
-import { CliError, EXIT, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
+import { CliError, EXIT, missingDatabaseFile, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { bindEnv } from "../option-env.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../recap.js";
+import { END_REASON_ABANDONED, END_REASON_USER_EXIT, endAbandonedTerminalSessions } from "../terminal-session-end.js";
 
 /** Options of {@link runChat} (those of the command line). */
 export interface ChatOptions {
@@ -53,6 +54,8 @@ export interface ChatOptions {
 export const HANDOFF_TIMEOUT_MS = 60_000;
 /** The key prefix of terminal lanes. */
 const CLI_KEY_PREFIX = "agent:main:cli:dm:";
+/** The signals on which a chat stops its reply, ends its session and leaves (SIGHUP: its terminal closed). */
+const LEAVING_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** How often the chat looks whether a turn has finished (ms). */
 const TURN_POLL_MS = 20;
 /** The answer to `/sethome` in the terminal: a home channel is a chat of a platform, set from there. */
@@ -95,6 +98,31 @@ export async function loadChatSetup(io: CliIo, options: Pick<ChatOptions, "db" |
   return { configPath, config, database: options.db ?? io.env["THREADLINE_DB"] ?? config.database ?? undefined };
 }
 
+/** `--continue` with no terminal session to continue. */
+function nothingToContinue(): CliError {
+  return new CliError("TL_ERR_NOT_FOUND", 'No terminal chat session to continue yet. Start one with "threadline chat".');
+}
+
+/**
+ * `--continue`/`--resume` on a SQLite file that does not exist: there is nothing to resume,
+ * so the chat says so (exit 3, as for a database without such a session) before opening the
+ * database, and creates nothing (no file, no directories). A file the user named (`named`:
+ * `--db`, THREADLINE_DB, the config file's `database`) is named in the message, since it may
+ * be a typo.
+ */
+async function refuseResumeWithoutDatabase(target: string, named: boolean, options: ChatOptions): Promise<void> {
+  const resuming = options.resume !== undefined || (options.continue !== undefined && options.continue !== false);
+  if (!resuming) return;
+  const missing = await missingDatabaseFile(target);
+  if (missing === null) return;
+  const where = named ? ` There is no database at ${missing} yet; if that path is wrong, check --db, THREADLINE_DB or the config file's database.` : "";
+  const ref = options.resume ?? options.continue;
+  if (typeof ref === "string") {
+    throw new NotFoundError(`No session with the id, id prefix or title "${ref}".${where || ' Run "threadline sessions list" to see them.'}`);
+  }
+  throw new CliError("TL_ERR_NOT_FOUND", `${nothingToContinue().message}${where}`);
+}
+
 /**
  * The session a `--continue`/`--resume` names: the exact id, title or id prefix (never another
  * session of its lineage by title text), then, when that session was compressed, the live tip
@@ -108,9 +136,7 @@ async function resumeTarget(db: SessionHistory, options: ChatOptions, note: (lin
     id = await resolveSessionRef(db, options.continue, { note });
   } else if (options.continue === true) {
     const latest = (await db.listSessions({ sources: [CLI_PLATFORM], limit: 1 })).items[0];
-    if (latest === undefined) {
-      throw new CliError("TL_ERR_NOT_FOUND", 'No terminal chat session to continue yet. Start one with "threadline chat".');
-    }
+    if (latest === undefined) throw nothingToContinue();
     id = latest.id;
   } else {
     return null;
@@ -189,7 +215,21 @@ async function bindLane(store: SessionStore, key: string, source: CliAdapter["so
   }
 }
 
-/** The agent and titler the config and environment ask for (echo without a provider). */
+/**
+ * Before a line goes to the gateway: when the lane's session was ended by a chat leaving
+ * (another terminal on the same session exited) or as abandoned, points the lane back at it,
+ * reopened, instead of letting the gateway start a new session. Other ends (`/new`, a reset,
+ * a compression) already moved the lane on and are left alone.
+ */
+async function rejoinIfLeft(store: SessionStore, key: string): Promise<void> {
+  const route = await store.db.getRoute(key);
+  if (route === null) return;
+  const session = await store.db.getSession(route.sessionId);
+  if (session === null || session.endedAt === null) return;
+  if (session.endReason === END_REASON_USER_EXIT || session.endReason === END_REASON_ABANDONED) await store.switchSession(key, session.id);
+}
+
+/** Waits `ms` milliseconds. */
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -205,7 +245,11 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
   }
   const s = styles(useColor(io));
   const { configPath, config, database } = await loadChatSetup(io, options);
-  const db = await openSessionDB(database ?? defaultDatabasePath(io.env), { synchronous: config.storage.synchronous });
+  // A blank target (an empty THREADLINE_DB) counts as none: the default file.
+  const named = database !== undefined && database.trim() !== "";
+  const target = named ? database : defaultDatabasePath(io.env);
+  await refuseResumeWithoutDatabase(target, named, options);
+  const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   const agent = chooseAgent(config, io.env, db);
   if (config.autoPrune.enabled) {
     // At most once per interval across every process sharing the database; never fatal.
@@ -213,11 +257,16 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       .autoPrune({ olderThanDays: config.autoPrune.retentionDays, intervalSeconds: config.autoPrune.minIntervalHours * 3600, vacuum: config.autoPrune.vacuum })
       .catch(() => {});
   }
+  // Sessions of chats that were killed, idle for a day, count as ended (the next auto-prune can
+  // remove them). In the background: a long history takes a moment to read, and the chat need not
+  // wait for it; a resume does (it may name one of them). Never fatal.
+  const sweep = endAbandonedTerminalSessions(db, io.now()).catch(() => 0);
   let runner: GatewayRunner | null = null;
   let rl: Interface | null = null;
   const cleanups: Array<() => void> = [];
   try {
     const resumeId = await resumeTarget(db, options, noteOnStderr(io));
+    if (resumeId !== null) await sweep;
     const resumed = resumeId === null ? null : await db.getSession(resumeId);
     const lane = resumed === null ? newSessionId(Date.now() / 1000, 6) : laneOf(resumed);
     const lifecycle = config.lifecycle;
@@ -341,11 +390,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     };
     input.on("SIGINT", () => interruptOrLeave());
     const onSignal = (): void => interruptOrLeave(true);
-    io.signals.on("SIGINT", onSignal);
-    io.signals.on("SIGTERM", onSignal);
+    for (const signal of LEAVING_SIGNALS) io.signals.on(signal, onSignal);
     cleanups.push(() => {
-      io.signals.off("SIGINT", onSignal);
-      io.signals.off("SIGTERM", onSignal);
+      for (const signal of LEAVING_SIGNALS) io.signals.off(signal, onSignal);
     });
 
     const waitForTurn = async (): Promise<void> => {
@@ -395,6 +442,8 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       if (text === "") return false;
       const command = parseSlashCommand(text);
       if (command !== null && (command.name === "exit" || command.name === "quit")) return true;
+      // Another terminal on this session left (or the session sat idle for a day): take it back.
+      if (bound) await rejoinIfLeft(store, key);
       if (command !== null && command.name === "handoff") return handoff(command.args);
       if (command !== null && command.name === "sethome") {
         print(s.red(SETHOME_IN_TERMINAL));
@@ -447,6 +496,14 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     if (gateway.isBusy(key)) await gateway.interrupt(key, "stop");
     const entry = await store.getEntry(key);
     const sessionId = entry?.sessionId ?? null;
+    // The session ends with the chat (as hermes ends a CLI session on exit), so retention can remove
+    // it; -c/-r reopen it. A session handed off goes on elsewhere and stays live.
+    if (sessionId !== null && handedOff === null) {
+      await gateway.drain(5_000);
+      await db.endSession(sessionId, END_REASON_USER_EXIT).catch((error: unknown) => {
+        io.stderr.write(`threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; the next "threadline chat" ends it once it has been idle for a day.\n`);
+      });
+    }
     if (sessionId === null) {
       print(s.dim("No session was started."));
     } else {
@@ -467,6 +524,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       await runner.drain(5_000);
       await runner.stop();
     }
+    await sweep;
     await db.close();
   }
 }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { resolve } from "node:path";
 import { Command, Option } from "commander";
 import {
   diagnoseDatabase,
@@ -16,9 +17,19 @@ import {
   type SqliteDoctorReport,
 } from "../../store/index.js";
 import { formatBytes } from "../byte-size.js";
-import { CliError, databaseTarget, EXIT } from "../cli-context.js";
+import { CliError, databaseTarget, EXIT, missingDatabaseFile } from "../cli-context.js";
 import { styles, useColor, writeJson, type CliIo } from "../cli-output.js";
 import { dbOption, jsonOption } from "../command-options.js";
+
+/** `doctor --json` when the default database does not exist yet (a first run). */
+export interface NotCreatedYetJson {
+  backend: "sqlite";
+  /** The default file's absolute path. */
+  location: string;
+  notCreatedYet: true;
+  /** Nothing stored, nothing damaged. */
+  healthy: true;
+}
 
 interface DoctorOptions {
   db?: string;
@@ -33,12 +44,14 @@ function clean(text: string): string {
 }
 
 /**
- * Builds `doctor`. Exit codes: 0 healthy (or repaired), 1 damage found (without `--repair`),
- * 2 `--repair` on a PostgreSQL target, 3 no such file, 4 repair refused (another process has
- * the file open, or the file is from a newer Threadline).
+ * Builds `doctor`. Exit codes: 0 healthy (or repaired; also the default database not created
+ * yet: nothing to check), 1 damage found (without `--repair`), 2 `--repair` on a PostgreSQL
+ * target, 3 no such file (`--db` or THREADLINE_DB), 4 repair refused (another process has the
+ * file open, or the file is from a newer Threadline).
  *
  * JSON: the {@link DoctorReport}; with `--repair`, `{ "diagnosis": DoctorReport, "repair":
- * RepairReport | null }` (`null` when there was nothing to repair).
+ * RepairReport | null }` (`null` when there was nothing to repair). The default database not
+ * created yet: {@link NotCreatedYetJson} in place of the report.
  */
 export function makeDoctorCommand(io: CliIo): Command {
   return new Command("doctor")
@@ -47,7 +60,21 @@ export function makeDoctorCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: DoctorOptions) => {
-      const diagnosis = await diagnoseDatabase(databaseTarget(options.db, io.env));
+      const target = databaseTarget(options.db, io.env);
+      const named = (options.db ?? "").trim() !== "" || (io.env["THREADLINE_DB"] ?? "").trim() !== "";
+      const notCreated = named ? null : await missingDatabaseFile(target);
+      if (notCreated !== null) {
+        // A first run: the default database does not exist yet. Nothing to check or repair; nothing is created.
+        const location = resolve(notCreated);
+        if (options.json) {
+          const report: NotCreatedYetJson = { backend: "sqlite", location, notCreatedYet: true, healthy: true };
+          writeJson(io, options.repair ? { diagnosis: report, repair: null } : report);
+        } else {
+          io.stdout.write(`No database yet at ${location}: nothing has been stored, so there is nothing to check${options.repair ? " or repair" : ""}. "threadline chat" (or serve, import, api) creates it.\n`);
+        }
+        return;
+      }
+      const diagnosis = await diagnoseDatabase(target);
       const s = styles(useColor(io));
       if (!options.repair) {
         if (options.json) writeJson(io, diagnosis);

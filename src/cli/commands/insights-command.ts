@@ -136,11 +136,11 @@ export function makeInsightsCommand(io: CliIo): Command {
       if (days > MAX_DAYS) throw new CliError("TL_ERR_USAGE", `--days must be at most ${MAX_DAYS} (got ${days}).`);
       const top = parseCount(options.top, "--top");
       if (top > 100) throw new CliError("TL_ERR_USAGE", `--top must be at most 100 (got ${top}).`);
-      await withExistingDatabase(options.db, io.env, async (db) => {
+      await withExistingDatabase(options.db, io.env, async (db, where) => {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const insights = await db.getInsights({ since: Date.now() / 1000 - days * 86_400, top, ...(sources === undefined ? {} : { sources }) });
         if (options.json) {
-          writeJson(io, { location: db.location, backend: db.capabilities.backend, days, ...insights });
+          writeJson(io, { location: where.location, backend: db.capabilities.backend, days, ...insights });
           return;
         }
         io.stdout.write(`${render(insights, days, useColor(io)).join("\n")}\n`);

@@ -76,7 +76,9 @@ describe("threadline chat in a terminal", () => {
 
     const db = await database();
     const session = await db.getSession(id);
-    expect(session).toMatchObject({ source: "cli", messageCount: 2, endedAt: null });
+    // Leaving (here Ctrl-D) ends the session, as hermes does (reason user_exit).
+    expect(session).toMatchObject({ source: "cli", messageCount: 2, endReason: "user_exit" });
+    expect(session!.endedAt).not.toBeNull();
     expect(session!.sessionKey).toBe(`agent:main:cli:dm:${id}`);
     expect((await db.getMessages(id)).map((m) => m.content)).toEqual(["hello tmux", "Echo: hello tmux"]);
   });
@@ -222,6 +224,9 @@ describe("threadline chat in a terminal", () => {
     expect(id![2]).toBe(id![1]);
     const summary = await callback.waitFor((d) => d.body.chatId === "home-chat", "the handoff summary");
     expect(summary.body.sessionId).toBe(id![1]);
+    // The session goes on at the home channel: leaving the terminal did not end it.
+    const db = await database();
+    expect(await db.getSession(id![1]!)).toMatchObject({ endedAt: null });
   });
 
   it("sessions browse filters as you type, Esc clears the filter, arrows move and Enter resumes the chat", async () => {

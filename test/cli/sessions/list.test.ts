@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import stringWidth from "string-width";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSessionDB, type SessionSummary } from "../../../src/index.js";
@@ -111,10 +112,11 @@ describe("threadline sessions list", { timeout: 120_000 }, () => {
   });
 
   it("falls back to state.db in THREADLINE_HOME", async () => {
-    // Missing: refused (exit 3) without creating it; once it exists, it is read.
+    // Missing: a first run, no sessions yet (exit 0), and it is not created; once it exists, it is read.
     const missing = await t.run(["sessions", "list"]);
-    expect(missing.code).toBe(3);
-    expect(missing.stderr).toContain(`${t.home}/state.db`);
+    expect(missing).toEqual({ code: 0, stdout: "No sessions yet.\n", stderr: "" });
+    expect(parseJson<{ location: string }>(await t.run(["sessions", "stats", "--json"])).location).toBe(`${t.home}/state.db`);
+    expect(existsSync(`${t.home}/state.db`)).toBe(false);
     await (await openSessionDB(`${t.home}/state.db`)).close();
     const result = await t.run(["sessions", "list"]);
     expect(result.code).toBe(0);

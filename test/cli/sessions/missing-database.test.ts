@@ -42,11 +42,10 @@ describe("a database that does not exist", { timeout: 120_000 }, () => {
     expect(existsSync(typo)).toBe(false);
   });
 
-  it("the default database missing: says nothing is stored yet and how to start, creates nothing", async () => {
+  it("the default database missing is a first run: no sessions yet (exit 0), creates nothing (first-run.test.ts has every command)", async () => {
     const result = await t.run(["sessions", "list"]);
-    expect(result.code).toBe(3);
-    expect(result.stderr).toContain(join(t.home, "state.db"));
-    expect(result.stderr).toMatch(/threadline chat/u);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("No sessions yet.\n");
     expect(existsSync(join(t.home, "state.db"))).toBe(false);
     expect(existsSync(t.home)).toBe(false);
   });

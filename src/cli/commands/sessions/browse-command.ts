@@ -11,7 +11,7 @@
  */
 import { Command, Option } from "commander";
 import type { SessionSummary } from "../../../store/index.js";
-import { CliError, openExistingDatabase } from "../../cli-context.js";
+import { CliError, openReadableDatabase } from "../../cli-context.js";
 import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";
 import { dbOption, sourceOption } from "../../command-options.js";
 import { bindEnv } from "../../option-env.js";
@@ -302,7 +302,8 @@ export function makeBrowseCommand(io: CliIo): Command {
     .addOption(bindEnv(new Option("--config <file>", "config file (YAML) for the chat"), "THREADLINE_CONFIG"))
     .action(async (options: BrowseOptions, command: Command) => {
       const setup = await loadChatSetup(io, options);
-      const db = await openExistingDatabase(setup.database, io.env);
+      // A first run (the default database not created yet) has nothing to pick; creates nothing.
+      const { db } = await openReadableDatabase(setup.database, io.env);
       let sessions: SessionSummary[];
       try {
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;

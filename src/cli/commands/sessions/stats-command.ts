@@ -17,7 +17,8 @@ interface StatsOptions {
 /**
  * Builds `sessions stats`. JSON: `{ "location", "backend", "totalSessions", "totalMessages",
  * "sessionsBySource", "databaseBytes", "searchIndexBytes", "byModel": ModelStats[] }`, where
- * `byModel` carries the token and cost totals per model.
+ * `byModel` carries the token and cost totals per model. The default database not created
+ * yet reads as an empty one at its path (0 bytes; the text says "not created yet").
  */
 export function makeStatsCommand(io: CliIo): Command {
   return new Command("stats")
@@ -25,11 +26,13 @@ export function makeStatsCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: StatsOptions) => {
-      await withExistingDatabase(options.db, io.env, async (db) => {
-        const stats = await db.getStats();
+      await withExistingDatabase(options.db, io.env, async (db, where) => {
+        const read = await db.getStats();
+        // The default database not created yet: nothing stored, nothing on disk.
+        const stats = where.notCreatedYet ? { ...read, databaseBytes: 0, searchIndexBytes: 0 } : read;
         if (options.json) {
           writeJson(io, {
-            location: db.location,
+            location: where.location,
             backend: db.capabilities.backend,
             totalSessions: stats.totalSessions,
             totalMessages: stats.totalMessages,
@@ -44,7 +47,7 @@ export function makeStatsCommand(io: CliIo): Command {
         const n = (v: number): string => v.toLocaleString("en-US");
         const size = `${formatBytes(stats.databaseBytes)}${stats.searchIndexBytes === null ? "" : ` (search index ${formatBytes(stats.searchIndexBytes)})`}`;
         const lines = [
-          `${s.dim("Database")}  ${db.location} (${db.capabilities.backend})`,
+          `${s.dim("Database")}  ${where.location} (${db.capabilities.backend}${where.notCreatedYet ? ", not created yet" : ""})`,
           `${s.dim("Size    ")}  ${size}`,
           `${s.dim("Sessions")}  ${n(stats.totalSessions)}`,
           `${s.dim("Messages")}  ${n(stats.totalMessages)}`,
