@@ -8,3 +8,4 @@
 export * from "./index.js";
 export { hashIdentifier } from "./session-context.js";
 export { newRouteFields } from "./session-store.js";
+export { lifecycleConfigProblems } from "./lifecycle-config.js";

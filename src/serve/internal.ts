@@ -7,3 +7,4 @@
  */
 export * from "./index.js";
 export { chooseAgent } from "./agent-choice.js";
+export { configFileProblems } from "./serve-config.js";
