@@ -7,8 +7,9 @@
  * transcripts read it to show them as what they are, and the session preview (the first
  * visible user message) skips them.
  *
- * Summaries stored before the marker existed have no `platformMessageId` and read as user
- * messages, as they always did.
+ * Summaries stored before the marker existed got it from a migration (both backends): the
+ * first message of a session whose parent ended with reason `compression`, when it is a user
+ * message without a platform id whose text starts with that parent's summary heading.
  *
  * @module
  */
@@ -57,7 +58,10 @@ export function syntheticMessageBody(kind: SyntheticMessageKind, text: string): 
   return note === null ? text : note[1]!;
 }
 
+/** The first line of a stored compression summary, up to the id of the session it summarises. */
+export const SUMMARY_HEADING_START = "[Summary of the earlier conversation (session ";
+
 /** The text a stored compression summary holds: a heading naming the compressed session, then the summary. */
 export function summaryMessageText(parentSessionId: string, summary: string): string {
-  return `[Summary of the earlier conversation (session ${parentSessionId})]\n${summary}`;
+  return `${SUMMARY_HEADING_START}${parentSessionId})]\n${summary}`;
 }
