@@ -82,13 +82,14 @@ export const HERMES_CONFIG_KEYS: Readonly<Record<string, { path: string } | { no
   "sessions.retention_days": { path: "autoPrune.retentionDays" },
   "sessions.vacuum_after_prune": { path: "autoPrune.vacuum" },
   "sessions.min_interval_hours": { path: "autoPrune.minIntervalHours" },
+  "session_reset.notify_exclude_platforms": { path: "reset.notifyExclude" },
+  "session_reset.bg_process_max_age_hours": {
+    none: "hermes-agent's background processes have no equivalent in Threadline (nothing holds a session back from its reset); remove this key",
+  },
   "compression.*": {
     none: "hermes-agent's automatic context compression has no setting in Threadline (a session is compressed only on demand, with /compress in a chat); remove this section",
   },
 });
-
-/** Sections and keys that only hermes-agent's config has, for "hermes-agent's name" in the message. */
-const HERMES_ONLY_SECTIONS = new Set(["session_reset", "group_sessions_per_user", "thread_sessions_per_user", "compression"]);
 
 /** The entry of {@link HERMES_CONFIG_KEYS} for `path`: itself, or a section it is in. */
 function hermesEntry(path: readonly string[]): { key: string; entry: { path: string } | { none: string } } | null {
@@ -104,9 +105,14 @@ function hermesEntry(path: readonly string[]): { key: string; entry: { path: str
   return whole === undefined ? null : { key: exact, entry: whole };
 }
 
-/** Whether a written path is named the way hermes-agent names it (a snake_case key of a hermes section). */
+/**
+ * Whether a written path is one of hermes-agent's keys that camelCasing alone leads to ours
+ * (`group_sessions_per_user`, `display.resume_display`, `session_reset.*`): the message says
+ * the name is hermes-agent's.
+ */
 function isHermesName(path: readonly string[]): boolean {
-  return HERMES_ONLY_SECTIONS.has(path[0]!) || (path.some((p) => p.includes("_")) && hermesEntry(path) !== null) || path.join(".") === "display.resume_display";
+  const written = path.join(".");
+  return written === "group_sessions_per_user" || written === "display.resume_display" || path[0] === "session_reset";
 }
 
 function segmentMatches(pattern: string, actual: string): boolean {

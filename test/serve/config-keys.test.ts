@@ -66,6 +66,10 @@ describe("parseServeConfig reports every problem at once", () => {
   it("a hermes-agent key is named as such; one with no equivalent says so instead of a generic unknown key", () => {
     expect(() => parseServeConfig({ sessions: { auto_prune: true } })).toThrow(/^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u);
     expect(() => parseServeConfig({ sessions: { vacuum_after_prune: false } })).toThrow(/did you mean "autoPrune\.vacuum"\?/u);
+    expect(() => parseServeConfig({ session_reset: { notify: false, notify_exclude_platforms: ["webhook"] } })).toThrow(
+      /^session_reset\.notify: unknown key, did you mean "reset\.notify"\? \(hermes-agent's name\); session_reset\.notify_exclude_platforms: unknown key, did you mean "reset\.notifyExclude"\? \(hermes-agent's name\)$/u,
+    );
+    expect(() => parseServeConfig({ session_reset: { bg_process_max_age_hours: 24 } })).toThrow(/^session_reset\.bg_process_max_age_hours: hermes-agent's background processes have no equivalent in Threadline/u);
     expect(() => parseServeConfig({ compression: { threshold: 0.5, summary_model: "m" } })).toThrow(
       /^compression: hermes-agent's automatic context compression has no setting in Threadline \(a session is compressed only on demand, with \/compress in a chat\); remove this section$/u,
     );
