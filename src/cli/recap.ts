@@ -6,6 +6,9 @@
  * - user text: whitespace folded onto one line, cut at 300 characters (`…` marks a cut);
  * - assistant text: blank lines dropped, cut at 3 lines, then at 200 characters (`…`);
  * - tool calls of an exchange collapsed to one line: `[3 tool calls: terminal, web_search]`;
+ * - a compression summary and a note to the model (a handoff's) are user turns for the model
+ *   but not the user's words: shown labelled as what they are (`Summary:`, `System note:`),
+ *   folded and cut like user text, without their brackets;
  * - system, developer and tool rows hidden;
  * - `... N earlier messages ...` first when older exchanges were left out (N counts the
  *   user and assistant messages left out).
@@ -14,13 +17,13 @@
  *
  * @module
  */
-import type { Message, ToolCall } from "../store/index.js";
+import { syntheticMessageBody, syntheticMessageKind, type Message, type ToolCall } from "../store/index.js";
 import { relativeTime, styles } from "./cli-output.js";
 import { messageText } from "./message-text.js";
 import { summarizeToolCalls } from "./tool-call-summary.js";
 
-/** The parts of a stored message the recap reads. */
-export type RecapMessage = Pick<Message, "role" | "content"> & { toolCalls?: ToolCall[] | null };
+/** The parts of a stored message the recap reads (`platformMessageId` marks a summary or a note). */
+export type RecapMessage = Pick<Message, "role" | "content"> & { toolCalls?: ToolCall[] | null; platformMessageId?: string | null };
 
 /** Limits of a recap (every field optional; defaults as in the module description). */
 export interface RecapLimits {
@@ -38,6 +41,10 @@ export interface RecapLimits {
 export type RecapRow =
   | { kind: "earlier"; count: number; text: string }
   | { kind: "user"; text: string }
+  /** The summary a compressed session continues from. */
+  | { kind: "summary"; text: string }
+  /** A note to the model stored as a user turn (a handoff's). */
+  | { kind: "note"; text: string }
   | { kind: "tools"; text: string }
   | { kind: "assistant"; text: string };
 
@@ -91,6 +98,8 @@ export function collapseToolCalls(calls: ReadonlyArray<Pick<ToolCall, "function"
 
 interface Exchange {
   user: string | null;
+  /** Who the opening turn is from: the user, or a summary or note no one typed. */
+  opener: "user" | "summary" | "note";
   replies: string[];
   toolCalls: ToolCall[];
   /** User and assistant messages in it. */
@@ -103,11 +112,13 @@ export function buildRecap(messages: readonly RecapMessage[], limits: RecapLimit
   const exchanges: Exchange[] = [];
   for (const message of messages) {
     if (message.role === "user") {
-      exchanges.push({ user: messageText(message.content), replies: [], toolCalls: [], messages: 1 });
+      const kind = syntheticMessageKind(message);
+      const text = messageText(message.content);
+      exchanges.push({ user: kind === null ? text : syntheticMessageBody(kind, text), opener: kind ?? "user", replies: [], toolCalls: [], messages: 1 });
     } else if (message.role === "assistant") {
       let current = exchanges.at(-1);
       if (current === undefined) {
-        current = { user: null, replies: [], toolCalls: [], messages: 0 };
+        current = { user: null, opener: "user", replies: [], toolCalls: [], messages: 0 };
         exchanges.push(current);
       }
       current.messages += 1;
@@ -124,7 +135,7 @@ export function buildRecap(messages: readonly RecapMessage[], limits: RecapLimit
     rows.push({ kind: "earlier", count: hiddenMessages, text: `... ${hiddenMessages} earlier message${hiddenMessages === 1 ? "" : "s"} ...` });
   }
   for (const exchange of shown) {
-    if (exchange.user !== null) rows.push({ kind: "user", text: cutUserText(exchange.user, l.userChars) || "(empty message)" });
+    if (exchange.user !== null) rows.push({ kind: exchange.opener, text: cutUserText(exchange.user, l.userChars) || "(empty message)" });
     if (exchange.toolCalls.length > 0) rows.push({ kind: "tools", text: collapseToolCalls(exchange.toolCalls) });
     if (exchange.replies.length > 0) {
       rows.push({ kind: "assistant", text: cutAssistantText(exchange.replies.join("\n"), l.assistantLines, l.assistantChars) });
@@ -196,6 +207,14 @@ export function renderRecapPanel(recap: Recap, session: RecapSessionInfo, option
       case "user":
         if (i > 0) lines.push(bar);
         labelled("You:", row.text, (t) => s.bold(s.cyan(t)));
+        break;
+      case "summary":
+        if (i > 0) lines.push(bar);
+        labelled("Summary:", row.text, (t) => s.bold(s.yellow(t)));
+        break;
+      case "note":
+        if (i > 0) lines.push(bar);
+        labelled("System note:", row.text, (t) => s.bold(s.yellow(t)));
         break;
       case "tools":
         for (const part of wrap(row.text, width - 3)) lines.push(`${bar} ${s.dim(part)}`);

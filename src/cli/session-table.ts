@@ -2,7 +2,8 @@
  * The table of sessions that `threadline sessions list` (and `prune --dry-run`) print.
  *
  * When any row has a title the columns are Title, Preview, Last Active, ID; otherwise
- * Preview, Last Active, Src, ID. Columns are aligned by display width (a Japanese or emoji
+ * Preview, Last Active, Src, ID. The preview is the first user message a user typed (never a
+ * compressed session's summary or a handoff's note: the store leaves them out). Columns are aligned by display width (a Japanese or emoji
  * preview takes two columns a character). Times are relative (`5m ago`, `yesterday`, then the date).
  *
  * @module
@@ -18,6 +19,14 @@ export const PREVIEW_WIDTH_WITH_TITLES = 40;
 export const PREVIEW_WIDTH = 50;
 
 /**
+ * What the Preview column shows for a session without a preview (no user message with text:
+ * a compressed session's summary is not one): `(no messages)` or `(no user message yet)`.
+ */
+export function noPreview(session: Pick<SessionSummary, "messageCount">): string {
+  return session.messageCount === 0 ? "(no messages)" : "(no user message yet)";
+}
+
+/**
  * The table as text (header in bold when `color`), without a trailing newline.
  *
  * @example
@@ -25,7 +34,7 @@ export const PREVIEW_WIDTH = 50;
  */
 export function sessionTable(sessions: readonly SessionSummary[], { now, color = false }: { now: number; color?: boolean }): string {
   const withTitles = sessions.some((s) => s.title !== null && s.title !== "");
-  const preview = (s: SessionSummary, width: number): string => (s.preview === null ? "(no messages)" : truncate(s.preview, width));
+  const preview = (s: SessionSummary, width: number): string => (s.preview === null ? noPreview(s) : truncate(s.preview, width));
   const text = withTitles
     ? table(
         ["Title", "Preview", "Last Active", "ID"],

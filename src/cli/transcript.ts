@@ -6,9 +6,14 @@
  * `[3 tool calls: terminal, web_search]`, and reasoning is left out. `full` shows
  * everything: the system prompt, each call with its arguments, each tool result, reasoning.
  *
+ * A compression summary and a handoff's note to the model are stored as user turns (the model
+ * reads them as such) but no user typed them: they are headed `summary of the earlier
+ * conversation (<session>)` and `system note`, their text without the brackets the model
+ * reads (`full` shows the stored text).
+ *
  * @module
  */
-import type { Message } from "../store/index.js";
+import { SUMMARY_MESSAGE_PREFIX, syntheticMessageBody, syntheticMessageKind, type Message } from "../store/index.js";
 import { styles } from "./cli-output.js";
 import { formatLocalDateTime } from "./local-time.js";
 import { messageText } from "./message-text.js";
@@ -95,6 +100,13 @@ export function renderTranscript(messages: readonly Message[], { full = false, c
         lines: text === "" && names.length === 0 ? [s.dim("(empty)")] : text === "" ? [] : textLines(text),
         calls: names.length > 0 ? names : null,
       });
+      continue;
+    }
+    const kind = syntheticMessageKind(message);
+    if (kind !== null) {
+      const label = kind === "note" ? "system note" : `summary of the earlier conversation (${message.platformMessageId!.slice(SUMMARY_MESSAGE_PREFIX.length)})`;
+      const body = full ? text : syntheticMessageBody(kind, text);
+      open({ heading: heading(s.bold(s.yellow(label)), message.timestamp), lines: body === "" ? [s.dim("(empty)")] : textLines(body), calls: null });
       continue;
     }
     open({ heading: heading(roleStyle(message.role), message.timestamp), lines: text === "" ? [s.dim("(empty)")] : textLines(text), calls: null });

@@ -35,6 +35,20 @@ function didYouMean(candidates: string[]): string {
 }
 
 /**
+ * When an option that takes the rest of the line (a variadic option such as `--session-id
+ * <session...>`) was given, a missing argument was most likely typed after it and taken as
+ * part of its value: says so (`--session-id takes the rest of the line ("my project
+ * out.jsonl"): put <file> before it. `). Empty otherwise.
+ */
+function restOfLineHint(command: Command, argument: string): string {
+  const option = command.options.find((o) => o.variadic && command.getOptionValueSource(o.attributeName()) === "cli");
+  if (option === undefined) return "";
+  const value: unknown = command.getOptionValue(option.attributeName());
+  const words = Array.isArray(value) ? value.map(String).join(" ") : String(value);
+  return `${option.long ?? option.flags} takes the rest of the line ("${words}"): put <${argument}> before it. `;
+}
+
+/**
  * Rewrites one commander error message (`error: unknown option '--x'` …) raised by `command`
  * into the threadline style; the result has no trailing newline.
  *
@@ -61,7 +75,7 @@ export function formatUsageError(command: Command, raw: string): string {
     return `threadline: unknown option "${m[1]!}"${where}. ${advice}`;
   }
   if ((m = /^missing required argument '(.*)'$/su.exec(message)) !== null) {
-    return `threadline: missing argument <${m[1]!}> for "${path}". ${usage}`;
+    return `threadline: missing argument <${m[1]!}> for "${path}". ${restOfLineHint(command, m[1]!)}${usage}`;
   }
   if ((m = /^option '(.*)' argument missing$/su.exec(message)) !== null) {
     return `threadline: option "${m[1]!}" needs a value. Run "${path} --help" to see its options.`;

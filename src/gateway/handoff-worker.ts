@@ -10,6 +10,7 @@
 import { hostname } from "node:os";
 import {
   ConflictError,
+  HANDOFF_MESSAGE_PREFIX,
   ThreadlineError,
   type Handoff,
   type HandoffStore,
@@ -67,8 +68,8 @@ export interface ProcessHandoffsOptions {
 /** Default of {@link ProcessHandoffsOptions.unservedGraceSeconds}. */
 export const DEFAULT_UNSERVED_GRACE_SECONDS = 5;
 
-/** The prefix of the synthetic message id of a handoff's summary turn (`handoff:<id>`). */
-export const HANDOFF_MESSAGE_PREFIX = "handoff:";
+/** The prefix of the synthetic message id of a handoff's summary turn (`handoff:<id>`): it marks the note as a note. */
+export { HANDOFF_MESSAGE_PREFIX } from "../store/index.js";
 
 /**
  * The synthetic user message of a handoff's summary turn: a note for the model, stored in

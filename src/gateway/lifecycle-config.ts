@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { z } from "zod";
 import { InvalidInputError, NotFoundError, threadlineHome } from "../store/index.js";
-import { parseResetConfig, type ResetConfig } from "./reset-policy.js";
+import { parseResetConfig, resetConfigProblems, type ResetConfig } from "./reset-policy.js";
 import type { KeySettings } from "./session-key.js";
 
 /** Lifecycle settings with every default resolved. */
@@ -88,6 +88,29 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
   return value as Record<string, unknown>;
 }
 
+/** Every problem of the `sessions` section, each naming its key and the fix. */
+function sessionsSectionProblems(raw: unknown): string[] {
+  const parsed = sessionsSchema.safeParse(raw);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => {
+    if (issue.code === "unrecognized_keys") {
+      return `sessions: unknown setting(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${Object.keys(HINTS).join(", ")}`;
+    }
+    const field = String(issue.path[0] ?? "");
+    if (field === "") return "sessions: must be a mapping of settings";
+    const got = JSON.stringify((raw as Record<string, unknown>)[field]);
+    return `sessions.${field}: must be ${HINTS[field]} (got ${got})`;
+  });
+}
+
+/**
+ * Every problem of the lifecycle sections (`sessions`, `reset`) of a config document, all in
+ * one list, as {@link parseLifecycleConfig} reports them; empty when it accepts them.
+ */
+export function lifecycleConfigProblems(doc: Record<string, unknown> = {}): string[] {
+  return [...sessionsSectionProblems(doc["sessions"] ?? {}), ...resetConfigProblems(doc["reset"])];
+}
+
 /**
  * Validates the lifecycle sections of a config document and resolves defaults.
  * Every error names its path (`sessions.maxQueueDepth: …`, `reset.platforms.telegram.atHour: …`).
@@ -98,21 +121,12 @@ export async function readConfigFile(path: string): Promise<Record<string, unkno
  *   resumeFreshnessSeconds: config.resumeFreshnessSeconds });
  */
 export function parseLifecycleConfig(doc: Record<string, unknown> = {}): LifecycleConfig {
-  const raw = doc["sessions"] ?? {};
-  const parsed = sessionsSchema.safeParse(raw);
-  if (!parsed.success) {
-    const messages = parsed.error.issues.map((issue) => {
-      if (issue.code === "unrecognized_keys") {
-        return `sessions: unknown setting(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${Object.keys(HINTS).join(", ")}`;
-      }
-      const field = String(issue.path[0] ?? "");
-      if (field === "") return "sessions: must be a mapping of settings";
-      const got = JSON.stringify((raw as Record<string, unknown>)[field]);
-      return `sessions.${field}: must be ${HINTS[field]} (got ${got})`;
-    });
-    throw new InvalidInputError(messages.join("; "), { field: "sessions" });
+  const sessionsProblems = sessionsSectionProblems(doc["sessions"] ?? {});
+  const resetProblems = resetConfigProblems(doc["reset"]);
+  if (sessionsProblems.length > 0 || resetProblems.length > 0) {
+    throw new InvalidInputError([...sessionsProblems, ...resetProblems].join("; "), { field: sessionsProblems.length > 0 ? "sessions" : "reset" });
   }
-  const s = parsed.data;
+  const s = sessionsSchema.parse(doc["sessions"] ?? {});
   return {
     keySettings: {
       groupSessionsPerUser: s.groupSessionsPerUser ?? true,

@@ -149,6 +149,47 @@ function issueMessage(issue: z.core.$ZodIssue, raw: unknown, prefix: readonly Pa
   return `${formatPath(path)}: ${expectation(path)} (got ${describeValue(valueAt(raw, path))})`;
 }
 
+/**
+ * Every problem of a `reset` section (already defaulted to `{}`): the top-level settings and
+ * each platform's policy, all in one list (a wrong top-level key does not hide a wrong
+ * platform policy).
+ */
+function resetIssues(input: unknown): Array<{ message: string; path: PathPart[] }> {
+  const issues: Array<{ message: string; path: PathPart[] }> = [];
+  const result = configSchema.safeParse(input);
+  if (!result.success) {
+    for (const issue of result.error.issues) issues.push({ message: issueMessage(issue, input, []), path: [...issue.path] });
+  }
+  // Platforms are validated entry by entry from the raw object so that every name (even one
+  // like "__proto__") is checked.
+  const rawPlatforms = valueAt(input, ["platforms"]);
+  if (rawPlatforms !== null && typeof rawPlatforms === "object" && !Array.isArray(rawPlatforms)) {
+    for (const [name, value] of Object.entries(rawPlatforms as Record<string, unknown>)) {
+      const parsed = overrideSchema.safeParse(value);
+      if (parsed.success) continue;
+      for (const issue of parsed.error.issues) {
+        const prefix = ["platforms", name];
+        issues.push({ message: issueMessage(issue, input, prefix), path: [...prefix, ...issue.path] });
+      }
+    }
+  }
+  return issues;
+}
+
+/**
+ * Every problem of the `reset` section of a config file (`undefined` or `null`: none), each
+ * naming its path and the fix, as {@link parseResetConfig} reports them; empty when it
+ * accepts the section.
+ *
+ * @example
+ * resetConfigProblems({ mode: "weekly", platforms: { telegram: { atHour: 25 } } });
+ * // ["reset.mode: must be one of none, idle, daily, both (got \"weekly\")",
+ * //  "reset.platforms.telegram.atHour: must be a whole hour from 0 to 23 (got 25)"]
+ */
+export function resetConfigProblems(raw: unknown): string[] {
+  return resetIssues(raw ?? {}).map((p) => p.message);
+}
+
 function fail(messages: string[], firstPath: readonly PathPart[]): never {
   throw new InvalidInputError(messages.join("; "), { field: formatPath(firstPath) });
 }
@@ -184,38 +225,20 @@ function resolvePolicy(base: ResetPolicy, input: PolicyInput): ResetPolicy {
  */
 export function parseResetConfig(raw: unknown): ResetConfig {
   const input = raw ?? {};
-  const result = configSchema.safeParse(input);
-  if (!result.success) {
-    const issues = result.error.issues;
-    fail(
-      issues.map((issue) => issueMessage(issue, input, [])),
-      issues[0]?.path ?? [],
-    );
-  }
-  const top = result.data;
+  const problems = resetIssues(input);
+  if (problems.length > 0) fail(problems.map((p) => p.message), problems[0]!.path);
+  const top = configSchema.parse(input);
   const base = resolvePolicy(DEFAULT_RESET_POLICY, top);
 
-  // Platforms are validated entry by entry from the raw object so that every
-  // name (even one like "__proto__") is checked and kept as an own property.
+  // Platforms are read entry by entry from the raw object so that every name (even one
+  // like "__proto__") is kept as an own property.
   const platformEntries: Array<[string, ResetPolicy]> = [];
-  const messages: string[] = [];
-  let firstPath: PathPart[] | null = null;
   const rawPlatforms = valueAt(input, ["platforms"]);
   if (rawPlatforms !== undefined) {
     for (const [name, value] of Object.entries(rawPlatforms as Record<string, unknown>)) {
-      const parsed = overrideSchema.safeParse(value);
-      if (parsed.success) {
-        platformEntries.push([name, resolvePolicy(base, parsed.data)]);
-      } else {
-        for (const issue of parsed.error.issues) {
-          const prefix = ["platforms", name];
-          firstPath ??= [...prefix, ...issue.path];
-          messages.push(issueMessage(issue, input, prefix));
-        }
-      }
+      platformEntries.push([name, resolvePolicy(base, overrideSchema.parse(value))]);
     }
   }
-  if (firstPath !== null) fail(messages, firstPath);
 
   const types: Partial<Record<ChatType, ResetPolicy>> = {};
   for (const type of CHAT_TYPES) {

@@ -11,6 +11,8 @@ import {
   InvalidInputError,
   newSessionId,
   NotFoundError,
+  SUMMARY_MESSAGE_PREFIX,
+  summaryMessageText,
   type ConversationMessage,
   type LeaseFence,
   type ListRoutesOptions,
@@ -598,9 +600,11 @@ export class SessionStore {
         },
       });
       if (written === null) continue;
+      // A user turn for the model, marked as the summary it is (not something the user typed).
       await this.db.appendMessage(id, {
         role: "user",
-        content: `[Summary of the earlier conversation (session ${route.sessionId})]\n${options.summary}`,
+        content: summaryMessageText(route.sessionId, options.summary),
+        platformMessageId: `${SUMMARY_MESSAGE_PREFIX}${route.sessionId}`,
         timestamp: now,
       });
       return toSessionEntry(written, await this.db.getSession(id));

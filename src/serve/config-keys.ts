@@ -3,7 +3,14 @@
  * another style: users coming from other gateways bring snake_case keys
  * (`group_sessions_per_user`, `session_reset: { idle_minutes }`) or put a key in the wrong
  * section. A key is camelCased, then looked up among the known paths: in place first, then
- * anywhere with the same name (the closest path wins).
+ * anywhere with the same name (the closest path wins). hermes-agent's keys whose name does
+ * not lead to ours (`sessions.retention_days` → `autoPrune.retentionDays`) or that have no
+ * equivalent (`compression`) are listed in {@link HERMES_CONFIG_KEYS}.
+ *
+ * They are not accepted as aliases: each setting has one spelling, the one `config show`
+ * prints and `config set` writes, so a file never holds the same setting twice under two
+ * names (and hermes's `sessions:` section would collide with ours, which holds other
+ * settings); the error names the key to write instead.
  *
  * @module
  */
@@ -54,8 +61,58 @@ const PATTERNS: readonly string[][] = CONFIG_KEY_PATHS.map((p) => p.split("."));
 export interface ConfigKeySuggestion {
   /** Where the key is, as written (`session_reset.idle_minutes`). */
   path: string;
-  /** The known paths it may mean, best first (`["reset.idleMinutes"]`). */
+  /** The known paths it may mean, best first (`["reset.idleMinutes"]`); empty when there is no equivalent (see `noEquivalent`). */
   suggestions: string[];
+  /** Set for a hermes-agent key or section: `hermes` (its name is hermes-agent's). */
+  origin?: "hermes";
+  /** Why the key has no equivalent here and what to do instead (then `suggestions` is empty). */
+  noEquivalent?: string;
+}
+
+/**
+ * hermes-agent's config keys (`~/.hermes/config.yaml`) whose name alone does not lead to
+ * ours: the path each one is here, or why it has none. A key ending in `.*` stands for a
+ * whole section. Keys whose camelCased name finds the path by itself (`session_reset.
+ * idle_minutes` → `reset.idleMinutes`, `group_sessions_per_user`, `display.resume_display`)
+ * are left to {@link suggestConfigKeys}; they are named hermes-agent's too.
+ */
+export const HERMES_CONFIG_KEYS: Readonly<Record<string, { path: string } | { none: string }>> = Object.freeze({
+  // hermes's `sessions:` holds its pruning settings; ours holds routing and lifecycle.
+  "sessions.auto_prune": { path: "autoPrune.enabled" },
+  "sessions.retention_days": { path: "autoPrune.retentionDays" },
+  "sessions.vacuum_after_prune": { path: "autoPrune.vacuum" },
+  "sessions.min_interval_hours": { path: "autoPrune.minIntervalHours" },
+  "session_reset.notify_exclude_platforms": { path: "reset.notifyExclude" },
+  "session_reset.bg_process_max_age_hours": {
+    none: "hermes-agent's background processes have no equivalent in Threadline (nothing holds a session back from its reset); remove this key",
+  },
+  "compression.*": {
+    none: "hermes-agent's automatic context compression has no setting in Threadline (a session is compressed only on demand, with /compress in a chat); remove this section",
+  },
+});
+
+/** The entry of {@link HERMES_CONFIG_KEYS} for `path`: itself, or a section it is in. */
+function hermesEntry(path: readonly string[]): { key: string; entry: { path: string } | { none: string } } | null {
+  const exact = path.join(".");
+  const found = HERMES_CONFIG_KEYS[exact];
+  if (found !== undefined) return { key: exact, entry: found };
+  for (let i = path.length - 1; i >= 1; i--) {
+    const section = `${path.slice(0, i).join(".")}.*`;
+    const entry = HERMES_CONFIG_KEYS[section];
+    if (entry !== undefined) return { key: path.slice(0, i).join("."), entry };
+  }
+  const whole = HERMES_CONFIG_KEYS[`${exact}.*`];
+  return whole === undefined ? null : { key: exact, entry: whole };
+}
+
+/**
+ * Whether a written path is one of hermes-agent's keys that camelCasing alone leads to ours
+ * (`group_sessions_per_user`, `display.resume_display`, `session_reset.*`): the message says
+ * the name is hermes-agent's.
+ */
+function isHermesName(path: readonly string[]): boolean {
+  const written = path.join(".");
+  return written === "group_sessions_per_user" || written === "display.resume_display" || path[0] === "session_reset";
 }
 
 function segmentMatches(pattern: string, actual: string): boolean {
@@ -141,8 +198,9 @@ export function suggestConfigKeys(path: readonly string[]): string[] {
 }
 
 /**
- * Every unknown key of a config document that has a suggestion, in document order. Keys
- * with no close match are left out (the schema's "unknown key; allowed: …" covers them).
+ * Every unknown key of a config document that has a suggestion, in document order, and every
+ * hermes-agent key or section (with the path it is here, or why it has none). Keys with no
+ * close match are left out (the schema's "unknown key; allowed: …" covers them).
  */
 export function misplacedConfigKeys(doc: Record<string, unknown>): ConfigKeySuggestion[] {
   const found: ConfigKeySuggestion[] = [];
@@ -155,13 +213,20 @@ export function misplacedConfigKeys(doc: Record<string, unknown>): ConfigKeySugg
         if (hasKnownChildren(childPath)) visit(child, childPath, true);
         continue;
       }
+      // hermes-agent's keys first: their name alone may not lead to ours, or nothing here is theirs.
+      const hermes = hermesEntry(childPath);
+      if (hermes !== null) {
+        if ("path" in hermes.entry) found.push({ path: childPath.join("."), suggestions: [hermes.entry.path], origin: "hermes" });
+        else found.push({ path: hermes.key, suggestions: [], origin: "hermes", noEquivalent: hermes.entry.none });
+        continue;
+      }
       // Unknown: report the leaves below it (session_reset.mode), else the key itself.
       const before = found.length;
       visit(child, childPath, false);
       if (found.length > before) continue;
       if (child !== null && typeof child === "object" && !Array.isArray(child) && Object.keys(child).length > 0) continue;
       const suggestions = suggestConfigKeys(childPath).filter((s) => s !== childPath.join("."));
-      if (suggestions.length > 0) found.push({ path: childPath.join("."), suggestions });
+      if (suggestions.length > 0) found.push({ path: childPath.join("."), suggestions, ...(isHermesName(childPath) ? { origin: "hermes" as const } : {}) });
     }
   };
   visit(doc, [], true);

@@ -8,3 +8,4 @@
 export * from "./index.js";
 export { chooseAgent } from "./agent-choice.js";
 export { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
+export { configFileProblems } from "./serve-config.js";

@@ -7,12 +7,12 @@
  */
 import { hostname } from "node:os";
 import { z } from "zod";
-import { parseLifecycleConfig, type LifecycleConfig } from "../gateway/index.js";
+import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
-import { misplacedConfigKeys } from "./config-keys.js";
+import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
 import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
-import { SECRET_CONFIG_KEYS } from "./chat-config/index.js";
+import { SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
@@ -284,63 +284,170 @@ function shown(path: string, value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** One problem of a config file: the key it is about, and the line that says what is wrong and what to do. */
+interface ConfigProblem {
+  field: string;
+  message: string;
+}
+
+/** The message of an unknown key with a suggestion, or of a hermes-agent key with no equivalent. */
+function misplacedMessage(m: ConfigKeySuggestion): string {
+  if (m.noEquivalent !== undefined) return `${m.path}: ${m.noEquivalent}`;
+  const hermes = m.origin === "hermes" ? " (hermes-agent's name)" : "";
+  return `${m.path}: unknown key, did you mean ${m.suggestions.map((k) => `"${k}"`).join(" or ")}?${hermes}`;
+}
+
+/** A copy of `doc` without the keys at `paths` (sections left empty by it go too), so they are reported once. */
+function withoutPaths(doc: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  if (paths.length === 0) return doc;
+  const copy = structuredClone(doc);
+  for (const path of paths) {
+    const parts = path.split(".");
+    const parents: Array<Record<string, unknown>> = [];
+    let current: unknown = copy;
+    for (const part of parts.slice(0, -1)) {
+      if (current === null || typeof current !== "object") break;
+      parents.push(current as Record<string, unknown>);
+      current = (current as Record<string, unknown>)[part];
+    }
+    if (current === null || typeof current !== "object" || parents.length !== parts.length - 1) continue;
+    if (Array.isArray(current)) continue; // list items are never removed (indices would shift)
+    delete (current as Record<string, unknown>)[parts[parts.length - 1]!];
+    // Remove the sections this left empty, innermost first.
+    for (let i = parts.length - 2; i >= 0; i--) {
+      const parent = parents[i]!;
+      const child = parent[parts[i]!];
+      if (child === null || typeof child !== "object" || Array.isArray(child) || Object.keys(child).length > 0) break;
+      delete parent[parts[i]!];
+    }
+  }
+  return copy;
+}
+
+/** The schema's problems, each naming the key, the expected value and the value found. */
+function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
+  const parsed = fileSchema.safeParse(doc);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => {
+    const path = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      const where = path === "" ? "config" : path;
+      const keyPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      const allowed =
+        path === ""
+          ? SECTIONS.join(", ")
+          : Object.keys(EXPECTED)
+              .filter((k) => k.startsWith(`${keyPath}.`) && k.split(".").length === keyPath.split(".").length + 1)
+              .map((k) => k.slice(keyPath.length + 1))
+              .join(", ");
+      return { field: where, message: `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}` };
+    }
+    // Our own checks (an unknown home channel platform) say what is wrong themselves.
+    if (issue.code === "custom") return { field: path || "config", message: `${path}: ${issue.message}` };
+    const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+    const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
+    const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
+    const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
+    return { field: path || "config", message: `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})` };
+  });
+}
+
+/** A plain mapping (not a list), or `undefined`. */
+function mapping(value: unknown): Record<string, unknown> | undefined {
+  return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** Problems between keys (read from the document as written, so they show even when another key is wrong). */
+function crossFieldProblems(doc: Record<string, unknown>): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const webhook = mapping(mapping(doc["adapters"])?.["webhook"]);
+  if (webhook?.["enabled"] === true && webhook["secret"] === undefined) {
+    problems.push({ field: "adapters.webhook.secret", message: "adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters)." });
+  }
+  const api = mapping(doc["api"]);
+  const apiPrefix = typeof api?.["prefix"] === "string" ? api["prefix"] : "";
+  if ((mapping(doc["ui"])?.["enabled"] ?? true) !== false && (apiPrefix === "/ui" || apiPrefix.startsWith("/ui/"))) {
+    problems.push({ field: "api.prefix", message: `api.prefix: ${apiPrefix} is where the web page is served; choose another prefix (such as /api) or set ui.enabled: false.` });
+  }
+  const keys = Array.isArray(api?.["keys"]) ? (api["keys"] as unknown[]).map((k) => mapping(k)?.["key"]) : [];
+  keys.forEach((key, i) => {
+    if (typeof key === "string" && keys.indexOf(key) !== i) {
+      problems.push({ field: `api.keys.${i}.key`, message: `api.keys.${i}.key: the same key is listed twice (each key must be distinct).` });
+    }
+  });
+  return problems;
+}
+
+/**
+ * Every problem of a config document that {@link parseServeConfig} refuses it for, all at
+ * once: keys written in another style or with hermes-agent's names (each with the key to
+ * write instead, or why there is none), schema problems, the lifecycle sections' problems and
+ * problems between keys. Empty: the document is accepted.
+ */
+function fileProblems(doc: Record<string, unknown>): ConfigProblem[] {
+  const misplaced = misplacedConfigKeys(doc);
+  // Each misplaced key is reported once: the rest of the checks read the file without it.
+  const rest = withoutPaths(doc, misplaced.map((m) => m.path));
+  return [
+    ...misplaced.map((m) => ({ field: m.path, message: misplacedMessage(m) })),
+    ...schemaProblems(rest),
+    ...lifecycleConfigProblems(rest).map((message) => ({ field: message.slice(0, message.indexOf(":")), message })),
+    ...crossFieldProblems(rest),
+  ];
+}
+
+/**
+ * The chat platform sections that pass the schema, resolved (the others `null`): what
+ * {@link chatAdapterProblems} can check even when another part of the file is wrong.
+ */
+function resolvableChatAdapters(doc: Record<string, unknown>, env: NodeJS.ProcessEnv): ChatAdaptersConfig {
+  const adapters = mapping(doc["adapters"]) ?? {};
+  const section = <T>(schema: z.ZodType<T>, name: string): T | undefined => {
+    const parsed = schema.safeParse(adapters[name]);
+    return parsed.success ? parsed.data : undefined;
+  };
+  return {
+    telegram: resolveTelegramConfig(section(telegramSchema, "telegram"), env),
+    discord: resolveDiscordConfig(section(discordSchema, "discord"), env),
+    slack: resolveSlackConfig(section(slackSchema, "slack"), env),
+    whatsapp: resolveWhatsAppConfig(section(whatsappSchema, "whatsapp"), env),
+    matrix: resolveMatrixConfig(section(matrixSchema, "matrix"), env),
+    signal: resolveSignalConfig(section(signalSchema, "signal")),
+  };
+}
+
+/**
+ * Every problem of a config file, in one list (what `threadline config check` reports): the
+ * problems {@link parseServeConfig} refuses the file for (see there) and what the configured
+ * chat platforms are missing ({@link chatAdapterProblems}: a token, …). Each is one line
+ * naming the key and what to do; empty when the file is valid and complete.
+ *
+ * @example
+ * configFileProblems({ gateway: { port: 99999 }, sessions: { retention_days: 30 } });
+ * // ['sessions.retention_days: unknown key, did you mean "autoPrune.retentionDays"? (hermes-agent\'s name)',
+ * //  "gateway.port: must be a port number from 0 to 65535 (got 99999)"]
+ */
+export function configFileProblems(doc: Record<string, unknown> = {}, options: { env?: NodeJS.ProcessEnv } = {}): string[] {
+  const env = options.env ?? process.env;
+  const rest = withoutPaths(doc, misplacedConfigKeys(doc).map((m) => m.path));
+  return [...fileProblems(doc).map((p) => p.message), ...chatAdapterProblems(resolvableChatAdapters(rest, env))];
+}
+
 /**
  * Validates a config document (already parsed from YAML) and resolves every default.
  * Platform tokens missing from the file are taken from `env` (default `process.env`:
  * TELEGRAM_BOT_TOKEN); what is still missing is reported by `chatAdapterProblems`.
+ *
+ * @throws {InvalidInputError} listing every problem of the document at once (joined with
+ *   "; "), not only the first: see {@link configFileProblems}.
  */
 export function parseServeConfig(doc: Record<string, unknown> = {}, options: { env?: NodeJS.ProcessEnv } = {}): ServeConfig {
-  // Keys written in another style (group_sessions_per_user) or section: name the path to use.
-  const misplaced = misplacedConfigKeys(doc);
-  if (misplaced.length > 0) {
-    throw new InvalidInputError(misplaced.map((m) => `${m.path}: unknown key, did you mean ${m.suggestions.map((k) => `"${k}"`).join(" or ")}?`).join("; "), { field: misplaced[0]!.path });
-  }
-  const parsed = fileSchema.safeParse(doc);
-  if (!parsed.success) {
-    const messages = parsed.error.issues.map((issue) => {
-      const path = issue.path.map(String).join(".");
-      if (issue.code === "unrecognized_keys") {
-        const where = path === "" ? "config" : path;
-        const keyPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
-        const allowed =
-          path === ""
-            ? SECTIONS.join(", ")
-            : Object.keys(EXPECTED)
-                .filter((k) => k.startsWith(`${keyPath}.`) && k.split(".").length === keyPath.split(".").length + 1)
-                .map((k) => k.slice(keyPath.length + 1))
-                .join(", ");
-        return `${where}: unknown key(s) ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}; allowed: ${allowed}`;
-      }
-      // Our own checks (an unknown home channel platform) say what is wrong themselves.
-      if (issue.code === "custom") return `${path}: ${issue.message}`;
-      const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
-      const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
-      const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
-      const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
-      return `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})`;
-    });
-    throw new InvalidInputError(messages.join("; "), { field: "config" });
-  }
-  const f = parsed.data;
+  const problems = fileProblems(doc);
+  if (problems.length > 0) throw new InvalidInputError(problems.map((p) => p.message).join("; "), { field: problems[0]!.field });
+  const f = fileSchema.parse(doc);
   const lifecycle = parseLifecycleConfig(doc);
   const webhook = f.adapters?.webhook;
-  if (webhook?.enabled === true && webhook.secret === undefined) {
-    throw new InvalidInputError("adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters).", {
-      field: "adapters.webhook.secret",
-    });
-  }
-  const apiPrefix = f.api?.prefix ?? "";
-  if ((f.ui?.enabled ?? true) && (apiPrefix === "/ui" || apiPrefix.startsWith("/ui/"))) {
-    throw new InvalidInputError(`api.prefix: ${apiPrefix} is where the web page is served; choose another prefix (such as /api) or set ui.enabled: false.`, {
-      field: "api.prefix",
-    });
-  }
   const keys = f.api?.keys ?? [];
-  keys.forEach((k, i) => {
-    if (keys.findIndex((other) => other.key === k.key) !== i) {
-      throw new InvalidInputError(`api.keys.${i}.key: the same key is listed twice (each key must be distinct).`, { field: `api.keys.${i}.key` });
-    }
-  });
   return {
     lifecycle,
     database: f.database ?? null,

@@ -22,4 +22,5 @@ export { checkId, normalizeMessage } from "./input-validation.js";
 export { openReadOnlySqliteFile, type ReadOnlySqliteFile, type SqlValue } from "./read-only-sqlite-file.js";
 export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } from "./jsonl.js";
 export { newSessionId } from "./session-id.js";
+export { HANDOFF_MESSAGE_PREFIX, SUMMARY_MESSAGE_PREFIX, summaryMessageText, syntheticMessageBody, syntheticMessageKind, type SyntheticMessageKind } from "./message-origin.js";
 export { StoreCore } from "./core/store-core.js";

@@ -69,6 +69,8 @@ export interface Message {
   tokenCount: number | null;
   finishReason: string | null;
   reasoning: string | null;
+  /** The platform's id of the message; `summary:<session>` and `handoff:<id>` mark a summary and a note no user typed. */
+  platformMessageId: string | null;
   timestamp: number;
   rewoundAt: number | null;
 }

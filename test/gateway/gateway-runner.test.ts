@@ -355,8 +355,12 @@ forEachBackend((backend) => {
     expect(child?.title).toBe("Storage design #2");
     const messages = await db.getMessages(child!.id);
     expect(messages[0]?.content).toMatch(/^\[Summary of the earlier conversation/);
+    // Stored as what it is: a summary (marked), not something the user typed; no preview.
+    expect(messages[0]).toMatchObject({ role: "user", platformMessageId: `summary:${old!.id}` });
+    expect((await db.getSession(child!.id))?.preview).toBeNull();
     await local.receive("next step");
     expect((await local.nextMessage()).message.sessionId).toBe(child!.id);
+    expect((await db.getSession(child!.id))?.preview).toBe("next step");
   });
 
   it("after a crash mid-turn, the next start resumes the session and answers the stored message", async () => {

@@ -48,6 +48,18 @@ provider:
     expect(config.reset.types.group).toEqual({ mode: "idle", idleMinutes: 30, atHour: 4 });
   });
 
+  it("every problem of the sessions and reset sections in one error, a top-level reset problem not hiding a platform's", () => {
+    let message = "";
+    try {
+      parseLifecycleConfig({ sessions: { maxQueueDepth: 0 }, reset: { atHour: 30, platforms: { telegram: { idleMinutes: 0 } } } });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain("sessions.maxQueueDepth: must be a whole number from 1 to 10,000 (got 0)");
+    expect(message).toContain("reset.atHour: must be a whole hour from 0 to 23 (got 30)");
+    expect(message).toContain("reset.platforms.telegram.idleMinutes: must be a whole number of minutes greater than 0 (got 0)");
+  });
+
   it("errors name the path and the fix", async () => {
     expect(() => parseLifecycleConfig({ sessions: { maxQueueDepth: 0 } })).toThrow(/sessions\.maxQueueDepth: must be a whole number from 1 to 10,000 \(got 0\)/);
     expect(() => parseLifecycleConfig({ sessions: { groupSesionsPerUser: true } })).toThrow(/unknown setting\(s\) "groupSesionsPerUser"/);

@@ -35,6 +35,47 @@ describe("hermes-style (snake_case) config keys", () => {
   });
 });
 
+describe("parseServeConfig reports every problem at once", () => {
+  it("a misplaced key, a wrong value, a lifecycle problem, a reset platform problem and a cross-field problem in one error", () => {
+    let message = "";
+    try {
+      parseServeConfig({
+        sessions: { retention_days: 30, maxQueueDepth: 0 },
+        gateway: { port: 99999 },
+        reset: { mode: "weekly", platforms: { telegram: { atHour: 25 } } },
+        api: { prefix: "/ui" },
+        compression: { enabled: true },
+      });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split("; allowed").length).toBe(1); // no list of allowed keys: every key here has a better message
+    for (const part of [
+      'sessions.retention_days: unknown key, did you mean "autoPrune.retentionDays"?',
+      "compression: hermes-agent's automatic context compression has no setting in Threadline",
+      "gateway.port: must be a port number from 0 to 65535 (got 99999)",
+      "sessions.maxQueueDepth: must be a whole number from 1 to 10,000 (got 0)",
+      "reset.mode: must be one of none, idle, daily, both",
+      "reset.platforms.telegram.atHour: must be a whole hour from 0 to 23 (got 25)",
+      "api.prefix: /ui is where the web page is served",
+    ]) {
+      expect(message).toContain(part);
+    }
+  });
+
+  it("a hermes-agent key is named as such; one with no equivalent says so instead of a generic unknown key", () => {
+    expect(() => parseServeConfig({ sessions: { auto_prune: true } })).toThrow(/^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u);
+    expect(() => parseServeConfig({ sessions: { vacuum_after_prune: false } })).toThrow(/did you mean "autoPrune\.vacuum"\?/u);
+    expect(() => parseServeConfig({ session_reset: { notify: false, notify_exclude_platforms: ["webhook"] } })).toThrow(
+      /^session_reset\.notify: unknown key, did you mean "reset\.notify"\? \(hermes-agent's name\); session_reset\.notify_exclude_platforms: unknown key, did you mean "reset\.notifyExclude"\? \(hermes-agent's name\)$/u,
+    );
+    expect(() => parseServeConfig({ session_reset: { bg_process_max_age_hours: 24 } })).toThrow(/^session_reset\.bg_process_max_age_hours: hermes-agent's background processes have no equivalent in Threadline/u);
+    expect(() => parseServeConfig({ compression: { threshold: 0.5, summary_model: "m" } })).toThrow(
+      /^compression: hermes-agent's automatic context compression has no setting in Threadline \(a session is compressed only on demand, with \/compress in a chat\); remove this section$/u,
+    );
+  });
+});
+
 describe("configFileDocument (what config show prints)", () => {
   it("has the sections a user writes, no lifecycle section, no nulls, and parses back to the same config", () => {
     const source = {

@@ -186,6 +186,56 @@ describe("web page: sessions list and transcript", () => {
   });
 });
 
+describe("web page: a compressed and handed-off session", () => {
+  it("shows the summary and the handoff note as what they are, not as the user's words; the list preview is a user message", async () => {
+    const home = await makeHome({ gateway: { logLevel: "info" } });
+    await seed(databaseOf(home), [
+      { id: "s-root", source: "cli", title: "Trip", startedAt: T0, messages: exchange(T0 + 1, "plan a trip", "Where to?"), endReason: "compression" },
+      {
+        id: "s-cont",
+        source: "cli",
+        startedAt: T0 + 600,
+        parentSessionId: "s-root",
+        messages: [
+          { role: "user", content: "[Summary of the earlier conversation (session s-root)]\nWe are planning a trip.", platformMessageId: "summary:s-root", timestamp: T0 + 600 },
+          { role: "user", content: "book the hotel", timestamp: T0 + 601 },
+          { role: "user", content: "[System note: This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.]", platformMessageId: "handoff:h-1", timestamp: T0 + 602 },
+          { role: "assistant", content: "The hotel is next.", timestamp: T0 + 603 },
+        ],
+      },
+    ]);
+    const gateway = await spawnGateway({ home });
+    const page = await newPage();
+    const watch = watchPage(page);
+    await page.goto(`${gateway.url}/ui/sessions/s-cont`);
+    await page.locator("article.message").nth(3).waitFor();
+    const summary = page.locator("article.message").nth(0);
+    expect(await summary.getAttribute("class")).toContain("role-summary");
+    expect(await summary.getAttribute("aria-label")).toBe("Summary of the earlier conversation");
+    expect((await summary.locator(".message-role").textContent())?.trim()).toBe("Summary of the earlier conversation (s-root)");
+    expect((await summary.locator(".markdown").textContent())?.trim()).toBe("We are planning a trip.");
+    const note = page.locator("article.message").nth(2);
+    expect(await note.getAttribute("class")).toContain("role-note");
+    expect((await note.locator(".message-role").textContent())?.trim()).toBe("System note");
+    expect((await note.locator(".markdown").textContent())?.trim()).toBe(
+      "This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.",
+    );
+    // Only the message the user typed is headed User.
+    expect(await page.locator("article.role-user").count()).toBe(1);
+    expect((await page.locator("article.role-user .markdown").textContent())?.trim()).toBe("book the hotel");
+    await screenshot(page, "synthetic-messages");
+    // The list shows the continuation (a chain is listed as its tip) by its first user message, never the summary.
+    await page.goto(`${gateway.url}/ui/`);
+    await page.locator('li.session-row[data-session-id="s-cont"]').waitFor();
+    const row = (await page.locator('li.session-row[data-session-id="s-cont"]').textContent()) ?? "";
+    expect(row).toContain("book the hotel");
+    expect(row).not.toContain("[Summary");
+    expect(watch.pageErrors).toEqual([]);
+    expect(watch.consoleErrors.filter((e) => /Content Security Policy|Refused to/iu.test(e))).toEqual([]);
+    await page.close();
+  });
+});
+
 describe("web page: keys and tenants", () => {
   it("asks for a key, refuses a wrong one, and a tenant key sees only its own sessions", async () => {
     const home = await makeHome({

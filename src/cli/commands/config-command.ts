@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { SECRET_CONFIG_KEYS, chatAdapterProblems, configFileDocument, parseServeConfig, type ServeConfig } from "../../serve/index.js";
+import { SECRET_CONFIG_KEYS, configFileDocument, configFileProblems, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -104,21 +104,22 @@ export function makeConfigCommand(io: CliIo): Command {
     .option("--json", "print JSON")
     .action(async (options: { config?: string; json?: boolean }) => {
       const path = options.config || defaultConfigPath(io.env);
-      let problem: string | null = null;
+      let problems: string[] = [];
       let exists = false;
       try {
         const loaded = await loadConfig(path, Boolean(options.config), io.env);
         exists = loaded.exists;
-        const problems = chatAdapterProblems(parseServeConfig(loaded.doc, { env: io.env }).adapters);
-        if (problems.length > 0) problem = problems.join("; ");
+        // Every problem of the file at once: keys, values, keys that contradict each other,
+        // what a chat platform is missing.
+        problems = configFileProblems(loaded.doc, { env: io.env });
       } catch (error) {
         // A named file that is missing is not "invalid": say so plainly (exit 2).
         if (error instanceof CliError && !options.json) throw error;
-        problem = (error as Error).message;
+        problems = [(error as Error).message];
       }
-      if (options.json) writeJson(io, { path, exists, valid: problem === null, problems: problem === null ? [] : problem.split("; ") });
-      if (problem !== null) {
-        if (!options.json) io.stderr.write(`threadline: ${path} is not valid:\n${problem.split("; ").map((p) => `  - ${p}`).join("\n")}\n`);
+      if (options.json) writeJson(io, { path, exists, valid: problems.length === 0, problems });
+      if (problems.length > 0) {
+        if (!options.json) io.stderr.write(`threadline: ${path} is not valid:\n${problems.map((p) => `  - ${p}`).join("\n")}\n`);
         throw new CliError("TL_ERR_INVALID_INPUT", "");
       }
       if (!options.json) io.stdout.write(exists ? `Config OK: ${path}\n` : `No config file at ${path}; the defaults apply (valid).\n`);

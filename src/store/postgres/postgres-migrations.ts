@@ -8,6 +8,7 @@
  */
 import type pg from "pg";
 import { SchemaVersionError } from "../errors.js";
+import { HANDOFF_MESSAGE_PREFIX, SUMMARY_HEADING_START, SUMMARY_MESSAGE_PREFIX } from "../message-origin.js";
 
 /** One schema step (SQL run inside the migration transaction, with `search_path` set to the schema). */
 export interface PostgresMigration {
@@ -245,6 +246,38 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
          WHERE m.tool_calls IS NOT NULL AND m.rewound_at IS NULL
            AND json_typeof(c.call->'function'->'name') = 'string'
          GROUP BY 1, 2;
+    `,
+  },
+  {
+    // The first message of a continuation (its parent ended with reason compression), a user
+    // message with no platform id whose text starts with that parent's summary heading, gets
+    // the marker; the preview of its session is then the first visible user message with text
+    // that is not a summary or note, folded as makePreview does (text content only, as
+    // summaries and the messages typed after them are).
+    description:
+      "compression summaries stored before they were marked get their marker (platform_message_id summary:<parent>), and their sessions' previews skip them",
+    sql: `
+      CREATE TEMPORARY TABLE marked_summaries ON COMMIT DROP AS
+        SELECT m.id, s.id AS session_id, s.parent_session_id AS parent
+          FROM sessions s
+          JOIN sessions p ON p.id = s.parent_session_id AND p.end_reason = 'compression'
+          JOIN messages m ON m.id = (SELECT min(id) FROM messages WHERE session_id = s.id)
+         WHERE m.role = 'user' AND m.platform_message_id IS NULL AND m.content_kind = 0
+           AND left(m.content, char_length('${SUMMARY_HEADING_START}' || s.parent_session_id || ')]')) = '${SUMMARY_HEADING_START}' || s.parent_session_id || ')]';
+      UPDATE messages m SET platform_message_id = '${SUMMARY_MESSAGE_PREFIX}' || k.parent
+        FROM marked_summaries k WHERE m.id = k.id;
+      UPDATE sessions s SET preview = (
+        SELECT CASE WHEN char_length(f.t) > 60 THEN left(f.t, 60) || '...' ELSE f.t END
+          FROM messages m
+          CROSS JOIN LATERAL (SELECT btrim(regexp_replace(m.content, '[[:space:]]+', ' ', 'g')) AS t) f
+         WHERE m.session_id = s.id AND m.role = 'user' AND m.rewound_at IS NULL
+           AND m.content_kind = 0 AND left(m.content, 1) <> chr(1)
+           AND (m.platform_message_id IS NULL
+                OR (left(m.platform_message_id, ${SUMMARY_MESSAGE_PREFIX.length}) <> '${SUMMARY_MESSAGE_PREFIX}'
+                    AND left(m.platform_message_id, ${HANDOFF_MESSAGE_PREFIX.length}) <> '${HANDOFF_MESSAGE_PREFIX}'))
+           AND f.t <> ''
+         ORDER BY m.id LIMIT 1)
+       WHERE s.id IN (SELECT session_id FROM marked_summaries);
     `,
   },
 ];

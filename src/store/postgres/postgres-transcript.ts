@@ -10,8 +10,9 @@ import type { LeaseFence } from "../contract.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
+import { syntheticMessageKind } from "../message-origin.js";
 import type { Sql } from "./postgres-connection.js";
-import { encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
+import { decodeText, encodeText, rowContent, type MessageRow } from "./postgres-rows.js";
 import { messageVector } from "./postgres-search-query.js";
 
 /** A message in the column form it is stored in (serialised once, outside the transaction). */
@@ -32,7 +33,7 @@ export interface StoredMessage {
   rewoundAt: number | null;
   rewindBatch: number | null;
   searchVector: string | null;
-  /** The preview this message would give its session (user messages only). */
+  /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
   /** The names its tool calls call, one per call, as stored (for the per-session tool tally). */
   toolNames: string[];
@@ -58,7 +59,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
     searchVector: messageVector(m.content, m.toolName, m.toolCalls),
-    preview: m.role === "user" ? encodeText(makePreview(m.content)) : null,
+    preview: m.role === "user" && syntheticMessageKind(m) === null ? encodeText(makePreview(m.content)) : null,
     toolNames: calledToolNames(m.toolCalls).map((name) => encodeText(name)),
   };
 }
@@ -298,17 +299,18 @@ export async function recomputeSummary(sql: Sql, sessionId: string): Promise<voi
        FROM messages WHERE session_id = $1 AND rewound_at IS NULL`,
     [sessionId],
   ))!;
-  // The first visible user message with text (as on append), read a few at a time.
+  // The first visible user message with text (as on append; summaries and notes are not
+  // user messages), read a few at a time.
   let preview: string | null = null;
   for (let after = 0; preview === null; ) {
-    const users = await sql.all<Pick<MessageRow, "id" | "content" | "content_kind">>(
-      `SELECT id, content, content_kind FROM messages
+    const users = await sql.all<Pick<MessageRow, "id" | "content" | "content_kind" | "platform_message_id">>(
+      `SELECT id, content, content_kind, platform_message_id FROM messages
         WHERE session_id = $1 AND role = 'user' AND rewound_at IS NULL AND id > $2 ORDER BY id LIMIT 16`,
       [sessionId, after],
     );
     if (users.length === 0) break;
     for (const row of users) {
-      preview = makePreview(rowContent(row));
+      if (syntheticMessageKind({ role: "user", platformMessageId: decodeText(row.platform_message_id) }) === null) preview = makePreview(rowContent(row));
       if (preview !== null) break;
       after = row.id;
     }

@@ -7,8 +7,9 @@
  */
 import type Database from "better-sqlite3";
 import { toIndexText } from "../search/search-text.js";
-import { contentText } from "../preview.js";
+import { contentText, makePreview } from "../preview.js";
 import type { ContentPart } from "../contract.js";
+import { SUMMARY_HEADING_START, SUMMARY_MESSAGE_PREFIX, syntheticMessageKind } from "../message-origin.js";
 
 /** One schema step. */
 export interface SqliteMigration {
@@ -288,6 +289,41 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
              AND json_type(j.value, '$.function.name') = 'text'
            GROUP BY 1, 2;
       `);
+    },
+  },
+  {
+    description:
+      "compression summaries stored before they were marked get their marker (platform_message_id summary:<parent>), and their sessions' previews skip them",
+    up(db) {
+      // The first message of a continuation (its parent ended with reason compression), a
+      // user message with no platform id whose text starts with that parent's summary heading.
+      const summaries = db
+        .prepare(
+          `SELECT m.id, s.id AS session_id, s.parent_session_id AS parent
+             FROM sessions s
+             JOIN sessions p ON p.id = s.parent_session_id AND p.end_reason = 'compression'
+             JOIN messages m ON m.id = (SELECT min(id) FROM messages WHERE session_id = s.id)
+            WHERE m.role = 'user' AND m.platform_message_id IS NULL AND m.content_parts = 0
+              AND substr(m.content, 1, length(@heading) + length(s.parent_session_id) + 2) = @heading || s.parent_session_id || ')]'`,
+        )
+        .all({ heading: SUMMARY_HEADING_START }) as Array<{ id: number; session_id: string; parent: string }>;
+      const mark = db.prepare("UPDATE messages SET platform_message_id = ? WHERE id = ?");
+      const users = db.prepare(
+        `SELECT content, content_parts, platform_message_id FROM messages
+          WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id`,
+      );
+      const setPreview = db.prepare("UPDATE sessions SET preview = ? WHERE id = ?");
+      for (const summary of summaries) {
+        mark.run(`${SUMMARY_MESSAGE_PREFIX}${summary.parent}`, summary.id);
+        // The preview as the store computes it: the first visible user message with text, not a summary or note.
+        let preview: string | null = null;
+        for (const row of users.iterate(summary.session_id) as IterableIterator<{ content: string | null; content_parts: number; platform_message_id: string | null }>) {
+          if (syntheticMessageKind({ role: "user", platformMessageId: row.platform_message_id }) !== null) continue;
+          preview = makePreview(row.content_parts && row.content !== null ? (JSON.parse(row.content) as ContentPart[]) : row.content);
+          if (preview !== null) break;
+        }
+        setPreview.run(preview, summary.session_id);
+      }
     },
   },
 ];

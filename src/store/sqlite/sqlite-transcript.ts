@@ -8,6 +8,7 @@
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
+import { syntheticMessageKind } from "../message-origin.js";
 import type { SqliteConnection } from "./sqlite-connection.js";
 import { rowContent, type MessageRow } from "./sqlite-rows.js";
 
@@ -35,7 +36,7 @@ export interface StoredMessage {
   timestamp: number;
   rewoundAt: number | null;
   rewindBatch: number | null;
-  /** The preview this message would give its session (user messages only). */
+  /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
   /** The names its tool calls call, one per call (for the per-session tool tally). */
   toolNames: string[];
@@ -62,7 +63,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     timestamp: m.timestamp,
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
-    preview: m.role === "user" ? makePreview(m.content) : null,
+    preview: m.role === "user" && syntheticMessageKind(m) === null ? makePreview(m.content) : null,
     toolNames: calledToolNames(m.toolCalls),
   };
 }
@@ -135,15 +136,17 @@ export function recomputeSummary(conn: SqliteConnection, sessionId: string): voi
          FROM messages WHERE session_id = ? AND rewound_at IS NULL`,
     )
     .get(sessionId) as { n: number; tools: number; last: number | null };
-  // The first visible user message with text (as on append): usually the first row read.
+  // The first visible user message with text (as on append; summaries and notes are not
+  // user messages): usually the first row read.
   let preview: string | null = null;
   const users = conn
     .stmt(
-      `SELECT content, content_parts FROM messages
+      `SELECT content, content_parts, platform_message_id FROM messages
         WHERE session_id = ? AND role = 'user' AND rewound_at IS NULL ORDER BY id`,
     )
-    .iterate(sessionId) as IterableIterator<Pick<MessageRow, "content" | "content_parts">>;
+    .iterate(sessionId) as IterableIterator<Pick<MessageRow, "content" | "content_parts" | "platform_message_id">>;
   for (const row of users) {
+    if (syntheticMessageKind({ role: "user", platformMessageId: row.platform_message_id }) !== null) continue;
     preview = makePreview(rowContent(row));
     if (preview !== null) {
       break;

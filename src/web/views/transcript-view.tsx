@@ -20,6 +20,7 @@ import type { Message, MessagePage, Session, ToolCall } from "../api-types.js";
 import { ErrorBox, Loading, Untrusted } from "../components.js";
 import { contentText, formatCost, formatCount, formatTime, isoTime } from "../format.js";
 import { renderMarkdown } from "../markdown.js";
+import { summarisedSession, syntheticMessageBody, syntheticMessageKind } from "../message-origin.js";
 import { listLocation, navigate, onLinkClick } from "../router.js";
 import { LineagePanel } from "./lineage-panel.js";
 import { SessionActions } from "./session-actions.js";
@@ -98,6 +99,28 @@ function MessageItem(props: { message: Message; results: Map<string, Message>; t
           <summary>{m.role === "system" ? "System" : "Developer"} message</summary>
           <pre class="system-text">{text}</pre>
         </details>
+        <MessageFooter message={m} />
+      </article>
+    );
+  }
+  const synthetic = syntheticMessageKind(m);
+  if (synthetic !== null) {
+    // A user turn for the model that no user typed: a compression summary or a handoff's note.
+    const label = synthetic === "summary" ? "Summary of the earlier conversation" : "System note";
+    const body = syntheticMessageBody(synthetic, text);
+    return (
+      <article class={`message role-${synthetic} ${mark.class}`} aria-label={label} data-message-id={m.id} tabIndex={mark.tabIndex}>
+        <header class="message-role">
+          {label}
+          {synthetic === "summary" ? (
+            <>
+              {" ("}
+              <Untrusted>{summarisedSession(m.platformMessageId!)}</Untrusted>
+              {")"}
+            </>
+          ) : null}
+        </header>
+        {body !== "" ? <MarkdownBody text={body} /> : null}
         <MessageFooter message={m} />
       </article>
     );

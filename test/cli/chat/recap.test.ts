@@ -220,3 +220,37 @@ describe("recapOneLiner", () => {
     );
   });
 });
+
+describe("recap of a compressed or handed-off session", () => {
+  const summary: RecapMessage = {
+    role: "user",
+    content: "[Summary of the earlier conversation (session 20261127_100000_abc123)]\nWe chose SQLite and planned the schema.",
+    platformMessageId: "summary:20261127_100000_abc123",
+  };
+  const note: RecapMessage = {
+    role: "user",
+    content: "[System note: This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.]",
+    platformMessageId: "handoff:h-1",
+  };
+
+  it("shows the summary and the handoff note as what they are, never as the user's words", () => {
+    const recap = buildRecap([summary, user("next step?"), assistant("Write the migration."), note, assistant("We are writing the migration.")]);
+    expect(recap.rows).toEqual([
+      { kind: "summary", text: "We chose SQLite and planned the schema." },
+      { kind: "user", text: "next step?" },
+      { kind: "assistant", text: "Write the migration." },
+      { kind: "note", text: "This conversation was handed off from the terminal to telegram; summarise where things stand and what is next." },
+      { kind: "assistant", text: "We are writing the migration." },
+    ]);
+    const panel = renderRecapPanel(recap, { id: "s1", title: null, messageCount: 5, lastActiveAt: 0 }, { width: 200, now: 60 });
+    expect(panel).toContain("│ Summary: We chose SQLite and planned the schema.");
+    expect(panel).toContain("│ System note: This conversation was handed off from the terminal to telegram;");
+    expect(panel).toContain("│ You: next step?");
+    expect(panel.match(/You:/gu)).toHaveLength(1);
+  });
+
+  it("a user message that merely looks like a summary (no marker) is still the user's", () => {
+    const recap = buildRecap([{ role: "user", content: "[Summary of the earlier conversation (session x)]\nmine" }]);
+    expect(recap.rows[0]?.kind).toBe("user");
+  });
+});

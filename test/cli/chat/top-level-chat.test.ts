@@ -122,4 +122,13 @@ describe("threadline at the top level", { timeout: 120_000 }, () => {
     expect(none.status).toBe(3);
     expect(idIn(await runPiped(home, ["--db", other, "-c"], ""))).toBe(id);
   });
+
+  it("after /compress, threadline -c recaps the summary as a summary, never as You:", async () => {
+    await runPiped(home, ["chat"], "plan the trip\n/compress\n");
+    const out = await runPiped(home, ["-c"], "");
+    expect(out).toContain("╭─ Previous conversation · ");
+    expect(out).toMatch(/^│ Summary: \S/mu);
+    expect(out).not.toMatch(/You: \[Summary/u);
+    expect(out).not.toMatch(/^│ You:/mu);
+  });
 });

@@ -140,3 +140,58 @@ describe("threadline config show / check round trip", () => {
     expect(bad.stderr).toMatch(/session_reset\.idle_minutes: unknown key, did you mean "reset\.idleMinutes"\?/u);
   });
 });
+
+describe("threadline config check: hermes-agent keys and every problem at once", () => {
+  it("maps each hermes-agent key to ours, says when there is none, and reports every problem of the file in one run", async () => {
+    const home = mkdtempSync(join(tmpdir(), "tl-cfg-"));
+    writeFileSync(
+      join(home, "config.yaml"),
+      [
+        "sessions:",
+        "  auto_prune: true",
+        "  retention_days: 30",
+        "  vacuum_after_prune: true",
+        "  min_interval_hours: 12",
+        "  maxQueueDepth: 0",
+        "display:\n  resume_display: minimal",
+        "group_sessions_per_user: false",
+        "session_reset:\n  mode: idle\n  idle_minutes: 30",
+        "compression:\n  enabled: true\n  threshold: 0.5",
+        "gateway:\n  port: 99999\n  prot: 1",
+        "reset:\n  atHour: 30\n  platforms:\n    telegram:\n      idleMinutes: 0",
+        "adapters:\n  webhook:\n    enabled: true\n  telegram:\n    mode: polling",
+        "",
+      ].join("\n"),
+    );
+    const env = envFor(home);
+    delete env["TELEGRAM_BOT_TOKEN"];
+    const bad = await runInProcess(["config", "check"], env);
+    expect(bad.code).toBe(2);
+    const lines = bad.stderr.trimEnd().split("\n").slice(1).map((l) => l.replace(/^ {2}- /u, ""));
+    const expected = [
+      /^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u,
+      /^sessions\.retention_days: unknown key, did you mean "autoPrune\.retentionDays"\? \(hermes-agent's name\)$/u,
+      /^sessions\.vacuum_after_prune: unknown key, did you mean "autoPrune\.vacuum"\? \(hermes-agent's name\)$/u,
+      /^sessions\.min_interval_hours: unknown key, did you mean "autoPrune\.minIntervalHours"\? \(hermes-agent's name\)$/u,
+      /^display\.resume_display: unknown key, did you mean "display\.resumeDisplay"\? \(hermes-agent's name\)$/u,
+      /^group_sessions_per_user: unknown key, did you mean "sessions\.groupSessionsPerUser"\? \(hermes-agent's name\)$/u,
+      /^session_reset\.mode: unknown key, did you mean "reset\.mode"\? \(hermes-agent's name\)$/u,
+      /^session_reset\.idle_minutes: unknown key, did you mean "reset\.idleMinutes"\? \(hermes-agent's name\)$/u,
+      /^compression: hermes-agent's automatic context compression has no setting in Threadline \(a session is compressed only on demand, with \/compress in a chat\); remove this section$/u,
+      /^gateway: unknown key\(s\) "prot"; allowed: /u,
+      /^gateway\.port: must be a port number from 0 to 65535 \(got 99999\)$/u,
+      /^sessions\.maxQueueDepth: must be a whole number from 1 to 10,000 \(got 0\)$/u,
+      /^reset\.atHour: must be a whole hour from 0 to 23 \(got 30\)$/u,
+      /^reset\.platforms\.telegram\.idleMinutes: must be a whole number of minutes greater than 0 \(got 0\)$/u,
+      /^adapters\.webhook\.secret: required when the webhook adapter is enabled/u,
+      /^adapters\.telegram\.token: missing/u,
+    ];
+    for (const pattern of expected) expect(lines.filter((l) => pattern.test(l)), `${pattern} in\n${bad.stderr}`).toHaveLength(1);
+    expect(lines).toHaveLength(expected.length);
+    expect(bad.stderr).not.toMatch(/unknown setting/u);
+    // --json lists the same problems, each whole (a problem holding "; " is not split).
+    const json = JSON.parse((await runInProcess(["config", "check", "--json"], env)).stdout) as { valid: boolean; problems: string[] };
+    expect(json.valid).toBe(false);
+    expect(json.problems).toEqual(lines);
+  });
+});

@@ -97,6 +97,21 @@ describe("threadline sessions export / import", { timeout: 120_000 }, () => {
     expect(JSON.parse(readFileSync(file, "utf8")).session.id).toBe(b);
   });
 
+  it("--session-id takes the rest of the line: a multi-word title needs no quotes", async () => {
+    const id = await t.seed((db) => addSession(db, { text: "plans", title: "my project" }));
+    await t.seed((db) => addSession(db, { text: "other", title: "my" }));
+    const file = join(t.dir, "one.jsonl");
+    const result = await t.run(["sessions", "export", file, "--session-id", "my", "project", "--json", "--db", t.db]);
+    expect(result.stderr).toBe("");
+    expect(parseJson(result)).toEqual({ exported: 1, file });
+    expect(JSON.parse(readFileSync(file, "utf8")).session.id).toBe(id);
+    // FILE after the title is taken as part of it: the error says where FILE goes.
+    const late = await t.run(["sessions", "export", "--session-id", "my", "project", file, "--db", t.db]);
+    expect(late.code).toBe(2);
+    expect(late.stderr).toMatch(/^threadline: missing argument <file> for "threadline sessions export"\. --session-id takes the rest of the line \("my project .*one\.jsonl"\): put <file> before it\./u);
+    expect(late.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
   it("a missing input file exits 3 with a clear message", async () => {
     const result = await t.run(["sessions", "import", join(t.dir, "nope.jsonl"), "--db", t.db]);
     expect(result.code).toBe(3);

@@ -70,6 +70,27 @@ describe("threadline sessions list", { timeout: 120_000 }, () => {
     for (const line of lines.slice(1)) expect(column(line, "just now")).toBe(at);
   });
 
+  it("a compressed session's preview is never its summary: the first real user message, else (no user message yet)", async () => {
+    await t.seed(async (db) => {
+      const summary = (parent: string) => ({
+        role: "user" as const,
+        content: `[Summary of the earlier conversation (session ${parent})]\nWe planned the trip.`,
+        platformMessageId: `summary:${parent}`,
+        timestamp: nowSeconds() - 60,
+      });
+      const fresh = await db.createSession({ id: "cont_fresh", source: "cli", startedAt: nowSeconds() - 120 });
+      await db.appendMessage(fresh.id, summary("root_a"));
+      const used = await db.createSession({ id: "cont_used", source: "cli", startedAt: nowSeconds() - 120 });
+      await db.appendMessage(used.id, summary("root_b"));
+      await db.appendMessage(used.id, { role: "user", content: "and the hotel?", timestamp: nowSeconds() - 30 });
+    });
+    const result = await t.run(["sessions", "list", "--db", t.db]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain("[Summary");
+    expect(result.stdout).toMatch(/^\(no user message yet\) +\S.* cont_fresh$/mu);
+    expect(result.stdout).toMatch(/^and the hotel\? +\S.* cont_used$/mu);
+  });
+
   it("says how many more exist when --limit cut the list; --all shows every one", async () => {
     await t.seed(async (db) => {
       for (let i = 0; i < 7; i++) await addSession(db, { text: `session ${i}`, ago: (i + 1) * MIN });

@@ -28,6 +28,35 @@ describe("threadline sessions show", { timeout: 120_000 }, () => {
     expect(out).not.toContain("You are terse.");
   });
 
+  it("shows a compression summary and a handoff note as what they are, not as user messages", async () => {
+    const id = await t.seed(async (db) => {
+      const session = await db.createSession({ id: "abc123_cont", source: "cli", startedAt: 1_000 });
+      await db.appendMessage(session.id, {
+        role: "user",
+        content: "[Summary of the earlier conversation (session abc000_root)]\nWe chose SQLite.",
+        platformMessageId: "summary:abc000_root",
+        timestamp: 1_001,
+      });
+      await db.appendMessage(session.id, { role: "user", content: "And the schema?", timestamp: 1_002 });
+      await db.appendMessage(session.id, {
+        role: "user",
+        content: "[System note: This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.]",
+        platformMessageId: "handoff:h-1",
+        timestamp: 1_003,
+      });
+      await db.appendMessage(session.id, { role: "assistant", content: "We chose SQLite; the schema is next.", timestamp: 1_004 });
+      return session.id;
+    });
+    const { stdout } = await t.run(["sessions", "show", id, "--db", t.db]);
+    expect(stdout).toMatch(/^summary of the earlier conversation \(abc000_root\) · .*\n {2}We chose SQLite\.$/mu);
+    expect(stdout).toMatch(/^system note · .*\n {2}This conversation was handed off from the terminal to telegram; summarise where things stand and what is next\.$/mu);
+    expect(stdout.match(/^user · /gmu)).toHaveLength(1);
+    // --full shows the stored text as the model read it.
+    const full = await t.run(["sessions", "show", id, "--full", "--db", t.db]);
+    expect(full.stdout).toContain("  [Summary of the earlier conversation (session abc000_root)]\n  We chose SQLite.");
+    expect(full.stdout).toContain("  [System note: This conversation was handed off");
+  });
+
   it("--full shows every call with its arguments, every tool result and the system prompt", async () => {
     const id = await t.seed((db) => addToolSession(db));
     const { stdout } = await t.run(["sessions", "show", id, "--full", "--db", t.db]);

@@ -286,6 +286,26 @@ export function listingTests(init: SessionDBTestInitializer): void {
       }
     });
 
+    test("the preview skips a compression summary and a handoff note (they are not user messages), on append and on recompute", async () => {
+      const summary = { role: "user" as const, content: "[Summary of the earlier conversation (session p)]\nWe planned the trip.", platformMessageId: "summary:p", timestamp: 2 };
+      const note = { role: "user" as const, content: "[System note: This conversation was handed off from the terminal to telegram]", platformMessageId: "handoff:h1", timestamp: 3 };
+      await db().createSession({ id: "cont", source: "cli", startedAt: 1 });
+      await db().appendMessage("cont", summary);
+      expect((await db().getSession("cont"))?.preview).toBeNull();
+      await db().appendTurn("cont", [note, assistant("Here is where things stand.", 4)]);
+      await db().appendMessage("cont", user("and the hotel?", 5));
+      expect((await db().getSession("cont"))?.preview).toBe("and the hotel?");
+      expect((await db().listSessions()).items.find((r) => r.id === "cont")?.preview).toBe("and the hotel?");
+      // Recomputed from the rows (replace, rewind): the same rule.
+      await db().replaceMessages("cont", [summary, note, user("first real question", 6)]);
+      expect((await db().getSession("cont"))?.preview).toBe("first real question");
+      await db().rewind("cont", 1);
+      expect((await db().getSession("cont"))?.preview).toBeNull();
+      // A platform's own message id is not a marker.
+      await db().appendMessage("cont", { role: "user", content: "from telegram", platformMessageId: "4711", timestamp: 7 });
+      expect((await db().getSession("cont"))?.preview).toBe("from telegram");
+    });
+
     test("since/until bound the ordering time; models and titled filter; across pages", async () => {
       // started 1000..1009; even ones model m1, odd m2; every third titled.
       for (let i = 0; i < 10; i++) {

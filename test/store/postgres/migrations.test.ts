@@ -81,6 +81,49 @@ describe("postgres: schema versions", () => {
     await db.close();
   });
 
+  it("the summary-marker migration marks compression summaries stored before it, and their sessions' previews skip them", async () => {
+    const schema = freshSchema();
+    const at = POSTGRES_MIGRATIONS.findIndex((m) => m.description.startsWith("compression summaries stored before they were marked"));
+    expect(at).toBeGreaterThan(0);
+    const heading = (parent: string): string => `[Summary of the earlier conversation (session ${parent})]\nWe planned the trip.`;
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`CREATE TABLE "${schema}".threadline_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(`SET search_path TO "${schema}"`);
+      for (const [i, migration] of POSTGRES_MIGRATIONS.slice(0, at).entries()) {
+        await c.query(migration.sql);
+        await c.query("INSERT INTO threadline_migrations(version) VALUES ($1)", [i + 1]);
+      }
+      const session = `INSERT INTO sessions (id, source, parent_session_id, started_at, last_active_at, chain_started_at, message_count, preview, ended_at, end_reason)
+                       VALUES ($1, 'cli', $2, 1000, 1000, 1000, 1, $3, $4, $5)`;
+      const message = "INSERT INTO messages (session_id, role, content, timestamp) VALUES ($1, 'user', $2, 1001)";
+      await c.query(session, ["root", null, "plan the trip", 1100, "compression"]);
+      await c.query(message, ["root", "plan the trip"]);
+      await c.query(session, ["cont", "root", "[Summary of the earlier conversation (s...", null, null]);
+      await c.query(message, ["cont", heading("root")]);
+      await c.query(message, ["cont", "  and the\n hotel?  "]);
+      await c.query(session, ["fresh", "root", "[Summary of the earlier conversation (s...", null, null]);
+      await c.query(message, ["fresh", heading("root")]);
+      await c.query(session, ["long", "root", "[Summary of the earlier conversation (s...", null, null]);
+      await c.query(message, ["long", heading("root")]);
+      await c.query(message, ["long", `${"d".repeat(30)}\n\n\n${"e".repeat(40)}`]);
+      // Not a continuation of a compression: a user who typed the same heading keeps their message.
+      await c.query(session, ["branch_root", null, "x", 1100, "user_exit"]);
+      await c.query(session, ["branch", "branch_root", "[Summary of the earlier conversation (s...", null, null]);
+      await c.query(message, ["branch", heading("branch_root")]);
+    });
+
+    const db = await openSessionDB(TEST_PG_URL, { schema });
+    expect((await db.getMessages("cont"))[0]?.platformMessageId).toBe("summary:root");
+    expect((await db.getSession("cont"))?.preview).toBe("and the hotel?");
+    expect((await db.getMessages("fresh"))[0]?.platformMessageId).toBe("summary:root");
+    expect((await db.getSession("fresh"))?.preview).toBeNull();
+    expect((await db.getSession("long"))?.preview).toBe(`${"d".repeat(30)} ${"e".repeat(29)}...`);
+    expect((await db.getMessages("branch"))[0]?.platformMessageId).toBeNull();
+    expect((await db.getSession("branch"))?.preview).toBe("[Summary of the earlier conversation (s...");
+    await db.close();
+  });
+
   it("refuses a schema written by a newer Threadline and leaves it untouched", async () => {
     const schema = freshSchema();
     await withClient(async (c) => {

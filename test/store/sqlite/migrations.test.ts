@@ -83,6 +83,44 @@ describe("sqlite: schema versions", () => {
     await reopened.close();
   });
 
+  it("the summary-marker migration marks compression summaries stored before it, and their sessions' previews skip them", async () => {
+    const path = join(dir, "pre-marker.db");
+    const at = SQLITE_MIGRATIONS.findIndex((m) => m.description.startsWith("compression summaries stored before they were marked"));
+    expect(at).toBeGreaterThan(0);
+    const raw = new Database(path);
+    raw.pragma("journal_mode = WAL");
+    for (const migration of SQLITE_MIGRATIONS.slice(0, at)) migration.up(raw);
+    raw.pragma(`user_version = ${at}`);
+    const session = raw.prepare(
+      `INSERT INTO sessions (id, source, parent_session_id, started_at, last_active_at, chain_started_at, message_count, preview, ended_at, end_reason)
+       VALUES (?, 'cli', ?, 1000, 1000, 1000, 1, ?, ?, ?)`,
+    );
+    const message = raw.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, 1001)");
+    const heading = (parent: string): string => `[Summary of the earlier conversation (session ${parent})]\nWe planned the trip.`;
+    session.run("root", null, "plan the trip", 1100, "compression");
+    message.run("root", "plan the trip");
+    session.run("cont", "root", "[Summary of the earlier conversation (s...", null, null);
+    message.run("cont", heading("root"));
+    message.run("cont", "  and the\n hotel?  ");
+    session.run("fresh", "root", "[Summary of the earlier conversation (s...", null, null);
+    message.run("fresh", heading("root"));
+    // Not a continuation of a compression: a user who typed the same heading keeps their message.
+    session.run("branch_root", null, "x", 1100, "user_exit");
+    session.run("branch", "branch_root", "[Summary of the earlier conversation (s...", null, null);
+    message.run("branch", heading("branch_root"));
+    raw.close();
+
+    const db = await openSessionDB(path);
+    expect((await db.getMessages("cont"))[0]?.platformMessageId).toBe("summary:root");
+    expect((await db.getSession("cont"))?.preview).toBe("and the hotel?");
+    expect((await db.getMessages("fresh"))[0]?.platformMessageId).toBe("summary:root");
+    expect((await db.getSession("fresh"))?.preview).toBeNull();
+    expect((await db.getMessages("branch"))[0]?.platformMessageId).toBeNull();
+    expect((await db.getSession("branch"))?.preview).toBe("[Summary of the earlier conversation (s...");
+    expect((await db.getSession("root"))?.preview).toBe("plan the trip");
+    await db.close();
+  });
+
   it("refuses a database written by a newer Threadline and leaves it untouched", async () => {
     const path = join(dir, "future.db");
     const raw = new Database(path);

@@ -16,6 +16,7 @@ import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, typ
 import { dbOption, sourceOption } from "../../command-options.js";
 import { bindEnv } from "../../option-env.js";
 import { collectSessions } from "../../session-pages.js";
+import { noPreview } from "../../session-table.js";
 import { loadChatSetup, runChat } from "../chat-command.js";
 
 /** A key the picker understands. */
@@ -218,7 +219,7 @@ export function renderPicker(state: PickerState, sessions: readonly SessionSumma
     const index = state.scroll + i;
     const text = line([
       fit(session.title ?? "-", titleWidth),
-      fit(session.preview ?? "(no messages)", previewWidth),
+      fit(session.preview ?? noPreview(session), previewWidth),
       fit(relativeTime(session.lastActiveAt, options.now), timeWidth),
       fit(session.source, srcWidth),
       session.id,

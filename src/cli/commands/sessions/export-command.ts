@@ -1,6 +1,8 @@
 /**
- * `threadline sessions export <file|-> [--source S] [--session-id ID]`: sessions as JSON
- * Lines (one `threadline.session` record per line), to a file or stdout.
+ * `threadline sessions export <file|-> [--source S] [--session-id SESSION…]`: sessions as
+ * JSON Lines (one `threadline.session` record per line), to a file or stdout. Like the
+ * positional session arguments of `show` and `delete`, `--session-id` takes the words after
+ * it up to the next option, joined with spaces, so a multi-word title needs no quotes.
  *
  * @module
  */
@@ -19,7 +21,8 @@ interface ExportOptions {
   db?: string;
   json?: boolean;
   source?: string[];
-  sessionId?: string;
+  /** The words after `--session-id` (a title may be several words, typed without quotes). */
+  sessionId?: string[];
 }
 
 /**
@@ -31,12 +34,12 @@ export function makeExportCommand(io: CliIo): Command {
     .description('write sessions as JSON Lines to FILE ("-" for stdout)')
     .argument("<file>", 'output file, or "-" for stdout')
     .addOption(sourceOption())
-    .option("--session-id <session>", "only this session (id, unique id prefix, or title)")
+    .option("--session-id <session...>", "only this session (id, unique id prefix, or title; takes the rest of the line, so quotes are optional)")
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ExportOptions) => {
       await withExistingDatabase(options.db, io.env, async (db) => {
-        const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId, { note: noteOnStderr(io) });
+        const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId.join(" "), { note: noteOnStderr(io) });
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;
         const bar = startProgressBar(io, { label: "Exporting", total });
