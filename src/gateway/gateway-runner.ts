@@ -11,6 +11,7 @@
 import type { Agent, Titler } from "../agents/index.js";
 import {
   setTitleAvoidingCollision,
+  syntheticMessageKind,
   InterruptedError,
   ThreadlineError,
   type ConversationMessage,
@@ -679,7 +680,9 @@ export class GatewayRunner implements CommandHost {
     if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     const model = messages[messages.length - 1]!.model ?? undefined;
-    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders: messages.map((m) => m.source) });
+    // A message the gateway wrote itself (a handoff's note) has no sender to name.
+    const senders = messages.map((m) => (syntheticMessageKind({ role: "user", platformMessageId: m.messageId ?? null }) === null ? m.source : null));
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders });
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
@@ -757,7 +760,7 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean; senders?: SessionSource[] } = {},
+    options: { rerun?: boolean; senders?: Array<SessionSource | null> } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
     let given: ConversationMessage[];
@@ -773,7 +776,7 @@ export class GatewayRunner implements CommandHost {
       prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
       // Shared sessions: the model is told who said what; the stored messages stay as they were said.
       given = context.sharedMultiUser
-        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => senderLabel(sender, { redactPii: this.#redactPii })))
+        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))))
         : history;
       await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
         this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");

@@ -381,8 +381,11 @@ forEachBackend((backend) => {
     const id = await cliSession(db);
     const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
     expect(outcome).toMatchObject({ chatId: "team", sessionKey: "agent:main:local:group:team" });
+    // The handoff's note is the gateway's own words: no sender is named for it, though the session is shared.
+    await local.nextMessage((d) => d.message.text.startsWith("Echo: [System note: This conversation was handed off"));
     await local.receive("what next?", { ...group, userId: "bob" });
-    expect((await local.nextMessage((d) => d.message.text === "Echo: what next?")).message.sessionId).toBe(id);
+    // A shared session: the model is given the sender's name in front of the text (issue 26, point 5).
+    expect((await local.nextMessage((d) => d.message.text === "Echo: [Local user] what next?")).message.sessionId).toBe(id);
   });
 
   it("a thread-capable home set with /sethome in a thread: a new thread, shared by whoever writes in it", async () => {
@@ -393,7 +396,7 @@ forEachBackend((backend) => {
     const outcome = await serveWhile(runner, {}, requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: {}, pollMs: 10 }));
     expect(outcome).toMatchObject({ chatId: "team", threadId: "thread-1", sessionKey: "agent:main:local:group:team:thread-1" });
     await local.receive("and now?", { chatType: "group", chatId: "team", threadId: "thread-1", userId: "bob" });
-    expect((await local.nextMessage((d) => d.message.text === "Echo: and now?")).message.sessionId).toBe(id);
+    expect((await local.nextMessage((d) => d.message.text === "Echo: [Local user] and now?")).message.sessionId).toBe(id);
   });
 
   it("a configured home: DM-style by default (as hermes keys it); chatType and userId of homeChannels say otherwise", async () => {
