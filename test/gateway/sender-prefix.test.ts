@@ -47,15 +47,14 @@ describe("withSenderPrefixes", () => {
     { role: "user", content: "two" },
   ];
 
-  it("labels the user messages at the end (the turn's), oldest first; leaves the rest and the input alone", () => {
-    const given = withSenderPrefixes(history, ["Ann", "Bob"]);
-    expect(given.map((m) => m.content)).toEqual(["earlier", "reply", "[Ann] one", "[Bob] two"]);
+  it("labels every user message with its stored sender, earlier turns too; leaves the rest and the input alone", () => {
+    const given = withSenderPrefixes(history, ["Cat", null, "Ann", "Bob"]);
+    expect(given.map((m) => m.content)).toEqual(["[Cat] earlier", "reply", "[Ann] one", "[Bob] two"]);
     expect(history.map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
   });
 
-  it("labels only as many messages as there are labels, from the end (a summary before the turn's message is nobody's); none leaves all as they are", () => {
-    expect(withSenderPrefixes(history, ["Ann"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Ann] two"]);
+  it("leaves a user message without a sender (a summary, a note, a message stored before senders were) as it is, and never labels a message that is not the user's", () => {
+    expect(withSenderPrefixes(history, [null, "Bot", null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
     expect(withSenderPrefixes(history, []).map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
-    expect(withSenderPrefixes(history, [null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
   });
 });
