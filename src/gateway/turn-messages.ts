@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ContentPart, ConversationMessage, NewMessage } from "../store/index.js";
+import { syntheticMessageKind, type ContentPart, type ConversationMessage, type NewMessage } from "../store/index.js";
 import type { InboundMessage } from "./adapter.js";
 import { senderLabel } from "./sender-prefix.js";
 
@@ -15,7 +15,8 @@ export const INTERRUPTED_TOOL_RESULT = "[interrupted: this tool call did not fin
 /**
  * One stored user message per inbound message (media become content parts), each with its
  * sender's label as `senderName` (see `senderLabel`: the display name, else the user id, hashed
- * when `redactPii`; `null` for a message nobody said). The label is stored in every session, so
+ * when `redactPii`; `null` for a message nobody said, and for a message the gateway writes itself,
+ * such as a handoff's note, whatever chat it is run in). The label is stored in every session, so
  * a conversation that becomes shared later still says who said what; it never enters `content`.
  */
 export function userMessagesOf(messages: InboundMessage[], at: number, { redactPii = false }: { redactPii?: boolean } = {}): NewMessage[] {
@@ -34,11 +35,13 @@ export function userMessagesOf(messages: InboundMessage[], at: number, { redactP
       }
       content = parts;
     }
+    const platformMessageId = message.messageId ?? null;
+    const synthetic = syntheticMessageKind({ role: "user", platformMessageId }) !== null;
     return {
       role: "user",
       content,
-      platformMessageId: message.messageId ?? null,
-      senderName: senderLabel(message.source, { redactPii }),
+      platformMessageId,
+      senderName: synthetic ? null : senderLabel(message.source, { redactPii }),
       timestamp: at,
     };
   });
