@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { prefixContent, senderLabel, withSenderPrefixes } from "../../src/gateway/sender-prefix.js";
+import { userMessagesOf } from "../../src/gateway/turn-messages.js";
 import type { ConversationMessage } from "../../src/store/index.js";
 
 describe("senderLabel", () => {
@@ -56,5 +57,29 @@ describe("withSenderPrefixes", () => {
   it("leaves a user message without a sender (a summary, a note, a message stored before senders were) as it is, and never labels a message that is not the user's", () => {
     expect(withSenderPrefixes(history, [null, "Bot", null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
     expect(withSenderPrefixes(history, []).map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
+  });
+});
+
+describe("userMessagesOf: the sender stored with each message", () => {
+  const source = { platform: "telegram", chatType: "group", chatId: "g", userId: "42" } as const;
+
+  it("stores each message's sender label apart from its text (hashed ids with redactPii); the gateway's own note has none", () => {
+    const messages = userMessagesOf(
+      [
+        { source: { ...source, userName: "Carol" }, text: "hi", messageId: "1" },
+        { source, text: "me", messageId: "2" },
+        { source: { platform: "telegram", chatType: "group", chatId: "g" }, text: "nobody", messageId: "3" },
+        { source: { ...source, userName: "Ada" }, text: "[System note: handed off]", messageId: "handoff:h1" },
+      ],
+      10,
+      { redactPii: true },
+    );
+    expect(messages.map((m) => [m.content, m.senderName])).toEqual([
+      ["hi", "Carol"],
+      ["me", `user_${hashIdentifier("42")}`],
+      ["nobody", null],
+      ["[System note: handed off]", null],
+    ]);
+    expect(userMessagesOf([{ source, text: "me", messageId: "2" }], 10)[0]?.senderName).toBe("42");
   });
 });
