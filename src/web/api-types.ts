@@ -73,6 +73,8 @@ export interface Message {
   platformMessageId: string | null;
   timestamp: number;
   rewoundAt: number | null;
+  /** Who said it, as the gateway labels them; null when nobody in particular did or none was stored. */
+  senderName: string | null;
 }
 
 /** `GET /sessions`. */

@@ -33,6 +33,7 @@ export interface StoredMessage {
   rewoundAt: number | null;
   rewindBatch: number | null;
   searchVector: string | null;
+  senderName: string | null;
   /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
   /** The names its tool calls call, one per call, as stored (for the per-session tool tally). */
@@ -59,6 +60,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
     searchVector: messageVector(m.content, m.toolName, m.toolCalls),
+    senderName: encodeText(m.senderName),
     preview: m.role === "user" && syntheticMessageKind(m) === null ? encodeText(makePreview(m.content)) : null,
     toolNames: calledToolNames(m.toolCalls).map((name) => encodeText(name)),
   };
@@ -67,7 +69,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
 const COLUMNS = [
   "id", "session_id", "role", "content", "content_kind", "tool_calls", "tool_call_count", "tool_call_id", "tool_name",
   "token_count", "finish_reason", "reasoning", "reasoning_details", "platform_message_id", "timestamp", "rewound_at",
-  "rewind_batch", "search_vector",
+  "rewind_batch", "search_vector", "sender_name",
 ];
 /** Rows per INSERT statement (keeps the parameter count far below PostgreSQL's 65,535). */
 const CHUNK = 500;
@@ -85,7 +87,7 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
     const values = [
       sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName,
       m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt,
-      m.rewindBatch, m.searchVector,
+      m.rewindBatch, m.searchVector, m.senderName,
     ];
     const id = await sql.column<number>(
       `INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) VALUES (${values.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
@@ -103,7 +105,7 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
       const values = [
         ids[start + i], sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId,
         m.toolName, m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp,
-        m.rewoundAt, m.rewindBatch, m.searchVector,
+        m.rewoundAt, m.rewindBatch, m.searchVector, m.senderName,
       ];
       rows.push(`(${values.map((v) => `$${params.push(v)}`).join(", ")})`);
     });
@@ -156,7 +158,7 @@ export type AppendOutcome =
 /** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
 const COLUMN_TYPES = [
   "text", "text", "smallint", "text", "integer", "text", "text", "integer", "text", "text",
-  "text", "text", "double precision", "double precision", "integer", "tsvector",
+  "text", "text", "double precision", "double precision", "integer", "tsvector", "text",
 ];
 
 /** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
@@ -164,7 +166,7 @@ function rowValues(m: StoredMessage): unknown[] {
   return [
     m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName, m.tokenCount,
     m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt, m.rewindBatch,
-    m.searchVector,
+    m.searchVector, m.senderName,
   ];
 }
 
