@@ -187,7 +187,7 @@ describe("threadline serve (built bin, real processes)", () => {
   describe("2. users of a group chat (webhook adapter)", () => {
     /**
      * Alice and Bob talk in one group; each message waits for its signed reply on the callback.
-     * In a shared group the model is given every user message as `[sender] text` (issue 26,
+     * In a shared group the model is given each message of a turn as `[sender] text` (issue 26,
      * point 5), and the fake model's reply repeats what it was given.
      */
     async function groupConversation(sessions?: Record<string, unknown>) {
