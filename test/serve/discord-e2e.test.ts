@@ -103,9 +103,9 @@ describe("threadline serve with Discord", () => {
       discord.pushMessage(mention("message-thread", "1500000000000000024", "thread from dan", dan));
       await discord.waitFor(() => discord.sentTo(THREAD).length === 2, "the second thread reply");
       expect(discord.sentTo(GENERAL).map((m) => m.reply_to).sort()).toEqual(["1500000000000000021", "1500000000000000022"]);
-      // The thread is shared: every user message of the window reaches the model with its sender (issue 26, point 5).
+      // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Dan] thread from dan");
-      expect(dialogue(second).map(([, t]) => t)).toEqual(["[Alice Doe] thread from alice", "Reply to: [Alice Doe] thread from alice", "[Dan] thread from dan"]);
+      expect(dialogue(second).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice Doe] thread from alice", "[Dan] thread from dan"]);
       expect(model.chatRequests().some((r) => dialogue(r).some(([, t]) => t.includes("nobody asked")))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {

@@ -124,8 +124,8 @@ describe("threadline serve with Matrix", () => {
       await matrix.waitFor(() => matrix.sentTo(GENERAL).length === 4, "the second thread reply");
       expect(bodies(matrix, GENERAL).slice(0, 2).sort()).toEqual(["Reply to: alice here", "Reply to: bob here"]);
       expect(matrix.sentTo(GENERAL)[3]!.content["m.relates_to"]).toEqual({ rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: bobs } });
-      // The thread is shared: every user message of the window reaches the model with its sender (issue 26, point 5).
-      expect(dialogue(await requestFor(model, "[Bob] thread from bob")).map(([, t]) => t)).toEqual(["[Alice] thread from alice", "Reply to: [Alice] thread from alice", "[Bob] thread from bob"]);
+      // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
+      expect(dialogue(await requestFor(model, "[Bob] thread from bob")).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice] thread from alice", "[Bob] thread from bob"]);
       expect(model.chatRequests().some((r) => dialogue(r).some(([, t]) => t.includes("nobody asked") || t.includes("a topic for")))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {

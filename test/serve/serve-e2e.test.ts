@@ -255,11 +255,11 @@ describe("threadline serve (built bin, real processes)", () => {
         expect(new Set(Object.values(keys))).toEqual(new Set(["agent:main:webhook:group:team-room"]));
         expect(b1.body.sessionId).toBe(a1.body.sessionId);
         expect(a2.body.sessionId).toBe(a1.body.sessionId);
-        // Every user message of the window carries its sender (stored per message); the replies are the model's.
+        // The turn's own message carries its sender; earlier ones are given as stored (the store keeps no sender per message).
         expect(dialogue(request)).toEqual([
-          ["user", "[alice] Alice here: the launch code is tulip"],
+          ["user", "Alice here: the launch code is tulip"],
           ["assistant", "Reply to: [alice] Alice here: the launch code is tulip"],
-          ["user", "[bob] Bob here: the launch code is cactus"],
+          ["user", "Bob here: the launch code is cactus"],
           ["assistant", "Reply to: [bob] Bob here: the launch code is cactus"],
           ["user", "[alice] What launch code did I give?"],
         ]);

@@ -128,9 +128,9 @@ describe("threadline serve with Slack", () => {
       await slack.waitFor(() => slack.sentTo(CHANNEL, root)[1], "the thread reply to bob");
       // A thread the bot is not in, without a mention: ignored.
       await deliver(gateway, slackEvent("event-message-thread", { ts: slackTs(), thread_ts: "1600000000.000001", parent_user_id: ALICE, text: "a human-only thread" }));
-      // The thread is shared: every user message of the window reaches the model with its sender (issue 26, point 5).
+      // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Bob Roe] thread from bob");
-      expect(dialogue(second).map(([, t]) => t)).toEqual(["[Alice Doe] thread from alice", "Reply to: [Alice Doe] thread from alice", "[Bob Roe] thread from bob"]);
+      expect(dialogue(second).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice Doe] thread from alice", "[Bob Roe] thread from bob"]);
       const aliceRequest = await requestFor(model, "alice here");
       expect(dialogue(aliceRequest)).toEqual([["user", "alice here"]]);
       // The barrier: Alice mentions the bot once more. Her session runs its turns in order, so a

@@ -95,9 +95,9 @@ describe("threadline serve with Telegram", () => {
       await telegram.waitFor(() => telegram.sentTo(GROUP).length === 2 && telegram.sentTo(FORUM).length === 2, "four replies");
       expect(telegram.sentTo(GROUP).map((m) => m.reply_to).sort()).toEqual([11, 12]);
       expect(telegram.sentTo(FORUM).map((m) => m.message_thread_id)).toEqual([77, 77]);
-      // The topic is shared: every user message of the window reaches the model with its sender (issue 26, point 5).
+      // The topic is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Dan] topic from dan");
-      expect(dialogue(second).map(([, t]) => t)).toEqual(["[Bob] topic from bob", "Reply to: [Bob] topic from bob", "[Dan] topic from dan"]);
+      expect(dialogue(second).map(([, t]) => t)).toEqual(["topic from bob", "Reply to: [Bob] topic from bob", "[Dan] topic from dan"]);
       expect(model.chatRequests().some((r) => dialogue(r).some(([, t]) => t.includes("nobody asked")))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
