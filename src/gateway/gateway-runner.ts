@@ -10,14 +10,12 @@
  */
 import type { Agent, Titler } from "../agents/index.js";
 import {
-  conversationWindow,
   setTitleAvoidingCollision,
+  syntheticMessageKind,
   InterruptedError,
   ThreadlineError,
-  toConversationMessage,
   type ConversationMessage,
   type Lease,
-  type Message,
   type NewMessage,
   type UsageUpdate,
 } from "../store/index.js";
@@ -30,7 +28,7 @@ import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js"
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
-import { withSenderPrefixes } from "./sender-prefix.js";
+import { senderLabel, withSenderPrefixes } from "./sender-prefix.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
@@ -672,7 +670,7 @@ export class GatewayRunner implements CommandHost {
       // Routing decision, turn marker and the user message(s): one write.
       const fence = this.#fence(key, state);
       entry = await this.#timed("startTurn", () =>
-        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now(), { redactPii: this.#redactPii }), { key, ...fence }),
+        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence }),
       );
     } catch (error) {
       hooks.failed(error);
@@ -682,7 +680,9 @@ export class GatewayRunner implements CommandHost {
     if (entry.resetNotice?.user) await this.notify(source, entry.resetNotice.user, ids, "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     const model = messages[messages.length - 1]!.model ?? undefined;
-    await this.#runAgent(key, state, entry, source, ids, notices, started, model);
+    // A message the gateway wrote itself (a handoff's note) has no sender to name.
+    const senders = messages.map((m) => (syntheticMessageKind({ role: "user", platformMessageId: m.messageId ?? null }) === null ? m.source : null));
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders });
   }
 
   /** Auto-resume after a restart: the user message is already stored; run the agent on the history. */
@@ -748,12 +748,7 @@ export class GatewayRunner implements CommandHost {
   }
 
   async #history(sessionId: string): Promise<ConversationMessage[]> {
-    return (await this.#window(sessionId)).map(toConversationMessage);
-  }
-
-  /** The stored messages of the history window (what `getConversation` gives, before chat shape drops who said each). */
-  async #window(sessionId: string): Promise<Message[]> {
-    return this.#timed("getConversation", () => conversationWindow(this.db, sessionId, this.#historyLimit));
+    return this.#timed("getConversation", () => this.db.getConversation(sessionId, { lastMessages: this.#historyLimit }));
   }
 
   async #runAgent(
@@ -765,24 +760,24 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean } = {},
+    options: { rerun?: boolean; senders?: Array<SessionSource | null> } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
     let given: ConversationMessage[];
     let prompt: TurnPrompt;
     let agent: Agent | undefined;
     try {
-      let window = await this.#window(entry.sessionId);
+      history = await this.#history(entry.sessionId);
       // A re-run answers the last user message again: its failed attempts are not part of the question.
-      if (options.rerun === true) while (window.length > 0 && isFailedTurnRecord(window[window.length - 1]!)) window = window.slice(0, -1);
-      history = window.map(toConversationMessage);
+      if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
       const context = buildSessionContext(source, this.#contextConfig, entry);
       prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
-      // Shared sessions: the model is told who said what (every user message of the window with a
-      // stored sender, not only the turn's); the stored messages stay as they were said.
-      given = context.sharedMultiUser ? withSenderPrefixes(history, window.map((m) => m.senderName)) : history;
+      // Shared sessions: the model is told who said what; the stored messages stay as they were said.
+      given = context.sharedMultiUser
+        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))))
+        : history;
       await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
         this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");
       });

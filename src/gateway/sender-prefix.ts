@@ -1,14 +1,12 @@
 /**
  * Sender prefixes of shared sessions. In a session several people share (a thread, a group
  * without per-user sessions), the context prompt tells the model that messages are prefixed
- * with `[sender name]`; the gateway stores each user message's sender label with it
- * ({@link Message.senderName}, in every session) and, in a shared session, adds the prefixes
- * to the messages the model is given (the whole history window, not only the turn's), never
- * to the stored text, which stays each person's own words.
+ * with `[sender name]`; the gateway adds those prefixes to the messages the model is given,
+ * never to the stored text, which stays each person's own words.
  *
  * @module
  */
-import type { ContentPart, ConversationMessage, Message } from "../store/index.js";
+import type { ContentPart, ConversationMessage } from "../store/index.js";
 import { redactUserId, sanitizeUntrustedText } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
 
@@ -50,20 +48,22 @@ export function prefixContent(content: ConversationMessage["content"], label: st
 }
 
 /**
- * The history as the model is given it in a shared session: each user message whose sender is
- * known (`senders`, one per message of `history`, in its order: the stored
- * {@link Message.senderName}) gets `[sender] ` in front of its text. A `null` sender leaves its
- * message as it is: a `/compress` summary, a handoff's note and messages stored before senders
- * were, which nobody in particular said (or nobody knows who did); so are messages that are not
- * the user's. The input array is left as it is.
+ * The history as the model is given it in a shared session: the user messages at its end
+ * (the current turn's) prefixed with `labels`, one per message, oldest first, the last label
+ * for the last message. A `null` label leaves its message as it is, and so do user messages
+ * before those the labels cover (such as a `/compress` summary the turn's message follows):
+ * nobody is named for what they did not say. Earlier messages and the input array are left
+ * as they are.
  *
  * @example
- * withSenderPrefixes([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }], ["Carol", null]);
- * // [{ role: "user", content: "[Carol] hi" }, { role: "assistant", content: "hello" }]
+ * withSenderPrefixes([{ role: "user", content: "hi" }], ["Carol"]); // [{ role: "user", content: "[Carol] hi" }]
  */
-export function withSenderPrefixes(history: readonly ConversationMessage[], senders: readonly (string | null)[]): ConversationMessage[] {
-  return history.map((message, i) => {
-    const sender = senders[i] ?? null;
-    return message.role === "user" && sender !== null && sender !== "" ? { ...message, content: prefixContent(message.content, sender) } : message;
-  });
+export function withSenderPrefixes(history: readonly ConversationMessage[], labels: readonly (string | null)[]): ConversationMessage[] {
+  const out = [...history];
+  let at = labels.length - 1;
+  for (let i = out.length - 1; i >= 0 && at >= 0 && out[i]!.role === "user"; i--, at--) {
+    const label = labels[at] ?? null;
+    if (label !== null) out[i] = { ...out[i]!, content: prefixContent(out[i]!.content, label) };
+  }
+  return out;
 }

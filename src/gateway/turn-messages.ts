@@ -5,21 +5,14 @@
  *
  * @module
  */
-import { syntheticMessageKind, type ContentPart, type ConversationMessage, type NewMessage } from "../store/index.js";
+import type { ContentPart, ConversationMessage, NewMessage } from "../store/index.js";
 import type { InboundMessage } from "./adapter.js";
-import { senderLabel } from "./sender-prefix.js";
 
 /** The content of a synthetic result for a tool call whose turn was interrupted. */
 export const INTERRUPTED_TOOL_RESULT = "[interrupted: this tool call did not finish; do not assume it ran]";
 
-/**
- * One stored user message per inbound message (media become content parts), each with its
- * sender's label as `senderName` (see `senderLabel`: the display name, else the user id, hashed
- * when `redactPii`; `null` for a message nobody said, and for a message the gateway writes itself,
- * such as a handoff's note, whatever chat it is run in). The label is stored in every session, so
- * a conversation that becomes shared later still says who said what; it never enters `content`.
- */
-export function userMessagesOf(messages: InboundMessage[], at: number, { redactPii = false }: { redactPii?: boolean } = {}): NewMessage[] {
+/** One stored user message per inbound message (media become content parts). */
+export function userMessagesOf(messages: InboundMessage[], at: number): NewMessage[] {
   return messages.map((message) => {
     const media = message.media ?? [];
     let content: string | ContentPart[] = message.text;
@@ -35,15 +28,7 @@ export function userMessagesOf(messages: InboundMessage[], at: number, { redactP
       }
       content = parts;
     }
-    const platformMessageId = message.messageId ?? null;
-    const synthetic = syntheticMessageKind({ role: "user", platformMessageId }) !== null;
-    return {
-      role: "user",
-      content,
-      platformMessageId,
-      senderName: synthetic ? null : senderLabel(message.source, { redactPii }),
-      timestamp: at,
-    };
+    return { role: "user", content, platformMessageId: message.messageId ?? null, timestamp: at };
   });
 }
 

@@ -138,7 +138,6 @@ export const messageSchema = named("Message", {
     platformMessageId: nullable("string"),
     timestamp: num,
     rewoundAt: nullable("number"),
-    senderName: { ...nullable("string"), description: "Who said it, as the gateway labels them; null when nobody in particular did or none was stored." },
   },
 });
 

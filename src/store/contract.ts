@@ -51,15 +51,6 @@ export interface NewMessage {
   reasoningDetails?: unknown;
   /** The platform's own id for this message (Telegram message id, Slack ts…). */
   platformMessageId?: string | null;
-  /**
-   * Who said it, as the gateway labels them (the sender's display name, else their user id):
-   * set on the user messages a gateway stores for a turn, so the history of a session several
-   * people share can show who said what. `null` (the default) for a message nobody in particular
-   * said (an assistant or tool message, a `/compress` summary, a handoff's note) and for messages
-   * stored without one. Metadata only: never part of `content`; a gateway puts `[<sender>] ` in
-   * front of the text only in what it gives the model of a shared session.
-   */
-  senderName?: string | null;
   /** When it was said (default: now). */
   timestamp?: number;
 }
@@ -82,8 +73,6 @@ export interface Message {
   timestamp: number;
   /** When it was soft-deleted by a rewind, else `null`. Rewound messages are hidden unless asked for. */
   rewoundAt: number | null;
-  /** Who said it, as the gateway labels them; `null` when nobody in particular did or none was stored (see {@link NewMessage.senderName}). */
-  senderName: string | null;
 }
 
 /** A message in OpenAI chat-completions shape, ready to send to a model. */

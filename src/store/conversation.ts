@@ -18,28 +18,15 @@ export function toConversationMessage(message: Message): ConversationMessage {
   return out;
 }
 
-/**
- * The stored messages a conversation holds: the session's visible transcript, or with
- * `lastMessages` its last N visible messages cut so the window starts at a user message
- * (see {@link ConversationOptions.lastMessages}). {@link conversationOf} is this in chat
- * shape; a caller that needs what chat shape leaves out (who said each message) reads this.
- */
-export async function conversationWindow(
-  db: Pick<SessionDB, "getMessages">,
-  sessionId: string,
-  lastMessages?: number,
-): Promise<Message[]> {
-  const messages = await db.getMessages(sessionId, lastMessages === undefined ? {} : { lastMessages });
-  return lastMessages === undefined ? messages : startAtUserTurn(messages);
-}
-
 /** A session's visible transcript in OpenAI chat shape, its system prompt first when asked for. */
 export async function conversationOf(
   db: Pick<SessionDB, "getMessages" | "getSession">,
   sessionId: string,
   options: ConversationOptions = {},
 ): Promise<ConversationMessage[]> {
-  const messages = (await conversationWindow(db, sessionId, options.lastMessages)).map(toConversationMessage);
+  const window = options.lastMessages === undefined ? {} : { lastMessages: options.lastMessages };
+  let messages = (await db.getMessages(sessionId, window)).map(toConversationMessage);
+  if (options.lastMessages !== undefined) messages = startAtUserTurn(messages);
   if (options.includeSystemPrompt) {
     const session = await db.getSession(sessionId);
     if (session?.systemPrompt) return [{ role: "system", content: session.systemPrompt }, ...messages];
@@ -48,7 +35,7 @@ export async function conversationOf(
 }
 
 /** Drops the head of a cut window up to its first user message (or, without one, its leading tool results). */
-function startAtUserTurn<T extends { role: string }>(messages: T[]): T[] {
+function startAtUserTurn(messages: ConversationMessage[]): ConversationMessage[] {
   const firstUser = messages.findIndex((m) => m.role === "user");
   if (firstUser > 0) return messages.slice(firstUser);
   if (firstUser === 0) return messages;

@@ -24,4 +24,3 @@ export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } fr
 export { newSessionId } from "./session-id.js";
 export { HANDOFF_MESSAGE_PREFIX, SUMMARY_MESSAGE_PREFIX, summaryMessageText, syntheticMessageBody, syntheticMessageKind, type SyntheticMessageKind } from "./message-origin.js";
 export { StoreCore } from "./core/store-core.js";
-export { conversationWindow, toConversationMessage } from "./conversation.js";

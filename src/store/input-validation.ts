@@ -240,7 +240,6 @@ export function normalizeMessage(message: NewMessage, field = "message", now = D
     reasoningDetails: message.reasoningDetails ?? null,
     platformMessageId: optionalText(message.platformMessageId, `${field}.platformMessageId`),
     timestamp: checkTime(message.timestamp, `${field}.timestamp`, now),
-    senderName: optionalText(message.senderName, `${field}.senderName`),
   };
   if (normalized.reasoningDetails !== null) toJson(normalized.reasoningDetails, `${field}.reasoningDetails`);
   const bytes =

@@ -73,8 +73,6 @@ export interface Message {
   platformMessageId: string | null;
   timestamp: number;
   rewoundAt: number | null;
-  /** Who said it, as the gateway labels them; null when nobody in particular did or none was stored. */
-  senderName: string | null;
 }
 
 /** `GET /sessions`. */

@@ -6,7 +6,6 @@
 import { describe, expect, it } from "vitest";
 import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { prefixContent, senderLabel, withSenderPrefixes } from "../../src/gateway/sender-prefix.js";
-import { userMessagesOf } from "../../src/gateway/turn-messages.js";
 import type { ConversationMessage } from "../../src/store/index.js";
 
 describe("senderLabel", () => {
@@ -48,38 +47,15 @@ describe("withSenderPrefixes", () => {
     { role: "user", content: "two" },
   ];
 
-  it("labels every user message with its stored sender, earlier turns too; leaves the rest and the input alone", () => {
-    const given = withSenderPrefixes(history, ["Cat", null, "Ann", "Bob"]);
-    expect(given.map((m) => m.content)).toEqual(["[Cat] earlier", "reply", "[Ann] one", "[Bob] two"]);
+  it("labels the user messages at the end (the turn's), oldest first; leaves the rest and the input alone", () => {
+    const given = withSenderPrefixes(history, ["Ann", "Bob"]);
+    expect(given.map((m) => m.content)).toEqual(["earlier", "reply", "[Ann] one", "[Bob] two"]);
     expect(history.map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
   });
 
-  it("leaves a user message without a sender (a summary, a note, a message stored before senders were) as it is, and never labels a message that is not the user's", () => {
-    expect(withSenderPrefixes(history, [null, "Bot", null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
+  it("labels only as many messages as there are labels, from the end (a summary before the turn's message is nobody's); none leaves all as they are", () => {
+    expect(withSenderPrefixes(history, ["Ann"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Ann] two"]);
     expect(withSenderPrefixes(history, []).map((m) => m.content)).toEqual(["earlier", "reply", "one", "two"]);
-  });
-});
-
-describe("userMessagesOf: the sender stored with each message", () => {
-  const source = { platform: "telegram", chatType: "group", chatId: "g", userId: "42" } as const;
-
-  it("stores each message's sender label apart from its text (hashed ids with redactPii); the gateway's own note has none", () => {
-    const messages = userMessagesOf(
-      [
-        { source: { ...source, userName: "Carol" }, text: "hi", messageId: "1" },
-        { source, text: "me", messageId: "2" },
-        { source: { platform: "telegram", chatType: "group", chatId: "g" }, text: "nobody", messageId: "3" },
-        { source: { ...source, userName: "Ada" }, text: "[System note: handed off]", messageId: "handoff:h1" },
-      ],
-      10,
-      { redactPii: true },
-    );
-    expect(messages.map((m) => [m.content, m.senderName])).toEqual([
-      ["hi", "Carol"],
-      ["me", `user_${hashIdentifier("42")}`],
-      ["nobody", null],
-      ["[System note: handed off]", null],
-    ]);
-    expect(userMessagesOf([{ source, text: "me", messageId: "2" }], 10)[0]?.senderName).toBe("42");
+    expect(withSenderPrefixes(history, [null, "Bob"]).map((m) => m.content)).toEqual(["earlier", "reply", "one", "[Bob] two"]);
   });
 });

@@ -102,35 +102,6 @@ describe("threadline serve: what the model is given (issue 26)", () => {
   );
 
   it(
-    "5. in a shared thread the earlier user messages of the history reach the model with their senders too; the store keeps each sender apart from the text",
-    async () => {
-      const { fake, send, gateway, home } = await setup();
-      const thread = { chatId: "room-2", threadId: "t-2", chatType: "thread" as const, chatName: "Ops" };
-      await send({ ...thread, userId: "u-alice", userName: "alice", text: "the deploy failed", messageId: "h1" });
-      await send({ ...thread, userId: "u-bob", userName: "bob", text: "it was the migration", messageId: "h2" });
-      const third = await send({ ...thread, userId: "u-alice", userName: "alice", text: "then roll it back", messageId: "h3" });
-      expect(third.body.kind).toBe("reply");
-
-      const request = await requestFor(fake, "[alice] then roll it back");
-      const users = dialogue(request).filter(([role]) => role === "user").map(([, text]) => text);
-      expect(users).toEqual(["[alice] the deploy failed", "[bob] it was the migration", "[alice] then roll it back"]);
-      // The replies between them are the model's own, not anyone's.
-      expect(dialogue(request).filter(([role]) => role === "assistant").every(([, text]) => !text.startsWith("["))).toBe(true);
-
-      expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      await withDatabase(home, async (db) => {
-        const stored = (await db.getMessages(third.body.sessionId!)).filter((m) => m.role === "user").map((m) => [m.content, m.senderName]);
-        expect(stored).toEqual([
-          ["the deploy failed", "alice"],
-          ["it was the migration", "bob"],
-          ["then roll it back", "alice"],
-        ]);
-      });
-    },
-    TEST_TIMEOUT,
-  );
-
-  it(
     "5. a group shared by its members is prefixed; a group with per-user sessions is not",
     async () => {
       const shared = await setup({ sessions: { groupSessionsPerUser: false } });

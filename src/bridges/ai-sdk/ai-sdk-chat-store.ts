@@ -265,7 +265,6 @@ function asNewMessage(m: Message): NewMessage {
     reasoning: m.reasoning,
     reasoningDetails: m.reasoningDetails,
     platformMessageId: m.platformMessageId,
-    senderName: m.senderName,
     timestamp: m.timestamp,
   };
 }

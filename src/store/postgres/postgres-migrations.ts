@@ -280,10 +280,6 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
        WHERE s.id IN (SELECT session_id FROM marked_summaries);
     `,
   },
-  {
-    description: "who said each message (sender_name, as the gateway labels them); null for the messages stored before",
-    sql: `ALTER TABLE messages ADD COLUMN sender_name text;`,
-  },
 ];
 
 /** The version this code writes. */

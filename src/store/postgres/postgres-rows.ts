@@ -57,14 +57,12 @@ export interface MessageRow {
   timestamp: number;
   rewound_at: number | null;
   rewind_batch: number | null;
-  /** Who said it (schema 8); see `Message.senderName`. */
-  sender_name: string | null;
 }
 
 /** Every message column except the search vector. */
 export const MESSAGE_COLUMNS =
   "id, session_id, role, content, content_kind, tool_calls, tool_call_count, tool_call_id, tool_name, token_count, " +
-  "finish_reason, reasoning, reasoning_details, platform_message_id, timestamp, rewound_at, rewind_batch, sender_name";
+  "finish_reason, reasoning, reasoning_details, platform_message_id, timestamp, rewound_at, rewind_batch";
 
 /** A session row as a contract {@link Session}, NUL escapes decoded. */
 export function toSession(row: SessionRow): Session {
@@ -90,7 +88,7 @@ export function rowContent(row: Pick<MessageRow, "content" | "content_kind">): M
 /** The columns {@link toExportedMessage} reads, in its order. */
 export const EXPORTED_MESSAGE_COLUMNS =
   "role, content, content_kind, tool_calls, tool_call_id, tool_name, token_count, finish_reason, reasoning, " +
-  "reasoning_details, platform_message_id, timestamp, rewound_at, sender_name";
+  "reasoning_details, platform_message_id, timestamp, rewound_at";
 
 /**
  * A row read as a tuple of {@link EXPORTED_MESSAGE_COLUMNS} as a message of an export record: what
@@ -113,7 +111,6 @@ export function toExportedMessage(t: unknown[]): ExportedMessage {
     platformMessageId: decodeText(t[10] as string | null),
     timestamp: t[11] as number,
     rewoundAt: t[12] as number | null,
-    senderName: decodeText(t[13] as string | null),
   };
 }
 
@@ -134,6 +131,5 @@ export function toMessage(row: MessageRow): Message {
     platformMessageId: decodeText(row.platform_message_id),
     timestamp: row.timestamp,
     rewoundAt: row.rewound_at,
-    senderName: decodeText(row.sender_name),
   };
 }

@@ -33,7 +33,6 @@ export interface StoredMessage {
   rewoundAt: number | null;
   rewindBatch: number | null;
   searchVector: string | null;
-  senderName: string | null;
   /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
   /** The names its tool calls call, one per call, as stored (for the per-session tool tally). */
@@ -60,7 +59,6 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
     searchVector: messageVector(m.content, m.toolName, m.toolCalls),
-    senderName: encodeText(m.senderName),
     preview: m.role === "user" && syntheticMessageKind(m) === null ? encodeText(makePreview(m.content)) : null,
     toolNames: calledToolNames(m.toolCalls).map((name) => encodeText(name)),
   };
@@ -69,7 +67,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
 const COLUMNS = [
   "id", "session_id", "role", "content", "content_kind", "tool_calls", "tool_call_count", "tool_call_id", "tool_name",
   "token_count", "finish_reason", "reasoning", "reasoning_details", "platform_message_id", "timestamp", "rewound_at",
-  "rewind_batch", "search_vector", "sender_name",
+  "rewind_batch", "search_vector",
 ];
 /** Rows per INSERT statement (keeps the parameter count far below PostgreSQL's 65,535). */
 const CHUNK = 500;
@@ -87,7 +85,7 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
     const values = [
       sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName,
       m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt,
-      m.rewindBatch, m.searchVector, m.senderName,
+      m.rewindBatch, m.searchVector,
     ];
     const id = await sql.column<number>(
       `INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) VALUES (${values.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
@@ -105,7 +103,7 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
       const values = [
         ids[start + i], sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId,
         m.toolName, m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp,
-        m.rewoundAt, m.rewindBatch, m.searchVector, m.senderName,
+        m.rewoundAt, m.rewindBatch, m.searchVector,
       ];
       rows.push(`(${values.map((v) => `$${params.push(v)}`).join(", ")})`);
     });
@@ -158,7 +156,7 @@ export type AppendOutcome =
 /** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
 const COLUMN_TYPES = [
   "text", "text", "smallint", "text", "integer", "text", "text", "integer", "text", "text",
-  "text", "text", "double precision", "double precision", "integer", "tsvector", "text",
+  "text", "text", "double precision", "double precision", "integer", "tsvector",
 ];
 
 /** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
@@ -166,7 +164,7 @@ function rowValues(m: StoredMessage): unknown[] {
   return [
     m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName, m.tokenCount,
     m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt, m.rewindBatch,
-    m.searchVector, m.senderName,
+    m.searchVector,
   ];
 }
 

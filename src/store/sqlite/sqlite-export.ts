@@ -65,8 +65,7 @@ const MESSAGE_JSON =
   `',"reasoningDetails":', ${storedJson("reasoning_details")}, ` +
   `',"platformMessageId":', json_quote(platform_message_id), ` +
   `',"timestamp":', ${jsonNumber("timestamp")}, ` +
-  `',"rewoundAt":', ${jsonNumber("rewound_at")}, ` +
-  `',"senderName":', json_quote(sender_name), '}')`;
+  `',"rewoundAt":', ${jsonNumber("rewound_at")}, '}')`;
 
 /** 1 when the row's stored JSON columns all hold valid JSON (what `JSON.parse` accepts), else 0. */
 const STORED_JSON_VALID =

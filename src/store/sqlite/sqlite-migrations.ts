@@ -326,12 +326,6 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       }
     },
   },
-  {
-    description: "who said each message (sender_name, as the gateway labels them); null for the messages stored before",
-    up(db) {
-      db.exec("ALTER TABLE messages ADD COLUMN sender_name TEXT");
-    },
-  },
 ];
 
 /** The version this code writes. */

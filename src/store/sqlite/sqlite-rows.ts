@@ -34,8 +34,6 @@ export interface MessageRow {
   timestamp: number;
   rewound_at: number | null;
   rewind_batch: number | null;
-  /** Who said it (schema 9); see `Message.senderName`. */
-  sender_name: string | null;
 }
 
 /** The stored content of a row, parsed back to a string or parts. */
@@ -47,7 +45,7 @@ export function rowContent(row: Pick<MessageRow, "content" | "content_parts">): 
 /** The columns {@link toExportedMessage} reads, in its order. */
 export const EXPORTED_MESSAGE_COLUMNS =
   "role, content, content_parts, tool_calls, tool_call_id, tool_name, token_count, finish_reason, reasoning, " +
-  "reasoning_details, platform_message_id, timestamp, rewound_at, sender_name";
+  "reasoning_details, platform_message_id, timestamp, rewound_at";
 
 /**
  * A row read as a tuple of {@link EXPORTED_MESSAGE_COLUMNS} as a message of an export record: what
@@ -70,7 +68,6 @@ export function toExportedMessage(t: unknown[]): ExportedMessage {
     platformMessageId: t[10] as string | null,
     timestamp: t[11] as number,
     rewoundAt: t[12] as number | null,
-    senderName: t[13] as string | null,
   };
 }
 
@@ -91,7 +88,6 @@ export function toMessage(row: MessageRow): Message {
     platformMessageId: row.platform_message_id,
     timestamp: row.timestamp,
     rewoundAt: row.rewound_at,
-    senderName: row.sender_name,
   };
 }
 

@@ -15,10 +15,9 @@ import { rowContent, type MessageRow } from "./sqlite-rows.js";
 const INSERT_MESSAGE = `
   INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_count, tool_call_id,
     tool_name, token_count, finish_reason, reasoning, reasoning_details, platform_message_id, timestamp,
-    rewound_at, rewind_batch, sender_name)
+    rewound_at, rewind_batch)
   VALUES (@sessionId, @role, @content, @contentParts, @toolCalls, @toolCallCount, @toolCallId, @toolName,
-    @tokenCount, @finishReason, @reasoning, @reasoningDetails, @platformMessageId, @timestamp, @rewoundAt, @rewindBatch,
-    @senderName)`;
+    @tokenCount, @finishReason, @reasoning, @reasoningDetails, @platformMessageId, @timestamp, @rewoundAt, @rewindBatch)`;
 
 /** A message in the column form it is stored in (serialise once, outside the transaction). */
 export interface StoredMessage {
@@ -37,7 +36,6 @@ export interface StoredMessage {
   timestamp: number;
   rewoundAt: number | null;
   rewindBatch: number | null;
-  senderName: string | null;
   /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
   /** The names its tool calls call, one per call (for the per-session tool tally). */
@@ -65,7 +63,6 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     timestamp: m.timestamp,
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
-    senderName: m.senderName,
     preview: m.role === "user" && syntheticMessageKind(m) === null ? makePreview(m.content) : null,
     toolNames: calledToolNames(m.toolCalls),
   };

@@ -48,7 +48,6 @@ function makeRecord(id: string, overrides: Partial<SessionRecord["session"]> = {
         platformMessageId: null,
         timestamp: 1001,
         rewoundAt: null,
-        senderName: null,
       },
     ],
   };
@@ -77,7 +76,7 @@ async function seedRich(db: SessionDB): Promise<void> {
   });
   await db.appendTurn("parent", [
     { role: "system", content: "setup", timestamp: 1001 },
-    { role: "user", content: [{ type: "text", text: "what's this?" }, { type: "image_url", image_url: { url: "data:x" } }], timestamp: 1002, platformMessageId: "pm-1", senderName: "Alice" },
+    { role: "user", content: [{ type: "text", text: "what's this?" }, { type: "image_url", image_url: { url: "data:x" } }], timestamp: 1002, platformMessageId: "pm-1" },
     {
       role: "assistant",
       content: null,
@@ -106,7 +105,7 @@ async function seedRich(db: SessionDB): Promise<void> {
   });
   await db.endSession("parent", "compression", { endedAt: 1100 });
   await db.createSession({ id: "child", source: "telegram", model: "gpt-4o", parentSessionId: "parent", startedAt: 1100, title: "Child title" });
-  await db.appendTurn("child", [{ ...user("continue please", 1101), senderName: "Bob" }, assistant("continuing", 1102)]);
+  await db.appendTurn("child", [user("continue please", 1101), assistant("continuing", 1102)]);
   await db.appendTurn("child", [user("undo me", 1103), assistant("undone", 1104)]);
   await db.rewind("child");
   await db.createSession({ id: "empty", source: "discord", startedAt: 900 });
@@ -160,7 +159,7 @@ export async function seedTricky(db: SessionDB): Promise<void> {
             reasoningDetails: i % 4 === 1 ? { text: TRICKY_TEXT, n: [-0, 1e-7, 2 ** 60], ok: true, none: null } : TRICKY_TEXT,
             finishReason: "tool_calls",
           }
-        : { platformMessageId: `pm\n${i}`, toolCallId: `c\u0000${i}`, toolName: TRICKY_TEXT, senderName: i % 4 === 0 ? TRICKY_TEXT : null }),
+        : { platformMessageId: `pm\n${i}`, toolCallId: `c\u0000${i}`, toolName: TRICKY_TEXT }),
       timestamp,
     })),
   );
@@ -308,36 +307,6 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
       expect(catHits).toHaveLength(2);
       expect(new Set(catHits.map((h) => h.sessionId))).toEqual(new Set(["parent"]));
       expect(await target.searchMessages("undo")).toEqual([]);
-    });
-
-    test("senderName is exported with each message and a round trip keeps it", async () => {
-      await seedRich(db());
-      const [parent] = await collect(db().exportSessions({ sessionId: "parent" }));
-      expect(parent!.messages.map((m) => m.senderName)).toEqual([null, "Alice", null, null, null]);
-      const [child] = await collect(db().exportSessions({ sessionId: "child", includeRewound: true }));
-      expect(child!.messages.map((m) => m.senderName)).toEqual(["Bob", null, null, null]);
-      const lines = await collect(db().exportSessionLines({ sessionId: "parent" }));
-      expect(Buffer.from(lines[0]!).toString("utf8")).toContain('"senderName":"Alice"');
-      const target = await freshStore();
-      await target.importSessions([JSON.stringify(parent), JSON.stringify(child)]);
-      expect((await target.getMessages("parent")).map((m) => m.senderName)).toEqual([null, "Alice", null, null, null]);
-      expect((await target.getMessages("child", { includeRewound: true })).map((m) => m.senderName)).toEqual(["Bob", null, null, null]);
-    });
-
-    test("a record written before senders were stored (its messages have no senderName) imports with senderName null", async () => {
-      const record = makeRecord("older");
-      const { senderName: _s, ...older } = record.messages[0]!;
-      const line = JSON.stringify({ ...record, messages: [older, { role: "user", content: "named", timestamp: 1002, senderName: "Dana" }] });
-      expect(line.match(/senderName/gu)).toHaveLength(1);
-      expect(await db().importSessions([line])).toEqual({ imported: 1, skipped: 0, errors: [] });
-      expect((await db().getMessages("older")).map((m) => [m.content, m.senderName])).toEqual([
-        ["hello from older", null],
-        ["named", "Dana"],
-      ]);
-      const bad = JSON.stringify({ ...makeRecord("bad"), messages: [{ ...older, senderName: 7 }] });
-      const report = await db().importSessions([bad]);
-      expect(report.imported).toBe(0);
-      expect(report.errors[0]?.message).toMatch(/senderName/u);
     });
 
     test("importing twice skips every session the second time", async () => {

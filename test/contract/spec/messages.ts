@@ -75,7 +75,6 @@ export function messagesTests(init: SessionDBTestInitializer): void {
         reasoning: "The user wants the weather.",
         reasoningDetails,
         platformMessageId: "tg-1234",
-        senderName: "Alice",
         timestamp: 1_700_000_000.123456,
       });
       const toolId = await db().appendMessage("s", {
@@ -101,7 +100,6 @@ export function messagesTests(init: SessionDBTestInitializer): void {
         platformMessageId: "tg-1234",
         timestamp: 1_700_000_000.123456,
         rewoundAt: null,
-        senderName: "Alice",
       });
       expect(t).toEqual({
         id: toolId,
@@ -118,7 +116,6 @@ export function messagesTests(init: SessionDBTestInitializer): void {
         platformMessageId: null,
         timestamp: 1_700_000_001.5,
         rewoundAt: null,
-        senderName: null,
       });
     });
 
@@ -151,42 +148,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
         reasoningDetails: null,
         platformMessageId: null,
         rewoundAt: null,
-        senderName: null,
       });
-    });
-
-    test("senderName (who said it) is stored with the message and read back, never as part of its text", async () => {
-      await db().createSession({ id: "s", source: "telegram" });
-      const odd = "Zoë \u{1F600} \"quoted\" [x]\u0000";
-      const id = await db().appendMessage("s", { role: "user", content: "hello", senderName: "Alice", timestamp: 1 });
-      const ids = await db().appendTurn("s", [
-        { role: "user", content: "me too", senderName: "Bob", timestamp: 2 },
-        { role: "user", content: [{ type: "text", text: "parts" }], senderName: odd, timestamp: 3 },
-        { role: "user", content: "nobody's", timestamp: 4 },
-        { role: "assistant", content: "hi both", timestamp: 5 },
-      ]);
-      const messages = await db().getMessages("s");
-      expect(messages.map((m) => [m.id, m.senderName])).toEqual([
-        [id, "Alice"],
-        [ids[0], "Bob"],
-        [ids[1], odd],
-        [ids[2], null],
-        [ids[3], null],
-      ]);
-      expect(messages.map((m) => m.content)).toEqual(["hello", "me too", [{ type: "text", text: "parts" }], "nobody's", "hi both"]);
-      // The chat shape is the model's: who said it is the gateway's to show, not a key of its own.
-      const conversation = await db().getConversation("s");
-      expect(conversation[0]).toEqual({ role: "user", content: "hello" });
-      // A window and a replaced transcript keep each message's sender.
-      expect((await db().getMessages("s", { lastMessages: 4 })).map((m) => m.senderName)).toEqual(["Bob", odd, null, null]);
-      await db().replaceMessages("s", [{ role: "user", content: "again", senderName: "Carol", timestamp: 6 }]);
-      expect((await db().getMessages("s")).map((m) => m.senderName)).toEqual(["Carol"]);
-    });
-
-    test("senderName must be a string or null", async () => {
-      await db().createSession({ id: "s", source: "cli" });
-      await expectReject(() => db().appendMessage("s", { role: "user", content: "x", senderName: 42 as never }), InvalidInputError, /senderName/);
-      expect(await db().getMessages("s")).toEqual([]);
     });
 
     test("every role is accepted; text with special characters is stored exactly", async () => {

@@ -124,41 +124,6 @@ describe("postgres: schema versions", () => {
     await db.close();
   });
 
-  it("the sender migration adds sender_name: messages stored before it read null, new ones keep theirs, and export them", async () => {
-    const schema = freshSchema();
-    const at = POSTGRES_MIGRATIONS.findIndex((m) => m.description.startsWith("who said each message"));
-    expect(at).toBe(7);
-    await withClient(async (c) => {
-      await c.query(`CREATE SCHEMA "${schema}"`);
-      await c.query(`CREATE TABLE "${schema}".threadline_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
-      await c.query(`SET search_path TO "${schema}"`);
-      for (const [i, migration] of POSTGRES_MIGRATIONS.slice(0, at).entries()) {
-        await c.query(migration.sql);
-        await c.query("INSERT INTO threadline_migrations(version) VALUES ($1)", [i + 1]);
-      }
-      await c.query(
-        `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count, preview)
-         VALUES ('old', 'slack', 1000, 1005, 1000, 1, 'before')`,
-      );
-      await c.query("INSERT INTO messages (session_id, role, content, platform_message_id, timestamp) VALUES ('old', 'user', 'before', 'ts-1', 1005)");
-    });
-
-    const db = await openSessionDB(TEST_PG_URL, { schema });
-    const [before] = await db.getMessages("old");
-    expect(before).toMatchObject({ content: "before", platformMessageId: "ts-1", senderName: null });
-    await db.appendMessage("old", { role: "user", content: "after", senderName: "Alice\u0000" });
-    expect((await db.getMessages("old")).map((m) => m.senderName)).toEqual([null, "Alice\u0000"]);
-    const lines: Uint8Array[] = [];
-    for await (const line of db.exportSessionLines({ sessionId: "old" })) lines.push(line);
-    const record = JSON.parse(Buffer.from(lines[0]!).toString("utf8")) as { messages: Array<{ senderName: unknown }> };
-    expect(record.messages.map((m) => m.senderName)).toEqual([null, "Alice\u0000"]);
-    await db.close();
-    const versions = await withClient(async (c) =>
-      (await c.query(`SELECT version FROM "${schema}".threadline_migrations ORDER BY version`)).rows.map((r) => r.version),
-    );
-    expect(versions).toEqual(Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1));
-  });
-
   it("refuses a schema written by a newer Threadline and leaves it untouched", async () => {
     const schema = freshSchema();
     await withClient(async (c) => {

@@ -121,39 +121,6 @@ describe("sqlite: schema versions", () => {
     await db.close();
   });
 
-  it("the sender migration adds sender_name: messages stored before it read null, new ones keep theirs, and export them", async () => {
-    const path = join(dir, "pre-sender.db");
-    const at = SQLITE_MIGRATIONS.findIndex((m) => m.description.startsWith("who said each message"));
-    expect(at).toBe(8);
-    const raw = new Database(path);
-    raw.pragma("journal_mode = WAL");
-    for (const migration of SQLITE_MIGRATIONS.slice(0, at)) migration.up(raw);
-    raw.pragma(`user_version = ${at}`);
-    raw
-      .prepare(
-        `INSERT INTO sessions (id, source, started_at, last_active_at, chain_started_at, message_count, preview)
-         VALUES ('old', 'slack', 1000, 1005, 1000, 1, 'before')`,
-      )
-      .run();
-    raw.prepare("INSERT INTO messages (session_id, role, content, platform_message_id, timestamp) VALUES ('old', 'user', 'before', 'ts-1', 1005)").run();
-    raw.close();
-
-    const db = await openSessionDB(path);
-    const [before] = await db.getMessages("old");
-    expect(before).toMatchObject({ content: "before", platformMessageId: "ts-1", senderName: null });
-    await db.appendMessage("old", { role: "user", content: "after", senderName: "Alice" });
-    expect((await db.getMessages("old")).map((m) => m.senderName)).toEqual([null, "Alice"]);
-    const lines: Uint8Array[] = [];
-    for await (const line of db.exportSessionLines({ sessionId: "old" })) lines.push(line);
-    const record = JSON.parse(Buffer.from(lines[0]!).toString("utf8")) as { messages: Array<{ senderName: unknown }> };
-    expect(record.messages.map((m) => m.senderName)).toEqual([null, "Alice"]);
-    await db.close();
-
-    const check = new Database(path, { readonly: true });
-    expect(check.pragma("user_version", { simple: true })).toBe(SQLITE_SCHEMA_VERSION);
-    check.close();
-  });
-
   it("refuses a database written by a newer Threadline and leaves it untouched", async () => {
     const path = join(dir, "future.db");
     const raw = new Database(path);
