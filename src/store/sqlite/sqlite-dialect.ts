@@ -409,8 +409,10 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
         }
       });
       if (busy === null) {
-        // VACUUM ran outside the write queue: flush what it wrote to the WAL.
+        // VACUUM ran outside the write queue: flush what it wrote to the WAL, then move the
+        // rewritten file out of the WAL, so the file on disk shrinks now, not at some later checkpoint.
         await this.#walSync?.flush();
+        await this.#truncateWal(deadline);
         return;
       }
       if (Date.now() >= deadline) {
@@ -420,6 +422,28 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
           { cause: busy },
         );
       }
+      await sleep(backoffMs / 2 + Math.random() * backoffMs);
+      backoffMs = Math.min(backoffMs * 2, 100);
+    }
+  }
+
+  /**
+   * `wal_checkpoint(TRUNCATE)` until it is not busy (another checkpoint or a reader in the way)
+   * or `deadline` passes; a checkpoint cut short is only space not yet returned, never an error.
+   */
+  async #truncateWal(deadline: number): Promise<void> {
+    let backoffMs = 2;
+    for (;;) {
+      const done = await this.#readWith("checkpointing after VACUUM", (conn) => {
+        try {
+          const [row] = conn.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>;
+          return row?.busy === 0;
+        } catch (error) {
+          if (!isSqliteBusy(error)) throw error;
+          return false;
+        }
+      });
+      if (done || Date.now() >= deadline) return;
       await sleep(backoffMs / 2 + Math.random() * backoffMs);
       backoffMs = Math.min(backoffMs * 2, 100);
     }
