@@ -37,3 +37,17 @@ export function ownerIdentities(config: Pick<ServeConfig, "gateway">, terminalUs
   if (Object.keys(owner).length === 0) return undefined;
   return owner["cli"] === undefined ? { ...owner, cli: [terminalUser()] } : owner;
 }
+
+/**
+ * The config's home channels with the owner's first id on a platform as the `userId` of a
+ * home that names none: whose lane a handoff continues in a chat with a session per person.
+ * A home with its own `userId` keeps it.
+ */
+export function homesWithOwner<H extends { userId: string | null }>(homes: Readonly<Record<string, H>>, owner: Readonly<Record<string, readonly string[]>>): Record<string, H> {
+  return Object.fromEntries(
+    Object.entries(homes).map(([platform, home]) => {
+      const id = owner[platform]?.[0];
+      return [platform, home.userId === null && id !== undefined ? { ...home, userId: id } : home];
+    }),
+  );
+}
