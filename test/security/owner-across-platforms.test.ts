@@ -11,7 +11,7 @@
  * (the default of `gateway.owner.cli`).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { osUserName } from "../../src/adapters/internal.js";
+import { CliAdapter } from "../../src/adapters/index.js";
 import { startFakeTelegramServer, telegramUpdate, type FakeTelegramServer } from "../fakes/telegram/fake-telegram-server.js";
 import { fakeTextReply, fakeToolCallReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { runInProcess } from "../cli/cli-run.js";
@@ -79,7 +79,8 @@ describe("security: gateway.owner makes the operator one person across platforms
         const stranger = await toolText("telegram", String(STRANGER));
         expect(stranger).toMatch(/No earlier sessions mention/u);
         expect(stranger).not.toMatch(/bluefin/u);
-        const terminal = await toolText("cli", osUserName());
+        // The terminal's user, as `threadline chat` stores it.
+        const terminal = await toolText("cli", String(new CliAdapter({ chatId: "probe" }).source.userId));
         expect(terminal).toMatch(/bluefin-prod/u);
       });
     },
