@@ -20,4 +20,4 @@ export {
   type FoundMessage,
   type SessionSummariser,
 } from "./session-search.js";
-export { SESSION_SEARCH_SCOPES, idsOfPerson, scopeFilterFor, type OwnerIdentities, type ScopeFilter, type ScopeFilterOptions, type SessionSearchScope } from "./search-scope.js";
+export { SESSION_SEARCH_SCOPES, type OwnerIdentities, type SessionSearchScope } from "./search-scope.js";
