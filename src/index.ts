@@ -76,6 +76,7 @@ export type {
   ListSessionsOptions,
   SearchHit,
   SearchOptions,
+  SourceIdentity,
   ContextMessage,
   SessionRecord,
   ExportOptions,

@@ -6,5 +6,5 @@
  * @module
  */
 export * from "./index.js";
-export { CLI_PLATFORM } from "./cli-adapter.js";
+export { CLI_PLATFORM, osUserName } from "./cli-adapter.js";
 export { isLoopbackAddress } from "./http-auth.js";

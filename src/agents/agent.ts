@@ -7,6 +7,37 @@
  */
 import { InterruptedError, ThreadlineError, type ConversationMessage, type NewMessage, type UsageUpdate } from "../store/index.js";
 
+/**
+ * Who sent the message a turn answers, as the gateway saw it. Tools act for this person, not
+ * for whoever opened the session: a shared thread, a handed-off session and a room that grew
+ * past two members all have several speakers.
+ */
+export interface TurnSpeaker {
+  /** The platform the message came from (`telegram`, `cli`, `api-server`, …). */
+  platform: string;
+  /** The sender's id on that platform; `null` when not known (a tool then acts for nobody). */
+  userId: string | null;
+  /** Every id of the sender on that platform: `userId`, its canonical form and its recorded aliases. */
+  aliases: string[];
+  /** The kind of chat the message came from (`dm`, `group`, `channel` or `thread`). */
+  chatType: string;
+  /** The platform's id of that chat, when known. */
+  chatId: string | null;
+}
+
+/** What a tool call is given besides its arguments. */
+export interface ToolCallContext {
+  /** The session the call belongs to. */
+  sessionId: string;
+  /** Aborted when the turn is stopped. */
+  signal: AbortSignal;
+  /**
+   * Who sent the message the turn answers (given by the gateway). Absent when the agent runs
+   * outside a gateway (a library caller): a tool then falls back to what the session says.
+   */
+  speaker?: TurnSpeaker;
+}
+
 /** What an agent is given for one turn. */
 export interface AgentTurnInput {
   /** The bounded history, oldest first, ending with the new user message(s). OpenAI chat shape. */
@@ -17,6 +48,8 @@ export interface AgentTurnInput {
   signal: AbortSignal;
   /** The session this turn belongs to. */
   sessionId: string;
+  /** Who sent the message this turn answers: handed to every tool call (see {@link TurnSpeaker}). */
+  speaker?: TurnSpeaker;
   /**
    * Called with each piece of reply text as the model produces it (streaming). Agents that
    * cannot stream ignore it; the result still holds the whole turn.
@@ -101,7 +134,7 @@ export interface AgentTool {
    */
   savesState?: boolean;
   /** Runs the call; the returned text is the tool result the model sees. Throwing reports the error to the model. */
-  execute(args: Record<string, unknown>, context: { sessionId: string; signal: AbortSignal }): Promise<string>;
+  execute(args: Record<string, unknown>, context: ToolCallContext): Promise<string>;
 }
 
 /** Proposes a title for a session after its first exchange. */

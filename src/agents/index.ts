@@ -21,6 +21,8 @@ export {
   type AgentTurnResult,
   type AgentResetInput,
   type AgentTool,
+  type ToolCallContext,
+  type TurnSpeaker,
   type Titler,
 } from "./agent.js";
 

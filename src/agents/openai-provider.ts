@@ -9,7 +9,7 @@
 import { InvalidInputError, sanitizeTitle, ThreadlineError } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
-import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler } from "./agent.js";
+import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler, ToolCallContext } from "./agent.js";
 import { readChatStream, StreamErrorChunk } from "./chat-stream.js";
 import { isToolsUnsupportedError, PROCESS_TOOL_SUPPORT, type ToolSupport } from "./tool-support.js";
 
@@ -325,6 +325,8 @@ export class OpenAiCompatibleAgent implements Agent {
       contextPrompt: "",
       signal: input.signal,
       sessionId: input.sessionId,
+      // Nobody is speaking: tools act for no one (session_search finds nothing).
+      speaker: { platform: "gateway", userId: null, aliases: [], chatType: "dm", chatId: null },
     });
     return { ...result, messages: [{ role: "user", content: prompt }, ...result.messages] };
   }
@@ -406,7 +408,7 @@ export class OpenAiCompatibleAgent implements Agent {
       produced.push(assistant);
       history.push({ role: "assistant", content: assistant.content ?? null, tool_calls: toolCalls });
       for (const toolCall of toolCalls) {
-        const content = await this.#runTool(toolCall, input.sessionId, signal);
+        const content = await this.#runTool(toolCall, { sessionId: input.sessionId, signal, ...(input.speaker === undefined ? {} : { speaker: input.speaker }) });
         produced.push({ role: "tool", toolCallId: toolCall.id, toolName: toolCall.function.name, content });
         history.push({ role: "tool", tool_call_id: toolCall.id, content });
       }
@@ -418,7 +420,7 @@ export class OpenAiCompatibleAgent implements Agent {
   }
 
   /** The result text of one tool call: the tool's output, or why it could not run. */
-  async #runTool(toolCall: ToolCall, sessionId: string, signal: AbortSignal): Promise<string> {
+  async #runTool(toolCall: ToolCall, context: ToolCallContext): Promise<string> {
     const tool = this.#tools.get(toolCall.function.name);
     if (tool === undefined) return `Tool ${toolCall.function.name} is not available in this gateway.`;
     let parsed: unknown;
@@ -432,7 +434,7 @@ export class OpenAiCompatibleAgent implements Agent {
     }
     const args = parsed as Record<string, unknown>;
     try {
-      return await tool.execute(args, { sessionId, signal });
+      return await tool.execute(args, context);
     } catch (error) {
       return `Tool ${tool.name} failed: ${(error as Error).message}`;
     }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Agent, Titler } from "../agents/index.js";
+import type { Agent, Titler, TurnSpeaker } from "../agents/index.js";
 import {
   setTitleAvoidingCollision,
   syntheticMessageKind,
@@ -733,7 +733,8 @@ export class GatewayRunner implements CommandHost {
     // The reply answers the last stored user message (so a webhook receiver can link it).
     const lastUser = (await this.db.getMessages(entry.sessionId, { lastMessages: 50 })).filter((m) => m.role === "user").at(-1);
     const ids = lastUser?.platformMessageId ? [lastUser.platformMessageId] : [];
-    await this.#runAgent(key, state, entry, source, ids, [notice], started);
+    // Who sent the interrupted message is not stored: in a chat, the resumed turn acts for nobody.
+    await this.#runAgent(key, state, entry, source, ids, [notice], started, undefined, { speakerUnknown: true });
   }
 
   /** A retry of a failed turn: its user message is stored; run the agent again on the history. */
@@ -745,6 +746,25 @@ export class GatewayRunner implements CommandHost {
     } finally {
       state.phase = "between";
     }
+  }
+
+  /**
+   * The person a turn acts for: the sender of the message it answers (its tools search as
+   * them, not as the session's creator), with their ids on the platform. `unknown`: the sender
+   * is not known (a resumed turn); only a direct chat's source still names the person then.
+   */
+  async #speakerOf(source: SessionSource, unknown: boolean): Promise<TurnSpeaker> {
+    const chatId = source.chatId ?? null;
+    const userId = unknown && source.chatType !== "dm" ? null : (source.userId ?? null);
+    if (userId === null) return { platform: source.platform, userId: null, aliases: [], chatType: source.chatType, chatId };
+    const ids = new Set<string>([userId]);
+    for (const id of [userId, source.userIdAlt ?? null]) {
+      if (id === null || id === "") continue;
+      const canonical = await this.store.aliases.resolve(source.platform, id);
+      ids.add(canonical);
+      for (const alias of await this.db.listAliases(source.platform, canonical)) ids.add(alias);
+    }
+    return { platform: source.platform, userId, aliases: [...ids], chatType: source.chatType, chatId };
   }
 
   async #history(sessionId: string): Promise<ConversationMessage[]> {
@@ -760,7 +780,7 @@ export class GatewayRunner implements CommandHost {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean; senders?: Array<SessionSource | null> } = {},
+    options: { rerun?: boolean; senders?: Array<SessionSource | null>; speakerUnknown?: boolean } = {},
   ): Promise<void> {
     let history: ConversationMessage[];
     let given: ConversationMessage[];
@@ -801,7 +821,8 @@ export class GatewayRunner implements CommandHost {
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
     try {
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
+      const speaker = await this.#speakerOf(source, options.speakerUnknown === true);
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;

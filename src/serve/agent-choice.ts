@@ -18,6 +18,7 @@ import {
 } from "../agents/index.js";
 import type { AliasStore, SessionHistory, SessionSearch } from "../store/index.js";
 import { agentSummariser, sessionSearchTool } from "../tools/index.js";
+import { ownerIdentities } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** The chosen agent. */
@@ -65,12 +66,14 @@ export function chooseAgent(
   }
   const { tools: setting, models: _models, ...connection } = provider;
   const search = config.tools.sessionSearch;
+  const owner = ownerIdentities(config);
   const allowed = (name: string): boolean => setting === "auto" || (Array.isArray(setting) && setting.includes(name));
   const tools = search.enabled && allowed("session_search")
     ? [
         sessionSearchTool(db, {
           charBudget: search.charBudget,
           scope: search.scope,
+          ...(owner === undefined ? {} : { owner }),
           summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(connection)) : null,
         }),
       ]

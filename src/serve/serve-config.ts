@@ -12,6 +12,7 @@ import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
 import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
+import { OWNER_PLATFORMS, unknownOwnerPlatform } from "./owner-identities.js";
 import { SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
@@ -38,6 +39,12 @@ export interface ServeConfig {
     leases: "auto" | "on" | "off";
     leaseTtlSeconds: number;
     logLevel: string;
+    /**
+     * The operator's ids per platform (`telegram`, …, `api-server`, `cli`): their sessions on every
+     * platform are one person's for `session_search` (empty: no owner). See {@link ownerIdentities}
+     * for the terminal's default.
+     */
+    owner: Record<string, string[]>;
   };
   provider: {
     baseUrl?: string;
@@ -113,6 +120,15 @@ const gatewaySchema = z.strictObject({
   leases: z.enum(["auto", "on", "off"]).optional(),
   leaseTtlSeconds: z.number().min(1).max(3600).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  owner: z
+    .record(z.string(), z.array(z.string().min(1).max(256)).min(1))
+    .superRefine((owner, ctx) => {
+      for (const platform of Object.keys(owner)) {
+        const problem = unknownOwnerPlatform(platform);
+        if (problem !== null) ctx.addIssue({ code: "custom", path: [platform], message: problem });
+      }
+    })
+    .optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
@@ -224,6 +240,7 @@ const EXPECTED: Record<string, string> = {
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
+  "gateway.owner": `the operator's ids per platform, e.g. { telegram: ["123456789"], cli: ["alice"] } (platforms: ${OWNER_PLATFORMS.join(", ")})`,
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -347,7 +364,11 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
     const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
     const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
-    const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? "a mapping of settings";
+    const ownerIds =
+      issue.path.length >= 3 && issue.path[0] === "gateway" && issue.path[1] === "owner"
+        ? `a list of the operator's user ids on ${String(issue.path[2])} (each 1–256 characters), e.g. ["123456789"]`
+        : undefined;
+    const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? ownerIds ?? "a mapping of settings";
     return { field: path || "config", message: `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})` };
   });
 }
@@ -461,6 +482,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",
+      owner: Object.fromEntries(Object.entries(f.gateway?.owner ?? {}).map(([platform, ids]) => [platform, [...new Set(ids)]])),
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
@@ -535,7 +557,7 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: { ...config.gateway },
+    gateway: (({ owner, ...rest }) => (Object.keys(owner).length === 0 ? rest : { ...rest, owner: structuredClone(owner) }))(config.gateway),
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch } },

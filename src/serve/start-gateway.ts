@@ -30,6 +30,7 @@ import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
+import { homesWithOwner } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** How often `serve` looks for pending handoffs (ms). */
@@ -339,9 +340,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   // Cross-platform handoffs (`/handoff <platform>` in `threadline chat`): look every second.
   let handoffPass: Promise<unknown> = Promise.resolve();
+  // A home channel without a `userId` in a chat with a session per person continues the owner's
+  // lane when `gateway.owner` names the owner's id there (the owner is one person everywhere).
+  const handoffHomes = homesWithOwner(config.homeChannels, config.gateway.owner);
   const handoffTimer = setInterval(() => {
     handoffPass = runner
-      .processHandoffs(config.homeChannels)
+      .processHandoffs(handoffHomes)
       .catch((error: unknown) => logger.warn({ err: error }, "processing handoffs failed"));
   }, HANDOFF_POLL_MS);
   handoffTimer.unref();

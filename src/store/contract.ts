@@ -250,6 +250,12 @@ export interface ListSessionsOptions {
    * id and its aliases). An empty list matches no session. Combined with every other filter.
    */
   userIds?: string[];
+  /**
+   * Only sessions whose `source` and `userId` are one of these pairs (one person's identities
+   * on several platforms, e.g. `[{ source: "telegram", userId: "123" }, { source: "cli", userId: "alice" }]`).
+   * An empty list matches no session. Combined with every other filter.
+   */
+  identities?: SourceIdentity[];
   /** Only sessions of this chat (`Session.chatId`). */
   chatId?: string;
   /**
@@ -273,6 +279,12 @@ export interface ListSessionsOptions {
   titled?: boolean;
 }
 
+/** One person's identity on one source: a session matches when both its `source` and its `userId` are these. */
+export interface SourceIdentity {
+  source: string;
+  userId: string;
+}
+
 /** Options of {@link SessionSearch.searchMessages}. */
 export interface SearchOptions {
   sources?: string[];
@@ -289,6 +301,8 @@ export interface SearchOptions {
   userId?: string;
   /** Only messages of sessions whose `userId` is one of these; an empty list matches nothing. */
   userIds?: string[];
+  /** Only messages of sessions whose `source` and `userId` are one of these pairs; an empty list matches nothing. */
+  identities?: SourceIdentity[];
   /** Only messages of sessions of this chat (`Session.chatId`). */
   chatId?: string;
 }

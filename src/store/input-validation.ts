@@ -16,6 +16,7 @@ import {
   type PruneOptions,
   type SearchOptions,
   type SessionUpdate,
+  type SourceIdentity,
   type ToolCall,
   type UsageUpdate,
 } from "./contract.js";
@@ -63,6 +64,25 @@ export function checkIdSetFilter(value: unknown, field: string): string[] | null
   if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of strings.`, { field });
   value.forEach((v: unknown, i) => checkId(v, `${field}[${i}]`));
   return [...new Set(value as string[])];
+}
+
+/**
+ * Checks an optional list of (source, user id) pairs (`identities`): `undefined`/`null` →
+ * `null`; an empty list stays empty (it matches nothing). Duplicates are dropped.
+ */
+export function checkIdentityFilter(value: unknown, field: string): SourceIdentity[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of { source, userId } objects.`, { field });
+  const seen = new Map<string, SourceIdentity>();
+  value.forEach((v: unknown, i) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) {
+      throw new InvalidInputError(`${field}[${i}] must be an object { source, userId }.`, { field: `${field}[${i}]` });
+    }
+    const source = checkId((v as Record<string, unknown>)["source"], `${field}[${i}].source`);
+    const userId = checkId((v as Record<string, unknown>)["userId"], `${field}[${i}].userId`);
+    seen.set(`${source}\u0000${userId}`, { source, userId });
+  });
+  return [...seen.values()];
 }
 
 /** Checks an optional single-id filter (`chatId`): `undefined`/`null` → `null`. */
@@ -354,6 +374,8 @@ export interface CheckedSearchOptions {
   userId: string | null;
   /** Any of these user ids (empty: nothing matches), or null. */
   userIds: string[] | null;
+  /** Any of these (source, user id) pairs (empty: nothing matches), or null. */
+  identities: SourceIdentity[] | null;
   chatId: string | null;
 }
 
@@ -374,6 +396,7 @@ export function checkSearchOptions(query: unknown, options: SearchOptions = {}):
     roles: checkNameList(options.roles, "roles"),
     userId: checkUserIdFilter(options.userId),
     userIds: checkIdSetFilter(options.userIds, "userIds"),
+    identities: checkIdentityFilter(options.identities, "identities"),
     chatId: checkIdFilter(options.chatId, "chatId"),
   };
 }

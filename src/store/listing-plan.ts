@@ -5,10 +5,10 @@
  *
  * @module
  */
-import type { ListSessionsOptions, Page, SessionSummary } from "./contract.js";
+import type { ListSessionsOptions, Page, SessionSummary, SourceIdentity } from "./contract.js";
 import { decodeCursor, encodeCursor, type CursorPosition } from "./cursor.js";
 import { InvalidInputError } from "./errors.js";
-import { checkIdFilter, checkIdSetFilter, checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
+import { checkIdentityFilter, checkIdFilter, checkIdSetFilter, checkLimit, checkNameList, checkUserIdFilter } from "./input-validation.js";
 import { toSummary, type SummaryRow } from "./session-rows.js";
 
 /** Default page size. */
@@ -34,6 +34,8 @@ export interface ListingPlan {
   userId: string | null;
   /** Only sessions of any of these users (empty: none), or null. */
   userIds: string[] | null;
+  /** Only sessions of any of these (source, user id) pairs (empty: none), or null. */
+  identities: SourceIdentity[] | null;
   /** Only sessions of this chat, or null. */
   chatId: string | null;
   /** Only sessions carrying this session key, or null. */
@@ -71,6 +73,7 @@ export function planListing(options: ListSessionsOptions, allSources: () => stri
   const excluded = checkNameList(options.excludeSources, "excludeSources");
   const userId = checkUserIdFilter(options.userId);
   const userIds = checkIdSetFilter(options.userIds, "userIds");
+  const identities = checkIdentityFilter(options.identities, "identities");
   const chatId = checkIdFilter(options.chatId, "chatId");
   const sessionKey = checkIdFilter(options.sessionKey, "sessionKey");
   const since = checkBound(options.since, "since");
@@ -103,7 +106,7 @@ export function planListing(options: ListSessionsOptions, allSources: () => stri
     hiddenValues = [0];
   }
   const ranges = walk.flatMap((source) => hiddenValues.map((hidden) => ({ source, hidden })));
-  return { limit, key, after, ranges, order, includeChildren, userId, userIds, chatId, sessionKey, since, until, models, titled };
+  return { limit, key, after, ranges, order, includeChildren, userId, userIds, identities, chatId, sessionKey, since, until, models, titled };
 }
 
 /**

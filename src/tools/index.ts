@@ -20,4 +20,4 @@ export {
   type FoundMessage,
   type SessionSummariser,
 } from "./session-search.js";
-export { SESSION_SEARCH_SCOPES, type SessionSearchScope } from "./search-scope.js";
+export { SESSION_SEARCH_SCOPES, type OwnerIdentities, type SessionSearchScope } from "./search-scope.js";

@@ -9,8 +9,8 @@
  * @module
  */
 import type { Agent, AgentTool } from "../agents/index.js";
-import { InvalidInputError, type AliasStore, type Message, type SessionHistory, type SessionSearch } from "../store/index.js";
-import { SESSION_SEARCH_SCOPES, scopeFilterFor, type SessionSearchScope } from "./search-scope.js";
+import { InvalidInputError, type AliasStore, type Message, type SessionHistory, type SessionSearch, type SourceIdentity } from "../store/index.js";
+import { SESSION_SEARCH_SCOPES, scopeFilterFor, type OwnerIdentities, type SessionSearchScope } from "./search-scope.js";
 
 /** Default and ceiling of sessions returned. */
 export const DEFAULT_SESSION_SEARCH_LIMIT = 3;
@@ -77,6 +77,8 @@ export interface SessionSearchOptions {
   sources?: string[];
   /** Only sessions whose user is one of these ids (an empty list: none). */
   userIds?: string[];
+  /** Only sessions whose (source, user id) is one of these pairs (an empty list: none). */
+  identities?: SourceIdentity[];
   /** Only sessions of this chat. */
   chatId?: string;
   summarise?: SessionSummariser | null;
@@ -177,6 +179,7 @@ export async function sessionSearch(db: SessionHistory & SessionSearch & AliasSt
   const filter = {
     ...(options.sources ? { sources: options.sources } : {}),
     ...(options.userIds ? { userIds: options.userIds } : {}),
+    ...(options.identities ? { identities: options.identities } : {}),
     ...(options.chatId === undefined ? {} : { chatId: options.chatId }),
   };
 
@@ -275,14 +278,18 @@ export const SESSION_SEARCH_GUIDANCE =
 export interface SessionSearchToolOptions {
   charBudget?: number;
   summarise?: SessionSummariser | null;
-  /** Whose sessions the asking session may see (default `user`, the narrowest): see {@link SessionSearchScope}. */
+  /** Whose sessions the person speaking may see (default `user`, the narrowest): see {@link SessionSearchScope}. */
   scope?: SessionSearchScope;
+  /** The operator's ids per platform (config `gateway.owner`): the owner's sessions on all of them are one person's. */
+  owner?: OwnerIdentities;
 }
 
 /**
- * The `session_search` function for agents. It searches only what the asking session's user
- * may see (see {@link SessionSearchScope}); the scope is applied by the store, so another
- * user's messages are never read.
+ * The `session_search` function for agents. It searches only what the person speaking (the
+ * call's `speaker`, given by the gateway) may see (see {@link SessionSearchScope}), not what
+ * the session's creator may see; the scope is applied by the store, so another user's
+ * messages are never read. Without a `speaker` (a library caller), the session's own user
+ * stands in.
  *
  * @example
  * const agent = new OpenAiCompatibleAgent({ ...provider, tools: [sessionSearchTool(db, { scope: "user" })] });
@@ -310,7 +317,10 @@ export function sessionSearchTool(db: SessionHistory & SessionSearch & AliasStor
     async execute(args, context) {
       const query = typeof args["query"] === "string" ? args["query"] : "";
       const limit = typeof args["limit"] === "number" ? Math.min(MAX_SESSION_SEARCH_LIMIT, Math.max(1, Math.floor(args["limit"]))) : undefined;
-      const filter = await scopeFilterFor(db, context.sessionId, scope);
+      const filter = await scopeFilterFor(db, context.sessionId, scope, {
+        ...(context.speaker === undefined ? {} : { speaker: context.speaker }),
+        ...(options.owner === undefined ? {} : { owner: options.owner }),
+      });
       const result = await sessionSearch(db, query, {
         ...filter,
         currentSessionId: context.sessionId,

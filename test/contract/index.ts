@@ -16,6 +16,7 @@ import { executionsTests } from "./spec/executions.js";
 import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
 import { handoffsTests } from "./spec/handoffs.js";
+import { identityScopeTests } from "./spec/identity-scope.js";
 import { insightsTests } from "./spec/insights.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
@@ -55,6 +56,7 @@ export const CONTRACT_AREAS = {
   executions: executionsTests,
   "user-scope": userScopeTests,
   pairing: pairingTests,
+  "identity-scope": identityScopeTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

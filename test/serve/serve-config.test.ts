@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { chatAdapterProblems, parseServeConfig } from "../../src/serve/index.js";
+import { chatAdapterProblems, configFileDocument, parseServeConfig } from "../../src/serve/index.js";
+import { homesWithOwner, ownerIdentities } from "../../src/serve/owner-identities.js";
 
 describe("serve config", () => {
   it("defaults: 127.0.0.1:8787, api-server on without tokens, webhook off, leases auto, titles on", () => {
@@ -19,6 +20,27 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ gateway: { beforeResetTimeoutSeconds: -1 } })).toThrow(
       /gateway\.beforeResetTimeoutSeconds: must be a number of seconds from 0 \(no before-reset turn\) to 3600 \(got -1\)/,
     );
+  });
+
+  it("gateway.owner: the operator's ids per platform; the terminal defaults to the OS user; bad values name the key (issue 27)", () => {
+    expect(parseServeConfig({}).gateway.owner).toEqual({});
+    expect(ownerIdentities(parseServeConfig({}))).toBeUndefined();
+    const config = parseServeConfig({ gateway: { owner: { telegram: ["123", "123"], "api-server": ["me"] } } });
+    expect(config.gateway.owner).toEqual({ telegram: ["123"], "api-server": ["me"] });
+    expect(ownerIdentities(config, () => "alice")).toEqual({ telegram: ["123"], "api-server": ["me"], cli: ["alice"] });
+    expect(ownerIdentities(parseServeConfig({ gateway: { owner: { cli: ["ops"] } } }), () => "alice")).toEqual({ cli: ["ops"] });
+    // The file a user writes says it back (and leaves it out when unset).
+    expect(parseServeConfig(configFileDocument(config)).gateway.owner).toEqual(config.gateway.owner);
+    expect(configFileDocument(parseServeConfig({})).gateway).not.toHaveProperty("owner");
+    // A home channel without a userId continues the owner's lane.
+    expect(homesWithOwner({ telegram: { chatId: "-100", userId: null }, slack: { chatId: "C1", userId: "U9" } }, { telegram: ["123"], slack: ["U1"] })).toEqual({
+      telegram: { chatId: "-100", userId: "123" },
+      slack: { chatId: "C1", userId: "U9" },
+    });
+    expect(() => parseServeConfig({ gateway: { owner: { telgram: ["1"] } } })).toThrow(/gateway\.owner\.telgram: unknown platform "telgram"\. Did you mean "telegram"\?/);
+    expect(() => parseServeConfig({ gateway: { owner: { telegram: [] } } })).toThrow(/gateway\.owner\.telegram: must be a list of the operator's user ids on telegram/);
+    expect(() => parseServeConfig({ gateway: { owner: { telegram: "123" } } })).toThrow(/gateway\.owner\.telegram: must be a list of the operator's user ids on telegram .*\(got "123"\)/);
+    expect(() => parseServeConfig({ gateway: { owner: ["123"] } })).toThrow(/gateway\.owner: must be the operator's ids per platform/);
   });
 
   it("every error names the key and the expected value", () => {

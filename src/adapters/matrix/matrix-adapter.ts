@@ -550,7 +550,14 @@ export class MatrixAdapter implements Adapter {
 
   // --- rooms -------------------------------------------------------------------------
 
+  /**
+   * A direct room: at most two joined members (the bot and one person), and listed in
+   * `m.direct`, joined from an `is_direct` invite, or of exactly two members. A room with more
+   * than two members is a group whatever `m.direct` says: a newcomer to a grown DM must not
+   * land in its creator's DM session (and search with the creator's DM scope).
+   */
   #isDirect(roomId: string, info: RoomInfo): boolean {
+    if (info.members.size > 2) return false;
     return this.#direct.has(roomId) || info.members.size === 2;
   }
 

@@ -5,7 +5,8 @@
  *
  * - a direct room (listed in the bot's `m.direct` account data, invited with `is_direct`, or
  *   with exactly two joined members) → `dm`, the room id as `chatId`
- *   (`agent:main:matrix:dm:<roomId>`);
+ *   (`agent:main:matrix:dm:<roomId>`); a room with more than two joined members is never
+ *   direct, whatever `m.direct` says (a DM that others joined is a group);
  * - any other room → `group`, one session per user by default
  *   (`agent:main:matrix:group:<roomId>:<userId>`);
  * - a message in a thread (`m.relates_to.rel_type: "m.thread"`) in a group room → `thread`
@@ -46,7 +47,7 @@ export interface MatrixRoomFacts {
   name: string | null;
   /** `m.room.topic`. */
   topic: string | null;
-  /** A direct room (see the module comment). */
+  /** A direct room (see the module comment): never one with more than two joined members. */
   direct: boolean;
   /** Joined members → display name (null: none set). */
   members: ReadonlyMap<string, string | null>;

@@ -43,6 +43,10 @@ export function* listSessionsPage(
       where.push(plan.userIds.length === 0 ? "1 = 0" : `user_id IN (${placeholders(plan.userIds.length)})`);
       params.push(...plan.userIds.map(encode));
     }
+    if (plan.identities !== null) {
+      where.push(plan.identities.length === 0 ? "1 = 0" : `(${plan.identities.map(() => "(source = ? AND user_id = ?)").join(" OR ")})`);
+      for (const identity of plan.identities) params.push(identity.source, encode(identity.userId));
+    }
     if (plan.chatId !== null) {
       where.push("chat_id = ?");
       params.push(encode(plan.chatId));

@@ -41,7 +41,7 @@ type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "conte
 
 /** Runs a search. Never throws on the query text; throws {@link InvalidInputError} on bad options. */
 export async function searchMessages(sql: Sql, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
-  const { limit, offset, sort, sources, excluded, roles, userId, userIds, chatId } = checkSearchOptions(query, options);
+  const { limit, offset, sort, sources, excluded, roles, userId, userIds, identities, chatId } = checkSearchOptions(query, options);
 
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];
@@ -55,10 +55,17 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
   const where = [`m.search_vector @@ $${params.length}::tsquery`, "m.rewound_at IS NULL"];
   let join = "";
   if (roles !== null) where.push(`m.role = ANY($${params.push(roles)}::text[])`);
-  if (sources !== null || excluded !== null || userId !== null || userIds !== null || chatId !== null) {
+  if (sources !== null || excluded !== null || userId !== null || userIds !== null || identities !== null || chatId !== null) {
     join = "JOIN sessions s ON s.id = m.session_id";
     if (userId !== null) where.push(`s.user_id = $${params.push(encodeText(userId))}`);
     if (userIds !== null) where.push(`s.user_id = ANY($${params.push(userIds.map(encodeText))}::text[])`);
+    if (identities !== null) {
+      where.push(
+        identities.length === 0
+          ? "FALSE"
+          : `(${identities.map((identity) => `(s.source = $${params.push(identity.source)} AND s.user_id = $${params.push(encodeText(identity.userId))})`).join(" OR ")})`,
+      );
+    }
     if (chatId !== null) where.push(`s.chat_id = $${params.push(encodeText(chatId))}`);
     if (sources !== null) where.push(`s.source = ANY($${params.push(sources)}::text[])`);
     if (excluded !== null) where.push(`NOT (s.source = ANY($${params.push(excluded)}::text[]))`);

@@ -26,7 +26,7 @@ type HitRow = Pick<MessageRow, "id" | "session_id" | "role" | "content" | "conte
 
 /** Runs a search. Never throws on the query text; throws {@link InvalidInputError} on bad options. */
 export function searchMessages(conn: SqliteConnection, query: string, options: SearchOptions = {}): SearchHit[] {
-  const { limit, offset, sort, sources, excluded, roles, userId, userIds, chatId } = checkSearchOptions(query, options);
+  const { limit, offset, sort, sources, excluded, roles, userId, userIds, identities, chatId } = checkSearchOptions(query, options);
 
   const parsed = parseSearchQuery(query);
   if (parsed === null) return [];
@@ -40,7 +40,7 @@ export function searchMessages(conn: SqliteConnection, query: string, options: S
     where.push(`m.role IN (${roles.map(() => "?").join(", ")})`);
     params.push(...roles);
   }
-  if (sources !== null || excluded !== null || userId !== null || userIds !== null || chatId !== null) {
+  if (sources !== null || excluded !== null || userId !== null || userIds !== null || identities !== null || chatId !== null) {
     if (roles === null) joins.push("JOIN messages m ON m.id = messages_fts.rowid");
     joins.push("JOIN sessions s ON s.id = m.session_id");
     if (userId !== null) {
@@ -50,6 +50,10 @@ export function searchMessages(conn: SqliteConnection, query: string, options: S
     if (userIds !== null) {
       where.push(userIds.length === 0 ? "0" : `s.user_id IN (${userIds.map(() => "?").join(", ")})`);
       params.push(...userIds);
+    }
+    if (identities !== null) {
+      where.push(identities.length === 0 ? "0" : `(${identities.map(() => "(s.source = ? AND s.user_id = ?)").join(" OR ")})`);
+      for (const identity of identities) params.push(identity.source, identity.userId);
     }
     if (chatId !== null) {
       where.push("s.chat_id = ?");

@@ -185,17 +185,23 @@ it("invites: joined from allowed users (a DM invite makes a DM room); refused fr
   const first = await setup({ rules: { allowedUsers: [ALICE] } });
   const { fake, logger, agent } = first;
   fake.invite("!from-bob:example.org", BOB, { name: "Bob's room" });
-  fake.invite("!from-alice:example.org", ALICE, { isDirect: true, members: [ALICE, "@zoe:example.org"] });
+  fake.invite("!from-alice:example.org", ALICE, { isDirect: true });
   await fake.waitFor(() => fake.joined("!from-alice:example.org"), "the join");
   expect(fake.joined("!from-bob:example.org")).toBe(false);
   expect(logger.lines.some((l) => l.msg === `matrix: invited to !from-bob:example.org by ${BOB}, who is not in adapters.matrix.allowedUsers; not joining`)).toBe(true);
-  // Three members, but invited as a DM: answered without a mention.
+  // Invited as a DM: answered without a mention.
   const id = fake.pushMessage("!from-alice:example.org", ALICE, "hi in our new DM");
   const reply = await fake.waitFor(() => fake.sentTo("!from-alice:example.org")[0], "the DM reply");
   expect(reply.content["m.relates_to"]).toEqual({ "m.in_reply_to": { event_id: id } });
   expect(agent.inputs.map(lastUserText)).toEqual(["hi in our new DM"]);
   // Recorded in m.direct (next to the seeded DM), so it stays a DM after a restart.
   expect(fake.accountData("m.direct")).toEqual({ [ALICE]: [DM, "!from-alice:example.org"] });
+  // A third member joins: the room is a group now, whatever m.direct says (issue 27): only a mention is answered.
+  fake.pushEvent("!from-alice:example.org", { type: "m.room.member", sender: "@zoe:example.org", state_key: "@zoe:example.org", content: { membership: "join" } });
+  fake.pushMessage("!from-alice:example.org", ALICE, "not for the bot now");
+  fake.pushMessage("!from-alice:example.org", ALICE, { body: "Threadline: and now?", "m.mentions": { user_ids: [BOT] } });
+  await fake.waitFor(() => fake.sentTo("!from-alice:example.org")[1], "the group reply");
+  expect(agent.inputs.map(lastUserText)).toEqual(["hi in our new DM", "and now?"]);
 
   await first.stop();
   const other = await setup({ fake, adapter: { autoJoin: false } });
