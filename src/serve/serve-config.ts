@@ -8,6 +8,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
+import { trustProxyEntryProblem } from "../adapters/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
@@ -38,6 +39,16 @@ export interface ServeConfig {
     leases: "auto" | "on" | "off";
     leaseTtlSeconds: number;
     logLevel: string;
+    /**
+     * Host names this gateway is reached under besides localhost and loopback addresses (a
+     * proxy's public name): requests naming any other `Host` are refused (docs/http.md).
+     */
+    publicHosts: string[];
+    /**
+     * Reverse proxies (addresses or CIDR ranges) whose `Forwarded`/`X-Forwarded-For`/`X-Real-IP`
+     * are believed; a request with such headers from anywhere else is never a local client.
+     */
+    trustProxy: string[];
   };
   provider: {
     baseUrl?: string;
@@ -65,7 +76,8 @@ export interface ServeConfig {
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
-    apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
+    /** `tokens`: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
+    apiServer: { enabled: boolean; tokens: ApiServerToken[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
     /** Telegram (`null`: not configured). See docs/platforms.md. */
     telegram: TelegramConfig | null;
@@ -86,6 +98,9 @@ export interface ServeConfig {
   ui: { enabled: boolean };
 }
 
+/** An `adapters.apiServer.tokens` entry: an operator token, or a token bound to one person. */
+export type ApiServerToken = string | { token: string; userId: string; name: string | null };
+
 /** The `api` section, defaults resolved. */
 export interface ApiConfig {
   /** Mount the API on `threadline serve`'s server (default false). `threadline api` ignores it. */
@@ -103,6 +118,9 @@ export interface ApiConfig {
 
 const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api", "ui"] as const;
 
+/** A host name (or IP address) without scheme, port or path. */
+const PUBLIC_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])$/iu;
+
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
@@ -113,6 +131,8 @@ const gatewaySchema = z.strictObject({
   leases: z.enum(["auto", "on", "off"]).optional(),
   leaseTtlSeconds: z.number().min(1).max(3600).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  publicHosts: z.array(z.string().regex(PUBLIC_HOST)).optional(),
+  trustProxy: z.array(z.string().refine((entry) => trustProxyEntryProblem(entry) === null)).optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
@@ -126,7 +146,14 @@ const adaptersSchema = z.strictObject({
   apiServer: z
     .strictObject({
       enabled: z.boolean().optional(),
-      tokens: z.array(z.string().min(8)).optional(),
+      tokens: z
+        .array(
+          z.union([
+            z.string().min(8),
+            z.strictObject({ token: z.string().min(16), userId: z.string().min(1).max(256), name: z.string().min(1).max(100).optional() }),
+          ]),
+        )
+        .optional(),
       replyTimeoutSeconds: z.number().positive().optional(),
     })
     .optional(),
@@ -224,6 +251,8 @@ const EXPECTED: Record<string, string> = {
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
+  "gateway.publicHosts": "a list of host names this gateway is reached under (a proxy's public name such as gateway.example.com; no scheme, port or path)",
+  "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -242,7 +271,7 @@ const EXPECTED: Record<string, string> = {
   "autoPrune.vacuum": "true or false",
   "autoPrune.minIntervalHours": "a number of hours ≥ 0",
   "adapters.apiServer.enabled": "true or false",
-  "adapters.apiServer.tokens": "a list of bearer tokens of at least 8 characters",
+  "adapters.apiServer.tokens": "a list of bearer tokens: a string of at least 8 characters (an operator token, may act as anyone) or { token: <16+ characters>, userId, name? } (acts as that person only)",
   "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
   "adapters.webhook.enabled": "true or false",
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
@@ -461,6 +490,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",
+      publicHosts: f.gateway?.publicHosts ?? [],
+      trustProxy: f.gateway?.trustProxy ?? [],
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
@@ -489,7 +520,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
     adapters: {
       apiServer: {
         enabled: f.adapters?.apiServer?.enabled ?? true,
-        tokens: f.adapters?.apiServer?.tokens ?? [],
+        tokens: (f.adapters?.apiServer?.tokens ?? []).map((t) => (typeof t === "string" ? t : { token: t.token, userId: t.userId, name: t.name ?? null })),
         replyTimeoutSeconds: f.adapters?.apiServer?.replyTimeoutSeconds ?? 600,
       },
       webhook: {
@@ -535,12 +566,15 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: { ...config.gateway },
+    gateway: { ...config.gateway, publicHosts: [...config.gateway.publicHosts], trustProxy: [...config.gateway.trustProxy] },
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch } },
     adapters: {
-      apiServer: { ...config.adapters.apiServer, tokens: [...config.adapters.apiServer.tokens] },
+      apiServer: {
+        ...config.adapters.apiServer,
+        tokens: config.adapters.apiServer.tokens.map((t) => (typeof t === "string" ? t : defined({ token: t.token, userId: t.userId, name: t.name }))),
+      },
       webhook: defined({ enabled: webhook.enabled, secret: webhook.secret, callbackUrl: webhook.callbackUrl, path: webhook.path }),
       // Chat platforms (telegram, …): each configured section with the keys a user writes.
       ...Object.fromEntries(
