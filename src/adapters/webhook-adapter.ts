@@ -49,6 +49,9 @@ export function webhookSignatureProblem(
   nowSeconds = Date.now() / 1000,
 ): string | null {
   const { timestamp, signature } = headers;
+  if (signature === undefined) {
+    return `Missing ${SIGNATURE_HEADER}: send ${TIMESTAMP_HEADER}: <Unix seconds> and ${SIGNATURE_HEADER}: sha256=<hex HMAC-SHA256(shared secret, "<timestamp>.<raw body>")>.`;
+  }
   if (timestamp === undefined || !/^\d{1,12}$/u.test(timestamp.trim())) {
     return `Missing or malformed ${TIMESTAMP_HEADER}: send the signing time in Unix seconds, and sign "<timestamp>.<raw body>".`;
   }
@@ -56,7 +59,6 @@ export function webhookSignatureProblem(
   if (Math.abs(age) > WEBHOOK_TOLERANCE_SECONDS) {
     return `${TIMESTAMP_HEADER} is ${Math.round(Math.abs(age))} s ${age > 0 ? "old" : "in the future"}; requests are accepted within ${WEBHOOK_TOLERANCE_SECONDS} s of the gateway's clock (sign each request when it is sent, and keep clocks in sync).`;
   }
-  if (signature === undefined) return `Missing ${SIGNATURE_HEADER}: sign "<timestamp>.<raw body>" with HMAC-SHA256 and the shared secret (sha256=<hex>).`;
   if (body !== null && !signatureMatches(secret, `${timestamp.trim()}.${body}`, signature)) {
     return `Wrong ${SIGNATURE_HEADER}: sign "<timestamp>.<raw body>" with HMAC-SHA256 and the shared secret (sha256=<hex>).`;
   }

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { networkInterfaces } from "node:os";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { isLoopbackHost } from "./auth.js";
 
@@ -59,7 +60,8 @@ export function hostnameAllowed(hostname: string, extra: readonly string[]): boo
 /**
  * The names a server listening on `listenHost` answers to besides the loopback names:
  * `publicHosts`, the hosts of `urls` (webhook URLs the platforms call), and `listenHost`
- * itself when it is a specific address (not a loopback one, `0.0.0.0` or `::`).
+ * itself when it is a specific address — or, on `0.0.0.0`/`::`, this machine's interface
+ * addresses.
  */
 export function hostNamesFor(listenHost: string, publicHosts: readonly string[] = [], urls: ReadonlyArray<string | null | undefined> = []): string[] {
   const names = new Set<string>();
@@ -76,7 +78,14 @@ export function hostNamesFor(listenHost: string, publicHosts: readonly string[] 
     }
   }
   const listen = normaliseHostname(listenHost);
-  if (listen !== null && !isLoopbackHost(listen) && !["0.0.0.0", "[::]"].includes(listen)) names.add(listen);
+  if (listen === "0.0.0.0" || listen === "[::]") {
+    // Listening on every address: this machine's own addresses name it too (an IP literal cannot be rebound).
+    for (const entry of Object.values(networkInterfaces()).flat()) {
+      if (entry === undefined || entry.internal) continue;
+      const n = normaliseHostname(entry.address.replace(/%.*$/u, ""));
+      if (n !== null) names.add(n);
+    }
+  } else if (listen !== null && !isLoopbackHost(listen)) names.add(listen);
   return [...names];
 }
 
