@@ -84,7 +84,9 @@ describe("api-server adapter", () => {
   it("without tokens only loopback clients are allowed; with tokens a bearer token is required", async () => {
     const open = await gateway([new ApiServerAdapter()]);
     const remote = await open.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });
-    expect(remote.statusCode).toBe(403);
+    // 401 (issue 27: a keyless refusal is "authenticate first", the same status as a missing token).
+    expect(remote.statusCode).toBe(401);
+    expect(remote.json().error.message).toContain("adapters.apiServer.tokens");
     const locked = await gateway([new ApiServerAdapter({ tokens: ["token-123456"] })]);
     const request = (auth?: string) =>
       locked.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s", ...(auth ? { authorization: auth } : {}) }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupProcesses, makeHome, postChat, spawnGateway } from "../serve/gateway-process.js";
+import { hostNamesFor, hostRefusal } from "../../src/server/internal.js";
 import { rawRequest } from "./raw-http.js";
 
 const TEST_TIMEOUT = 60_000;
@@ -51,7 +52,7 @@ describe("DNS rebinding: requests naming a foreign Host are refused", () => {
   );
 
   it(
-    "a host listed in gateway.publicHosts (or the host of the Telegram webhook URL) is accepted; others still are not",
+    "a host listed in gateway.publicHosts is accepted; others still are not",
     async () => {
       const home = await makeHome({ titles: { enabled: false }, gateway: { publicHosts: ["gateway.example.test"] } });
       const gateway = await spawnGateway({ home });
@@ -63,4 +64,13 @@ describe("DNS rebinding: requests naming a foreign Host are refused", () => {
     },
     TEST_TIMEOUT,
   );
+
+  it("the host of a configured webhook URL (Telegram's webhookUrl) is a name of the gateway; a look-alike is not", () => {
+    const names = { extra: hostNamesFor("127.0.0.1", [], ["https://bot.example.test/telegram/updates"]) };
+    expect(hostRefusal(names, "bot.example.test")).toBeNull();
+    expect(hostRefusal(names, "bot.example.test:443")).toBeNull();
+    expect(hostRefusal(names, "bot.example.test.evil.example")).toMatch(/gateway\.publicHosts/);
+    expect(hostRefusal(names, "127.0.0.1.evil.example")).toMatch(/gateway\.publicHosts/);
+    expect(hostRefusal(names, undefined)).toMatch(/no Host header/);
+  });
 });
