@@ -22,7 +22,9 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   if (family !== 6) return false;
   if (a === "::1" || a === "0:0:0:0:0:0:0:1") return true;
   const mapped = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/u.exec(a);
-  return mapped !== null && isIP(mapped[1]!) === 4 && mapped[1]!.startsWith("127.");
+  if (mapped !== null) return isIP(mapped[1]!) === 4 && mapped[1]!.startsWith("127.");
+  // The same address as `URL` writes it: ::ffff:7f00:1.
+  return /^(?:0{0,4}:){0,5}:?ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/u.test(a);
 }
 
 /** The headers a reverse proxy adds to name the client it forwards for. */

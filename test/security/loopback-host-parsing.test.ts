@@ -31,7 +31,8 @@ describe("loopback means a literal loopback address or localhost", () => {
     for (const name of ["127.0.0.1", "127.1.2.3", "127.255.255.254", "::1", "[::1]", "::ffff:127.0.0.1", "localhost", "LOCALHOST"]) {
       expect(isLoopbackHost(name), name).toBe(true);
     }
-    for (const address of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1"]) expect(isLoopbackAddress(address), address).toBe(true);
+    for (const address of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "0:0:0:0:0:ffff:127.0.0.2"]) expect(isLoopbackAddress(address), address).toBe(true);
+    expect(isLoopbackAddress("::ffff:7e00:1")).toBe(false);
   });
 
   it("keyless mode refuses a client on another address, on a real socket", async () => {
