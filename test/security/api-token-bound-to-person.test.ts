@@ -6,19 +6,42 @@
  * live in their own key space; a `user` field naming someone else is refused (403). A
  * plain-string token is an operator token, and the startup log says it may act as anyone.
  */
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { cleanupProcesses, makeHome, postChat, spawnGateway, withDatabase } from "../serve/gateway-process.js";
+import { openSessionDB, type SessionDB } from "../../src/store/index.js";
+import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
+import { cleanupProcesses, databaseOf, makeHome, postChat, spawnGateway } from "../serve/gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef00";
 const OPERATOR = "operator-token-0123456789";
 
+const schemas: string[] = [];
 afterEach(async () => {
   await cleanupProcesses();
+  for (const schema of schemas.splice(0)) await dropSchema(schema);
 });
 
-describe("api-server tokens bound to a person", () => {
+/** The database target of a backend: the home's SQLite file, or a fresh PostgreSQL schema. */
+async function databaseFor(backend: "sqlite" | "postgres", home: string): Promise<string> {
+  if (backend === "sqlite") return databaseOf(home);
+  await requirePostgres();
+  const schema = `tl_sec_${randomBytes(5).toString("hex")}`;
+  schemas.push(schema);
+  return `${TEST_PG_URL}?schema=${schema}`;
+}
+
+async function withDb<T>(target: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openSessionDB(target);
+  try {
+    return await use(db);
+  } finally {
+    await db.close();
+  }
+}
+
+describe.each(["sqlite", "postgres"] as const)("api-server tokens bound to a person (%s)", (backend) => {
   it(
     "a bound token acts as its person only: another person's session key and user field do not reach their conversation",
     async () => {
@@ -26,7 +49,9 @@ describe("api-server tokens bound to a person", () => {
         titles: { enabled: false },
         adapters: { apiServer: { tokens: [{ token: ALICE, userId: "alice", name: "Alice" }, { token: BOB, userId: "bob" }, OPERATOR] } },
       });
-      const gateway = await spawnGateway({ home });
+      const database = await databaseFor(backend, home);
+      const gateway = await spawnGateway({ home, env: { THREADLINE_DB: database } });
+      expect(gateway.output()).toContain(`"backend":"${backend}"`);
       expect(gateway.output()).toMatch(/operator token\(s\).*may act as anyone/);
       expect(gateway.output()).not.toContain(OPERATOR);
 
@@ -57,7 +82,7 @@ describe("api-server tokens bound to a person", () => {
       expect((await postChat(gateway.url, "operator here", { user: "carol", token: OPERATOR })).status).toBe(200);
 
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      await withDatabase(home, async (db) => {
+      await withDb(database, async (db) => {
         const owner = async (id: string | null): Promise<string | null | undefined> => (await db.getSession(id!))?.userId;
         expect(await owner(aliceSession)).toBe("alice");
         expect(await owner(bobSameKey.headers.get("x-threadline-session-id"))).toBe("bob");
@@ -70,7 +95,9 @@ describe("api-server tokens bound to a person", () => {
     },
     TEST_TIMEOUT,
   );
+});
 
+describe("api-server token config", () => {
   it("a bound token needs 16+ characters and a userId (config errors name the key)", async () => {
     const { parseServeConfig } = await import("../../src/serve/index.js");
     expect(() => parseServeConfig({ adapters: { apiServer: { tokens: [{ token: "short", userId: "alice" }] } } })).toThrow(/adapters\.apiServer\.tokens/);
