@@ -6,24 +6,41 @@
  * site is refused with 403 and changes nothing; without browser headers (curl, SDKs,
  * platform webhooks) it still works, and so does the page's own same-origin request.
  */
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { Executions } from "../../src/executions/index.js";
-import { cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabase } from "../serve/gateway-process.js";
+import { openSessionDB } from "../../src/store/index.js";
+import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
+import { cleanupProcesses, databaseOf, makeHome, postWebhook, spawnGateway, startCallbackServer } from "../serve/gateway-process.js";
 import { rawRequest } from "./raw-http.js";
 
 const TEST_TIMEOUT = 60_000;
 const CLEANUP = "/ui/api/execution/history/cleanup";
 const SECRET = "cross-site-webhook-secret-0123";
 
+const schemas: string[] = [];
 afterEach(async () => {
   await cleanupProcesses();
+  for (const schema of schemas.splice(0)) await dropSchema(schema);
 });
 
-async function seedRuns(home: string): Promise<void> {
-  await withDatabase(home, async (db) => {
+/** Two saved agent runs in a fresh database of the backend; returns its target. */
+async function seedRuns(backend: "sqlite" | "postgres", home: string): Promise<string> {
+  let target = databaseOf(home);
+  if (backend === "postgres") {
+    await requirePostgres();
+    const schema = `tl_sec_${randomBytes(5).toString("hex")}`;
+    schemas.push(schema);
+    target = `${TEST_PG_URL}?schema=${schema}`;
+  }
+  const db = await openSessionDB(target);
+  try {
     const executions = new Executions(db);
     for (const name of ["alpha", "beta"]) await executions.saveAgentResult({ messages: [{ role: "user", content: name }] }, { sessionId: `run-${name}`, name });
-  });
+  } finally {
+    await db.close();
+  }
+  return target;
 }
 
 async function runCount(url: string): Promise<number> {
@@ -32,13 +49,14 @@ async function runCount(url: string): Promise<number> {
   return (listed.json as { total: number }).total;
 }
 
-describe("cross-site POSTs are refused", () => {
+describe.each(["sqlite", "postgres"] as const)("cross-site POSTs are refused (%s)", (backend) => {
   it(
     "Origin: http://attacker.example POST to the cleanup route → 403, nothing deleted; without Origin (or same-origin) it works",
     async () => {
       const home = await makeHome({ titles: { enabled: false } });
-      await seedRuns(home);
-      const gateway = await spawnGateway({ home });
+      const database = await seedRuns(backend, home);
+      const gateway = await spawnGateway({ home, env: { THREADLINE_DB: database } });
+      expect(gateway.output()).toContain(`"backend":"${backend}"`);
       const body = JSON.stringify({ olderThanDays: 0 });
       expect(await runCount(gateway.url)).toBe(2);
 
@@ -81,7 +99,9 @@ describe("cross-site POSTs are refused", () => {
     },
     TEST_TIMEOUT,
   );
+});
 
+describe("platform webhooks are not browser requests", () => {
   it(
     "platform webhooks (no browser Origin) keep working",
     async () => {
