@@ -132,7 +132,14 @@ const gatewaySchema = z.strictObject({
   leaseTtlSeconds: z.number().min(1).max(3600).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   publicHosts: z.array(z.string().regex(PUBLIC_HOST)).optional(),
-  trustProxy: z.array(z.string().refine((entry) => trustProxyEntryProblem(entry) === null)).optional(),
+  trustProxy: z
+    .array(
+      z.string().superRefine((entry, ctx) => {
+        const problem = trustProxyEntryProblem(entry);
+        if (problem !== null) ctx.addIssue({ code: "custom", message: `${problem} (a reverse proxy whose forwarding headers are believed)` });
+      }),
+    )
+    .optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),

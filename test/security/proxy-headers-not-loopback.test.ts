@@ -7,6 +7,7 @@
  * answers it 401.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { parseServeConfig } from "../../src/serve/index.js";
 import { cleanupProcesses, makeHome, postChat, spawnGateway } from "../serve/gateway-process.js";
 import { rawRequest } from "./raw-http.js";
 
@@ -72,4 +73,13 @@ describe("proxy headers are never loopback", () => {
     },
     TEST_TIMEOUT,
   );
+
+  it("gateway.trustProxy and gateway.publicHosts: bad entries are config errors naming the key", () => {
+    expect(() => parseServeConfig({ gateway: { trustProxy: ["not-an-ip"] } })).toThrow(/gateway\.trustProxy\.0: "not-an-ip" is not an IP address or a CIDR range/);
+    expect(() => parseServeConfig({ gateway: { trustProxy: ["10.0.0.0/99"] } })).toThrow(/gateway\.trustProxy\.0/);
+    expect(() => parseServeConfig({ gateway: { publicHosts: ["https://gateway.example.com/"] } })).toThrow(/gateway\.publicHosts\.0: must be a list of host names/);
+    const config = parseServeConfig({ gateway: { trustProxy: ["127.0.0.1", "10.0.0.0/8", "::1"], publicHosts: ["gateway.example.com"] } });
+    expect(config.gateway).toMatchObject({ trustProxy: ["127.0.0.1", "10.0.0.0/8", "::1"], publicHosts: ["gateway.example.com"] });
+    expect(parseServeConfig({}).gateway).toMatchObject({ trustProxy: [], publicHosts: [] });
+  });
 });
