@@ -6,18 +6,40 @@
  * passes the model's tokens through as server-sent events as they arrive; `model` picks
  * among the configured models (others get a 400), and responses name the model that answered.
  *
+ * Who may call: with tokens, a bearer token is required (checked before the body is read).
+ * A plain-string token is an operator token and may name any person (`user`) and any
+ * session key. A token bound to a person (`{ token, userId }`) acts as that person only: the
+ * message is theirs, its session key is kept inside their own key space
+ * (`<userId>:<X-Threadline-Session-Key>`, or `<userId>` without the header), and a `user`
+ * field naming anyone else is refused with 403. Without tokens, only clients on this
+ * machine may call (a request with proxy headers is not one, unless it comes from a trusted
+ * proxy for a loopback client), and none at all when `keylessRefusal` is set.
+ *
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
-import { bearerMatches, isLoopbackAddress } from "./http-auth.js";
+import { bearerIndex, isLoopbackClient, TrustedProxies } from "./http-auth.js";
+
+/** A bearer token: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
+export type ApiServerTokenEntry = string | { token: string; userId: string; name?: string | null };
+
+/** Who an authenticated request acts as: `userId` `null` for an operator token or a keyless local client. */
+interface Caller {
+  userId: string | null;
+  name: string | null;
+}
 
 /** Options of the api-server adapter. */
 export interface ApiServerAdapterOptions {
   /** Accepted bearer tokens; none → only loopback clients may call. */
-  tokens?: string[];
+  tokens?: ApiServerTokenEntry[];
+  /** Reverse proxies whose `Forwarded`/`X-Forwarded-For`/`X-Real-IP` are believed for the keyless loopback check (addresses or CIDR ranges). */
+  trustProxy?: readonly string[];
+  /** Set when keyless access must not be given (the gateway takes platform webhooks): without tokens every request gets 401 with this message. */
+  keylessRefusal?: string | null;
   /** How long a request waits for its reply (default 600,000 ms). */
   replyTimeoutMs?: number;
   /** The gateway's own model name: listed by `/v1/models`, accepted as "the default model", reported when the agent names none (default `threadline`). */
@@ -123,7 +145,9 @@ function lastUserText(messages: unknown): string | null {
  */
 export class ApiServerAdapter implements Adapter {
   readonly platform = "api-server";
-  readonly #tokens: string[];
+  readonly #tokens: Array<{ token: string; caller: Caller }>;
+  readonly #proxies: TrustedProxies;
+  readonly #keylessRefusal: string | null;
   readonly #timeoutMs: number;
   readonly #model: string;
   readonly #models: ApiServerModels | null;
@@ -134,7 +158,11 @@ export class ApiServerAdapter implements Adapter {
   #handler: InboundHandler | null = null;
 
   constructor(options: ApiServerAdapterOptions = {}) {
-    this.#tokens = [...(options.tokens ?? [])];
+    this.#tokens = (options.tokens ?? []).map((t) =>
+      typeof t === "string" ? { token: t, caller: { userId: null, name: null } } : { token: t.token, caller: { userId: t.userId, name: t.name ?? null } },
+    );
+    this.#proxies = new TrustedProxies(options.trustProxy ?? []);
+    this.#keylessRefusal = options.keylessRefusal ?? null;
     this.#log = options.logger ?? null;
     this.#timeoutMs = options.replyTimeoutMs ?? 600_000;
     this.#model = options.modelName ?? "threadline";
@@ -197,13 +225,27 @@ export class ApiServerAdapter implements Adapter {
    * `{"error":{"message","type","code"}}`.
    */
   routes(app: FastifyInstance): void {
+    const callers = new WeakMap<FastifyRequest, Caller>();
+    // An onRequest hook: the caller is known (or refused) before the body is read or parsed.
     const authorize = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (this.#tokens.length > 0) {
-        if (!bearerMatches(request.headers.authorization, this.#tokens)) {
+        const index = bearerIndex(request.headers.authorization, this.#tokens.map((t) => t.token));
+        if (index === -1) {
           await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.");
+          return;
         }
-      } else if (!isLoopbackAddress(request.socket.remoteAddress)) {
-        await openAiError(reply, 403, "This gateway has no API tokens configured, so it only accepts clients on this machine.");
+        callers.set(request, this.#tokens[index]!.caller);
+      } else if (this.#keylessRefusal !== null) {
+        await openAiError(reply, 401, this.#keylessRefusal);
+      } else if (!isLoopbackClient(request, this.#proxies)) {
+        await openAiError(
+          reply,
+          401,
+          "This gateway has no API tokens configured (adapters.apiServer.tokens), so it only accepts clients on this machine; " +
+            "this request came from another machine or through a proxy (Forwarded/X-Forwarded-For/X-Real-IP). Configure adapters.apiServer.tokens, or list a proxy on this machine in gateway.trustProxy.",
+        );
+      } else {
+        callers.set(request, { userId: null, name: null });
       }
     };
     void app.register(
@@ -223,22 +265,46 @@ export class ApiServerAdapter implements Adapter {
             `There is no route ${request.method} ${request.url.split("?")[0]}. This gateway serves POST /v1/chat/completions and GET /v1/models.`,
           ),
         );
-        v1.get("/models", { preHandler: authorize }, async () => ({
+        v1.get("/models", { onRequest: authorize }, async () => ({
           object: "list",
           data: this.#modelNames().map((id) => ({ id, object: "model", created: 0, owned_by: "threadline" })),
         }));
-        v1.post("/chat/completions", { preHandler: authorize }, async (request, reply) => this.#complete(request, reply));
+        v1.post("/chat/completions", { onRequest: authorize }, async (request, reply) => this.#complete(request, reply, callers.get(request) ?? null));
       },
       { prefix: "/v1" },
     );
   }
 
-  async #complete(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  async #complete(request: FastifyRequest, reply: FastifyReply, caller: Caller | null): Promise<FastifyReply> {
+    if (caller === null) return openAiError(reply, 401, "The request was not authenticated.");
     const body = (request.body ?? {}) as ChatBody;
     if (body === null || typeof body !== "object" || Array.isArray(body)) return openAiError(reply, 400, "The body must be a JSON object.");
     const text = lastUserText(body.messages);
     if (text === null) return openAiError(reply, 400, 'messages must be a list with at least one {"role":"user","content":…} message.');
-    const sessionKey = header(request, "x-threadline-session-key") ?? (typeof body.user === "string" ? body.user : undefined);
+    const named = header(request, "x-threadline-session-key");
+    let sessionKey: string | undefined;
+    let userId: string;
+    let userName: string | null;
+    if (caller.userId !== null) {
+      // A token bound to a person: the message is that person's, in their own key space.
+      if (body.user !== undefined && body.user !== null && body.user !== caller.userId) {
+        return openAiError(
+          reply,
+          403,
+          `This token acts as ${JSON.stringify(caller.userId)} only, and the "user" field names someone else. Leave "user" out (or set it to ${JSON.stringify(caller.userId)}); ` +
+            "name conversations with the X-Threadline-Session-Key header.",
+        );
+      }
+      if (named !== undefined && named.trim() === "") return openAiError(reply, 400, "The X-Threadline-Session-Key header is empty: name the conversation, or leave the header out.");
+      const prefix = `${caller.userId}:`;
+      sessionKey = named === undefined ? caller.userId : named.startsWith(prefix) ? named : `${prefix}${named}`;
+      userId = caller.userId;
+      userName = caller.name ?? caller.userId;
+    } else {
+      sessionKey = named ?? (typeof body.user === "string" ? body.user : undefined);
+      userId = typeof body.user === "string" ? body.user : (sessionKey ?? "");
+      userName = typeof body.user === "string" ? body.user : null;
+    }
     if (sessionKey === undefined || sessionKey.trim() === "") {
       return openAiError(reply, 400, "Name the conversation: send an X-Threadline-Session-Key header or a \"user\" field.");
     }
@@ -279,8 +345,8 @@ export class ApiServerAdapter implements Adapter {
           platform: "api-server",
           chatType: "dm",
           chatId: sessionKey,
-          userId: typeof body.user === "string" ? body.user : sessionKey,
-          userName: typeof body.user === "string" ? body.user : null,
+          userId,
+          userName,
         },
         text,
         messageId,

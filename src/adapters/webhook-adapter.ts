@@ -1,18 +1,69 @@
 /**
  * The `webhook` adapter: a platform-agnostic inbound JSON POST (chat id, user id, text,
- * thread id, message id) checked with an HMAC-SHA256 signature, and replies POSTed to a
- * callback URL (signed the same way), retried with exponential backoff.
+ * thread id, message id) checked with an HMAC-SHA256 signature over a timestamp and the raw
+ * body, and replies POSTed to a callback URL (signed the same way), retried with
+ * exponential backoff.
+ *
+ * Signing (the scheme of Stripe and Slack): `X-Threadline-Timestamp: <unix seconds>` and
+ * `X-Threadline-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>`.
+ * A request whose timestamp is more than 5 minutes away from the gateway's clock (in
+ * either direction) is refused, so a captured request cannot be replayed later.
  *
  * @module
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Adapter, ChatType, InboundHandler, OutboundMessage, SessionSource } from "../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../store/index.js";
 import { signatureMatches, signBody } from "./http-auth.js";
 
-/** The header carrying `sha256=<hex HMAC of the raw body>`. */
+/** The header carrying `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>`. */
 export const SIGNATURE_HEADER = "x-threadline-signature";
+/** The header carrying the signing time, in whole seconds since 1970 (Unix time). */
+export const TIMESTAMP_HEADER = "x-threadline-timestamp";
+/** How far a request's timestamp may be from the receiver's clock, in seconds (5 minutes). */
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
+
+/**
+ * The headers that sign a webhook body: `X-Threadline-Timestamp` and
+ * `X-Threadline-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`.
+ *
+ * @example
+ * const body = JSON.stringify({ chatId: "c1", userId: "u1", text: "hello" });
+ * await fetch("http://127.0.0.1:8787/webhook", { method: "POST", headers: { "content-type": "application/json", ...signWebhook(secret, body) }, body });
+ */
+export function signWebhook(secret: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+  const timestamp = String(Math.floor(timestampSeconds));
+  return { [TIMESTAMP_HEADER]: timestamp, [SIGNATURE_HEADER]: signBody(secret, `${timestamp}.${body}`) };
+}
+
+/**
+ * Why a signed webhook request is refused (`null`: it is valid): a missing or malformed
+ * timestamp, one more than {@link WEBHOOK_TOLERANCE_SECONDS} from `nowSeconds`, or a
+ * signature that does not match (compared in constant time).
+ */
+export function webhookSignatureProblem(
+  secret: string,
+  body: string | null,
+  headers: { timestamp: string | undefined; signature: string | undefined },
+  nowSeconds = Date.now() / 1000,
+): string | null {
+  const { timestamp, signature } = headers;
+  if (signature === undefined) {
+    return `Missing ${SIGNATURE_HEADER}: send ${TIMESTAMP_HEADER}: <Unix seconds> and ${SIGNATURE_HEADER}: sha256=<hex HMAC-SHA256(shared secret, "<timestamp>.<raw body>")>.`;
+  }
+  if (timestamp === undefined || !/^\d{1,12}$/u.test(timestamp.trim())) {
+    return `Missing or malformed ${TIMESTAMP_HEADER}: send the signing time in Unix seconds, and sign "<timestamp>.<raw body>".`;
+  }
+  const age = nowSeconds - Number(timestamp.trim());
+  if (Math.abs(age) > WEBHOOK_TOLERANCE_SECONDS) {
+    return `${TIMESTAMP_HEADER} is ${Math.round(Math.abs(age))} s ${age > 0 ? "old" : "in the future"}; requests are accepted within ${WEBHOOK_TOLERANCE_SECONDS} s of the gateway's clock (sign each request when it is sent, and keep clocks in sync).`;
+  }
+  if (body !== null && !signatureMatches(secret, `${timestamp.trim()}.${body}`, signature)) {
+    return `Wrong ${SIGNATURE_HEADER}: sign "<timestamp>.<raw body>" with HMAC-SHA256 and the shared secret (sha256=<hex>).`;
+  }
+  return null;
+}
 
 /** Options of the webhook adapter. */
 export interface WebhookAdapterOptions {
@@ -29,6 +80,8 @@ export interface WebhookAdapterOptions {
   /** Told about a reply that could not be delivered after every attempt. */
   onDeliveryFailure?: (error: unknown, payload: unknown) => void;
   fetch?: typeof fetch;
+  /** The clock, in ms since 1970 (default `Date.now`): checks request timestamps and signs replies. */
+  now?: () => number;
 }
 
 const inboundSchema = z.object({
@@ -47,8 +100,10 @@ const inboundSchema = z.object({
  *
  * @example
  * body='{"chatId":"c1","userId":"u1","text":"hello","messageId":"m1"}'
- * sig="sha256=$(printf %s "$body" | openssl dgst -sha256 -hmac "$SECRET" -hex | cut -d' ' -f2)"
- * curl -s localhost:8787/webhook -H "X-Threadline-Signature: $sig" -H 'Content-Type: application/json' -d "$body"
+ * ts=$(date +%s)
+ * sig="sha256=$(printf %s "$ts.$body" | openssl dgst -sha256 -hmac "$SECRET" -hex | cut -d' ' -f2)"
+ * curl -s localhost:8787/webhook -H "X-Threadline-Timestamp: $ts" -H "X-Threadline-Signature: $sig" \
+ *   -H 'Content-Type: application/json' -d "$body"
  */
 export class WebhookAdapter implements Adapter {
   readonly platform = "webhook";
@@ -59,6 +114,7 @@ export class WebhookAdapter implements Adapter {
   readonly #baseMs: number;
   readonly #onFailure: (error: unknown, payload: unknown) => void;
   readonly #fetch: typeof fetch;
+  readonly #now: () => number;
   readonly #chains = new Map<string, Promise<void>>();
   #handler: InboundHandler | null = null;
   #closing = false;
@@ -74,6 +130,7 @@ export class WebhookAdapter implements Adapter {
     this.#baseMs = options.retryBaseMs ?? 500;
     this.#onFailure = options.onDeliveryFailure ?? (() => {});
     this.#fetch = options.fetch ?? fetch;
+    this.#now = options.now ?? Date.now;
   }
 
   async connect(handler: InboundHandler): Promise<void> {
@@ -125,7 +182,8 @@ export class WebhookAdapter implements Adapter {
       try {
         const response = await this.#fetch(this.#callback!, {
           method: "POST",
-          headers: { "content-type": "application/json", [SIGNATURE_HEADER]: signBody(this.#secret, body) },
+          // Signed per attempt, so a retry carries a fresh timestamp.
+          headers: { "content-type": "application/json", ...signWebhook(this.#secret, body, this.#now() / 1000) },
           body,
           signal: AbortSignal.timeout(10_000),
         });
@@ -147,12 +205,21 @@ export class WebhookAdapter implements Adapter {
   routes(app: FastifyInstance): void {
     void app.register(async (scope) => {
       scope.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => done(null, body));
-      scope.post(this.#path, async (request, reply) => {
+      const one = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
+      const headersOf = (request: FastifyRequest): { timestamp: string | undefined; signature: string | undefined } => ({
+        timestamp: one(request.headers[TIMESTAMP_HEADER]),
+        signature: one(request.headers[SIGNATURE_HEADER]),
+      });
+      const refuse = (reply: FastifyReply, message: string): FastifyReply => reply.code(401).send({ error: { code: "bad_signature", message } });
+      // Before the body is read: a request without a fresh timestamp and a signature is refused at once.
+      const early = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+        const problem = webhookSignatureProblem(this.#secret, null, headersOf(request), this.#now() / 1000);
+        if (problem !== null) await refuse(reply, problem);
+      };
+      scope.post(this.#path, { onRequest: early }, async (request, reply) => {
         const raw = typeof request.body === "string" ? request.body : "";
-        const signature = request.headers[SIGNATURE_HEADER];
-        if (!signatureMatches(this.#secret, raw, Array.isArray(signature) ? signature[0] : signature)) {
-          return reply.code(401).send({ error: { code: "bad_signature", message: `Missing or wrong ${SIGNATURE_HEADER}: sign the raw body with HMAC-SHA256 and the shared secret (sha256=<hex>).` } });
-        }
+        const problem = webhookSignatureProblem(this.#secret, raw, headersOf(request), this.#now() / 1000);
+        if (problem !== null) return refuse(reply, problem);
         let json: unknown;
         try {
           json = JSON.parse(raw);

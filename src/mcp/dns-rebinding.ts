@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { isLoopbackHost } from "../server/internal.js";
+import { hostnameAllowed, isLoopbackHost, normaliseHostname as normalise } from "../server/internal.js";
 
 /** The names a loopback server answers to. */
 export const LOOPBACK_HOSTNAMES: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];
@@ -34,13 +34,7 @@ export function hostPolicyFor(listenHost: string, extra: readonly string[] = [])
 
 /** A hostname as `URL` gives it (lower case, IPv6 in brackets). */
 function normaliseHostname(name: string): string {
-  const trimmed = name.trim();
-  const bracketed = trimmed.includes(":") && !trimmed.startsWith("[") ? `[${trimmed}]` : trimmed;
-  try {
-    return new URL(`http://${bracketed}`).hostname;
-  } catch {
-    return trimmed.toLowerCase();
-  }
+  return normalise(name) ?? name.trim().toLowerCase();
 }
 
 function hostnameOf(value: string, withScheme: boolean): string | null {
@@ -59,8 +53,12 @@ export function rebindingRefusal(policy: HostPolicy, host: string | undefined, o
   if (host === undefined || host === "") return "Missing Host header.";
   const hostname = hostnameOf(host, false);
   if (hostname === null) return `Invalid Host header: ${host}.`;
-  if (policy.hostnames !== null && !policy.hostnames.includes(hostname)) {
-    return `Invalid Host: ${hostname} is not a name of this server (allowed: ${policy.hostnames.join(", ")}; add one with --allowed-host).`;
+  // A loopback policy takes every literal loopback address (127.0.0.2, [::ffff:127.0.0.1]) too,
+  // the way the gateway's own Host check does (server/request-guard.ts); never a name like 127.evil.example.
+  const loopbackPolicy = policy.hostnames?.includes("localhost") === true;
+  const hostAllowed = policy.hostnames === null || policy.hostnames.includes(hostname) || (loopbackPolicy && hostnameAllowed(hostname, []));
+  if (!hostAllowed) {
+    return `Invalid Host: ${hostname} is not a name of this server (allowed: ${policy.hostnames!.join(", ")}; add one with --allowed-host).`;
   }
   if (origin === undefined || origin === "") return null;
   const originHost = origin === "null" ? null : hostnameOf(origin, true);

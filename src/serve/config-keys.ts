@@ -29,7 +29,7 @@ const POLICY = ["mode", "idleMinutes", "atHour"] as const;
 export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   "database",
   "storage.synchronous",
-  ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel"].map((k) => `gateway.${k}`),
+  ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel", "publicHosts", "trustProxy"].map((k) => `gateway.${k}`),
   "gateway.owner.*",
   ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
   "titles.enabled",
@@ -38,6 +38,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "summarise", "charBudget", "scope"].map((k) => `tools.sessionSearch.${k}`),
   ...["enabled", "retentionDays", "vacuum", "minIntervalHours"].map((k) => `autoPrune.${k}`),
   ...["enabled", "tokens", "replyTimeoutSeconds"].map((k) => `adapters.apiServer.${k}`),
+  ...["token", "userId", "name"].map((k) => `adapters.apiServer.tokens.[].${k}`),
   ...["enabled", "secret", "callbackUrl", "path"].map((k) => `adapters.webhook.${k}`),
   ...["enabled", "host", "port", "prefix", "allowUnauthenticatedLoopback"].map((k) => `api.${k}`),
   ...["key", "userId", "name"].map((k) => `api.keys.[].${k}`),

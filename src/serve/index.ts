@@ -14,7 +14,7 @@ export { startGateway, type StartGatewayOptions, type RunningGateway } from "./s
 export { createGatewayMetrics, type GatewayMetricsBundle } from "./gateway-metrics.js";
 
 // The config file.
-export { parseServeConfig, configFileDocument, type ServeConfig, type ApiConfig } from "./serve-config.js";
+export { parseServeConfig, configFileDocument, type ServeConfig, type ApiConfig, type ApiServerToken } from "./serve-config.js";
 export { CONFIG_KEY_PATHS, suggestConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
 export {
   SECRET_CONFIG_KEYS,

@@ -8,6 +8,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
+import { trustProxyEntryProblem } from "../adapters/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
@@ -45,6 +46,16 @@ export interface ServeConfig {
      * for the terminal's default.
      */
     owner: Record<string, string[]>;
+    /**
+     * Host names this gateway is reached under besides localhost and loopback addresses (a
+     * proxy's public name): requests naming any other `Host` are refused (docs/http.md).
+     */
+    publicHosts: string[];
+    /**
+     * Reverse proxies (addresses or CIDR ranges) whose `Forwarded`/`X-Forwarded-For`/`X-Real-IP`
+     * are believed; a request with such headers from anywhere else is never a local client.
+     */
+    trustProxy: string[];
   };
   provider: {
     baseUrl?: string;
@@ -72,7 +83,8 @@ export interface ServeConfig {
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
-    apiServer: { enabled: boolean; tokens: string[]; replyTimeoutSeconds: number };
+    /** `tokens`: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
+    apiServer: { enabled: boolean; tokens: ApiServerToken[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
     /** Telegram (`null`: not configured). See docs/platforms.md. */
     telegram: TelegramConfig | null;
@@ -93,6 +105,9 @@ export interface ServeConfig {
   ui: { enabled: boolean };
 }
 
+/** An `adapters.apiServer.tokens` entry: an operator token, or a token bound to one person. */
+export type ApiServerToken = string | { token: string; userId: string; name: string | null };
+
 /** The `api` section, defaults resolved. */
 export interface ApiConfig {
   /** Mount the API on `threadline serve`'s server (default false). `threadline api` ignores it. */
@@ -109,6 +124,9 @@ export interface ApiConfig {
 }
 
 const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api", "ui"] as const;
+
+/** A host name (or IP address) without scheme, port or path. */
+const PUBLIC_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])$/iu;
 
 const gatewaySchema = z.strictObject({
   host: z.string().min(1).optional(),
@@ -129,6 +147,15 @@ const gatewaySchema = z.strictObject({
       }
     })
     .optional(),
+  publicHosts: z.array(z.string().regex(PUBLIC_HOST)).optional(),
+  trustProxy: z
+    .array(
+      z.string().superRefine((entry, ctx) => {
+        const problem = trustProxyEntryProblem(entry);
+        if (problem !== null) ctx.addIssue({ code: "custom", message: `${problem} (a reverse proxy whose forwarding headers are believed)` });
+      }),
+    )
+    .optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
@@ -142,7 +169,14 @@ const adaptersSchema = z.strictObject({
   apiServer: z
     .strictObject({
       enabled: z.boolean().optional(),
-      tokens: z.array(z.string().min(8)).optional(),
+      tokens: z
+        .array(
+          z.union([
+            z.string().min(8),
+            z.strictObject({ token: z.string().min(16), userId: z.string().min(1).max(256), name: z.string().min(1).max(100).optional() }),
+          ]),
+        )
+        .optional(),
       replyTimeoutSeconds: z.number().positive().optional(),
     })
     .optional(),
@@ -241,6 +275,8 @@ const EXPECTED: Record<string, string> = {
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
   "gateway.owner": `the operator's ids per platform, e.g. { telegram: ["123456789"], cli: ["alice"] } (platforms: ${OWNER_PLATFORMS.join(", ")})`,
+  "gateway.publicHosts": "a list of host names this gateway is reached under (a proxy's public name such as gateway.example.com; no scheme, port or path)",
+  "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -259,7 +295,7 @@ const EXPECTED: Record<string, string> = {
   "autoPrune.vacuum": "true or false",
   "autoPrune.minIntervalHours": "a number of hours ≥ 0",
   "adapters.apiServer.enabled": "true or false",
-  "adapters.apiServer.tokens": "a list of bearer tokens of at least 8 characters",
+  "adapters.apiServer.tokens": "a list of bearer tokens: a string of at least 8 characters (an operator token, may act as anyone) or { token: <16+ characters>, userId, name? } (acts as that person only)",
   "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
   "adapters.webhook.enabled": "true or false",
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
@@ -483,6 +519,8 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",
       owner: Object.fromEntries(Object.entries(f.gateway?.owner ?? {}).map(([platform, ids]) => [platform, [...new Set(ids)]])),
+      publicHosts: f.gateway?.publicHosts ?? [],
+      trustProxy: f.gateway?.trustProxy ?? [],
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
@@ -511,7 +549,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
     adapters: {
       apiServer: {
         enabled: f.adapters?.apiServer?.enabled ?? true,
-        tokens: f.adapters?.apiServer?.tokens ?? [],
+        tokens: (f.adapters?.apiServer?.tokens ?? []).map((t) => (typeof t === "string" ? t : { token: t.token, userId: t.userId, name: t.name ?? null })),
         replyTimeoutSeconds: f.adapters?.apiServer?.replyTimeoutSeconds ?? 600,
       },
       webhook: {
@@ -557,12 +595,15 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: (({ owner, ...rest }) => (Object.keys(owner).length === 0 ? rest : { ...rest, owner: structuredClone(owner) }))(config.gateway),
+    gateway: (({ owner, ...rest }) => ({ ...rest, publicHosts: [...rest.publicHosts], trustProxy: [...rest.trustProxy], ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }) }))(config.gateway),
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch } },
     adapters: {
-      apiServer: { ...config.adapters.apiServer, tokens: [...config.adapters.apiServer.tokens] },
+      apiServer: {
+        ...config.adapters.apiServer,
+        tokens: config.adapters.apiServer.tokens.map((t) => (typeof t === "string" ? t : defined({ token: t.token, userId: t.userId, name: t.name }))),
+      },
       webhook: defined({ enabled: webhook.enabled, secret: webhook.secret, callbackUrl: webhook.callbackUrl, path: webhook.path }),
       // Chat platforms (telegram, …): each configured section with the keys a user writes.
       ...Object.fromEntries(

@@ -24,7 +24,8 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/internal.js";
-import { apiRoutes, checkApiAccess, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/internal.js";
+import { apiRoutes, checkApiAccess, guardRequests, hostNamesFor, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/internal.js";
+import { InvalidInputError } from "../store/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
@@ -96,6 +97,34 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
   });
 }
 
+/** The platform webhooks this config receives over the gateway's HTTP server (empty: none). */
+export function webhookReceivers(config: ServeConfig): string[] {
+  const { adapters } = config;
+  return [
+    ...(adapters.webhook.enabled ? ["adapters.webhook"] : []),
+    ...(adapters.telegram?.mode === "webhook" ? ["adapters.telegram (webhook mode)"] : []),
+    ...(adapters.slack?.mode === "events" ? ["adapters.slack (events mode)"] : []),
+    ...(adapters.whatsapp != null ? ["adapters.whatsapp"] : []),
+  ];
+}
+
+/**
+ * Why keyless access must not be given (`null`: it may, to loopback clients): the gateway
+ * receives platform webhooks, so it is meant to be reached from outside (through a proxy
+ * whose requests come from 127.0.0.1), or it listens on a non-loopback address.
+ */
+export function exposure(config: ServeConfig): string | null {
+  const receivers = webhookReceivers(config);
+  if (receivers.length > 0) return `this gateway receives platform webhooks (${receivers.join(", ")}), so it is reachable from outside`;
+  if (!isLoopbackHost(config.gateway.host)) return `gateway.host ${config.gateway.host} is not a loopback address`;
+  return null;
+}
+
+/** The 401 message of a keyless surface on an exposed gateway. */
+function keylessRefusal(reason: string, key: string): string {
+  return `Refused: ${reason}, and requests without a key are never accepted then. Configure ${key} (see docs/http.md) and send one.`;
+}
+
 /** Where `serve` mounts the web page. */
 const UI_PATH = "/ui";
 /** Where `serve` mounts the API for the web page when `api.enabled` is false. */
@@ -122,11 +151,17 @@ async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: ApiO
     );
     return false;
   }
+  const exposed = exposure(config);
+  if (keys.length === 0 && exposed !== null) {
+    logger.warn({}, `web page API answers 401: ${exposed}; configure api.keys (docs/web.md) to use the page`);
+  }
   await http.register(apiRoutes, {
     db,
     keys,
     allowUnauthenticatedLoopback: keys.length === 0 || config.api.allowUnauthenticatedLoopback,
     listenHost: config.gateway.host,
+    trustProxy: config.gateway.trustProxy,
+    keylessRefusal: keys.length === 0 && exposed !== null ? keylessRefusal(exposed, "api.keys") : null,
     errorLogger: logger,
     prefix: UI_API_PATH,
     gatewayLive,
@@ -142,6 +177,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const lifecycle = config.lifecycle;
   // Refuse an unsafe API before anything starts (no keys, or no keys on a non-loopback host).
   if (config.api.enabled) checkApiAccess(config.api, config.gateway.host);
+  const exposed = exposure(config);
+  if (config.api.enabled && config.api.keys.length === 0 && exposed !== null) {
+    // Asked for explicitly (api.enabled with allowUnauthenticatedLoopback): refused, never served open.
+    throw new InvalidInputError(
+      `api.keys: the HTTP API is enabled without keys, but ${exposed}. A keyless admin API is refused then: ` +
+        "add api.keys (each { key: <16+ characters>, userId? }) and adapters.apiServer.tokens, or set api.enabled: false.",
+      { field: "api.keys" },
+    );
+  }
   const fromEnv = env["THREADLINE_DB"]?.trim() ? env["THREADLINE_DB"] : undefined;
   const target = (options.database?.trim() ? options.database : undefined) ?? fromEnv ?? config.database ?? undefined;
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
@@ -202,11 +246,26 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // Keep-alive connections must not hold a shutdown open.
   const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
   logRequests(http, logger);
+  // Every route: Host must name this gateway, and browsers may not post across sites (docs/http.md).
+  const hostNames = hostNamesFor(config.gateway.host, config.gateway.publicHosts, [config.adapters.telegram?.webhookUrl ?? null]);
+  guardRequests(http, { extra: hostNames, configKey: "gateway.publicHosts" });
+  const receivers = webhookReceivers(config);
+  if (receivers.length > 0 && config.gateway.publicHosts.length === 0) {
+    logger.warn(
+      { receivers },
+      "platform webhooks are enabled but gateway.publicHosts is empty: requests that name another host than localhost" +
+        (hostNames.length > 0 ? ` or ${hostNames.join(", ")}` : "") +
+        " are refused (403); list the public host name your proxy serves in gateway.publicHosts",
+    );
+  }
   let runnerRef: GatewayRunner | null = null;
   const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
+    const apiTokens = config.adapters.apiServer.tokens;
     const api = new ApiServerAdapter({
-      tokens: config.adapters.apiServer.tokens,
+      tokens: apiTokens,
+      trustProxy: config.gateway.trustProxy,
+      keylessRefusal: apiTokens.length === 0 && exposed !== null ? keylessRefusal(exposed, "adapters.apiServer.tokens") : null,
       replyTimeoutMs: config.adapters.apiServer.replyTimeoutSeconds * 1000,
       models,
       logger,
@@ -216,9 +275,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger.info(
       {},
       api.requiresToken
-        ? `api-server: bearer tokens required (${config.adapters.apiServer.tokens.length} configured)`
-        : "api-server: no tokens configured, so only clients on this machine (loopback) are allowed",
+        ? `api-server: bearer tokens required (${apiTokens.length} configured)`
+        : exposed !== null
+          ? `api-server: no tokens configured and ${exposed}, so every /v1 request is refused (401); configure adapters.apiServer.tokens`
+          : "api-server: no tokens configured, so only clients on this machine (loopback) are allowed",
     );
+    const operatorTokens = apiTokens.filter((t) => typeof t === "string").length;
+    if (operatorTokens > 0) {
+      logger.warn(
+        { operatorTokens },
+        `api-server: ${operatorTokens} operator token(s) (plain strings in adapters.apiServer.tokens) may act as anyone: any "user" and any session key. ` +
+          "Give each person their own { token, userId } entry.",
+      );
+    }
   }
   if (config.adapters.webhook.enabled) {
     const webhook = new WebhookAdapter({
@@ -264,6 +333,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       keys: config.api.keys,
       allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
       listenHost: config.gateway.host,
+      trustProxy: config.gateway.trustProxy,
       errorLogger: logger,
       prefix: config.api.prefix,
       gatewayLive: gatewayLiveSource(runner),

@@ -26,6 +26,7 @@ import type { ApiContext } from "./api-context.js";
 import type { GatewayLiveSource } from "./gateway-live.js";
 import { makeErrorHandler, notFoundHandler, type ErrorLogger } from "./error-handler.js";
 import { RouteRegistry, type ApiRouteConfig } from "./openapi.js";
+import { guardRequests, hostNamesFor } from "./request-guard.js";
 import { executionRoutes } from "./routes/executions.js";
 import { gatewayRoutes } from "./routes/gateway.js";
 import { exportRoutes } from "./routes/export.js";
@@ -48,6 +49,10 @@ export interface ApiOptions {
   allowUnauthenticatedLoopback?: boolean;
   /** The host the server listens on (checked when no keys are configured). */
   listenHost?: string;
+  /** Reverse proxies (addresses or CIDR ranges) whose forwarding headers are believed for the keyless loopback check (`gateway.trustProxy`). */
+  trustProxy?: readonly string[];
+  /** Set when keyless access must not be given at all: every keyless request answers 401 with this message. */
+  keylessRefusal?: string | null;
   /** Where unexpected (500) errors are logged (default: the request's logger). */
   errorLogger?: ErrorLogger;
   /** The running gateway, for `/gateway/status` and `/gateway/live` (`threadline serve` passes it; without it they answer 404). */
@@ -89,7 +94,12 @@ function rejectUnknown(names: string[] | null, given: unknown, where: "query" | 
  * await app.listen({ port: 8788 });
  */
 export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) => {
-  const access = { keys: options.keys ?? [], allowUnauthenticatedLoopback: options.allowUnauthenticatedLoopback ?? false };
+  const access = {
+    keys: options.keys ?? [],
+    allowUnauthenticatedLoopback: options.allowUnauthenticatedLoopback ?? false,
+    trustProxy: options.trustProxy ?? [],
+    keylessRefusal: options.keylessRefusal ?? null,
+  };
   checkApiAccess(access, options.listenHost);
   const keyring = new ApiKeyring(access);
   const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry(), errorLogger: options.errorLogger ?? null,
@@ -125,6 +135,12 @@ export interface BuildServerOptions extends ApiOptions {
   prefix?: string;
   /** Largest request body in bytes (default 1 MiB). */
   bodyLimit?: number;
+  /**
+   * Host names the server answers to besides localhost and loopback addresses (and
+   * `listenHost` when it is a specific address): any other `Host` gets 403, and so does a
+   * cross-site browser POST/PUT/PATCH/DELETE (default: none).
+   */
+  publicHosts?: readonly string[];
 }
 
 /**
@@ -139,7 +155,7 @@ export interface BuildServerOptions extends ApiOptions {
  * await app.listen({ host: "127.0.0.1", port: 8788 });
  */
 export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
-  const { logger, prefix = "", bodyLimit = 1024 * 1024, ...api } = options;
+  const { logger, prefix = "", bodyLimit = 1024 * 1024, publicHosts = [], ...api } = options;
   const app = Fastify({
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger }),
     genReqId: () => randomUUID(),
@@ -148,6 +164,7 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
   }) as unknown as FastifyInstance;
   app.setNotFoundHandler(notFoundHandler);
   app.setErrorHandler(makeErrorHandler(api.errorLogger ?? logger ?? null));
+  guardRequests(app, { extra: hostNamesFor(api.listenHost ?? "127.0.0.1", publicHosts), configKey: "gateway.publicHosts" });
   await app.register(apiRoutes, { ...api, ...(logger !== undefined && api.errorLogger === undefined ? { errorLogger: logger } : {}), prefix });
   return app;
 }

@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { isLoopbackAddress } from "../adapters/internal.js";
+import { isLoopbackAddress, isLoopbackClient, TrustedProxies } from "../adapters/internal.js";
 import { InternalError, InvalidInputError } from "../store/index.js";
 import { HttpError } from "./error-handler.js";
 
@@ -37,10 +37,14 @@ export const MIN_API_KEY_LENGTH = 16;
 
 const digest = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest();
 
-/** The address a host name listens on is the local machine only. */
+/**
+ * Whether a host name is the local machine only: `localhost`, or a literal loopback address
+ * (127.0.0.0/8, `::1`, `::ffff:127.x.y.z`, IPv6 in brackets or not). Parsed, never
+ * prefix-matched: `127.evil.example` and `127.0.0.1.evil.example` are names, not loopback.
+ */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/gu, "");
-  return h === "localhost" || h === "::1" || isLoopbackAddress(h);
+  const h = host.trim().toLowerCase();
+  return h === "localhost" || isLoopbackAddress(h);
 }
 
 /** Access settings of the API. */
@@ -48,6 +52,17 @@ export interface ApiAccess {
   keys: readonly ApiKey[];
   /** Without keys, serve unauthenticated (admin) requests, from loopback clients only, on a loopback host only. Default false. */
   allowUnauthenticatedLoopback?: boolean;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose `Forwarded`/`X-Forwarded-For`/`X-Real-IP`
+   * headers are believed: a keyless request through one counts as local only when the client
+   * it names is a loopback address. Without it, any request with such a header is not local.
+   */
+  trustProxy?: readonly string[];
+  /**
+   * Set when keyless access must not be given at all (the gateway receives platform webhooks,
+   * so it is reachable from outside): every keyless request answers 401 with this message.
+   */
+  keylessRefusal?: string | null;
 }
 
 /**
@@ -90,9 +105,13 @@ export function checkApiAccess(access: ApiAccess, listenHost?: string): void {
 export class ApiKeyring {
   readonly #keys: Array<{ digest: Buffer; principal: ApiPrincipal }>;
   readonly #open: boolean;
+  readonly #proxies: TrustedProxies;
+  readonly #keylessRefusal: string | null;
 
   constructor(access: ApiAccess) {
     checkApiAccess(access);
+    this.#proxies = new TrustedProxies(access.trustProxy ?? []);
+    this.#keylessRefusal = access.keylessRefusal ?? null;
     this.#keys = access.keys.map((k) => ({ digest: digest(k.key), principal: { name: k.name ?? null, userId: k.userId ?? null, unauthenticated: false } }));
     this.#open = this.#keys.length === 0 && access.allowUnauthenticatedLoopback === true;
   }
@@ -100,8 +119,13 @@ export class ApiKeyring {
   /** The caller, or an {@link HttpError}: 401 without credentials, 403 with a wrong key. */
   authenticate(request: FastifyRequest): ApiPrincipal {
     if (this.#open) {
-      if (!isLoopbackAddress(request.socket.remoteAddress)) {
-        throw new HttpError("TL_ERR_UNAUTHORIZED", "This API accepts requests without a key from this machine only.");
+      if (this.#keylessRefusal !== null) throw new HttpError("TL_ERR_UNAUTHORIZED", this.#keylessRefusal);
+      if (!isLoopbackClient(request, this.#proxies)) {
+        throw new HttpError(
+          "TL_ERR_UNAUTHORIZED",
+          "This API accepts requests without a key from this machine only, and this request came from another machine or through a proxy " +
+            "(Forwarded/X-Forwarded-For/X-Real-IP). Configure api.keys and send one as X-API-Key, or list a proxy on this machine in gateway.trustProxy.",
+        );
       }
       return { name: null, userId: null, unauthenticated: true };
     }

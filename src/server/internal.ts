@@ -7,4 +7,5 @@
  */
 export * from "./index.js";
 export { isLoopbackHost } from "./auth.js";
+export { crossSiteRefusal, guardRequests, hostNamesFor, hostRefusal, hostnameAllowed, normaliseHostname, type HostNames } from "./request-guard.js";
 export { MAX_LIVE_ROWS } from "./gateway-live.js";

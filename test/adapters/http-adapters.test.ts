@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServerAdapter, WebhookAdapter, signBody } from "../../src/adapters/index.js";
+import { ApiServerAdapter, WebhookAdapter, signBody, signWebhook } from "../../src/adapters/index.js";
 import { EchoAgent } from "../../src/agents/index.js";
 import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
@@ -84,7 +84,9 @@ describe("api-server adapter", () => {
   it("without tokens only loopback clients are allowed; with tokens a bearer token is required", async () => {
     const open = await gateway([new ApiServerAdapter()]);
     const remote = await open.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });
-    expect(remote.statusCode).toBe(403);
+    // 401 (issue 27: a keyless refusal is "authenticate first", the same status as a missing token).
+    expect(remote.statusCode).toBe(401);
+    expect(remote.json().error.message).toContain("adapters.apiServer.tokens");
     const locked = await gateway([new ApiServerAdapter({ tokens: ["token-123456"] })]);
     const request = (auth?: string) =>
       locked.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s", ...(auth ? { authorization: auth } : {}) }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });
@@ -102,8 +104,8 @@ describe("api-server adapter", () => {
 });
 
 describe("webhook adapter", () => {
-  async function callbackServer(failFirst = 0): Promise<{ url: string; received: Array<{ body: string; signature: string | undefined }> }> {
-    const received: Array<{ body: string; signature: string | undefined }> = [];
+  async function callbackServer(failFirst = 0): Promise<{ url: string; received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined }> }> {
+    const received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined }> = [];
     let failures = failFirst;
     const server: Server = createServer((request: IncomingMessage, response) => {
       let body = "";
@@ -114,7 +116,11 @@ describe("webhook adapter", () => {
           response.writeHead(503).end();
           return;
         }
-        received.push({ body, signature: request.headers["x-threadline-signature"] as string | undefined });
+        received.push({
+          body,
+          signature: request.headers["x-threadline-signature"] as string | undefined,
+          timestamp: request.headers["x-threadline-timestamp"] as string | undefined,
+        });
         response.writeHead(200).end("{}");
       });
     });
@@ -125,7 +131,7 @@ describe("webhook adapter", () => {
 
   const post = (app: FastifyInstance, body: object, secret = SECRET) => {
     const raw = JSON.stringify(body);
-    return app.inject({ method: "POST", url: "/webhook", headers: { "content-type": "application/json", "x-threadline-signature": signBody(secret, raw) }, payload: raw });
+    return app.inject({ method: "POST", url: "/webhook", headers: { "content-type": "application/json", ...signWebhook(secret, raw) }, payload: raw });
   };
 
   it("accepts signed messages, acknowledges after storing, and posts signed replies to the callback (retrying failures)", async () => {
@@ -139,7 +145,10 @@ describe("webhook adapter", () => {
     expect(callback.received).toHaveLength(1);
     const reply = JSON.parse(callback.received[0]!.body);
     expect(reply).toMatchObject({ chatId: "c1", userId: "u1", text: "Echo: hello", kind: "reply", inReplyTo: ["m1"] });
-    expect(callback.received[0]!.signature).toBe(signBody(SECRET, callback.received[0]!.body));
+    // Signed over "<timestamp>.<body>", with a current timestamp.
+    const { timestamp, signature, body: rawReply } = callback.received[0]!;
+    expect(Math.abs(Number(timestamp) - Date.now() / 1000)).toBeLessThan(60);
+    expect(signature).toBe(signBody(SECRET, `${timestamp}.${rawReply}`));
     // A redelivery of the same platform message is a duplicate.
     expect((await post(app, { chatId: "c1", userId: "u1", text: "hello", messageId: "m1" })).json().status).toBe("duplicate");
   });

@@ -56,15 +56,20 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The webhook signature header value: `sha256=<hex HMAC-SHA256(secret, body)>`. */
+/** `sha256=<hex HMAC-SHA256(secret, body)>`: the generic webhook signs `"<timestamp>.<raw body>"` this way. */
 export function signBody(secret: string, body: string): string {
   return `sha256=${createHmac("sha256", secret).update(body, "utf8").digest("hex")}`;
 }
 
-/** Whether a signature header matches a body (constant-time compare). */
-export function signatureValid(secret: string, body: string, header: string | undefined): boolean {
-  if (typeof header !== "string") return false;
-  const expected = Buffer.from(signBody(secret, body));
+/** The webhook headers of a body: `X-Threadline-Timestamp` (Unix seconds, default now) and the signature of `"<timestamp>.<body>"`. */
+export function webhookHeaders(secret: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+  return { "x-threadline-timestamp": String(timestampSeconds), "x-threadline-signature": signBody(secret, `${timestampSeconds}.${body}`) };
+}
+
+/** Whether a signature header matches `"<timestamp>.<body>"` (constant-time compare), with a timestamp within 5 minutes. */
+export function signatureValid(secret: string, body: string, header: string | undefined, timestamp?: string): boolean {
+  if (typeof header !== "string" || timestamp === undefined || Math.abs(Number(timestamp) - Date.now() / 1000) > 300) return false;
+  const expected = Buffer.from(signBody(secret, `${timestamp}.${body}`));
   const given = Buffer.from(header.trim());
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
@@ -345,18 +350,20 @@ export interface WebhookMessage {
 }
 
 /**
- * POSTs a webhook message signed with `secret` (or with `signature` as given, `null`:
- * no signature header). Resolves with the status and the parsed body.
+ * POSTs a webhook message signed with `secret` and a timestamp (`timestamp`, default now;
+ * `signature` replaces the signature, `null`: no signature header). Resolves with the status
+ * and the parsed body.
  */
 export async function postWebhook(
   url: string,
   secret: string,
   message: WebhookMessage | Record<string, unknown>,
-  options: { path?: string; signature?: string | null } = {},
+  options: { path?: string; signature?: string | null; timestamp?: number; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse<Record<string, unknown>>> {
   const raw = JSON.stringify(message);
-  const headers: Record<string, string> = { "content-type": "application/json" };
-  const signature = options.signature === undefined ? signBody(secret, raw) : options.signature;
+  const signed = webhookHeaders(secret, raw, options.timestamp);
+  const headers: Record<string, string> = { "content-type": "application/json", "x-threadline-timestamp": signed["x-threadline-timestamp"]!, ...options.headers };
+  const signature = options.signature === undefined ? signed["x-threadline-signature"]! : options.signature;
   if (signature !== null) headers["x-threadline-signature"] = signature;
   const response = await fetch(`${url}${options.path ?? "/webhook"}`, {
     method: "POST",
@@ -388,7 +395,7 @@ export interface CallbackDelivery {
   };
   raw: string;
   signature: string | undefined;
-  /** Whether the `X-Threadline-Signature` header matched the raw body and the secret. */
+  /** Whether the `X-Threadline-Signature` header matched `"<X-Threadline-Timestamp>.<raw body>"` and the secret, with a current timestamp. */
   signatureValid: boolean;
 }
 
@@ -415,6 +422,8 @@ export async function startCallbackServer(secret: string): Promise<CallbackServe
       const raw = Buffer.concat(chunks).toString("utf8");
       const header = req.headers["x-threadline-signature"];
       const signature = Array.isArray(header) ? header[0] : header;
+      const stamp = req.headers["x-threadline-timestamp"];
+      const timestamp = Array.isArray(stamp) ? stamp[0] : stamp;
       let body: CallbackDelivery["body"];
       try {
         body = JSON.parse(raw) as CallbackDelivery["body"];
@@ -422,7 +431,7 @@ export async function startCallbackServer(secret: string): Promise<CallbackServe
         res.writeHead(400).end();
         return;
       }
-      deliveries.push({ body, raw, signature, signatureValid: signatureValid(secret, raw, signature) });
+      deliveries.push({ body, raw, signature, signatureValid: signatureValid(secret, raw, signature, timestamp) });
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });

@@ -88,7 +88,7 @@ describe("adapters.whatsapp", () => {
     const problems = chatAdapterProblems(badEnv.adapters).join("; ");
     expect(problems).toMatch(/WHATSAPP_ACCESS_TOKEN does not look like an access token/);
     expect(problems).toMatch(/WHATSAPP_APP_SECRET does not look like an app secret/);
-    expect(problems).toMatch(/WHATSAPP_VERIFY_TOKEN must be 8–256 visible characters without spaces/);
+    expect(problems).toMatch(/WHATSAPP_VERIFY_TOKEN must be 16–256 visible characters without spaces/);
     for (const value of ["not a token", "short!", "has spaces in it"]) expect(problems).not.toContain(value);
     let message = "";
     try {

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Bot, Context, Transformer } from "grammy";
 import type { Message } from "grammy/types";
 import { SLASH_COMMANDS, noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
@@ -33,6 +33,7 @@ import {
   splitMessage,
   type AnswerRules,
 } from "../chat/index.js";
+import { secretsEqual } from "../http-auth.js";
 import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml } from "./telegram-format.js";
 import { TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
 
@@ -88,6 +89,12 @@ export class TelegramAdapter implements Adapter {
     this.#grammy = grammy;
     this.#token = options.token;
     this.#mode = options.mode ?? "polling";
+    if (this.#mode === "webhook" && (typeof options.secret !== "string" || options.secret.length < 16)) {
+      throw new InvalidInputError(
+        "adapters.telegram.secret: webhook mode needs a secret of at least 16 characters (letters, digits, '_' or '-'; e.g. openssl rand -hex 24): Telegram sends it with every update.",
+        { field: "adapters.telegram.secret" },
+      );
+    }
     this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
     this.#log = options.logger ?? noopLogger;
     const apiRoot = options.apiRoot?.replace(/\/+$/u, "");
@@ -134,7 +141,15 @@ export class TelegramAdapter implements Adapter {
       onTimeout: "return",
       timeoutMilliseconds: 50_000,
     });
-    http.post(path, async (request, reply) => {
+    const secret = this.#options.secret ?? null;
+    // The secret is checked before the body is read, in constant time (grammY compares it again, after).
+    const checkSecret = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const given = request.headers["x-telegram-bot-api-secret-token"];
+      if (secret !== null && (typeof given !== "string" || !secretsEqual(given, secret))) {
+        await reply.code(401).send({ error: "wrong or missing X-Telegram-Bot-Api-Secret-Token" });
+      }
+    };
+    http.post(path, { onRequest: checkSecret }, async (request, reply) => {
       if (!this.#receiving) return reply.code(503).send({ error: "not receiving" });
       return callback(request, reply);
     });

@@ -45,6 +45,8 @@ export function makeApiCommand(io: CliIo): Command {
           keys: config.api.keys,
           allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
           listenHost: host,
+          publicHosts: config.gateway.publicHosts,
+          trustProxy: config.gateway.trustProxy,
           logger,
           prefix: config.api.prefix,
         });

@@ -48,7 +48,7 @@ function mask(value: string, label = ""): string {
 function masked(config: ServeConfig): ServeConfig {
   const copy = structuredClone(config);
   if (copy.provider?.apiKey) copy.provider.apiKey = mask(copy.provider.apiKey);
-  copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => mask(t));
+  copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => (typeof t === "string" ? mask(t) : { ...t, token: mask(t.token) }));
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = mask(copy.adapters.webhook.secret);
   copy.api.keys = copy.api.keys.map((k, i) => ({ ...k, key: mask(k.key, `key ${i + 1}`) }));
   // Chat platform secrets are never shown, not even a prefix: each key of SECRET_CONFIG_KEYS

@@ -19,7 +19,7 @@ export const telegramSchema = z.strictObject({
   mode: z.enum(["polling", "webhook"]).optional(),
   webhookUrl: z.string().url().regex(/^https?:\/\//u).optional(),
   webhookPath: z.string().regex(/^\/[\w\-/.]*$/u).optional(),
-  secret: z.string().regex(/^[\w-]{1,256}$/u).optional(),
+  secret: z.string().regex(/^[\w-]{16,256}$/u).optional(),
   apiRoot: z.string().url().regex(/^https?:\/\//u).optional(),
 });
 
@@ -29,7 +29,7 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
   "adapters.telegram.mode": "polling (default) or webhook",
   "adapters.telegram.webhookUrl": "the public https URL Telegram sends updates to (webhook mode)",
   "adapters.telegram.webhookPath": "the route on the gateway's server for updates, such as /telegram (default: the path of webhookUrl)",
-  "adapters.telegram.secret": "1–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update",
+  "adapters.telegram.secret": "16–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update (generate one with: openssl rand -hex 24)",
   "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org, or a self-hosted Bot API server)",
   ...chatAccessExpected("telegram"),
 };

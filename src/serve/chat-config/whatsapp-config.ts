@@ -21,7 +21,7 @@ export const WHATSAPP_DEFAULT_API_VERSION = "v26.0";
 /** Shapes of the WhatsApp secrets and ids (checked on values from the file and from the environment). */
 const WHATSAPP_ACCESS_TOKEN = /^[\w\-.|]{16,4096}$/u;
 const WHATSAPP_APP_SECRET = /^[\w-]{16,256}$/u;
-const WHATSAPP_VERIFY_TOKEN = /^[\x21-\x7e]{8,256}$/u;
+const WHATSAPP_VERIFY_TOKEN = /^[\x21-\x7e]{16,256}$/u;
 const WHATSAPP_PHONE_NUMBER_ID = /^\d{1,32}$/u;
 
 /** `adapters.whatsapp` as written in the file. */
@@ -42,7 +42,7 @@ export const whatsappSchema = z.strictObject({
 export const WHATSAPP_EXPECTED: Record<string, string> = {
   "adapters.whatsapp.accessToken": `a Graph API access token (a system user's permanent token, EAA…) with whatsapp_business_messaging (or set ${WHATSAPP_ACCESS_TOKEN_ENV})`,
   "adapters.whatsapp.appSecret": `the Meta app's secret (App settings → Basic → App secret), 16–256 letters or digits (or set ${WHATSAPP_APP_SECRET_ENV})`,
-  "adapters.whatsapp.verifyToken": `a string you choose, 8–256 visible characters without spaces, entered again as the webhook's Verify token (or set ${WHATSAPP_VERIFY_TOKEN_ENV})`,
+  "adapters.whatsapp.verifyToken": `a string you choose, 16–256 visible characters without spaces, entered again as the webhook's Verify token (or set ${WHATSAPP_VERIFY_TOKEN_ENV})`,
   "adapters.whatsapp.phoneNumberId": "the Phone number ID of the business number (WhatsApp → API Setup), digits",
   "adapters.whatsapp.apiUrl": "the Graph API base URL (default https://graph.facebook.com)",
   "adapters.whatsapp.apiVersion": `the Graph API version such as ${WHATSAPP_DEFAULT_API_VERSION} (the default)`,
@@ -112,7 +112,7 @@ export function whatsappProblems(whatsapp: WhatsAppConfig | null | undefined): s
       `adapters.whatsapp.verifyToken: missing: Meta's webhook verification (GET with hub.verify_token) needs it, so choose a string, set it in the config file or in ${WHATSAPP_VERIFY_TOKEN_ENV}, and enter the same string as the Verify token`,
     );
   } else if (!WHATSAPP_VERIFY_TOKEN.test(whatsapp.verifyToken)) {
-    problems.push(`adapters.whatsapp.verifyToken: ${WHATSAPP_VERIFY_TOKEN_ENV} must be 8–256 visible characters without spaces`);
+    problems.push(`adapters.whatsapp.verifyToken: ${WHATSAPP_VERIFY_TOKEN_ENV} must be 16–256 visible characters without spaces`);
   }
   if (whatsapp.phoneNumberId === null) {
     problems.push("adapters.whatsapp.phoneNumberId: missing: the Phone number ID of the business number (App Dashboard → WhatsApp → API Setup), the id replies are sent from");
