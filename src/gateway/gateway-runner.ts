@@ -22,6 +22,7 @@ import {
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
+import { failureRef, modelFailureText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
@@ -800,6 +801,7 @@ export class GatewayRunner implements CommandHost {
     let answeredBy: string | undefined;
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
+    let failureRefId = "";
     try {
       const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId };
       if (model !== undefined) input.model = model;
@@ -820,7 +822,8 @@ export class GatewayRunner implements CommandHost {
       } else {
         outcome = "error";
         failure = error;
-        this.#log.warn({ err: error, key, sessionId: entry.sessionId }, "agent turn failed");
+        failureRefId = failureRef();
+        this.#log.warn({ err: error, ref: failureRefId, key, sessionId: entry.sessionId }, "agent turn failed");
       }
     } finally {
       this.agents.endTurn(key);
@@ -860,7 +863,8 @@ export class GatewayRunner implements CommandHost {
       if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
       this.#titleInBackground(entry, history, reply);
     } else if (outcome === "error") {
-      await this.notify(source, `The model could not answer: ${(failure as Error).message}`, ids, "error");
+      // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
+      await this.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
     } else if (outcome === "interrupted" && state.abortReason === "stop") {
       await this.notify(source, "Stopped.", ids, "notice");
     }
@@ -991,6 +995,11 @@ export class GatewayRunner implements CommandHost {
   /** Runs a new turn with one message for a key now (or queues it when busy). */
   async runMessage(key: string, message: InboundMessage): Promise<void> {
     if (!(await this.#startNow(key, message))) await this.enqueue(key, message);
+  }
+
+  /** Logs a failure a chat was told about by `ref` only (see {@link CommandHost.logFailure}). */
+  logFailure(ref: string, error: unknown, key: string): void {
+    this.#log.warn({ err: error, ref, key }, "a command failed");
   }
 
   /** Asks the agent of a key for a summary of its session (for `/compress`). */

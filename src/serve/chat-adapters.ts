@@ -47,6 +47,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       webhookUrl: telegram.webhookUrl,
       webhookPath: telegram.webhookPath,
       secret: telegram.secret,
+      linkPreviews: telegram.linkPreviews,
       rules: telegram,
       logger: options.logger,
     });
@@ -56,7 +57,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const discord = adapters.discord ?? null;
   if (discord !== null) {
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
-    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: discord, logger: options.logger }));
+    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, linkPreviews: discord.linkPreviews, rules: discord, logger: options.logger }));
   }
   const slack = adapters.slack;
   if (slack !== null) {
@@ -68,6 +69,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       eventsPath: slack.eventsPath,
       apiUrl: slack.apiUrl,
       assistantStatus: slack.assistantStatus,
+      linkPreviews: slack.linkPreviews,
       rules: slack,
       logger: options.logger,
     });
@@ -86,6 +88,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       apiVersion: whatsapp.apiVersion,
       webhookPath: whatsapp.webhookPath,
       readReceipts: whatsapp.readReceipts,
+      linkPreviews: whatsapp.linkPreviews,
       rules: whatsapp,
       logger: options.logger,
     });
