@@ -22,6 +22,7 @@ import {
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
+import { redactingLogger } from "./log-redaction.js";
 import { failureRef, modelFailureText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
@@ -170,7 +171,8 @@ export class GatewayRunner implements CommandHost {
       connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
     };
     this.#redactPii = options.redactPii ?? false;
-    this.#log = options.logger ?? noopLogger;
+    // Session keys with phone numbers (WhatsApp, Signal) are logged as hashes.
+    this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });

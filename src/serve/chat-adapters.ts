@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
+import { redactingLogger } from "../gateway/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 
@@ -37,6 +38,8 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const problems = chatAdapterProblems(adapters);
   if (problems.length > 0) throw new InvalidInputError(problems.join("; "), { field: "adapters" });
   const out: Adapter[] = [];
+  // Adapters log session keys (a refused message): those with phone numbers are logged as hashes.
+  options = { ...options, logger: redactingLogger(options.logger) };
   const telegram = adapters.telegram;
   if (telegram !== null) {
     const { TelegramAdapter } = await import("../adapters/telegram/index.js");

@@ -18,6 +18,7 @@ import {
   GatewayRecovery,
   GatewayRunner,
   hashIdentifier,
+  urlOriginForLog,
   SessionQueue,
   SessionStore,
   type Adapter,
@@ -79,7 +80,8 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
       const line: Record<string, unknown> = {
         reqId: request.id,
         method: request.method,
-        route: request.routeOptions.url ?? "(no route)",
+        // A route may name itself for the log (a webhook path that is itself a secret).
+        route: (request.routeOptions.config as { logAs?: unknown } | undefined)?.logAs ?? request.routeOptions.url ?? "(no route)",
         status: reply.raw.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
       };
@@ -224,11 +226,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       secret: config.adapters.webhook.secret!,
       callbackUrl: config.adapters.webhook.callbackUrl,
       path: config.adapters.webhook.path,
-      onDeliveryFailure: (error, payload) => logger.error({ err: error, payload }, "webhook reply could not be delivered"),
+      // Never the payload (the reply's text, the chat's ids): what failed and for which kind of message.
+      onDeliveryFailure: (error, payload) =>
+        logger.error({ err: error, kind: (payload as { kind?: unknown } | null)?.kind ?? null, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook reply could not be delivered"),
     });
     webhook.routes(http);
     adapters.push(webhook);
-    logger.info({ path: config.adapters.webhook.path, callbackUrl: config.adapters.webhook.callbackUrl }, "webhook adapter enabled");
+    // The callback's origin only: its path or query often is a secret.
+    logger.info({ path: config.adapters.webhook.path, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook adapter enabled");
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
   try {

@@ -8,17 +8,19 @@
  *
  * A real `threadline serve` child at the default `info` level with Telegram in webhook mode
  * (grammY against the fake Bot API), WhatsApp and Signal against their fakes, and the
- * generic webhook with a callback URL; sends to WhatsApp and Signal fail, so the failure
- * lines are written too. Nothing of the secrets, the reply text or the users' numbers may
+ * generic webhook with a loopback callback that refuses every reply; sends to WhatsApp,
+ * Signal and the callback fail, so the failure lines are written too. Nothing of the secrets, the reply text or the users' numbers may
  * appear in the output.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { SIGNAL_IDS, signalMessage, startFakeSignalServer } from "../fakes/signal/fake-signal-server.js";
 import { startFakeTelegramServer, telegramUpdate } from "../fakes/telegram/fake-telegram-server.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer } from "../fakes/whatsapp/fake-whatsapp-server.js";
 import { postWhatsAppWebhook, whatsappWebhook } from "../fakes/whatsapp/whatsapp-webhooks.js";
 import { startFakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, makeHome, spawnGateway, waitFor } from "../serve/gateway-process.js";
+import { cleanupProcesses, makeHome, postWebhook, spawnGateway, waitFor } from "../serve/gateway-process.js";
 
 const TEST_TIMEOUT = 120_000;
 const FAKE_KEY = "sk-fake-logs";
@@ -50,13 +52,23 @@ describe("the info log", () => {
       const whatsapp = await startFakeWhatsAppServer();
       const signal = await startFakeSignalServer();
       const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
+      // The reply callback: refuses every delivery (400, so the adapter gives up at once).
+      let callbackHits = 0;
+      const callback = createServer((req, res) => {
+        callbackHits += 1;
+        req.resume();
+        req.on("end", () => res.writeHead(400).end());
+      });
+      await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
+      const callbackOrigin = `http://127.0.0.1:${(callback.address() as AddressInfo).port}`;
+      closers.push(() => new Promise<void>((resolve) => callback.close(() => resolve())));
       closers.push(() => telegram.close(), () => whatsapp.close(), () => signal.close(), () => model.close());
       const home = await makeHome({
         titles: { enabled: false },
         gateway: { logLevel: "info" },
         adapters: {
           apiServer: { enabled: false },
-          webhook: { enabled: true, secret: WEBHOOK_SECRET, callbackUrl: `https://hooks.example.com${CALLBACK_PATH}?${CALLBACK_QUERY}` },
+          webhook: { enabled: true, secret: WEBHOOK_SECRET, callbackUrl: `${callbackOrigin}${CALLBACK_PATH}?${CALLBACK_QUERY}` },
           telegram: { apiRoot: telegram.url, mode: "webhook", webhookUrl: `https://bot.example.com${TELEGRAM_PATH}`, secret: TELEGRAM_SECRET, allowedUsers: [TELEGRAM_USER] },
           whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, allowedUsers: [WHATSAPP_USER] },
           signal: { apiUrl: signal.url, number: SIGNAL_BOT, allowedUsers: [SIGNAL_ALICE] },
@@ -96,6 +108,10 @@ describe("the info log", () => {
       );
       expect(wa.status).toBe(200);
       signal.push(signalMessage("receive-dm", { timestamp: 1767225600000, message: PRIVATE_TEXT }));
+      const hook = await postWebhook(gateway.url, WEBHOOK_SECRET, { chatId: "room-1", userId: "webhook-user-1", text: PRIVATE_TEXT, messageId: "w1" });
+      expect(hook.status).toBeLessThan(300);
+      await waitFor(() => gateway.logLines().find((l) => l["msg"] === "webhook reply could not be delivered"), { what: "the failed callback delivery", timeoutMs: 60_000, describe: () => gateway.output() });
+      expect(callbackHits).toBeGreaterThan(0);
       await waitFor(() => gateway.logLines().filter((l) => l["msg"] === "sending to the platform failed").length >= 2 || null, {
         what: "the two failed sends in the log",
         timeoutMs: 60_000,
@@ -110,7 +126,7 @@ describe("the info log", () => {
       expect(output).not.toContain(PRIVATE_TEXT);
       for (const number of [WHATSAPP_USER, SIGNAL_ALICE, SIGNAL_ALICE.slice(1)]) expect(output, number).not.toContain(number);
       // The operator can still tell where things go: the callback's origin and the failures are there.
-      expect(output).toContain("hooks.example.com");
+      expect(output).toContain(callbackOrigin);
       expect(gateway.logLines().filter((l) => l["msg"] === "sending to the platform failed").every((l) => typeof l["keyHash"] === "string")).toBe(true);
     },
     TEST_TIMEOUT,

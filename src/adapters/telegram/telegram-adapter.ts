@@ -150,7 +150,8 @@ export class TelegramAdapter implements Adapter {
       onTimeout: "return",
       timeoutMilliseconds: 50_000,
     });
-    http.post(path, async (request, reply) => {
+    // The access log shows the route as `(telegram webhook)`: the path is often a secret.
+    http.post(path, { config: { logAs: "(telegram webhook)" } }, async (request, reply) => {
       if (!this.#receiving) return reply.code(503).send({ error: "not receiving" });
       return callback(request, reply);
     });
