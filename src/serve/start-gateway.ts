@@ -18,6 +18,7 @@ import {
   GatewayRecovery,
   GatewayRunner,
   hashIdentifier,
+  redactLogFields,
   urlOriginForLog,
   SessionQueue,
   SessionStore,
@@ -304,7 +305,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     agentCache: runner.agents,
     intervalSeconds: lifecycle.expiryIntervalSeconds,
     sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
-    onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
+    onError: (error, entry, attempt) => logger.warn(redactLogFields({ err: error, key: entry.key, attempt }), "session finalize hook failed"),
     // Before an automatic reset, the session's agent (its live one, else a new one) may save what matters.
     beforeReset:
       config.gateway.beforeResetTimeoutSeconds > 0
@@ -313,7 +314,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             timeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
             historyLimit: config.gateway.historyLimit,
             onError: (error, entry) =>
-              logger.warn({ err: error, key: entry.key, sessionId: entry.sessionId }, "before-reset turn failed; the session resets anyway"),
+              logger.warn(redactLogFields({ err: error, key: entry.key, sessionId: entry.sessionId }), "before-reset turn failed; the session resets anyway"),
           }
         : null,
   });
