@@ -4,9 +4,39 @@
  * the chat that owns that session, the id helps (`/resume` it); told to anyone else, it
  * leaks another person's session id. The HTTP API leaves it out the same way.
  *
+ * A model provider's error text is not for chat users either (account ids, quota states,
+ * internal host names, echoes of the request): they get a short ref ({@link modelFailureText}),
+ * and the gateway's log has the detail under the same ref.
+ *
  * @module
  */
+import { randomBytes } from "node:crypto";
 import { ConflictError, sanitizeTitle, type Session } from "../store/index.js";
+
+/**
+ * Platforms whose user is the operator: the terminal (`threadline chat`). They see the
+ * provider's detail, as the log does; everyone else sees a ref.
+ */
+export const OPERATOR_PLATFORMS: readonly string[] = Object.freeze(["cli"]);
+
+/** A new ref for a failure: 8 random hex digits, logged with the detail and shown to the chat. */
+export function failureRef(): string {
+  return randomBytes(4).toString("hex");
+}
+
+/**
+ * What the chat hears when the model could not answer: `The model could not answer (ref <ref>).`
+ * on every chat platform and the HTTP APIs; the provider's message too on the operator's
+ * terminal ({@link OPERATOR_PLATFORMS}).
+ *
+ * @example
+ * modelFailureText("telegram", "3fa9c01b", new Error("quota exceeded for org-x"));
+ * // "The model could not answer (ref 3fa9c01b)."
+ */
+export function modelFailureText(platform: string, ref: string, error: unknown): string {
+  if (OPERATOR_PLATFORMS.includes(platform)) return `The model could not answer: ${error instanceof Error ? error.message : String(error)}`;
+  return `The model could not answer (ref ${ref}).`;
+}
 
 /** What the helpers read: the session a conflict names. */
 export interface ConflictHolderReader {

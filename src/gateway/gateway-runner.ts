@@ -22,6 +22,8 @@ import {
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
+import { redactingLogger } from "./log-redaction.js";
+import { failureRef, modelFailureText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
@@ -169,7 +171,8 @@ export class GatewayRunner implements CommandHost {
       connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
     };
     this.#redactPii = options.redactPii ?? false;
-    this.#log = options.logger ?? noopLogger;
+    // Session keys with phone numbers (WhatsApp, Signal) are logged as hashes.
+    this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
@@ -820,6 +823,7 @@ export class GatewayRunner implements CommandHost {
     let answeredBy: string | undefined;
     let outcome: "ok" | "error" | "interrupted" = "ok";
     let failure: unknown = null;
+    let failureRefId = "";
     try {
       const speaker = await this.#speakerOf(source, options.speakerUnknown === true);
       const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
@@ -841,7 +845,8 @@ export class GatewayRunner implements CommandHost {
       } else {
         outcome = "error";
         failure = error;
-        this.#log.warn({ err: error, key, sessionId: entry.sessionId }, "agent turn failed");
+        failureRefId = failureRef();
+        this.#log.warn({ err: error, ref: failureRefId, key, sessionId: entry.sessionId }, "agent turn failed");
       }
     } finally {
       this.agents.endTurn(key);
@@ -881,7 +886,8 @@ export class GatewayRunner implements CommandHost {
       if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
       this.#titleInBackground(entry, history, reply);
     } else if (outcome === "error") {
-      await this.notify(source, `The model could not answer: ${(failure as Error).message}`, ids, "error");
+      // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
+      await this.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
     } else if (outcome === "interrupted" && state.abortReason === "stop") {
       await this.notify(source, "Stopped.", ids, "notice");
     }
@@ -1012,6 +1018,11 @@ export class GatewayRunner implements CommandHost {
   /** Runs a new turn with one message for a key now (or queues it when busy). */
   async runMessage(key: string, message: InboundMessage): Promise<void> {
     if (!(await this.#startNow(key, message))) await this.enqueue(key, message);
+  }
+
+  /** Logs a failure a chat was told about by `ref` only (see {@link CommandHost.logFailure}). */
+  logFailure(ref: string, error: unknown, key: string): void {
+    this.#log.warn({ err: error, ref, key }, "a command failed");
   }
 
   /** Asks the agent of a key for a summary of its session (for `/compress`). */

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { ConflictError, InvalidInputError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
+import { ConflictError, InvalidInputError, ThreadlineError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
-import { chatSafeErrorText, titleInUseText } from "./chat-safe-errors.js";
+import { OPERATOR_PLATFORMS, chatSafeErrorText, failureRef, modelFailureText, titleInUseText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
@@ -44,6 +44,8 @@ export interface CommandHost {
   ): Promise<void>;
   /** The home channels of the config file (`/sethome` ones are read from the database). */
   readonly configuredHomeChannels?: HomeChannels;
+  /** Logs a failure the chat is told about only by its `ref` (a model provider's error). */
+  logFailure?(ref: string, error: unknown, key: string): void;
 }
 
 /** The commands, with one line of help each. */
@@ -188,8 +190,10 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         await reply(
           result.turnsUndone === 0
             ? "Nothing to undo."
-            : `Removed ${result.turnsUndone} message${result.turnsUndone === 1 ? "" : "s"} of yours and the replies.` +
-                (result.targetText ? ` Your last removed message was: "${result.targetText.slice(0, 200)}"` : ""),
+            : // Never the removed text: in a shared chat it would show it to everyone again.
+              result.turnsUndone === 1
+              ? "Removed 1 message of yours and its reply."
+              : `Removed ${result.turnsUndone} messages of yours and their replies.`,
         );
         return;
       }
@@ -251,6 +255,13 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         await reply(`Unknown command /${command.name}.\n${helpText(source.platform)}`, "refused");
     }
   } catch (error) {
+    // A model provider's error (e.g. /compress summarising) is told by ref; the log has the detail.
+    if (error instanceof ThreadlineError && error.code === "TL_ERR_AGENT" && !OPERATOR_PLATFORMS.includes(source.platform)) {
+      const ref = failureRef();
+      host.logFailure?.(ref, error, key);
+      await reply(`/${command.name} failed: ${modelFailureText(source.platform, ref, error)}`, "error");
+      return;
+    }
     await reply(`/${command.name} failed: ${await chatSafeErrorText(db, key, error).catch(() => "an unexpected error")}`, "error");
   }
 }

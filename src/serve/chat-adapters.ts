@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
+import { redactingLogger } from "../gateway/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 
@@ -37,6 +38,8 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const problems = chatAdapterProblems(adapters);
   if (problems.length > 0) throw new InvalidInputError(problems.join("; "), { field: "adapters" });
   const out: Adapter[] = [];
+  // Adapters log session keys (a refused message): those with phone numbers are logged as hashes.
+  options = { ...options, logger: redactingLogger(options.logger) };
   const telegram = adapters.telegram;
   if (telegram !== null) {
     const { TelegramAdapter } = await import("../adapters/telegram/index.js");
@@ -47,6 +50,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       webhookUrl: telegram.webhookUrl,
       webhookPath: telegram.webhookPath,
       secret: telegram.secret,
+      linkPreviews: telegram.linkPreviews,
       rules: telegram,
       logger: options.logger,
     });
@@ -56,7 +60,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const discord = adapters.discord ?? null;
   if (discord !== null) {
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
-    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: discord, logger: options.logger }));
+    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, linkPreviews: discord.linkPreviews, rules: discord, logger: options.logger }));
   }
   const slack = adapters.slack;
   if (slack !== null) {
@@ -68,6 +72,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       eventsPath: slack.eventsPath,
       apiUrl: slack.apiUrl,
       assistantStatus: slack.assistantStatus,
+      linkPreviews: slack.linkPreviews,
       rules: slack,
       logger: options.logger,
     });
@@ -86,6 +91,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       apiVersion: whatsapp.apiVersion,
       webhookPath: whatsapp.webhookPath,
       readReceipts: whatsapp.readReceipts,
+      linkPreviews: whatsapp.linkPreviews,
       rules: whatsapp,
       logger: options.logger,
     });

@@ -18,6 +18,8 @@ import {
   GatewayRecovery,
   GatewayRunner,
   hashIdentifier,
+  redactLogFields,
+  urlOriginForLog,
   SessionQueue,
   SessionStore,
   type Adapter,
@@ -81,7 +83,8 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
       const line: Record<string, unknown> = {
         reqId: request.id,
         method: request.method,
-        route: request.routeOptions.url ?? "(no route)",
+        // A route may name itself for the log (a webhook path that is itself a secret).
+        route: (request.routeOptions.config as { logAs?: unknown } | undefined)?.logAs ?? request.routeOptions.url ?? "(no route)",
         status: reply.raw.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
       };
@@ -294,11 +297,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       secret: config.adapters.webhook.secret!,
       callbackUrl: config.adapters.webhook.callbackUrl,
       path: config.adapters.webhook.path,
-      onDeliveryFailure: (error, payload) => logger.error({ err: error, payload }, "webhook reply could not be delivered"),
+      // Never the payload (the reply's text, the chat's ids): what failed and for which kind of message.
+      onDeliveryFailure: (error, payload) =>
+        logger.error({ err: error, kind: (payload as { kind?: unknown } | null)?.kind ?? null, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook reply could not be delivered"),
     });
     webhook.routes(http);
     adapters.push(webhook);
-    logger.info({ path: config.adapters.webhook.path, callbackUrl: config.adapters.webhook.callbackUrl }, "webhook adapter enabled");
+    // The callback's origin only: its path or query often is a secret.
+    logger.info({ path: config.adapters.webhook.path, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook adapter enabled");
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
   try {
@@ -370,7 +376,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     agentCache: runner.agents,
     intervalSeconds: lifecycle.expiryIntervalSeconds,
     sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
-    onError: (error, entry, attempt) => logger.warn({ err: error, key: entry.key, attempt }, "session finalize hook failed"),
+    onError: (error, entry, attempt) => logger.warn(redactLogFields({ err: error, key: entry.key, attempt }), "session finalize hook failed"),
     // Before an automatic reset, the session's agent (its live one, else a new one) may save what matters.
     beforeReset:
       config.gateway.beforeResetTimeoutSeconds > 0
@@ -379,7 +385,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             timeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
             historyLimit: config.gateway.historyLimit,
             onError: (error, entry) =>
-              logger.warn({ err: error, key: entry.key, sessionId: entry.sessionId }, "before-reset turn failed; the session resets anyway"),
+              logger.warn(redactLogFields({ err: error, key: entry.key, sessionId: entry.sessionId }), "before-reset turn failed; the session resets anyway"),
           }
         : null,
   });

@@ -179,7 +179,9 @@ forEachBackend((backend) => {
     await local.receive("first");
     const error = await local.nextMessage();
     expect(error.message.kind).toBe("error");
-    expect(error.message.text).toMatch(/provider answered 500/);
+    // A chat user gets a ref, not the provider's text (that goes to the log under the same ref).
+    expect(error.message.text).toMatch(/^The model could not answer \(ref [0-9a-f]{8}\)\.$/u);
+    expect(error.message.text).not.toMatch(/provider answered 500/);
     const entry = (await store.listSessions())[0]!;
     expect(entry.turnStartedAt).toBeNull();
     fail = false;

@@ -23,6 +23,7 @@ describe("adapters.discord", () => {
       allowedChats: ["1200"],
       groupReply: "mention",
       answerBots: false,
+      linkPreviews: false,
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const fromFile = parseServeConfig({ adapters: { discord: { token: TOKEN, groupReply: "all" } } }, { env: { DISCORD_BOT_TOKEN: "a.b.c" } });

@@ -105,6 +105,7 @@ describe("serve config", () => {
       allowedChats: ["-100123"],
       groupReply: "mention",
       answerBots: false,
+      linkPreviews: false,
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const fromFile = parseServeConfig({ adapters: { telegram: { token: "456:file_token-x", groupReply: "all", answerBots: true } } }, { env: { TELEGRAM_BOT_TOKEN: "123:env" } });
@@ -151,6 +152,7 @@ describe("serve config", () => {
       allowedChats: ["C1"],
       groupReply: "mention",
       answerBots: false,
+      linkPreviews: false,
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const socket = parseServeConfig({ adapters: { slack: { botToken: "xoxb-file-2", appToken: "xapp-1-A1-2" } } }, { env: {} });

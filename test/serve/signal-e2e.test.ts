@@ -4,6 +4,7 @@
  * normal-mode polling) through `adapters.signal.apiUrl`, with the fake OpenAI-compatible
  * provider as the model. Nothing leaves 127.0.0.1.
  */
+import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { SIGNAL_IDS, signalFixture, signalMessage, startFakeSignalServer, type FakeSignalOptions, type FakeSignalServer } from "../fakes/signal/fake-signal-server.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
@@ -190,7 +191,7 @@ describe("threadline serve with Signal", () => {
   );
 
   it(
-    "a send the REST API refuses (untrusted identity) is logged with the session key and counted in /metrics; the reply stays stored",
+    "a send the REST API refuses (untrusted identity) is logged with the session key's hash and counted in /metrics; the reply stays stored",
     async () => {
       const { signal, model } = await fakes();
       signal.failNext("POST", /^\/v2\/send$/u, { status: 400, body: signalFixture("error-400-untrusted-identity") });
@@ -200,7 +201,8 @@ describe("threadline serve with Signal", () => {
       await signal.waitFor(() => signal.connected, "the receive WebSocket");
       signal.push(dm(1767226100000, "are you there?"));
       const failed = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), { what: "the send failure", describe: () => gateway.output() });
-      expect(failed).toMatchObject({ platform: "signal", key: `agent:main:signal:dm:${ALICE}`, kind: "reply" });
+      // The key holds the person's phone number: the log has its hash.
+      expect(failed).toMatchObject({ platform: "signal", keyHash: hashIdentifier(`agent:main:signal:dm:${ALICE}`), kind: "reply" });
       const err = failed["err"] as { message: string };
       expect(err.message).toContain("the signal-cli REST API answered 400 to POST /v2/send: Unable to complete request due to untrusted recipient keys");
       expect(err.message).toContain("safety number changed");

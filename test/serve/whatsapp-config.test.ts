@@ -34,6 +34,7 @@ describe("adapters.whatsapp", () => {
       allowedChats: [],
       groupReply: "mention",
       answerBots: false,
+      linkPreviews: false,
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const fromFile = parseServeConfig(

@@ -5,6 +5,7 @@
  * test to the gateway's `/whatsapp/webhook` route; the fake OpenAI-compatible provider is the
  * model. Nothing leaves 127.0.0.1.
  */
+import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer, type FakeWhatsAppServer } from "../fakes/whatsapp/fake-whatsapp-server.js";
 import { messageIdOf, postWhatsAppWebhook, whatsappWebhook } from "../fakes/whatsapp/whatsapp-webhooks.js";
@@ -247,7 +248,7 @@ describe("threadline serve with WhatsApp", () => {
   );
 
   it(
-    "delivery failures: a failed status (131047) is logged with the session key in plain words and counted; a send refused with 131047 is logged and counted; the gateway goes on",
+    "delivery failures: a failed status (131047) is logged with the session key's hash in plain words and counted; a send refused with 131047 is logged and counted; the gateway goes on",
     async () => {
       const { whatsapp, model } = await fakes();
       const home = await setupHome(whatsapp);
@@ -263,7 +264,8 @@ describe("threadline serve with WhatsApp", () => {
       expect(line).toMatchObject({
         level: 50,
         platform: "whatsapp",
-        key: `agent:main:whatsapp:dm:${USER}`,
+        // The key holds the person's phone number: the log has its hash.
+        keyHash: hashIdentifier(`agent:main:whatsapp:dm:${USER}`),
         messageId: reply.wamid,
         reason: "131047",
         msg: "whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)",
@@ -273,7 +275,8 @@ describe("threadline serve with WhatsApp", () => {
       whatsapp.failNext({ status: 400, body: "error-131047" });
       await deliver(gateway, dm("are you there?"));
       const refused = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), { what: "the send failure line", describe: () => gateway.output() });
-      expect(refused["key"]).toBe(`agent:main:whatsapp:dm:${USER}`);
+      expect(refused["keyHash"]).toBe(hashIdentifier(`agent:main:whatsapp:dm:${USER}`));
+      expect(refused["key"]).toBeUndefined();
       expect(JSON.stringify(refused["err"])).toContain("the customer has not written in 24 hours; only a template message can reach them");
       expect(await metrics(gateway)).toContain('threadline_send_failures_total{platform="whatsapp",kind="reply"} 1');
       await deliver(gateway, dm("and now?"));

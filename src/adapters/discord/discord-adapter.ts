@@ -23,7 +23,7 @@ import type { Client, Message } from "discord.js";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, connectInBackground, decideAnswer, loadSdk, redactError, type AnswerRules } from "../chat/index.js";
-import { discordMessageBodies } from "./discord-format.js";
+import { DISCORD_SUPPRESS_EMBEDS, discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 
 type DiscordJs = typeof import("discord.js");
@@ -46,6 +46,8 @@ export interface DiscordAdapterOptions {
   connectTimeoutMs?: number;
   /** How often "typing…" is renewed, in ms (default 8,000). */
   typingIntervalMs?: number;
+  /** Let the platform show previews of links in sent messages (default false: previews off, so no URL in a reply is fetched without a click). */
+  linkPreviews?: boolean;
 }
 
 /** The Discord platform adapter. Create it with {@link DiscordAdapter.create}. */
@@ -190,7 +192,7 @@ export class DiscordAdapter implements Adapter {
     try {
       if (message.text.trim() === "") return { messageId: null };
       let first: string | null = null;
-      for (const body of discordMessageBodies(message.text, replyTo)) {
+      for (const body of discordMessageBodies(message.text, replyTo, { linkPreviews: this.#options.linkPreviews === true })) {
         const sent = (await this.#client.rest.post(this.#djs.Routes.channelMessages(channel), { body })) as { id: string };
         first ??= sent.id;
       }
@@ -222,7 +224,9 @@ export class DiscordAdapter implements Adapter {
 
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     try {
-      await this.#client.rest.patch(this.#djs.Routes.channelMessage(this.#channelOf(source), messageId), { body: { content: text, allowed_mentions: { parse: [] } } });
+      await this.#client.rest.patch(this.#djs.Routes.channelMessage(this.#channelOf(source), messageId), {
+        body: { content: text, allowed_mentions: { parse: [] }, ...(this.#options.linkPreviews === true ? {} : { flags: DISCORD_SUPPRESS_EMBEDS }) },
+      });
     } catch (error) {
       throw this.#failure(error);
     }

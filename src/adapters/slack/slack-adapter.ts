@@ -32,7 +32,7 @@ import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
-import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn } from "./slack-format.js";
+import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn, neutralizeSlackBroadcasts } from "./slack-format.js";
 import { SLACK_PLATFORM, isSpokenSlackMessage, mapSlackEvent, slackChatKind, type SlackBotIdentity, type SlackLookups, type SlackMessageEvent } from "./slack-source.js";
 
 type Bolt = typeof import("@slack/bolt");
@@ -54,6 +54,8 @@ export interface SlackAdapterOptions {
   rules?: AnswerRules;
   /** Show "is thinking…" with `assistant.threads.setStatus` while a turn runs (default false). */
   assistantStatus?: boolean;
+  /** Let the platform show previews of links in sent messages (default false: previews off, so no URL in a reply is fetched without a click). */
+  linkPreviews?: boolean;
   logger?: GatewayLogger;
   /** How many times a failed Web API call (429, 5xx, network) is retried (default 5). */
   maxRetries?: number;
@@ -241,7 +243,7 @@ export class SlackAdapter implements Adapter {
 
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     try {
-      await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text });
+      await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text: neutralizeSlackBroadcasts(text), ...this.#unfurl() } as Parameters<WebClient["chat"]["update"]>[0]);
     } catch (error) {
       throw this.#failure(error);
     }
@@ -331,9 +333,27 @@ export class SlackAdapter implements Adapter {
 
   // --- outbound helpers ----------------------------------------------------------------
 
-  async #post(channel: string, threadTs: string | undefined, text: string, extra: Record<string, unknown>): Promise<string | null> {
-    const result = await this.#client.chat.postMessage({ channel, text, ...(threadTs !== undefined ? { thread_ts: threadTs } : {}), unfurl_links: false, ...extra } as Parameters<WebClient["chat"]["postMessage"]>[0]);
+  /**
+   * Every post goes through here: broadcast mentions in the text and in section blocks are
+   * defused ({@link neutralizeSlackBroadcasts}), and unfurling is off unless `linkPreviews`.
+   */
+  async #post(channel: string, threadTs: string | undefined, text: string, extra: { mrkdwn: boolean; blocks?: Array<{ type: "section"; text: { type: "mrkdwn"; text: string } }> }): Promise<string | null> {
+    const blocks = extra.blocks?.map((block) => ({ ...block, text: { ...block.text, text: neutralizeSlackBroadcasts(block.text.text) } }));
+    const result = await this.#client.chat.postMessage({
+      channel,
+      text: neutralizeSlackBroadcasts(text),
+      ...(threadTs !== undefined ? { thread_ts: threadTs } : {}),
+      ...this.#unfurl(),
+      mrkdwn: extra.mrkdwn,
+      ...(blocks !== undefined ? { blocks } : {}),
+    } as Parameters<WebClient["chat"]["postMessage"]>[0]);
     return typeof result.ts === "string" ? result.ts : null;
+  }
+
+  /** `unfurl_links` and `unfurl_media`: false unless `linkPreviews` (a preview is fetched by Slack with no click). */
+  #unfurl(): { unfurl_links: boolean; unfurl_media: boolean } {
+    const on = this.#options.linkPreviews === true;
+    return { unfurl_links: on, unfurl_media: on };
   }
 
   /** mrkdwn in a section block (and as `text`); plain text when Slack rejects it. */

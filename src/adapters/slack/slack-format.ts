@@ -6,7 +6,9 @@
  *
  * User and channel references the model writes in Slack's own syntax (`<@U123>`,
  * `<#C123>`) are kept; broadcast mentions (`<!here>`, `<!channel>`, `<!everyone>`) are not,
- * so a reply can never page a whole channel.
+ * so a reply can never page a whole channel: the renderer escapes them, and
+ * {@link neutralizeSlackBroadcasts} defuses them in any text the adapter posts (plain-text
+ * notices and fallbacks too).
  *
  * @module
  */
@@ -23,6 +25,24 @@ export const SLACK_MESSAGE_LIMIT = 3000;
 /** Escapes text for mrkdwn: `&` → `&amp;`, `<` → `&lt;`, `>` → `&gt;`. */
 export function escapeSlackText(text: string): string {
   return text.replace(/&/gu, "&amp;").replace(/</gu, "&lt;").replace(/>/gu, "&gt;");
+}
+
+/** A broadcast or group mention in Slack's syntax: `<!channel>`, `<!here>`, `<!everyone>`, `<!subteam^S…>` (with an optional `|label`). */
+const BROADCAST = /<!(channel|here|everyone|group|subteam\^[^>|]*)(\|[^>]*)?>/giu;
+
+/**
+ * `text` with every broadcast mention (`<!channel>`, `<!here>`, `<!everyone>`, `<!group>`,
+ * `<!subteam^…>`) escaped so Slack shows it as text and notifies nobody. User and channel
+ * references (`<@U…>`, `<#C…>`) and links are left as they are. Applied to every text the
+ * Slack adapter posts or edits, formatted or plain.
+ *
+ * @example
+ * ```ts
+ * neutralizeSlackBroadcasts("<!channel> look"); // "&lt;!channel&gt; look"
+ * ```
+ */
+export function neutralizeSlackBroadcasts(text: string): string {
+  return text.replace(BROADCAST, (match) => match.replace(/</gu, "&lt;").replace(/>/gu, "&gt;"));
 }
 
 /** Restores `<@U…>`, `<@W…>` and `<#C…>` / `<#C…|name>` references escaped by {@link escapeSlackText}. */

@@ -6,10 +6,14 @@
  *   filtered by the answer rules ({@link decideAnswer}: refused messages are dropped, not
  *   stored), de-duplicated by `update_id`, and handed to the gateway; while its turn runs
  *   the chat shows "typing…" (renewed every 4 s).
- * - Outbound: replies are split at 4,096 characters ({@link splitMessage}), converted to
- *   Telegram HTML (plain text again when Telegram answers "can't parse entities"), sent in
- *   the same forum topic and as a reply to the triggering message; notices are sent as
- *   plain text. 429s are waited out by `@grammyjs/auto-retry`.
+ * - Outbound: replies are split so each chunk's rendered text (what Telegram counts, in
+ *   UTF-16 code units) is at most 4,096 ({@link splitMessage} with
+ *   {@link telegramRenderedLength}), converted to Telegram HTML (plain text again when
+ *   Telegram answers "can't parse entities"), sent in the same forum topic and as a reply to
+ *   the triggering message; notices are sent as plain text. A chunk Telegram still finds
+ *   "too long" is split in halves and sent again, so no part is lost. Link previews are off
+ *   (`link_preview_options.is_disabled`) on every sendMessage and editMessageText unless
+ *   `linkPreviews`. 429s are waited out by `@grammyjs/auto-retry`.
  * - Polling survives connection errors with growing pauses (1 s doubling to 60 s) and is
  *   restarted with the same back-off if it stops (a 409 conflict, a revoked token).
  * - The bot token never appears in anything this adapter logs or throws.
@@ -34,7 +38,7 @@ import {
   type AnswerRules,
 } from "../chat/index.js";
 import { secretsEqual } from "../http-auth.js";
-import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml } from "./telegram-format.js";
+import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml, telegramRenderedLength } from "./telegram-format.js";
 import { TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
 
 type Grammy = typeof import("grammy");
@@ -56,6 +60,8 @@ export interface TelegramAdapterOptions {
   webhookPath?: string | null;
   /** Who is answered (default: DMs, and mentions/replies in groups; no bots; no allowlists). */
   rules?: AnswerRules;
+  /** Let the platform show previews of links in sent messages (default false: previews off, so no URL in a reply is fetched without a click). */
+  linkPreviews?: boolean;
   logger?: GatewayLogger;
   /** Long-polling timeout in seconds (default 30). */
   pollingTimeoutSeconds?: number;
@@ -104,6 +110,16 @@ export class TelegramAdapter implements Adapter {
     this.#bot.api.config.use((prev, method, payload, signal) =>
       method === "getUpdates" ? this.#pollBackoff(prev, method, payload, signal) : sendRetry(prev, method, payload, signal),
     );
+    // Every text the bot sends or edits goes out without a link preview unless asked for: a
+    // preview is fetched by Telegram's servers with no click (docs/platforms.md).
+    if (options.linkPreviews !== true) {
+      this.#bot.api.config.use((prev, method, payload, signal) => {
+        if ((method === "sendMessage" || method === "editMessageText") && !("link_preview_options" in payload)) {
+          return prev(method, { ...payload, link_preview_options: { is_disabled: true } } as typeof payload, signal);
+        }
+        return prev(method, payload, signal);
+      });
+    }
     this.#typing = new TypingIndicator({
       send: (chat) => {
         const [chatId, threadId] = chat.split("\u0000");
@@ -149,7 +165,8 @@ export class TelegramAdapter implements Adapter {
         await reply.code(401).send({ error: "wrong or missing X-Telegram-Bot-Api-Secret-Token" });
       }
     };
-    http.post(path, { onRequest: checkSecret }, async (request, reply) => {
+    // The access log shows the route as `(telegram webhook)`: the path is often a secret.
+    http.post(path, { onRequest: checkSecret, config: { logAs: "(telegram webhook)" } }, async (request, reply) => {
       if (!this.#receiving) return reply.code(503).send({ error: "not receiving" });
       return callback(request, reply);
     });
@@ -231,12 +248,14 @@ export class TelegramAdapter implements Adapter {
     try {
       if (message.text.trim() === "") return { messageId: null };
       let first: string | null = null;
-      for (const [i, chunk] of splitMessage(message.text, TELEGRAM_MESSAGE_LIMIT).entries()) {
+      const formatted = message.kind === "reply";
+      const chunks = splitMessage(message.text, TELEGRAM_MESSAGE_LIMIT, formatted ? { measure: telegramRenderedLength } : {});
+      for (const [i, chunk] of chunks.entries()) {
         const other = {
           ...(threadId !== undefined && Number.isSafeInteger(threadId) ? { message_thread_id: threadId } : {}),
           ...(i === 0 && replyTo !== undefined ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
         };
-        const sent = message.kind === "reply" ? await this.#sendFormatted(chatId, chunk, other) : await this.#bot.api.sendMessage(chatId, chunk, other);
+        const sent = await this.#sendChunk(chatId, chunk, other, formatted, 0);
         first ??= String(sent.message_id);
       }
       if (threadId !== undefined) this.#botTopics.add(`${chatId}:${source.threadId}`);
@@ -310,6 +329,36 @@ export class TelegramAdapter implements Adapter {
 
   #chatKey(chatId: string, threadId: string | null | undefined): string {
     return `${chatId}\u0000${threadId ?? ""}`;
+  }
+
+  /**
+   * Sends one chunk (Telegram HTML when `formatted`, else plain text). When Telegram answers
+   * "message is too long" (it counted more than we did), the chunk is split in halves and each
+   * half sent the same way (at most 4 times deeper), so the text after it is not lost. Only the
+   * first piece is a reply to the triggering message.
+   */
+  async #sendChunk(chatId: string, text: string, other: Record<string, unknown>, formatted: boolean, depth: number): Promise<Message.TextMessage> {
+    try {
+      return formatted ? await this.#sendFormatted(chatId, text, other) : await this.#bot.api.sendMessage(chatId, text, other);
+    } catch (error) {
+      if (!this.#tooLong(error) || depth >= 4 || text.length < 32) throw error;
+      const measure = formatted ? telegramRenderedLength : (t: string): number => t.length;
+      const limit = Math.max(16, Math.min(TELEGRAM_MESSAGE_LIMIT, Math.floor(measure(text) / 2)));
+      const pieces = splitMessage(text, limit, { measure });
+      this.#log.warn({ platform: this.platform, pieces: pieces.length }, "telegram: message too long; sending it in smaller pieces");
+      const { reply_parameters: _reply, ...rest } = other;
+      let first: Message.TextMessage | null = null;
+      for (const [i, piece] of pieces.entries()) {
+        const sent = await this.#sendChunk(chatId, piece, i === 0 ? other : rest, formatted, depth + 1);
+        first ??= sent;
+      }
+      return first!;
+    }
+  }
+
+  /** Whether Telegram refused a text for its length. */
+  #tooLong(error: unknown): boolean {
+    return error instanceof this.#grammy.GrammyError && error.error_code === 400 && /message is too long|text is too long|MESSAGE_TOO_LONG/iu.test(error.description);
   }
 
   /** Sends Telegram HTML; plain text when Telegram cannot parse the entities. */

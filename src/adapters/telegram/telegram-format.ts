@@ -9,7 +9,7 @@
 import { Marked, type RendererObject, type Tokens } from "marked";
 import { listLines, tableLines } from "../chat/index.js";
 
-/** Telegram's limit on the text of one message (characters after entity parsing). */
+/** Telegram's limit on the text of one message: characters after entity parsing, counted in UTF-16 code units. */
 export const TELEGRAM_MESSAGE_LIMIT = 4096;
 
 /** Escapes text for Telegram HTML (`&`, `<`, `>`; `"` too, for attribute values). */
@@ -92,4 +92,28 @@ const markdown = new Marked({ gfm: true, breaks: false, renderer });
 export function markdownToTelegramHtml(text: string): string {
   const html = markdown.parse(text, { async: false });
   return html.replace(/\n{3,}/gu, "\n\n").trim();
+}
+
+/**
+ * The text Telegram sees in HTML this module made, after entity parsing: tags removed,
+ * `&lt;`, `&gt;`, `&quot;` and `&amp;` decoded. (Only for {@link markdownToTelegramHtml}'s
+ * output, where every `<` in the text is escaped.)
+ */
+export function telegramHtmlText(html: string): string {
+  return html.replace(/<[^>]*>/gu, "").replace(/&lt;/gu, "<").replace(/&gt;/gu, ">").replace(/&quot;/gu, '"').replace(/&amp;/gu, "&");
+}
+
+/**
+ * How long Markdown is once sent as Telegram HTML, as Telegram counts it against
+ * {@link TELEGRAM_MESSAGE_LIMIT}: the parsed text's length in UTF-16 code units. Splitting a
+ * reply by this measure (not by the Markdown's length) keeps every chunk within the limit,
+ * also when rendering makes the text longer (rules, lists, tables, images).
+ *
+ * @example
+ * ```ts
+ * telegramRenderedLength("**bold** & ---"); // 10 ("bold & ---")
+ * ```
+ */
+export function telegramRenderedLength(markdown: string): number {
+  return telegramHtmlText(markdownToTelegramHtml(markdown)).length;
 }

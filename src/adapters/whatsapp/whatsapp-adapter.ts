@@ -61,6 +61,8 @@ export interface WhatsAppAdapterOptions {
   webhookPath?: string | null;
   /** Mark answered messages read and show "typing…" while the turn runs (default true). */
   readReceipts?: boolean;
+  /** Let the platform show previews of links in sent messages (default false: previews off, so no URL in a reply is fetched without a click). */
+  linkPreviews?: boolean;
   /** Who is answered (default: DMs, and mentions/replies in groups; no allowlists). */
   rules?: AnswerRules;
   logger?: GatewayLogger;
@@ -213,7 +215,7 @@ export class WhatsAppAdapter implements Adapter {
       for (const [i, chunk] of chunks.entries()) {
         const formatted = message.kind === "reply" ? markdownToWhatsApp(chunk) : chunk;
         const body = formatted.trim() === "" ? chunk : formatted;
-        const id = await this.#api.sendText(recipient, body, i === 0 ? replyTo : null);
+        const id = await this.#api.sendText(recipient, body, i === 0 ? replyTo : null, this.#options.linkPreviews === true);
         this.#remember(id, source);
         first ??= id;
       }

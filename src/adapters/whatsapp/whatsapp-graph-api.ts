@@ -112,13 +112,16 @@ export class WhatsAppGraphApi {
     return { displayPhoneNumber: body.display_phone_number ?? null, verifiedName: body.verified_name ?? null };
   }
 
-  /** Sends one text message; `replyTo` quotes an earlier message. Resolves with the new message's `wamid`. */
-  async sendText(recipient: WhatsAppRecipient, body: string, replyTo?: string | null): Promise<string> {
+  /**
+   * Sends one text message; `replyTo` quotes an earlier message; `previewUrl` lets WhatsApp fetch and show a
+   * preview of the first link (default false). Resolves with the new message's `wamid`.
+   */
+  async sendText(recipient: WhatsAppRecipient, body: string, replyTo?: string | null, previewUrl = false): Promise<string> {
     const payload = {
       messaging_product: "whatsapp",
       ...recipient,
       type: "text",
-      text: { body, preview_url: false },
+      text: { body, preview_url: previewUrl },
       ...(replyTo ? { context: { message_id: replyTo } } : {}),
     };
     const answer = (await this.#request("POST", `/${encodeURIComponent(this.#phoneNumberId)}/messages`, payload, true)) as { messages?: Array<{ id?: string }> };

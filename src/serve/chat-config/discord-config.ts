@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { AnswerRules } from "../../adapters/chat/index.js";
 import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variable a Discord bot token may come from. */
 export const DISCORD_TOKEN_ENV = "DISCORD_BOT_TOKEN";
@@ -18,6 +19,7 @@ const DISCORD_TOKEN = /^[\w-]+\.[\w-]+\.[\w-]+$/u;
 /** `adapters.discord` as written in the file. */
 export const discordSchema = z.strictObject({
   ...chatAccessShape,
+  ...linkPreviewsShape,
   token: z.string().regex(DISCORD_TOKEN).optional(),
   apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
   gatewayUrl: z.string().url().regex(/^wss?:\/\//u).optional(),
@@ -29,10 +31,11 @@ export const DISCORD_EXPECTED: Record<string, string> = {
   "adapters.discord.apiUrl": "the REST API base URL (default https://discord.com/api)",
   "adapters.discord.gatewayUrl": "a ws:// or wss:// gateway URL (default: the one GET /gateway/bot names)",
   ...chatAccessExpected("discord"),
+  ...linkPreviewsExpected("discord"),
 };
 
 /** `adapters.discord`, resolved. */
-export interface DiscordConfig extends AnswerRules {
+export interface DiscordConfig extends AnswerRules, LinkPreviewsConfig {
   /** From the file, else DISCORD_BOT_TOKEN; `null` when neither has one ({@link discordProblems} reports it). */
   token: string | null;
   /** The REST base (discord.js `rest.api`); `null`: https://discord.com/api. */
@@ -50,6 +53,7 @@ export function resolveDiscordConfig(section: z.infer<typeof discordSchema> | un
     apiUrl: section.apiUrl ?? null,
     gatewayUrl: section.gatewayUrl ?? null,
     ...resolveChatAccess(section),
+    ...resolveLinkPreviews(section),
   };
 }
 

@@ -22,6 +22,7 @@ import { TELEGRAM_SECRET_KEYS, telegramProblems, type TelegramConfig } from "./t
 import { WHATSAPP_SECRET_KEYS, whatsappProblems, type WhatsAppConfig } from "./whatsapp-config.js";
 
 export * from "./chat-access.js";
+export * from "./link-previews.js";
 export * from "./telegram-config.js";
 export * from "./discord-config.js";
 export * from "./slack-config.js";

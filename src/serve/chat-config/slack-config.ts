@@ -9,6 +9,7 @@
 import { z } from "zod";
 import type { AnswerRules } from "../../adapters/chat/index.js";
 import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variables Slack secrets may come from. */
 export const SLACK_BOT_TOKEN_ENV = "SLACK_BOT_TOKEN";
@@ -18,6 +19,7 @@ export const SLACK_APP_TOKEN_ENV = "SLACK_APP_TOKEN";
 /** `adapters.slack` as written in the file. */
 export const slackSchema = z.strictObject({
   ...chatAccessShape,
+  ...linkPreviewsShape,
   botToken: z.string().regex(/^xox[bp]-[\w-]+$/u).optional(),
   signingSecret: z.string().regex(/^[\w-]{8,256}$/u).optional(),
   appToken: z.string().regex(/^xapp-[\w-]+$/u).optional(),
@@ -37,10 +39,11 @@ export const SLACK_EXPECTED: Record<string, string> = {
   "adapters.slack.apiUrl": "the Web API base URL (default https://slack.com/api/)",
   "adapters.slack.assistantStatus": "true or false: show \"is thinking…\" in threads with assistant.threads.setStatus while a turn runs (AI apps; default false)",
   ...chatAccessExpected("slack"),
+  ...linkPreviewsExpected("slack"),
 };
 
 /** `adapters.slack`, resolved. */
-export interface SlackConfig extends AnswerRules {
+export interface SlackConfig extends AnswerRules, LinkPreviewsConfig {
   /** From the file, else SLACK_BOT_TOKEN; `null` when neither has one. */
   botToken: string | null;
   /** From the file, else SLACK_SIGNING_SECRET. */
@@ -70,6 +73,7 @@ export function resolveSlackConfig(section: z.infer<typeof slackSchema> | undefi
     apiUrl: section.apiUrl ?? null,
     assistantStatus: section.assistantStatus ?? false,
     ...resolveChatAccess(section),
+    ...resolveLinkPreviews(section),
   };
 }
 

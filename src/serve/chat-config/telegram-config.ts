@@ -8,6 +8,7 @@
 import { z } from "zod";
 import type { AnswerRules } from "../../adapters/chat/index.js";
 import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variable a Telegram bot token may come from. */
 export const TELEGRAM_TOKEN_ENV = "TELEGRAM_BOT_TOKEN";
@@ -15,6 +16,7 @@ export const TELEGRAM_TOKEN_ENV = "TELEGRAM_BOT_TOKEN";
 /** `adapters.telegram` as written in the file. */
 export const telegramSchema = z.strictObject({
   ...chatAccessShape,
+  ...linkPreviewsShape,
   token: z.string().regex(/^\d+:[\w-]+$/u).optional(),
   mode: z.enum(["polling", "webhook"]).optional(),
   webhookUrl: z.string().url().regex(/^https?:\/\//u).optional(),
@@ -32,10 +34,11 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
   "adapters.telegram.secret": "16–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update (generate one with: openssl rand -hex 24)",
   "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org, or a self-hosted Bot API server)",
   ...chatAccessExpected("telegram"),
+  ...linkPreviewsExpected("telegram"),
 };
 
 /** `adapters.telegram`, resolved. */
-export interface TelegramConfig extends AnswerRules {
+export interface TelegramConfig extends AnswerRules, LinkPreviewsConfig {
   /** From the file, else TELEGRAM_BOT_TOKEN; `null` when neither has one ({@link telegramProblems} reports it). */
   token: string | null;
   mode: "polling" | "webhook";
@@ -57,6 +60,7 @@ export function resolveTelegramConfig(section: z.infer<typeof telegramSchema> | 
     secret: section.secret ?? null,
     apiRoot: section.apiRoot ?? null,
     ...resolveChatAccess(section),
+    ...resolveLinkPreviews(section),
   };
 }
 

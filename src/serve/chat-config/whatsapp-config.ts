@@ -9,6 +9,7 @@
 import { z } from "zod";
 import type { AnswerRules } from "../../adapters/chat/index.js";
 import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variables WhatsApp secrets may come from. */
 export const WHATSAPP_ACCESS_TOKEN_ENV = "WHATSAPP_ACCESS_TOKEN";
@@ -27,6 +28,7 @@ const WHATSAPP_PHONE_NUMBER_ID = /^\d{1,32}$/u;
 /** `adapters.whatsapp` as written in the file. */
 export const whatsappSchema = z.strictObject({
   ...chatAccessShape,
+  ...linkPreviewsShape,
   accessToken: z.string().regex(WHATSAPP_ACCESS_TOKEN).optional(),
   appSecret: z.string().regex(WHATSAPP_APP_SECRET).optional(),
   verifyToken: z.string().regex(WHATSAPP_VERIFY_TOKEN).optional(),
@@ -49,10 +51,11 @@ export const WHATSAPP_EXPECTED: Record<string, string> = {
   "adapters.whatsapp.webhookPath": "the route on the gateway's server Meta sends webhooks to, such as /whatsapp/webhook (the default)",
   "adapters.whatsapp.readReceipts": "true or false: mark each answered message as read and show \"typing…\" while the turn runs (default true)",
   ...chatAccessExpected("whatsapp"),
+  ...linkPreviewsExpected("whatsapp"),
 };
 
 /** `adapters.whatsapp`, resolved. */
-export interface WhatsAppConfig extends AnswerRules {
+export interface WhatsAppConfig extends AnswerRules, LinkPreviewsConfig {
   /** From the file, else WHATSAPP_ACCESS_TOKEN; `null` when neither has one ({@link whatsappProblems} reports it). */
   accessToken: string | null;
   /** From the file, else WHATSAPP_APP_SECRET: the key of the `X-Hub-Signature-256` HMAC. */
@@ -83,6 +86,7 @@ export function resolveWhatsAppConfig(section: z.infer<typeof whatsappSchema> | 
     webhookPath: section.webhookPath ?? "/whatsapp/webhook",
     readReceipts: section.readReceipts ?? true,
     ...resolveChatAccess(section),
+    ...resolveLinkPreviews(section),
   };
 }
 

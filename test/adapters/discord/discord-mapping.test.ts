@@ -2,7 +2,7 @@
  * The Discord message → SessionSource mapping and reply bodies, as plain functions.
  */
 import { describe, expect, it } from "vitest";
-import { DISCORD_MESSAGE_LIMIT, discordMessageBodies, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "../../../src/adapters/discord/index.js";
+import { DISCORD_MESSAGE_LIMIT, DISCORD_SUPPRESS_EMBEDS, discordMessageBodies, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "../../../src/adapters/discord/index.js";
 import { buildSessionKey } from "../../../src/gateway/index.js";
 
 const BOT = "100";
@@ -52,7 +52,9 @@ describe("discordMessageBodies", () => {
     expect(bodies.length).toBeGreaterThan(2);
     for (const body of bodies) expect(body.content.length).toBeLessThanOrEqual(DISCORD_MESSAGE_LIMIT);
     expect(bodies[0]).toMatchObject({ message_reference: { message_id: "123", fail_if_not_exists: false }, allowed_mentions: { parse: [], replied_user: true } });
-    expect(bodies[1]).toEqual({ content: bodies[1]!.content, allowed_mentions: { parse: [], replied_user: false } });
-    expect(discordMessageBodies("hi @everyone", null)).toEqual([{ content: "hi @everyone", allowed_mentions: { parse: [], replied_user: false } }]);
+    // Every body suppresses embeds (link previews) unless asked for.
+    expect(bodies[1]).toEqual({ content: bodies[1]!.content, allowed_mentions: { parse: [], replied_user: false }, flags: DISCORD_SUPPRESS_EMBEDS });
+    expect(discordMessageBodies("hi @everyone", null)).toEqual([{ content: "hi @everyone", allowed_mentions: { parse: [], replied_user: false }, flags: DISCORD_SUPPRESS_EMBEDS }]);
+    expect(discordMessageBodies("see https://x.dev", null, { linkPreviews: true })).toEqual([{ content: "see https://x.dev", allowed_mentions: { parse: [], replied_user: false } }]);
   });
 });

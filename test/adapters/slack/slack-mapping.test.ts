@@ -1,6 +1,6 @@
 /** The pure parts of the Slack adapter: event → source mapping and Markdown → mrkdwn. */
 import { expect, it } from "vitest";
-import { mapSlackEvent, markdownToSlackMrkdwn, type SlackMessageEvent } from "../../../src/adapters/slack/index.js";
+import { mapSlackEvent, markdownToSlackMrkdwn, neutralizeSlackBroadcasts, type SlackMessageEvent } from "../../../src/adapters/slack/index.js";
 import { splitMessage } from "../../../src/adapters/chat/index.js";
 import { buildSessionKey } from "../../../src/gateway/index.js";
 import { slackFixture } from "../../fakes/slack/fake-slack-server.js";
@@ -70,4 +70,16 @@ it("chunks measured in mrkdwn stay within 3,000 characters even when escaping le
   const chunks = splitMessage(text, 3000, { measure: (t) => markdownToSlackMrkdwn(t).length });
   expect(chunks.length).toBeGreaterThan(2);
   for (const chunk of chunks) expect(markdownToSlackMrkdwn(chunk).length).toBeLessThanOrEqual(3000);
+});
+
+it("neutralizeSlackBroadcasts escapes <!channel>, <!here>, <!everyone>, <!group> and <!subteam^…> (with labels) and keeps user, channel and link references", () => {
+  expect(neutralizeSlackBroadcasts("<!channel> <!here|here> <!everyone> <!group> <!subteam^S0123|@ops> hi")).toBe(
+    "&lt;!channel&gt; &lt;!here|here&gt; &lt;!everyone&gt; &lt;!group&gt; &lt;!subteam^S0123|@ops&gt; hi",
+  );
+  expect(neutralizeSlackBroadcasts("<@U123> in <#C123|general>: <https://x.dev|docs> & <!date^1392734382^{date}|Feb 18>")).toBe(
+    "<@U123> in <#C123|general>: <https://x.dev|docs> & <!date^1392734382^{date}|Feb 18>",
+  );
+  // Already-escaped mrkdwn is left as it is.
+  const mrkdwn = markdownToSlackMrkdwn("ping <!channel>");
+  expect(neutralizeSlackBroadcasts(mrkdwn)).toBe(mrkdwn);
 });

@@ -1,7 +1,7 @@
 /** The pure parts of the Telegram adapter: update → source mapping and Markdown → Telegram HTML. */
 import type { Message, UserFromGetMe } from "grammy/types";
 import { expect, it } from "vitest";
-import { mapTelegramMessage, markdownToTelegramHtml } from "../../../src/adapters/telegram/index.js";
+import { mapTelegramMessage, markdownToTelegramHtml, telegramRenderedLength } from "../../../src/adapters/telegram/index.js";
 import { buildSessionKey } from "../../../src/gateway/index.js";
 import { parseTelegramHtml, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
 
@@ -89,4 +89,14 @@ it("Markdown → Telegram HTML: supported tags, everything else escaped, and Tel
   expect(markdownToTelegramHtml("```ts\nx < 1\n```")).toBe('<pre><code class="language-ts">x &lt; 1</code></pre>');
   expect(markdownToTelegramHtml("[bad](javascript:alert(1))")).toBe("bad");
   expect(markdownToTelegramHtml("<b>raw</b>")).toBe("&lt;b&gt;raw&lt;/b&gt;");
+});
+
+it("telegramRenderedLength counts what Telegram counts: the parsed text of the HTML, in UTF-16 code units", () => {
+  for (const markdown of ["**bold** & `a<b`", "# Title\n\n- one\n- two\n\n---\n\n|a|b|\n|-|-|\n|1|2|", "emoji 😀 [link](https://x.dev?a=1&b=2)"]) {
+    const parsed = parseTelegramHtml(markdownToTelegramHtml(markdown));
+    if ("error" in parsed) throw new Error(parsed.error);
+    expect(telegramRenderedLength(markdown), markdown).toBe(parsed.plain.length);
+  }
+  // A rule is 3 characters of Markdown and 6 rendered.
+  expect(telegramRenderedLength("a\n\n---\n\nb")).toBeGreaterThan("a\n\n---\n\nb".length);
 });

@@ -3,6 +3,7 @@
  * signed POSTs, its Graph API calls going to the local fake (test/fakes/whatsapp), a real
  * SQLite store and the real GatewayRunner.
  */
+import { hashIdentifier } from "../../../src/gateway/session-context.js";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { WhatsAppAdapter } from "../../../src/adapters/whatsapp/index.js";
@@ -132,7 +133,9 @@ it("a 429 and a throughput error are waited out and retried; a 131047 refusal is
   await fake.waitFor(() => sendFailures.length > 0, "the send failure");
   expect(sendFailures).toEqual(["whatsapp/reply"]);
   const line = logger.lines.find((l) => l.msg === "sending to the platform failed")!;
-  expect(line.obj["key"]).toBe(`agent:main:whatsapp:dm:${USER}`);
+  // The key holds the person's phone number: the log has its hash.
+  expect(line.obj["key"]).toBeUndefined();
+  expect(line.obj["keyHash"]).toBe(hashIdentifier(`agent:main:whatsapp:dm:${USER}`));
   expect((line.obj["err"] as Error).message).toBe(
     "whatsapp: the Graph API refused the request (131047 Re-engagement message): the customer has not written in 24 hours; only a template message can reach them",
   );
@@ -151,7 +154,8 @@ it("a failed status for a sent reply is a delivery failure with the session key 
   await deliver(failed);
   const line = await fake.waitFor(() => logger.lines.find((l) => l.level === "error" && l.msg.startsWith("whatsapp: a message was not delivered")), "the failure line");
   expect(line.msg).toBe("whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)");
-  expect(line.obj).toMatchObject({ platform: "whatsapp", key: `agent:main:whatsapp:dm:${USER}`, messageId: reply.wamid, reason: "131047" });
+  expect(line.obj).toMatchObject({ platform: "whatsapp", keyHash: hashIdentifier(`agent:main:whatsapp:dm:${USER}`), messageId: reply.wamid, reason: "131047" });
+  expect(logger.text()).not.toContain(USER);
   // The barrier: a message delivered after the statuses, answered in turn.
   await deliver(dm("after the statuses"));
   await fake.waitFor(() => fake.sentTo(USER)[1], "the reply after the statuses");

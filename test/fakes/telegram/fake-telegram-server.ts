@@ -9,7 +9,10 @@
  * (getUpdates answers 409 while a webhook is set, as Telegram does), getWebhookInfo,
  * sendMessage (HTML checked for supported, balanced tags → 400 "can't parse entities";
  * 4,096-character limit after parsing → 400 "message is too long"), sendChatAction,
- * editMessageText, setMyCommands, createForumTopic, getFile. A wrong token gets 401.
+ * editMessageText (the same checks), setMyCommands, createForumTopic, getFile. A wrong token
+ * gets 401. Lengths are counted as Telegram counts them: the parsed text, in UTF-16 code units.
+ * Every call's parameters are recorded ({@link FakeTelegramServer.calls}), e.g. to check
+ * `link_preview_options`.
  *
  * The test pushes updates ({@link FakeTelegramServer.pushUpdate}, built with
  * {@link telegramUpdate} from the fixtures), reads what the bot sent
@@ -282,8 +285,19 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
         const chatId = String(params["chat_id"] ?? "");
         const target = sent.find((m) => m.chat_id === chatId && m.message_id === Number(params["message_id"]));
         if (target === undefined) return fail(400, "Bad Request: message to edit not found");
-        target.text = String(params["text"] ?? "");
-        target.plain = target.text;
+        const text = String(params["text"] ?? "");
+        const mode = typeof params["parse_mode"] === "string" ? params["parse_mode"] : null;
+        let plain = text;
+        if (mode === "HTML") {
+          const parsed = parseTelegramHtml(text);
+          if ("error" in parsed) return fail(400, parsed.error);
+          plain = parsed.plain;
+        }
+        if (plain.trim() === "") return { status: 400, body: telegramFixture("error-400-empty") };
+        if (plain.length > 4096) return { status: 400, body: telegramFixture("error-400-too-long") };
+        target.text = text;
+        target.parse_mode = mode;
+        target.plain = plain;
         return ok({ message_id: target.message_id, chat: { id: Number(chatId), type: "private" }, date: Math.floor(Date.now() / 1000), text: target.text });
       }
       case "sendChatAction":
