@@ -26,4 +26,5 @@ export {
   type WhatsAppConfig,
   type MatrixConfig,
   type SignalConfig,
+  type LinkPreviewsConfig,
 } from "./chat-config/index.js";
