@@ -1,14 +1,19 @@
 /**
  * Slash commands every adapter understands: `/new`, `/reset`, `/stop`, `/resume`,
- * `/title`, `/undo`, `/retry`, `/queue`, `/compress`, `/status`, `/help`. They never
- * reach the model (except `/compress`, which asks it for a summary, and `/retry`,
- * which runs the last message again).
+ * `/title`, `/undo`, `/retry`, `/queue`, `/compress`, `/status`, `/sethome`, `/pair`,
+ * `/help`. They never reach the model (except `/compress`, which asks it for a summary,
+ * and `/retry`, which runs the last message again).
+ *
+ * Admin-only (`adapters.<platform>.admins`, `gateway.admins`): `/sethome`, `/pair approve`,
+ * and `/resume` of a session that was not started in this chat. A non-admin gets a clear
+ * refusal and nothing changes.
  *
  * @module
  */
 import { ConflictError, InvalidInputError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
 import { chatSafeErrorText, titleInUseText } from "./chat-safe-errors.js";
+import type { PairingGateStore } from "./access-gate.js";
 import type { HomeChannels } from "./handoff.js";
 import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
@@ -44,6 +49,10 @@ export interface CommandHost {
   ): Promise<void>;
   /** The home channels of the config file (`/sethome` ones are read from the database). */
   readonly configuredHomeChannels?: HomeChannels;
+  /** Whether the sender is an admin of their platform (default: everyone is). */
+  isAdmin?(source: SessionSource): Promise<boolean>;
+  /** Where pairing codes live (`/pair approve`); absent or `null`: pairing is not set up. */
+  readonly pairing?: PairingGateStore | null;
 }
 
 /** The commands, with one line of help each. */
@@ -58,7 +67,8 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   queue: "/queue <text>: queue a message to run after the current one",
   compress: "summarise this session and continue in a fresh one that starts from the summary",
   status: "session id, title, message count, tokens, queue depth and this platform's home channel",
-  sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands)",
+  sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands; admins only)",
+  pair: "/pair approve <code>: let the person who got this pairing code talk to the agent (admins only)",
   help: "list the commands",
 });
 
@@ -216,12 +226,20 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         return;
       }
       case "resume":
-        await resumeCommand(host, key, source, command.args, reply);
+        await resumeCommand(host, key, source, command.args, reply, await isAdmin(host, source));
         return;
       case "compress":
         await compressCommand(host, key, source, reply);
         return;
       case "sethome": {
+        if (!(await isAdmin(host, source))) {
+          await reply(`Only an admin may set the home channel. Nothing was changed. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+          return;
+        }
+        if (host.configuredHomeChannels !== undefined && Object.hasOwn(host.configuredHomeChannels, source.platform)) {
+          await reply(`The ${source.platform} home channel is set in the config file (homeChannels.${source.platform}), and that wins; change it there. Nothing was changed.`, "refused");
+          return;
+        }
         if (!source.chatId) {
           await reply("This chat has no id to send to, so it cannot be the home channel.", "error");
           return;
@@ -244,6 +262,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         );
         return;
       }
+      case "pair":
+        await pairCommand(host, source, command.args, reply);
+        return;
       case "help":
         await reply(helpText(source.platform));
         return;
@@ -280,6 +301,7 @@ async function resumeCommand(
   source: SessionSource,
   args: string,
   reply: (text: string, kind?: ReplyKind) => Promise<void>,
+  admin: boolean,
 ): Promise<void> {
   const { store, db } = host;
   if (args === "") {
@@ -301,8 +323,19 @@ async function resumeCommand(
   const byTitle = mine.filter((s) => s.title === args);
   const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
   const matches = byTitle.length > 0 ? byTitle : byId;
-  // A session handed off to this chat from the terminal is the terminal's, yet this chat's to take back.
-  const handedOff = matches.length === 0 && (await handedOffTo(db, key, args));
+  // A session not started in this chat (one handed off to it from the terminal, or any other
+  // session named by its full id) may be resumed here by an admin only.
+  const foreign = matches.length === 0 && SESSION_ID_PATTERN.test(args) && (await db.getSession(args)) !== null;
+  if (foreign && !admin) {
+    await reply(
+      (await handedOffTo(db, key, args))
+        ? "That session was not started in this chat (it was handed off from the terminal): only an admin may resume it here."
+        : `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`,
+      "refused",
+    );
+    return;
+  }
+  const handedOff = foreign;
   if (matches.length !== 1 && !handedOff) {
     await reply(
       matches.length === 0
@@ -320,6 +353,47 @@ async function resumeCommand(
   const session = await db.getSession(target);
   await reply(`Resumed ${session?.title ?? target} (${switched?.messageCount ?? session?.messageCount ?? 0} messages).`);
   await host.resumeQueue(key, source);
+}
+
+/** Whether the sender is an admin (a host without admins treats everyone as one). */
+async function isAdmin(host: CommandHost, source: SessionSource): Promise<boolean> {
+  return host.isAdmin === undefined ? true : host.isAdmin(source);
+}
+
+/**
+ * `/pair approve <code>`: an admin approves a pairing code of this platform from the chat
+ * (recorded as approved by `<platform>:<their user id>`). The code is never echoed into a log.
+ */
+async function pairCommand(host: CommandHost, source: SessionSource, args: string, reply: (text: string, kind?: ReplyKind) => Promise<void>): Promise<void> {
+  const match = /^approve\s+(\S[\s\S]*)$/iu.exec(args);
+  if (match === null) {
+    await reply("Usage: /pair approve <code> (the 8-character code the new person got from the bot).", "refused");
+    return;
+  }
+  if (!(await isAdmin(host, source))) {
+    await reply(`Only an admin may approve pairing codes. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+    return;
+  }
+  const pairing = host.pairing ?? null;
+  if (pairing === null) {
+    await reply(`Pairing is not used on ${source.platform} (adapters.${source.platform}.access is not pairing), so there is no code to approve.`, "refused");
+    return;
+  }
+  const admin = source.userIdAlt || source.userId || "unknown";
+  const outcome = await pairing.approvePairingCode(source.platform, match[1]!.trim(), { by: `${source.platform}:${admin}` });
+  switch (outcome.kind) {
+    case "approved": {
+      const who = outcome.approval.userName ?? outcome.approval.userId;
+      await reply(`Approved: ${who} may now talk to the agent on ${source.platform}.`);
+      return;
+    }
+    case "unknown-code":
+      await reply("No pending code matches that. Check it (codes expire after 1 hour), or ask the person to message the bot again for a new one.", "refused");
+      return;
+    case "locked-out":
+      await reply(`Too many wrong codes: approving on ${source.platform} is locked until ${new Date(outcome.until).toISOString()}. \`threadline pairing list\` shows the pending codes.`, "refused");
+      return;
+  }
 }
 
 /**

@@ -13,7 +13,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
 import { InvalidInputError } from "../store/index.js";
-import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
+import { chatAdapterProblems, chatAdapterRules, type ChatAdaptersConfig } from "./chat-config/index.js";
 
 /** Options of {@link createChatAdapters}. */
 export interface CreateChatAdaptersOptions {
@@ -26,6 +26,8 @@ export interface CreateChatAdaptersOptions {
    * table (`adapterStateInMeta`). Without it, such adapters keep their state in memory.
    */
   state?: (platform: string) => AdapterStateStore;
+  /** `gateway.admins`: admins per platform (allowed through the adapter's allowlist too). */
+  admins?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       webhookUrl: telegram.webhookUrl,
       webhookPath: telegram.webhookPath,
       secret: telegram.secret,
-      rules: telegram,
+      rules: chatAdapterRules("telegram", telegram, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -56,7 +58,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const discord = adapters.discord ?? null;
   if (discord !== null) {
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
-    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: discord, logger: options.logger }));
+    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, rules: chatAdapterRules("discord", discord, options.admins), logger: options.logger }));
   }
   const slack = adapters.slack;
   if (slack !== null) {
@@ -68,7 +70,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       eventsPath: slack.eventsPath,
       apiUrl: slack.apiUrl,
       assistantStatus: slack.assistantStatus,
-      rules: slack,
+      rules: chatAdapterRules("slack", slack, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -86,7 +88,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       apiVersion: whatsapp.apiVersion,
       webhookPath: whatsapp.webhookPath,
       readReceipts: whatsapp.readReceipts,
-      rules: whatsapp,
+      rules: chatAdapterRules("whatsapp", whatsapp, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -102,7 +104,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
         accessToken: matrix.accessToken!,
         userId: matrix.userId,
         autoJoin: matrix.autoJoin,
-        rules: matrix,
+        rules: chatAdapterRules("matrix", matrix, options.admins),
         logger: options.logger,
         state: options.state?.("matrix") ?? null,
       }),
@@ -117,7 +119,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
         number: signal.number!,
         mode: signal.mode,
         readReceipts: signal.readReceipts,
-        rules: signal,
+        rules: chatAdapterRules("signal", signal, options.admins),
         logger: options.logger,
       }),
     );

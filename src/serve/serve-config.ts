@@ -12,7 +12,7 @@ import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
 import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
-import { SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
+import { CHAT_PLATFORMS, SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
@@ -38,6 +38,11 @@ export interface ServeConfig {
     leases: "auto" | "on" | "off";
     leaseTtlSeconds: number;
     logLevel: string;
+    /**
+     * `gateway.admins`: admins per chat platform (`{ telegram: ["123"], slack: ["U0…"] }`),
+     * added to each platform's `adapters.<platform>.admins`.
+     */
+    admins: Record<string, string[]>;
   };
   provider: {
     baseUrl?: string;
@@ -113,6 +118,9 @@ const gatewaySchema = z.strictObject({
   leases: z.enum(["auto", "on", "off"]).optional(),
   leaseTtlSeconds: z.number().min(1).max(3600).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  admins: z
+    .strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()])))
+    .optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
@@ -224,6 +232,8 @@ const EXPECTED: Record<string, string> = {
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
+  "gateway.admins": `a map of chat platform (${CHAT_PLATFORMS.join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
+  ...Object.fromEntries(CHAT_PLATFORMS.map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -461,6 +471,11 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",
+      admins: Object.fromEntries(
+        Object.entries(f.gateway?.admins ?? {})
+          .filter((entry): entry is [string, Array<string | number>] => entry[1] !== undefined)
+          .map(([platform, ids]) => [platform, ids.map(String)]),
+      ),
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
@@ -535,7 +550,7 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: { ...config.gateway },
+    gateway: { ...config.gateway, admins: Object.fromEntries(Object.entries(config.gateway.admins).map(([p, ids]) => [p, [...ids]])) },
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch } },
@@ -546,7 +561,11 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       ...Object.fromEntries(
         Object.entries(config.adapters)
           .filter(([name, section]) => name !== "apiServer" && name !== "webhook" && section !== null)
-          .map(([name, section]) => [name, defined({ ...(section as Record<string, unknown>) })]),
+          .map(([name, section]) => {
+            // `accessDefaulted` is bookkeeping for the startup log, not a key of the file.
+            const { accessDefaulted: _defaulted, ...keys } = section as Record<string, unknown>;
+            return [name, defined(keys)];
+          }),
       ),
     },
     homeChannels: Object.fromEntries(

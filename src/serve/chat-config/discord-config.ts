@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 
 /** The environment variable a Discord bot token may come from. */
 export const DISCORD_TOKEN_ENV = "DISCORD_BOT_TOKEN";
@@ -32,7 +31,7 @@ export const DISCORD_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.discord`, resolved. */
-export interface DiscordConfig extends AnswerRules {
+export interface DiscordConfig extends ChatAccess {
   /** From the file, else DISCORD_BOT_TOKEN; `null` when neither has one ({@link discordProblems} reports it). */
   token: string | null;
   /** The REST base (discord.js `rest.api`); `null`: https://discord.com/api. */

@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 
 /** The environment variable a Telegram bot token may come from. */
 export const TELEGRAM_TOKEN_ENV = "TELEGRAM_BOT_TOKEN";
@@ -35,7 +34,7 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.telegram`, resolved. */
-export interface TelegramConfig extends AnswerRules {
+export interface TelegramConfig extends ChatAccess {
   /** From the file, else TELEGRAM_BOT_TOKEN; `null` when neither has one ({@link telegramProblems} reports it). */
   token: string | null;
   mode: "polling" | "webhook";

@@ -7,8 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 
 /** The environment variables WhatsApp secrets may come from. */
 export const WHATSAPP_ACCESS_TOKEN_ENV = "WHATSAPP_ACCESS_TOKEN";
@@ -52,7 +51,7 @@ export const WHATSAPP_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.whatsapp`, resolved. */
-export interface WhatsAppConfig extends AnswerRules {
+export interface WhatsAppConfig extends ChatAccess {
   /** From the file, else WHATSAPP_ACCESS_TOKEN; `null` when neither has one ({@link whatsappProblems} reports it). */
   accessToken: string | null;
   /** From the file, else WHATSAPP_APP_SECRET: the key of the `X-Hub-Signature-256` HMAC. */
