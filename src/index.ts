@@ -118,6 +118,20 @@ export type {
   ClaimHandoffOptions,
 } from "./store/index.js";
 
+// Pairing: who may talk to the agent on a platform (the codes' rules and the stored state).
+export { PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH, PAIRING_LIMITS, generatePairingCode, normalizePairingCode } from "./store/index.js";
+export type {
+  PairingStore,
+  PairingRequest,
+  PairingApproval,
+  PairingCodeOutcome,
+  PairingApproveOutcome,
+  PairingCodeRequestOptions,
+  PairingApproveOptions,
+  ListPairingOptions,
+  PairingList,
+} from "./store/index.js";
+
 // Execution sessions as stored (the `Executions` API is at `threadline/executions`).
 export type {
   ExecutionKind,

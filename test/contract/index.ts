@@ -21,6 +21,7 @@ import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
 import { messagesTests } from "./spec/messages.js";
+import { pairingTests } from "./spec/pairing.js";
 import { retentionTests } from "./spec/retention.js";
 import { rewindTests } from "./spec/rewind.js";
 import { searchTests } from "./spec/search.js";
@@ -53,6 +54,7 @@ export const CONTRACT_AREAS = {
   handoffs: handoffsTests,
   executions: executionsTests,
   "user-scope": userScopeTests,
+  pairing: pairingTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

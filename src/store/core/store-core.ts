@@ -25,6 +25,7 @@ import type {
   ImportReport,
   Insights,
   InsightsOptions,
+  ListPairingOptions,
   Lease,
   LeaseOptions,
   ListExecutionUnitsOptions,
@@ -38,6 +39,11 @@ import type {
   NewQueuedEvent,
   NewSession,
   Page,
+  PairingApproveOptions,
+  PairingApproveOutcome,
+  PairingCodeOutcome,
+  PairingCodeRequestOptions,
+  PairingList,
   PruneOptions,
   QueuedItem,
   RewindResult,
@@ -119,6 +125,8 @@ import {
 import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } from "./transcript-steps.js";
 import { exportLine, exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
+import * as pairing from "./pairing-steps.js";
+import { checkListPairing, checkPairingApproval, checkPairingCodeRequest } from "../pairing-input.js";
 import {
   all,
   column,
@@ -899,6 +907,49 @@ export class StoreCore implements SessionDB {
     checkId(id, "id");
     const checked = checkHandoffResult(result, now());
     return d.write(`finishing handoff ${id}`, () => d.finishHandoff(id, checked));
+  }
+
+  // --- pairing ----------------------------------------------------------------
+
+  async requestPairingCode(platform: string, userId: string, options?: PairingCodeRequestOptions): Promise<PairingCodeOutcome> {
+    const d = this.#d;
+    const checked = checkPairingCodeRequest(platform, userId, options);
+    return d.write(`requesting a pairing code on ${checked.platform}`, function* () {
+      yield* d.lockPairing(checked.platform);
+      return yield* pairing.requestCode(checked, (t) => d.encodeText(t));
+    });
+  }
+
+  async approvePairingCode(platform: string, code: string, options?: PairingApproveOptions): Promise<PairingApproveOutcome> {
+    const d = this.#d;
+    const checked = checkPairingApproval(platform, code, options);
+    return d.write(`approving a pairing code on ${checked.platform}`, function* () {
+      yield* d.lockPairing(checked.platform);
+      return yield* pairing.approveCode(checked, d.decodeText);
+    });
+  }
+
+  async isPairingApproved(platform: string, userId: string): Promise<boolean> {
+    const d = this.#d;
+    checkId(platform, "platform");
+    checkId(userId, "userId");
+    return d.read("reading a pairing approval", () => pairing.isApproved(platform, userId));
+  }
+
+  async listPairing(options?: ListPairingOptions): Promise<PairingList> {
+    const d = this.#d;
+    const { platform, now } = checkListPairing(options);
+    return d.read("listing pairing", () => pairing.listPairing(platform, now, d.decodeText));
+  }
+
+  async revokePairing(platform: string, userId: string): Promise<boolean> {
+    const d = this.#d;
+    checkId(platform, "platform");
+    checkId(userId, "userId");
+    return d.write(`revoking a pairing approval on ${platform}`, function* () {
+      yield* d.lockPairing(platform);
+      return yield* pairing.revoke(platform, userId);
+    });
   }
 
   // --- meta -------------------------------------------------------------------

@@ -192,6 +192,8 @@ export interface StoreDialect<M> {
   lockAliasNamespace(namespace: string): Steps<void>;
   /** Serialises writers of a key's inbound queue until the transaction ends (no-op where a write already excludes other writers). */
   lockQueue(key: string): Steps<void>;
+  /** Serialises pairing writers of a platform until the transaction ends (no-op where a write already excludes other writers). */
+  lockPairing(platform: string): Steps<void>;
   createHandoff(input: CheckedNewHandoff): Steps<Handoff>;
   getHandoff(id: string): Steps<Handoff | null>;
   claimHandoff(claim: CheckedClaimHandoff): Steps<Handoff | null>;

@@ -63,6 +63,9 @@ const ALIAS_LOCK_CLASS = 0x746c6101;
 /** Class id of the per-key queue advisory lock (two-key form; "tla" + 2). */
 const QUEUE_LOCK_CLASS = 0x746c6102;
 
+/** Class id of the per-platform pairing advisory lock (two-key form; "tla" + 4; + 3 is the analyse lock). */
+const PAIRING_LOCK_CLASS = 0x746c6104;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
@@ -417,6 +420,13 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   lockQueue(key: string): Steps<void> {
     return native(async (sql: Sql) => {
       await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [QUEUE_LOCK_CLASS, key]);
+    });
+  }
+
+  /** A transaction-scoped advisory lock per platform: pairing writers in any process are serialised per platform. */
+  lockPairing(platform: string): Steps<void> {
+    return native(async (sql: Sql) => {
+      await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [PAIRING_LOCK_CLASS, platform]);
     });
   }
 

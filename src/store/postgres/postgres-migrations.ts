@@ -280,6 +280,45 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
        WHERE s.id IN (SELECT session_id FROM marked_summaries);
     `,
   },
+  {
+    description: "DM pairing: pending codes, approved people, per-sender request times and per-platform failed approvals (times in epoch ms)",
+    sql: `
+      CREATE TABLE pairing_requests (
+        platform   text COLLATE "C" NOT NULL,
+        code       text COLLATE "C" NOT NULL,
+        user_id    text COLLATE "C" NOT NULL,
+        user_name  text,
+        chat_id    text COLLATE "C",
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        PRIMARY KEY (platform, code)
+      );
+      CREATE INDEX pairing_requests_user ON pairing_requests(platform, user_id);
+      CREATE INDEX pairing_requests_expiry ON pairing_requests(platform, expires_at);
+
+      CREATE TABLE pairing_approvals (
+        platform    text COLLATE "C" NOT NULL,
+        user_id     text COLLATE "C" NOT NULL,
+        user_name   text,
+        approved_at bigint NOT NULL,
+        approved_by text COLLATE "C",
+        PRIMARY KEY (platform, user_id)
+      );
+
+      CREATE TABLE pairing_senders (
+        platform     text COLLATE "C" NOT NULL,
+        user_id      text COLLATE "C" NOT NULL,
+        requested_at bigint NOT NULL,
+        PRIMARY KEY (platform, user_id)
+      );
+
+      CREATE TABLE pairing_lockouts (
+        platform     text COLLATE "C" PRIMARY KEY,
+        failures     integer NOT NULL,
+        locked_until bigint
+      );
+    `,
+  },
 ];
 
 /** The version this code writes. */

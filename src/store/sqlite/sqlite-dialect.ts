@@ -522,6 +522,9 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   /** The write lock already serialises every writer. */
   *lockQueue(): Steps<void> {}
 
+  /** No-op: SQLite's write lock already excludes every other writer. */
+  *lockPairing(): Steps<void> {}
+
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
     return native((conn: SqliteConnection) => handoffs.createHandoff(conn, input));

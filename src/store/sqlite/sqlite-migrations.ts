@@ -326,6 +326,47 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       }
     },
   },
+  {
+    description: "DM pairing: pending codes, approved people, per-sender request times and per-platform failed approvals (times in epoch ms)",
+    up(db) {
+      db.exec(`
+        CREATE TABLE pairing_requests (
+          platform   TEXT NOT NULL,
+          code       TEXT NOT NULL,
+          user_id    TEXT NOT NULL,
+          user_name  TEXT,
+          chat_id    TEXT,
+          created_at INTEGER NOT NULL,
+          expires_at INTEGER NOT NULL,
+          PRIMARY KEY (platform, code)
+        ) WITHOUT ROWID;
+        CREATE INDEX pairing_requests_user ON pairing_requests(platform, user_id);
+        CREATE INDEX pairing_requests_expiry ON pairing_requests(platform, expires_at);
+
+        CREATE TABLE pairing_approvals (
+          platform    TEXT NOT NULL,
+          user_id     TEXT NOT NULL,
+          user_name   TEXT,
+          approved_at INTEGER NOT NULL,
+          approved_by TEXT,
+          PRIMARY KEY (platform, user_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE pairing_senders (
+          platform     TEXT NOT NULL,
+          user_id      TEXT NOT NULL,
+          requested_at INTEGER NOT NULL,
+          PRIMARY KEY (platform, user_id)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE pairing_lockouts (
+          platform     TEXT PRIMARY KEY,
+          failures     INTEGER NOT NULL,
+          locked_until INTEGER
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */
