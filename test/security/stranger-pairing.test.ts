@@ -12,7 +12,7 @@ import { startFakeTelegramServer } from "../fakes/telegram/fake-telegram-server.
 import { startFakeOpenAiServer } from "../support/fake-openai-server.js";
 import { cleanupProcesses, makeHome, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
 import { codeIn, dmRepliesAtLeast, PLATFORMS, startPlatform, type PlatformDriver } from "./platform-drivers.js";
-import { BACKENDS, databaseKey, dropSchemas, runCli, withGatewayDb, type Backend } from "./pairing-support.js";
+import { approveAsOwner, BACKENDS, databaseKey, dropSchemas, withGatewayDb, type Backend } from "./pairing-support.js";
 
 const TEST_TIMEOUT = 90_000;
 
@@ -38,8 +38,7 @@ async function pairingFlow(driver: PlatformDriver, backend: Backend): Promise<vo
 
   // Within 10 minutes a second message gets no second code (and no answer).
   await driver.sendDm(gateway, "are you still there");
-  const approved = await runCli(home, ["pairing", "approve", driver.platform, code!]);
-  expect(approved.code, approved.stderr).toBe(0);
+  await approveAsOwner(home, schema, driver.platform, code!);
 
   await driver.sendDm(gateway, "now answer me");
   const replies = await dmRepliesAtLeast(driver, 2, "the answer after approval");
