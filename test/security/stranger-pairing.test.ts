@@ -38,6 +38,10 @@ async function pairingFlow(driver: PlatformDriver, backend: Backend): Promise<vo
 
   // Within 10 minutes a second message gets no second code (and no answer).
   await driver.sendDm(gateway, "are you still there");
+  await waitFor(() => gateway.logLines().find((l) => l["platform"] === driver.platform && l["outcome"] === "rate-limited"), {
+    what: "the gateway's note that the second message got no reply",
+    describe: () => gateway.output(),
+  });
   await approveAsOwner(home, schema, driver.platform, code!);
 
   await driver.sendDm(gateway, "now answer me");
