@@ -323,19 +323,13 @@ async function resumeCommand(
   const byTitle = mine.filter((s) => s.title === args);
   const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
   const matches = byTitle.length > 0 ? byTitle : byId;
-  // A session not started in this chat (one handed off to it from the terminal, or any other
-  // session named by its full id) may be resumed here by an admin only.
-  const foreign = matches.length === 0 && SESSION_ID_PATTERN.test(args) && (await db.getSession(args)) !== null;
-  if (foreign && !admin) {
-    await reply(
-      (await handedOffTo(db, key, args))
-        ? "That session was not started in this chat (it was handed off from the terminal): only an admin may resume it here."
-        : `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`,
-      "refused",
-    );
+  // A session handed off to this chat from the terminal is the terminal's: it was not started in
+  // this chat, so only an admin may take it back here. Other chats' sessions are never found.
+  const handedOff = matches.length === 0 && (await handedOffTo(db, key, args));
+  if (handedOff && !admin) {
+    await reply("That session was not started in this chat (it was handed off from the terminal): only an admin may resume it here.", "refused");
     return;
   }
-  const handedOff = foreign;
   if (matches.length !== 1 && !handedOff) {
     await reply(
       matches.length === 0

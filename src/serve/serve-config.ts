@@ -562,9 +562,10 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
         Object.entries(config.adapters)
           .filter(([name, section]) => name !== "apiServer" && name !== "webhook" && section !== null)
           .map(([name, section]) => {
-            // `accessDefaulted` is bookkeeping for the startup log, not a key of the file.
-            const { accessDefaulted: _defaulted, ...keys } = section as Record<string, unknown>;
-            return [name, defined(keys)];
+            // `accessDefaulted` is bookkeeping for the startup log, not a key of the file; a
+            // defaulted `access` is left out, so the file still says what its writer chose.
+            const { accessDefaulted, access, ...keys } = section as Record<string, unknown>;
+            return [name, defined(accessDefaulted === true ? keys : { access, ...keys })];
           }),
       ),
     },
