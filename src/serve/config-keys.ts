@@ -30,6 +30,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   "database",
   "storage.synchronous",
   ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel"].map((k) => `gateway.${k}`),
+  "gateway.admins.*",
   ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
   "titles.enabled",
   ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),
