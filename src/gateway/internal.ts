@@ -8,5 +8,5 @@
 export * from "./index.js";
 export { hashIdentifier } from "./session-context.js";
 export { newRouteFields } from "./session-store.js";
-export { SETHOME_IN_TERMINAL_HELP } from "./slash-commands.js";
+export { SETHOME_IN_TERMINAL_HELP, PAIR_IN_TERMINAL_HELP } from "./slash-commands.js";
 export { lifecycleConfigProblems } from "./lifecycle-config.js";

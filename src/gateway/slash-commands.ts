@@ -91,11 +91,14 @@ export function isGatewayCommand(command: SlashCommand): boolean {
 /** What `/sethome` does in the terminal's help: nothing there; it is sent from a chat platform. */
 export const SETHOME_IN_TERMINAL_HELP = "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)";
 
+/** What `/pair` does in the terminal's help: nothing there; codes are approved with the CLI. */
+export const PAIR_IN_TERMINAL_HELP = "not here: approve a pairing code with `threadline pairing approve <platform> <code>`";
+
 /** The command list; the terminal's (`cli`) says where `/sethome` goes instead of offering it. */
 function helpText(platform: string): string {
   return [
     "Commands:",
-    ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${platform === TERMINAL_PLATFORM && name === "sethome" ? SETHOME_IN_TERMINAL_HELP : help}`),
+    ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${platform === TERMINAL_PLATFORM ? (TERMINAL_HELP[name] ?? help) : help}`),
   ].join("\n");
 }
 
@@ -279,6 +282,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
 /** The platform of the terminal chat (`threadline chat`), whose handoffs go to the other platforms' home channels. */
 const TERMINAL_PLATFORM = "cli";
 
+/** Commands that mean something else in the terminal, as its `/help` describes them. */
+const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({ sethome: SETHOME_IN_TERMINAL_HELP, pair: PAIR_IN_TERMINAL_HELP });
+
 /**
  * The `/status` line naming the platform's home channel (or how to set one); in the terminal,
  * every platform's (it has none of its own: `/sethome` is sent from a chat platform).
@@ -359,6 +365,10 @@ async function isAdmin(host: CommandHost, source: SessionSource): Promise<boolea
  * (recorded as approved by `<platform>:<their user id>`). The code is never echoed into a log.
  */
 async function pairCommand(host: CommandHost, source: SessionSource, args: string, reply: (text: string, kind?: ReplyKind) => Promise<void>): Promise<void> {
+  if (source.platform === TERMINAL_PLATFORM) {
+    await reply("In the terminal, approve a pairing code with `threadline pairing approve <platform> <code>`.", "refused");
+    return;
+  }
   const match = /^approve\s+(\S[\s\S]*)$/iu.exec(args);
   if (match === null) {
     await reply("Usage: /pair approve <code> (the 8-character code the new person got from the bot).", "refused");
