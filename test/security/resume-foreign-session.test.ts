@@ -30,12 +30,12 @@ function dm(messageId: number, text: string): Record<string, unknown> {
 }
 
 /** A gateway whose Telegram home channel is MEMBER's DM, with a terminal session handed off there and MEMBER moved on with /new. */
-async function handedOff(backend: Backend, telegramKeys: Record<string, unknown>): Promise<{ telegram: FakeTelegramServer; db: SessionDB; id: string }> {
+async function handedOff(backend: Backend, telegramKeys: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ telegram: FakeTelegramServer; db: SessionDB; id: string }> {
   const telegram = await startFakeTelegramServer();
   closers.push(() => telegram.close());
   const { config: database, schema } = await databaseKey(backend);
   const homeChannels = { telegram: { chatId: String(MEMBER) } };
-  const home = await makeHome({ ...database, titles: { enabled: false }, homeChannels, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...telegramKeys } } });
+  const home = await makeHome({ ...database, ...extra, titles: { enabled: false }, homeChannels, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...telegramKeys } } });
   await spawnGateway({ home, env: { TELEGRAM_BOT_TOKEN: telegram.token } });
   const db = schema === null ? await openSessionDB(databaseOf(home)) : await openSessionDB(TEST_PG_URL, { schema, poolSize: 2 });
   closers.push(() => db.close());
@@ -71,9 +71,9 @@ describe.each(BACKENDS)("%s: /resume of a session not started in this chat", (ba
   );
 
   it(
-    "an admin may take it back",
+    "an admin (here listed in gateway.admins) may take it back",
     async () => {
-      const { telegram, db, id } = await handedOff(backend, { admins: [MEMBER] });
+      const { telegram, db, id } = await handedOff(backend, { allowedUsers: [MEMBER] }, { gateway: { admins: { telegram: [MEMBER] } } });
       telegram.pushUpdate(dm(2, `/resume ${id}`));
       const answer = await telegram.waitFor(() => telegram.sentTo(MEMBER).find((m) => m.reply_to === 2), "the /resume answer");
       expect(answer.plain).toMatch(/^Resumed the operator's plan/);

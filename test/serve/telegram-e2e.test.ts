@@ -83,6 +83,8 @@ describe("threadline serve with Telegram", () => {
       ]);
       const status = await fetch(`${gateway.url}/metrics`).then((r) => r.text());
       expect(status).not.toContain(telegram.token);
+      // access: open answers everyone, and the startup log warns about it once.
+      expect(gateway.logLines().filter((l) => l["level"] === 40 && String(l["msg"]).includes("adapters.telegram.access is open"))).toHaveLength(1);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(gateway, telegram);
     },
