@@ -16,6 +16,7 @@ import { makeConfigCommand } from "./commands/config-command.js";
 import { makeDoctorCommand } from "./commands/doctor-command.js";
 import { makeInsightsCommand } from "./commands/insights-command.js";
 import { makeMcpCommand } from "./commands/mcp-command.js";
+import { makePairingCommand } from "./commands/pairing-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
 import { applyOptionEnv } from "./option-env.js";
@@ -48,6 +49,7 @@ export function makeProgram(io: CliIo): Command {
   program.addCommand(makeApiCommand(io));
   program.addCommand(makeMcpCommand(io));
   program.addCommand(makeConfigCommand(io));
+  program.addCommand(makePairingCommand(io));
   program.addCommand(makeDoctorCommand(io));
   applyOptionEnv(program, io);
   return program;

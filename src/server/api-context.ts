@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Executions } from "../executions/index.js";
 import {
   NotFoundError,
+  type PairingStore,
   type Session,
   type SessionHistory,
   type SessionSearch,
@@ -20,10 +21,10 @@ import type { GatewayLiveSource } from "./gateway-live.js";
 import type { RouteRegistry } from "./openapi.js";
 
 /**
- * The roles of the store the API's routes call: sessions and transcripts, search, and
- * export and totals. Execution sessions go through {@link Executions} (an `ExecutionStore`).
+ * The roles of the store the API's routes call: sessions and transcripts, search, export
+ * and totals, and pairing. Execution sessions go through {@link Executions} (an `ExecutionStore`).
  */
-export type ApiStore = SessionHistory & SessionSearch & StoreMaintenance;
+export type ApiStore = SessionHistory & SessionSearch & StoreMaintenance & PairingStore;
 
 /** The options of each resource plugin (`routes/<resource>.ts`). */
 export interface ApiContext {

@@ -16,6 +16,7 @@ import { Executions } from "../executions/index.js";
 import {
   InvalidInputError,
   type ExecutionStore,
+  type PairingStore,
   type SessionHistory,
   type SessionSearch,
   type StoreMaintenance,
@@ -29,6 +30,7 @@ import { executionRoutes } from "./routes/executions.js";
 import { gatewayRoutes } from "./routes/gateway.js";
 import { exportRoutes } from "./routes/export.js";
 import { openApiRoutes } from "./routes/openapi.js";
+import { pairingRoutes } from "./routes/pairing.js";
 import { searchRoutes } from "./routes/search.js";
 import { sessionLineageRoutes } from "./routes/session-lineage.js";
 import { sessionRoutes } from "./routes/sessions.js";
@@ -37,7 +39,7 @@ import { statsRoutes } from "./routes/stats.js";
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {
   /** The database the API serves: any `SessionDB` (the API calls these roles of it). */
-  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore;
+  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore & PairingStore;
   /** Execution sessions on `db` (default: `new Executions(db)`). */
   executions?: Executions;
   /** Accepted API keys; a key with `userId` sees only that user's sessions and runs. */
@@ -110,7 +112,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
     rejectUnknown(config.bodyNames, request.body, "body");
   });
 
-  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, openApiRoutes]) {
+  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, pairingRoutes, openApiRoutes]) {
     await api.register(plugin, ctx);
   }
 };

@@ -437,6 +437,44 @@ export const errorSchema = named("Error", {
   },
 });
 
+/** A pending pairing code (`PairingRequest`; times here in epoch seconds, like every time of this API). */
+export const pairingRequestSchema = named("PairingRequest", {
+  type: "object",
+  required: ["platform", "code", "userId", "userName", "chatId", "createdAt", "expiresAt"],
+  properties: {
+    platform: str,
+    code: { ...str, description: "The code the stranger was given (a secret for its hour: never log it)." },
+    userId: str,
+    userName: { ...nullable("string"), description: "As the platform gave it: untrusted text, render it as text." },
+    chatId: nullable("string"),
+    createdAt: { ...num, description: "Epoch seconds." },
+    expiresAt: { ...num, description: "Epoch seconds: the code is refused from then on." },
+  },
+});
+
+/** A person approved to talk to the agent on a platform (`PairingApproval`). */
+export const pairingApprovalSchema = named("PairingApproval", {
+  type: "object",
+  required: ["platform", "userId", "userName", "approvedAt", "approvedBy"],
+  properties: {
+    platform: str,
+    userId: str,
+    userName: { ...nullable("string"), description: "Untrusted text, render it as text." },
+    approvedAt: { ...num, description: "Epoch seconds." },
+    approvedBy: { ...nullable("string"), description: '"cli", "http" or "http:<key name>", or "<platform>:<admin id>" (from chat).' },
+  },
+});
+
+/** `GET /pairing`: pending codes and approved people. */
+export const pairingListSchema = named("PairingList", {
+  type: "object",
+  required: ["pending", "approved"],
+  properties: {
+    pending: { type: "array", items: pairingRequestSchema, description: "Unexpired codes, oldest first." },
+    approved: { type: "array", items: pairingApprovalSchema, description: "By platform, then approval time." },
+  },
+});
+
 /** A snapshot of the running gateway (`GET /gateway/status`, each event of `GET /gateway/live`). */
 export const gatewaySnapshotSchema = named("GatewaySnapshot", {
   type: "object",

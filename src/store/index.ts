@@ -24,4 +24,4 @@ export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } fr
 export { newSessionId } from "./session-id.js";
 export { HANDOFF_MESSAGE_PREFIX, SUMMARY_MESSAGE_PREFIX, summaryMessageText, syntheticMessageBody, syntheticMessageKind, type SyntheticMessageKind } from "./message-origin.js";
 export { StoreCore } from "./core/store-core.js";
-export { PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH, PAIRING_LIMITS, generatePairingCode, normalizePairingCode } from "./pairing-code.js";
+export { PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH, PAIRING_LIMITS, PAIRING_PLATFORMS, generatePairingCode, normalizePairingCode } from "./pairing-code.js";

@@ -48,3 +48,6 @@ export function normalizePairingCode(typed: string): string | null {
   for (const ch of code) if (!PAIRING_CODE_ALPHABET.includes(ch)) return null;
   return code;
 }
+
+/** The chat platforms pairing applies to (where a stranger can write to the bot). */
+export const PAIRING_PLATFORMS: readonly string[] = Object.freeze(["telegram", "slack", "discord", "whatsapp", "signal", "matrix"]);

@@ -77,3 +77,29 @@ export interface GatewaySnapshot {
   queuedTotal: number;
   adapters: Array<{ platform: string; connected: boolean }>;
 }
+
+/** A pending pairing code of `GET /pairing` (times in epoch seconds). */
+export interface PairingRequest {
+  platform: string;
+  code: string;
+  userId: string;
+  userName: string | null;
+  chatId: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** An approved person of `GET /pairing`. */
+export interface PairingApproval {
+  platform: string;
+  userId: string;
+  userName: string | null;
+  approvedAt: number;
+  approvedBy: string | null;
+}
+
+/** `GET /pairing`. */
+export interface PairingList {
+  pending: PairingRequest[];
+  approved: PairingApproval[];
+}

@@ -9,6 +9,7 @@
 import type { PageLocation } from "./router.js";
 import { ExecutionsView, ExecutionView } from "./views/executions-view.js";
 import { LiveView } from "./views/live-view.js";
+import { PairingView } from "./views/pairing-view.js";
 import { SearchView } from "./views/search-view.js";
 import { SessionsView } from "./views/sessions-view.js";
 import { StatsView } from "./views/stats-view.js";
@@ -36,4 +37,5 @@ export const ROUTES: readonly RouteDef[] = [
   { pattern: "executions/:id", title: "Execution", render: (p) => <ExecutionView id={p["id"]!} key={p["id"]!} /> },
   { pattern: "stats", title: "Stats", nav: { label: "Stats", path: ["stats"] }, render: (_p, location) => <StatsView location={location} /> },
   { pattern: "live", title: "Gateway live", nav: { label: "Live", path: ["live"] }, render: () => <LiveView /> },
+  { pattern: "pairing", title: "Pairing", nav: { label: "Pairing", path: ["pairing"] }, render: () => <PairingView /> },
 ];

@@ -31,6 +31,9 @@ const ROUTES = [
   "DELETE /execution/history/{id}",
   "POST /execution/history/{id}/messages",
   "POST /execution/history/cleanup",
+  "GET /pairing",
+  "POST /pairing/approve",
+  "DELETE /pairing/{platform}/{userId}",
   "GET /openapi.json",
 ];
 
@@ -118,12 +121,19 @@ forEachBackend((backend) => {
   it("every route it lists is served (none answers 'no route')", async () => {
     const { db } = await backend.fresh();
     await seed(db);
+    // A pending code to approve (POST /pairing/approve), whose person DELETE /pairing/… then revokes.
+    const asked = await db.requestPairingCode("telegram", "4242");
+    const pairingCode = asked.kind === "code" ? asked.code : "";
     const api = await startApi(db);
     // Deletes last, so that the other routes still find the session.
     for (const route of [...ROUTES.filter((r) => !r.startsWith("DELETE")), ...ROUTES.filter((r) => r.startsWith("DELETE"))]) {
       const [method, path] = route.split(" ") as [string, string];
-      const concrete = path.replace("{id}", path.startsWith("/execution") ? "agent-calc-alice" : "sess-alice-1");
-      const body = method === "POST" || method === "PUT" || method === "PATCH" ? { body: method === "POST" && concrete.endsWith("/cleanup") ? {} : method === "POST" ? { role: "user", content: "x" } : { title: "t" } } : {};
+      const concrete = path
+        .replace("{id}", path.startsWith("/execution") ? "agent-calc-alice" : "sess-alice-1")
+        .replace("{platform}", "telegram")
+        .replace("{userId}", "4242");
+      const postBody = concrete === "/pairing/approve" ? { platform: "telegram", code: pairingCode } : concrete.endsWith("/cleanup") ? {} : { role: "user", content: "x" };
+      const body = method === "POST" || method === "PUT" || method === "PATCH" ? { body: method === "POST" ? postBody : { title: "t" } } : {};
       const reply = await call(api, method, `${concrete}${path === "/search" ? "?query=x" : ""}`, body);
       if (path.startsWith("/gateway/")) {
         // Served, but without a gateway in this server they answer so (gateway-live-api.test.ts covers them with one).
