@@ -59,20 +59,13 @@ export function runCli(home: string, args: string[]): Promise<{ code: number | n
   });
 }
 
-let cliHasPairing: Promise<boolean> | null = null;
-
 /**
  * Approves a pairing code as the owner does: `threadline pairing approve <platform> <code>`
- * (the built CLI). While the CLI has no `pairing` command yet, the store's
- * `approvePairingCode` (what that command calls) with `by: "cli"`. Throws when refused.
+ * (the built CLI, on the gateway's database). Throws when it does not exit 0.
  */
 export async function approveAsOwner(home: string, schema: string | null, platform: string, code: string): Promise<void> {
-  cliHasPairing ??= runCli(home, ["pairing", "list"]).then((r) => !/unknown (command|option)/u.test(r.stderr + r.stdout));
-  if (await cliHasPairing) {
-    const approved = await runCli(home, ["pairing", "approve", platform, code]);
-    if (approved.code !== 0) throw new Error(`threadline pairing approve exited ${approved.code}: ${approved.stderr}`);
-    return;
-  }
-  const outcome = await withGatewayDb(home, schema, (db) => db.approvePairingCode(platform, code, { by: "cli" }));
-  if (outcome.kind !== "approved") throw new Error(`approvePairingCode: ${outcome.kind}`);
+  // The store commands take the database from --db (or THREADLINE_DB), not from the config file.
+  const db = schema === null ? [] : ["--db", `${TEST_PG_URL}?schema=${schema}`];
+  const approved = await runCli(home, ["pairing", "approve", platform, code, ...db]);
+  if (approved.code !== 0) throw new Error(`threadline pairing approve exited ${approved.code}: ${approved.stderr}`);
 }
