@@ -81,7 +81,9 @@ export type InboundAck =
   | { status: "queued"; sessionKey: string; depth: number }
   | { status: "duplicate"; sessionKey: string }
   | { status: "rejected"; sessionKey: string; reason: string }
-  | { status: "command"; sessionKey: string };
+  | { status: "command"; sessionKey: string }
+  /** The sender may not talk to the agent here (`adapters.<platform>.access`): not stored, not answered (a pairing code may have been sent). */
+  | { status: "refused"; sessionKey: string };
 
 /** What an adapter calls for every inbound message; resolves once the message is durable (or refused). */
 export type InboundHandler = (message: InboundMessage) => Promise<InboundAck>;

@@ -20,6 +20,8 @@ import {
   type UsageUpdate,
 } from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
+import { AccessGate, type PairingGateStore } from "./access-gate.js";
+import type { PlatformAccess } from "./access-policy.js";
 import { AgentCache } from "./agent-cache.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import { redactingLogger } from "./log-redaction.js";
@@ -82,6 +84,15 @@ export interface GatewayRunnerOptions {
    * fence every transcript write with its token. `holder` names this replica.
    */
   leases?: { holder: string; ttlSeconds?: number } | null;
+  /**
+   * Who may talk to the agent on each chat platform (`adapters.<platform>.access`, `allowedUsers`,
+   * `allowedChats`, `admins`). Platforms not listed (and every platform without this option)
+   * are let through, and their callers count as admins. Needs `pairingStore` when a platform
+   * uses `pairing`.
+   */
+  access?: Readonly<Record<string, PlatformAccess>>;
+  /** Where pairing codes and approvals live (a `SessionDB`). */
+  pairingStore?: PairingGateStore;
 }
 
 /** What a running session is doing. */
@@ -106,6 +117,13 @@ const RECORDED_MODELS = 10_000;
 const RELAY_POLL_MS = 100;
 /** How far back (messages of the current session) an idempotent message id is looked for. */
 const IDEMPOTENCY_WINDOW = 100;
+
+/** The pairing store of a runner whose platforms use no pairing (never called). */
+const noPairing: PairingGateStore = {
+  requestPairingCode: () => Promise.reject(new TypeError("no pairing store")),
+  approvePairingCode: () => Promise.reject(new TypeError("no pairing store")),
+  isPairingApproved: () => Promise.resolve(false),
+};
 
 /** What drain() reports. */
 export interface DrainResult {
@@ -155,6 +173,8 @@ export class GatewayRunner implements CommandHost {
   #turnsCompleted = 0;
   #buffer: InboundBuffer<InboundMessage> | null = null;
   #handoffs: HandoffWorker | null = null;
+  readonly #gate: AccessGate | null;
+  readonly #pairing: PairingGateStore | null;
 
   constructor(options: GatewayRunnerOptions) {
     this.store = options.store;
@@ -176,6 +196,21 @@ export class GatewayRunner implements CommandHost {
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
+    this.#pairing = options.pairingStore ?? null;
+    const access = options.access ?? {};
+    if (Object.values(access).some((a) => a.mode === "pairing") && this.#pairing === null) {
+      throw new TypeError("GatewayRunner: a platform uses access: pairing, so pairingStore (the SessionDB) is required");
+    }
+    this.#gate =
+      Object.keys(access).length === 0
+        ? null
+        : new AccessGate({
+            access,
+            store: this.#pairing ?? noPairing,
+            aliases: this.store.aliases,
+            reply: (source, text, inReplyTo) => this.#send(source, { text, kind: "notice", inReplyTo }),
+            logger: this.#log,
+          });
   }
 
   /**
@@ -264,6 +299,11 @@ export class GatewayRunner implements CommandHost {
   }
 
   async #admit(message: InboundMessage): Promise<InboundAck> {
+    // Who may talk to the agent is decided before anything about the message is stored.
+    if (this.#gate !== null && this.#accepting) {
+      const outcome = await this.#gate.check(message);
+      if (!outcome.pass) return { status: "refused", sessionKey: await this.store.sessionKeyFor(message.source) };
+    }
     await this.store.aliases.learn(message.source);
     const key = await this.store.sessionKeyFor(message.source);
     if (!this.#accepting) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
@@ -995,6 +1035,16 @@ export class GatewayRunner implements CommandHost {
 
   // --- command host ------------------------------------------------------------------------
 
+  /** Whether the sender is an admin of their platform (`adapters.<platform>.admins`, `gateway.admins`). */
+  isAdmin(source: SessionSource): Promise<boolean> {
+    return this.#gate === null ? Promise.resolve(true) : this.#gate.isAdmin(source);
+  }
+
+  /** Where pairing codes live (`/pair approve`); `null` when the runner has none. */
+  get pairing(): PairingGateStore | null {
+    return this.#pairing;
+  }
+
   /** Whether a turn runs for the key in this process (a worker between turns does not count). */
   isBusy(key: string): boolean {
     return this.#running.get(key)?.phase === "turn";
@@ -1073,7 +1123,7 @@ export class GatewayRunner implements CommandHost {
    */
   processHandoffs(homeChannels: HomeChannels, options: ProcessHandoffsOptions = {}): Promise<number> {
     const worker = (this.#handoffs ??= new HandoffWorker(this, { logger: this.#log, ...(this.#leases === null ? {} : { holder: this.#leases.holder }) }));
-    // Home channels set from a chat with /sethome count too (they win over the config's).
+    // Home channels set from a chat with /sethome count too (the config file's win over them).
     return effectiveHomeChannels(this.db, homeChannels).then((homes) => worker.process(homes, options));
   }
 

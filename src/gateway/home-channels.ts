@@ -1,8 +1,9 @@
 /**
  * Home channels set from a chat with `/sethome`: stored in the database (one meta entry,
  * `home_channels`, a JSON map of platform → {@link HomeChannel}) so every gateway replica
- * and the terminal's `/handoff` see them. A stored home channel wins over the config
- * file's `homeChannels.<platform>` (it is the later, explicit choice).
+ * and the terminal's `/handoff` see them. The config file's `homeChannels.<platform>` wins
+ * over a stored one: what the operator wrote is not replaced from a chat (and `/sethome` is
+ * refused, with a reply that says so, on a platform whose home channel is in the file).
  *
  * @module
  */
@@ -53,10 +54,10 @@ export async function setHomeChannel(db: MetaStore, platform: string, home: Home
   await db.setMeta(HOME_CHANNELS_META_KEY, JSON.stringify(current));
 }
 
-/** The configured home channels with the stored ones (from `/sethome`) laid over them. */
+/** The stored home channels (from `/sethome`) with the configured ones laid over them (the config file wins). */
 export async function effectiveHomeChannels(db: MetaStore, configured: HomeChannels = {}): Promise<HomeChannels> {
   const out: HomeChannels = {};
-  for (const [platform, home] of [...Object.entries(configured ?? {}), ...Object.entries(await storedHomeChannels(db))]) {
+  for (const [platform, home] of [...Object.entries(await storedHomeChannels(db)), ...Object.entries(configured ?? {})]) {
     Object.defineProperty(out, platform, { value: home, enumerable: true, writable: true, configurable: true });
   }
   return out;

@@ -120,4 +120,6 @@ export {
   type HomeChannels,
 } from "./handoff.js";
 export { effectiveHomeChannels } from "./home-channels.js";
+export { decideAccess, pairingCodeText, type AccessMode, type PlatformAccess, type AccessFacts, type AccessDecision } from "./access-policy.js";
+export { AccessGate, type AccessGateOptions, type PairingGateStore, type GateOutcome } from "./access-gate.js";
 export type { ProcessHandoffsOptions } from "./handoff-worker.js";

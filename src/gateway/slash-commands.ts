@@ -1,14 +1,19 @@
 /**
  * Slash commands every adapter understands: `/new`, `/reset`, `/stop`, `/resume`,
- * `/title`, `/undo`, `/retry`, `/queue`, `/compress`, `/status`, `/help`. They never
- * reach the model (except `/compress`, which asks it for a summary, and `/retry`,
- * which runs the last message again).
+ * `/title`, `/undo`, `/retry`, `/queue`, `/compress`, `/status`, `/sethome`, `/pair`,
+ * `/help`. They never reach the model (except `/compress`, which asks it for a summary,
+ * and `/retry`, which runs the last message again).
+ *
+ * Admin-only (`adapters.<platform>.admins`, `gateway.admins`): `/sethome`, `/pair approve`,
+ * and `/resume` of a session that was not started in this chat. A non-admin gets a clear
+ * refusal and nothing changes.
  *
  * @module
  */
 import { ConflictError, InvalidInputError, ThreadlineError, type HandoffStore, type MetaStore, type SessionHistory } from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
 import { OPERATOR_PLATFORMS, chatSafeErrorText, failureRef, modelFailureText, titleInUseText } from "./chat-safe-errors.js";
+import type { PairingGateStore } from "./access-gate.js";
 import type { HomeChannels } from "./handoff.js";
 import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
@@ -46,6 +51,10 @@ export interface CommandHost {
   readonly configuredHomeChannels?: HomeChannels;
   /** Logs a failure the chat is told about only by its `ref` (a model provider's error). */
   logFailure?(ref: string, error: unknown, key: string): void;
+  /** Whether the sender is an admin of their platform (default: everyone is). */
+  isAdmin?(source: SessionSource): Promise<boolean>;
+  /** Where pairing codes live (`/pair approve`); absent or `null`: pairing is not set up. */
+  readonly pairing?: PairingGateStore | null;
 }
 
 /** The commands, with one line of help each. */
@@ -60,7 +69,8 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   queue: "/queue <text>: queue a message to run after the current one",
   compress: "summarise this session and continue in a fresh one that starts from the summary",
   status: "session id, title, message count, tokens, queue depth and this platform's home channel",
-  sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands)",
+  sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands; admins only)",
+  pair: "/pair approve <code>: let the person who got this pairing code talk to the agent (admins only)",
   help: "list the commands",
 });
 
@@ -83,11 +93,14 @@ export function isGatewayCommand(command: SlashCommand): boolean {
 /** What `/sethome` does in the terminal's help: nothing there; it is sent from a chat platform. */
 export const SETHOME_IN_TERMINAL_HELP = "not here: send it in the chat platform's chat where handoffs should arrive (it becomes that platform's home channel)";
 
+/** What `/pair` does in the terminal's help: nothing there; codes are approved with the CLI. */
+export const PAIR_IN_TERMINAL_HELP = "not here: approve a pairing code with `threadline pairing approve <platform> <code>`";
+
 /** The command list; the terminal's (`cli`) says where `/sethome` goes instead of offering it. */
 function helpText(platform: string): string {
   return [
     "Commands:",
-    ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${platform === TERMINAL_PLATFORM && name === "sethome" ? SETHOME_IN_TERMINAL_HELP : help}`),
+    ...Object.entries(SLASH_COMMANDS).map(([name, help]) => `/${name} — ${platform === TERMINAL_PLATFORM ? (TERMINAL_HELP[name] ?? help) : help}`),
   ].join("\n");
 }
 
@@ -220,12 +233,20 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         return;
       }
       case "resume":
-        await resumeCommand(host, key, source, command.args, reply);
+        await resumeCommand(host, key, source, command.args, reply, await isAdmin(host, source));
         return;
       case "compress":
         await compressCommand(host, key, source, reply);
         return;
       case "sethome": {
+        if (!(await isAdmin(host, source))) {
+          await reply(`Only an admin may set the home channel. Nothing was changed. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+          return;
+        }
+        if (host.configuredHomeChannels !== undefined && Object.hasOwn(host.configuredHomeChannels, source.platform)) {
+          await reply(`The ${source.platform} home channel is set in the config file (homeChannels.${source.platform}), and that wins; change it there. Nothing was changed.`, "refused");
+          return;
+        }
         if (!source.chatId) {
           await reply("This chat has no id to send to, so it cannot be the home channel.", "error");
           return;
@@ -248,6 +269,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         );
         return;
       }
+      case "pair":
+        await pairCommand(host, source, command.args, reply);
+        return;
       case "help":
         await reply(helpText(source.platform));
         return;
@@ -268,6 +292,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
 
 /** The platform of the terminal chat (`threadline chat`), whose handoffs go to the other platforms' home channels. */
 const TERMINAL_PLATFORM = "cli";
+
+/** Commands that mean something else in the terminal, as its `/help` describes them. */
+const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({ sethome: SETHOME_IN_TERMINAL_HELP, pair: PAIR_IN_TERMINAL_HELP });
 
 /**
  * The `/status` line naming the platform's home channel (or how to set one); in the terminal,
@@ -291,6 +318,7 @@ async function resumeCommand(
   source: SessionSource,
   args: string,
   reply: (text: string, kind?: ReplyKind) => Promise<void>,
+  admin: boolean,
 ): Promise<void> {
   const { store, db } = host;
   if (args === "") {
@@ -312,8 +340,13 @@ async function resumeCommand(
   const byTitle = mine.filter((s) => s.title === args);
   const byId = mine.filter((s) => s.id === args || s.id.startsWith(args));
   const matches = byTitle.length > 0 ? byTitle : byId;
-  // A session handed off to this chat from the terminal is the terminal's, yet this chat's to take back.
+  // A session handed off to this chat from the terminal is the terminal's: it was not started in
+  // this chat, so only an admin may take it back here. Other chats' sessions are never found.
   const handedOff = matches.length === 0 && (await handedOffTo(db, key, args));
+  if (handedOff && !admin) {
+    await reply("That session was not started in this chat (it was handed off from the terminal): only an admin may resume it here.", "refused");
+    return;
+  }
   if (matches.length !== 1 && !handedOff) {
     await reply(
       matches.length === 0
@@ -331,6 +364,51 @@ async function resumeCommand(
   const session = await db.getSession(target);
   await reply(`Resumed ${session?.title ?? target} (${switched?.messageCount ?? session?.messageCount ?? 0} messages).`);
   await host.resumeQueue(key, source);
+}
+
+/** Whether the sender is an admin (a host without admins treats everyone as one). */
+async function isAdmin(host: CommandHost, source: SessionSource): Promise<boolean> {
+  return host.isAdmin === undefined ? true : host.isAdmin(source);
+}
+
+/**
+ * `/pair approve <code>`: an admin approves a pairing code of this platform from the chat
+ * (recorded as approved by `<platform>:<their user id>`). The code is never echoed into a log.
+ */
+async function pairCommand(host: CommandHost, source: SessionSource, args: string, reply: (text: string, kind?: ReplyKind) => Promise<void>): Promise<void> {
+  if (source.platform === TERMINAL_PLATFORM) {
+    await reply("In the terminal, approve a pairing code with `threadline pairing approve <platform> <code>`.", "refused");
+    return;
+  }
+  const match = /^approve\s+(\S[\s\S]*)$/iu.exec(args);
+  if (match === null) {
+    await reply("Usage: /pair approve <code> (the 8-character code the new person got from the bot).", "refused");
+    return;
+  }
+  if (!(await isAdmin(host, source))) {
+    await reply(`Only an admin may approve pairing codes. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+    return;
+  }
+  const pairing = host.pairing ?? null;
+  if (pairing === null) {
+    await reply(`Pairing is not used on ${source.platform} (adapters.${source.platform}.access is not pairing), so there is no code to approve.`, "refused");
+    return;
+  }
+  const admin = source.userIdAlt || source.userId || "unknown";
+  const outcome = await pairing.approvePairingCode(source.platform, match[1]!.trim(), { by: `${source.platform}:${admin}` });
+  switch (outcome.kind) {
+    case "approved": {
+      const who = outcome.approval.userName ?? outcome.approval.userId;
+      await reply(`Approved: ${who} may now talk to the agent on ${source.platform}.`);
+      return;
+    }
+    case "unknown-code":
+      await reply("No pending code matches that. Check it (codes expire after 1 hour), or ask the person to message the bot again for a new one.", "refused");
+      return;
+    case "locked-out":
+      await reply(`Too many wrong codes: approving on ${source.platform} is locked until ${new Date(outcome.until).toISOString()}. \`threadline pairing list\` shows the pending codes.`, "refused");
+      return;
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterStateStore, GatewayLogger } from "../gateway/index.js";
 import { redactingLogger } from "../gateway/internal.js";
 import { InvalidInputError } from "../store/index.js";
-import { chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
+import { chatAdapterProblems, chatAdapterRules, type ChatAdaptersConfig } from "./chat-config/index.js";
 
 /** Options of {@link createChatAdapters}. */
 export interface CreateChatAdaptersOptions {
@@ -27,6 +27,8 @@ export interface CreateChatAdaptersOptions {
    * table (`adapterStateInMeta`). Without it, such adapters keep their state in memory.
    */
   state?: (platform: string) => AdapterStateStore;
+  /** `gateway.admins`: admins per platform (allowed through the adapter's allowlist too). */
+  admins?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       webhookPath: telegram.webhookPath,
       secret: telegram.secret,
       linkPreviews: telegram.linkPreviews,
-      rules: telegram,
+      rules: chatAdapterRules("telegram", telegram, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -60,7 +62,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const discord = adapters.discord ?? null;
   if (discord !== null) {
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
-    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, linkPreviews: discord.linkPreviews, rules: discord, logger: options.logger }));
+    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, linkPreviews: discord.linkPreviews, rules: chatAdapterRules("discord", discord, options.admins), logger: options.logger }));
   }
   const slack = adapters.slack;
   if (slack !== null) {
@@ -73,7 +75,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       apiUrl: slack.apiUrl,
       assistantStatus: slack.assistantStatus,
       linkPreviews: slack.linkPreviews,
-      rules: slack,
+      rules: chatAdapterRules("slack", slack, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -92,7 +94,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
       webhookPath: whatsapp.webhookPath,
       readReceipts: whatsapp.readReceipts,
       linkPreviews: whatsapp.linkPreviews,
-      rules: whatsapp,
+      rules: chatAdapterRules("whatsapp", whatsapp, options.admins),
       logger: options.logger,
     });
     adapter.routes(options.http);
@@ -108,7 +110,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
         accessToken: matrix.accessToken!,
         userId: matrix.userId,
         autoJoin: matrix.autoJoin,
-        rules: matrix,
+        rules: chatAdapterRules("matrix", matrix, options.admins),
         logger: options.logger,
         state: options.state?.("matrix") ?? null,
       }),
@@ -123,7 +125,7 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
         number: signal.number!,
         mode: signal.mode,
         readReceipts: signal.readReceipts,
-        rules: signal,
+        rules: chatAdapterRules("signal", signal, options.admins),
         logger: options.logger,
       }),
     );

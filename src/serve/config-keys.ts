@@ -31,6 +31,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   "storage.synchronous",
   ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel", "publicHosts", "trustProxy"].map((k) => `gateway.${k}`),
   "gateway.owner.*",
+  "gateway.admins.*",
   ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
   "titles.enabled",
   ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),

@@ -20,6 +20,7 @@ export {
   SECRET_CONFIG_KEYS,
   chatAdapterProblems,
   type ChatAdaptersConfig,
+  type ChatAccess,
   type TelegramConfig,
   type DiscordConfig,
   type SlackConfig,

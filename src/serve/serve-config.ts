@@ -14,7 +14,7 @@ import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
 import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
 import { OWNER_PLATFORMS, unknownOwnerPlatform } from "./owner-identities.js";
-import { SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
+import { CHAT_PLATFORMS, SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
 import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
 import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
@@ -56,6 +56,11 @@ export interface ServeConfig {
      * are believed; a request with such headers from anywhere else is never a local client.
      */
     trustProxy: string[];
+    /**
+     * `gateway.admins`: admins per chat platform (`{ telegram: ["123"], slack: ["U0…"] }`),
+     * added to each platform's `adapters.<platform>.admins`.
+     */
+    admins: Record<string, string[]>;
   };
   provider: {
     baseUrl?: string;
@@ -155,6 +160,9 @@ const gatewaySchema = z.strictObject({
         if (problem !== null) ctx.addIssue({ code: "custom", message: `${problem} (a reverse proxy whose forwarding headers are believed)` });
       }),
     )
+    .optional(),
+  admins: z
+    .strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()])))
     .optional(),
 });
 const providerSchema = z.strictObject({
@@ -277,6 +285,8 @@ const EXPECTED: Record<string, string> = {
   "gateway.owner": `the operator's ids per platform, e.g. { telegram: ["123456789"], cli: ["alice"] } (platforms: ${OWNER_PLATFORMS.join(", ")})`,
   "gateway.publicHosts": "a list of host names this gateway is reached under (a proxy's public name such as gateway.example.com; no scheme, port or path)",
   "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
+  "gateway.admins": `a map of chat platform (${CHAT_PLATFORMS.join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
+  ...Object.fromEntries(CHAT_PLATFORMS.map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -521,6 +531,11 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       owner: Object.fromEntries(Object.entries(f.gateway?.owner ?? {}).map(([platform, ids]) => [platform, [...new Set(ids)]])),
       publicHosts: f.gateway?.publicHosts ?? [],
       trustProxy: f.gateway?.trustProxy ?? [],
+      admins: Object.fromEntries(
+        Object.entries(f.gateway?.admins ?? {})
+          .filter((entry): entry is [string, Array<string | number>] => entry[1] !== undefined)
+          .map(([platform, ids]) => [platform, ids.map(String)]),
+      ),
     },
     provider: f.provider ?? null,
     titles: { enabled: f.titles?.enabled ?? true },
@@ -595,7 +610,7 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: (({ owner, ...rest }) => ({ ...rest, publicHosts: [...rest.publicHosts], trustProxy: [...rest.trustProxy], ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }) }))(config.gateway),
+    gateway: (({ owner, admins, ...rest }) => ({ ...rest, publicHosts: [...rest.publicHosts], trustProxy: [...rest.trustProxy], admins: Object.fromEntries(Object.entries(admins).map(([p, ids]) => [p, [...ids]])), ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }) }))(config.gateway),
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch } },
@@ -609,7 +624,12 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       ...Object.fromEntries(
         Object.entries(config.adapters)
           .filter(([name, section]) => name !== "apiServer" && name !== "webhook" && section !== null)
-          .map(([name, section]) => [name, defined({ ...(section as Record<string, unknown>) })]),
+          .map(([name, section]) => {
+            // `accessDefaulted` is bookkeeping for the startup log, not a key of the file; a
+            // defaulted `access` is left out, so the file still says what its writer chose.
+            const { accessDefaulted, access, ...keys } = section as Record<string, unknown>;
+            return [name, defined(accessDefaulted === true ? keys : { access, ...keys })];
+          }),
       ),
     },
     homeChannels: Object.fromEntries(

@@ -23,6 +23,7 @@ import {
   SessionQueue,
   SessionStore,
   type Adapter,
+  type GatewayLogger,
   type InboundMessage,
   type StartupReport,
 } from "../gateway/internal.js";
@@ -32,6 +33,7 @@ import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
+import { chatPlatformAccess, configuredChatSections } from "./chat-config/index.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
 import { homesWithOwner } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
@@ -308,7 +310,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
   try {
-    adapters.push(...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform) })));
+    adapters.push(...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform), admins: config.gateway.admins })));
   } catch (error) {
     await db.close();
     throw error;
@@ -330,7 +332,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger,
     metrics: metrics.hooks,
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
+    access: chatPlatformAccess(config.adapters, config.gateway.admins),
+    pairingStore: db,
   });
+  logAccessModes(config, logger);
   runnerRef = runner;
 
   if (config.api.enabled) {
@@ -458,4 +463,22 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   };
 
   return { runner, store, db, http, url, startup, stop };
+}
+
+/**
+ * Says at startup how each chat platform decides who may talk to the agent: once (info) when
+ * `pairing` was picked because the section has neither `access` nor `allowedUsers`, and as a
+ * warning when `access: open` answers everyone.
+ */
+function logAccessModes(config: ServeConfig, logger: GatewayLogger): void {
+  for (const [platform, section] of configuredChatSections(config.adapters)) {
+    if (section.access === "open") {
+      logger.warn({ platform }, `${platform}: adapters.${platform}.access is open: everyone who messages the bot is answered by the agent`);
+    } else if (section.accessDefaulted) {
+      logger.info(
+        { platform },
+        `${platform}: adapters.${platform}.access is not set and allowedUsers is empty, so pairing is used: an unknown sender gets a code, and \`threadline pairing approve ${platform} <code>\` lets them in`,
+      );
+    }
+  }
 }

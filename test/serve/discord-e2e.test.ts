@@ -28,7 +28,15 @@ async function fakes(): Promise<{ discord: FakeDiscordServer; model: FakeOpenAiS
 }
 
 function setupHome(discord: FakeDiscordServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, discord: { apiUrl: discord.url, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, discord: { apiUrl: discord.url, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(discord: FakeDiscordServer, model: FakeOpenAiServer): Record<string, string> {

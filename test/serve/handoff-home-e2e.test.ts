@@ -56,7 +56,11 @@ describe("threadline serve: a handoff continues where the home chat's next messa
     async () => {
       const telegram: FakeTelegramServer = await startFakeTelegramServer();
       closers.push(() => telegram.close());
-      const home = await makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url } } });
+      // Everyone is answered (Dan talks in the group and the topic); the DM's owner and Bob set homes, so they are admins.
+      const home = await makeHome({
+        titles: { enabled: false },
+        adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, access: "open", admins: [DM, BOB.id] } },
+      });
       await spawnGateway({ home, env: { TELEGRAM_BOT_TOKEN: telegram.token } });
       const db = await openSessionDB(databaseOf(home));
       closers.push(() => db.close());

@@ -30,7 +30,15 @@ async function fakes(): Promise<{ matrix: FakeMatrixHomeserver; model: FakeOpenA
 }
 
 function setupHome(matrix: FakeMatrixHomeserver, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, matrix: { homeserverUrl: matrix.url, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, matrix: { homeserverUrl: matrix.url, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(matrix: FakeMatrixHomeserver, model: FakeOpenAiServer): Record<string, string> {

@@ -29,7 +29,15 @@ async function fakes(options: FakeSignalOptions = {}): Promise<{ signal: FakeSig
 }
 
 function setupHome(signal: FakeSignalServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: BOT, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: BOT, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(model: FakeOpenAiServer): Record<string, string> {

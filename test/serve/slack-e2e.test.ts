@@ -35,7 +35,15 @@ async function fakes(): Promise<{ slack: FakeSlackServer; model: FakeOpenAiServe
 }
 
 function setupHome(slack: FakeSlackServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, slack: { apiUrl: slack.url, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, slack: { apiUrl: slack.url, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(slack: FakeSlackServer, model: FakeOpenAiServer): Record<string, string> {
@@ -166,7 +174,8 @@ describe("threadline serve with Slack", () => {
     "/new (typed, or after a mention) starts a new session with a notice; /sethome makes the channel the home channel",
     async () => {
       const { slack, model } = await fakes();
-      const home = await setupHome(slack);
+      // Only an admin may /sethome.
+      const home = await setupHome(slack, { access: "open", admins: [ALICE] });
       const gateway = await spawnGateway({ home, env: env(slack, model) });
       await deliver(gateway, dm(slackTs(), "first topic"));
       await slack.waitFor(() => slack.sentTo(DM)[0], "the first reply");

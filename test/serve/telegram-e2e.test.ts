@@ -29,7 +29,15 @@ async function fakes(): Promise<{ telegram: FakeTelegramServer; model: FakeOpenA
 }
 
 function setupHome(telegram: FakeTelegramServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(telegram: FakeTelegramServer, model: FakeOpenAiServer): Record<string, string> {
@@ -75,6 +83,8 @@ describe("threadline serve with Telegram", () => {
       ]);
       const status = await fetch(`${gateway.url}/metrics`).then((r) => r.text());
       expect(status).not.toContain(telegram.token);
+      // access: open answers everyone, and the startup log warns about it once.
+      expect(gateway.logLines().filter((l) => l["level"] === 40 && String(l["msg"]).includes("adapters.telegram.access is open"))).toHaveLength(1);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(gateway, telegram);
     },
@@ -116,7 +126,8 @@ describe("threadline serve with Telegram", () => {
     "/new starts a new session with a notice; /sethome makes the chat the home channel and /status shows it",
     async () => {
       const { telegram, model } = await fakes();
-      const home = await setupHome(telegram);
+      // Only an admin may /sethome.
+      const home = await setupHome(telegram, { access: "open", admins: [DM] });
       const gateway = await spawnGateway({ home, env: env(telegram, model) });
       telegram.pushUpdate(dm(1, "first topic"));
       await telegram.waitFor(() => telegram.sentTo(DM)[0], "the first reply");

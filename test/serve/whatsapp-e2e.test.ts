@@ -39,7 +39,15 @@ async function fakes(): Promise<{ whatsapp: FakeWhatsAppServer; model: FakeOpenA
 }
 
 function setupHome(whatsapp: FakeWhatsAppServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, ...extra } } });
+  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, ...openUnlessRestricted(extra) } } });
+}
+
+/**
+ * These tests rely on everyone being answered (`access: open`), unless a test restricts who
+ * may talk (`allowedUsers` or its own `access`).
+ */
+function openUnlessRestricted(extra: Record<string, unknown>): Record<string, unknown> {
+  return "allowedUsers" in extra || "access" in extra ? extra : { access: "open", ...extra };
 }
 
 function env(whatsapp: FakeWhatsAppServer, model: FakeOpenAiServer): Record<string, string> {

@@ -405,7 +405,7 @@ export class SignalAdapter implements Adapter {
     try {
       const ack = await handler(inbound);
       if (ack.status !== "accepted" && ack.status !== "queued") this.#stopTyping(chat);
-      if (ack.status !== "duplicate" && ack.status !== "rejected" && this.#options.readReceipts !== false) {
+      if (ack.status !== "duplicate" && ack.status !== "rejected" && ack.status !== "refused" && this.#options.readReceipts !== false) {
         this.#client.readReceipt(mapped.author, mapped.timestamp).catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
       }
       if (ack.status === "rejected") {

@@ -27,6 +27,7 @@ import {
   SessionStore,
   type OutboundDelta,
   SETHOME_IN_TERMINAL_HELP,
+  PAIR_IN_TERMINAL_HELP,
 } from "../../gateway/internal.js";
 import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
@@ -70,6 +71,7 @@ const CLI_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
 /** Slash commands of the gateway that mean something else in the terminal, as `chat --help` describes them. */
 const TERMINAL_HELP: Readonly<Record<string, string>> = Object.freeze({
   sethome: SETHOME_IN_TERMINAL_HELP,
+  pair: PAIR_IN_TERMINAL_HELP,
 });
 
 /** The config a chat runs with: the file, what it says (defaults when there is none), and the database target. */

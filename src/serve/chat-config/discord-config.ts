@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variable a Discord bot token may come from. */
@@ -35,7 +34,7 @@ export const DISCORD_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.discord`, resolved. */
-export interface DiscordConfig extends AnswerRules, LinkPreviewsConfig {
+export interface DiscordConfig extends ChatAccess, LinkPreviewsConfig {
   /** From the file, else DISCORD_BOT_TOKEN; `null` when neither has one ({@link discordProblems} reports it). */
   token: string | null;
   /** The REST base (discord.js `rest.api`); `null`: https://discord.com/api. */

@@ -14,6 +14,8 @@
  *
  * @module
  */
+import type { PlatformAccess } from "../../gateway/index.js";
+import { adapterAnswerRules, type ChatAccess } from "./chat-access.js";
 import { DISCORD_SECRET_KEYS, discordProblems, type DiscordConfig } from "./discord-config.js";
 import { MATRIX_SECRET_KEYS, matrixProblems, type MatrixConfig } from "./matrix-config.js";
 import { SIGNAL_SECRET_KEYS, signalProblems, type SignalConfig } from "./signal-config.js";
@@ -55,6 +57,41 @@ export interface ChatAdaptersConfig {
   matrix?: MatrixConfig | null;
   /** Absent in configs built before Signal existed: read as not configured. */
   signal?: SignalConfig | null;
+}
+
+/** The chat platforms with an `adapters.<platform>` section (and `access`, `admins`). */
+export const CHAT_PLATFORMS = ["telegram", "discord", "slack", "whatsapp", "signal", "matrix"] as const;
+
+/** The configured chat platform sections, by platform name. */
+export function configuredChatSections(adapters: ChatAdaptersConfig): Array<[string, ChatAccess]> {
+  return CHAT_PLATFORMS.flatMap((platform) => {
+    const section = adapters[platform] ?? null;
+    return section === null ? [] : [[platform, section] as [string, ChatAccess]];
+  });
+}
+
+/**
+ * The gateway's access settings of every configured chat platform: its `access`,
+ * `allowedUsers`, `allowedChats`, and its admins (`adapters.<platform>.admins` with
+ * `gateway.admins.<platform>`).
+ */
+export function chatPlatformAccess(adapters: ChatAdaptersConfig, gatewayAdmins: Readonly<Record<string, readonly string[]>> = {}): Record<string, PlatformAccess> {
+  return Object.fromEntries(
+    configuredChatSections(adapters).map(([platform, section]) => [
+      platform,
+      {
+        mode: section.access,
+        allowedUsers: section.allowedUsers,
+        allowedChats: section.allowedChats,
+        admins: [...new Set([...section.admins, ...(Object.hasOwn(gatewayAdmins, platform) ? gatewayAdmins[platform]! : [])])],
+      },
+    ]),
+  );
+}
+
+/** The rules a platform's adapter applies itself (see {@link adapterAnswerRules}), with `gateway.admins` counted. */
+export function chatAdapterRules(platform: string, section: ChatAccess, gatewayAdmins: Readonly<Record<string, readonly string[]>> = {}) {
+  return adapterAnswerRules(section, Object.hasOwn(gatewayAdmins, platform) ? gatewayAdmins[platform]! : []);
 }
 
 /**

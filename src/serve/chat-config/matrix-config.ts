@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 
 /** The environment variable a Matrix access token may come from. */
 export const MATRIX_TOKEN_ENV = "MATRIX_ACCESS_TOKEN";
@@ -37,7 +36,7 @@ export const MATRIX_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.matrix`, resolved. */
-export interface MatrixConfig extends AnswerRules {
+export interface MatrixConfig extends ChatAccess {
   /** The homeserver's base URL; `null` when missing ({@link matrixProblems} reports it). */
   homeserverUrl: string | null;
   /** From the file, else MATRIX_ACCESS_TOKEN; `null` when neither has one. */

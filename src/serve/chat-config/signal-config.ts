@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 
 /** A phone number in E.164 form: `+`, the country code and the number, 7–15 digits, no spaces. */
 export const SIGNAL_NUMBER = /^\+[1-9]\d{6,14}$/u;
@@ -31,7 +30,7 @@ export const SIGNAL_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.signal`, resolved. */
-export interface SignalConfig extends AnswerRules {
+export interface SignalConfig extends ChatAccess {
   /** The REST API base URL; `null` when missing ({@link signalProblems} reports it). */
   apiUrl: string | null;
   /** The bot's number (E.164); `null` when missing. */

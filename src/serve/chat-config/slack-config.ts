@@ -7,8 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variables Slack secrets may come from. */
@@ -43,7 +42,7 @@ export const SLACK_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.slack`, resolved. */
-export interface SlackConfig extends AnswerRules, LinkPreviewsConfig {
+export interface SlackConfig extends ChatAccess, LinkPreviewsConfig {
   /** From the file, else SLACK_BOT_TOKEN; `null` when neither has one. */
   botToken: string | null;
   /** From the file, else SLACK_SIGNING_SECRET. */

@@ -6,8 +6,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variable a Telegram bot token may come from. */
@@ -38,7 +37,7 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.telegram`, resolved. */
-export interface TelegramConfig extends AnswerRules, LinkPreviewsConfig {
+export interface TelegramConfig extends ChatAccess, LinkPreviewsConfig {
   /** From the file, else TELEGRAM_BOT_TOKEN; `null` when neither has one ({@link telegramProblems} reports it). */
   token: string | null;
   mode: "polling" | "webhook";

@@ -7,8 +7,7 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess } from "./chat-access.js";
+import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
 import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
 
 /** The environment variables WhatsApp secrets may come from. */
@@ -55,7 +54,7 @@ export const WHATSAPP_EXPECTED: Record<string, string> = {
 };
 
 /** `adapters.whatsapp`, resolved. */
-export interface WhatsAppConfig extends AnswerRules, LinkPreviewsConfig {
+export interface WhatsAppConfig extends ChatAccess, LinkPreviewsConfig {
   /** From the file, else WHATSAPP_ACCESS_TOKEN; `null` when neither has one ({@link whatsappProblems} reports it). */
   accessToken: string | null;
   /** From the file, else WHATSAPP_APP_SECRET: the key of the `X-Hub-Signature-256` HMAC. */
