@@ -4,6 +4,8 @@
  * usage 2), that the code typed is never echoed in an error, that names are printed without
  * their control characters, and a real child process for the exit codes.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeTempHome, parseJson, type TempHome } from "../sessions/cli-harness.js";
 import { PAIRING_BACKENDS, type PairingBackend } from "./pairing-backends.js";
@@ -69,6 +71,20 @@ for (const backend of PAIRING_BACKENDS) {
       const text = await run(["list"]);
       expect(text.stdout).toMatch(/^Approved \(1\)$/mu);
       expect(text.stdout).toMatch(/^  telegram  4242\s+Ann\s+just now\s+cli$/mu);
+    });
+
+    it("without --db, acts on the gateway's database: the config file's database (as threadline serve picks it)", async () => {
+      const code = await ask("telegram", "4242", "Ann");
+      mkdirSync(t.home, { recursive: true });
+      writeFileSync(join(t.home, "config.yaml"), `database: ${JSON.stringify(b.target)}\n`);
+      const approved = await t.run(["pairing", "approve", "telegram", code]);
+      expect(approved.code, approved.stderr).toBe(0);
+      expect(await b.db.isPairingApproved("telegram", "4242")).toBe(true);
+      const listed = parseJson<{ approved: Array<{ userId: string }> }>(await t.run(["pairing", "list", "--json"]));
+      expect(listed.approved.map((a) => a.userId)).toEqual(["4242"]);
+      // --db still wins over the config file.
+      const elsewhere = await t.run(["pairing", "list", "--json", "--db", join(t.dir, "missing.db")]);
+      expect(elsewhere.code).toBe(3);
     });
 
     it("approve --json gives the approval", async () => {

@@ -11,11 +11,13 @@ import { NotFoundError } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
+import { pairingConfigOption, pairingDatabaseTarget } from "./pairing-database.js";
 import { formatLocalDateTime } from "../../local-time.js";
 import { durationText, pairingPlatform, personText } from "./pairing-text.js";
 
 interface ApproveOptions {
   db?: string;
+  config?: string;
   json?: boolean;
 }
 
@@ -28,10 +30,11 @@ export function makePairingApproveCommand(io: CliIo): Command {
     .argument("<platform>", "telegram, slack, discord, whatsapp, signal or matrix")
     .argument("<code>", "the code the person was given (any case; spaces and dashes are ignored)")
     .addOption(dbOption())
+    .addOption(pairingConfigOption())
     .addOption(jsonOption())
     .action(async (typedPlatform: string, code: string, options: ApproveOptions) => {
       const platform = pairingPlatform(typedPlatform);
-      await withExistingDatabase(options.db, io.env, async (db) => {
+      await withExistingDatabase(await pairingDatabaseTarget(options, io.env), io.env, async (db) => {
         const now = Math.round(io.now() * 1000);
         const outcome = await db.approvePairingCode(platform, code, { by: "cli", now });
         if (outcome.kind === "locked-out") {

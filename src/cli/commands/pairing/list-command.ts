@@ -9,10 +9,12 @@ import { Command, Option } from "commander";
 import { relativeTime, styles, table, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
+import { pairingConfigOption, pairingDatabaseTarget } from "./pairing-database.js";
 import { durationText, pairingPlatform, printable } from "./pairing-text.js";
 
 interface ListOptions {
   db?: string;
+  config?: string;
   platform?: string;
   json?: boolean;
 }
@@ -26,10 +28,11 @@ export function makePairingListCommand(io: CliIo): Command {
     .description("pending pairing codes (who asked, when they expire) and approved people")
     .addOption(new Option("--platform <platform>", "only this platform (telegram, slack, discord, whatsapp, signal, matrix)"))
     .addOption(dbOption())
+    .addOption(pairingConfigOption())
     .addOption(jsonOption())
     .action(async (options: ListOptions) => {
       const platform = options.platform === undefined ? undefined : pairingPlatform(options.platform);
-      await withExistingDatabase(options.db, io.env, async (db, where) => {
+      await withExistingDatabase(await pairingDatabaseTarget(options, io.env), io.env, async (db, where) => {
         const now = Math.round(io.now() * 1000);
         const list = await db.listPairing({ ...(platform === undefined ? {} : { platform }), now });
         if (options.json) {

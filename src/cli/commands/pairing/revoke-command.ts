@@ -9,10 +9,12 @@ import { NotFoundError } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
+import { pairingConfigOption, pairingDatabaseTarget } from "./pairing-database.js";
 import { pairingPlatform, personText, printable } from "./pairing-text.js";
 
 interface RevokeOptions {
   db?: string;
+  config?: string;
   json?: boolean;
 }
 
@@ -23,10 +25,11 @@ export function makePairingRevokeCommand(io: CliIo): Command {
     .argument("<platform>", "telegram, slack, discord, whatsapp, signal or matrix")
     .argument("<userId>", "the person's user id on that platform, as \"threadline pairing list\" shows it")
     .addOption(dbOption())
+    .addOption(pairingConfigOption())
     .addOption(jsonOption())
     .action(async (typedPlatform: string, userId: string, options: RevokeOptions) => {
       const platform = pairingPlatform(typedPlatform);
-      await withExistingDatabase(options.db, io.env, async (db) => {
+      await withExistingDatabase(await pairingDatabaseTarget(options, io.env), io.env, async (db) => {
         const before = (await db.listPairing({ platform })).approved.find((a) => a.userId === userId);
         const revoked = await db.revokePairing(platform, userId);
         if (!revoked) {
