@@ -8,6 +8,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { BlockList, isIP } from "node:net";
+import { InvalidInputError } from "../store/index.js";
 
 /**
  * Whether an address is the local machine: an IPv4 literal in 127.0.0.0/8, `::1`, or an
@@ -61,11 +62,11 @@ export class TrustedProxies {
   readonly #list = new BlockList();
   readonly size: number;
 
-  /** @throws {Error} naming the entry when it is neither an IP address nor a CIDR range. */
+  /** @throws {InvalidInputError} naming the entry when it is neither an IP address nor a CIDR range. */
   constructor(entries: readonly string[] = []) {
     for (const entry of entries) {
       const problem = trustProxyEntryProblem(entry);
-      if (problem !== null) throw new Error(problem);
+      if (problem !== null) throw new InvalidInputError(`gateway.trustProxy: ${problem}`, { field: "gateway.trustProxy" });
       const [address, bits] = entry.trim().split("/") as [string, string | undefined];
       const type = isIP(address) === 6 ? "ipv6" : "ipv4";
       if (bits === undefined) this.#list.addAddress(address, type);

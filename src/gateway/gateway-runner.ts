@@ -12,7 +12,9 @@ import type { Agent, Titler, TurnSpeaker } from "../agents/index.js";
 import {
   setTitleAvoidingCollision,
   syntheticMessageKind,
+  InternalError,
   InterruptedError,
+  InvalidInputError,
   ThreadlineError,
   type ConversationMessage,
   type Lease,
@@ -120,8 +122,8 @@ const IDEMPOTENCY_WINDOW = 100;
 
 /** The pairing store of a runner whose platforms use no pairing (never called). */
 const noPairing: PairingGateStore = {
-  requestPairingCode: () => Promise.reject(new TypeError("no pairing store")),
-  approvePairingCode: () => Promise.reject(new TypeError("no pairing store")),
+  requestPairingCode: () => Promise.reject(new InternalError("A pairing code was asked for on a runner without a pairing store")),
+  approvePairingCode: () => Promise.reject(new InternalError("A pairing approval was asked for on a runner without a pairing store")),
   isPairingApproved: () => Promise.resolve(false),
 };
 
@@ -199,7 +201,7 @@ export class GatewayRunner implements CommandHost {
     this.#pairing = options.pairingStore ?? null;
     const access = options.access ?? {};
     if (Object.values(access).some((a) => a.mode === "pairing") && this.#pairing === null) {
-      throw new TypeError("GatewayRunner: a platform uses access: pairing, so pairingStore (the SessionDB) is required");
+      throw new InvalidInputError("GatewayRunner: a platform uses access: pairing, so pass pairingStore (the SessionDB) in the runner options, or set that platform's access to allowlist or open.", { field: "pairingStore" });
     }
     this.#gate =
       Object.keys(access).length === 0
