@@ -580,6 +580,13 @@ export class GatewayRunner implements CommandHost {
             if (state.more) continue;
             break;
           }
+          // Interrupted while claiming (`/new`, `/stop` between two turns): the claimed message's
+          // turn never started. A stop drops it with the rest of the queue; a shutdown leaves it
+          // claimed, to be replayed after the restart.
+          if (state.abortReason !== null) {
+            if (state.abortReason === "stop") await this.queue.complete(key, item.id);
+            break;
+          }
           if (this.#metrics.queueDepthChanged !== undefined) this.#metrics.queueDepthChanged(key, await this.queue.depth(key));
           const messages = item.payloads as InboundMessage[];
           let completed = false;

@@ -127,7 +127,9 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
     switch (command.name) {
       case "new":
       case "reset": {
-        if (host.isBusy(key)) await host.interrupt(key, "stop");
+        // Any worker of the key stops, also one between two turns that is claiming the next
+        // queued message (it would otherwise run that message after the queue was cleared).
+        await host.interrupt(key, "stop");
         const existing = await store.getEntry(key);
         const entry = existing === null ? await store.getOrCreateSession(source, { forceNew: true }) : await store.resetSession(key);
         await host.queue.clear(key);
