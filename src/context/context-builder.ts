@@ -1,0 +1,266 @@
+/**
+ * Building the messages of a model request within a token budget: the newest whole turns
+ * that fit, the session's compression summary pinned first, and at the very least the
+ * newest user message. Replaces the fixed "last N messages" window.
+ *
+ * The rules:
+ * - A turn starts at a user message and runs to the next one (the assistant's replies, its
+ *   tool calls and their results). Turns are taken whole, newest first, while they fit, so
+ *   a reply is never cut mid-turn and a tool call is never sent without its results.
+ * - The summary a compression continuation starts from (its first message, a user message
+ *   whose `platformMessageId` starts with `summary:`) is kept first whenever it fits beside
+ *   the newest turn, however many messages in between are left out.
+ * - When even the newest turn does not fit, its user message is sent alone; when that does
+ *   not fit either, its text is cut in the middle with a visible marker
+ *   ({@link TRUNCATION_MARKER}). A request is never empty while the session has a user message.
+ * - `historyLimit` (the gateway's `gateway.historyLimit`) caps the number of messages on top
+ *   of the budget; the newest turn and the summary are not counted against it.
+ *
+ * Every message of the session is read (the whole-session count is what compression compares
+ * with its threshold); counting is what costs, and a {@link MessageTokenCache} remembers each
+ * message's count so a long session is counted once, not at every turn.
+ *
+ * @module
+ */
+import {
+  InvalidInputError,
+  syntheticMessageKind,
+  toConversationMessage,
+  type ConversationMessage,
+  type Message,
+  type SessionHistory,
+} from "../store/index.js";
+import { REPLY_PRIMING_TOKENS, tokenCounterFor, type TokenCounter } from "./token-count.js";
+
+/** Options of {@link buildContext}. */
+export interface ContextBudgetOptions {
+  /** Tokens the messages may take (window − reserved output − system/context prompt − tool schemas). */
+  budget: number;
+  /** Counter for the session's model (default: `tokenCounterFor` the session's recorded model). */
+  counter?: TokenCounter;
+  /** Extra cap on the number of messages (`gateway.historyLimit`); default none. */
+  historyLimit?: number;
+  /**
+   * Remembers message counts between calls (default: none, every message is counted). One
+   * cache belongs to one database: message ids are only unique within it.
+   */
+  cache?: MessageTokenCache;
+}
+
+/** What {@link buildContext} chose. */
+export interface BuiltContext {
+  /** The messages to send, oldest first: the summary (when any), then the newest whole turns that fit. */
+  messages: ConversationMessage[];
+  /** Tokens of `messages` (`countMessages`, with the reply priming). */
+  tokens: number;
+  /** Tokens of the whole visible conversation of the session (what compression compares with its threshold). */
+  fullTokens: number;
+  /** Visible messages of the session. */
+  fullCount: number;
+  /** Messages of the session left out of `messages`. */
+  dropped: number;
+  /** `true` when the newest user message was cut to fit (see {@link TRUNCATION_MARKER}). */
+  truncated: boolean;
+  /** `true` when the session's compression summary is the first of `messages`. */
+  summaryPinned: boolean;
+}
+
+/** Put in place of the middle of a user message too long for the budget. */
+export const TRUNCATION_MARKER = "\n\n[… part of this message was cut: it is longer than the model's context window allows …]\n\n";
+
+/** Message counts remembered by a {@link MessageTokenCache} unless told otherwise. */
+export const DEFAULT_TOKEN_CACHE_ENTRIES = 100_000;
+
+/**
+ * Per-message token counts, remembered across {@link buildContext} calls (least recently
+ * used first out). Keyed by counter, session and message id; one cache per database.
+ */
+export class MessageTokenCache {
+  readonly #max: number;
+  readonly #counts = new Map<string, number>();
+  readonly #counterIds = new WeakMap<TokenCounter, number>();
+  #nextCounterId = 1;
+
+  /** `maxEntries`: how many message counts to remember (default {@link DEFAULT_TOKEN_CACHE_ENTRIES}). */
+  constructor(maxEntries: number = DEFAULT_TOKEN_CACHE_ENTRIES) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) {
+      throw new InvalidInputError(`MessageTokenCache: maxEntries must be a whole number ≥ 1 (got ${JSON.stringify(maxEntries)}).`, { field: "maxEntries" });
+    }
+    this.#max = maxEntries;
+  }
+
+  /** Counts remembered now. */
+  get size(): number {
+    return this.#counts.size;
+  }
+
+  /** The tokens of a stored message, counted once per counter. */
+  count(counter: TokenCounter, message: Message, shaped: ConversationMessage): number {
+    let counterId = this.#counterIds.get(counter);
+    if (counterId === undefined) {
+      counterId = this.#nextCounterId++;
+      this.#counterIds.set(counter, counterId);
+    }
+    const key = `${counterId}\u0000${message.sessionId}\u0000${message.id}`;
+    const known = this.#counts.get(key);
+    if (known !== undefined) {
+      this.#counts.delete(key);
+      this.#counts.set(key, known);
+      return known;
+    }
+    const tokens = counter.countMessage(shaped);
+    this.#counts.set(key, tokens);
+    if (this.#counts.size > this.#max) this.#counts.delete(this.#counts.keys().next().value!);
+    return tokens;
+  }
+}
+
+/** A run of messages sent together or not at all: a user message and what answered it. */
+interface Turn {
+  start: number;
+  end: number;
+  tokens: number;
+}
+
+/**
+ * The messages of a session's next model request within `options.budget` tokens (see the
+ * module description for the rules). Throws {@link InvalidInputError} for a budget that is
+ * not a number ≥ 0.
+ *
+ * @example
+ * const counter = await tokenCounterFor("gpt-4o-mini");
+ * const built = await buildContext(db, sessionId, { budget: 100_000, counter });
+ * await agent.runTurn({ messages: built.messages, contextPrompt, signal, sessionId });
+ */
+export async function buildContext(
+  db: Pick<SessionHistory, "getMessages" | "getSession">,
+  sessionId: string,
+  options: ContextBudgetOptions,
+): Promise<BuiltContext> {
+  const { budget, historyLimit } = options;
+  if (typeof budget !== "number" || Number.isNaN(budget) || budget < 0) {
+    throw new InvalidInputError(`buildContext: budget must be a number of tokens ≥ 0 (got ${JSON.stringify(budget)}).`, { field: "budget" });
+  }
+  if (historyLimit !== undefined && (!Number.isInteger(historyLimit) || historyLimit < 1)) {
+    throw new InvalidInputError(`buildContext: historyLimit must be a whole number of messages ≥ 1 (got ${JSON.stringify(historyLimit)}).`, {
+      field: "historyLimit",
+    });
+  }
+  const counter = options.counter ?? (await tokenCounterFor((await db.getSession(sessionId))?.model ?? null));
+  const stored = await db.getMessages(sessionId);
+  const shaped = stored.map(toConversationMessage);
+  const cache = options.cache;
+  const tokens = stored.map((message, i) => (cache === undefined ? counter.countMessage(shaped[i]!) : cache.count(counter, message, shaped[i]!)));
+  const fullTokens = tokens.reduce((sum, t) => sum + t, REPLY_PRIMING_TOKENS);
+  const fullCount = stored.length;
+  const result = (messages: ConversationMessage[], used: number, extra: { truncated?: boolean; summaryPinned?: boolean } = {}): BuiltContext => ({
+    messages,
+    tokens: used,
+    fullTokens,
+    fullCount,
+    dropped: fullCount - messages.length,
+    truncated: extra.truncated ?? false,
+    summaryPinned: extra.summaryPinned ?? false,
+  });
+  if (fullCount === 0) return result([], REPLY_PRIMING_TOKENS);
+
+  const hasSummary = syntheticMessageKind(stored[0]!) === "summary";
+  const first = hasSummary ? 1 : 0;
+  const turns = turnsOf(stored, tokens, first);
+  let left = budget - REPLY_PRIMING_TOKENS;
+
+  // The newest turn, whole if it fits; else its user message alone; else that message cut.
+  const newest = turns.at(-1);
+  if (newest === undefined) {
+    // Only the summary is stored.
+    return tokens[0]! <= left ? result([shaped[0]!], REPLY_PRIMING_TOKENS + tokens[0]!, { summaryPinned: true }) : result([], REPLY_PRIMING_TOKENS);
+  }
+  let chosenStart = newest.start;
+  let tail: ConversationMessage[];
+  let truncated = false;
+  if (newest.tokens <= left) {
+    tail = shaped.slice(newest.start, newest.end);
+    left -= newest.tokens;
+  } else if (stored[newest.start]!.role !== "user") {
+    // No user message in the session to fall back on (a transcript of replies only).
+    return result([], REPLY_PRIMING_TOKENS);
+  } else if (tokens[newest.start]! <= left) {
+    tail = [shaped[newest.start]!];
+    left -= tokens[newest.start]!;
+  } else {
+    const cut = truncateToFit(shaped[newest.start]!, left, counter);
+    tail = [cut.message];
+    left -= cut.tokens;
+    truncated = true;
+  }
+  if (truncated || tail.length < newest.end - newest.start) {
+    // The newest turn alone overflows: nothing older is sent (the summary neither: it would not fit).
+    return result(tail, budget - left, { truncated });
+  }
+
+  // The summary next: it stands for everything before the kept turns.
+  const summaryPinned = hasSummary && tokens[0]! <= left;
+  if (summaryPinned) left -= tokens[0]!;
+
+  // Older turns, newest first, while they fit (and while the message cap allows).
+  let cap = historyLimit === undefined ? Infinity : historyLimit - (newest.end - newest.start);
+  for (let t = turns.length - 2; t >= 0; t--) {
+    const turn = turns[t]!;
+    const size = turn.end - turn.start;
+    if (turn.tokens > left || size > cap) break;
+    left -= turn.tokens;
+    cap -= size;
+    chosenStart = turn.start;
+  }
+  const messages = [...(summaryPinned ? [shaped[0]!] : []), ...shaped.slice(chosenStart, newest.start), ...tail];
+  return result(messages, budget - left, { summaryPinned });
+}
+
+/**
+ * Splits `stored[first..]` into turns: each user message starts one. Messages before the
+ * first user message (replies whose question was removed) form a turn of their own.
+ */
+function turnsOf(stored: readonly Message[], tokens: readonly number[], first: number): Turn[] {
+  const turns: Turn[] = [];
+  let current: Turn | null = null;
+  for (let i = first; i < stored.length; i++) {
+    if (current === null || stored[i]!.role === "user") {
+      if (current !== null) turns.push(current);
+      current = { start: i, end: i, tokens: 0 };
+    }
+    current.end = i + 1;
+    current.tokens += tokens[i]!;
+  }
+  if (current !== null) turns.push(current);
+  return turns;
+}
+
+/** The text of a message's content (text parts joined; other parts left out). */
+function textOf(content: ConversationMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((part) => ((part as { text?: unknown }).text === undefined ? "" : String((part as { text?: unknown }).text))).join("");
+}
+
+/**
+ * A user message cut to at most `left` tokens: its head and its tail kept, the middle
+ * replaced with {@link TRUNCATION_MARKER} (images and other non-text parts are left out).
+ * The longest cut that fits is found by bisection on the number of characters kept.
+ */
+function truncateToFit(message: ConversationMessage, left: number, counter: TokenCounter): { message: ConversationMessage; tokens: number } {
+  const text = textOf(message.content);
+  const make = (keep: number): ConversationMessage => {
+    const head = Math.ceil(keep / 2);
+    const content = `${text.slice(0, head)}${TRUNCATION_MARKER}${text.slice(text.length - (keep - head))}`;
+    return { ...message, content };
+  };
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (counter.countMessage(make(mid)) <= left) lo = mid;
+    else hi = mid - 1;
+  }
+  const cut = make(lo);
+  return { message: cut, tokens: counter.countMessage(cut) };
+}
