@@ -303,6 +303,8 @@ const EXPECTED: Record<string, string> = {
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
   "provider.tools": "auto (default), off, or a list of tool names from: session_search",
   "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 } or { gpt-4o: { model: llama3.1, contextWindow: 8192 } }",
+  "provider.models.*.model": "the provider model answering requests for this name",
+  "provider.models.*.contextWindow": `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window`,
   "provider.contextWindow": "a whole number of tokens ≥ 1024: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192)",
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
@@ -406,7 +408,9 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       const where = path === "" ? "config" : path;
-      const keyPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      const written = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      // An entry of provider.models is named by the user: its keys are listed under "*".
+      const keyPath = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "provider.models.*" : written;
       const allowed =
         path === ""
           ? SECTIONS.join(", ")
