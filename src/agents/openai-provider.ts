@@ -103,8 +103,8 @@ export interface ResolvedProviderConfig {
   models: Record<string, string>;
   /** `provider.contextWindow`, when set: the window of `model`. */
   contextWindow?: number;
-  /** Provider model → the context window its `provider.models` entry gives (`{}` unless configured). */
-  contextWindows: Record<string, number>;
+  /** Provider model → the context window its `provider.models` entry gives (absent unless an entry gives one). */
+  contextWindows?: Record<string, number>;
 }
 
 /**
@@ -175,7 +175,8 @@ export function resolveProviderConfig(
 
   const tools = resolveToolsSetting(section.tools);
   const { models, contextWindows } = resolveModelMap(section.models);
-  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models, contextWindows };
+  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models };
+  if (Object.keys(contextWindows).length > 0) resolved.contextWindows = contextWindows;
   if (section.contextWindow !== undefined && section.contextWindow !== null) resolved.contextWindow = checkWindow(section.contextWindow, "provider.contextWindow");
   if (apiKey !== undefined) resolved.apiKey = apiKey.value;
   return resolved;

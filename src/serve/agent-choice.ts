@@ -46,7 +46,7 @@ export interface AgentChoice {
 export function providerContextWindows(provider: ResolvedProviderConfig | null): ContextWindowResolver {
   return (model) => {
     const name = model === undefined || model.trim() === "" ? (provider?.model ?? null) : model.trim();
-    const configured = name === null || provider === null ? undefined : (provider.contextWindows[name] ?? provider.contextWindow);
+    const configured = name === null || provider === null ? undefined : (provider.contextWindows?.[name] ?? provider.contextWindow);
     return { model: name, ...contextWindowFor(name, configured) };
   };
 }
