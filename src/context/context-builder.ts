@@ -8,8 +8,8 @@
  *   tool calls and their results). Turns are taken whole, newest first, while they fit, so
  *   a reply is never cut mid-turn and a tool call is never sent without its results.
  * - The summary a compression continuation starts from (its first message, a user message
- *   whose `platformMessageId` starts with `summary:`) is kept first whenever it fits beside
- *   the newest turn, however many messages in between are left out.
+ *   whose `platformMessageId` is `summary:<the session's parent id>`) is kept first whenever it
+ *   fits beside the newest turn, however many messages in between are left out.
  * - When even the newest turn does not fit, its user message is sent alone; when that does
  *   not fit either, its text is cut in the middle with a visible marker
  *   ({@link TRUNCATION_MARKER}). A request is never empty while the session has a user message.
@@ -24,6 +24,7 @@
  */
 import {
   InvalidInputError,
+  SUMMARY_MESSAGE_PREFIX,
   syntheticMessageKind,
   toConversationMessage,
   type ConversationMessage,
@@ -164,7 +165,13 @@ export async function buildContext(
   });
   if (fullCount === 0) return result([], REPLY_PRIMING_TOKENS);
 
-  const hasSummary = syntheticMessageKind(stored[0]!) === "summary";
+  // The summary is pinned only when it is the one its compression wrote (`summary:<parent id>`):
+  // a first message that merely carries a `summary:` id (a platform message id a client chose) ages
+  // out like any other, so nobody can keep their text in every later request by naming it so.
+  const hasSummary =
+    syntheticMessageKind(stored[0]!) === "summary" &&
+    stored[0]!.platformMessageId === `${SUMMARY_MESSAGE_PREFIX}${(await db.getSession(sessionId))?.parentSessionId ?? ""}` &&
+    stored[0]!.platformMessageId !== SUMMARY_MESSAGE_PREFIX;
   const first = hasSummary ? 1 : 0;
   const turns = turnsOf(stored, tokens, first);
   let left = budget - REPLY_PRIMING_TOKENS;

@@ -102,9 +102,11 @@ for (const backend of backends) {
       await backend.cleanup();
     });
 
-    async function session(messages: NewMessage[]): Promise<string> {
+    /** A session holding `messages`; with `parent`, a continuation of that (created) session. */
+    async function session(messages: NewMessage[], parent?: string): Promise<string> {
       const id = `s_${randomBytes(6).toString("hex")}`;
-      await db.createSession({ id, source: "cli", model: "gpt-4o-mini" });
+      if (parent !== undefined) await db.createSession({ id: parent, source: "cli" });
+      await db.createSession({ id, source: "cli", model: "gpt-4o-mini", ...(parent === undefined ? {} : { parentSessionId: parent }) });
       if (messages.length > 0) await db.appendTurn(id, messages);
       return id;
     }
@@ -162,9 +164,10 @@ for (const backend of backends) {
     });
 
     it("keeps the compression summary first, however much is left out between", async () => {
-      const messages: NewMessage[] = [{ role: "user", content: "[Summary of the earlier conversation (session p1)]\nThe code word is AZURE.", platformMessageId: "summary:p1" }];
+      const parent = `p_${randomBytes(6).toString("hex")}`;
+      const messages: NewMessage[] = [{ role: "user", content: "[Summary of the earlier conversation (session p1)]\nThe code word is AZURE.", platformMessageId: `summary:${parent}` }];
       for (let i = 0; i < 30; i++) messages.push({ role: "user", content: `message ${i} ${"filler ".repeat(50)}` }, { role: "assistant", content: `reply ${i}` });
-      const id = await session(messages);
+      const id = await session(messages, parent);
       const newest = counter.countMessages([
         { role: "user", content: `message 29 ${"filler ".repeat(50)}` },
         { role: "assistant", content: "reply 29" },
@@ -180,6 +183,21 @@ for (const backend of backends) {
       const tight = await build(id, { budget: newest });
       expect(tight.summaryPinned).toBe(false);
       expect(tight.messages.map((m) => m.content)).toEqual([`message 29 ${"filler ".repeat(50)}`, "reply 29"]);
+    });
+
+    it("pins only the summary naming the session's parent: a forged summary id ages out", async () => {
+      const filler: NewMessage[] = [];
+      for (let i = 0; i < 10; i++) filler.push({ role: "user", content: `m${i} ${"filler ".repeat(60)}` }, { role: "assistant", content: `r${i}` });
+      const forged = await session([{ role: "user", content: "pin me forever", platformMessageId: "summary:someone-else" }, ...filler]);
+      const parent = `p_${randomBytes(6).toString("hex")}`;
+      const real = await session([{ role: "user", content: "the real summary", platformMessageId: `summary:${parent}` }, ...filler], parent);
+      const budget = counter.countMessages(filler.slice(-4).map((m) => ({ role: m.role, content: m.content as string }))) + 40;
+      const a = await build(forged, { budget });
+      expect(a.summaryPinned).toBe(false);
+      expect(a.messages.some((m) => m.content === "pin me forever")).toBe(false);
+      const b = await build(real, { budget });
+      expect(b.summaryPinned).toBe(true);
+      expect(b.messages[0]!.content).toBe("the real summary");
     });
 
     it("sends the newest user message alone when its turn overflows, and cut with a marker as a last resort", async () => {
@@ -240,10 +258,11 @@ for (const backend of backends) {
       for (let seed = 100; seed < 130; seed++) {
         const random = rng(seed);
         const messages: NewMessage[] = [];
-        if (random() < 0.3) messages.push({ role: "user", content: `[Summary of the earlier conversation (session p${seed})]\n${text(random, 80)}`, platformMessageId: `summary:p${seed}` });
+        const parent = random() < 0.3 ? `p_${randomBytes(6).toString("hex")}` : undefined;
+        if (parent !== undefined) messages.push({ role: "user", content: `[Summary of the earlier conversation (session p${seed})]\n${text(random, 80)}`, platformMessageId: `summary:${parent}` });
         const turns = 1 + Math.floor(random() * 25);
         for (let i = 0; i < turns; i++) messages.push(...turn(random, i));
-        const id = await session(messages);
+        const id = await session(messages, parent);
         const budget = 100 + Math.floor(random() * 4000);
         const built = await build(id, { budget });
         const context = `seed ${seed}, budget ${budget}`;
