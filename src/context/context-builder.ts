@@ -69,16 +69,29 @@ export interface BuiltContext {
 /** Put in place of the middle of a user message too long for the budget. */
 export const TRUNCATION_MARKER = "\n\n[… part of this message was cut: it is longer than the model's context window allows …]\n\n";
 
+/** A session's whole conversation as last counted: its newest message id, its visible messages and their tokens. */
+export interface SessionTally {
+  lastId: number;
+  count: number;
+  /** Tokens of the messages (without the reply priming). */
+  tokens: number;
+}
+
+/** Sessions whose tally a {@link MessageTokenCache} keeps. */
+const TALLIED_SESSIONS = 10_000;
+
 /** Message counts remembered by a {@link MessageTokenCache} unless told otherwise. */
 export const DEFAULT_TOKEN_CACHE_ENTRIES = 100_000;
 
 /**
  * Per-message token counts, remembered across {@link buildContext} calls (least recently
- * used first out). Keyed by counter, session and message id; one cache per database.
+ * used first out), and each session's whole-conversation tally. Keyed by counter and message
+ * id (ids are unique within a database): one cache per database.
  */
 export class MessageTokenCache {
   readonly #max: number;
   readonly #counts = new Map<string, number>();
+  readonly #tallies = new Map<string, SessionTally>();
   readonly #counterIds = new WeakMap<TokenCounter, number>();
   #nextCounterId = 1;
 
@@ -95,14 +108,31 @@ export class MessageTokenCache {
     return this.#counts.size;
   }
 
-  /** The tokens of a stored message, counted once per counter. */
-  count(counter: TokenCounter, message: Message, shaped: ConversationMessage): number {
+  /** The whole-conversation tally of a session for a counter (see {@link buildContext}). */
+  tally(counter: TokenCounter, sessionId: string): SessionTally | undefined {
+    return this.#tallies.get(`${this.#counterId(counter)}\u0000${sessionId}`);
+  }
+
+  /** Records a session's whole-conversation tally. */
+  setTally(counter: TokenCounter, sessionId: string, tally: SessionTally): void {
+    const key = `${this.#counterId(counter)}\u0000${sessionId}`;
+    this.#tallies.delete(key);
+    this.#tallies.set(key, tally);
+    if (this.#tallies.size > TALLIED_SESSIONS) this.#tallies.delete(this.#tallies.keys().next().value!);
+  }
+
+  #counterId(counter: TokenCounter): number {
     let counterId = this.#counterIds.get(counter);
     if (counterId === undefined) {
       counterId = this.#nextCounterId++;
       this.#counterIds.set(counter, counterId);
     }
-    const key = `${counterId}\u0000${message.sessionId}\u0000${message.id}`;
+    return counterId;
+  }
+
+  /** The tokens of a stored message, counted once per counter. */
+  count(counter: TokenCounter, message: Message, shaped: ConversationMessage): number {
+    const key = `${this.#counterId(counter)}\u0000${message.id}`;
     const known = this.#counts.get(key);
     if (known !== undefined) {
       this.#counts.delete(key);
@@ -123,10 +153,22 @@ interface Turn {
   tokens: number;
 }
 
+/** Messages of the first newest-first page read (each further page is four times larger). */
+export const FIRST_PAGE_MESSAGES = 256;
+
+/** What one attempt on a page of the transcript came to. */
+type Attempt = { kind: "done"; result: BuiltContext } | { kind: "more" } | { kind: "all" };
+
 /**
  * The messages of a session's next model request within `options.budget` tokens (see the
  * module description for the rules). Throws {@link InvalidInputError} for a budget that is
  * not a number ≥ 0.
+ *
+ * With a `cache`, the transcript is read newest first, a page at a time (256 messages, then
+ * four times more while older turns still fit), and the whole conversation's count is kept
+ * per session and brought up to date with the new messages only; it is counted afresh when
+ * the transcript changed otherwise (an undo, a restore). Without one, every message is read
+ * and counted.
  *
  * @example
  * const counter = await tokenCounterFor("gpt-4o-mini");
@@ -147,48 +189,128 @@ export async function buildContext(
       field: "historyLimit",
     });
   }
-  const counter = options.counter ?? (await tokenCounterFor((await db.getSession(sessionId))?.model ?? null));
-  const stored = await db.getMessages(sessionId);
-  const shaped = stored.map(toConversationMessage);
-  const cache = options.cache;
-  const tokens = stored.map((message, i) => (cache === undefined ? counter.countMessage(shaped[i]!) : cache.count(counter, message, shaped[i]!)));
-  const fullTokens = tokens.reduce((sum, t) => sum + t, REPLY_PRIMING_TOKENS);
-  const fullCount = stored.length;
-  const result = (messages: ConversationMessage[], used: number, extra: { truncated?: boolean; summaryPinned?: boolean } = {}): BuiltContext => ({
-    messages,
-    tokens: used,
-    fullTokens,
-    fullCount,
-    dropped: fullCount - messages.length,
-    truncated: extra.truncated ?? false,
-    summaryPinned: extra.summaryPinned ?? false,
-  });
-  if (fullCount === 0) return result([], REPLY_PRIMING_TOKENS);
+  const session = await db.getSession(sessionId);
+  const counter = options.counter ?? (await tokenCounterFor(session?.model ?? null));
+  const reader: PageReader = { db, sessionId, parentId: session?.parentSessionId ?? null, total: session?.messageCount ?? null, counter, cache: options.cache, budget, historyLimit };
+  let size = options.cache === undefined || session === null ? Infinity : FIRST_PAGE_MESSAGES;
+  for (;;) {
+    const all = !(size < (reader.total ?? Infinity));
+    const page = all ? await db.getMessages(sessionId) : await db.getMessages(sessionId, { lastMessages: size });
+    const attempt = await choose(reader, page, all || page.length < size);
+    if (attempt.kind === "done") return attempt.result;
+    size = attempt.kind === "all" ? Infinity : size * 4;
+  }
+}
 
+/** What {@link choose} works with besides the page. */
+interface PageReader {
+  db: Pick<SessionHistory, "getMessages">;
+  sessionId: string;
+  /** The session's parent: only `summary:<parent>` is the session's summary. */
+  parentId: string | null;
+  /** The session's visible messages as its record counts them (`null`: unknown). */
+  total: number | null;
+  counter: TokenCounter;
+  cache: MessageTokenCache | undefined;
+  budget: number;
+  historyLimit: number | undefined;
+}
+
+/** Whether a stored message is the summary of the session whose parent is `parentId`. */
+function isSessionSummary(message: Message | undefined, parentId: string | null): boolean {
   // The summary is pinned only when it is the one its compression wrote (`summary:<parent id>`):
   // a first message that merely carries a `summary:` id (a platform message id a client chose) ages
   // out like any other, so nobody can keep their text in every later request by naming it so.
-  const hasSummary =
-    syntheticMessageKind(stored[0]!) === "summary" &&
-    stored[0]!.platformMessageId === `${SUMMARY_MESSAGE_PREFIX}${(await db.getSession(sessionId))?.parentSessionId ?? ""}` &&
-    stored[0]!.platformMessageId !== SUMMARY_MESSAGE_PREFIX;
-  const first = hasSummary ? 1 : 0;
-  const turns = turnsOf(stored, tokens, first);
+  return message !== undefined && parentId !== null && syntheticMessageKind(message) === "summary" && message.platformMessageId === `${SUMMARY_MESSAGE_PREFIX}${parentId}`;
+}
+
+/**
+ * The context from the newest `page` of the transcript (`complete`: it is the whole of it), or
+ * `more` when older messages could still fit (or the newest turn starts before the page), or
+ * `all` when the whole conversation's count cannot be brought up to date from the page.
+ */
+async function choose(reader: PageReader, page: Message[], complete: boolean): Promise<Attempt> {
+  const { counter, cache, budget, historyLimit } = reader;
+  const shaped = page.map(toConversationMessage);
+  const tokens = page.map((message, i) => (cache === undefined ? counter.countMessage(shaped[i]!) : cache.count(counter, message, shaped[i]!)));
+  const pageTokens = tokens.reduce((sum, t) => sum + t, 0);
+
+  // The whole conversation: counted from the page when it is all, else brought up to date from the tally.
+  let fullCount: number;
+  let messageTokens: number;
+  if (complete) {
+    fullCount = page.length;
+    messageTokens = pageTokens;
+  } else {
+    const tally = cache?.tally(counter, reader.sessionId);
+    if (tally === undefined || reader.total === null) return { kind: "all" };
+    let added = 0;
+    let addedTokens = 0;
+    let seen = false;
+    for (let i = 0; i < page.length; i++) {
+      if (page[i]!.id === tally.lastId) seen = true;
+      else if (page[i]!.id > tally.lastId) {
+        added += 1;
+        addedTokens += tokens[i]!;
+      }
+    }
+    // Anything but appends since the tally (an undo, a restore, a replaced transcript): count afresh.
+    if (!seen || tally.count + added !== reader.total) return { kind: "all" };
+    fullCount = reader.total;
+    messageTokens = tally.tokens + addedTokens;
+  }
+  if (page.length > 0) cache?.setTally(counter, reader.sessionId, { lastId: page.at(-1)!.id, count: fullCount, tokens: messageTokens });
+  const fullTokens = messageTokens + REPLY_PRIMING_TOKENS;
+  const result = (messages: ConversationMessage[], used: number, extra: { truncated?: boolean; summaryPinned?: boolean } = {}): Attempt => ({
+    kind: "done",
+    result: {
+      messages,
+      tokens: used,
+      fullTokens,
+      fullCount,
+      dropped: fullCount - messages.length,
+      truncated: extra.truncated ?? false,
+      summaryPinned: extra.summaryPinned ?? false,
+    },
+  });
+  if (page.length === 0) return result([], REPLY_PRIMING_TOKENS);
+
+  // The session's summary: the page's first message when the page is everything, else read alone.
+  let summary: { message: ConversationMessage; tokens: number } | null = null;
+  let first = 0;
+  if (complete) {
+    if (isSessionSummary(page[0], reader.parentId)) {
+      summary = { message: shaped[0]!, tokens: tokens[0]! };
+      first = 1;
+    }
+  } else if (reader.parentId !== null) {
+    const head = (await reader.db.getMessages(reader.sessionId, { limit: 1 }))[0];
+    if (head !== undefined && isSessionSummary(head, reader.parentId)) {
+      const message = toConversationMessage(head);
+      summary = { message, tokens: cache === undefined ? counter.countMessage(message) : cache.count(counter, head, message) };
+    }
+  }
+  const turns = turnsOf(page, tokens, first);
+  // The page's first turn is cut off when it does not start at a user message and older messages exist.
+  const partialFirst = !complete && page[first]?.role !== "user";
   let left = budget - REPLY_PRIMING_TOKENS;
 
   // The newest turn, whole if it fits; else its user message alone; else that message cut.
   const newest = turns.at(-1);
   if (newest === undefined) {
     // Only the summary is stored.
-    return tokens[0]! <= left ? result([shaped[0]!], REPLY_PRIMING_TOKENS + tokens[0]!, { summaryPinned: true }) : result([], REPLY_PRIMING_TOKENS);
+    return summary !== null && summary.tokens <= left
+      ? result([summary.message], REPLY_PRIMING_TOKENS + summary.tokens, { summaryPinned: true })
+      : result([], REPLY_PRIMING_TOKENS);
   }
+  if (partialFirst && turns.length === 1) return { kind: "more" };
   let chosenStart = newest.start;
   let tail: ConversationMessage[];
   let truncated = false;
   if (newest.tokens <= left) {
     tail = shaped.slice(newest.start, newest.end);
     left -= newest.tokens;
-  } else if (stored[newest.start]!.role !== "user") {
+  } else if (page[newest.start]!.role !== "user") {
     // No user message in the session to fall back on (a transcript of replies only).
     return result([], REPLY_PRIMING_TOKENS);
   } else if (tokens[newest.start]! <= left) {
@@ -206,20 +328,28 @@ export async function buildContext(
   }
 
   // The summary next: it stands for everything before the kept turns.
-  const summaryPinned = hasSummary && tokens[0]! <= left;
-  if (summaryPinned) left -= tokens[0]!;
+  const summaryPinned = summary !== null && summary.tokens <= left;
+  if (summaryPinned) left -= summary!.tokens;
 
   // Older turns, newest first, while they fit (and while the message cap allows).
   let cap = historyLimit === undefined ? Infinity : historyLimit - (newest.end - newest.start);
+  let stopped = false;
   for (let t = turns.length - 2; t >= 0; t--) {
     const turn = turns[t]!;
     const size = turn.end - turn.start;
-    if (turn.tokens > left || size > cap) break;
+    if (turn.tokens > left || size > cap) {
+      stopped = true;
+      break;
+    }
+    // A turn cut off by the page's start: its older part may not fit; read further back.
+    if (t === 0 && partialFirst) return { kind: "more" };
     left -= turn.tokens;
     cap -= size;
     chosenStart = turn.start;
   }
-  const messages = [...(summaryPinned ? [shaped[0]!] : []), ...shaped.slice(chosenStart, newest.start), ...tail];
+  // Everything on the page fits and older messages exist: they may fit too.
+  if (!stopped && !complete && chosenStart === first) return { kind: "more" };
+  const messages = [...(summaryPinned ? [summary!.message] : []), ...shaped.slice(chosenStart, newest.start), ...tail];
   return result(messages, budget - left, { summaryPinned });
 }
 

@@ -254,6 +254,53 @@ for (const backend of backends) {
       expect(first).toEqual(await build(id, { budget: 5000 }));
     });
 
+    it("reads newest first in pages with a cache, and gives what reading everything gives, through appends, undos and restores", async () => {
+      const random = rng(42);
+      const messages: NewMessage[] = [];
+      for (let i = 0; i < 260; i++) messages.push(...turn(random, i));
+      const parent = `p_${randomBytes(6).toString("hex")}`;
+      const id = await session([{ role: "user", content: "[Summary of the earlier conversation]\nthe pinned part", platformMessageId: `summary:${parent}` }, ...messages], parent);
+      const cache = new MessageTokenCache();
+      const reads: Array<number | "all"> = [];
+      const spy = {
+        getSession: (sid: string) => db.getSession(sid),
+        getMessages: (sid: string, o?: Parameters<SessionDB["getMessages"]>[1]) => {
+          if (o?.limit === undefined) reads.push(o?.lastMessages ?? "all");
+          return db.getMessages(sid, o);
+        },
+      };
+      const same = async (budget: number, historyLimit?: number): Promise<void> => {
+        const options = { budget, counter, ...(historyLimit === undefined ? {} : { historyLimit }) };
+        const paged = await buildContext(spy, id, { ...options, cache });
+        const whole = await buildContext(db, id, options);
+        expect(paged, `budget ${budget}`).toEqual(whole);
+      };
+      // The first call counts everything once; later calls read one page.
+      await same(3000);
+      expect(reads).toContain("all");
+      reads.length = 0;
+      for (const budget of [50, 400, 3000, 20_000]) await same(budget);
+      expect(reads.every((r) => r === 256), JSON.stringify(reads)).toBe(true);
+      // A budget larger than the first page reads further back.
+      reads.length = 0;
+      await same(60_000);
+      expect(reads[0]).toBe(256);
+      expect(reads.length).toBeGreaterThan(1);
+      await same(10_000_000);
+      await same(10_000_000, 7);
+      // Appends bring the tally up to date; an undo or a restore makes it count afresh.
+      await db.appendTurn(id, turn(random, 999));
+      await same(5000);
+      await db.rewind(id, 2);
+      reads.length = 0;
+      await same(5000);
+      expect(reads).toContain("all");
+      await db.restoreRewound(id);
+      await same(5000);
+      await db.appendTurn(id, turn(random, 1000));
+      await same(100_000);
+    });
+
     it("respects the budget and the turn rules for random histories", async () => {
       for (let seed = 100; seed < 130; seed++) {
         const random = rng(seed);
