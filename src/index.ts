@@ -189,5 +189,6 @@ export {
   type ContextWindowSource,
   type ContextBudgetOptions,
   type BuiltContext,
+  type SessionTally,
   type RequestBudgetInput,
 } from "./context/index.js";

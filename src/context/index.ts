@@ -23,5 +23,6 @@ export {
   buildContext,
   type BuiltContext,
   type ContextBudgetOptions,
+  type SessionTally,
 } from "./context-builder.js";
 export { DEFAULT_RESERVED_OUTPUT_TOKENS, reservedOutputTokens, requestBudget, type RequestBudgetInput } from "./request-budget.js";
