@@ -837,9 +837,9 @@ export class GatewayRunner implements CommandHost {
   }
 
   /**
-   * What the context of a session's last turn measured in this process (its whole
-   * conversation's tokens, the window, what was left out), or `undefined` when no turn of it
-   * ran here since the start.
+   * What the context of a session's last turn measured in this process (the window, what was
+   * left out, and the whole conversation's tokens and messages after the turn was stored), or
+   * `undefined` when no turn of it ran here since the start.
    */
   contextMeasure(sessionId: string): ContextMeasure | undefined {
     return this.#contexts.measure(sessionId);
@@ -954,6 +954,8 @@ export class GatewayRunner implements CommandHost {
       }
       throw error;
     }
+    // The measure tells the conversation's size after the turn (compression reads it).
+    await this.#contexts.recordTurn(entry.sessionId, turn);
     if (outcome === "ok") this.#turnsCompleted += 1;
     this.#metrics.turnFinished?.(outcome, (performance.now() - started) / 1000);
     const reply = replyTextOf(turn);

@@ -20,7 +20,7 @@ import {
   type ContextWindow,
   type TokenCounter,
 } from "../context/index.js";
-import type { ConversationMessage, SessionHistory } from "../store/index.js";
+import type { ConversationMessage, NewMessage, SessionHistory } from "../store/index.js";
 
 /**
  * The context window of a turn's provider model: `model` is the model the turn asked for
@@ -44,9 +44,9 @@ export interface ContextMeasure {
   requestTokens: number;
   /** Tokens of the messages sent. */
   messageTokens: number;
-  /** Tokens of the session's whole conversation (what compression compares with its threshold). */
+  /** Tokens of the session's whole conversation, the turn's stored messages included once it is stored (what compression compares with its threshold). */
   fullTokens: number;
-  /** Messages in the session's whole conversation. */
+  /** Messages in the session's whole conversation (the turn's included once it is stored). */
   fullCount: number;
   /** Messages left out of the request. */
   dropped: number;
@@ -91,10 +91,10 @@ const TOOL_FRAMING_TOKENS = 10;
  * The line telling the model that `count` earlier messages are not in the request.
  *
  * @example
- * droppedNote(12); // "[12 earlier messages of this conversation are not shown: they do not fit the model's context window.]"
+ * droppedNote(12); // "[12 earlier messages of this conversation are not shown here: only the newest fit in this request.]"
  */
 export function droppedNote(count: number): string {
-  return `[${count} earlier message${count === 1 ? "" : "s"} of this conversation ${count === 1 ? "is" : "are"} not shown: they do not fit the model's context window.]`;
+  return `[${count} earlier message${count === 1 ? "" : "s"} of this conversation ${count === 1 ? "is" : "are"} not shown here: only the newest fit in this request.]`;
 }
 
 /** The widest {@link droppedNote}, counted into every budget so adding the note never overflows it. */
@@ -181,7 +181,27 @@ export class TurnContexts {
     this.calibration.record(sessionId, assembled.measure.requestTokens, result.promptTokens);
   }
 
-  /** What the last assembled context of a session measured, or `undefined`. */
+  /**
+   * Adds a stored turn's messages (the reply, its tool calls and results) to the session's
+   * measure, so it tells the size of the conversation after the turn (what compression compares
+   * with its threshold). Nothing when the session was not measured in this process.
+   */
+  async recordTurn(sessionId: string, messages: readonly NewMessage[]): Promise<void> {
+    const measure = this.#measures.get(sessionId);
+    if (measure === undefined || messages.length === 0) return;
+    const counter = await this.counterFor(measure.model);
+    let tokens = 0;
+    for (const m of messages) {
+      const shaped: ConversationMessage = { role: m.role, content: m.content ?? null };
+      if (m.toolCalls) shaped.tool_calls = m.toolCalls;
+      if (m.role === "tool" && m.toolName) shaped.name = m.toolName;
+      tokens += counter.countMessage(shaped);
+    }
+    measure.fullTokens += tokens;
+    measure.fullCount += messages.length;
+  }
+
+  /** What the last assembled context of a session measured (updated by {@link TurnContexts.recordTurn}), or `undefined`. */
   measure(sessionId: string): ContextMeasure | undefined {
     return this.#measures.get(sessionId);
   }
