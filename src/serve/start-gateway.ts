@@ -334,6 +334,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
     access: chatPlatformAccess(config.adapters, config.gateway.admins),
     pairingStore: db,
+    compression: { settings: config.compression, beforeResetTimeoutSeconds: config.gateway.beforeResetTimeoutSeconds },
   });
   logAccessModes(config, logger);
   runnerRef = runner;
