@@ -205,12 +205,14 @@ export class SessionCompressor {
 
   /** `/compress [focus]`: the same steps, now; the whole conversation is summarised when the head and tail hold all of it. */
   async compressNow(key: string, entry: SessionEntry, source: SessionSource, focus: string | null): Promise<CompressOutcome> {
-    if (this.#jobs.has(key)) return { status: "busy" };
+    // A background check (or compression) of the key finishes first; then the entry is read again.
+    for (let job = this.#jobs.get(key); job !== undefined; job = this.#jobs.get(key)) await job;
+    const current = (await this.#host.store.getEntry(key)) ?? entry;
     let release: () => void = () => {};
     const job = new Promise<void>((resolve) => (release = resolve));
     this.#jobs.set(key, job);
     try {
-      return await this.#compress(key, entry, source, { focus: cleanFocus(focus), manual: true });
+      return await this.#compress(key, current, source, { focus: cleanFocus(focus), manual: true });
     } finally {
       release();
       if (this.#jobs.get(key) === job) this.#jobs.delete(key);

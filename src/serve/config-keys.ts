@@ -88,6 +88,7 @@ export const HERMES_CONFIG_KEYS: Readonly<Record<string, { path: string } | { no
   "sessions.vacuum_after_prune": { path: "autoPrune.vacuum" },
   "sessions.min_interval_hours": { path: "autoPrune.minIntervalHours" },
   "session_reset.notify_exclude_platforms": { path: "reset.notifyExclude" },
+  "compression.summary_model": { path: "compression.model" },
   "session_reset.bg_process_max_age_hours": {
     none: "hermes-agent's background processes have no equivalent in Threadline (nothing holds a session back from its reset); remove this key",
   },
