@@ -105,6 +105,7 @@ export type {
   RouteFields,
   RouteState,
   RouteWrite,
+  ContinuationWrite,
   ListRoutesOptions,
   Lease,
   LeaseFence,
@@ -171,3 +172,7 @@ export type { ThreadlineErrorCode, AmbiguousIdCandidate } from "./store/index.js
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle, setTitleAvoidingCollision, type TitleRelation } from "./store/index.js";
 export { writeJsonl, writeLines, readJsonlLines, RECORD_FORMAT, RECORD_VERSION } from "./store/index.js";
 export { threadlineHome, defaultDatabasePath } from "./store/index.js";
+
+// Long conversations: compressing a session into a continuation session (its middle summarised).
+export { compressSession, summaryPromptMessages, DEFAULT_COMPRESSION_CONTEXT_WINDOW, SUMMARY_INSTRUCTION_START } from "./context/index.js";
+export type { CompressSessionOptions, CompressSessionResult, CompressionStore, SummaryRequest, Summarizer } from "./context/index.js";
