@@ -102,7 +102,10 @@ export interface CompressionDraft {
 }
 
 /** Options of {@link draftCompression}. */
-export type DraftOptions = Omit<CompressSessionOptions, "summarize" | "focus" | "fence">;
+export type DraftOptions = Omit<CompressSessionOptions, "summarize" | "focus" | "fence"> & {
+  /** Keep at most `protectLastN` messages in the tail, whatever the token budget (a compression forced by the message count). */
+  tailByCount?: boolean;
+};
 
 function whole(value: number | undefined, fallback: number, field: string, min: number): number {
   if (value === undefined) return fallback;
@@ -137,7 +140,7 @@ export async function draftCompression(
     tokens: counter.countMessage(m),
   }));
   const tailBudget = Math.floor(ratio * thresholdTokensOf({ threshold: options.threshold ?? null }, window));
-  let plan = planCompression(planned, { protectFirstN, protectLastN, tailBudget });
+  let plan = planCompression(planned, { protectFirstN, protectLastN, tailBudget, ...(options.tailByCount === true ? { maxTailMessages: protectLastN } : {}) });
   if (plan.middleCount === 0) {
     if (options.whenAllKept !== "all" || messages.length === plan.summaryEnd) return null;
     plan = { summaryEnd: plan.summaryEnd, headEnd: plan.summaryEnd, tailStart: messages.length, middleCount: messages.length - plan.summaryEnd };

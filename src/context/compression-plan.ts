@@ -31,6 +31,8 @@ export interface PlanOptions {
   protectLastN: number;
   /** Tokens the tail aims at (`targetRatio` × threshold tokens). */
   tailBudget: number;
+  /** At most this many messages in the tail before its alignment (a compression forced by the message count: `protectLastN`). */
+  maxTailMessages?: number;
 }
 
 /** Where the cuts are: indexes into the messages, `[0, summaryEnd)` `[summaryEnd, headEnd)` `[headEnd, tailStart)` `[tailStart, n)`. */
@@ -72,6 +74,7 @@ export function planCompression(messages: readonly PlanMessage[], options: PlanO
   for (let i = n - 2; i >= headEnd; i--) {
     const t = messages[i]!.tokens;
     const kept = n - 1 - i;
+    if (options.maxTailMessages !== undefined && kept >= options.maxTailMessages) break;
     if (tokens + t <= budget || (kept < options.protectLastN && tokens + t <= ceiling)) {
       tokens += t;
       tailStart = i;

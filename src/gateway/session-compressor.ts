@@ -184,19 +184,21 @@ export class SessionCompressor {
     return { tokens: cached.tokens, count: session.messageCount };
   }
 
-  /** Whether a session is due: past the threshold of its window, or past the hard message limit. */
-  async isDue(sessionId: string, model: string | null): Promise<boolean> {
+  /** Why a session is due (`tokens`: past the threshold of its window; `count`: past the hard message limit), or `null`. */
+  async isDue(sessionId: string, model: string | null): Promise<"tokens" | "count" | null> {
     const { tokens, count } = await this.contextTokens(sessionId, model);
-    if (count > this.settings.hardMessageLimit) return true;
-    return tokens >= thresholdTokens(this.settings, this.#window(model));
+    if (tokens >= thresholdTokens(this.settings, this.#window(model))) return "tokens";
+    if (count > this.settings.hardMessageLimit) return "count";
+    return null;
   }
 
   async #background(key: string, entry: SessionEntry, source: SessionSource): Promise<void> {
     const db = this.#host.store.db;
     const session = await db.getSession(entry.sessionId);
     if (session === null || session.endedAt !== null || this.#frozen.has(session.id)) return;
-    if (!(await this.isDue(session.id, session.model))) return;
-    const outcome = await this.#compress(key, entry, source, { focus: null, manual: false });
+    const due = await this.isDue(session.id, session.model);
+    if (due === null) return;
+    const outcome = await this.#compress(key, entry, source, { focus: null, manual: false, byCount: due === "count" });
     if (outcome.status === "compressed" && this.settings.notify) {
       const where = outcome.title === null ? `a new session (${outcome.entry.sessionId})` : `"${outcome.title}"`;
       await this.#host.notify(source, `Context compressed: continuing in ${where}.`, [], "notice");
@@ -212,14 +214,14 @@ export class SessionCompressor {
     const job = new Promise<void>((resolve) => (release = resolve));
     this.#jobs.set(key, job);
     try {
-      return await this.#compress(key, current, source, { focus: cleanFocus(focus), manual: true });
+      return await this.#compress(key, current, source, { focus: cleanFocus(focus), manual: true, byCount: false });
     } finally {
       release();
       if (this.#jobs.get(key) === job) this.#jobs.delete(key);
     }
   }
 
-  async #compress(key: string, entry: SessionEntry, source: SessionSource, how: { focus: string | null; manual: boolean }): Promise<CompressOutcome> {
+  async #compress(key: string, entry: SessionEntry, source: SessionSource, how: { focus: string | null; manual: boolean; byCount: boolean }): Promise<CompressOutcome> {
     const db = this.#host.store.db;
     const leaseKey = compressionLeaseKey(key);
     const lease = await db.acquireLease(leaseKey, this.#holder, { ttlSeconds: LEASE_TTL_SECONDS });
@@ -245,6 +247,7 @@ export class SessionCompressor {
         threshold: settings.threshold,
         contextWindow: this.#window(session.model),
         whenAllKept: how.manual ? ("all" as const) : ("skip" as const),
+        tailByCount: how.byCount,
       };
       let draft = await draftCompression(db, session.id, draftOptions);
       if (draft === null) return { status: "nothing" };
