@@ -29,10 +29,12 @@ class FakeModel implements Agent {
   /** For each summary request: had the chat already been sent the reply to the session's last user message? */
   readonly replySentFirst: boolean[] = [];
   gate: Promise<void> | null = null;
+  /** The last message the test said (set by `say`). */
+  lastSaid = "";
   failSummaries = false;
   constructor(
     readonly db: SessionDB,
-    readonly local: LocalAdapter,
+    readonly local: LocalAdapter & { summaryAsked?: () => void },
     readonly withBeforeReset = false,
   ) {}
 
@@ -40,8 +42,9 @@ class FakeModel implements Agent {
     this.inputs.push(input);
     if (input.noTools === true) {
       this.summaryRequests.push(input);
-      const lastUser = (await this.db.getMessages(input.sessionId)).filter((m) => m.role === "user").at(-1);
-      this.replySentFirst.push(this.local.sent.some((d) => d.message.kind === "reply" && d.message.text === `ok ${text(lastUser?.content).split(" ")[0]}`));
+      // Checked at once (no await first): the reply to the last message said was delivered already.
+      this.replySentFirst.push(this.local.sent.some((d) => d.message.kind === "reply" && d.message.text === `ok ${this.lastSaid.split(" ")[0]}`));
+      this.local.summaryAsked?.();
       if (this.gate !== null) await this.gate;
       if (this.failSummaries) throw new Error("summary provider down");
       const facts = [...new Set(text(input.messages[0]?.content).match(/\b[A-Z]+-\d+\b/gu) ?? [])];
@@ -57,11 +60,32 @@ class FakeModel implements Agent {
   }
 }
 
+/**
+ * A chat whose delivery of a reply takes a while (a slow platform): a reply is recorded only
+ * after many turns of the event loop, or as soon as a summary is asked for — so a summary
+ * requested before the reply was delivered is caught (`FakeModel.replySentFirst`).
+ */
+class SlowChat extends LocalAdapter {
+  summaryAsked: () => void = () => {};
+  override async send(...args: Parameters<LocalAdapter["send"]>): ReturnType<LocalAdapter["send"]> {
+    if (args[1].kind === "reply") {
+      const asked = new Promise<void>((resolve) => (this.summaryAsked = resolve));
+      let turns = 0;
+      const spin = new Promise<void>((resolve) => {
+        const next = (): void => void (++turns >= 300 ? resolve() : setImmediate(next));
+        next();
+      });
+      await Promise.race([asked, spin]);
+    }
+    return super.send(...args);
+  }
+}
+
 forEachBackend((backend) => {
   async function setup(settings: Partial<CompressionSettings> = {}, options: Partial<GatewayRunnerOptions> & { window?: number; withBeforeReset?: boolean } = {}) {
     const { db } = await backend.fresh();
     const store = new SessionStore({ db });
-    const local = new LocalAdapter();
+    const local = new SlowChat();
     const model = new FakeModel(db, local, options.withBeforeReset ?? false);
     const runner = new GatewayRunner({
       store,
@@ -77,6 +101,7 @@ forEachBackend((backend) => {
     await runner.start();
     const say = async (message: string): Promise<string> => {
       const before = local.sent.length;
+      if (!message.startsWith("/")) model.lastSaid = message;
       await local.receive(message);
       const command = message.startsWith("/");
       const reply = await waitFor(() => local.sent.slice(before).find((d) => command || d.message.kind === "reply" || d.message.kind === "error"), { what: `the answer to ${message.slice(0, 20)}` });
