@@ -100,7 +100,7 @@ export interface GatewayRunnerOptions {
    * Compression of long sessions into continuation sessions (`compression.*`; default: on,
    * hermes-agent's defaults) and the model's context window it is measured against.
    */
-  compression?: Omit<SessionCompressorOptions, "holder">;
+  compression?: SessionCompressorOptions;
 }
 
 /** What a running session is doing. */
@@ -1104,7 +1104,7 @@ export class GatewayRunner implements CommandHost {
 
   // --- compression -------------------------------------------------------------------------
 
-  #newCompressor(options: Omit<SessionCompressorOptions, "holder">): SessionCompressor {
+  #newCompressor(options: SessionCompressorOptions): SessionCompressor {
     const host = {
       store: this.store,
       agentFor: (key: string, entry: SessionEntry) => this.#agentFor(key, entry),
@@ -1112,7 +1112,7 @@ export class GatewayRunner implements CommandHost {
       notify: (source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]) => this.notify(source, text, inReplyTo, kind),
       log: this.#log,
     };
-    return new SessionCompressor(host, { ...options, ...(this.#leases === null ? {} : { holder: `${this.#leases.holder}:compress` }) });
+    return new SessionCompressor(host, { ...(this.#leases === null ? {} : { holder: `${this.#leases.holder}:compress` }), ...options });
   }
 
   /** After a turn's reply was sent: a compression starts in the background when the session is due (never awaited). */

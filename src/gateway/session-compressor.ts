@@ -56,7 +56,11 @@ export interface SessionCompressorOptions {
   settings?: CompressionSettings;
   /** The model's context window in tokens (default {@link DEFAULT_COMPRESSION_CONTEXT_WINDOW}). */
   contextWindow?: (model: string | null) => number;
-  /** Names this process among lease holders (default: a random one). */
+  /**
+   * Names this gateway among holders of compression leases (default: a random one). A name
+   * that stays the same across restarts (`serve` uses `<gateway.replicaId>:compress`) lets a
+   * restarted gateway take over at once the lease its previous run held when it died.
+   */
   holder?: string;
   /** Milliseconds before each retry of a failed summary (default 1,000 and 4,000: three attempts). */
   retryDelaysMs?: readonly number[];
