@@ -175,4 +175,4 @@ export { threadlineHome, defaultDatabasePath } from "./store/index.js";
 
 // Long conversations: compressing a session into a continuation session (its middle summarised).
 export { compressSession, summaryPromptMessages, DEFAULT_COMPRESSION_CONTEXT_WINDOW, SUMMARY_INSTRUCTION_START } from "./context/index.js";
-export type { CompressSessionOptions, CompressSessionResult, CompressionStore, SummaryRequest, Summarizer } from "./context/index.js";
+export type { CompressSessionOptions, CompressSessionResult, CompressionStore, SummaryRequest, Summarizer, CompressionSettings, TokenCounter, TokenEncoding } from "./context/index.js";
