@@ -4,10 +4,12 @@
  * process. Its script answers summary requests with the facts (`WORD-123`) they carry, and
  * can hang on them. The gateway is the built bin (`npm run build` first).
  */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
-import { cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabase, type CallbackServer, type GatewayProcess } from "./gateway-process.js";
+import { BIN, cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabase, type CallbackServer, type GatewayProcess } from "./gateway-process.js";
 import { contentText } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
@@ -103,7 +105,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       expect(given[0]).toMatch(/^\[Summary of the earlier conversation \(session \S+\)\]\nFacts: ZEBRA-42$/u);
       expect(given.some((t) => t.startsWith("remember the launch code"))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      await withDatabase(home, async (db) => {
+      const tipId = await withDatabase(home, async (db) => {
         const page = await db.listSessions({ limit: 10 });
         const tip = page.items.find((s) => s.title === "t #3")!;
         const chain = [...(await db.getAncestors(tip.id)).reverse(), (await db.getSession(tip.id))!];
@@ -118,7 +120,19 @@ describe("threadline serve: automatic compression (issue 28)", () => {
           expect(summary!.content).toContain("ZEBRA-42");
         }
         expect((await db.searchMessages("ZEBRA")).some((hit) => hit.sessionId === tip.id)).toBe(true);
+        // Exported with its session, marked as the summary it is.
+        const exported: Array<{ messages: Array<{ content: unknown; platformMessageId: string | null }> }> = [];
+        for await (const record of db.exportSessions({ sessionId: tip.id })) exported.push(record as never);
+        expect(exported[0]!.messages[0]).toMatchObject({ platformMessageId: `summary:${chain[1]!.id}` });
+        return tip.id;
       });
+      // `threadline sessions show` labels it as the summary of the session it compressed.
+      const shown = await promisify(execFile)(process.execPath, [BIN, "sessions", "show", tipId], {
+        env: { ...process.env, THREADLINE_HOME: home, THREADLINE_DB: undefined, THREADLINE_CONFIG: undefined, NO_COLOR: "1" },
+        timeout: 30_000,
+      }).catch((error: unknown) => error as { stdout: string });
+      expect(shown.stdout).toMatch(/summary of the earlier conversation \(\S+\)/u);
+      expect(shown.stdout).toContain("Facts: ZEBRA-42");
     },
     TEST_TIMEOUT,
   );
