@@ -85,8 +85,11 @@ export interface AgentResetInput {
   sessionId: string;
   /** The expiring session's bounded transcript, oldest first. OpenAI chat shape. */
   transcript: ConversationMessage[];
-  /** What made the session expire: its idle or its daily reset policy. */
-  reason: "idle" | "daily";
+  /**
+   * Why the session's conversation is leaving the model's context: its idle or its daily reset
+   * policy (the session expires), or a compression (its middle is about to be summarised).
+   */
+  reason: "idle" | "daily" | "compression";
   /** Aborted when the time allowed for the hook runs out (or the gateway stops): return or throw promptly. */
   signal: AbortSignal;
 }

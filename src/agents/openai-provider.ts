@@ -23,7 +23,14 @@ export const DEFAULT_PROVIDER_TIMEOUT_MS = 60_000;
 export const MAX_MODEL_CALLS_PER_TURN = 4;
 
 /** The instruction of the turn before an automatic reset (sent as a user message and stored with the turn). */
-export function beforeResetPrompt(reason: "idle" | "daily"): string {
+export function beforeResetPrompt(reason: "idle" | "daily" | "compression"): string {
+  if (reason === "compression") {
+    return (
+      "[System note: this conversation is about to be compressed: its earlier part will be replaced by a short summary, and details may be lost. " +
+      "Save what matters from it now with your tools (facts about the user, preferences, decisions, open tasks). " +
+      'Then reply in one short line with what you saved, or "Nothing to save."]'
+    );
+  }
   const why = reason === "idle" ? "it has been idle too long" : "of the daily reset";
   return (
     `[System note: this session is about to be reset because ${why}; the next message starts a fresh session without this conversation. ` +

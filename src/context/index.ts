@@ -1,7 +1,8 @@
 /**
- * Context as a token budget: counting tokens, the models' context windows, and building a
- * request's messages within a budget. Pure logic and functions taking a `SessionDB`; the
- * gateway, the CLI and the library use it, it uses only the storage core.
+ * Context as a token budget: counting tokens, the models' context windows, building a
+ * request's messages within a budget, and compression of long sessions into continuation
+ * sessions (settings, the pure cut plan, `compressSession`). Pure logic and functions taking
+ * a `SessionDB`; the gateway, the CLI, the server and `serve` import it, never back.
  *
  * @module
  */
@@ -26,3 +27,33 @@ export {
   type SessionTally,
 } from "./context-builder.js";
 export { DEFAULT_RESERVED_OUTPUT_TOKENS, reservedOutputTokens, requestBudget, type RequestBudgetInput } from "./request-budget.js";
+export {
+  COMPRESSION_EXPECTED,
+  COMPRESSION_KEYS,
+  DEFAULT_COMPRESSION_SETTINGS,
+  LARGE_WINDOW_TOKENS,
+  effectiveThreshold,
+  resolveCompressionSettings,
+  thresholdTokens,
+  type CompressionSettings,
+} from "./compression-settings.js";
+export { planCompression, TAIL_SOFT_CEILING, type CompressionPlan, type PlanMessage, type PlanOptions } from "./compression-plan.js";
+export {
+  CONTINUATION_ATTEMPTS,
+  DEFAULT_COMPRESSION_CONTEXT_WINDOW,
+  SUMMARY_INSTRUCTION_START,
+  buildContinuation,
+  cleanFocus,
+  compressSession,
+  draftCompression,
+  droppedSummaryText,
+  summaryPromptMessages,
+  type CompressSessionOptions,
+  type CompressSessionResult,
+  type CompressionDraft,
+  type CompressionStore,
+  type Continuation,
+  type DraftOptions,
+  type SummaryRequest,
+  type Summarizer,
+} from "./compress-session.js";

@@ -41,6 +41,7 @@ import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
 import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
 import { TurnContexts, type AssembledContext, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
+import { SessionCompressor, type CompressOutcome, type SessionCompressorOptions } from "./session-compressor.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -101,6 +102,11 @@ export interface GatewayRunnerOptions {
   access?: Readonly<Record<string, PlatformAccess>>;
   /** Where pairing codes and approvals live (a `SessionDB`). */
   pairingStore?: PairingGateStore;
+  /**
+   * Compression of long sessions into continuation sessions (`compression.*`; default: on,
+   * hermes-agent's defaults) and the model's context window it is measured against.
+   */
+  compression?: SessionCompressorOptions;
 }
 
 /** What a running session is doing. */
@@ -167,6 +173,8 @@ export class GatewayRunner implements CommandHost {
   readonly #metrics: GatewayMetrics;
   readonly #leases: { holder: string; ttlSeconds: number } | null;
   readonly #running = new Map<string, Running>();
+  /** Automatic compression and `/compress` (see {@link SessionCompressor}). */
+  readonly compressor: SessionCompressor;
   /** The tail of each key's lease acquires and releases in this process (see #leaseOp). */
   readonly #leaseOps = new Map<string, Promise<void>>();
   readonly #recentIds = new Set<string>();
@@ -210,6 +218,7 @@ export class GatewayRunner implements CommandHost {
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
+    this.compressor = this.#newCompressor(options.compression ?? {});
     this.#pairing = options.pairingStore ?? null;
     const access = options.access ?? {};
     if (Object.values(access).some((a) => a.mode === "pairing") && this.#pairing === null) {
@@ -729,6 +738,7 @@ export class GatewayRunner implements CommandHost {
     const started = performance.now();
     const source = messages[messages.length - 1]!.source;
     const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
+    if (await this.#refusedWhileFrozen(key, source, ids, hooks)) return;
     let entry: SessionEntry;
     try {
       // Routing decision, turn marker and the user message(s): one write.
@@ -967,6 +977,7 @@ export class GatewayRunner implements CommandHost {
       if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
       // Only a session's first exchange is titled: a window that left messages out is not one.
       if (assembled.built.dropped === 0) this.#titleInBackground(entry, history, reply);
+      this.#afterTurn(key, entry, source);
     } else if (outcome === "error") {
       // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
       await this.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
@@ -1117,33 +1128,48 @@ export class GatewayRunner implements CommandHost {
     this.#log.warn({ err: error, ref, key }, "a command failed");
   }
 
-  /** Asks the agent of a key for a summary of its session (for `/compress`). */
-  async summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string> {
-    const agent = await this.#agentFor(key, entry);
-    const request = {
-      role: "user" as const,
-      content:
-        "Summarise our conversation so far for a fresh session: the goals, decisions, facts and open questions, " +
-        "in a few short paragraphs. Reply with the summary only.",
+  /** `/compress [focus]`: compresses the key's session now, on the automatic compression's code (see {@link SessionCompressor}). */
+  async compress(key: string, source: SessionSource, focus: string | null): Promise<CompressOutcome> {
+    const entry = await this.store.getEntry(key);
+    if (entry === null) return { status: "nothing" };
+    return this.compressor.compressNow(key, entry, source, focus);
+  }
+
+  // --- compression -------------------------------------------------------------------------
+
+  #newCompressor(options: SessionCompressorOptions): SessionCompressor {
+    const host = {
+      store: this.store,
+      agentFor: (key: string, entry: SessionEntry) => this.#agentFor(key, entry),
+      endAgentTurn: (key: string) => void this.agents.endTurn(key),
+      notify: (source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]) => this.notify(source, text, inReplyTo, kind),
+      log: this.#log,
     };
-    let result: Awaited<ReturnType<Agent["runTurn"]>>;
-    try {
-      // Without tools, and so without their guidance.
-      const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
-      const assembled = await this.#context({ sessionId: entry.sessionId, agent, contextPrompt: context, noTools: true, extraText: [request.content] });
-      result = await agent.runTurn({
-        messages: [...assembled.messages, request],
-        contextPrompt: assembled.contextPrompt,
-        signal: AbortSignal.timeout(120_000),
-        sessionId: entry.sessionId,
-        // A summary is text: a tool call in the middle of it would cut it short.
-        noTools: true,
-      });
-    } finally {
-      this.agents.endTurn(key);
-    }
-    if (result.usage) await this.db.recordUsage(entry.sessionId, result.usage);
-    return replyTextOf(result.messages);
+    return new SessionCompressor(host, { ...(this.#leases === null ? {} : { holder: `${this.#leases.holder}:compress` }), ...options });
+  }
+
+  /** After a turn's reply was sent: a compression starts in the background when the session is due (never awaited). */
+  #afterTurn(key: string, entry: SessionEntry, source: SessionSource): void {
+    this.compressor.afterTurn(key, entry, source);
+  }
+
+  /**
+   * A session frozen after its summary failed (`compression.abortOnSummaryFailure`) takes no
+   * turn until `/compress` or `/new`: the message is refused with a notice saying so.
+   */
+  async #refusedWhileFrozen(key: string, source: SessionSource, ids: string[], hooks: { durable: () => void }): Promise<boolean> {
+    if (!this.compressor.hasFrozen) return false;
+    const route = await this.db.getRoute(key);
+    if (route === null || !this.compressor.isFrozen(route.sessionId)) return false;
+    hooks.durable();
+    await this.notify(
+      source,
+      "This conversation is paused because its summary failed: send /compress to try the summary again, or /new to start a fresh session. Your message was not sent to the model.",
+      ids,
+      "error",
+      { refused: true },
+    );
+    return true;
   }
 
   // --- handoffs ---------------------------------------------------------------------------
@@ -1231,7 +1257,7 @@ export class GatewayRunner implements CommandHost {
   /** Aborts background titles still running and waits for them to settle (they write nothing once aborted). */
   async #stopTitles(): Promise<void> {
     this.#titleAbort.abort();
-    await Promise.all([...this.#titles]);
+    await Promise.all([...this.#titles, this.compressor.stop()]);
   }
 
   /** Disconnects every adapter, stops background titles and disposes cached agents. */

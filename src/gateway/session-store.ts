@@ -18,6 +18,7 @@ import {
   type ListRoutesOptions,
   type UsageUpdate,
   type NewMessage,
+  type NewSession,
   type RewindResult,
   type Route,
   type RouteFields,
@@ -565,12 +566,32 @@ export class SessionStore {
   }
 
   /**
-   * `/compress`: ends the current session with reason `compression` and routes the key to
-   * a child session (its continuation, optionally titled `title #N`) whose first message
-   * is the summary. Returns the new entry.
+   * Compression (`/compress`, automatic): ends the current session with reason `compression`
+   * and routes the key to a child session (its continuation, optionally titled `title #N`)
+   * in ONE write: the routing switch, the end, the child and its first messages commit
+   * together, so a crash never leaves a half-made child.
+   *
+   * Without `messages`, the child starts from `summary` alone; with them (the summary first,
+   * then the copied head and tail: see `buildContinuation`), from those. With
+   * `ifLastMessageId`, the write happens only while the parent's newest visible message is
+   * still that one, and the call returns `null` (nothing written) when it is not or the entry
+   * changed meanwhile: build the messages again and retry. `fields` overrides the child's
+   * session fields (model, source, …; default: the parent's).
    */
-  async compressInto(key: string, entry: SessionEntry, options: { title: string | null; summary: string }): Promise<SessionEntry> {
+  async compressInto(
+    key: string,
+    entry: SessionEntry,
+    options: {
+      title: string | null;
+      summary?: string;
+      messages?: NewMessage[];
+      ifLastMessageId?: number | null;
+      fence?: LeaseFence;
+      fields?: Partial<NewSession>;
+    },
+  ): Promise<SessionEntry | null> {
     assertSafeKey(key);
+    const guarded = options.ifLastMessageId !== undefined;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const route = await this.db.getRoute(key);
       if (route === null || route.sessionId !== entry.sessionId) {
@@ -580,33 +601,47 @@ export class SessionStore {
       const old = await this.db.getSession(route.sessionId);
       const id = newSessionId(now, this.sessionIdHexDigits);
       const fields: RouteFields = { ...fieldsOf(route), sessionId: id, createdAt: now, updatedAt: now, lastPromptTokens: 0 };
-      const written = await this.db.writeRoute({
+      // A user turn for the model, marked as the summary it is (not something the user typed).
+      const messages = options.messages ?? [
+        {
+          role: "user",
+          content: summaryMessageText(route.sessionId, options.summary ?? ""),
+          platformMessageId: `${SUMMARY_MESSAGE_PREFIX}${route.sessionId}`,
+          timestamp: now,
+        },
+      ];
+      const write: RouteWrite = {
         key,
         expectedVersion: route.version,
         route: fields,
-        endSession: { id: route.sessionId, reason: "compression", endedAt: now },
+        endSession: {
+          id: route.sessionId,
+          reason: "compression",
+          endedAt: now,
+          ...(guarded ? { ifLastMessageId: options.ifLastMessageId ?? null } : {}),
+        },
         createSession: {
-          id,
           source: old?.source ?? route.platform ?? "gateway",
           userId: old?.userId ?? null,
           model: old?.model ?? null,
-          parentSessionId: route.sessionId,
           sessionKey: key,
           chatId: old?.chatId ?? null,
           chatType: old?.chatType ?? null,
           threadId: old?.threadId ?? null,
+          ...options.fields,
+          id,
+          parentSessionId: route.sessionId,
           title: options.title,
           startedAt: now,
         },
-      });
-      if (written === null) continue;
-      // A user turn for the model, marked as the summary it is (not something the user typed).
-      await this.db.appendMessage(id, {
-        role: "user",
-        content: summaryMessageText(route.sessionId, options.summary),
-        platformMessageId: `${SUMMARY_MESSAGE_PREFIX}${route.sessionId}`,
-        timestamp: now,
-      });
+        appendMessages: messages,
+      };
+      if (options.fence !== undefined) write.fence = options.fence;
+      const written = await this.db.writeRoute(write);
+      if (written === null) {
+        if (guarded) return null;
+        continue;
+      }
       return toSessionEntry(written, await this.db.getSession(id));
     }
     throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);

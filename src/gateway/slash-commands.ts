@@ -22,6 +22,7 @@ import type { SessionEntry } from "./session-entry.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
 import type { SessionStore } from "./session-store.js";
+import type { CompressOutcome } from "./session-compressor.js";
 
 /** A parsed command. */
 export interface SlashCommand {
@@ -39,7 +40,11 @@ export interface CommandHost {
   runMessage(key: string, message: InboundMessage): Promise<void>;
   resumeQueue(key: string, source: SessionSource): Promise<void>;
   enqueue(key: string, message: InboundMessage): Promise<unknown>;
-  summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string>;
+  /**
+   * `/compress [focus]`: summarises the key's session and continues in a child session (the
+   * automatic compression's code, run now; `focus` is what the summary should keep above all).
+   */
+  compress(key: string, source: SessionSource, focus: string | null): Promise<CompressOutcome>;
   notify(
     source: SessionSource,
     text: string,
@@ -67,7 +72,7 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   undo: "/undo [n]: remove your last n messages and their replies (default 1)",
   retry: "run your last message again",
   queue: "/queue <text>: queue a message to run after the current one",
-  compress: "summarise this session and continue in a fresh one that starts from the summary",
+  compress: "/compress [focus]: summarise this session (keeping what the focus names, e.g. /compress the deployment details) and continue in a fresh one that starts from the summary and the latest messages",
   status: "session id, title, message count, tokens, queue depth and this platform's home channel",
   sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands; admins only)",
   pair: "/pair approve <code>: let the person who got this pairing code talk to the agent (admins only)",
@@ -238,7 +243,7 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         await resumeCommand(host, key, source, command.args, reply, await isAdmin(host, source));
         return;
       case "compress":
-        await compressCommand(host, key, source, reply);
+        await compressCommand(host, key, source, command.args, reply);
         return;
       case "sethome": {
         if (!(await isAdmin(host, source))) {
@@ -434,9 +439,10 @@ async function compressCommand(
   host: CommandHost,
   key: string,
   source: SessionSource,
+  focus: string,
   reply: (text: string, kind?: ReplyKind) => Promise<void>,
 ): Promise<void> {
-  const { store, db } = host;
+  const { store } = host;
   if (host.isBusy(key)) {
     await reply("A reply is still running; wait for it before /compress.", "refused");
     return;
@@ -446,13 +452,15 @@ async function compressCommand(
     await reply("Nothing to compress yet.");
     return;
   }
-  const summary = await host.summarize(key, entry, source);
-  if (summary.trim() === "") {
-    await reply("The model returned an empty summary; the session was left as it was.", "error");
+  const outcome = await host.compress(key, source, focus.trim() === "" ? null : focus);
+  if (outcome.status === "busy") {
+    await reply("This session is already being compressed; wait a moment and look at /status.", "refused");
     return;
   }
-  const old = await db.getSession(entry.sessionId);
-  const title = old?.title ? await db.nextTitleInLineage(old.title) : null;
-  const child = await store.compressInto(key, entry, { title, summary });
-  await reply(`Compressed into a new session${title ? ` "${title}"` : ""} (${child.sessionId}) that starts from the summary.`);
+  if (outcome.status === "nothing") {
+    await reply("Nothing to compress yet.");
+    return;
+  }
+  const title = outcome.title;
+  await reply(`Compressed into a new session${title ? ` "${title}"` : ""} (${outcome.entry.sessionId}) that starts from the summary.`);
 }

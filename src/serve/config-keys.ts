@@ -5,7 +5,8 @@
  * section. A key is camelCased, then looked up among the known paths: in place first, then
  * anywhere with the same name (the closest path wins). hermes-agent's keys whose name does
  * not lead to ours (`sessions.retention_days` → `autoPrune.retentionDays`) or that have no
- * equivalent (`compression`) are listed in {@link HERMES_CONFIG_KEYS}.
+ * equivalent are listed in {@link HERMES_CONFIG_KEYS}; hermes's `compression.protect_last_n` …
+ * camelCase to ours (`compression.protectLastN`).
  *
  * They are not accepted as aliases: each setting has one spelling, the one `config show`
  * prints and `config set` writes, so a file never holds the same setting twice under two
@@ -46,6 +47,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "host", "port", "prefix", "allowUnauthenticatedLoopback"].map((k) => `api.${k}`),
   ...["key", "userId", "name"].map((k) => `api.keys.[].${k}`),
   "ui.enabled",
+  ...["enabled", "threshold", "protectFirstN", "protectLastN", "targetRatio", "abortOnSummaryFailure", "hardMessageLimit", "model", "notify"].map((k) => `compression.${k}`),
   ...[
     "groupSessionsPerUser",
     "threadSessionsPerUser",
@@ -90,11 +92,9 @@ export const HERMES_CONFIG_KEYS: Readonly<Record<string, { path: string } | { no
   "session_reset.notify_exclude_platforms": { path: "reset.notifyExclude" },
   // hermes's model section: its context length is our provider's context window.
   "model.context_length": { path: "provider.contextWindow" },
+  "compression.summary_model": { path: "compression.model" },
   "session_reset.bg_process_max_age_hours": {
     none: "hermes-agent's background processes have no equivalent in Threadline (nothing holds a session back from its reset); remove this key",
-  },
-  "compression.*": {
-    none: "hermes-agent's automatic context compression has no setting in Threadline (a session is compressed only on demand, with /compress in a chat); remove this section",
   },
 });
 
@@ -119,7 +119,12 @@ function hermesEntry(path: readonly string[]): { key: string; entry: { path: str
  */
 function isHermesName(path: readonly string[]): boolean {
   const written = path.join(".");
-  return written === "group_sessions_per_user" || written === "display.resume_display" || path[0] === "session_reset";
+  return (
+    written === "group_sessions_per_user" ||
+    written === "display.resume_display" ||
+    path[0] === "session_reset" ||
+    (path[0] === "compression" && path.length === 2 && path[1]!.includes("_"))
+  );
 }
 
 function segmentMatches(pattern: string, actual: string): boolean {

@@ -21,6 +21,7 @@ import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConf
 import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
 import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-config/whatsapp-config.js";
 import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-config/matrix-config.js";
+import { COMPRESSION_EXPECTED, resolveCompressionSettings, type CompressionSettings } from "../context/index.js";
 import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-config/signal-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
@@ -112,6 +113,8 @@ export interface ServeConfig {
   api: ApiConfig;
   /** The web page (docs/web.md): served at `/ui` by `threadline serve` and `threadline api` (default on). */
   ui: { enabled: boolean };
+  /** Automatic compression of long sessions into continuation sessions (hermes-agent's `compression`, its defaults). */
+  compression: CompressionSettings;
 }
 
 /** An `adapters.apiServer.tokens` entry: an operator token, or a token bound to one person. */
@@ -132,7 +135,20 @@ export interface ApiConfig {
   allowUnauthenticatedLoopback: boolean;
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "sessions", "reset", "api", "ui"] as const;
+const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "compression", "sessions", "reset", "api", "ui"] as const;
+
+/** `compression`: the checks of {@link resolveCompressionSettings}, as a schema (its messages come from COMPRESSION_EXPECTED). */
+const compressionSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  threshold: z.number().gt(0).max(1).nullable().optional(),
+  protectFirstN: z.number().int().min(0).max(1000).optional(),
+  protectLastN: z.number().int().min(1).max(1000).optional(),
+  targetRatio: z.number().gt(0).lt(1).optional(),
+  abortOnSummaryFailure: z.boolean().optional(),
+  hardMessageLimit: z.number().int().min(10).max(1_000_000).optional(),
+  model: z.string().trim().min(1).max(200).nullable().optional(),
+  notify: z.boolean().optional(),
+});
 
 /** A host name (or IP address) without scheme, port or path. */
 const PUBLIC_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])$/iu;
@@ -277,6 +293,7 @@ const fileSchema = z.strictObject({
   adapters: adaptersSchema.optional(),
   api: apiSchema.optional(),
   ui: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+  compression: compressionSchema.optional(),
   sessions: z.unknown().optional(),
   reset: z.unknown().optional(),
 });
@@ -340,6 +357,7 @@ const EXPECTED: Record<string, string> = {
   "api.keys.name": "a label of 1–100 characters",
   "api.allowUnauthenticatedLoopback": "true or false",
   "ui.enabled": "true or false",
+  ...COMPRESSION_EXPECTED,
 };
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -611,6 +629,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       allowUnauthenticatedLoopback: f.api?.allowUnauthenticatedLoopback ?? false,
     },
     ui: { enabled: f.ui?.enabled ?? true },
+    compression: resolveCompressionSettings(f.compression ?? {}),
   };
 }
 
@@ -687,5 +706,6 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
     },
     ui: { ...config.ui },
+    compression: defined({ ...config.compression }),
   };
 }

@@ -340,6 +340,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
     access: chatPlatformAccess(config.adapters, config.gateway.admins),
     pairingStore: db,
+    compression: {
+      settings: config.compression,
+      beforeResetTimeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
+      // The same name after a restart: the lease a killed run held is taken over at once.
+      holder: `${config.gateway.replicaId}:compress`,
+    },
   });
   logAccessModes(config, logger);
   runnerRef = runner;

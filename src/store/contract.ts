@@ -601,8 +601,14 @@ export interface RouteWrite {
   /** The version last read, or `null` when the key must have no entry yet. */
   expectedVersion: number | null;
   route: RouteFields;
-  /** End this session in the same transaction (nothing happens if it already ended). */
-  endSession?: { id: string; reason: string; endedAt?: number };
+  /**
+   * End this session in the same transaction (nothing happens if it already ended). With
+   * `ifLastMessageId`, only while the newest visible message of that session is still the one
+   * with this id (`null`: it has none); otherwise nothing is written and the call returns
+   * `null`, as on a version conflict (a compression's guard against losing a message
+   * appended meanwhile).
+   */
+  endSession?: { id: string; reason: string; endedAt?: number; ifLastMessageId?: number | null };
   /** Create this session in the same transaction; its `id` must equal `route.sessionId`. */
   createSession?: NewSession;
   /** Reopen this session (if ended) in the same transaction. */
@@ -624,6 +630,30 @@ export interface RouteWrite {
    * Write only while this lease token is current (see {@link LeaseFence}); otherwise the
    * call throws {@link LeaseLostError} and writes nothing (checked before `expectedVersion`).
    */
+  fence?: LeaseFence;
+}
+
+/**
+ * A continuation written in one transaction by {@link SessionHistory.continueSession}: the
+ * parent ends, the child (whose parent it is) starts with these messages.
+ */
+export interface ContinuationWrite {
+  /** The session that ends; it must be live ({@link ConflictError} otherwise). */
+  parentId: string;
+  /** Its end reason (a compression: `compression`). */
+  reason: string;
+  /**
+   * Write only while the parent's newest visible message is still the one with this id
+   * (`null`: it has none); otherwise nothing is written and the call returns `null`.
+   */
+  ifLastMessageId: number | null;
+  /** The continuation; its `parentSessionId` must be `parentId` (it is set when left out). */
+  createSession: NewSession;
+  /** Its first messages, in order. */
+  messages: NewMessage[];
+  /** When the parent ends and the child starts (default: now). */
+  at?: number;
+  /** Write only while this lease token is current ({@link LeaseLostError} otherwise, nothing written). */
   fence?: LeaseFence;
 }
 
@@ -1153,6 +1183,15 @@ export interface SessionHistory {
   getDescendants(id: string): Promise<Session[]>;
   /** Follows the continuations of sessions that ended with reason `compression`; returns the live end of the chain. */
   getCompressionTip(id: string): Promise<string>;
+  /**
+   * Ends a session and creates its continuation with its first messages, in one transaction
+   * (all or nothing: a crash never leaves a half-made child). Returns the new session, or
+   * `null` (nothing written) when the parent's newest visible message is no longer
+   * `write.ifLastMessageId` — a message arrived meanwhile; read again and retry. Throws
+   * {@link NotFoundError} for an unknown parent, {@link ConflictError} when it has ended or the
+   * child's id is taken, {@link InvalidInputError} for a bad session or message.
+   */
+  continueSession(write: ContinuationWrite): Promise<Session | null>;
 
   // --- listing --------------------------------------------------------------
 

@@ -105,7 +105,7 @@ export interface CheckedRouteWrite {
   key: string;
   expectedVersion: number | null;
   route: RouteFields;
-  endSession: { id: string; reason: string; endedAt: number } | null;
+  endSession: { id: string; reason: string; endedAt: number; ifLastMessageId: number | null | undefined } | null;
   createSession: NewSession | null;
   reopenSession: string | null;
   /** Messages to append to `route.sessionId`, validated; `null` when none (an empty array is a no-op). */
@@ -134,6 +134,7 @@ export function checkRouteWrite(write: RouteWrite, now: number): CheckedRouteWri
       id: checkId(write.endSession.id, "endSession.id"),
       reason: checkId(write.endSession.reason, "endSession.reason"),
       endedAt: checkTime(write.endSession.endedAt, "endSession.endedAt", now),
+      ifLastMessageId: checkLastMessageId(write.endSession.ifLastMessageId, "endSession.ifLastMessageId"),
     };
   }
   let createSession: CheckedRouteWrite["createSession"] = null;
@@ -310,4 +311,13 @@ export function fenceOf(options: FencedWriteOptions | undefined): LeaseFence | n
   if (options === undefined || options === null) return null;
   if (typeof options !== "object") throw new InvalidInputError("options must be an object.", { field: "options" });
   return options.fence === undefined ? null : checkFence(options.fence);
+}
+
+/** Checks an `ifLastMessageId` guard: `undefined` (no guard), `null` (no message yet) or a message id. */
+export function checkLastMessageId(value: unknown, field: string): number | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidInputError(`${field} must be a message id (a whole number ≥ 1), or null for a session without messages.`, { field });
+  }
+  return value;
 }

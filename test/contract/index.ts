@@ -10,6 +10,7 @@
 
 import { afterAll, beforeAll, describe, it } from "vitest";
 import type { SessionDBTestInitializer } from "./session-db-test-initializer.js";
+import { continuationTests } from "./spec/continuation.js";
 import { edgeRulesTests } from "./spec/edge-rules.js";
 import { errorsTests } from "./spec/errors.js";
 import { executionsTests } from "./spec/executions.js";
@@ -42,6 +43,7 @@ export const CONTRACT_AREAS = {
   rewind: rewindTests,
   titles: titlesTests,
   lineage: lineageTests,
+  continuation: continuationTests,
   listing: listingTests,
   search: searchTests,
   "export-import": exportImportTests,

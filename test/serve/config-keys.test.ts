@@ -44,7 +44,7 @@ describe("parseServeConfig reports every problem at once", () => {
         gateway: { port: 99999 },
         reset: { mode: "weekly", platforms: { telegram: { atHour: 25 } } },
         api: { prefix: "/ui" },
-        compression: { enabled: true },
+        compression: { enabled: true, protect_last_n: 10 },
       });
     } catch (error) {
       message = (error as Error).message;
@@ -52,7 +52,7 @@ describe("parseServeConfig reports every problem at once", () => {
     expect(message.split("; allowed").length).toBe(1); // no list of allowed keys: every key here has a better message
     for (const part of [
       'sessions.retention_days: unknown key, did you mean "autoPrune.retentionDays"?',
-      "compression: hermes-agent's automatic context compression has no setting in Threadline",
+      'compression.protect_last_n: unknown key, did you mean "compression.protectLastN"? (hermes-agent\'s name)',
       "gateway.port: must be a port number from 0 to 65535 (got 99999)",
       "sessions.maxQueueDepth: must be a whole number from 1 to 10,000 (got 0)",
       "reset.mode: must be one of none, idle, daily, both",
@@ -71,8 +71,14 @@ describe("parseServeConfig reports every problem at once", () => {
     );
     expect(() => parseServeConfig({ session_reset: { bg_process_max_age_hours: 24 } })).toThrow(/^session_reset\.bg_process_max_age_hours: hermes-agent's background processes have no equivalent in Threadline/u);
     expect(() => parseServeConfig({ compression: { threshold: 0.5, summary_model: "m" } })).toThrow(
-      /^compression: hermes-agent's automatic context compression has no setting in Threadline \(a session is compressed only on demand, with \/compress in a chat\); remove this section$/u,
+      /^compression\.summary_model: unknown key, did you mean "compression\.model"\? \(hermes-agent's name\)$/u,
     );
+    expect(() => parseServeConfig({ compression: { abort_on_summary_failure: true } })).toThrow(
+      /^compression\.abort_on_summary_failure: unknown key, did you mean "compression\.abortOnSummaryFailure"\? \(hermes-agent's name\)$/u,
+    );
+    expect(() => parseServeConfig({ compression: { threshold: 1.5 } })).toThrow(/^compression\.threshold: must be a share of the context window above 0 and at most 1/u);
+    expect(() => parseServeConfig({ compression: { protectLastN: 0 } })).toThrow(/^compression\.protectLastN: must be a whole number of messages from 1 to 1,000 \(got 0\)$/u);
+    expect(parseServeConfig({ compression: { threshold: 0.6, targetRatio: 0.3 } }).compression).toMatchObject({ threshold: 0.6, targetRatio: 0.3, protectLastN: 20, enabled: true });
   });
 });
 
@@ -109,7 +115,7 @@ describe("suggestConfigKeys", () => {
     expect(suggestConfigKeys(["gatway", "port"])).toEqual(["gateway.port"]);
     // Other gateways' sections with no counterpart get no (misleading) suggestion.
     expect(suggestConfigKeys(["platforms", "telegram", "enabled"])).toEqual([]);
-    expect(suggestConfigKeys(["compression", "enabled"])).toEqual([]);
+    expect(suggestConfigKeys(["compression", "protect_first_n"])).toEqual(["compression.protectFirstN"]);
     // A top-level key that several sections hold: each is offered.
     expect(suggestConfigKeys(["port"])).toEqual(expect.arrayContaining(["gateway.port", "api.port"]));
     expect(() => parseServeConfig({ port: 9000 })).toThrow(/port: unknown key, did you mean "(gateway|api)\.port" or "(gateway|api)\.port"\?/u);

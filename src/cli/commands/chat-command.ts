@@ -320,6 +320,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
         ),
       },
       redactPii: lifecycle.redactPii,
+      compression: { settings: config.compression, beforeResetTimeoutSeconds: config.gateway.beforeResetTimeoutSeconds },
     });
     const gateway = runner;
     await gateway.start();

@@ -10,6 +10,7 @@
 import type {
   AutoPruneOptions,
   ClaimHandoffOptions,
+  ContinuationWrite,
   ConversationMessage,
   ConversationOptions,
   EnqueueResult,
@@ -93,6 +94,7 @@ import {
   checkListRoutes,
   checkPathSafe,
   checkQueuedEvent,
+  checkLastMessageId,
   checkRouteWrite,
   fenceOf,
 } from "../routing-input.js";
@@ -499,6 +501,50 @@ export class StoreCore implements SessionDB {
       return yield* compressionTip(id);
     });
   }
+  async continueSession(write: ContinuationWrite): Promise<Session | null> {
+    const d = this.#d;
+    if (write === null || typeof write !== "object") {
+      throw new InvalidInputError("continueSession needs { parentId, reason, ifLastMessageId, createSession, messages }.", { field: "write" });
+    }
+    const parentId = checkId(write.parentId, "parentId");
+    const reason = checkId(write.reason, "reason");
+    const ifLastMessageId = checkLastMessageId(write.ifLastMessageId, "ifLastMessageId");
+    if (ifLastMessageId === undefined) {
+      throw new InvalidInputError("continueSession needs ifLastMessageId: the id of the parent's newest visible message when it was read (null when it has none).", { field: "ifLastMessageId" });
+    }
+    if (!Array.isArray(write.messages)) throw new InvalidInputError("continueSession needs an array of messages.", { field: "messages" });
+    const at = checkTime(write.at, "at", now());
+    const input = checkNewSession({ ...write.createSession, parentSessionId: write.createSession?.parentSessionId ?? parentId });
+    if (input.parentSessionId !== parentId) {
+      throw new InvalidInputError("createSession.parentSessionId must be parentId (the child continues the session that ends).", { field: "createSession.parentSessionId" });
+    }
+    const prepared = prepareNewSession(input, at);
+    const stored = write.messages.map((m, i) => d.storeMessage(normalizeMessage(m, `messages[${i}]`, at)));
+    const fence = fenceOf(write);
+    const guardMissed = new ConflictError("The session got a new message while it was being continued.");
+    return d
+      .write(
+        `continuing session ${parentId}`,
+        function* (): Steps<Session> {
+          yield* checkFence(fence, d);
+          const parent = yield* requireRow(d, parentId, true);
+          if (parent.ended_at !== null) {
+            throw new ConflictError(`Session "${parentId}" has ended; only a live session can be continued.`, { sessionId: parentId });
+          }
+          if (!(yield* lastMessageIs(d, parentId, ifLastMessageId))) throw guardMissed;
+          yield* endSessionRow(d, parentId, reason, at);
+          const child = yield* insertNewSession(d, input, prepared);
+          if (stored.length > 0) yield* d.appendMessages(child.id, stored);
+          return toSession(yield* requireRow(d, child.id), d.decodeText);
+        },
+        parentId,
+      )
+      .catch((error: unknown) => {
+        if (error === guardMissed) return null;
+        throw error;
+      });
+  }
+
 
   // --- listing and search -----------------------------------------------------
 
@@ -731,6 +777,7 @@ export class StoreCore implements SessionDB {
     const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => d.storeMessage(m));
     // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
     const lane = appended === null ? undefined : checked.route.sessionId;
+    const guardMissed = new ConflictError("The session got a new message while it was being continued.");
     return d.write(
       `writing the routing entry ${checked.key}`,
       function* (): Steps<Route | null> {
@@ -738,7 +785,9 @@ export class StoreCore implements SessionDB {
         const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
         if (claim === null) return null;
         if (checked.endSession !== null) {
-          const { id, reason, endedAt } = checked.endSession;
+          const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
+          // A message appended since the caller read the session: nothing is written (rolled back).
+          if (ifLastMessageId !== undefined && !(yield* lastMessageIs(d, id, ifLastMessageId))) throw guardMissed;
           yield* endSessionRow(d, id, reason, endedAt);
         }
         if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
@@ -750,7 +799,10 @@ export class StoreCore implements SessionDB {
         return yield* d.storeRoute(claim, checked.key, checked.route, checked.expectedVersion);
       },
       lane,
-    );
+    ).catch((error: unknown) => {
+      if (error === guardMissed) return null;
+      throw error;
+    });
   }
 
   async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {
@@ -984,4 +1036,12 @@ export class StoreCore implements SessionDB {
   async close(): Promise<void> {
     await this.#d.close();
   }
+}
+
+/** Whether the newest visible message of a session (under its row lock) has this id (`null`: it has none). */
+function* lastMessageIs(d: StoreDialect<unknown>, sessionId: string, expected: number | null): Steps<boolean> {
+  yield* requireRow(d, sessionId, true);
+  const last = yield* value<number | bigint | string | null>("SELECT MAX(id) FROM messages WHERE session_id = ? AND rewound_at IS NULL", [sessionId]);
+  const id = last === null || last === undefined ? null : Number(last);
+  return id === expected;
 }
