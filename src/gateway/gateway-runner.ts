@@ -218,7 +218,12 @@ export class GatewayRunner implements CommandHost {
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
-    this.compressor = this.#newCompressor(options.compression ?? {});
+    // Compression measures against the same window the turns are built within.
+    const windowFor = options.contextWindow;
+    this.compressor = this.#newCompressor({
+      ...(windowFor === undefined ? {} : { contextWindow: (model: string | null) => windowFor(model ?? undefined).tokens }),
+      ...options.compression,
+    });
     this.#pairing = options.pairingStore ?? null;
     const access = options.access ?? {};
     if (Object.values(access).some((a) => a.mode === "pairing") && this.#pairing === null) {
