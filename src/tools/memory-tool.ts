@@ -28,7 +28,7 @@ import type { OwnerIdentities } from "./search-scope.js";
 /** What joins entries when they are counted (hermes' `ENTRY_DELIMITER`). */
 const SEPARATOR = "\n§\n";
 /** Attempts of a change that keeps losing version races before the tool gives up. */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 10;
 
 /**
  * When the model should use `memory` (the tool's {@link AgentTool.guidance}, put in the system
