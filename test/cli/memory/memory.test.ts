@@ -23,6 +23,15 @@ function editorScript(dir: string): string {
 const target = process.argv[2];
 writeFileSync(process.env.SEEN, readFileSync(target, "utf8"));
 if (process.env.CODE) process.exit(Number(process.env.CODE));
+if (process.env.BUMP_DB) {
+  // The agent saves to the same memory while the editor is open.
+  const { openSessionDB } = await import(${JSON.stringify(new URL("../../../dist/index.js", import.meta.url).href)});
+  const db = await openSessionDB(process.env.BUMP_DB);
+  const owner = { platform: "owner", userId: "owner" };
+  const current = await db.getMemory(owner, "user");
+  await db.writeMemory({ owner, kind: "user", entries: [...(current?.entries ?? []), "saved by the agent meanwhile"], expectedVersion: current?.version ?? null });
+  await db.close();
+}
 writeFileSync(target, readFileSync(process.env.NEW, "utf8"));
 `,
   );
@@ -50,11 +59,13 @@ for (const backend of PAIRING_BACKENDS) {
 
     const run = (args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}) => t.run(["memory", ...args, "--db", b.target], options);
     /** `memory edit` with the scripted editor writing `text`; resolves the run and what the editor was shown. */
-    async function edit(args: string[], text: string, code?: number) {
+    async function edit(args: string[], text: string, code?: number, bump = false) {
       const seen = join(scratch, "seen.txt");
       const next = join(scratch, "new.txt");
       writeFileSync(next, text);
-      const result = await run(["edit", ...args], { env: { EDITOR: editor, VISUAL: undefined, SEEN: seen, NEW: next, CODE: code === undefined ? undefined : String(code) } });
+      const result = await run(["edit", ...args], {
+        env: { EDITOR: editor, VISUAL: undefined, SEEN: seen, NEW: next, CODE: code === undefined ? undefined : String(code), BUMP_DB: bump ? b.target : undefined },
+      });
       return { ...result, shown: readFileSync(seen, "utf8") };
     }
 
@@ -106,6 +117,12 @@ for (const backend of PAIRING_BACKENDS) {
       expect(quit.code).toBe(4);
       expect(quit.stderr).toMatch(/editor exited with code 1; nothing was saved/u);
       expect(await b.db.getMemory(OWNER, "user")).toMatchObject({ entries: ["Likes tea", "Lives in Oslo"], version: 1 });
+
+      // The agent saved while the editor was open: the edit is not written over it (exit 4).
+      const raced = await edit(["--user"], "Likes coffee now\n", undefined, true);
+      expect(raced.code).toBe(4);
+      expect(raced.stderr).toMatch(/changed while you were editing \(the agent saved to it\); nothing was saved\. Run "threadline memory edit" again/u);
+      expect(await b.db.getMemory(OWNER, "user")).toMatchObject({ entries: ["Likes tea", "Lives in Oslo", "saved by the agent meanwhile"], version: 2 });
 
       const json = await edit(["--for", "telegram:42", "--json"], "Ann's notes\n");
       expect(parseJson(json)).toMatchObject({ owner: ANN, kind: "memory", entries: ["Ann's notes"], chars: 11, version: 1, changed: true });
