@@ -40,6 +40,7 @@ export type {
   LeaseStore,
   HandoffStore,
   ExecutionStore,
+  MemoryStore,
   MetaStore,
   StoreMaintenance,
   StoreCapabilities,
@@ -133,6 +134,10 @@ export type {
   ListPairingOptions,
   PairingList,
 } from "./store/index.js";
+
+// Memory: a person's bounded notes (hermes' MEMORY.md and USER.md), written by the memory tool.
+export { MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT } from "./store/index.js";
+export type { MemoryKind, MemoryOwner, MemoryRecord, MemoryWrite, ListMemoriesOptions } from "./store/index.js";
 
 // Execution sessions as stored (the `Executions` API is at `threadline/executions`).
 export type {

@@ -16,6 +16,7 @@ import { makeConfigCommand } from "./commands/config-command.js";
 import { makeDoctorCommand } from "./commands/doctor-command.js";
 import { makeInsightsCommand } from "./commands/insights-command.js";
 import { makeMcpCommand } from "./commands/mcp-command.js";
+import { makeMemoryCommand } from "./commands/memory-command.js";
 import { makePairingCommand } from "./commands/pairing-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
@@ -50,6 +51,7 @@ export function makeProgram(io: CliIo): Command {
   program.addCommand(makeMcpCommand(io));
   program.addCommand(makeConfigCommand(io));
   program.addCommand(makePairingCommand(io));
+  program.addCommand(makeMemoryCommand(io));
   program.addCommand(makeDoctorCommand(io));
   applyOptionEnv(program, io);
   return program;

@@ -42,6 +42,7 @@ import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost 
 import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
 import { TurnContexts, type AssembledContext, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 import { SessionCompressor, type CompressOutcome, type SessionCompressorOptions } from "./session-compressor.js";
+import { speakerOfSource } from "./turn-speaker.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -107,6 +108,14 @@ export interface GatewayRunnerOptions {
    * hermes-agent's defaults) and the model's context window it is measured against.
    */
   compression?: SessionCompressorOptions;
+  /**
+   * The memory section of the context prompt for the person speaking (`serve` renders their
+   * `memory` and `user` records with `memoryPromptFor`), or `null` for none. Called once per
+   * turn with that turn's speaker; the section goes into the turn's prompt after the tool
+   * guidance, and is not stored as the session's system prompt (another speaker of a shared
+   * chat gets their own). A failure is logged and the turn runs without memory.
+   */
+  memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
 }
 
 /** What a running session is doing. */
@@ -169,6 +178,7 @@ export class GatewayRunner implements CommandHost {
   readonly #contexts: TurnContexts;
   readonly #contextConfig: SessionContextConfig;
   readonly #redactPii: boolean;
+  readonly #memoryFor: ((speaker: TurnSpeaker) => Promise<string | null>) | null;
   readonly #log: GatewayLogger;
   readonly #metrics: GatewayMetrics;
   readonly #leases: { holder: string; ttlSeconds: number } | null;
@@ -213,6 +223,7 @@ export class GatewayRunner implements CommandHost {
       connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
     };
     this.#redactPii = options.redactPii ?? false;
+    this.#memoryFor = options.memoryFor ?? null;
     // Session keys with phone numbers (WhatsApp, Signal) are logged as hashes.
     this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
@@ -833,17 +844,19 @@ export class GatewayRunner implements CommandHost {
    * is not known (a resumed turn); only a direct chat's source still names the person then.
    */
   async #speakerOf(source: SessionSource, unknown: boolean): Promise<TurnSpeaker> {
-    const chatId = source.chatId ?? null;
-    const userId = unknown && source.chatType !== "dm" ? null : (source.userId ?? null);
-    if (userId === null) return { platform: source.platform, userId: null, aliases: [], chatType: source.chatType, chatId };
-    const ids = new Set<string>([userId]);
-    for (const id of [userId, source.userIdAlt ?? null]) {
-      if (id === null || id === "") continue;
-      const canonical = await this.store.aliases.resolve(source.platform, id);
-      ids.add(canonical);
-      for (const alias of await this.db.listAliases(source.platform, canonical)) ids.add(alias);
+    return speakerOfSource(this.store.aliases, this.db, source, unknown);
+  }
+
+  /** The memory section for the turn's speaker (none for an unknown one); a failure is logged, not fatal. */
+  async #memorySection(speaker: TurnSpeaker, sessionId: string): Promise<string[]> {
+    if (this.#memoryFor === null || speaker.userId === null) return [];
+    try {
+      const section = await this.#memoryFor(speaker);
+      return section === null || section.trim() === "" ? [] : [section];
+    } catch (error) {
+      this.#log.warn({ err: error, sessionId }, "reading the speaker's memory failed; the turn runs without it");
+      return [];
     }
-    return { platform: source.platform, userId, aliases: [...ids], chatType: source.chatType, chatId };
   }
 
   /** The messages of a turn's request within the model's window (see {@link TurnContexts}). */
@@ -875,12 +888,16 @@ export class GatewayRunner implements CommandHost {
     let given: ConversationMessage[];
     let prompt: TurnPrompt;
     let assembled: AssembledContext;
+    let speaker: TurnSpeaker;
     let agent: Agent | undefined;
     try {
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
       const context = buildSessionContext(source, this.#contextConfig, entry);
-      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      speaker = await this.#speakerOf(source, options.speakerUnknown === true);
+      // The speaker's memory is part of this turn's prompt (before the notices), never of the stored one.
+      const memory = await this.#memorySection(speaker, entry.sessionId);
+      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], [...memory, ...notices]);
       const labels = context.sharedMultiUser ? (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))) : null;
       assembled = await this.#context({
         sessionId: entry.sessionId,
@@ -918,7 +935,6 @@ export class GatewayRunner implements CommandHost {
     let failure: unknown = null;
     let failureRefId = "";
     try {
-      const speaker = await this.#speakerOf(source, options.speakerUnknown === true);
       const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: assembled.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);

@@ -6,6 +6,6 @@
  * @module
  */
 export * from "./index.js";
-export { chooseAgent } from "./agent-choice.js";
+export { chooseAgent, memoryOwnerIdentities } from "./agent-choice.js";
 export { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
 export { configFileProblems } from "./serve-config.js";

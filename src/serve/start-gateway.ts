@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
+import { HeuristicTitler, type Agent, type Titler, type TurnSpeaker } from "../agents/index.js";
 import { ApiServerAdapter, WebhookAdapter, type ApiServerModels } from "../adapters/index.js";
 import {
   adapterStateInMeta,
@@ -231,6 +231,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   let agentFactory: () => Agent;
   let titler: Titler | null;
+  let memoryFor: ((speaker: TurnSpeaker) => Promise<string | null>) | null = null;
   let models: ApiServerModels | null = null;
   let contextWindow: ContextWindowResolver | undefined;
   if (options.agentFactory) {
@@ -245,6 +246,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     titler = choice.titler;
     contextWindow = choice.contextWindow;
     logContextWindow(choice.defaultWindow, logger);
+    memoryFor = choice.memoryFor;
     if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
     else {
       models = { default: choice.provider.model, aliases: choice.provider.models };
@@ -346,6 +348,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       // The same name after a restart: the lease a killed run held is taken over at once.
       holder: `${config.gateway.replicaId}:compress`,
     },
+    ...(memoryFor === null ? {} : { memoryFor }),
   });
   logAccessModes(config, logger);
   runnerRef = runner;
@@ -404,6 +407,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
             onError: (error, entry) =>
               logger.warn(redactLogFields({ err: error, key: entry.key, sessionId: entry.sessionId }), "before-reset turn failed; the session resets anyway"),
+            memoryFor,
           }
         : null,
   });

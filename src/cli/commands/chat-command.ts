@@ -321,6 +321,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       },
       redactPii: lifecycle.redactPii,
       compression: { settings: config.compression, beforeResetTimeoutSeconds: config.gateway.beforeResetTimeoutSeconds },
+      ...(agent.memoryFor === null ? {} : { memoryFor: agent.memoryFor }),
     });
     const gateway = runner;
     await gateway.start();
