@@ -42,7 +42,7 @@ import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost 
 import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
 import { TurnContexts, type AssembledContext, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 import { SessionCompressor, type CompressOutcome, type SessionCompressorOptions } from "./session-compressor.js";
-import { speakerOfSource } from "./turn-speaker.js";
+import { speakerOfExpiringSession, speakerOfSource } from "./turn-speaker.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -1165,6 +1165,13 @@ export class GatewayRunner implements CommandHost {
       endAgentTurn: (key: string) => void this.agents.endTurn(key),
       notify: (source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]) => this.notify(source, text, inReplyTo, kind),
       log: this.#log,
+      resetContext: async (entry: SessionEntry) => {
+        // As before a reset: the session's person (nobody in a shared group) and their memory.
+        const speaker = await speakerOfExpiringSession(this.store.aliases, this.db, entry.origin, this.store.keySettings);
+        if (speaker === null) return {};
+        const memory = speaker.userId === null || this.#memoryFor === null ? null : await this.#memoryFor(speaker).catch(() => null);
+        return { speaker, ...(memory === null ? {} : { contextPrompt: memory }) };
+      },
     };
     return new SessionCompressor(host, { ...(this.#leases === null ? {} : { holder: `${this.#leases.holder}:compress` }), ...options });
   }

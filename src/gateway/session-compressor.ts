@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Agent } from "../agents/index.js";
+import type { Agent, TurnSpeaker } from "../agents/index.js";
 import {
   ConflictError,
   ThreadlineError,
@@ -49,6 +49,11 @@ export interface CompressorHost {
   endAgentTurn(key: string): void;
   notify(source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"]): Promise<void>;
   readonly log: GatewayLogger;
+  /**
+   * Whom the before-compression turn saves for (the session's person; nobody in a shared
+   * group) and that person's memory section, given to the turn as its context.
+   */
+  resetContext?(entry: SessionEntry): Promise<{ speaker?: TurnSpeaker; contextPrompt?: string }>;
 }
 
 /** Options of a {@link SessionCompressor}. */
@@ -310,7 +315,8 @@ export class SessionCompressor {
       if (agent.beforeReset === undefined) return;
       const transcript = draft.messages.slice(-40).map((m) => ({ role: m.role, content: m.content }) as ConversationMessage);
       const signal = AbortSignal.any([AbortSignal.timeout(this.#flushTimeoutMs), this.#abort.signal]);
-      const result = await agent.beforeReset({ sessionId: draft.session.id, transcript, reason: "compression", signal });
+      const context = (await this.#host.resetContext?.(entry)) ?? {};
+      const result = await agent.beforeReset({ sessionId: draft.session.id, transcript, reason: "compression", signal, ...context });
       // What it saved lives in its tools' store; the exchange itself is not part of the conversation.
       if (result?.usage) await this.#host.store.db.recordUsage(draft.session.id, result.usage);
     } catch (error) {
