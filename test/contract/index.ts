@@ -21,6 +21,7 @@ import { insightsTests } from "./spec/insights.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
+import { memoryTests } from "./spec/memory.js";
 import { messagesTests } from "./spec/messages.js";
 import { pairingTests } from "./spec/pairing.js";
 import { retentionTests } from "./spec/retention.js";
@@ -57,6 +58,7 @@ export const CONTRACT_AREAS = {
   "user-scope": userScopeTests,
   pairing: pairingTests,
   "identity-scope": identityScopeTests,
+  memory: memoryTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

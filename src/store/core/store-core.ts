@@ -25,6 +25,7 @@ import type {
   ImportReport,
   Insights,
   InsightsOptions,
+  ListMemoriesOptions,
   ListPairingOptions,
   Lease,
   LeaseOptions,
@@ -32,6 +33,10 @@ import type {
   ListExecutionsOptions,
   ListRoutesOptions,
   ListSessionsOptions,
+  MemoryKind,
+  MemoryOwner,
+  MemoryRecord,
+  MemoryWrite,
   Message,
   MessageWindowOptions,
   NewHandoff,
@@ -126,6 +131,8 @@ import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } fro
 import { exportLine, exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
 import * as pairing from "./pairing-steps.js";
+import * as memory from "./memory-steps.js";
+import { checkListMemories, checkMemoryKind, checkMemoryOwner, checkMemoryWrite } from "../memory-input.js";
 import { checkListPairing, checkPairingApproval, checkPairingCodeRequest } from "../pairing-input.js";
 import {
   all,
@@ -950,6 +957,36 @@ export class StoreCore implements SessionDB {
       yield* d.lockPairing(platform);
       return yield* pairing.revoke(platform, userId);
     });
+  }
+
+  // --- memory -----------------------------------------------------------------
+
+  async getMemory(owner: MemoryOwner, kind: MemoryKind): Promise<MemoryRecord | null> {
+    const d = this.#d;
+    const who = checkMemoryOwner(owner);
+    const k = checkMemoryKind(kind);
+    return d.read("reading a memory", () => memory.getMemory(who, k));
+  }
+
+  async writeMemory(write: MemoryWrite): Promise<MemoryRecord | null> {
+    const d = this.#d;
+    const checked = checkMemoryWrite(write);
+    return d.writeStatement(`writing the ${checked.kind} memory of ${checked.owner.platform}:${checked.owner.userId}`, () =>
+      memory.writeMemory(checked),
+    );
+  }
+
+  async clearMemory(owner: MemoryOwner, kind?: MemoryKind): Promise<number> {
+    const d = this.#d;
+    const who = checkMemoryOwner(owner);
+    const k = kind === undefined ? null : checkMemoryKind(kind);
+    return d.writeStatement(`clearing the memory of ${who.platform}:${who.userId}`, () => memory.clearMemory(who, k));
+  }
+
+  async listMemories(options?: ListMemoriesOptions): Promise<Page<MemoryRecord>> {
+    const d = this.#d;
+    const checked = checkListMemories(options);
+    return d.read("listing memories", () => memory.listMemories(checked));
   }
 
   // --- meta -------------------------------------------------------------------

@@ -319,6 +319,23 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       );
     `,
   },
+  {
+    description: "per-person memory (hermes' MEMORY.md and USER.md): bounded entry lists per owner and kind, versioned (times in epoch ms)",
+    sql: `
+      CREATE TABLE memories (
+        platform   text COLLATE "C" NOT NULL,
+        user_id    text COLLATE "C" NOT NULL,
+        kind       text COLLATE "C" NOT NULL CHECK (kind IN ('memory', 'user')),
+        entries    text NOT NULL,
+        chars      integer NOT NULL,
+        updated_at bigint NOT NULL,
+        version    bigint NOT NULL,
+        PRIMARY KEY (platform, user_id, kind)
+      );
+      CREATE INDEX memories_recent ON memories(updated_at, platform, user_id, kind);
+      CREATE INDEX memories_user_recent ON memories(user_id, updated_at, platform, kind);
+    `,
+  },
 ];
 
 /** The version this code writes. */

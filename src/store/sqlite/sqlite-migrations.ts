@@ -367,6 +367,25 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "per-person memory (hermes' MEMORY.md and USER.md): bounded entry lists per owner and kind, versioned (times in epoch ms)",
+    up(db) {
+      db.exec(`
+        CREATE TABLE memories (
+          platform   TEXT NOT NULL,
+          user_id    TEXT NOT NULL,
+          kind       TEXT NOT NULL CHECK (kind IN ('memory', 'user')),
+          entries    TEXT NOT NULL,
+          chars      INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL,
+          version    INTEGER NOT NULL,
+          PRIMARY KEY (platform, user_id, kind)
+        ) WITHOUT ROWID;
+        CREATE INDEX memories_recent ON memories(updated_at, platform, user_id, kind);
+        CREATE INDEX memories_user_recent ON memories(user_id, updated_at, platform, kind);
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */
