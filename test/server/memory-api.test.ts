@@ -77,7 +77,7 @@ forEachBackend((backend) => {
 
     const nobody = await call(api, "GET", "/memory/slack/nobody");
     expect(nobody.status).toBe(404);
-    expect(nobody.body.error.code).toBe("TL_ERR_NOT_FOUND");
+    expect(nobody.body.error).toEqual({ code: "TL_ERR_NOT_FOUND", message: "Memory of user 'nobody' on 'slack' not found" });
   });
 
   it("PUT replaces the entries with the version read: stale is 409 with the version now, too long is 422 naming the limit", async () => {

@@ -70,8 +70,8 @@ export function mayReachMemory(tenant: string | null, owner: MemoryOwner): boole
 
 /** The reply of a person without memory, and of another person's memory alike (no existence leak). */
 function memoryNotFound(owner: MemoryOwner, kind?: MemoryKind): NotFoundError {
-  const what = kind === undefined ? "memory" : kind === "memory" ? "notes (memory)" : "user memory";
-  return new NotFoundError(`No ${what} stored for user '${owner.userId}' on '${owner.platform}'.`);
+  const what = kind === undefined ? "Memory" : `The ${kind} memory`;
+  return new NotFoundError(`${what} of user '${owner.userId}' on '${owner.platform}' not found`);
 }
 
 /** The owner named by a request's path, or {@link memoryNotFound} when the caller may not reach it. */
