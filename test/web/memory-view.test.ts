@@ -48,8 +48,9 @@ async function start(): Promise<{ url: string; db: SessionDB }> {
     if ((await db.writeMemory({ owner: { platform, userId }, kind, entries, expectedVersion: null, now: Date.now() - 60_000 + at })) === null) throw new Error("seed conflict");
   };
   await write("slack", "bob", "memory", [HOSTILE, "Bob likes **bold** claims."], 1);
-  await write("telegram", "alice", "memory", ["Alice's project is called Kestrel.", "She deploys on Fridays."], 2);
-  await write("telegram", "alice", "user", ["Alice is a pilot."], 3);
+  await write("slack", "bob", "user", [`\u202eBob${"x".repeat(1300)}`], 2);
+  await write("telegram", "alice", "memory", ["Alice's project is called Kestrel.", "She deploys on Fridays."], 3);
+  await write("telegram", "alice", "user", ["Alice is a pilot."], 4);
   const app = await buildServer({ db, keys: [{ key: ADMIN, name: "ops" }, { key: ALICE, userId: "alice" }], listenHost: "127.0.0.1" });
   await app.register(uiRoutes, { prefix: "/ui", apiPrefix: "" });
   await app.listen({ host: "127.0.0.1", port: 0 });
@@ -83,6 +84,7 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     await signIn(page, ADMIN);
     await page.locator("tr.memory-person").nth(1).waitFor();
     expect(await peopleRows(page)).toEqual(["telegram/alice", "slack/bob"]);
+    expect(await page.locator('tr.memory-person[data-user-id="bob"]').textContent()).toContain("memory 74/2,200, user 1,304/1,375");
     expect(await page.locator('tr.memory-person[data-user-id="alice"]').textContent()).toContain("memory 60/2,200, user 17/1,375");
     await screenshot(page, "memory-list");
 
@@ -91,9 +93,15 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     await page.locator("section.memory-kind-memory pre.memory-entry").nth(1).waitFor();
     expect(await entriesOf(page, "memory")).toEqual([HOSTILE, "Bob likes **bold** claims."]);
     expect(await page.locator("main img, main strong, main b").count()).toBe(0);
-    expect(await page.locator("section.memory-kind-user .memory-empty").textContent()).toBe("Nothing stored.");
     expect(await page.evaluate(() => (window as unknown as { __pwned?: string }).__pwned)).toBeUndefined();
-    await screenshot(page, "memory-hostile");
+    // A 1,300-character word with a right-to-left override: wrapped, isolated, no sideways scroll at phone width.
+    await page.setViewportSize({ width: 375, height: 740 });
+    await expect
+      .poll(() => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth))
+      .toBe(true);
+    expect(await page.locator("section.memory-kind-user pre.memory-entry bdi").count()).toBe(1);
+    await screenshot(page, "memory-hostile-phone");
+    await page.setViewportSize({ width: 1200, height: 900 });
 
     // Alice: both memories; edit her notes.
     await page.goto(`${url}/ui/memory/telegram/alice`);
