@@ -89,6 +89,13 @@ export interface AgentResetInput {
   reason: "idle" | "daily";
   /** Aborted when the time allowed for the hook runs out (or the gateway stops): return or throw promptly. */
   signal: AbortSignal;
+  /**
+   * Whom the turn acts for (its tools save for this person): the expiring session's person
+   * when one person owns it; absent or with `userId: null` when nobody does (a shared group).
+   */
+  speaker?: TurnSpeaker;
+  /** Context for the turn (e.g. that person's memory section); default none. */
+  contextPrompt?: string;
 }
 
 /** A model plug-in. */

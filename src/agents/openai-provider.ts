@@ -322,11 +322,11 @@ export class OpenAiCompatibleAgent implements Agent {
     const prompt = beforeResetPrompt(input.reason);
     const result = await this.runTurn({
       messages: [...input.transcript, { role: "user", content: prompt }],
-      contextPrompt: "",
+      contextPrompt: input.contextPrompt ?? "",
       signal: input.signal,
       sessionId: input.sessionId,
-      // Nobody is speaking: tools act for no one (session_search finds nothing).
-      speaker: { platform: "gateway", userId: null, aliases: [], chatType: "dm", chatId: null },
+      // The expiring session's person; without one nobody is speaking: tools act for no one.
+      speaker: input.speaker ?? { platform: "gateway", userId: null, aliases: [], chatType: "dm", chatId: null },
     });
     return { ...result, messages: [{ role: "user", content: prompt }, ...result.messages] };
   }

@@ -5,12 +5,13 @@
  *
  * @module
  */
-import type { Agent } from "../agents/index.js";
+import type { Agent, TurnSpeaker } from "../agents/index.js";
 import { InvalidInputError, ThreadlineError } from "../store/index.js";
 import { evaluateReset, resolveResetPolicy } from "./reset-policy.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { chatTypeOf, type SessionStore } from "./session-store.js";
 import { closeOpenToolCalls } from "./turn-messages.js";
+import { speakerOfExpiringSession } from "./turn-speaker.js";
 
 /** A hook run once when a session expires (summarise it, flush memory, …). A throw is retried on later passes. */
 export type SessionFinalizeHook = (entry: SessionEntry) => unknown;
@@ -33,6 +34,11 @@ export interface BeforeResetOptions {
   historyLimit?: number;
   /** Told when a hook fails, times out or its output cannot be stored (the reset happens anyway). */
   onError?: (error: unknown, entry: SessionEntry) => void;
+  /**
+   * The memory section of the expiring session's person (see `GatewayRunnerOptions.memoryFor`),
+   * given to the turn as its context so it updates what is saved instead of repeating it.
+   */
+  memoryFor?: ((speaker: TurnSpeaker) => Promise<string | null>) | null;
 }
 
 /** Options of an {@link ExpiryWatcher}. */
@@ -104,6 +110,7 @@ export class ExpiryWatcher {
             timeoutSeconds: flush.timeoutSeconds ?? DEFAULT_BEFORE_RESET_TIMEOUT_SECONDS,
             historyLimit: flush.historyLimit ?? 40,
             onError: flush.onError ?? (() => {}),
+            memoryFor: flush.memoryFor ?? null,
           };
     if (this.#beforeReset !== null) {
       const { timeoutSeconds, historyLimit } = this.#beforeReset;
@@ -236,7 +243,17 @@ export class ExpiryWatcher {
           );
         }, seconds * 1000);
       });
-      const running = agent.beforeReset({ sessionId: entry.sessionId, transcript, reason, signal: controller.signal });
+      // The turn saves for the session's person (nobody in a shared group session).
+      const speaker = await speakerOfExpiringSession(this.#store.aliases, db, entry.origin, this.#store.keySettings);
+      const memory = speaker === null || speaker.userId === null || options.memoryFor === null ? null : await options.memoryFor(speaker).catch(() => null);
+      const running = agent.beforeReset({
+        sessionId: entry.sessionId,
+        transcript,
+        reason,
+        signal: controller.signal,
+        ...(speaker === null ? {} : { speaker }),
+        ...(memory === null ? {} : { contextPrompt: memory }),
+      });
       running.catch(() => {}); // a late failure after the timeout is not unhandled
       const result = await Promise.race([running, timedOut]);
       clearTimeout(timer);

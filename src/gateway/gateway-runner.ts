@@ -40,6 +40,7 @@ import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
 import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
+import { speakerOfSource } from "./turn-speaker.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -95,6 +96,14 @@ export interface GatewayRunnerOptions {
   access?: Readonly<Record<string, PlatformAccess>>;
   /** Where pairing codes and approvals live (a `SessionDB`). */
   pairingStore?: PairingGateStore;
+  /**
+   * The memory section of the context prompt for the person speaking (`serve` renders their
+   * `memory` and `user` records with `memoryPromptFor`), or `null` for none. Called once per
+   * turn with that turn's speaker; the section goes into the turn's prompt after the tool
+   * guidance, and is not stored as the session's system prompt (another speaker of a shared
+   * chat gets their own). A failure is logged and the turn runs without memory.
+   */
+  memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
 }
 
 /** What a running session is doing. */
@@ -154,6 +163,7 @@ export class GatewayRunner implements CommandHost {
   readonly #historyLimit: number;
   readonly #contextConfig: SessionContextConfig;
   readonly #redactPii: boolean;
+  readonly #memoryFor: ((speaker: TurnSpeaker) => Promise<string | null>) | null;
   readonly #log: GatewayLogger;
   readonly #metrics: GatewayMetrics;
   readonly #leases: { holder: string; ttlSeconds: number } | null;
@@ -193,6 +203,7 @@ export class GatewayRunner implements CommandHost {
       connectedPlatforms: options.contextConfig?.connectedPlatforms ?? [...this.#adapters.keys()],
     };
     this.#redactPii = options.redactPii ?? false;
+    this.#memoryFor = options.memoryFor ?? null;
     // Session keys with phone numbers (WhatsApp, Signal) are logged as hashes.
     this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
@@ -806,17 +817,19 @@ export class GatewayRunner implements CommandHost {
    * is not known (a resumed turn); only a direct chat's source still names the person then.
    */
   async #speakerOf(source: SessionSource, unknown: boolean): Promise<TurnSpeaker> {
-    const chatId = source.chatId ?? null;
-    const userId = unknown && source.chatType !== "dm" ? null : (source.userId ?? null);
-    if (userId === null) return { platform: source.platform, userId: null, aliases: [], chatType: source.chatType, chatId };
-    const ids = new Set<string>([userId]);
-    for (const id of [userId, source.userIdAlt ?? null]) {
-      if (id === null || id === "") continue;
-      const canonical = await this.store.aliases.resolve(source.platform, id);
-      ids.add(canonical);
-      for (const alias of await this.db.listAliases(source.platform, canonical)) ids.add(alias);
+    return speakerOfSource(this.store.aliases, this.db, source, unknown);
+  }
+
+  /** The memory section for the turn's speaker (none for an unknown one); a failure is logged, not fatal. */
+  async #memorySection(speaker: TurnSpeaker, sessionId: string): Promise<string[]> {
+    if (this.#memoryFor === null || speaker.userId === null) return [];
+    try {
+      const section = await this.#memoryFor(speaker);
+      return section === null || section.trim() === "" ? [] : [section];
+    } catch (error) {
+      this.#log.warn({ err: error, sessionId }, "reading the speaker's memory failed; the turn runs without it");
+      return [];
     }
-    return { platform: source.platform, userId, aliases: [...ids], chatType: source.chatType, chatId };
   }
 
   async #history(sessionId: string): Promise<ConversationMessage[]> {
@@ -837,6 +850,7 @@ export class GatewayRunner implements CommandHost {
     let history: ConversationMessage[];
     let given: ConversationMessage[];
     let prompt: TurnPrompt;
+    let speaker: TurnSpeaker;
     let agent: Agent | undefined;
     try {
       history = await this.#history(entry.sessionId);
@@ -845,7 +859,10 @@ export class GatewayRunner implements CommandHost {
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
       const context = buildSessionContext(source, this.#contextConfig, entry);
-      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      speaker = await this.#speakerOf(source, options.speakerUnknown === true);
+      // The speaker's memory is part of this turn's prompt (before the notices), never of the stored one.
+      const memory = await this.#memorySection(speaker, entry.sessionId);
+      prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], [...memory, ...notices]);
       // Shared sessions: the model is told who said what; the stored messages stay as they were said.
       given = context.sharedMultiUser
         ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))))
@@ -874,7 +891,6 @@ export class GatewayRunner implements CommandHost {
     let failure: unknown = null;
     let failureRefId = "";
     try {
-      const speaker = await this.#speakerOf(source, options.speakerUnknown === true);
       const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);

@@ -1,7 +1,7 @@
 /**
  * Which agent and titler a gateway or a terminal chat uses, from the config file and the
- * environment: the OpenAI-compatible provider (with the `session_search` tool) when one is
- * configured, else the built-in echo agent; titles from the provider, else the heuristic.
+ * environment: the OpenAI-compatible provider (with the `session_search` and `memory` tools)
+ * when one is configured, else the built-in echo agent; titles from the provider, else the heuristic.
  *
  * @module
  */
@@ -13,11 +13,14 @@ import {
   resolveProviderConfig,
   ToolSupport,
   type Agent,
+  type AgentTool,
   type ResolvedProviderConfig,
   type Titler,
+  type TurnSpeaker,
 } from "../agents/index.js";
-import type { AliasStore, SessionHistory, SessionSearch } from "../store/index.js";
-import { agentSummariser, sessionSearchTool } from "../tools/index.js";
+import type { AliasStore, MemoryStore, SessionHistory, SessionSearch } from "../store/index.js";
+import { agentSummariser, memoryPromptFor, memoryTool, sessionSearchTool, type OwnerIdentities } from "../tools/index.js";
+import { osUserName } from "../adapters/internal.js";
 import { ownerIdentities } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
 
@@ -30,10 +33,24 @@ export interface AgentChoice {
   provider: ResolvedProviderConfig | null;
   /** One line for people: which model answers. */
   describe: string;
+  /**
+   * The memory section of the context prompt for a speaker (the runner's `memoryFor`), or
+   * `null` when the agent has no `memory` tool (then no memory is shown either).
+   */
+  memoryFor: ((speaker: TurnSpeaker) => Promise<string | null>) | null;
 }
 
 /** The names of the tools a provider's agent can be given (`provider.tools: [names]` picks among them). */
-export const AGENT_TOOL_NAMES: readonly string[] = Object.freeze(["session_search"]);
+export const AGENT_TOOL_NAMES: readonly string[] = Object.freeze(["session_search", "memory"]);
+
+/**
+ * Whose memory is the owner's (`{ platform: "owner", userId: "owner" }`): the identities of
+ * `gateway.owner` (see {@link ownerIdentities}); without it, the person at this machine's
+ * terminal (`cli`, the operating-system user), who `threadline memory` shows by default.
+ */
+export function memoryOwnerIdentities(config: Pick<ServeConfig, "gateway">, terminalUser: () => string = osUserName): OwnerIdentities {
+  return ownerIdentities(config, terminalUser) ?? { cli: [terminalUser()] };
+}
 
 /** Hooks of {@link chooseAgent}. */
 export interface AgentChoiceHooks {
@@ -49,7 +66,7 @@ export interface AgentChoiceHooks {
 export function chooseAgent(
   config: ServeConfig,
   env: NodeJS.ProcessEnv,
-  db: SessionHistory & SessionSearch & AliasStore,
+  db: SessionHistory & SessionSearch & AliasStore & MemoryStore,
   hooks: AgentChoiceHooks = {},
 ): AgentChoice {
   const provider = resolveProviderConfig(config.provider ?? undefined, env);
@@ -59,6 +76,7 @@ export function chooseAgent(
       factory: () => new EchoAgent(),
       titler: heuristic,
       provider: null,
+      memoryFor: null,
       describe:
         "echo agent: no model provider is configured, so replies repeat what you type " +
         "(set provider: in the config file, or OPENAI_BASE_URL / OPENAI_API_KEY and THREADLINE_MODEL)",
@@ -68,7 +86,7 @@ export function chooseAgent(
   const search = config.tools.sessionSearch;
   const owner = ownerIdentities(config);
   const allowed = (name: string): boolean => setting === "auto" || (Array.isArray(setting) && setting.includes(name));
-  const tools = search.enabled && allowed("session_search")
+  const tools: AgentTool[] = search.enabled && allowed("session_search")
     ? [
         sessionSearchTool(db, {
           charBudget: search.charBudget,
@@ -78,11 +96,15 @@ export function chooseAgent(
         }),
       ]
     : [];
+  const memoryOwner = memoryOwnerIdentities(config);
+  const withMemory = config.tools.memory.enabled && allowed("memory");
+  if (withMemory) tools.push(memoryTool(db, { owner: memoryOwner }));
   const toolSupport = new ToolSupport(hooks.onToolsRefused === undefined ? {} : { onRefused: hooks.onToolsRefused });
   return {
     factory: () => new OpenAiCompatibleAgent({ ...connection, tools, toolSupport }),
     titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
     provider,
+    memoryFor: withMemory ? (speaker) => memoryPromptFor(db, speaker, memoryOwner) : null,
     describe: `model ${provider.model} at ${provider.baseUrl}`,
   };
 }

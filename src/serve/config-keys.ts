@@ -37,6 +37,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),
   "display.resumeDisplay",
   ...["enabled", "summarise", "charBudget", "scope"].map((k) => `tools.sessionSearch.${k}`),
+  "tools.memory.enabled",
   ...["enabled", "retentionDays", "vacuum", "minIntervalHours"].map((k) => `autoPrune.${k}`),
   ...["enabled", "tokens", "replyTimeoutSeconds"].map((k) => `adapters.apiServer.${k}`),
   ...["token", "userId", "name"].map((k) => `adapters.apiServer.tokens.[].${k}`),

@@ -83,8 +83,11 @@ export interface ServeConfig {
   homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean; chatType: "dm" | "group" | "channel" | null; userId: string | null }>;
   /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
   display: { resumeDisplay: "full" | "minimal" };
-  /** The agent's tools: `session_search` (summarise hits with the model: off by default). */
-  tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number; scope: SessionSearchScope } };
+  /**
+   * The agent's tools: `session_search` (summarise hits with the model: off by default) and
+   * `memory` (the per-person memory, hermes' `memory` tool; on by default).
+   */
+  tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number; scope: SessionSearchScope }; memory: { enabled: boolean } };
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
   adapters: {
@@ -170,7 +173,7 @@ const providerSchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   timeoutMs: z.number().int().min(100).optional(),
-  tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search"]))]).optional(),
+  tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search", "memory"]))]).optional(),
   models: z.record(z.string().min(1), z.string().min(1)).optional(),
 });
 const adaptersSchema = z.strictObject({
@@ -254,6 +257,7 @@ const fileSchema = z.strictObject({
           scope: z.enum(["user", "chat", "all"]).optional(),
         })
         .optional(),
+      memory: z.strictObject({ enabled: z.boolean().optional() }).optional(),
     })
     .optional(),
   autoPrune: z
@@ -291,7 +295,7 @@ const EXPECTED: Record<string, string> = {
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
-  "provider.tools": "auto (default), off, or a list of tool names from: session_search",
+  "provider.tools": "auto (default), off, or a list of tool names from: session_search, memory",
   "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 }",
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
@@ -300,6 +304,7 @@ const EXPECTED: Record<string, string> = {
   "tools.sessionSearch.summarise": "true or false",
   "tools.sessionSearch.charBudget": "a whole number of characters ≥ 100",
   "tools.sessionSearch.scope": "user (default: the asking user's own sessions), chat (a group's sessions too) or all (every session: single-owner gateways only)",
+  "tools.memory.enabled": "true or false",
   "autoPrune.enabled": "true or false",
   "autoPrune.retentionDays": "a number of days ≥ 0",
   "autoPrune.vacuum": "true or false",
@@ -554,6 +559,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
         charBudget: f.tools?.sessionSearch?.charBudget ?? 100_000,
         scope: f.tools?.sessionSearch?.scope ?? "user",
       },
+      memory: { enabled: f.tools?.memory?.enabled ?? true },
     },
     autoPrune: {
       enabled: f.autoPrune?.enabled ?? false,
@@ -613,7 +619,7 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
     gateway: (({ owner, admins, ...rest }) => ({ ...rest, publicHosts: [...rest.publicHosts], trustProxy: [...rest.trustProxy], admins: Object.fromEntries(Object.entries(admins).map(([p, ids]) => [p, [...ids]])), ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }) }))(config.gateway),
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
-    tools: { sessionSearch: { ...config.tools.sessionSearch } },
+    tools: { sessionSearch: { ...config.tools.sessionSearch }, memory: { ...config.tools.memory } },
     adapters: {
       apiServer: {
         ...config.adapters.apiServer,

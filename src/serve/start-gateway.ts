@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { HeuristicTitler, type Agent, type Titler } from "../agents/index.js";
+import { HeuristicTitler, type Agent, type Titler, type TurnSpeaker } from "../agents/index.js";
 import { ApiServerAdapter, WebhookAdapter, type ApiServerModels } from "../adapters/index.js";
 import {
   adapterStateInMeta,
@@ -229,6 +229,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   let agentFactory: () => Agent;
   let titler: Titler | null;
+  let memoryFor: ((speaker: TurnSpeaker) => Promise<string | null>) | null = null;
   let models: ApiServerModels | null = null;
   if (options.agentFactory) {
     agentFactory = options.agentFactory;
@@ -240,6 +241,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     agentFactory = choice.factory;
     titler = choice.titler;
+    memoryFor = choice.memoryFor;
     if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
     else {
       models = { default: choice.provider.model, aliases: choice.provider.models };
@@ -334,6 +336,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
     access: chatPlatformAccess(config.adapters, config.gateway.admins),
     pairingStore: db,
+    ...(memoryFor === null ? {} : { memoryFor }),
   });
   logAccessModes(config, logger);
   runnerRef = runner;
@@ -391,6 +394,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
             historyLimit: config.gateway.historyLimit,
             onError: (error, entry) =>
               logger.warn(redactLogFields({ err: error, key: entry.key, sessionId: entry.sessionId }), "before-reset turn failed; the session resets anyway"),
+            memoryFor,
           }
         : null,
   });

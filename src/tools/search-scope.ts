@@ -64,7 +64,7 @@ export async function idsOfPerson(db: AliasStore, platform: string, userId: stri
 }
 
 /** The speaker a session stands for when no speaker is given: its stored user in its stored chat. */
-async function speakerOfSession(db: SessionHistory & AliasStore, sessionId: string): Promise<TurnSpeaker | null> {
+export async function speakerOfSession(db: SessionHistory & AliasStore, sessionId: string): Promise<TurnSpeaker | null> {
   const session = await db.getSession(sessionId);
   if (session === null) return null;
   const aliases = session.userId === null ? [] : await idsOfPerson(db, session.source, session.userId);

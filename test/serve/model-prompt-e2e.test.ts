@@ -127,11 +127,18 @@ describe("threadline serve: what the model is given (issue 26)", () => {
       expect(systemTexts(withTool).join("\n")).toMatch(GUIDANCE);
       expect(await on.gateway.stop()).toEqual({ code: 0, signal: null });
 
-      for (const config of [{ provider: { tools: "off" } }, { tools: { sessionSearch: { enabled: false } } }]) {
+      const cases: Array<[Record<string, unknown>, string[] | undefined]> = [
+        [{ provider: { tools: "off" } }, undefined],
+        [{ tools: { sessionSearch: { enabled: false }, memory: { enabled: false } } }, undefined],
+        // Without session_search the memory tool stays (it has its own guidance).
+        [{ tools: { sessionSearch: { enabled: false } } }, ["memory"]],
+      ];
+      for (const [config, names] of cases) {
         const off = await setup(config);
         await off.send({ chatId: "dm-1", userId: "u-1", userName: "Ann", text: "remember?", messageId: "a2" });
         const without = await requestFor(off.fake, "remember?");
-        expect(without.body?.tools).toBeUndefined();
+        const sent = without.body?.tools as Array<{ function: { name: string } }> | undefined;
+        expect(sent?.map((t) => t.function.name)).toEqual(names);
         expect(systemTexts(without).join("\n")).toContain("## Current Session Context");
         expect(systemTexts(without).join("\n")).not.toMatch(GUIDANCE);
         expect(await off.gateway.stop()).toEqual({ code: 0, signal: null });

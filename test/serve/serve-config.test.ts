@@ -57,8 +57,8 @@ describe("serve config", () => {
   it("provider.tools (auto|off|[names]) and provider.models (requested name → provider model) are checked (issue 12, points 17 and 20)", () => {
     expect(parseServeConfig({ provider: { tools: "off", models: { "gpt-4o": "llama3.1" } } }).provider).toEqual({ tools: "off", models: { "gpt-4o": "llama3.1" } });
     expect(parseServeConfig({ provider: { tools: ["session_search"] } }).provider).toEqual({ tools: ["session_search"] });
-    expect(() => parseServeConfig({ provider: { tools: "sometimes" } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search \(got "sometimes"\)/);
-    expect(() => parseServeConfig({ provider: { tools: ["web_search"] } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search \(got \["web_search"\]\)/);
+    expect(() => parseServeConfig({ provider: { tools: "sometimes" } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got "sometimes"\)/);
+    expect(() => parseServeConfig({ provider: { tools: ["web_search"] } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got \["web_search"\]\)/);
     expect(() => parseServeConfig({ provider: { models: { "gpt-4o": "" } } })).toThrow(/provider\.models\.gpt-4o: must be a provider model name \(the model answering requests for this name\) \(got ""\)/);
     expect(() => parseServeConfig({ provider: { modles: {} } })).toThrow(/provider: unknown key\(s\) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models/);
   });

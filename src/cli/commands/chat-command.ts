@@ -319,6 +319,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
         ),
       },
       redactPii: lifecycle.redactPii,
+      ...(agent.memoryFor === null ? {} : { memoryFor: agent.memoryFor }),
     });
     const gateway = runner;
     await gateway.start();
