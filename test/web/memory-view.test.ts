@@ -5,8 +5,10 @@
  * `node scripts/build-web.mjs`): an admin lists the people with memories, opens one, sees
  * both memories, edits one (the § editor with its live count, the over-limit refusal), meets
  * a write made elsewhere (409: "changed elsewhere", Reload, save again) and clears one after a
- * confirmation; a memory holding markup is shown as text (no element, no script); a key
- * scoped to a user sees only its own. Screenshots go to test-artifacts/web/.
+ * confirmation; a memory holding markup is shown as text (no element, no script, and a long
+ * right-to-left entry wraps at phone width); the list pages with "Load more"; the open form
+ * reaches a person without memory, whose first one the editor creates; a key scoped to a user
+ * sees only its own. Screenshots go to test-artifacts/web/.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -165,6 +167,39 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     expect(watch.pageErrors).toEqual([]);
     expect(watch.dialogs).toEqual([]);
     expect(watch.consoleErrors.filter((e) => /Content Security Policy|Refused to/iu.test(e))).toEqual([]);
+    await page.close();
+  });
+
+  it("pages the people with 'Load more', and opens a person without memory by the form to write their first", async () => {
+    const { url, db } = await start();
+    for (let i = 0; i < 110; i++) {
+      await db.writeMemory({ owner: { platform: "discord", userId: `u${String(i).padStart(3, "0")}` }, kind: "memory", entries: [`note ${i}`], expectedVersion: null, now: Date.now() - 120_000 + i });
+    }
+    const { page, watch } = await newPage();
+    await page.goto(`${url}/ui/memory`);
+    await signIn(page, ADMIN);
+    await page.getByRole("button", { name: "Load more" }).waitFor();
+    // 100 records a page: alice's two and bob's two, then the 96 newest of the seeded 110 (those are older).
+    expect(await page.locator("tr.memory-person").count()).toBe(98);
+    await page.getByRole("button", { name: "Load more" }).click();
+    await expect.poll(() => page.locator("tr.memory-person").count()).toBe(112);
+    expect(await page.getByRole("button", { name: "Load more" }).count()).toBe(0);
+    const rows = await peopleRows(page);
+    expect(rows.slice(0, 2)).toEqual(["telegram/alice", "slack/bob"]);
+    expect(rows.at(-1)).toBe("discord/u000");
+    expect(new Set(rows).size).toBe(112);
+
+    await page.getByLabel("Platform").fill("matrix");
+    await page.getByLabel("User id").fill("@carol:example.org");
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.locator("section.memory-kind-user .memory-empty").waitFor();
+    expect(await page.locator("#memory-person-heading").textContent()).toBe("Memory of user @carol:example.org on matrix");
+    await page.getByRole("button", { name: "Edit About the person (user)" }).click();
+    await page.locator("section.memory-kind-user textarea").fill("Carol runs the homeserver.");
+    await page.locator("section.memory-kind-user").getByRole("button", { name: "Save" }).click();
+    await page.locator("section.memory-kind-user .memory-saved").waitFor();
+    expect(await db.getMemory({ platform: "matrix", userId: "@carol:example.org" }, "user")).toMatchObject({ version: 1, entries: ["Carol runs the homeserver."] });
+    expect(watch.pageErrors).toEqual([]);
     await page.close();
   });
 
