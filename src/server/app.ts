@@ -16,6 +16,7 @@ import { Executions } from "../executions/index.js";
 import {
   InvalidInputError,
   type ExecutionStore,
+  type MemoryStore,
   type PairingStore,
   type SessionHistory,
   type SessionSearch,
@@ -29,6 +30,7 @@ import { RouteRegistry, type ApiRouteConfig } from "./openapi.js";
 import { guardRequests, hostNamesFor } from "./request-guard.js";
 import { executionRoutes } from "./routes/executions.js";
 import { gatewayRoutes } from "./routes/gateway.js";
+import { memoryRoutes } from "./routes/memory.js";
 import { exportRoutes } from "./routes/export.js";
 import { openApiRoutes } from "./routes/openapi.js";
 import { pairingRoutes } from "./routes/pairing.js";
@@ -40,7 +42,7 @@ import { statsRoutes } from "./routes/stats.js";
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {
   /** The database the API serves: any `SessionDB` (the API calls these roles of it). */
-  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore & PairingStore;
+  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore & PairingStore & MemoryStore;
   /** Execution sessions on `db` (default: `new Executions(db)`). */
   executions?: Executions;
   /** Accepted API keys; a key with `userId` sees only that user's sessions and runs. */
@@ -80,7 +82,7 @@ function rejectUnknown(names: string[] | null, given: unknown, where: "query" | 
 }
 
 /**
- * The API as a Fastify plugin: sessions, search, export, stats, execution history and
+ * The API as a Fastify plugin: sessions, search, export, stats, execution history, pairing, memory and
  * `/openapi.json`, behind API keys. Register it on any Fastify server, with an optional
  * `prefix`. Throws {@link InvalidInputError} when the access settings are unsafe (no keys
  * without `allowUnauthenticatedLoopback` on a loopback host, a short or repeated key).
@@ -122,7 +124,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
     rejectUnknown(config.bodyNames, request.body, "body");
   });
 
-  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, pairingRoutes, openApiRoutes]) {
+  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, pairingRoutes, memoryRoutes, openApiRoutes]) {
     await api.register(plugin, ctx);
   }
 };

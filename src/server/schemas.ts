@@ -493,3 +493,82 @@ export const gatewaySnapshotSchema = named("GatewaySnapshot", {
     adapters: { type: "array", items: { type: "object", properties: { platform: str, connected: { type: "boolean" } } } },
   },
 });
+
+/** Whose memory: a platform and a user id; the gateway owner is `{ platform: "owner", userId: "owner" }` (`MemoryOwner`). */
+export const memoryOwnerSchema = named("MemoryOwner", {
+  type: "object",
+  required: ["platform", "userId"],
+  properties: {
+    platform: { ...str, description: 'The platform (telegram, slack, cli…), or "owner" for the gateway owner.' },
+    userId: { ...str, description: "The person's canonical (alias-resolved) user id on that platform." },
+  },
+});
+
+/** A person's memory of one kind (`MemoryRecord`; `updatedAt` here in epoch seconds, like every time of this API). */
+export const memoryRecordSchema = named("MemoryRecord", {
+  type: "object",
+  required: ["owner", "kind", "entries", "chars", "limit", "updatedAt", "version"],
+  properties: {
+    owner: memoryOwnerSchema,
+    kind: { type: "string", enum: ["memory", "user"], description: "memory: the agent's notes (hermes' MEMORY.md); user: about the person (hermes' USER.md)." },
+    entries: { type: "array", items: str, description: "The entries in order. Untrusted text (the model wrote it): render it as text." },
+    chars: { ...int, description: 'Characters (code points) of the entries joined by "\\n§\\n": what the limit counts.' },
+    limit: { ...int, description: "The kind's limit in characters: 2200 for memory, 1375 for user." },
+    updatedAt: { ...num, description: "Epoch seconds of the last write." },
+    version: { ...int, description: "Grows by one with every write: send it back as expectedVersion." },
+  },
+});
+
+/** `GET /memory`: a page of memory records, newest first. */
+export const memoryPageSchema = named("MemoryPage", {
+  type: "object",
+  required: ["items", "nextCursor"],
+  properties: {
+    items: { type: "array", items: memoryRecordSchema },
+    nextCursor: { ...nullable("string"), description: "Pass as `cursor` for the next page; null on the last page." },
+  },
+});
+
+/** `GET /memory/{platform}/{userId}`: both memories of one person. */
+export const memoryPersonSchema = named("MemoryPerson", {
+  type: "object",
+  required: ["owner", "memory", "user"],
+  properties: {
+    owner: memoryOwnerSchema,
+    memory: { anyOf: [memoryRecordSchema, { type: "null" }], description: "The agent's notes, or null when none are stored." },
+    user: { anyOf: [memoryRecordSchema, { type: "null" }], description: "What the agent knows about the person, or null." },
+  },
+});
+
+/** The path of one person's memory. */
+export const memoryOwnerParams: JsonSchema = {
+  type: "object",
+  required: ["platform", "userId"],
+  additionalProperties: false,
+  properties: {
+    platform: { type: "string", minLength: 1, maxLength: 256, description: 'The platform, or "owner" for the gateway owner (admin keys only).' },
+    userId: { type: "string", minLength: 1, maxLength: 256, description: 'Their canonical user id on that platform ("owner" for the gateway owner).' },
+  },
+};
+
+/** The path of one person's memory of one kind. */
+export const memoryKindParams: JsonSchema = {
+  type: "object",
+  required: ["platform", "userId", "kind"],
+  additionalProperties: false,
+  properties: {
+    ...(memoryOwnerParams["properties"] as Record<string, JsonSchema>),
+    kind: { type: "string", enum: ["memory", "user"], description: "memory (the agent's notes) or user (about the person)." },
+  },
+};
+
+/** The body of `PUT /memory/{platform}/{userId}/{kind}`. */
+export const memoryWriteBody: JsonSchema = {
+  type: "object",
+  required: ["entries", "expectedVersion"],
+  additionalProperties: false,
+  properties: {
+    entries: { type: "array", items: { type: "string" }, description: "The new entries, replacing all of them ([] keeps an empty record)." },
+    expectedVersion: { type: ["integer", "null"], minimum: 1, description: "The version you read; null when the record must not exist yet." },
+  },
+};

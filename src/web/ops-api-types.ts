@@ -103,3 +103,37 @@ export interface PairingList {
   pending: PairingRequest[];
   approved: PairingApproval[];
 }
+
+/** Which memory: the agent's notes (`memory`) or what it knows about the person (`user`). */
+export type MemoryKind = "memory" | "user";
+
+/** Whose memory (`{ platform: "owner", userId: "owner" }`: the gateway owner). */
+export interface MemoryOwner {
+  platform: string;
+  userId: string;
+}
+
+/** A memory record of `GET /memory` and `GET /memory/{platform}/{userId}` (times in epoch seconds). */
+export interface MemoryRecord {
+  owner: MemoryOwner;
+  kind: MemoryKind;
+  /** Untrusted text (the model wrote it): rendered as text only. */
+  entries: string[];
+  chars: number;
+  limit: number;
+  updatedAt: number;
+  version: number;
+}
+
+/** `GET /memory`. */
+export interface MemoryPage {
+  items: MemoryRecord[];
+  nextCursor: string | null;
+}
+
+/** `GET /memory/{platform}/{userId}`. */
+export interface MemoryPerson {
+  owner: MemoryOwner;
+  memory: MemoryRecord | null;
+  user: MemoryRecord | null;
+}

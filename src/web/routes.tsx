@@ -9,6 +9,7 @@
 import type { PageLocation } from "./router.js";
 import { ExecutionsView, ExecutionView } from "./views/executions-view.js";
 import { LiveView } from "./views/live-view.js";
+import { MemoryListView, MemoryPersonView } from "./views/memory-view.js";
 import { PairingView } from "./views/pairing-view.js";
 import { SearchView } from "./views/search-view.js";
 import { SessionsView } from "./views/sessions-view.js";
@@ -38,4 +39,10 @@ export const ROUTES: readonly RouteDef[] = [
   { pattern: "stats", title: "Stats", nav: { label: "Stats", path: ["stats"] }, render: (_p, location) => <StatsView location={location} /> },
   { pattern: "live", title: "Gateway live", nav: { label: "Live", path: ["live"] }, render: () => <LiveView /> },
   { pattern: "pairing", title: "Pairing", nav: { label: "Pairing", path: ["pairing"] }, render: () => <PairingView /> },
+  { pattern: "memory", title: "Memory", nav: { label: "Memory", path: ["memory"] }, render: () => <MemoryListView /> },
+  {
+    pattern: "memory/:platform/:userId",
+    title: "Memory",
+    render: (p) => <MemoryPersonView platform={p["platform"]!} userId={p["userId"]!} key={`${p["platform"]!}\u0000${p["userId"]!}`} />,
+  },
 ];

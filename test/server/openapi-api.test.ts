@@ -34,6 +34,11 @@ const ROUTES = [
   "GET /pairing",
   "POST /pairing/approve",
   "DELETE /pairing/{platform}/{userId}",
+  "GET /memory",
+  "GET /memory/{platform}/{userId}",
+  "PUT /memory/{platform}/{userId}/{kind}",
+  "DELETE /memory/{platform}/{userId}/{kind}",
+  "DELETE /memory/{platform}/{userId}",
   "GET /openapi.json",
 ];
 
@@ -124,6 +129,10 @@ forEachBackend((backend) => {
     // A pending code to approve (POST /pairing/approve), whose person DELETE /pairing/… then revokes.
     const asked = await db.requestPairingCode("telegram", "4242");
     const pairingCode = asked.kind === "code" ? asked.code : "";
+    // Both memories of that person (PUT writes version 2 of one; the DELETEs clear one kind, then both).
+    for (const kind of ["memory", "user"] as const) {
+      await db.writeMemory({ owner: { platform: "telegram", userId: "4242" }, kind, entries: ["x"], expectedVersion: null });
+    }
     const api = await startApi(db);
     // Deletes last, so that the other routes still find the session.
     for (const route of [...ROUTES.filter((r) => !r.startsWith("DELETE")), ...ROUTES.filter((r) => r.startsWith("DELETE"))]) {
@@ -131,9 +140,11 @@ forEachBackend((backend) => {
       const concrete = path
         .replace("{id}", path.startsWith("/execution") ? "agent-calc-alice" : "sess-alice-1")
         .replace("{platform}", "telegram")
-        .replace("{userId}", "4242");
+        .replace("{userId}", "4242")
+        .replace("{kind}", "memory");
       const postBody = concrete === "/pairing/approve" ? { platform: "telegram", code: pairingCode } : concrete.endsWith("/cleanup") ? {} : { role: "user", content: "x" };
-      const body = method === "POST" || method === "PUT" || method === "PATCH" ? { body: method === "POST" ? postBody : { title: "t" } } : {};
+      const putBody = concrete.startsWith("/memory/") ? { entries: ["y"], expectedVersion: 1 } : { title: "t" };
+      const body = method === "POST" || method === "PUT" || method === "PATCH" ? { body: method === "POST" ? postBody : putBody } : {};
       const reply = await call(api, method, `${concrete}${path === "/search" ? "?query=x" : ""}`, body);
       if (path.startsWith("/gateway/")) {
         // Served, but without a gateway in this server they answer so (gateway-live-api.test.ts covers them with one).

@@ -25,7 +25,7 @@ export const openApiRoutes: FastifyPluginAsync<ApiContext> = async (api, { regis
       cached ??= registry.document({
         title: "Threadline HTTP API",
         version: VERSION,
-        description: "Sessions, search, export and execution history of a Threadline database. See docs/http.md.",
+        description: "Sessions, search, export, execution history, pairing and memory of a Threadline database. See docs/http.md.",
       });
       return cached;
     },
