@@ -30,6 +30,8 @@ describe("a message sent with a summary's id is not pinned in front of the model
       adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } },
       titles: { enabled: false },
       sessions: { groupSessionsPerUser: false },
+      // The window alone ages the forged message out (a compression would summarise it away).
+      compression: { enabled: false },
       provider: { baseUrl: fake.url, apiKey: KEY, model: "gpt-4o-mini", contextWindow: 4096 },
     });
     const gateway = await spawnGateway({ home });

@@ -106,6 +106,8 @@ async function setup(backend: "sqlite" | "postgres", fake: FakeOpenAiServer, pro
     ...database,
     adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } },
     titles: { enabled: false },
+    // The budget alone: automatic compression (on by default) is tested in compression-e2e.
+    compression: { enabled: false },
     provider: { baseUrl: fake.url, apiKey: FAKE_KEY, model: MODEL, ...provider },
     ...extra,
   });
