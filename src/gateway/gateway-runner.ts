@@ -1186,9 +1186,9 @@ export class GatewayRunner implements CommandHost {
    * turn until `/compress` or `/new`: the message is refused with a notice saying so.
    */
   async #refusedWhileFrozen(key: string, source: SessionSource, ids: string[], hooks: { durable: () => void }): Promise<boolean> {
-    if (!this.compressor.hasFrozen) return false;
+    if (!this.compressor.settings.abortOnSummaryFailure) return false;
     const route = await this.db.getRoute(key);
-    if (route === null || !this.compressor.isFrozen(route.sessionId)) return false;
+    if (route === null || !(await this.compressor.isFrozen(route.sessionId))) return false;
     hooks.durable();
     await this.notify(
       source,

@@ -75,6 +75,11 @@ export interface SessionCompressorOptions {
   beforeResetTimeoutSeconds?: number;
 }
 
+/** The meta key that marks a session frozen after its summary failed. */
+function frozenMetaKey(sessionId: string): string {
+  return `compression.frozen:${sessionId}`;
+}
+
 /** The lease key that makes one summary per session key run at a time. */
 export function compressionLeaseKey(key: string): string {
   return `compress:${key}`;
@@ -110,8 +115,13 @@ export class SessionCompressor {
   readonly #flushTimeoutMs: number;
   /** Background compressions by key. */
   readonly #jobs = new Map<string, Promise<void>>();
-  /** Sessions frozen after a failed summary (`abortOnSummaryFailure`), until `/compress` or `/new`. */
+  /**
+   * Sessions frozen after a failed summary (`abortOnSummaryFailure`), until `/compress` or
+   * `/new`. Kept in the database too (meta `compression.frozen:<session id>`), so a restart
+   * keeps them frozen; `#checked` holds sessions this process has looked up and found live.
+   */
   readonly #frozen = new Set<string>();
+  readonly #checked = new Set<string>();
   /** Token totals counted so far per session (counted incrementally). */
   readonly #counted = new Map<string, { lastId: number; count: number; tokens: number; counter: TokenCounter }>();
   readonly #abort = new AbortController();
@@ -126,14 +136,21 @@ export class SessionCompressor {
     this.#flushTimeoutMs = (options.beforeResetTimeoutSeconds ?? 60) * 1000;
   }
 
-  /** Whether a session is frozen (a failed summary with `abortOnSummaryFailure`). */
-  isFrozen(sessionId: string): boolean {
-    return this.#frozen.has(sessionId);
-  }
-
-  /** Whether any session is frozen. */
-  get hasFrozen(): boolean {
-    return this.#frozen.size > 0;
+  /**
+   * Whether a session is frozen (a failed summary with `abortOnSummaryFailure`). The first
+   * question about a session in this process reads the database; later ones are answered
+   * from memory.
+   */
+  async isFrozen(sessionId: string): Promise<boolean> {
+    if (this.#frozen.has(sessionId)) return true;
+    if (this.#checked.has(sessionId)) return false;
+    const stored = await this.#host.store.db.getMeta(frozenMetaKey(sessionId));
+    if (stored !== null) this.#frozen.add(sessionId);
+    else {
+      if (this.#checked.size >= 10_000) this.#checked.clear();
+      this.#checked.add(sessionId);
+    }
+    return stored !== null;
   }
 
   /** Keys with a compression running in the background. */
@@ -272,6 +289,7 @@ export class SessionCompressor {
         this.#host.log.warn({ err: reason, key, sessionId: session.id }, "the compression summary failed after its retries");
         if (settings.abortOnSummaryFailure) {
           this.#frozen.add(session.id);
+          await this.#host.store.db.setMeta(frozenMetaKey(session.id), String(this.#host.store.clock.now()));
           await this.#host.notify(
             source,
             "This conversation has grown too long and its summary failed, so it is paused: send /compress to try the summary again, or /new to start a fresh session.",
@@ -292,7 +310,7 @@ export class SessionCompressor {
       if (this.#abort.signal.aborted) return { status: "nothing" };
       const switched = await this.#switch(key, entry, draft, summary, current, how.manual);
       if (switched === null) return { status: "nothing" };
-      this.#frozen.delete(session.id);
+      if (this.#frozen.delete(session.id) || how.manual) await this.#host.store.db.deleteMeta(frozenMetaKey(session.id)).catch(() => false);
       this.#counted.delete(session.id);
       return { status: "compressed", entry: switched.entry, title: switched.entry.title, summarized: switched.summarized, kept: switched.kept, placeholder };
     } finally {

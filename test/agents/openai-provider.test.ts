@@ -759,6 +759,18 @@ describe("OpenAiCompatibleAgent: the turn before an automatic reset", () => {
     expect(result!.messages.at(-1)!.content).toBe("Saved the cat's name.");
   });
 
+  it("before a compression (reason compression): the instruction says the conversation is about to be compressed", async () => {
+    const agent = agentFor({
+      tools: [{ name: "memory_save", description: "Save a fact", parameters: { type: "object" }, savesState: true, execute: async () => "saved" }],
+    });
+    server.enqueue(fakeTextReply("Nothing to save."));
+    const result = await agent.beforeReset({ ...resetInput(), reason: "compression" });
+    const instruction = String(server.requests[0]!.body!.messages![2]!.content);
+    expect(instruction).toMatch(/about to be compressed: its earlier part will be replaced by a short summary/u);
+    expect(instruction).not.toMatch(/reset/u);
+    expect(result!.messages.at(-1)!.content).toBe("Nothing to save.");
+  });
+
   it("without a tool that saves state (only read-only tools, or none): skipped, no model call", async () => {
     const readOnly = agentFor({
       tools: [{ name: "session_search", description: "search", parameters: { type: "object" }, execute: async () => "nothing" }],

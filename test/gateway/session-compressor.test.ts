@@ -196,12 +196,30 @@ forEachBackend((backend) => {
     const refused = await say("still there?");
     expect(refused).toMatch(/paused.*\/compress.*\/new/u);
     expect(model.inputs.filter((i) => i.noTools !== true).map(lastUserText)).not.toContain("still there?");
+    // A restarted gateway keeps it frozen (the freeze is stored).
+    await runner.stop();
+    const local2 = new SlowChat();
+    const runner2 = new GatewayRunner({
+      store,
+      agentFactory: () => model,
+      adapters: [local2],
+      compression: { settings: { ...DEFAULT_COMPRESSION_SETTINGS, hardMessageLimit: 10, abortOnSummaryFailure: true, protectFirstN: 1, protectLastN: 2 }, contextWindow: () => 1_000_000, retryDelaysMs: [0, 0] },
+    });
+    await runner2.start();
+    await local2.receive("after the restart?");
+    expect((await waitFor(() => local2.sent[0], { what: "the refusal after the restart" })).message.text).toMatch(/paused.*\/compress.*\/new/u);
     model.failSummaries = false;
-    expect(await say("/compress keep the deployment details")).toMatch(/^Compressed into a new session \(\S+\) that starts from the summary\.$/u);
+    const say2 = async (message: string): Promise<string> => {
+      const before = local2.sent.length;
+      model.lastSaid = message;
+      await local2.receive(message);
+      return (await waitFor(() => local2.sent[before], { what: `the answer to ${message}` })).message.text;
+    };
+    expect(await say2("/compress keep the deployment details")).toMatch(/^Compressed into a new session \(\S+\) that starts from the summary\.$/u);
     expect(text(model.summaryRequests.at(-1)!.messages[0]!.content)).toContain("Above all, keep what concerns: keep the deployment details");
     expect((await store.getEntry(await key()))!.sessionId).not.toBe(parent);
-    expect(await say("back")).toBe("ok back");
-    await runner.stop();
+    expect(await say2("back")).toBe("ok back");
+    await runner2.stop();
   });
 
   it("the agent gets its before-reset turn (reason compression) before the summary; compression.model is used for the summary; disabled means never", async () => {
