@@ -199,5 +199,5 @@ export {
   type RequestBudgetInput,
 } from "./context/index.js";
 // Long conversations: compressing a session into a continuation session (its middle summarised).
-export { compressSession, summaryPromptMessages, DEFAULT_COMPRESSION_CONTEXT_WINDOW, SUMMARY_INSTRUCTION_START } from "./context/index.js";
+export { compressSession, summaryPromptMessages, SUMMARY_INSTRUCTION_START } from "./context/index.js";
 export type { CompressSessionOptions, CompressSessionResult, CompressionStore, SummaryRequest, Summarizer, CompressionSettings } from "./context/index.js";

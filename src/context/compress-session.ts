@@ -31,6 +31,7 @@ import {
 } from "../store/index.js";
 import { DEFAULT_COMPRESSION_SETTINGS, thresholdTokens as thresholdTokensOf } from "./compression-settings.js";
 import { planCompression, type CompressionPlan } from "./compression-plan.js";
+import { contextWindowFor } from "./context-windows.js";
 import { tokenCounterFor, type TokenCounter } from "./token-count.js";
 
 /** What a summariser is asked besides the messages. */
@@ -39,13 +40,17 @@ export interface SummaryRequest {
   focus: string | null;
   /** The summary the session itself started from (an earlier compression), to be folded in; `null` when none. */
   previousSummary: string | null;
+  /**
+   * At most this many characters of transcript in the request (default 160,000): the oldest
+   * messages beyond it are named as left out. A summariser with a small window sets it so the
+   * request fits (the gateway does, from the model's window).
+   */
+  maxTranscriptChars?: number;
 }
 
 /** Writes the summary of the messages (the middle of the conversation) as plain text. */
 export type Summarizer = (messages: ConversationMessage[], request: SummaryRequest) => Promise<string>;
 
-/** The context window assumed when none is given (tokens). */
-export const DEFAULT_COMPRESSION_CONTEXT_WINDOW = 128_000;
 
 /** Options of {@link compressSession}. */
 export interface CompressSessionOptions {
@@ -57,7 +62,7 @@ export interface CompressSessionOptions {
   protectLastN?: number;
   /** The kept tail is about this share of the threshold in tokens (default 0.2, hermes `target_ratio`). */
   targetRatio?: number;
-  /** The model's context window in tokens (default {@link DEFAULT_COMPRESSION_CONTEXT_WINDOW}). */
+  /** The model's context window in tokens (default: the session model's, from {@link contextWindowFor}: the table of well-known models, else 8,192). */
   contextWindow?: number;
   /** Share of the window at which compression is due (default: 0.5, or 0.75 under 512K tokens); sizes the tail budget. */
   threshold?: number | null;
@@ -129,7 +134,7 @@ export async function draftCompression(
   const protectLastN = whole(options.protectLastN, DEFAULT_COMPRESSION_SETTINGS.protectLastN, "protectLastN", 1);
   const ratio = options.targetRatio ?? DEFAULT_COMPRESSION_SETTINGS.targetRatio;
   if (typeof ratio !== "number" || !(ratio > 0 && ratio < 1)) throw new InvalidInputError("targetRatio must be a share above 0 and below 1.", { field: "targetRatio" });
-  const window = whole(options.contextWindow, DEFAULT_COMPRESSION_CONTEXT_WINDOW, "contextWindow", 1);
+  const window = options.contextWindow === undefined ? contextWindowFor(session.model).tokens : whole(options.contextWindow, 0, "contextWindow", 1);
   const counter = options.counter ?? (await tokenCounterFor(session.model));
   const messages = await db.getMessages(sessionId);
   const conversation = messages.map(toConversationMessage);
@@ -301,9 +306,10 @@ const CLOSE = "</conversation>";
 export function summaryPromptMessages(messages: readonly ConversationMessage[], request: SummaryRequest): ConversationMessage[] {
   const lines: string[] = [];
   let total = 0;
+  const maxChars = Math.max(1000, Math.min(request.maxTranscriptChars ?? MAX_TRANSCRIPT_CHARS, MAX_TRANSCRIPT_CHARS));
   for (let i = messages.length - 1; i >= 0; i--) {
-    const line = transcriptLine(messages[i]!);
-    if (total + line.length > MAX_TRANSCRIPT_CHARS) {
+    const line = transcriptLine(messages[i]!, maxChars);
+    if (total + line.length > maxChars) {
       lines.push(`[${i + 1} earlier messages left out: too long to summarise at once]`);
       break;
     }
@@ -324,10 +330,11 @@ export function summaryPromptMessages(messages: readonly ConversationMessage[], 
   return [{ role: "user", content: parts.join("\n\n") }];
 }
 
-function transcriptLine(m: ConversationMessage): string {
+function transcriptLine(m: ConversationMessage, maxChars: number): string {
   let text = textOf(m.content);
   for (const call of m.tool_calls ?? []) text += `${text === "" ? "" : "\n"}(calls ${call.function.name} ${call.function.arguments})`;
-  if (text.length > MAX_MESSAGE_CHARS) text = `${text.slice(0, MAX_MESSAGE_CHARS - 1000)} […] ${text.slice(-900)}`;
+  const most = Math.min(MAX_MESSAGE_CHARS, Math.floor(maxChars / 2));
+  if (text.length > most) text = `${text.slice(0, most - Math.floor(most / 4))} […] ${text.slice(-Math.floor(most / 4) + 100)}`;
   const who = m.role === "tool" ? `tool${m.name ? ` ${m.name}` : ""}` : m.role;
   return `[${who}] ${neutralised(text)}`;
 }

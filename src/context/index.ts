@@ -40,7 +40,7 @@ export {
 export { planCompression, TAIL_SOFT_CEILING, type CompressionPlan, type PlanMessage, type PlanOptions } from "./compression-plan.js";
 export {
   CONTINUATION_ATTEMPTS,
-  DEFAULT_COMPRESSION_CONTEXT_WINDOW,
+ 
   SUMMARY_INSTRUCTION_START,
   buildContinuation,
   cleanFocus,

@@ -23,10 +23,11 @@ import {
 import {
   buildContinuation,
   cleanFocus,
-  DEFAULT_COMPRESSION_CONTEXT_WINDOW,
+  contextWindowFor,
   DEFAULT_COMPRESSION_SETTINGS,
   draftCompression,
   droppedSummaryText,
+  reservedOutputTokens,
   summaryPromptMessages,
   thresholdTokens,
   tokenCounterFor,
@@ -59,7 +60,7 @@ export interface CompressorHost {
 /** Options of a {@link SessionCompressor}. */
 export interface SessionCompressorOptions {
   settings?: CompressionSettings;
-  /** The model's context window in tokens (default {@link DEFAULT_COMPRESSION_CONTEXT_WINDOW}). */
+  /** The model's context window in tokens (default: {@link contextWindowFor}, the table of well-known models, else 8,192). */
   contextWindow?: (model: string | null) => number;
   /**
    * Names this gateway among holders of compression leases (default: a random one). A name
@@ -129,7 +130,7 @@ export class SessionCompressor {
   constructor(host: CompressorHost, options: SessionCompressorOptions = {}) {
     this.#host = host;
     this.settings = options.settings ?? { ...DEFAULT_COMPRESSION_SETTINGS };
-    this.#window = options.contextWindow ?? (() => DEFAULT_COMPRESSION_CONTEXT_WINDOW);
+    this.#window = options.contextWindow ?? ((model) => contextWindowFor(model).tokens);
     this.#holder = options.holder ?? `compressor-${process.pid}-${Math.random().toString(16).slice(2, 10)}`;
     this.#retryDelays = options.retryDelaysMs ?? [1000, 4000];
     this.#summaryTimeoutMs = (options.summaryTimeoutSeconds ?? 120) * 1000;
@@ -364,11 +365,52 @@ export class SessionCompressor {
     throw new SummaryFailed(last);
   }
 
+  /**
+   * The summary of the draft's middle, each request within the summarising model's window (the
+   * window less the reply's share). A middle too long for one request is summarised in parts,
+   * oldest first, each part folding in the summary of the parts before it, so early facts are
+   * kept; at most {@link MAX_SUMMARY_PARTS} parts (older messages beyond them are named as left out).
+   */
   async #summary(key: string, entry: SessionEntry, draft: CompressionDraft, focus: string | null): Promise<string> {
+    const model = this.settings.model ?? draft.session.model;
+    const window = this.#window(model);
+    const reserved = reservedOutputTokens(window);
+    const budget = window - reserved;
+    const counter = await tokenCounterFor(model);
+    let previous = draft.previousSummary;
+    for (const part of this.#summaryParts(draft.middle, counter, budget - reserved - counter.countMessages(summaryPromptMessages([], { focus, previousSummary: null })))) {
+      previous = await this.#summaryCall(key, entry, draft, fitted(part, { focus, previousSummary: previous }, counter, budget));
+    }
+    return previous ?? "";
+  }
+
+  /** The middle cut into parts of at most `budget` tokens each (one part when it fits, or when the budget is too small to cut by). */
+  #summaryParts(middle: ConversationMessage[], counter: TokenCounter, budget: number): ConversationMessage[][] {
+    const total = middle.reduce((sum, m) => sum + counter.countMessage(m), 0);
+    if (total <= budget || budget < 200) return [middle];
+    const parts: ConversationMessage[][] = [];
+    let part: ConversationMessage[] = [];
+    let tokens = 0;
+    for (const message of middle) {
+      const size = counter.countMessage(message);
+      if (part.length > 0 && tokens + size > budget) {
+        parts.push(part);
+        part = [];
+        tokens = 0;
+      }
+      part.push(message);
+      tokens += size;
+    }
+    if (part.length > 0) parts.push(part);
+    // Past the bound, the oldest parts go (the request names them as left out).
+    return parts.length <= MAX_SUMMARY_PARTS ? parts : [[...parts.slice(0, -MAX_SUMMARY_PARTS + 1).flat()], ...parts.slice(-MAX_SUMMARY_PARTS + 1)];
+  }
+
+  async #summaryCall(key: string, entry: SessionEntry, draft: CompressionDraft, messages: ConversationMessage[]): Promise<string> {
     const agent = await this.#host.agentFor(key, entry);
     try {
       const input: Parameters<Agent["runTurn"]>[0] = {
-        messages: summaryPromptMessages(draft.middle, { focus, previousSummary: draft.previousSummary }),
+        messages,
         contextPrompt: "",
         signal: AbortSignal.any([AbortSignal.timeout(this.#summaryTimeoutMs), this.#abort.signal]),
         sessionId: draft.session.id,
@@ -445,4 +487,21 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** Parts a middle is summarised in at most (a longer middle loses its oldest messages). */
+const MAX_SUMMARY_PARTS = 8;
+
+/** A summary request for `middle` that fits `budget` tokens: its oldest transcript is left out (and named) until it does. */
+function fitted(middle: ConversationMessage[], request: { focus: string | null; previousSummary: string | null }, counter: TokenCounter, budget: number): ConversationMessage[] {
+  let messages = summaryPromptMessages(middle, request);
+  let maxTranscriptChars: number | undefined;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const tokens = counter.countMessages(messages);
+    if (tokens <= budget) break;
+    const chars = messages.reduce((sum, m) => sum + (typeof m.content === "string" ? m.content.length : 0), 0);
+    maxTranscriptChars = Math.floor(Math.min(maxTranscriptChars ?? chars, chars) * (budget / tokens) * 0.9);
+    messages = summaryPromptMessages(middle, { ...request, maxTranscriptChars });
+  }
+  return messages;
 }

@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentResetInput, AgentTurnInput } from "../../src/agents/index.js";
-import { DEFAULT_COMPRESSION_SETTINGS, type CompressionSettings } from "../../src/context/index.js";
+import { DEFAULT_COMPRESSION_SETTINGS, tokenCounterFor, type CompressionSettings } from "../../src/context/index.js";
 import { GatewayRunner, SessionStore, type GatewayRunnerOptions } from "../../src/gateway/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { waitFor } from "../support/wait-for.js";
@@ -110,6 +110,22 @@ forEachBackend((backend) => {
     const key = async (): Promise<string> => (await store.listSessions())[0]!.key;
     return { db, store, local, model, runner, say, key };
   }
+
+  it("a middle longer than the summarising model's window is summarised in parts, each request within the window, early facts kept", async () => {
+    const { model, runner, say } = await setup({ enabled: false, protectFirstN: 0, protectLastN: 1 }, { window: 1024 });
+    await say(long("remember ZEBRA-42"));
+    for (let i = 0; i < 24; i++) await say(long(`turn-${i} fact KIWI-${i}`));
+    expect(await say("/compress")).toMatch(/^Compressed into a new session/u);
+    const counter = await tokenCounterFor(null);
+    // 25 exchanges of about 60 + 10 tokens do not fit one request of a 1,024-token window: several parts.
+    expect(model.summaryRequests.length).toBeGreaterThan(1);
+    for (const request of model.summaryRequests) expect(counter.countMessages(request.messages)).toBeLessThanOrEqual(1024 - 256);
+    // Each part folds in the summary of the parts before it: the first fact reaches the last summary.
+    const last = text(model.summaryRequests.at(-1)!.messages[0]!.content);
+    expect(last).toContain("ZEBRA-42");
+    expect(last).toContain("KIWI-10");
+    await runner.stop();
+  });
 
   it("compresses in the background after the reply: a lineage t, t #2, t #3, each summary stored; early facts reach later requests; one notice each", async () => {
     const { db, store, local, model, runner, say, key } = await setup();
