@@ -62,7 +62,7 @@ function classify(block: Block): Kind | null {
     if (lang === "js" && code.includes('from "threadline/openai-agents"')) return "agents-script";
     if (lang === "sh" && /node weather\.mjs/u.test(code)) return "agents-shell";
   }
-  if (section.startsWith("Vercel AI SDK") || section.startsWith("LangChain JS")) {
+  if (section.startsWith("Vercel AI SDK") || section.startsWith("LangChain JS") || section.startsWith("Long conversations")) {
     if (lang === "ts" && code.includes("export async function POST")) return "fragment";
     if (lang === "ts") return "program";
     if (lang === "text") return "program-output";
@@ -128,7 +128,7 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
   it("every fenced block is covered by a rule of this test", () => {
     const uncovered = blocks.filter((b) => classify(b) === null).map((b) => `line ${b.line} (${b.lang || "no language"}) in "${b.section}"`);
     expect(uncovered, "blocks no rule runs or skips: run them here, or mark them as fragments").toEqual([]);
-    expect(blocks.filter((b) => classify(b) === "program").map((b) => b.section.split(" ")[0])).toEqual(["Vercel", "LangChain"]);
+    expect(blocks.filter((b) => classify(b) === "program").map((b) => b.section.split(" ")[0])).toEqual(["Vercel", "LangChain", "Long"]);
   });
 
   it("OpenAI Agents SDK: two runs of the script keep one conversation; the CLI shows it", async () => {
@@ -160,7 +160,7 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
     expect(result.stdout).toContain(questions[1]!);
   });
 
-  for (const section of ["Vercel AI SDK", "LangChain JS"]) {
+  for (const section of ["Vercel AI SDK", "LangChain JS", "Long conversations with any framework"]) {
     it(`${section}: the program prints the output shown after it`, async () => {
       const [program, output] = inSection(section).filter((b) => classify(b) === "program" || classify(b) === "program-output");
       expect([classify(program!), classify(output!)]).toEqual(["program", "program-output"]);
