@@ -990,9 +990,6 @@ export class GatewayRunner implements CommandHost {
     if (outcome === "ok") this.#turnsCompleted += 1;
     this.#metrics.turnFinished?.(outcome, (performance.now() - started) / 1000);
     const reply = replyTextOf(turn);
-    // The turn is stored: from here on (sending, titling, compression) the key is not busy, so a
-    // command sent the moment the reply arrives (/compress, /undo) is not refused as too early.
-    state.phase = "between";
     if (outcome === "ok") {
       const out: OutboundMessage = { text: reply, kind: "reply", inReplyTo: ids, sessionId: entry.sessionId };
       if (usage) out.usage = { promptTokens: usage.inputTokens ?? 0, completionTokens: usage.outputTokens ?? 0 };

@@ -435,6 +435,9 @@ async function handedOffTo(db: SessionHistory & HandoffStore, key: string, sessi
   return false;
 }
 
+/** How long `/compress` waits for a reply that is still being delivered before refusing (ms). */
+const COMPRESS_WAIT_MS = 5000;
+
 async function compressCommand(
   host: CommandHost,
   key: string,
@@ -443,6 +446,8 @@ async function compressCommand(
   reply: (text: string, kind?: ReplyKind) => Promise<void>,
 ): Promise<void> {
   const { store } = host;
+  // A reply that is being delivered (the chat may already show it) is waited for, briefly.
+  for (let waited = 0; host.isBusy(key) && waited < COMPRESS_WAIT_MS; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
   if (host.isBusy(key)) {
     await reply("A reply is still running; wait for it before /compress.", "refused");
     return;

@@ -8,6 +8,7 @@ import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentToolDefinition, AgentTurnInput, AgentTurnResult } from "../../src/agents/index.js";
 import { tokenCounterFor } from "../../src/context/token-count.js";
+import { DEFAULT_COMPRESSION_SETTINGS } from "../../src/context/index.js";
 import { GatewayRunner, SessionStore, droppedNote, type ContextWindowResolver } from "../../src/gateway/index.js";
 import { forEachBackend } from "./backends.js";
 
@@ -45,7 +46,9 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const store = new SessionStore({ db });
     const local = new LocalAdapter();
-    const runner = new GatewayRunner({ store, agentFactory: () => agent, adapters: [local], contextWindow: windows });
+    // The budget alone (automatic compression, on by default, is tested in session-compressor.test.ts).
+    const compression = { settings: { ...DEFAULT_COMPRESSION_SETTINGS, enabled: false } };
+    const runner = new GatewayRunner({ store, agentFactory: () => agent, adapters: [local], contextWindow: windows, compression });
     await runner.start();
     const say = async (text: string): Promise<string> => {
       await local.receive(text);

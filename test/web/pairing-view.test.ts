@@ -47,12 +47,14 @@ async function seededHome(): Promise<{ home: string; codes: Record<string, strin
   const db = await openSessionDB(databaseOf(home));
   const codes: Record<string, string> = {};
   try {
-    for (const [platform, userId, userName] of [
+    // Requests a millisecond apart: the list is oldest first (within one millisecond, by platform).
+    const start = Date.now();
+    for (const [i, [platform, userId, userName]] of ([
       ["telegram", "1001", HOSTILE],
       ["slack", "U2002", "Bob"],
       ["discord", "3003", null],
-    ] as const) {
-      const outcome = await db.requestPairingCode(platform, userId, { userName });
+    ] as const).entries()) {
+      const outcome = await db.requestPairingCode(platform, userId, { userName, now: start + i });
       if (outcome.kind !== "code") throw new Error(outcome.kind);
       codes[userId] = outcome.code;
     }

@@ -385,7 +385,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
         return;
       }
       if (!leave && input.line !== "") {
-        // Ctrl-C with text on the line clears it.
+        // Ctrl-C with text on the line clears it: all of it, wherever the cursor is (text typed
+        // while a reply was finishing is redrawn with the cursor at its start).
+        input.write(null, { ctrl: true, name: "e" });
         input.write(null, { ctrl: true, name: "u" });
         return;
       }
