@@ -48,7 +48,7 @@ export interface SummaryRequest {
   maxTranscriptChars?: number;
 }
 
-/** Writes the summary of the messages (the middle of the conversation) as plain text. */
+/** Writes the summary of the messages (the protected head and the middle of the conversation) as plain text. */
 export type Summarizer = (messages: ConversationMessage[], request: SummaryRequest) => Promise<string>;
 
 
@@ -101,8 +101,14 @@ export interface CompressionDraft {
   session: Session;
   messages: Message[];
   plan: CompressionPlan;
-  /** The middle, to summarise. */
+  /** The middle: what the child leaves out. */
   middle: ConversationMessage[];
+  /**
+   * What the summary is written from: the protected head and the middle. The head is copied into
+   * the child verbatim too, but a full window can later leave it out of a request (only the
+   * summary is kept first), so its facts go into the summary as well.
+   */
+  toSummarize: ConversationMessage[];
   previousSummary: string | null;
 }
 
@@ -151,7 +157,7 @@ export async function draftCompression(
     plan = { summaryEnd: plan.summaryEnd, headEnd: plan.summaryEnd, tailStart: messages.length, middleCount: messages.length - plan.summaryEnd };
   }
   const previousSummary = plan.summaryEnd === 1 ? syntheticMessageBody("summary", textOf(messages[0]!.content)) : null;
-  return { session, messages, plan, middle: conversation.slice(plan.headEnd, plan.tailStart), previousSummary };
+  return { session, messages, plan, middle: conversation.slice(plan.headEnd, plan.tailStart), toSummarize: conversation.slice(plan.summaryEnd, plan.tailStart), previousSummary };
 }
 
 /** A child session's rows, ready to write. */
@@ -259,7 +265,7 @@ export async function compressSession(db: CompressionStore, sessionId: string, o
   }
   const draft = await draftCompression(db, sessionId, options);
   if (draft === null) return null;
-  const summary = await options.summarize(draft.middle, { focus: cleanFocus(options.focus), previousSummary: draft.previousSummary });
+  const summary = await options.summarize(draft.toSummarize, { focus: cleanFocus(options.focus), previousSummary: draft.previousSummary });
   if (typeof summary !== "string" || summary.trim() === "") {
     throw new InvalidInputError("The summariser returned an empty summary; the session was left as it was.", { field: "summary" });
   }

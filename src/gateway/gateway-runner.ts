@@ -135,6 +135,8 @@ interface Running {
 
 const RECENT_IDS = 10_000;
 /** Sessions whose recorded model this process remembers (so the model is written once, not every turn). */
+/** Share of a turn's message budget past which its session is compressed even below the threshold. */
+const WINDOW_FULL_SHARE = 0.8;
 const RECORDED_MODELS = 10_000;
 /** How often a replica looks for the reply another replica stored for a waiting request. */
 const RELAY_POLL_MS = 100;
@@ -757,6 +759,8 @@ export class GatewayRunner implements CommandHost {
     if (await this.#refusedWhileFrozen(key, source, ids, hooks)) return;
     let entry: SessionEntry;
     try {
+      // A compression whose summary is written switches to its child first (one write).
+      await this.compressor.beforeTurn(key);
       // Routing decision, turn marker and the user message(s): one write.
       const fence = this.#fence(key, state);
       entry = await this.#timed("startTurn", () =>
@@ -998,7 +1002,11 @@ export class GatewayRunner implements CommandHost {
       if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
       // Only a session's first exchange is titled: a window that left messages out is not one.
       if (assembled.built.dropped === 0) this.#titleInBackground(entry, history, reply);
-      this.#afterTurn(key, entry, source);
+      // Due early too when the conversation nears what a request may hold (the window less the
+      // reply's share, the prompt and the tools can be below the threshold): the summary runs
+      // while there is still room, and nothing is left out unsummarised.
+      const measure = this.contextMeasure(entry.sessionId);
+      this.#afterTurn(key, entry, source, assembled.built.dropped > 0 || (measure !== undefined && measure.fullTokens > measure.budget * WINDOW_FULL_SHARE));
     } else if (outcome === "error") {
       // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
       await this.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
@@ -1177,8 +1185,8 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** After a turn's reply was sent: a compression starts in the background when the session is due (never awaited). */
-  #afterTurn(key: string, entry: SessionEntry, source: SessionSource): void {
-    this.compressor.afterTurn(key, entry, source);
+  #afterTurn(key: string, entry: SessionEntry, source: SessionSource, windowFull: boolean): void {
+    this.compressor.afterTurn(key, entry, source, { windowFull });
   }
 
   /**

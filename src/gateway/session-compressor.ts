@@ -114,6 +114,8 @@ export class SessionCompressor {
   readonly #retryDelays: readonly number[];
   readonly #summaryTimeoutMs: number;
   readonly #flushTimeoutMs: number;
+  /** Compressions whose summary is written, switching to their child (see {@link SessionCompressor.beforeTurn}). */
+  readonly #switching = new Map<string, Promise<void>>();
   /** Background compressions by key. */
   readonly #jobs = new Map<string, Promise<void>>();
   /**
@@ -168,9 +170,9 @@ export class SessionCompressor {
    * After a turn's reply was sent: starts a background compression when the session is due
    * (never awaited by the turn). `source` is where the notice goes.
    */
-  afterTurn(key: string, entry: SessionEntry, source: SessionSource): void {
+  afterTurn(key: string, entry: SessionEntry, source: SessionSource, turn: { windowFull?: boolean } = {}): void {
     if (!this.settings.enabled || this.#abort.signal.aborted || this.#jobs.has(key)) return;
-    const job = this.#background(key, entry, source)
+    const job = this.#background(key, entry, source, turn.windowFull === true)
       .catch((error: unknown) => this.#host.log.warn({ err: error, key }, "automatic compression failed"))
       .finally(() => {
         if (this.#jobs.get(key) === job) this.#jobs.delete(key);
@@ -219,11 +221,13 @@ export class SessionCompressor {
     return null;
   }
 
-  async #background(key: string, entry: SessionEntry, source: SessionSource): Promise<void> {
+  async #background(key: string, entry: SessionEntry, source: SessionSource, windowFull: boolean): Promise<void> {
     const db = this.#host.store.db;
     const session = await db.getSession(entry.sessionId);
     if (session === null || session.endedAt !== null || this.#frozen.has(session.id)) return;
-    const due = await this.isDue(session.id, session.model);
+    // A turn whose request already left messages out (the window less the reply's share, the
+    // prompt and the tools is below the threshold) is due too: nothing is lost unsummarised.
+    const due = (await this.isDue(session.id, session.model)) ?? (windowFull ? "tokens" : null);
     if (due === null) return;
     const outcome = await this.#compress(key, entry, source, { focus: null, manual: false, byCount: due === "count" });
     if (outcome.status === "compressed" && this.settings.notify) {
@@ -332,7 +336,7 @@ export class SessionCompressor {
     }
     try {
       if (agent.beforeReset === undefined) return;
-      const transcript = draft.messages.slice(-40).map((m) => ({ role: m.role, content: m.content }) as ConversationMessage);
+      const transcript = await this.#flushTranscript(draft);
       const signal = AbortSignal.any([AbortSignal.timeout(this.#flushTimeoutMs), this.#abort.signal]);
       const context = (await this.#host.resetContext?.(entry)) ?? {};
       const result = await agent.beforeReset({ sessionId: draft.session.id, transcript, reason: "compression", signal, ...context });
@@ -343,6 +347,28 @@ export class SessionCompressor {
     } finally {
       this.#host.endAgentTurn(key);
     }
+  }
+
+  /**
+   * The newest messages of the draft (at most 40) that fit the model's window beside the turn's
+   * prompt, the person's memory and the tool schemas ({@link FLUSH_PROMPT_ALLOWANCE} tokens).
+   */
+  async #flushTranscript(draft: CompressionDraft): Promise<ConversationMessage[]> {
+    const window = this.#window(draft.session.model);
+    const counter = await tokenCounterFor(draft.session.model);
+    const budget = window - reservedOutputTokens(window) - FLUSH_PROMPT_ALLOWANCE;
+    const transcript: ConversationMessage[] = [];
+    let tokens = 0;
+    for (const m of draft.messages.slice(-40).reverse()) {
+      // Text only: a tool result without its call (or a call without its result) is not a valid request.
+      if ((m.role !== "user" && m.role !== "assistant") || typeof m.content !== "string" || m.content === "") continue;
+      const message = { role: m.role, content: m.content } as ConversationMessage;
+      const size = counter.countMessage(message);
+      if (tokens + size > budget) break;
+      transcript.unshift(message);
+      tokens += size;
+    }
+    return transcript;
   }
 
   async #summaryWithRetries(key: string, entry: SessionEntry, draft: CompressionDraft, how: { focus: string | null; manual: boolean }): Promise<string> {
@@ -378,7 +404,7 @@ export class SessionCompressor {
     const budget = window - reserved;
     const counter = await tokenCounterFor(model);
     let previous = draft.previousSummary;
-    for (const part of this.#summaryParts(draft.middle, counter, budget - reserved - counter.countMessages(summaryPromptMessages([], { focus, previousSummary: null })))) {
+    for (const part of this.#summaryParts(draft.toSummarize, counter, budget - reserved - counter.countMessages(summaryPromptMessages([], { focus, previousSummary: null })))) {
       previous = await this.#summaryCall(key, entry, draft, fitted(part, { focus, previousSummary: previous }, counter, budget));
     }
     return previous ?? "";
@@ -442,9 +468,42 @@ export class SessionCompressor {
     lease: Lease,
     manual: boolean,
   ): Promise<{ entry: SessionEntry; summarized: number; kept: number } | null> {
+    let done: () => void = () => {};
+    const switching = new Promise<void>((resolve) => (done = resolve));
+    this.#switching.set(key, switching);
+    try {
+      return await this.#switchSteps(key, entry, draft, summary, lease, manual);
+    } finally {
+      if (this.#switching.get(key) === switching) this.#switching.delete(key);
+      done();
+    }
+  }
+
+  /**
+   * Resolves once the key's compression has switched to its child, when one is ready to (its
+   * summary written): a turn about to start waits for that one transaction (at most
+   * {@link SWITCH_GATE_MS}) instead of appending to the parent, so a conversation that never
+   * pauses still gets its compression. Resolves at once otherwise.
+   */
+  async beforeTurn(key: string): Promise<void> {
+    const switching = this.#switching.get(key);
+    if (switching === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([switching, new Promise<void>((resolve) => (timer = setTimeout(resolve, SWITCH_GATE_MS)))]);
+    clearTimeout(timer);
+  }
+
+  async #switchSteps(
+    key: string,
+    entry: SessionEntry,
+    draft: CompressionDraft,
+    summary: string,
+    lease: Lease,
+    manual: boolean,
+  ): Promise<{ entry: SessionEntry; summarized: number; kept: number } | null> {
     const { store } = this.#host;
     const started = Date.now();
-    let wait = 50;
+    let wait = 20;
     for (;;) {
       if (this.#abort.signal.aborted) return null;
       const route = await store.db.getRoute(key);
@@ -468,7 +527,8 @@ export class SessionCompressor {
         return null;
       }
       if (!(await sleep(wait, this.#abort.signal))) return null;
-      wait = Math.min(wait * 2, 2000);
+      // Turns wait for the switch (beforeTurn): the running one is the only one to outwait.
+      wait = Math.min(wait * 2, 200);
     }
   }
 }
@@ -488,6 +548,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     signal.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/** How long a turn waits at most for its key's compression to switch to the child (ms). */
+const SWITCH_GATE_MS = 5000;
+
+/** Tokens kept for the before-compression turn's prompt, memory and tool schemas beside its transcript. */
+const FLUSH_PROMPT_ALLOWANCE = 1500;
 
 /** Parts a middle is summarised in at most (a longer middle loses its oldest messages). */
 const MAX_SUMMARY_PARTS = 8;

@@ -41,7 +41,7 @@ interface Measured {
  * splits text into more tokens than the gateway's count), refuses a request over the window
  * as OpenAI does, and otherwise answers "ok <n>" with the prompt tokens it counted.
  */
-async function windowedModel(window: number, factor = 1): Promise<{ fake: FakeOpenAiServer; measured: Map<number, Measured> }> {
+async function windowedModel(window: number, factor = 1, summaries = false): Promise<{ fake: FakeOpenAiServer; measured: Map<number, Measured> }> {
   const counter: TokenCounter = await tokenCounterFor(MODEL);
   const measured = new Map<number, Measured>();
   let n = 0;
@@ -70,6 +70,13 @@ async function windowedModel(window: number, factor = 1): Promise<{ fake: FakeOp
         };
       }
       n += 1;
+      const lastUser = [...messages].reverse().find((m) => m.role === "user");
+      if (summaries && contentText(lastUser?.content ?? null).startsWith("Summarise our conversation so far")) {
+        // A summary carries the facts (WORD-123) it was given, as a model's summary would.
+        const facts = [...new Set(contentText(lastUser!.content).match(/\b[A-Z]+-\d+\b/gu) ?? [])];
+        const content = `Facts: ${facts.join(", ") || "none"}`;
+        return { json: { id: `chatcmpl-${n}`, object: "chat.completion", created: 0, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: tokens, completion_tokens: 5, total_tokens: tokens + 5 } } };
+      }
       return {
         json: {
           id: `chatcmpl-${n}`,
@@ -164,6 +171,37 @@ for (const backend of ["sqlite", "postgres"] as const) {
         expect(cut[0]![1]).toMatch(/^HUGE-START [\s\S]*part of this message was cut[\s\S]* HUGE-END$/u);
         // The startup log said which window and where it came from.
         expect(gateway.output()).toContain(`context window: ${window} tokens for ${MODEL} (from the configuration)`);
+        expect(await gateway.stop()).toEqual({ code: 0, signal: null });
+      },
+      TEST_TIMEOUT,
+    );
+
+    it(
+      "with automatic compression (the default), no request of any kind goes over the window, and an early fact reaches a late request through the summaries",
+      async () => {
+        const window = 4096;
+        const { fake, measured } = await windowedModel(window, 1, true);
+        const { gateway, send, callback } = await setup(backend, fake, { contextWindow: window }, { compression: { enabled: true } });
+        const notices = (): string[] => callback.deliveries.map((d) => String(d.body.text)).filter((t) => t.startsWith("Context compressed"));
+        expect((await send(`remember the launch code ZEBRA-42. ${words("z", 60)}`, "c-0")).body.kind).toBe("reply");
+        for (let i = 1; i < 80 && notices().length < 2; i++) {
+          const reply = await send(`fact ${i}: ${words(`v${i}q`, 60)}`, `c-${i}`);
+          expect(reply.body.kind, `turn ${i}: ${reply.body.text}`).toBe("reply");
+        }
+        expect(notices().length).toBe(2);
+        const last = await send("what was the launch code?", "c-last");
+        expect(last.body.kind).toBe("reply");
+        // Turns, the agent's memory turns before each compression, and the summaries: none over the window.
+        for (const request of fake.chatRequests()) {
+          const m = measured.get(request.index)!;
+          expect(m.refused, `request ${request.index}: ${m.tokens} tokens`).toBe(false);
+        }
+        // The last request starts from the second summary; the fact reaches it (kept verbatim in the
+        // protected head, protectFirstN, or folded into the summaries).
+        const final = fake.chatRequests().findLast((request) => dialogue(request).at(-1)?.[1] === "what was the launch code?")!;
+        expect(dialogue(final)[0]![1]).toMatch(/^\[Summary of the earlier conversation \(session \S+\)\]\n/u);
+        expect(dialogue(final).some(([, text]) => text.includes("ZEBRA-42"))).toBe(true);
+        expect(measured.get(final.index)!.tokens).toBeLessThanOrEqual(window);
         expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       },
       TEST_TIMEOUT,
