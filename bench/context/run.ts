@@ -122,18 +122,21 @@ async function sendTurn(url: string, args: Args, k: number): Promise<TurnSample>
   }
 }
 
-/** Waits until nothing runs (no model request in flight, no store call, no turn) for QUIET_MS; at most DRAIN_MAX_MS. */
-async function drain(bench: BenchGateway, model: FakeModelProcess, timer: StoreTimer): Promise<boolean> {
+/**
+ * Waits until nothing runs (no model request in flight, no store call, no turn) for QUIET_MS;
+ * at most DRAIN_MAX_MS. `quietAt`: when the quiet began (the run's end).
+ */
+async function drain(bench: BenchGateway, model: FakeModelProcess, timer: StoreTimer): Promise<{ drained: boolean; quietAt: number }> {
   const until = performance.now() + DRAIN_MAX_MS;
   let quietSince = performance.now();
   while (performance.now() < until) {
     const stats = await model.stats();
     const busy = stats.inflight > 1 /* this request */ || timer.inProgress > 0 || bench.gateway.runner.activeTurns > 0;
     if (busy) quietSince = performance.now();
-    else if (performance.now() - quietSince >= QUIET_MS) return true;
+    else if (performance.now() - quietSince >= QUIET_MS) return { drained: true, quietAt: quietSince };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return false;
+  return { drained: false, quietAt: performance.now() };
 }
 
 /** The session lineage of the conversation, read after the run. */
@@ -192,9 +195,10 @@ async function main(): Promise<void> {
       if (k % 200 === 0 || k === args.turns) log(`  turn ${k}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
     }
     const turnsDone = performance.now();
-    const drained = await drain(bench, model, timer);
-    const wallMs = performance.now() - started;
+    const { drained, quietAt } = await drain(bench, model, timer);
     timer.stop();
+    // To the moment the last work ended (not the quiet waited for after it).
+    const wallMs = Math.max(quietAt, turnsDone) - started;
     const m1 = parseMetrics(await (await fetch(`${gw.url}/metrics`)).text());
     const stats = await model.stats();
     const requests = stats.requests;
