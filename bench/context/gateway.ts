@@ -40,7 +40,7 @@ export class LogTally {
     const key = `${name}: ${entry.msg ?? ""}`.slice(0, 200);
     if (this.counts.size < 200 || this.counts.has(key)) this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     if (level >= 40 && this.counts.get(key) === 1 && this.samples.length < 20) this.samples.push(line.trim().slice(0, 600));
-    if (level < 40 && /context|window|budget|compress|summar/iu.test(line) && this.context.length < 20) this.context.push(line.trim().slice(0, 600));
+    if (level < 40 && /context|window|budget|compress|summar/iu.test(entry.msg ?? "") && this.context.length < 20) this.context.push(line.trim().slice(0, 600));
   }
 }
 
