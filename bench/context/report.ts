@@ -37,6 +37,10 @@ export interface ContextReport {
     wall_ms: number;
     share: number;
     busy_ms_per_turn: number;
+    /** The first tenth of the turns: store ms per turn, latency p50. */
+    first_tenth: { turns: number; busy_ms_per_turn: number; latency_p50_ms: number | null };
+    /** The last tenth. */
+    last_tenth: { turns: number; busy_ms_per_turn: number; latency_p50_ms: number | null };
     methods: Record<string, { calls: number; ms: number }>;
     /** The runner's own timed store calls (threadline_store_seconds), ms per turn. */
     runner_timed_ms_per_turn: Record<string, number>;
@@ -63,6 +67,7 @@ export function formatTable(r: ContextReport): string {
     ["", `right after one ${cell(lat.next_after_trigger)} [${lat.next_after_trigger.turns}] → added ${lat.added.next_p50_ms} / ${lat.added.next_p99_ms}`],
     ["turn 1's fact", `in the last request: ${r.early_fact.in_last_turn_request ? "yes" : "no"}; last turn that carried it ${r.early_fact.last_turn_with_fact}; late-half requests with it ${r.early_fact.late_half_requests_with_fact}/${r.early_fact.late_half_requests}`],
     ["store share", `${(r.store.share * 100).toFixed(1)} % (${r.store.busy_ms} of ${r.store.wall_ms} ms wall; ${r.store.busy_ms_per_turn} ms/turn); runner's timed calls ms/turn ${JSON.stringify(r.store.runner_timed_ms_per_turn)}`],
+    ["first / last tenth", `store ${r.store.first_tenth.busy_ms_per_turn} → ${r.store.last_tenth.busy_ms_per_turn} ms/turn; latency p50 ${r.store.first_tenth.latency_p50_ms} → ${r.store.last_tenth.latency_p50_ms} ms`],
     ["store calls (ms)", Object.entries(r.store.methods).slice(0, 6).map(([name, m]) => `${name} ${m.calls}× ${m.ms}`).join(", ")],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));

@@ -32,7 +32,7 @@ import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseMetrics } from "../gateway/gateway-child.js";
 import { log } from "../log.js";
-import { factFigures, latencyByKind, requestFigures, summariesByTurn, type TurnSample } from "./analysis.js";
+import { factFigures, latencyByKind, latencySpread, requestFigures, summariesByTurn, type TurnSample } from "./analysis.js";
 import { startFakeModel, type FakeModelProcess } from "./fake-model-process.js";
 import { startBenchGateway, type BenchGateway } from "./gateway.js";
 import { StoreTimer } from "./store-timer.js";
@@ -139,6 +139,20 @@ async function drain(bench: BenchGateway, model: FakeModelProcess, timer: StoreT
   return { drained: false, quietAt: performance.now() };
 }
 
+/**
+ * The first and the last tenth of the turns: store ms per turn and latency p50, so a cost that
+ * grows with the conversation shows.
+ */
+function tenths(samples: readonly TurnSample[], busyAfter: readonly number[]) {
+  const n = Math.max(1, Math.floor(samples.length / 10));
+  const busy = (from: number, to: number): number => Math.round((((busyAfter[to - 1] ?? 0) - (from === 0 ? 0 : (busyAfter[from - 1] ?? 0))) / (to - from)) * 1000) / 1000;
+  const p50 = (part: readonly TurnSample[]): number | null => latencySpread(part.filter((s) => s.status === 200).map((s) => s.ms)).p50_ms;
+  return {
+    first_tenth: { turns: n, busy_ms_per_turn: busy(0, n), latency_p50_ms: p50(samples.slice(0, n)) },
+    last_tenth: { turns: n, busy_ms_per_turn: busy(samples.length - n, samples.length), latency_p50_ms: p50(samples.slice(-n)) },
+  };
+}
+
 /** The session lineage of the conversation, read after the run. */
 async function lineage(bench: BenchGateway) {
   const db = bench.gateway.db;
@@ -187,10 +201,13 @@ async function main(): Promise<void> {
     timer.start();
     const started = performance.now();
     const samples: TurnSample[] = [];
+    /** Store busy ms at the end of each turn (the growth over the conversation shows in it). */
+    const busyAfter: number[] = [];
     let errors = 0;
     for (let k = 1; k <= args.turns; k++) {
       const sample = await sendTurn(gw.url, args, k);
       samples.push(sample);
+      busyAfter.push(timer.busyMs);
       if (sample.status !== 200) errors += 1;
       if (k % 200 === 0 || k === args.turns) log(`  turn ${k}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
     }
@@ -251,6 +268,7 @@ async function main(): Promise<void> {
         wall_ms: Math.round(wallMs),
         share: Math.round((timer.busyMs / wallMs) * 1000) / 1000,
         busy_ms_per_turn: Math.round((timer.busyMs / args.turns) * 1000) / 1000,
+        ...tenths(samples, busyAfter),
         methods,
         runner_timed_ms_per_turn: runnerTimed,
       },
