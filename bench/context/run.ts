@@ -13,9 +13,10 @@
  *   `tokenCounterFor(model)`, an over-window request refused with OpenAI's 400
  *   `context_length_exceeded`; replies sized like a working session (workload.ts); a turn
  *   answered after `--turn-delay-ms` (5), a summary after `--summary-delay-ms` (50).
- * - The driver: this process, one conversation (one session key), `--turns` turns (2,000)
- *   one after the other over loopback HTTP (`POST /v1/chat/completions`), each timed from the
- *   request to the last byte of the reply. After the last turn it waits (at most 60 s) until
+ * - The driver: bench/context/driver.ts in its own process (so work the gateway does on its
+ *   event loop after a reply never delays reading it), one conversation (one session key),
+ *   `--turns` turns (2,000) one after the other over loopback HTTP (`POST
+ *   /v1/chat/completions`), each timed from the request to the last byte of the reply. After the last turn it waits (at most 60 s) until
  *   nothing runs: no model request in flight, no store call, no turn.
  *
  * Reports (one JSON object on stdout; a table on stderr): the largest request in tokens
@@ -28,7 +29,11 @@
  * Speed is compared between builds with `npm run bench:compare -- <git-ref> context [options]`
  * (both checkouts must have bench/context), never by a timed assertion.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { parseMetrics } from "../gateway/gateway-child.js";
 import { log } from "../log.js";
@@ -36,12 +41,13 @@ import { factFigures, latencyByKind, latencySpread, requestFigures, summariesByT
 import { startFakeModel, type FakeModelProcess } from "./fake-model-process.js";
 import { startBenchGateway, type BenchGateway } from "./gateway.js";
 import { StoreTimer } from "./store-timer.js";
-import { modelReply, userMessage } from "./workload.js";
 import { formatTable, type ContextReport } from "./report.js";
 
 const USAGE =
   "usage: npm run bench:context [-- --turns N] [--window TOKENS] [--model NAME] [--turn-delay-ms MS] [--summary-delay-ms MS] [--seed N] [--postgres [URL]] [--keep]";
 const DEFAULT_POSTGRES = "postgres://127.0.0.1:5432/test";
+const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const DRIVER = fileURLToPath(new URL("./driver.ts", import.meta.url));
 /** Per-turn ceiling: a turn that takes longer is counted as an error (status 0) and the run goes on. */
 const TURN_TIMEOUT_MS = 120_000;
 /** After the last turn: idle this long ends the run; never wait more than DRAIN_MAX_MS. */
@@ -98,28 +104,27 @@ function parseArgs(argv: readonly string[]): Args {
   return args;
 }
 
-/** One turn over HTTP: the status, whether the reply is this turn's answer, and the time. */
-async function sendTurn(url: string, args: Args, k: number): Promise<TurnSample> {
-  const expected = modelReply(args.seed, k).slice(0, 40);
-  const started = performance.now();
-  try {
-    const response = await fetch(`${url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-threadline-session-key": "bench-context" },
-      body: JSON.stringify({ messages: [{ role: "user", content: userMessage(args.seed, k) }] }),
-      signal: AbortSignal.timeout(TURN_TIMEOUT_MS),
-    });
-    const text = await response.text();
-    const ms = performance.now() - started;
-    let answered = false;
-    if (response.status === 200) {
-      const content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message?.content ?? "";
-      answered = content.includes(expected);
-    }
-    return { turn: k, ms, status: response.status, answered };
-  } catch {
-    return { turn: k, ms: performance.now() - started, status: 0, answered: false };
-  }
+/**
+ * Runs the driver (driver.ts, its own process) and calls `onTurn` as each turn's line arrives;
+ * resolves with every turn once the driver exits.
+ */
+async function runDriver(url: string, args: Args, onTurn: (sample: TurnSample) => void): Promise<TurnSample[]> {
+  const child = spawn(process.execPath, ["--import", "tsx", DRIVER, JSON.stringify({ url, seed: args.seed, turns: args.turns, key: "bench-context", timeoutMs: TURN_TIMEOUT_MS })], {
+    cwd: PROJECT_ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const samples: TurnSample[] = [];
+  const lines = createInterface({ input: child.stdout! });
+  const closed = once(lines, "close");
+  lines.on("line", (line) => {
+    const sample = JSON.parse(line) as TurnSample;
+    samples.push(sample);
+    onTurn(sample);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+  await closed;
+  if (code !== 0) throw new Error(`the driver exited with ${String(code)} after ${samples.length} turns`);
+  return samples;
 }
 
 /**
@@ -200,17 +205,14 @@ async function main(): Promise<void> {
     const m0 = parseMetrics(await (await fetch(`${gw.url}/metrics`)).text());
     timer.start();
     const started = performance.now();
-    const samples: TurnSample[] = [];
-    /** Store busy ms at the end of each turn (the growth over the conversation shows in it). */
+    /** Store busy ms as each turn's reply reached the driver (the growth over the conversation shows in it). */
     const busyAfter: number[] = [];
     let errors = 0;
-    for (let k = 1; k <= args.turns; k++) {
-      const sample = await sendTurn(gw.url, args, k);
-      samples.push(sample);
+    const samples = await runDriver(gw.url, args, (sample) => {
       busyAfter.push(timer.busyMs);
       if (sample.status !== 200) errors += 1;
-      if (k % 200 === 0 || k === args.turns) log(`  turn ${k}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
-    }
+      if (sample.turn % 200 === 0 || sample.turn === args.turns) log(`  turn ${sample.turn}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
+    });
     const turnsDone = performance.now();
     const { drained, quietAt } = await drain(bench, model, timer);
     timer.stop();
@@ -241,7 +243,7 @@ async function main(): Promise<void> {
         database: `${gw.db.capabilities.backend}: ${bench.database}`,
         gateway: "startGateway (what `threadline serve` runs) in this process from the sources; config: " + JSON.stringify(bench.config),
         fake_model: "bench/context/fake-model.ts, own process, 127.0.0.1: the tests' fake OpenAI server with contextWindow (tokenCounterFor(model); 400 context_length_exceeded over the window)",
-        driver: "this process; one session key; turns one after the other over loopback HTTP; latency = request → last byte of the reply",
+        driver: "bench/context/driver.ts, own process; one session key; turns one after the other over loopback HTTP; latency = request → last byte of the reply",
       },
       turns: {
         sent: samples.length,
