@@ -171,3 +171,24 @@ export type { ThreadlineErrorCode, AmbiguousIdCandidate } from "./store/index.js
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle, setTitleAvoidingCollision, type TitleRelation } from "./store/index.js";
 export { writeJsonl, writeLines, readJsonlLines, RECORD_FORMAT, RECORD_VERSION } from "./store/index.js";
 export { threadlineHome, defaultDatabasePath } from "./store/index.js";
+
+// Context as a token budget: counting tokens, the models' windows, a request's messages within a budget.
+export {
+  tokenCounterFor,
+  TokenCalibration,
+  contextWindowFor,
+  DEFAULT_CONTEXT_WINDOW,
+  buildContext,
+  MessageTokenCache,
+  TRUNCATION_MARKER,
+  requestBudget,
+  reservedOutputTokens,
+  type TokenCounter,
+  type TokenEncoding,
+  type ContextWindow,
+  type ContextWindowSource,
+  type ContextBudgetOptions,
+  type BuiltContext,
+  type SessionTally,
+  type RequestBudgetInput,
+} from "./context/index.js";

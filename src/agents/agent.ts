@@ -111,8 +111,21 @@ export interface Agent {
    * so they are stored with it; an agent that will send no tools returns none.
    */
   promptGuidance?(): readonly string[];
+  /**
+   * Optional: the function definitions a turn's request carries (`tools`), so the gateway can
+   * count them against the model's context window; none when the agent sends no tools.
+   */
+  toolDefinitions?(): readonly AgentToolDefinition[];
   /** Releases resources (called when the gateway's agent cache evicts it). */
   dispose?(): void | Promise<void>;
+}
+
+/** A tool as a request describes it to the model (see {@link Agent.toolDefinitions}). */
+export interface AgentToolDefinition {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
 }
 
 /** A function the model may call during a turn (OpenAI function-calling shape). */

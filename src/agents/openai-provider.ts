@@ -9,7 +9,7 @@
 import { InvalidInputError, sanitizeTitle, ThreadlineError } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
-import type { Agent, AgentResetInput, AgentTool, AgentTurnInput, AgentTurnResult, Titler, ToolCallContext } from "./agent.js";
+import type { Agent, AgentResetInput, AgentTool, AgentToolDefinition, AgentTurnInput, AgentTurnResult, Titler, ToolCallContext } from "./agent.js";
 import { readChatStream, StreamErrorChunk } from "./chat-stream.js";
 import { isToolsUnsupportedError, PROCESS_TOOL_SUPPORT, type ToolSupport } from "./tool-support.js";
 
@@ -74,8 +74,21 @@ export interface ProviderConfigSection {
   timeoutMs?: number;
   /** See {@link ProviderToolsSetting} (default `auto`). */
   tools?: ProviderToolsSetting;
-  /** Model names clients may ask for → the provider model that answers them (default none). */
-  models?: Record<string, string>;
+  /**
+   * Model names clients may ask for → the provider model that answers them (default none):
+   * the model's name, or `{ model, contextWindow }` to give its context window too.
+   */
+  models?: Record<string, string | ProviderModelEntry>;
+  /** The context window of `model` in tokens (default: the table of well-known models, else 8,192). */
+  contextWindow?: number;
+}
+
+/** An entry of `provider.models` with its context window. */
+export interface ProviderModelEntry {
+  /** The provider model that answers. */
+  model: string;
+  /** Its context window in tokens (≥ 1,024; default: `provider.contextWindow`, else the table, else 8,192). */
+  contextWindow?: number;
 }
 
 /** A validated provider configuration, ready for {@link OpenAiCompatibleAgent}. */
@@ -88,6 +101,10 @@ export interface ResolvedProviderConfig {
   tools: ProviderToolsSetting;
   /** Requested model name → provider model (`{}` unless configured). */
   models: Record<string, string>;
+  /** `provider.contextWindow`, when set: the window of `model`. */
+  contextWindow?: number;
+  /** Provider model → the context window its `provider.models` entry gives (absent unless an entry gives one). */
+  contextWindows?: Record<string, number>;
 }
 
 /**
@@ -157,8 +174,10 @@ export function resolveProviderConfig(
   }
 
   const tools = resolveToolsSetting(section.tools);
-  const models = resolveModelMap(section.models);
+  const { models, contextWindows } = resolveModelMap(section.models);
   const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models };
+  if (Object.keys(contextWindows).length > 0) resolved.contextWindows = contextWindows;
+  if (section.contextWindow !== undefined && section.contextWindow !== null) resolved.contextWindow = checkWindow(section.contextWindow, "provider.contextWindow");
   if (apiKey !== undefined) resolved.apiKey = apiKey.value;
   return resolved;
 }
@@ -175,15 +194,46 @@ function resolveToolsSetting(value: unknown): ProviderToolsSetting {
   );
 }
 
-function resolveModelMap(value: unknown): Record<string, string> {
-  if (value === undefined || value === null) return {};
-  if (isRecord(value) && Object.entries(value).every(([name, target]) => name.trim() !== "" && typeof target === "string" && target.trim() !== "")) {
-    return Object.fromEntries(Object.entries(value).map(([name, target]) => [name.trim(), (target as string).trim()]));
+/** The smallest context window a configuration may give (as `MIN_CONTEXT_WINDOW` in src/context). */
+const MIN_WINDOW = 1024;
+
+function checkWindow(value: unknown, field: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < MIN_WINDOW) {
+    throw new InvalidInputError(
+      `${field} must be a whole number of tokens ≥ ${MIN_WINDOW}, the model's context window, e.g. 128000 (got ${JSON.stringify(value)}).`,
+      { field },
+    );
   }
-  throw new InvalidInputError(
-    `provider.models must map requested model names to provider models, e.g. { "gpt-4o": "llama3.1" } (got ${JSON.stringify(value)}).`,
-    { field: "provider.models" },
-  );
+  return value;
+}
+
+function resolveModelMap(value: unknown): { models: Record<string, string>; contextWindows: Record<string, number> } {
+  const models: Record<string, string> = {};
+  const contextWindows: Record<string, number> = {};
+  if (value === undefined || value === null) return { models, contextWindows };
+  const refuse = (): never => {
+    throw new InvalidInputError(
+      `provider.models must map requested model names to provider models, e.g. { "gpt-4o": "llama3.1" } or { "gpt-4o": { model: "llama3.1", contextWindow: 8192 } } (got ${JSON.stringify(value)}).`,
+      { field: "provider.models" },
+    );
+  };
+  if (!isRecord(value)) return refuse();
+  for (const [name, target] of Object.entries(value)) {
+    if (name.trim() === "") refuse();
+    if (typeof target === "string") {
+      if (target.trim() === "") refuse();
+      models[name.trim()] = target.trim();
+    } else if (isRecord(target) && typeof target.model === "string" && target.model.trim() !== "" && Object.keys(target).every((k) => k === "model" || k === "contextWindow")) {
+      models[name.trim()] = target.model.trim();
+      if (target.contextWindow !== undefined && target.contextWindow !== null) {
+        const window = checkWindow(target.contextWindow, `provider.models.${name.trim()}.contextWindow`);
+        // Two names for one provider model: the smaller window wins (it fits both).
+        const known = contextWindows[target.model.trim()];
+        contextWindows[target.model.trim()] = known === undefined ? window : Math.min(known, window);
+      }
+    } else refuse();
+  }
+  return { models, contextWindows };
 }
 
 /**
@@ -306,7 +356,7 @@ export class OpenAiCompatibleAgent implements Agent {
     if (overrides.timeoutMs !== undefined) section.timeoutMs = overrides.timeoutMs;
     const config = resolveProviderConfig(section, env);
     if (config === null) return null;
-    const { tools: _setting, models: _models, ...connection } = config;
+    const { tools: _setting, models: _models, contextWindow: _window, contextWindows: _windows, ...connection } = config;
     return new OpenAiCompatibleAgent({ ...overrides, ...connection });
   }
 
@@ -338,6 +388,12 @@ export class OpenAiCompatibleAgent implements Agent {
   promptGuidance(): readonly string[] {
     if (this.#toolSupport.refused(this.baseUrl, this.model)) return [];
     return [...this.#tools.values()].map((tool) => tool.guidance?.trim() ?? "").filter((line) => line !== "");
+  }
+
+  /** The tools a turn's request carries (none when the provider refused tools for its model). */
+  toolDefinitions(): readonly AgentToolDefinition[] {
+    if (this.#toolSupport.refused(this.baseUrl, this.model)) return [];
+    return [...this.#tools.values()].map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
   }
 
   /** Runs one turn against the endpoint. See the class description for the mapping and errors. */

@@ -11,6 +11,7 @@ import { evaluateReset, resolveResetPolicy } from "./reset-policy.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { chatTypeOf, type SessionStore } from "./session-store.js";
 import { closeOpenToolCalls } from "./turn-messages.js";
+import { TurnContexts, type ContextWindowResolver } from "./turn-context.js";
 
 /** A hook run once when a session expires (summarise it, flush memory, …). A throw is retried on later passes. */
 export type SessionFinalizeHook = (entry: SessionEntry) => unknown;
@@ -23,13 +24,21 @@ const PRUNE_INTERVAL_SECONDS = 3600;
 /** Default time an agent's before-reset turn may take (seconds). */
 export const DEFAULT_BEFORE_RESET_TIMEOUT_SECONDS = 60;
 
+/** Tokens kept free for the instruction an agent adds to its before-reset turn. */
+const BEFORE_RESET_INSTRUCTION_TOKENS = 512;
+
 /** How the watcher gives an expiring session's agent its {@link Agent.beforeReset} turn. */
 export interface BeforeResetOptions {
   /** The agent of an expiring session (e.g. the gateway's cached agent of the key, else a new one). */
   agentFor(entry: SessionEntry): Agent | Promise<Agent>;
   /** Seconds the hook may take before it is aborted and the reset goes ahead without it (> 0; default 60). */
   timeoutSeconds?: number;
-  /** Messages of the expiring transcript the hook is given (default 40). */
+  /**
+   * The context window of the agent's model: the hook is given the newest whole turns of the
+   * expiring transcript that fit it (default: 8,192 tokens).
+   */
+  contextWindow?: ContextWindowResolver;
+  /** An extra cap on the messages of the expiring transcript the hook is given (`gateway.historyLimit`; default none). */
   historyLimit?: number;
   /** Told when a hook fails, times out or its output cannot be stored (the reset happens anyway). */
   onError?: (error: unknown, entry: SessionEntry) => void;
@@ -83,7 +92,9 @@ export class ExpiryWatcher {
   readonly #cache: { release(key: string): unknown } | null;
   readonly #maxAgeDays: number;
   readonly #onError: NonNullable<ExpiryWatcherOptions["onError"]>;
-  readonly #beforeReset: Required<BeforeResetOptions> | null;
+  readonly #beforeReset:
+    | (Required<Omit<BeforeResetOptions, "historyLimit" | "contextWindow">> & { historyLimit: number | undefined; contexts: TurnContexts })
+    | null;
   readonly intervalSeconds: number;
   #timer: NodeJS.Timeout | null = null;
   #lastPruneAt: number | null = null;
@@ -102,15 +113,19 @@ export class ExpiryWatcher {
         : {
             agentFor: flush.agentFor,
             timeoutSeconds: flush.timeoutSeconds ?? DEFAULT_BEFORE_RESET_TIMEOUT_SECONDS,
-            historyLimit: flush.historyLimit ?? 40,
+            historyLimit: flush.historyLimit,
             onError: flush.onError ?? (() => {}),
+            contexts: new TurnContexts(options.store.db, {
+              ...(flush.contextWindow === undefined ? {} : { windowFor: flush.contextWindow }),
+              ...(flush.historyLimit === undefined ? {} : { historyLimit: flush.historyLimit }),
+            }),
           };
     if (this.#beforeReset !== null) {
       const { timeoutSeconds, historyLimit } = this.#beforeReset;
       if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) {
         throw new InvalidInputError("beforeReset.timeoutSeconds must be a number of seconds > 0.", { field: "beforeReset.timeoutSeconds" });
       }
-      if (!Number.isInteger(historyLimit) || historyLimit < 1) {
+      if (historyLimit !== undefined && (!Number.isInteger(historyLimit) || historyLimit < 1)) {
         throw new InvalidInputError("beforeReset.historyLimit must be a whole number of messages ≥ 1.", { field: "beforeReset.historyLimit" });
       }
     }
@@ -222,7 +237,8 @@ export class ExpiryWatcher {
     try {
       const agent = await options.agentFor(entry);
       if (agent.beforeReset === undefined) return;
-      const transcript = await db.getConversation(entry.sessionId, { lastMessages: options.historyLimit });
+      // The newest whole turns that fit the model's window, with room for the agent's own instruction.
+      const transcript = (await options.contexts.assemble({ sessionId: entry.sessionId, agent, contextPrompt: "", extraTokens: BEFORE_RESET_INSTRUCTION_TOKENS })).messages;
       if (transcript.length === 0) return;
       const seconds = options.timeoutSeconds;
       const timedOut = new Promise<never>((_resolve, reject) => {

@@ -2,7 +2,7 @@
  * `GatewayRunner`: wires adapters, the {@link SessionStore}, the durable queue and an
  * {@link Agent}. For every inbound message: session key → entry → run a turn now, or
  * queue it when the session is busy. A turn stores the user message before the model
- * is called, loads a bounded history, runs the agent, commits the reply with every
+ * is called, loads the newest history that fits the model's context window, runs the agent, commits the reply with every
  * tool call and its result as one atomic turn, updates totals, sends the reply and
  * promotes the queue head. One turn at a time per session; sessions run concurrently.
  *
@@ -40,6 +40,7 @@ import type { SessionSource } from "./session-source.js";
 import type { GatewayDB, SessionStore } from "./session-store.js";
 import { isGatewayCommand, parseSlashCommand, runSlashCommand, type CommandHost } from "./slash-commands.js";
 import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./system-prompt.js";
+import { TurnContexts, type AssembledContext, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 import {
   closeOpenToolCalls,
   failedTurnRecord,
@@ -71,7 +72,12 @@ export interface GatewayRunnerOptions {
   queue?: SessionQueue;
   /** Proposes titles after the first exchange of an untitled session (`null`: no titles). */
   titler?: Titler | null;
-  /** Messages of history sent to the model per turn (default 40). */
+  /**
+   * The context window of a turn's model (default: 8,192 tokens for every model). Each turn
+   * sends the newest whole turns that fit it (see `buildContext`).
+   */
+  contextWindow?: ContextWindowResolver;
+  /** An extra cap on the messages sent per turn, on top of the token budget (`gateway.historyLimit`; default none). */
   historyLimit?: number;
   /** Connected platforms and home channels for the context prompt. */
   contextConfig?: SessionContextConfig;
@@ -117,6 +123,8 @@ const RECENT_IDS = 10_000;
 const RECORDED_MODELS = 10_000;
 /** How often a replica looks for the reply another replica stored for a waiting request. */
 const RELAY_POLL_MS = 100;
+/** Messages a resumed turn reads to see whether its reply is missing and which tool results to repair. */
+const RESUME_TAIL = 50;
 /** How far back (messages of the current session) an idempotent message id is looked for. */
 const IDEMPOTENCY_WINDOW = 100;
 
@@ -151,7 +159,8 @@ export class GatewayRunner implements CommandHost {
   readonly #factory: GatewayRunnerOptions["agentFactory"];
   readonly #adapters = new Map<string, Adapter>();
   readonly #titler: Titler | null;
-  readonly #historyLimit: number;
+  /** Each turn's messages within the model's context window (see {@link TurnContexts}). */
+  readonly #contexts: TurnContexts;
   readonly #contextConfig: SessionContextConfig;
   readonly #redactPii: boolean;
   readonly #log: GatewayLogger;
@@ -186,7 +195,10 @@ export class GatewayRunner implements CommandHost {
     this.#factory = options.agentFactory;
     for (const adapter of options.adapters ?? []) this.#adapters.set(adapter.platform, adapter);
     this.#titler = options.titler ?? null;
-    this.#historyLimit = options.historyLimit ?? 40;
+    this.#contexts = new TurnContexts(this.db, {
+      ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
+      ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
+    });
     this.#contextConfig = {
       keySettings: options.store.keySettings,
       ...options.contextConfig,
@@ -767,7 +779,7 @@ export class GatewayRunner implements CommandHost {
 
   async #resumeSteps(key: string, state: Running, entry: SessionEntry): Promise<void> {
     const started = performance.now();
-    const history = await this.#history(entry.sessionId);
+    const history = await this.#timed("getConversation", () => this.db.getConversation(entry.sessionId, { lastMessages: RESUME_TAIL }));
     const last = history[history.length - 1];
     if (last === undefined || last.role === "assistant") {
       // Nothing left to answer: the interrupted turn had already stored its reply.
@@ -819,8 +831,18 @@ export class GatewayRunner implements CommandHost {
     return { platform: source.platform, userId, aliases: [...ids], chatType: source.chatType, chatId };
   }
 
-  async #history(sessionId: string): Promise<ConversationMessage[]> {
-    return this.#timed("getConversation", () => this.db.getConversation(sessionId, { lastMessages: this.#historyLimit }));
+  /** The messages of a turn's request within the model's window (see {@link TurnContexts}). */
+  async #context(input: Parameters<TurnContexts["assemble"]>[0]): Promise<AssembledContext> {
+    return this.#timed("buildContext", () => this.#contexts.assemble(input));
+  }
+
+  /**
+   * What the context of a session's last turn measured in this process (the window, what was
+   * left out, and the whole conversation's tokens and messages after the turn was stored), or
+   * `undefined` when no turn of it ran here since the start.
+   */
+  contextMeasure(sessionId: string): ContextMeasure | undefined {
+    return this.#contexts.measure(sessionId);
   }
 
   async #runAgent(
@@ -837,19 +859,26 @@ export class GatewayRunner implements CommandHost {
     let history: ConversationMessage[];
     let given: ConversationMessage[];
     let prompt: TurnPrompt;
+    let assembled: AssembledContext;
     let agent: Agent | undefined;
     try {
-      history = await this.#history(entry.sessionId);
-      // A re-run answers the last user message again: its failed attempts are not part of the question.
-      if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
       // Marked mid-turn by #agentFor in the step it is taken from the cache.
       agent = await this.#agentFor(key, entry);
       const context = buildSessionContext(source, this.#contextConfig, entry);
       prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], notices);
+      const labels = context.sharedMultiUser ? (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))) : null;
+      assembled = await this.#context({
+        sessionId: entry.sessionId,
+        agent,
+        contextPrompt: prompt.contextPrompt,
+        ...(model === undefined ? {} : { model }),
+        extraText: (labels ?? []).filter((label): label is string => label !== null).map((label) => `[${label}] `),
+      });
+      history = assembled.messages;
+      // A re-run answers the last user message again: its failed attempts are not part of the question.
+      if (options.rerun === true) while (history.length > 0 && isFailedTurnRecord(history[history.length - 1]!)) history = history.slice(0, -1);
       // Shared sessions: the model is told who said what; the stored messages stay as they were said.
-      given = context.sharedMultiUser
-        ? withSenderPrefixes(history, (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))))
-        : history;
+      given = labels === null ? history : withSenderPrefixes(history, labels);
       await this.#systemPrompts.record(entry.sessionId, prompt.stored).catch((error: unknown) => {
         this.#log.warn({ err: error, sessionId: entry.sessionId }, "storing the session's system prompt failed");
       });
@@ -875,7 +904,7 @@ export class GatewayRunner implements CommandHost {
     let failureRefId = "";
     try {
       const speaker = await this.#speakerOf(source, options.speakerUnknown === true);
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: prompt.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
+      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: assembled.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;
@@ -883,6 +912,7 @@ export class GatewayRunner implements CommandHost {
       produced = result.messages;
       usage = result.usage;
       promptTokens = result.promptTokens;
+      this.#contexts.calibrate(entry.sessionId, assembled, result);
       answeredBy = result.model;
     } catch (error) {
       if (error instanceof InterruptedError || controller.signal.aborted) {
@@ -924,6 +954,8 @@ export class GatewayRunner implements CommandHost {
       }
       throw error;
     }
+    // The measure tells the conversation's size after the turn (compression reads it).
+    await this.#contexts.recordTurn(entry.sessionId, turn);
     if (outcome === "ok") this.#turnsCompleted += 1;
     this.#metrics.turnFinished?.(outcome, (performance.now() - started) / 1000);
     const reply = replyTextOf(turn);
@@ -933,7 +965,8 @@ export class GatewayRunner implements CommandHost {
       if (answeredBy !== undefined) out.model = answeredBy;
       await this.#send(source, out);
       if (answeredBy !== undefined) await this.#recordModel(entry.sessionId, answeredBy);
-      this.#titleInBackground(entry, history, reply);
+      // Only a session's first exchange is titled: a window that left messages out is not one.
+      if (assembled.built.dropped === 0) this.#titleInBackground(entry, history, reply);
     } else if (outcome === "error") {
       // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
       await this.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
@@ -1086,7 +1119,6 @@ export class GatewayRunner implements CommandHost {
 
   /** Asks the agent of a key for a summary of its session (for `/compress`). */
   async summarize(key: string, entry: SessionEntry, source: SessionSource): Promise<string> {
-    const history = await this.#history(entry.sessionId);
     const agent = await this.#agentFor(key, entry);
     const request = {
       role: "user" as const,
@@ -1098,9 +1130,10 @@ export class GatewayRunner implements CommandHost {
     try {
       // Without tools, and so without their guidance.
       const context = buildSessionContextPrompt(buildSessionContext(source, this.#contextConfig, entry), { redactPii: this.#redactPii });
+      const assembled = await this.#context({ sessionId: entry.sessionId, agent, contextPrompt: context, noTools: true, extraText: [request.content] });
       result = await agent.runTurn({
-        messages: [...history, request],
-        contextPrompt: context,
+        messages: [...assembled.messages, request],
+        contextPrompt: assembled.contextPrompt,
         signal: AbortSignal.timeout(120_000),
         sessionId: entry.sessionId,
         // A summary is text: a tool call in the middle of it would cut it short.

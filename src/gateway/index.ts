@@ -76,6 +76,7 @@ export { buildSessionContext, buildSessionContextPrompt, type SessionContext, ty
 
 // The running gateway and its adapters.
 export { GatewayRunner, type GatewayRunnerOptions, type GatewayMetrics, type DrainResult } from "./gateway-runner.js";
+export { defaultContextWindows, droppedNote, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 export { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 export type {
   Adapter,

@@ -16,6 +16,8 @@ import {
   type ResolvedProviderConfig,
   type Titler,
 } from "../agents/index.js";
+import { contextWindowFor, type ContextWindow } from "../context/index.js";
+import type { ContextWindowResolver } from "../gateway/index.js";
 import type { AliasStore, SessionHistory, SessionSearch } from "../store/index.js";
 import { agentSummariser, sessionSearchTool } from "../tools/index.js";
 import { ownerIdentities } from "./owner-identities.js";
@@ -30,6 +32,23 @@ export interface AgentChoice {
   provider: ResolvedProviderConfig | null;
   /** One line for people: which model answers. */
   describe: string;
+  /** The context window of a turn's provider model (`undefined`: the provider's default model). */
+  contextWindow: ContextWindowResolver;
+  /** The default model's window and where it came from (for the startup log). */
+  defaultWindow: ContextWindow & { model: string | null };
+}
+
+/**
+ * The context window of each provider model: its `provider.models` entry's `contextWindow`,
+ * else `provider.contextWindow` (the operator's word on this endpoint, such as Ollama's
+ * `num_ctx`, wins over the table), else the table of well-known models, else the default.
+ */
+export function providerContextWindows(provider: ResolvedProviderConfig | null): ContextWindowResolver {
+  return (model) => {
+    const name = model === undefined || model.trim() === "" ? (provider?.model ?? null) : model.trim();
+    const configured = name === null || provider === null ? undefined : (provider.contextWindows?.[name] ?? provider.contextWindow);
+    return { model: name, ...contextWindowFor(name, configured) };
+  };
 }
 
 /** The names of the tools a provider's agent can be given (`provider.tools: [names]` picks among them). */
@@ -54,8 +73,12 @@ export function chooseAgent(
 ): AgentChoice {
   const provider = resolveProviderConfig(config.provider ?? undefined, env);
   const heuristic = config.titles.enabled ? new HeuristicTitler() : null;
+  const contextWindow = providerContextWindows(provider);
+  const defaultWindow = contextWindow(undefined);
   if (provider === null) {
     return {
+      contextWindow,
+      defaultWindow,
       factory: () => new EchoAgent(),
       titler: heuristic,
       provider: null,
@@ -64,7 +87,7 @@ export function chooseAgent(
         "(set provider: in the config file, or OPENAI_BASE_URL / OPENAI_API_KEY and THREADLINE_MODEL)",
     };
   }
-  const { tools: setting, models: _models, ...connection } = provider;
+  const { tools: setting, models: _models, contextWindow: _window, contextWindows: _windows, ...connection } = provider;
   const search = config.tools.sessionSearch;
   const owner = ownerIdentities(config);
   const allowed = (name: string): boolean => setting === "auto" || (Array.isArray(setting) && setting.includes(name));
@@ -84,5 +107,7 @@ export function chooseAgent(
     titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
     provider,
     describe: `model ${provider.model} at ${provider.baseUrl}`,
+    contextWindow,
+    defaultWindow,
   };
 }

@@ -32,7 +32,9 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel", "publicHosts", "trustProxy"].map((k) => `gateway.${k}`),
   "gateway.owner.*",
   "gateway.admins.*",
-  ...["baseUrl", "apiKey", "model", "timeoutMs"].map((k) => `provider.${k}`),
+  ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow"].map((k) => `provider.${k}`),
+  "provider.models.*",
+  ...["model", "contextWindow"].map((k) => `provider.models.*.${k}`),
   "titles.enabled",
   ...["chatId", "name", "threadsSupported", "chatType", "userId"].map((k) => `homeChannels.*.${k}`),
   "display.resumeDisplay",
@@ -86,6 +88,8 @@ export const HERMES_CONFIG_KEYS: Readonly<Record<string, { path: string } | { no
   "sessions.vacuum_after_prune": { path: "autoPrune.vacuum" },
   "sessions.min_interval_hours": { path: "autoPrune.minIntervalHours" },
   "session_reset.notify_exclude_platforms": { path: "reset.notifyExclude" },
+  // hermes's model section: its context length is our provider's context window.
+  "model.context_length": { path: "provider.contextWindow" },
   "session_reset.bg_process_max_age_hours": {
     none: "hermes-agent's background processes have no equivalent in Threadline (nothing holds a session back from its reset); remove this key",
   },

@@ -9,6 +9,7 @@ import { hostname } from "node:os";
 import { z } from "zod";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
 import { trustProxyEntryProblem } from "../adapters/internal.js";
+import { MIN_CONTEXT_WINDOW } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
@@ -33,7 +34,8 @@ export interface ServeConfig {
     drainTimeoutSeconds: number;
     /** Seconds an agent's before-reset turn (`Agent.beforeReset`) may take; 0 turns the turn off (default 60). */
     beforeResetTimeoutSeconds: number;
-    historyLimit: number;
+    /** An extra cap on the messages sent per turn, on top of the model's context window (default: none). */
+    historyLimit: number | undefined;
     /** This gateway's name among replicas (default: the host name); names its restart bookkeeping. */
     replicaId: string;
     /** `auto`: leases on when the backend is PostgreSQL. */
@@ -69,8 +71,10 @@ export interface ServeConfig {
     timeoutMs?: number;
     /** `auto` (default: every enabled tool, dropped if the provider refuses tools), `off`, or the tool names to send. */
     tools?: "auto" | "off" | string[];
-    /** Model names clients may request → the provider model answering them. */
-    models?: Record<string, string>;
+    /** Model names clients may request → the provider model answering them (or `{ model, contextWindow }`). */
+    models?: Record<string, string | { model: string; contextWindow?: number | undefined }>;
+    /** The context window of `model` in tokens (default: the table of well-known models, else 8,192). */
+    contextWindow?: number;
   } | null;
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
@@ -171,7 +175,13 @@ const providerSchema = z.strictObject({
   model: z.string().min(1).optional(),
   timeoutMs: z.number().int().min(100).optional(),
   tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search"]))]).optional(),
-  models: z.record(z.string().min(1), z.string().min(1)).optional(),
+  models: z
+    .record(
+      z.string().min(1),
+      z.union([z.string().min(1), z.strictObject({ model: z.string().min(1), contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional() })]),
+    )
+    .optional(),
+  contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional(),
 });
 const adaptersSchema = z.strictObject({
   apiServer: z
@@ -277,7 +287,7 @@ const EXPECTED: Record<string, string> = {
   "gateway.port": "a port number from 0 to 65535",
   "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0",
   "gateway.beforeResetTimeoutSeconds": "a number of seconds from 0 (no before-reset turn) to 3600",
-  "gateway.historyLimit": "a whole number of messages from 1 to 10,000",
+  "gateway.historyLimit": "a whole number of messages from 1 to 10,000 (an extra cap on the messages sent per turn; default none, the model's context window decides)",
   "gateway.replicaId": "1–64 letters, digits, '.', '-' or '_'",
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
@@ -292,7 +302,10 @@ const EXPECTED: Record<string, string> = {
   "provider.model": "a model name (or set THREADLINE_MODEL)",
   "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
   "provider.tools": "auto (default), off, or a list of tool names from: session_search",
-  "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 }",
+  "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 } or { gpt-4o: { model: llama3.1, contextWindow: 8192 } }",
+  "provider.models.*.model": "the provider model answering requests for this name",
+  "provider.models.*.contextWindow": `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window`,
+  "provider.contextWindow": "a whole number of tokens ≥ 1024: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192)",
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "display.resumeDisplay": "full or minimal",
@@ -395,7 +408,9 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       const where = path === "" ? "config" : path;
-      const keyPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      const written = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      // An entry of provider.models is named by the user: its keys are listed under "*".
+      const keyPath = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "provider.models.*" : written;
       const allowed =
         path === ""
           ? SECTIONS.join(", ")
@@ -409,7 +424,14 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     if (issue.code === "custom") return { field: path || "config", message: `${path}: ${issue.message}` };
     const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
     const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
-    const modelTarget = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "a provider model name (the model answering requests for this name)" : undefined;
+    const modelTarget =
+      issue.path.length >= 3 && issue.path[0] === "provider" && issue.path[1] === "models"
+        ? issue.path[3] === "contextWindow"
+          ? `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window, e.g. 8192`
+          : issue.path.length === 3
+            ? "a provider model name (the model answering requests for this name), or { model: <name>, contextWindow: <tokens> }"
+            : undefined
+        : undefined;
     const ownerIds =
       issue.path.length >= 3 && issue.path[0] === "gateway" && issue.path[1] === "owner"
         ? `a list of the operator's user ids on ${String(issue.path[2])} (each 1–256 characters), e.g. ["123456789"]`
@@ -523,7 +545,7 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       port: f.gateway?.port ?? 8787,
       drainTimeoutSeconds: f.gateway?.drainTimeoutSeconds ?? 30,
       beforeResetTimeoutSeconds: f.gateway?.beforeResetTimeoutSeconds ?? 60,
-      historyLimit: f.gateway?.historyLimit ?? 40,
+      historyLimit: f.gateway?.historyLimit,
       replicaId: f.gateway?.replicaId ?? (hostname().replace(/[^\w.-]/gu, "-").slice(0, 64) || "gateway"),
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,

@@ -23,11 +23,13 @@ import {
   SessionQueue,
   SessionStore,
   type Adapter,
+  type ContextWindowResolver,
   type GatewayLogger,
   type InboundMessage,
   type StartupReport,
 } from "../gateway/internal.js";
 import { apiRoutes, checkApiAccess, guardRequests, hostNamesFor, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/internal.js";
+import type { ContextWindow } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
@@ -230,6 +232,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let agentFactory: () => Agent;
   let titler: Titler | null;
   let models: ApiServerModels | null = null;
+  let contextWindow: ContextWindowResolver | undefined;
   if (options.agentFactory) {
     agentFactory = options.agentFactory;
     titler = config.titles.enabled ? new HeuristicTitler() : null;
@@ -240,6 +243,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     });
     agentFactory = choice.factory;
     titler = choice.titler;
+    contextWindow = choice.contextWindow;
+    logContextWindow(choice.defaultWindow, logger);
     if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
     else {
       models = { default: choice.provider.model, aliases: choice.provider.models };
@@ -322,7 +327,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     agentFactory,
     adapters,
     titler,
-    historyLimit: config.gateway.historyLimit,
+    ...(contextWindow === undefined ? {} : { contextWindow }),
+    ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
     contextConfig: {
       homeChannels: Object.fromEntries(
         Object.entries(config.homeChannels).map(([platform, c]) => [platform, c.name === null ? { chatId: c.chatId } : { chatId: c.chatId, name: c.name }]),
@@ -388,7 +394,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ? {
             agentFor: (entry) => runner.agents.get(entry.key) ?? agentFactory(),
             timeoutSeconds: config.gateway.beforeResetTimeoutSeconds,
-            historyLimit: config.gateway.historyLimit,
+            ...(contextWindow === undefined ? {} : { contextWindow }),
+            ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
             onError: (error, entry) =>
               logger.warn(redactLogFields({ err: error, key: entry.key, sessionId: entry.sessionId }), "before-reset turn failed; the session resets anyway"),
           }
@@ -480,5 +487,22 @@ function logAccessModes(config: ServeConfig, logger: GatewayLogger): void {
         `${platform}: adapters.${platform}.access is not set and allowedUsers is empty, so pairing is used: an unknown sender gets a code, and \`threadline pairing approve ${platform} <code>\` lets them in`,
       );
     }
+  }
+}
+
+/**
+ * Says once, at start, which context window the default model gets and where it came from:
+ * at info from the configuration or the table, at warn for the default (set provider.contextWindow).
+ */
+function logContextWindow(window: ContextWindow & { model: string | null }, logger: Pick<GatewayLogger, "info" | "warn">): void {
+  const fields = { model: window.model, contextWindow: window.tokens, source: window.source };
+  if (window.source === "default") {
+    logger.warn(
+      fields,
+      `context window: ${window.tokens} tokens (the default: ${window.model === null ? "no model is configured" : `${window.model} is not in the table of well-known models`}); ` +
+        "set provider.contextWindow to the model's window (with Ollama, its num_ctx)",
+    );
+  } else {
+    logger.info(fields, `context window: ${window.tokens} tokens for ${window.model} (from ${window.source === "config" ? "the configuration" : "the table of well-known models"})`);
   }
 }

@@ -5,12 +5,36 @@ import { homesWithOwner, ownerIdentities } from "../../src/serve/owner-identitie
 describe("serve config", () => {
   it("defaults: 127.0.0.1:8787, api-server on without tokens, webhook off, leases auto, titles on", () => {
     const config = parseServeConfig({});
-    expect(config.gateway).toMatchObject({ host: "127.0.0.1", port: 8787, drainTimeoutSeconds: 30, historyLimit: 40, leases: "auto", leaseTtlSeconds: 30 });
+    expect(config.gateway).toMatchObject({ host: "127.0.0.1", port: 8787, drainTimeoutSeconds: 30, leases: "auto", leaseTtlSeconds: 30 });
+    // No fixed message window: the model's context window decides (issue 28).
+    expect(config.gateway.historyLimit).toBeUndefined();
     expect(config.adapters.apiServer).toEqual({ enabled: true, tokens: [], replyTimeoutSeconds: 600 });
     expect(config.adapters.webhook.enabled).toBe(false);
     expect(config.titles.enabled).toBe(true);
     expect(config.provider).toBeNull();
     expect(config.lifecycle.reset.default.mode).toBe("none");
+  });
+
+  it("provider.contextWindow and provider.models entries with their own window; old string entries still work (issue 28)", () => {
+    const config = parseServeConfig({
+      gateway: { historyLimit: 200 },
+      provider: { model: "llama3.1", contextWindow: 8192, models: { "gpt-4o": "qwen2.5", big: { model: "llama3.3", contextWindow: 32_768 } } },
+    });
+    expect(config.gateway.historyLimit).toBe(200);
+    expect(config.provider).toMatchObject({ contextWindow: 8192, models: { "gpt-4o": "qwen2.5", big: { model: "llama3.3", contextWindow: 32_768 } } });
+    expect(() => parseServeConfig({ provider: { contextWindow: 512 } })).toThrow(
+      /provider\.contextWindow: must be a whole number of tokens ≥ 1024: the model's context window, e\.g\. 128000 .*\(got 512\)/u,
+    );
+    expect(() => parseServeConfig({ provider: { contextWindow: "8k" } })).toThrow(/provider\.contextWindow: must be a whole number of tokens/u);
+    expect(() => parseServeConfig({ provider: { models: { big: { model: "llama3.3", contextWindow: 10 } } } })).toThrow(
+      /provider\.models\.big\.contextWindow: must be a whole number of tokens ≥ 1024: this model's context window/u,
+    );
+    expect(() => parseServeConfig({ provider: { models: { big: { contextWindow: 8192 } } } })).toThrow(
+      /provider\.models\.big: must be a provider model name .*or \{ model: <name>, contextWindow: <tokens> \}/u,
+    );
+    expect(() => parseServeConfig({ provider: { models: { big: { model: "x", window: 8192 } } } })).toThrow(/provider\.models\.big: unknown key\(s\) "window"; allowed: model, contextWindow/u);
+    // hermes' model.context_length points here.
+    expect(() => parseServeConfig({ model: { context_length: 8192 } })).toThrow(/provider\.contextWindow/u);
   });
 
   it("gateway.beforeResetTimeoutSeconds: 60 by default, 0 turns the before-reset turn off, bad values name the key", () => {
@@ -59,7 +83,7 @@ describe("serve config", () => {
     expect(parseServeConfig({ provider: { tools: ["session_search"] } }).provider).toEqual({ tools: ["session_search"] });
     expect(() => parseServeConfig({ provider: { tools: "sometimes" } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search \(got "sometimes"\)/);
     expect(() => parseServeConfig({ provider: { tools: ["web_search"] } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search \(got \["web_search"\]\)/);
-    expect(() => parseServeConfig({ provider: { models: { "gpt-4o": "" } } })).toThrow(/provider\.models\.gpt-4o: must be a provider model name \(the model answering requests for this name\) \(got ""\)/);
+    expect(() => parseServeConfig({ provider: { models: { "gpt-4o": "" } } })).toThrow(/provider\.models\.gpt-4o: must be a provider model name \(the model answering requests for this name\), or \{ model: <name>, contextWindow: <tokens> \} \(got ""\)/);
     expect(() => parseServeConfig({ provider: { modles: {} } })).toThrow(/provider: unknown key\(s\) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models/);
   });
 

@@ -311,7 +311,8 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       agentFactory: agent.factory,
       adapters: [cli],
       titler: agent.titler,
-      historyLimit: config.gateway.historyLimit,
+      contextWindow: agent.contextWindow,
+      ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
       contextConfig: {
         connectedPlatforms: [CLI_PLATFORM],
         homeChannels: Object.fromEntries(
