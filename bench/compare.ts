@@ -3,7 +3,9 @@
  * machine: the store benchmark (`npm run bench:compare -- <git-ref> <size> [--db TARGET]
  * [--rounds N]`) or the gateway benchmark (`npm run bench:compare -- <git-ref> gateway
  * [bench:gateway options] [--rounds N]`, after building both checkouts, since it runs each one's
- * `dist/`).
+ * `dist/`), or the context benchmark (`npm run bench:compare -- <git-ref> context
+ * [bench:context options] [--rounds N]`; it runs each checkout's sources, and the reference
+ * must have bench/context/run.ts).
  *
  * The reference is checked out into a temporary git worktree (its node_modules: this
  * checkout's when the lockfiles match, else `npm ci`). The two builds then run in turns
@@ -22,7 +24,8 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const USAGE =
   "usage: npm run bench:compare -- <git-ref> <small|medium|large|N> [--db FILE|postgres://URL] [--rounds N]\n" +
-  "       npm run bench:compare -- <git-ref> gateway [bench:gateway options] [--rounds N]";
+  "       npm run bench:compare -- <git-ref> gateway [bench:gateway options] [--rounds N]\n" +
+  "       npm run bench:compare -- <git-ref> context [bench:context options] [--rounds N]";
 
 type Figures = Record<string, number>;
 
@@ -73,12 +76,14 @@ function parse(argv: string[]): { ref: string; benchArgs: string[]; rounds: numb
 function main(): void {
   const { ref, benchArgs: given, rounds } = parse(process.argv.slice(2));
   const gateway = given[0] === "gateway";
-  const script = gateway ? "bench/gateway/run.ts" : "bench/run.ts";
-  const benchArgs = gateway ? given.slice(1) : given;
+  const context = given[0] === "context";
+  const script = gateway ? "bench/gateway/run.ts" : context ? "bench/context/run.ts" : "bench/run.ts";
+  const benchArgs = gateway || context ? given.slice(1) : given;
   const commit = execFileSync("git", ["rev-parse", "--verify", `${ref}^{commit}`], { cwd: root, encoding: "utf8" }).trim();
   const dir = join(mkdtempSync(join(tmpdir(), "threadline-bench-ref-")), "ref");
   execFileSync("git", ["worktree", "add", "--detach", dir, commit], { cwd: root, stdio: "ignore" });
   try {
+    if (!existsSync(join(dir, script))) throw new Error(`${ref} has no ${script}: compare against a build that has this benchmark.`);
     const sameLock =
       existsSync(join(dir, "package-lock.json")) &&
       readFileSync(join(dir, "package-lock.json"), "utf8") === readFileSync(join(root, "package-lock.json"), "utf8");

@@ -6,6 +6,8 @@
  * Routes (under the base URL `http://127.0.0.1:<port>/v1`):
  * - `POST /v1/chat/completions`: answered, in this order of precedence, by
  *   1. the bearer-key check (`apiKey` option): 401 with an OpenAI-style error body;
+ *   1b. with `contextWindow`, the window check: a request over the window (counted with
+ *      `tokenCounterFor(model)`) gets OpenAI's 400 `context_length_exceeded`;
  *   2. the script (`script` option / `setScript`), when it returns a reply;
  *   3. the model check (`models` option): 404 `model_not_found` for other models;
  *   4. the fixed title (`title` option), when the request is a title request;
@@ -41,6 +43,8 @@
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tokenCounterFor } from "../../src/context/token-count.js";
+import type { ConversationMessage } from "../../src/store/index.js";
 
 /** A message as received in a chat-completions request. */
 export interface FakeChatMessage {
@@ -76,6 +80,13 @@ export interface FakeOpenAiRequest {
   kind: "chat" | "title" | "other";
   /** 0-based position among every request received. */
   index: number;
+  /**
+   * With `contextWindow`: the request's tokens as the window check counted them (messages,
+   * tools, `max_tokens`), for chat and title requests; otherwise undefined.
+   */
+  tokens?: number;
+  /** With `contextWindow`: the request was refused as over the window (400 `context_length_exceeded`). */
+  overWindow?: boolean;
 }
 
 /** A reply to send. With neither `json` nor `text`, the default reply for the request is sent with `status`. */
@@ -141,6 +152,27 @@ export interface FakeOpenAiServerOptions {
   rejectTools?: FakeToolRejection;
   /** The `model` of every completion (the model that answered); default: the requested one. */
   servedModel?: string;
+  /**
+   * The model's context window in tokens: every chat-completions request (title requests too) is
+   * counted with `tokenCounterFor(model)` (src/context/token-count.ts: messages, plus the tools
+   * as JSON text, plus `max_tokens`) and refused the way OpenAI refuses it, 400 with code
+   * `context_length_exceeded`, when the count is over the window. See {@link FakeOpenAiServer.window}.
+   */
+  contextWindow?: number;
+  /** Called with every request and the reply decided for it (before any delay), refused ones too. */
+  onReply?: (request: FakeOpenAiRequest, reply: FakeReply) => void;
+}
+
+/** What the window check saw (see {@link FakeOpenAiServerOptions.contextWindow}). */
+export interface FakeWindowStats {
+  /** The window, in tokens. */
+  window: number;
+  /** Requests counted. */
+  counted: number;
+  /** The largest request counted, in tokens (0 before any). */
+  maxTokens: number;
+  /** Requests refused as over the window. */
+  refusals: number;
 }
 
 /** A running fake server. */
@@ -158,6 +190,8 @@ export interface FakeOpenAiServer {
   enqueue(...replies: FakeReply[]): void;
   /** Clears the recorded requests, the queue and the script. */
   reset(): void;
+  /** The window check's figures; `null` without `contextWindow`. */
+  window(): FakeWindowStats | null;
   /** Stops the server, ending pending delays and open connections. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -181,7 +215,8 @@ const TITLE_ASK = /\b(?:write|give|generate|propose|suggest|create|make)\b[^\n.]
  * await server.close();
  */
 export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
-  const { apiKey, delayMs = 0, title = FAKE_TITLE, models, streamTokens = false, tokenDelayMs = 0, rejectTools, servedModel } = options;
+  const { apiKey, delayMs = 0, title = FAKE_TITLE, models, streamTokens = false, tokenDelayMs = 0, rejectTools, servedModel, contextWindow, onReply } = options;
+  const windowStats: FakeWindowStats | null = contextWindow === undefined ? null : { window: contextWindow, counted: 0, maxTokens: 0, refusals: 0 };
   const isTitleRequest = options.isTitleRequest ?? defaultIsTitleRequest;
   const requests: FakeOpenAiRequest[] = [];
   const queue: FakeReply[] = [...(options.replies ?? [])];
@@ -208,6 +243,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const signal = AbortSignal.any([gone.signal, closing.signal]);
 
     const reply = await decide(request);
+    onReply?.(request, reply);
     if (reply.resetConnection === true) {
       req.socket.destroy();
       return;
@@ -230,6 +266,10 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     if (rejectTools !== undefined && Array.isArray(body?.tools) && body.tools.length > 0) {
       const rejection = FAKE_TOOL_REJECTIONS[rejectTools];
       return fakeErrorReply(rejection.status, rejection.message(String(body.model)));
+    }
+    if (windowStats !== null && request.kind !== "other" && body !== null && Array.isArray(body.messages)) {
+      const refusal = await checkWindow(request, body, windowStats);
+      if (refusal !== null) return refusal;
     }
     if (script !== null) {
       const scripted = await script(request);
@@ -354,6 +394,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       queue.length = 0;
       script = null;
     },
+    window: () => (windowStats === null ? null : { ...windowStats }),
     close() {
       closed ??= new Promise<void>((resolve) => {
         closing.abort();
@@ -479,6 +520,31 @@ export function messageText(content: unknown): string {
 /** Whitespace-separated words in `text` (the fake server's token count). */
 export function countWords(text: string): number {
   return text.split(/\s+/u).filter((word) => word !== "").length;
+}
+
+/**
+ * Counts a request against the window (messages with `tokenCounterFor(model)`, tools as their
+ * JSON text, `max_tokens`), records it, and returns OpenAI's refusal when it is over.
+ */
+async function checkWindow(request: FakeOpenAiRequest, body: FakeChatBody, stats: FakeWindowStats): Promise<FakeReply | null> {
+  const counter = await tokenCounterFor(typeof body.model === "string" ? body.model : null);
+  const messages = counter.countMessages((body.messages ?? []) as unknown as ConversationMessage[]);
+  const functions = Array.isArray(body.tools) && body.tools.length > 0 ? counter.count(JSON.stringify(body.tools)) : 0;
+  const completion = typeof body.max_tokens === "number" ? body.max_tokens : 0;
+  const tokens = messages + functions + completion;
+  request.tokens = tokens;
+  stats.counted += 1;
+  stats.maxTokens = Math.max(stats.maxTokens, tokens);
+  if (tokens <= stats.window) return null;
+  request.overWindow = true;
+  stats.refusals += 1;
+  // OpenAI's wording: with a completion or functions the parts are named.
+  const parts = [`${messages} in the messages`, ...(functions > 0 ? [`${functions} in the functions`] : []), ...(completion > 0 ? [`${completion} in the completion`] : [])];
+  const message =
+    parts.length === 1
+      ? `This model's maximum context length is ${stats.window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`
+      : `This model's maximum context length is ${stats.window} tokens. However, you requested ${tokens} tokens (${parts.join(", ")}). Please reduce the length of the messages${completion > 0 ? " or completion" : ""}.`;
+  return { status: 400, json: { error: { message, type: "invalid_request_error", param: "messages", code: "context_length_exceeded" } } };
 }
 
 function defaultIsTitleRequest(body: FakeChatBody): boolean {
