@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { DEFAULT_COMPRESSION_SETTINGS } from "../../src/context/index.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -131,6 +132,9 @@ export async function adapterHarness<A extends Adapter>(
     agentFactory: () => agent,
     adapters: [adapter],
     logger,
+    // The platform's path alone: a long reply would fill the default 8K window and start a
+    // compression (its notice, its child session), which session-compressor.test.ts covers.
+    compression: { settings: { ...DEFAULT_COMPRESSION_SETTINGS, enabled: false } },
     metrics: {
       sendFailed: (platform, kind) => failures.push(`${platform}/${kind}`),
       deliveryFailed: (platform, reason) => deliveryFailures.push(`${platform}/${reason}`),
