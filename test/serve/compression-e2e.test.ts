@@ -4,11 +4,14 @@
  * process. Its script answers summary requests with the facts (`WORD-123`) they carry, and
  * can hang on them. The gateway is the built bin (`npm run build` first).
  */
+import { randomBytes } from "node:crypto";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
+import { dropSchema, TEST_PG_URL } from "../contract/postgres-server.js";
+import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { BIN, cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabase, type CallbackServer, type GatewayProcess } from "./gateway-process.js";
 import { contentText } from "./model-dialogue.js";
 
@@ -17,10 +20,36 @@ const SECRET = "e2e-compression-secret-0123456789";
 const FAKE_KEY = "sk-fake-compression-key";
 
 const fakes: FakeOpenAiServer[] = [];
+const schemas: string[] = [];
 afterEach(async () => {
   await cleanupProcesses();
   await Promise.all(fakes.splice(0).map((fake) => fake.close()));
+  for (const schema of schemas.splice(0)) await dropSchema(schema);
 });
+
+/** The PostgreSQL database of the running test (`null`: the home's SQLite file). */
+let pgTarget: string | null = null;
+
+/** The config's `database` for a backend: the default SQLite file, or a fresh PostgreSQL schema. */
+function databaseFor(backend: "sqlite" | "postgres"): { database?: string } {
+  pgTarget = null;
+  if (backend === "sqlite") return {};
+  const schema = `tl_cmp_${randomBytes(5).toString("hex")}`;
+  schemas.push(schema);
+  pgTarget = `${TEST_PG_URL}?schema=${schema}`;
+  return { database: pgTarget };
+}
+
+/** Opens the test's database (the home's SQLite file, or its PostgreSQL schema). */
+async function withDb<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
+  if (pgTarget === null) return withDatabase(home, use);
+  const db = await openSessionDB(pgTarget);
+  try {
+    return await use(db);
+  } finally {
+    await db.close();
+  }
+}
 
 /** The text of a request's last user message. */
 function lastUserText(request: FakeOpenAiRequest): string {
@@ -66,7 +95,7 @@ async function startServe(home: string, model: Model): Promise<GatewayProcess> {
   return spawnGateway({ home, env: { OPENAI_BASE_URL: model.fake.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model" } });
 }
 
-describe("threadline serve: automatic compression (issue 28)", () => {
+for (const backend of ["sqlite", "postgres"] as const) describe(`threadline serve: automatic compression (issue 28, ${backend})`, () => {
   it(
     "compressions form a lineage t, t #2, t #3 with stored, searchable summaries; early facts reach late requests through them",
     async () => {
@@ -74,6 +103,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       const model = await startModel(chat);
       const callback = (chat.callback = await startCallbackServer(SECRET));
       const home = await makeHome({
+        ...databaseFor(backend),
         adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } },
         titles: { enabled: false },
         compression: { hardMessageLimit: 10, protectFirstN: 1, protectLastN: 2 },
@@ -105,7 +135,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       expect(given[0]).toMatch(/^\[Summary of the earlier conversation \(session \S+\)\]\nFacts: ZEBRA-42$/u);
       expect(given.some((t) => t.startsWith("remember the launch code"))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      const tipId = await withDatabase(home, async (db) => {
+      const tipId = await withDb(home, async (db) => {
         const page = await db.listSessions({ limit: 10 });
         const tip = page.items.find((s) => s.title === "t #3")!;
         const chain = [...(await db.getAncestors(tip.id)).reverse(), (await db.getSession(tip.id))!];
@@ -128,7 +158,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       });
       // `threadline sessions show` labels it as the summary of the session it compressed.
       const shown = await promisify(execFile)(process.execPath, [BIN, "sessions", "show", tipId], {
-        env: { ...process.env, THREADLINE_HOME: home, THREADLINE_DB: undefined, THREADLINE_CONFIG: undefined, NO_COLOR: "1" },
+        env: { ...process.env, THREADLINE_HOME: home, THREADLINE_DB: pgTarget ?? undefined, THREADLINE_CONFIG: undefined, NO_COLOR: "1" },
         timeout: 30_000,
       }).catch((error: unknown) => error as { stdout: string });
       expect(shown.stdout).toMatch(/summary of the earlier conversation \(\S+\)/u);
@@ -144,6 +174,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       const model = await startModel(chat);
       const callback = (chat.callback = await startCallbackServer(SECRET));
       const home = await makeHome({
+        ...databaseFor(backend),
         adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } },
         titles: { enabled: false },
         compression: { hardMessageLimit: 10, protectFirstN: 1, protectLastN: 2 },
@@ -165,7 +196,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       expect(callback.deliveries.filter((d) => d.body.kind === "reply")).toHaveLength(6);
       expect(await say("while the summary hangs")).toBe("Reply to: while the summary hangs");
       expect(await gateway.signal("SIGKILL")).toMatchObject({ signal: "SIGKILL" });
-      const before = await withDatabase(home, async (db) => {
+      const before = await withDb(home, async (db) => {
         const sessions = (await db.listSessions({ limit: 10 })).items;
         expect(sessions).toHaveLength(1);
         const only = (await db.getSession(sessions[0]!.id))!;
@@ -178,7 +209,7 @@ describe("threadline serve: automatic compression (issue 28)", () => {
       expect(await say("after the restart")).toBe("Reply to: after the restart");
       await callback.waitFor((d) => d.body.text.startsWith("Context compressed"), "the compression after the restart");
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      await withDatabase(home, async (db) => {
+      await withDb(home, async (db) => {
         expect((await db.getSession(before.id))!.endReason).toBe("compression");
         const [child] = await db.getDescendants(before.id);
         const messages = await db.getMessages(child!.id);
