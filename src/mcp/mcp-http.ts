@@ -23,6 +23,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { ApiKeyring, checkApiAccess, ERROR_STATUS, HttpError, isLoopbackHost, type ApiKey } from "../server/internal.js";
 import { InvalidInputError, type SessionDB } from "../store/index.js";
 import type { SessionSummariser } from "../tools/index.js";
+import { trackUnusedConnections } from "../net/close-unused-connections.js";
 import { hostPolicyFor, rebindingRefusal } from "./dns-rebinding.js";
 import { buildMcpServer } from "./mcp-server.js";
 import type { McpCaller } from "./tenant-scope.js";
@@ -99,6 +100,8 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<RunningMcpH
   const callers = new WeakMap<FastifyRequest, McpCaller>();
 
   const app = Fastify({ logger: false, genReqId: () => randomUUID(), forceCloseConnections: "idle", bodyLimit: options.bodyLimit ?? 1024 * 1024 }) as unknown as FastifyInstance;
+  const endUnusedConnections = trackUnusedConnections(app.server);
+  app.addHook("preClose", async () => endUnusedConnections());
   app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
     const status = typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) onError(error, "request");

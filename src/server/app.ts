@@ -38,6 +38,7 @@ import { searchRoutes } from "./routes/search.js";
 import { sessionLineageRoutes } from "./routes/session-lineage.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statsRoutes } from "./routes/stats.js";
+import { trackUnusedConnections } from "../net/close-unused-connections.js";
 
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {
@@ -148,7 +149,7 @@ export interface BuildServerOptions extends ApiOptions {
 /**
  * A Fastify server with only the API (`threadline api`, tests). It does not listen: call
  * `listen()`. Unknown routes answer 404 in the API's error shape; `close()` finishes
- * running requests and closes idle keep-alive connections.
+ * running requests and closes idle keep-alive connections and those that never sent a request.
  *
  * @example
  * import { openSessionDB } from "threadline";
@@ -164,6 +165,8 @@ export async function buildServer(options: BuildServerOptions): Promise<FastifyI
     forceCloseConnections: "idle",
     bodyLimit,
   }) as unknown as FastifyInstance;
+  const endUnusedConnections = trackUnusedConnections(app.server);
+  app.addHook("preClose", async () => endUnusedConnections());
   app.setNotFoundHandler(notFoundHandler);
   app.setErrorHandler(makeErrorHandler(api.errorLogger ?? logger ?? null));
   guardRequests(app, { extra: hostNamesFor(api.listenHost ?? "127.0.0.1", publicHosts), configKey: "gateway.publicHosts" });
