@@ -21,7 +21,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
-import { bearerIndex, isLoopbackClient, TrustedProxies } from "../net/http-auth.js";
+import { bearerIndex, isLoopbackClient, TrustedProxies } from "../net/index.js";
 
 /** A bearer token: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
 export type ApiServerTokenEntry = string | { token: string; userId: string; name?: string | null };

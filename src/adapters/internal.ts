@@ -7,4 +7,4 @@
  */
 export * from "./index.js";
 export { CLI_PLATFORM, osUserName } from "./cli-adapter.js";
-export { isLoopbackAddress, isLoopbackClient, TrustedProxies, trustProxyEntryProblem, secretsEqual, PROXY_HEADERS } from "../net/http-auth.js";
+export { isLoopbackAddress, isLoopbackClient, TrustedProxies, trustProxyEntryProblem, secretsEqual, PROXY_HEADERS } from "../net/index.js";

@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Adapter, ChatType, InboundHandler, OutboundMessage, SessionSource } from "../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../store/index.js";
-import { signatureMatches, signBody } from "../net/http-auth.js";
+import { signatureMatches, signBody } from "../net/index.js";
 
 /** The header carrying `sha256=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>`. */
 export const SIGNATURE_HEADER = "x-threadline-signature";

@@ -23,7 +23,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { ApiKeyring, checkApiAccess, ERROR_STATUS, HttpError, isLoopbackHost, type ApiKey } from "../server/internal.js";
 import { InvalidInputError, type SessionDB } from "../store/index.js";
 import type { SessionSummariser } from "../tools/index.js";
-import { trackUnusedConnections } from "../net/close-unused-connections.js";
+import { trackUnusedConnections } from "../net/index.js";
 import { hostPolicyFor, rebindingRefusal } from "./dns-rebinding.js";
 import { buildMcpServer } from "./mcp-server.js";
 import type { McpCaller } from "./tenant-scope.js";

@@ -8,7 +8,7 @@
 import { hostname } from "node:os";
 import { z } from "zod";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
-import { trustProxyEntryProblem } from "../net/http-auth.js";
+import { trustProxyEntryProblem } from "../net/index.js";
 import { MIN_CONTEXT_WINDOW } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";

@@ -38,7 +38,7 @@ import { searchRoutes } from "./routes/search.js";
 import { sessionLineageRoutes } from "./routes/session-lineage.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { statsRoutes } from "./routes/stats.js";
-import { trackUnusedConnections } from "../net/close-unused-connections.js";
+import { trackUnusedConnections } from "../net/index.js";
 
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {

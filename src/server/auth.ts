@@ -8,7 +8,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { isLoopbackAddress, isLoopbackClient, TrustedProxies } from "../net/http-auth.js";
+import { isLoopbackAddress, isLoopbackClient, TrustedProxies } from "../net/index.js";
 import { InternalError, InvalidInputError } from "../store/index.js";
 import { HttpError } from "./error-handler.js";
 

@@ -37,7 +37,7 @@ import {
   splitMessage,
   type AnswerRules,
 } from "../chat/index.js";
-import { secretsEqual } from "../../net/http-auth.js";
+import { secretsEqual } from "../../net/index.js";
 import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml, telegramRenderedLength } from "./telegram-format.js";
 import { TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
 
