@@ -21,7 +21,7 @@ import { rm } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openSessionDB, type SessionDB } from "../src/index.js";
-import { buildServer } from "../src/server/index.js";
+import { buildServer } from "../src/http-api/index.js";
 import { ensureDataset, readQueries } from "./dataset.js";
 import { fmtSeconds, log } from "./log.js";
 import { nearestRank } from "./percentile.js";

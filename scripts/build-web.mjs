@@ -2,7 +2,7 @@
 // Bundles the web page (src/web/, Preact + TSX) with esbuild into dist/web/ (run by
 // `npm run build` after tsc). Output: index.html (pointing at assets/<name>),
 // main-<hash>.js, main-<hash>.css and manifest.json ({ js, css }) that the server
-// (src/server/ui/ui-routes.ts) reads to serve the hashed names under /ui/assets/ with
+// (src/http-api/ui/ui-routes.ts) reads to serve the hashed names under /ui/assets/ with
 // immutable caching. Nothing is loaded from a CDN: every dependency is bundled.
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";

@@ -5,7 +5,7 @@
 // 3. only src/store/sqlite/ imports better-sqlite3 (only src/store/postgres/ imports pg),
 //    and backends never import each other;
 // 4. the core (src/store outside backend folders) never imports a backend statically;
-// 5. outer folders (gateway, executions, cli, server, …) reach the core only through
+// 5. outer folders (gateway, executions, cli, http-api, …) reach the core only through
 //    src/store/index.ts (the core's door for this package; the public part of it is the
 //    explicit list in src/index.ts), and the core never imports them;
 // 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { hostnameAllowed, isLoopbackHost, normaliseHostname as normalise } from "../server/internal.js";
+import { hostnameAllowed, isLoopbackHost, normaliseHostname as normalise } from "../http-api/internal.js";
 
 /** The names a loopback server answers to. */
 export const LOOPBACK_HOSTNAMES: readonly string[] = ["localhost", "127.0.0.1", "[::1]"];

@@ -20,7 +20,7 @@
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import { ApiKeyring, checkApiAccess, ERROR_STATUS, HttpError, isLoopbackHost, type ApiKey } from "../server/internal.js";
+import { ApiKeyring, checkApiAccess, ERROR_STATUS, HttpError, isLoopbackHost, type ApiKey } from "../http-api/internal.js";
 import { InvalidInputError, type SessionDB } from "../store/index.js";
 import type { SessionSummariser } from "../tools/index.js";
 import { trackUnusedConnections } from "../net/index.js";

@@ -6,7 +6,7 @@
  * @module
  */
 import type { GatewayRunner } from "../gateway/index.js";
-import { MAX_LIVE_ROWS, type GatewayLiveSnapshot, type GatewayLiveSource } from "../server/internal.js";
+import { MAX_LIVE_ROWS, type GatewayLiveSnapshot, type GatewayLiveSource } from "../http-api/internal.js";
 
 /** A live source over `runner`. */
 export function gatewayLiveSource(runner: GatewayRunner): GatewayLiveSource {

@@ -28,7 +28,7 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/internal.js";
-import { apiRoutes, checkApiAccess, guardRequests, hostNamesFor, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../server/internal.js";
+import { apiRoutes, checkApiAccess, guardRequests, hostNamesFor, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../http-api/internal.js";
 import type { ContextWindow } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";

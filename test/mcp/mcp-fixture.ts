@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 
-export { ADMIN, ALICE, BOB, KEYS } from "../server/api-harness.js";
+export { ADMIN, ALICE, BOB, KEYS } from "../http-api/api-harness.js";
 
 /** Messages in {@link LONG}'s transcript. */
 export const LONG_MESSAGES = 45;

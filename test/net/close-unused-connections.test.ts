@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
-import { buildServer } from "../../src/server/index.js";
+import { buildServer } from "../../src/http-api/index.js";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 
 let dir: string;

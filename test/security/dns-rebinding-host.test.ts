@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupProcesses, makeHome, postChat, spawnGateway } from "../serve/gateway-process.js";
-import { hostNamesFor, hostRefusal } from "../../src/server/internal.js";
+import { hostNamesFor, hostRefusal } from "../../src/http-api/internal.js";
 import { rawRequest } from "./raw-http.js";
 
 const TEST_TIMEOUT = 60_000;

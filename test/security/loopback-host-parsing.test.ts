@@ -8,7 +8,7 @@
 import { networkInterfaces } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { isLoopbackAddress } from "../../src/adapters/internal.js";
-import { isLoopbackHost } from "../../src/server/internal.js";
+import { isLoopbackHost } from "../../src/http-api/internal.js";
 import { cleanupProcesses, makeHome, spawnGateway } from "../serve/gateway-process.js";
 import { rawRequest } from "./raw-http.js";
 

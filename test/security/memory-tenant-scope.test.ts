@@ -11,7 +11,7 @@
 import { afterEach, expect, it } from "vitest";
 import type { SessionDB } from "../../src/index.js";
 import { forEachBackend } from "../gateway/backends.js";
-import { ADMIN, ALICE, BOB, call, closeServers, KEYS, startApi, type ApiServer } from "../server/api-harness.js";
+import { ADMIN, ALICE, BOB, call, closeServers, KEYS, startApi, type ApiServer } from "../http-api/api-harness.js";
 
 afterEach(closeServers);
 

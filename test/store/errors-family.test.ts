@@ -14,7 +14,7 @@ import { WhatsAppApiError } from "../../src/adapters/whatsapp/index.js";
 import { AgentError, AgentInterruptedError } from "../../src/agents/index.js";
 import { CliError, ERROR_EXIT_CODE, EXIT, exitCodeOf } from "../../src/cli/cli-context.js";
 import { HandoffError } from "../../src/gateway/index.js";
-import { ERROR_STATUS, HttpError, toErrorReply } from "../../src/server/index.js";
+import { ERROR_STATUS, HttpError, toErrorReply } from "../../src/http-api/index.js";
 import {
   AmbiguousIdError,
   ConflictError,

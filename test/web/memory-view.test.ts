@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { FastifyInstance } from "fastify";
 import type { Page } from "playwright-core";
-import { buildServer, uiRoutes } from "../../src/server/index.js";
+import { buildServer, uiRoutes } from "../../src/http-api/index.js";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { launchBrowser, screenshot, watchPage, type PageWatch, type TestBrowser } from "./browser.js";
 

@@ -7,8 +7,8 @@
 import { spawn } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseServeConfig } from "../../src/serve/index.js";
-import { buildServer, uiRoutes } from "../../src/server/index.js";
-import { baseHref, relativeFolder } from "../../src/server/ui/ui-routes.js";
+import { buildServer, uiRoutes } from "../../src/http-api/index.js";
+import { baseHref, relativeFolder } from "../../src/http-api/ui/ui-routes.js";
 import { openSessionDB } from "../../src/store/index.js";
 import { BIN, cleanupProcesses, databaseOf, freePort, GatewayProcess, makeHome, spawnGateway, waitFor } from "../serve/gateway-process.js";
 

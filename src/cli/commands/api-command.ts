@@ -9,7 +9,7 @@
  */
 import { Command, Option } from "commander";
 import { pino } from "pino";
-import { buildServer, checkApiAccess, uiRoutes } from "../../server/index.js";
+import { buildServer, checkApiAccess, uiRoutes } from "../../http-api/index.js";
 import { openSessionDB } from "../../store/index.js";
 import { databaseTarget } from "../cli-context.js";
 import type { CliIo } from "../cli-output.js";

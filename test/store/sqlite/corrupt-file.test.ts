@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DatabaseCorruptError, openSessionDB, type SessionDB } from "../../../src/index.js";
 import { seedDatabase, zeroMiddleLeaf } from "../../support/damaged-sqlite.js";
-import { call, closeServers, startApi } from "../../server/api-harness.js";
+import { call, closeServers, startApi } from "../../http-api/api-harness.js";
 
 let dir: string;
 let path: string;

@@ -12,7 +12,7 @@ import {
   StoreError,
   type SessionDB,
 } from "../../src/index.js";
-import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/server/index.js";
+import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/http-api/index.js";
 import { forEachBackend } from "../gateway/backends.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
 

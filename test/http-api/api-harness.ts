@@ -10,7 +10,7 @@
 import type { FastifyInstance } from "fastify";
 import type { SessionDB } from "../../src/index.js";
 import { Executions } from "../../src/executions/index.js";
-import { buildServer, type BuildServerOptions } from "../../src/server/index.js";
+import { buildServer, type BuildServerOptions } from "../../src/http-api/index.js";
 import { DeadlineError, withDeadline } from "../support/wait-for.js";
 
 export const ADMIN = "admin-key-0123456789abcdef";

@@ -53,7 +53,7 @@ interface BuiltPage {
 }
 
 function defaultAssetsDir(): string | null {
-  // dist/server/ui/ui-routes.js → dist/web; src/server/ui/ui-routes.ts (tests on the source) → dist/web.
+  // dist/http-api/ui/ui-routes.js → dist/web; src/http-api/ui/ui-routes.ts (tests on the source) → dist/web.
   for (const candidate of ["../../web/", "../../../dist/web/"]) {
     const dir = fileURLToPath(new URL(candidate, import.meta.url));
     if (existsSync(`${dir}manifest.json`)) return dir;

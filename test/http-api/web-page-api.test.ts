@@ -7,7 +7,7 @@ import { afterEach, expect, it } from "vitest";
 import type { SessionDB } from "../../src/index.js";
 import { forEachBackend } from "../gateway/backends.js";
 import { ALICE, BOB, call, closeServers, jsonLines, seed, startApi } from "./api-harness.js";
-import { snippetSegments } from "../../src/server/routes/search.js";
+import { snippetSegments } from "../../src/http-api/routes/search.js";
 
 afterEach(closeServers);
 
