@@ -28,8 +28,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       const value = arg === "--writers" ? argv[++i] : arg.slice("--writers=".length);
       if (value === undefined || !/^[1-9][0-9]*$/.test(value)) throw new UsageError("--writers needs a positive integer");
       writers = Number(value);
-    }
-    else if (arg === "--db") {
+    } else if (arg === "--db") {
       db = argv[++i];
       if (db === undefined || db === "") throw new UsageError("--db needs a value");
     } else if (arg.startsWith("--db=")) db = arg.slice("--db=".length);

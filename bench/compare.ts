@@ -95,7 +95,10 @@ function main(): void {
     symlinkSync(join(root, "bench-data"), join(dir, "bench-data"), "dir");
     if (gateway) {
       // The gateway benchmark starts each checkout's built `threadline serve`.
-      for (const [where, label] of [[dir, "reference"], [root, "current checkout"]] as const) {
+      for (const [where, label] of [
+        [dir, "reference"],
+        [root, "current checkout"],
+      ] as const) {
         process.stderr.write(`[compare] building the ${label}\n`);
         execFileSync("npm", ["run", "-s", "build"], { cwd: where, stdio: ["ignore", "ignore", "inherit"] });
       }

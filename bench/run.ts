@@ -45,8 +45,19 @@ async function runPhases(db: SessionDB, data: Dataset, exportPath: string): Prom
   // Last, so that the long session it writes changes no figure of the shared workload.
   const transcriptNewestPage = await runTranscriptNewestPage(db, data.meta.clock);
   return buildReport({
-    system, dataset: data.size, messages: data.meta.messages,
-    ingest, search, listRecent, getMessages, resolveTitle, exportAll, insights, prune, size, transcriptNewestPage,
+    system,
+    dataset: data.size,
+    messages: data.meta.messages,
+    ingest,
+    search,
+    listRecent,
+    getMessages,
+    resolveTitle,
+    exportAll,
+    insights,
+    prune,
+    size,
+    transcriptNewestPage,
   });
 }
 

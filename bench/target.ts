@@ -5,9 +5,7 @@ import type { SessionDB } from "../src/index.js";
 import { log } from "./log.js";
 
 /** The database the run uses: a SQLite file or a server URL. */
-export type Target =
-  | { kind: "file"; path: string; isDefault: boolean }
-  | { kind: "url"; url: string };
+export type Target = { kind: "file"; path: string; isDefault: boolean } | { kind: "url"; url: string };
 
 /** `--db` as given, or a fresh `bench.db` in the dataset directory. */
 export function resolveTarget(db: string | undefined, dataDir: string): Target {
@@ -36,9 +34,7 @@ export async function prepareTarget(target: Target): Promise<void> {
 export async function assertEmpty(db: SessionDB): Promise<void> {
   const stats = await db.getStats();
   if (stats.totalSessions > 0 || stats.totalMessages > 0) {
-    throw new Error(
-      `${db.location} is not empty (${stats.totalSessions} sessions): the benchmark needs a fresh, empty database`,
-    );
+    throw new Error(`${db.location} is not empty (${stats.totalSessions} sessions): the benchmark needs a fresh, empty database`);
   }
 }
 

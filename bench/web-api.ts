@@ -61,7 +61,11 @@ async function measure(db: SessionDB, queriesPath: string, clock: number, size: 
     await db.createSession({ id: longId, source: "cli", startedAt: clock - 3600 });
     await db.appendTurn(
       longId,
-      Array.from({ length: 1000 }, (_, i) => ({ role: i % 2 === 0 ? ("user" as const) : ("assistant" as const), content: `message ${i} about the deployment`, timestamp: clock - 3600 + i })),
+      Array.from({ length: 1000 }, (_, i) => ({
+        role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
+        content: `message ${i} about the deployment`,
+        timestamp: clock - 3600 + i,
+      })),
     );
   }
   const app = await buildServer({ db, keys: [{ key: KEY }], listenHost: "127.0.0.1" });

@@ -41,7 +41,9 @@ for (const file of result.outputFiles) {
   manifest[ext] = name;
 }
 if (manifest.js === undefined || manifest.css === undefined) throw new Error("build-web: esbuild produced no JS or no CSS");
-const html = (await readFile(join(root, "src/web/index.html"), "utf8")).replaceAll("__MAIN_JS__", `assets/${manifest.js}`).replaceAll("__MAIN_CSS__", `assets/${manifest.css}`);
+const html = (await readFile(join(root, "src/web/index.html"), "utf8"))
+  .replaceAll("__MAIN_JS__", `assets/${manifest.js}`)
+  .replaceAll("__MAIN_CSS__", `assets/${manifest.css}`);
 await writeFile(join(out, "index.html"), html);
 await writeFile(join(out, "manifest.json"), `${JSON.stringify(manifest)}\n`);
 console.log(`build-web: dist/web/${manifest.js}, dist/web/${manifest.css}`);

@@ -56,7 +56,11 @@ for (const dir of ["src", "test", "bench"]) {
         const inWeb = (p) => p.startsWith(join(root, "src", "web") + sep);
         if (inWeb(file) !== inWeb(target)) problems.push(`${rel}: src/web/ and the rest of src/ must not import each other ("${spec}")`);
       }
-      if ((rel === "src/store/contract.ts" || rel === "src/store/errors.ts") && spec.startsWith(".") && !(rel === "src/store/contract.ts" && spec === "./errors.js")) {
+      if (
+        (rel === "src/store/contract.ts" || rel === "src/store/errors.ts") &&
+        spec.startsWith(".") &&
+        !(rel === "src/store/contract.ts" && spec === "./errors.js")
+      ) {
         problems.push(`${rel}: must not import project modules ("${spec}")`);
       }
       if (spec === "better-sqlite3" && !rel.startsWith("src/store/sqlite/")) problems.push(`${rel}: only src/store/sqlite/ may import better-sqlite3`);
@@ -67,7 +71,9 @@ for (const dir of ["src", "test", "bench"]) {
         problems.push(`${rel}: reach the storage core through "../store/index.js", not "${spec}"`);
       }
       if (spec.startsWith(".") && !rel.startsWith("src/store/") && !rel.startsWith("src/web/")) {
-        const target = relative(root, join(file, "..", spec)).split(sep).join("/");
+        const target = relative(root, join(file, "..", spec))
+          .split(sep)
+          .join("/");
         const [, fromTop] = rel.split("/");
         const [targetRoot, targetTop] = target.split("/");
         const door = /\/(index|internal)\.js$/.test(target);

@@ -97,7 +97,13 @@ export function requestFigures(requests: readonly FakeModelRequest[], window: nu
       max: tokens.length === 0 ? null : Math.max(...tokens),
     },
     turn_request_messages: {
-      p50: turnRequests.length === 0 ? null : nearestRank(turnRequests.map((r) => r.messages), 50),
+      p50:
+        turnRequests.length === 0
+          ? null
+          : nearestRank(
+              turnRequests.map((r) => r.messages),
+              50,
+            ),
       max: turnRequests.length === 0 ? null : Math.max(...turnRequests.map((r) => r.messages)),
     },
   };

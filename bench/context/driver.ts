@@ -11,7 +11,13 @@ import { performance } from "node:perf_hooks";
 import type { TurnSample } from "./analysis.js";
 import { modelReply, userMessage } from "./workload.js";
 
-const { url, seed, turns, key, timeoutMs } = JSON.parse(process.argv[2] ?? "{}") as { url: string; seed: number; turns: number; key: string; timeoutMs: number };
+const { url, seed, turns, key, timeoutMs } = JSON.parse(process.argv[2] ?? "{}") as {
+  url: string;
+  seed: number;
+  turns: number;
+  key: string;
+  timeoutMs: number;
+};
 
 async function sendTurn(k: number): Promise<TurnSample> {
   const expected = modelReply(seed, k).slice(0, 40);

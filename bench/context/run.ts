@@ -72,7 +72,8 @@ function usageError(message: string): never {
 
 function whole(option: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < min || n > max) usageError(`${option} takes a whole number from ${min} to ${max} (got ${value ?? "nothing"})`);
+  if (value === undefined || !Number.isInteger(n) || n < min || n > max)
+    usageError(`${option} takes a whole number from ${min} to ${max} (got ${value ?? "nothing"})`);
   return n;
 }
 
@@ -109,10 +110,14 @@ function parseArgs(argv: readonly string[]): Args {
  * resolves with every turn once the driver exits.
  */
 async function runDriver(url: string, args: Args, onTurn: (sample: TurnSample) => void): Promise<TurnSample[]> {
-  const child = spawn(process.execPath, ["--import", "tsx", DRIVER, JSON.stringify({ url, seed: args.seed, turns: args.turns, key: "bench-context", timeoutMs: TURN_TIMEOUT_MS })], {
-    cwd: PROJECT_ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", DRIVER, JSON.stringify({ url, seed: args.seed, turns: args.turns, key: "bench-context", timeoutMs: TURN_TIMEOUT_MS })],
+    {
+      cwd: PROJECT_ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const samples: TurnSample[] = [];
   const lines = createInterface({ input: child.stdout! });
   const closed = once(lines, "close");
@@ -150,7 +155,8 @@ async function drain(bench: BenchGateway, model: FakeModelProcess, timer: StoreT
  */
 function tenths(samples: readonly TurnSample[], busyAfter: readonly number[]) {
   const n = Math.max(1, Math.floor(samples.length / 10));
-  const busy = (from: number, to: number): number => Math.round((((busyAfter[to - 1] ?? 0) - (from === 0 ? 0 : (busyAfter[from - 1] ?? 0))) / (to - from)) * 1000) / 1000;
+  const busy = (from: number, to: number): number =>
+    Math.round((((busyAfter[to - 1] ?? 0) - (from === 0 ? 0 : (busyAfter[from - 1] ?? 0))) / (to - from)) * 1000) / 1000;
   const p50 = (part: readonly TurnSample[]): number | null => latencySpread(part.filter((s) => s.status === 200).map((s) => s.ms)).p50_ms;
   return {
     first_tenth: { turns: n, busy_ms_per_turn: busy(0, n), latency_p50_ms: p50(samples.slice(0, n)) },
@@ -164,7 +170,12 @@ async function lineage(bench: BenchGateway) {
   const sessions: Array<{ id: string; title: string | null; endReason: string | null; parentSessionId: string | null; startedAt: number }> = [];
   let cursor: string | null = null;
   for (let page = 0; page < 1_000; page++) {
-    const result: Awaited<ReturnType<typeof db.listSessions>> = await db.listSessions({ limit: 1_000, includeChildren: true, orderBy: "started", ...(cursor === null ? {} : { cursor }) });
+    const result: Awaited<ReturnType<typeof db.listSessions>> = await db.listSessions({
+      limit: 1_000,
+      includeChildren: true,
+      orderBy: "started",
+      ...(cursor === null ? {} : { cursor }),
+    });
     sessions.push(...result.items);
     cursor = result.nextCursor;
     if (cursor === null) break;
@@ -199,7 +210,9 @@ async function main(): Promise<void> {
   try {
     bench = await startBenchGateway({ providerUrl: model.url, model: args.model, window: args.window, postgres: args.postgres, keep: args.keep });
     const gw = bench.gateway;
-    log(`context: ${args.turns} turns, window ${args.window} (${bench.windowSetting}), model ${args.model}, ${gw.db.capabilities.backend} at ${bench.database}`);
+    log(
+      `context: ${args.turns} turns, window ${args.window} (${bench.windowSetting}), model ${args.model}, ${gw.db.capabilities.backend} at ${bench.database}`,
+    );
     const timer = new StoreTimer();
     timer.wrap(gw.db);
     const m0 = parseMetrics(await (await fetch(`${gw.url}/metrics`)).text());
@@ -211,7 +224,8 @@ async function main(): Promise<void> {
     const samples = await runDriver(gw.url, args, (sample) => {
       busyAfter.push(timer.busyMs);
       if (sample.status !== 200) errors += 1;
-      if (sample.turn % 200 === 0 || sample.turn === args.turns) log(`  turn ${sample.turn}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
+      if (sample.turn % 200 === 0 || sample.turn === args.turns)
+        log(`  turn ${sample.turn}: ${((performance.now() - started) / 1000).toFixed(1)} s, ${errors} error(s) so far`);
     });
     const turnsDone = performance.now();
     const { drained, quietAt } = await drain(bench, model, timer);
@@ -224,14 +238,28 @@ async function main(): Promise<void> {
     const triggers = summariesByTurn(requests);
     const lineageFigures = await lineage(bench);
     const runnerTimed: Record<string, number> = {};
-    for (const [op, seconds] of Object.entries(m1.storeSeconds)) runnerTimed[op] = Math.round(((seconds - (m0.storeSeconds[op] ?? 0)) * 1e6) / args.turns) / 1e3;
-    const methods = Object.fromEntries(timer.methods().slice(0, 12).map(([name, m]) => [name, { calls: m.calls, ms: Math.round(m.ms * 10) / 10 }]));
+    for (const [op, seconds] of Object.entries(m1.storeSeconds))
+      runnerTimed[op] = Math.round(((seconds - (m0.storeSeconds[op] ?? 0)) * 1e6) / args.turns) / 1e3;
+    const methods = Object.fromEntries(
+      timer
+        .methods()
+        .slice(0, 12)
+        .map(([name, m]) => [name, { calls: m.calls, ms: Math.round(m.ms * 10) / 10 }]),
+    );
     const statuses: Record<string, number> = {};
     for (const s of samples) if (s.status !== 200) statuses[String(s.status)] = (statuses[String(s.status)] ?? 0) + 1;
     const report: ContextReport = {
       bench: "context",
       system: `threadline ${gw.db.capabilities.backend}`,
-      machine: { cpus: cpus().length, cpu_model: cpus()[0]?.model ?? "unknown", memory_bytes: totalmem(), platform: `${platform()} ${release()}`, node: process.version, load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
+      machine: {
+        cpus: cpus().length,
+        cpu_model: cpus()[0]?.model ?? "unknown",
+        memory_bytes: totalmem(),
+        platform: `${platform()} ${release()}`,
+        node: process.version,
+        load_average_before: loadBefore,
+        load_average_after: loadavg().map((l) => Math.round(l * 100) / 100),
+      },
       setup: {
         turns: args.turns,
         window: args.window,
@@ -242,8 +270,10 @@ async function main(): Promise<void> {
         window_setting: bench.windowSetting,
         database: `${gw.db.capabilities.backend}: ${bench.database}`,
         gateway: "startGateway (what `threadline serve` runs) in this process from the sources; config: " + JSON.stringify(bench.config),
-        fake_model: "bench/context/fake-model.ts, own process, 127.0.0.1: the tests' fake OpenAI server with contextWindow (tokenCounterFor(model); 400 context_length_exceeded over the window)",
-        driver: "bench/context/driver.ts, own process; one session key; turns one after the other over loopback HTTP; latency = request → last byte of the reply",
+        fake_model:
+          "bench/context/fake-model.ts, own process, 127.0.0.1: the tests' fake OpenAI server with contextWindow (tokenCounterFor(model); 400 context_length_exceeded over the window)",
+        driver:
+          "bench/context/driver.ts, own process; one session key; turns one after the other over loopback HTTP; latency = request → last byte of the reply",
       },
       turns: {
         sent: samples.length,

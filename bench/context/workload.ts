@@ -25,9 +25,46 @@ function prng(seed: number): () => number {
 
 const SYL = ["ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "qui", "na", "pe", "zu", "tran", "gol", "fi", "ber", "ux", "ion", "mar", "tel"];
 const TECH = [
-  "docker", "kubernetes", "deployment", "postgres", "sqlite", "python", "typescript", "error", "timeout", "refactor", "auth", "module",
-  "test", "failure", "config", "yaml", "webhook", "cron", "gateway", "token", "budget", "deploy", "rollback", "the", "and", "to", "a",
-  "is", "we", "it", "for", "this", "that", "with", "on", "should", "can", "not", "if", "then",
+  "docker",
+  "kubernetes",
+  "deployment",
+  "postgres",
+  "sqlite",
+  "python",
+  "typescript",
+  "error",
+  "timeout",
+  "refactor",
+  "auth",
+  "module",
+  "test",
+  "failure",
+  "config",
+  "yaml",
+  "webhook",
+  "cron",
+  "gateway",
+  "token",
+  "budget",
+  "deploy",
+  "rollback",
+  "the",
+  "and",
+  "to",
+  "a",
+  "is",
+  "we",
+  "it",
+  "for",
+  "this",
+  "that",
+  "with",
+  "on",
+  "should",
+  "can",
+  "not",
+  "if",
+  "then",
 ];
 const VOCAB: string[] = (() => {
   const rand = prng(0x5eed);
@@ -63,7 +100,9 @@ function logLines(rand: () => number, lines: number): string {
   for (let i = 0; i < lines; i++) {
     const ms = Math.floor(rand() * 86_400_000);
     const stamp = new Date(Date.UTC(2026, 10, 27) + ms).toISOString();
-    out.push(`${stamp} ${levels[Math.floor(rand() * levels.length)]} ${words(rand, 4 + Math.floor(rand() * 10))} (req ${Math.floor(rand() * 0xffffff).toString(16)})`);
+    out.push(
+      `${stamp} ${levels[Math.floor(rand() * levels.length)]} ${words(rand, 4 + Math.floor(rand() * 10))} (req ${Math.floor(rand() * 0xffffff).toString(16)})`,
+    );
   }
   return out.join("\n");
 }
@@ -72,7 +111,11 @@ function codeBlock(rand: () => number, lines: number): string {
   const out = ["```ts"];
   for (let i = 0; i < lines; i++) {
     const name = VOCAB[Math.floor(rand() * VOCAB.length)]!;
-    out.push(rand() < 0.3 ? `  // ${words(rand, 3 + Math.floor(rand() * 8))}` : `  const ${name}${i} = await ${TECH[Math.floor(rand() * 20)]}.${name}(${Math.floor(rand() * 1000)});`);
+    out.push(
+      rand() < 0.3
+        ? `  // ${words(rand, 3 + Math.floor(rand() * 8))}`
+        : `  const ${name}${i} = await ${TECH[Math.floor(rand() * 20)]}.${name}(${Math.floor(rand() * 1000)});`,
+    );
   }
   out.push("```");
   return out.join("\n");

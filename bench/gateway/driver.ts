@@ -146,11 +146,7 @@ async function burst(job: BurstJob): Promise<BurstResult> {
   for (let b = 0; b < job.bursts; b++) {
     // One connection per message, opened before the burst so every send goes out at once.
     const agent = new Agent({ keepAlive: true, maxSockets: job.size });
-    await Promise.all(
-      Array.from({ length: job.size }, () =>
-        fetchHealth(agent, base),
-      ),
-    );
+    await Promise.all(Array.from({ length: job.size }, () => fetchHealth(agent, base)));
     const key = `${job.tag}-burst-${b}`;
     const ids = Array.from({ length: job.size }, (_, k) => `${job.tag}.${b}.${k}`);
     const replies: Promise<Reply>[] = [];

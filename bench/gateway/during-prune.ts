@@ -121,7 +121,8 @@ export async function loadHistory(dbPath: string, history: PrunableHistory): Pro
       }
     };
     const report = await db.importSessions(lines());
-    if (report.imported !== history.sessions) throw new Error(`imported ${report.imported} of ${history.sessions} prunable sessions: ${JSON.stringify(report.errors.slice(0, 3))}`);
+    if (report.imported !== history.sessions)
+      throw new Error(`imported ${report.imported} of ${history.sessions} prunable sessions: ${JSON.stringify(report.errors.slice(0, 3))}`);
   } finally {
     await db.close(); // indexes what it imported, as the gateway's own appends are
   }
@@ -138,7 +139,10 @@ export async function loadHistory(dbPath: string, history: PrunableHistory): Pro
 }
 
 /** Runs `threadline sessions prune` from dist/ on the gateway's home; resolves when it exits. */
-function runPruneCli(home: string, dbPath: string): { started: number; done: Promise<{ ended: number; code: number | null; pruned: number | null; stderr: string }> } {
+function runPruneCli(
+  home: string,
+  dbPath: string,
+): { started: number; done: Promise<{ ended: number; code: number | null; pruned: number | null; stderr: string }> } {
   const started = performance.timeOrigin + performance.now();
   const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
   for (const name of ["THREADLINE_DB", "THREADLINE_CONFIG", "NODE_OPTIONS"]) delete env[name];

@@ -118,7 +118,19 @@ export async function startGatewayChild(
   if (telegram !== null) env["TELEGRAM_BOT_TOKEN"] = telegram.token;
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--expose-gc", ...nodeArgs, "--import", PROBE, GATEWAY_BIN, "serve", "--port", "0", "--host", "127.0.0.1", ...(extra.db === undefined ? [] : ["--db", extra.db])],
+    [
+      "--expose-gc",
+      ...nodeArgs,
+      "--import",
+      PROBE,
+      GATEWAY_BIN,
+      "serve",
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      ...(extra.db === undefined ? [] : ["--db", extra.db]),
+    ],
     { cwd: home, env, stdio: ["ignore", "pipe", "pipe", "ipc"] },
   );
   const output: string[] = [];
@@ -163,7 +175,8 @@ export async function startGatewayChild(
       if (record.msg === "model provider configured") agent = "provider";
       if (typeof record.msg === "string" && record.msg.startsWith("telegram adapter connected")) telegramUp = true;
       if (typeof record.msg === "string" && record.msg.startsWith("gateway listening on") && typeof record.url === "string") {
-        if (telegram !== null && !telegramUp) reject(new Error(`the gateway listened before its Telegram adapter connected to the fake:\n${output.join("\n")}`));
+        if (telegram !== null && !telegramUp)
+          reject(new Error(`the gateway listened before its Telegram adapter connected to the fake:\n${output.join("\n")}`));
         resolve({ url: record.url, agent, db });
       }
       if (record.level !== undefined && record.level >= 50) log(`gateway ${label}: ${line}`);

@@ -150,7 +150,15 @@ export function gauge(text: string, name: string): number {
 function startSampler(gw: GatewayChild, providerPort: number): { stop(): Promise<ModelDelayPeaks> } {
   const gwPort = Number(new URL(gw.url).port);
   const scraper = new Agent({ keepAlive: true, maxSockets: 1 });
-  const peaks: ModelDelayPeaks = { rss_bytes: 0, open_connections_in: 0, open_connections_to_provider: 0, queue_depth: 0, active_turns: 0, active_sessions: 0, samples: 0 };
+  const peaks: ModelDelayPeaks = {
+    rss_bytes: 0,
+    open_connections_in: 0,
+    open_connections_to_provider: 0,
+    queue_depth: 0,
+    active_turns: 0,
+    active_sessions: 0,
+    samples: 0,
+  };
   const scrape = (): Promise<string> =>
     new Promise((resolve, reject) => {
       const req = request({ agent: scraper, host: "127.0.0.1", port: gwPort, path: "/metrics" }, (res) => {
@@ -212,7 +220,13 @@ const minus = (s: Spread, ms: number): { p50_ms: number; p99_ms: number } => ({ 
  * before it returns; the gateway's temp dir is removed unless `keep`.
  */
 export async function runModelDelay(driver: DriverHandle, options: ModelDelayOptions, keep: boolean): Promise<ModelDelayReport> {
-  const provider = await startProviderChild({ firstTokenMs: options.delayMs, tokenGapMs: 0, words: 1, reply: "echo", keepAliveMs: options.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS });
+  const provider = await startProviderChild({
+    firstTokenMs: options.delayMs,
+    tokenGapMs: 0,
+    words: 1,
+    reply: "echo",
+    keepAliveMs: options.providerKeepAliveMs ?? PROVIDER_KEEP_ALIVE_MS,
+  });
   let gw: GatewayChild | null = null;
   try {
     gw = await startGatewayChild(`delay${options.conversations}`, [], options.synchronous, {

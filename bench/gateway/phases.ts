@@ -3,7 +3,16 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { SessionDB } from "../../src/index.js";
 import { log } from "../log.js";
 import type { DriverHandle } from "./driver-child.js";
-import { parseMetrics, readCpuTimes, readRss, readVmRssBytes, type CpuTimes, type GatewayChild, type MetricsSnapshot, type RssBreakdown } from "./gateway-child.js";
+import {
+  parseMetrics,
+  readCpuTimes,
+  readRss,
+  readVmRssBytes,
+  type CpuTimes,
+  type GatewayChild,
+  type MetricsSnapshot,
+  type RssBreakdown,
+} from "./gateway-child.js";
 import type { BenchPlatform, BurstRecord, ProbeMemory, ProbeSample } from "./protocol.js";
 import { mean, round1, round3, spread, type Spread } from "./stats.js";
 
@@ -116,7 +125,15 @@ export async function runConversations(
   await gw.probe({ cmd: "record", on: true });
   const cpu0 = readCpuTimes(gw.pid);
   const dcpu0 = readCpuTimes(driver.pid);
-  const result = await driver.run({ kind: "conversations", platform, url: gw.url, concurrency, turns, tag: `c${concurrency}`, ...(deadlineMs === undefined ? {} : { deadlineMs }) });
+  const result = await driver.run({
+    kind: "conversations",
+    platform,
+    url: gw.url,
+    concurrency,
+    turns,
+    tag: `c${concurrency}`,
+    ...(deadlineMs === undefined ? {} : { deadlineMs }),
+  });
   if (result.kind !== "conversations") throw new Error("driver answered the wrong job");
   const cpu1 = readCpuTimes(gw.pid);
   const dcpu1 = readCpuTimes(driver.pid);
@@ -207,7 +224,13 @@ export interface BurstReport {
 }
 
 /** Sends the bursts; returns the records and the gateway's view, checked later against the transcripts. */
-export async function sendBursts(gw: GatewayChild, driver: DriverHandle, bursts: number, size: number, gapMs: number): Promise<{ records: BurstRecord[]; seen: Map<string, ProbeSample> }> {
+export async function sendBursts(
+  gw: GatewayChild,
+  driver: DriverHandle,
+  bursts: number,
+  size: number,
+  gapMs: number,
+): Promise<{ records: BurstRecord[]; seen: Map<string, ProbeSample> }> {
   await gw.probe({ cmd: "record", on: true });
   const result = await driver.run({ kind: "burst", url: gw.url, bursts, size, gapMs, tag: "burst" });
   if (result.kind !== "burst") throw new Error("driver answered the wrong job");
@@ -293,7 +316,13 @@ export interface SessionsRssReport {
   rss_curve: { sessions: number; rss_bytes: number; anon_bytes: number }[];
 }
 
-export async function runSessionsRss(gw: GatewayChild, driver: DriverHandle, sessions: number, concurrency: number, warmup: number): Promise<SessionsRssReport> {
+export async function runSessionsRss(
+  gw: GatewayChild,
+  driver: DriverHandle,
+  sessions: number,
+  concurrency: number,
+  warmup: number,
+): Promise<SessionsRssReport> {
   const warm = await driver.run({ kind: "sessions", url: gw.url, sessions: warmup, concurrency, tag: "warm" });
   if (warm.kind !== "sessions") throw new Error("driver answered the wrong job");
   if (warm.errors > 0) log(`warm-up: ${warm.errors} errors, e.g. ${warm.errorExamples[0]}`);

@@ -128,10 +128,7 @@ export type DriverResult = ConversationsResult | BurstResult | SessionsResult | 
 export type DriverReply = { ok: true; result: DriverResult } | { ok: false; error: string };
 
 /** Commands to the probe in the gateway process. */
-export type ProbeCommand =
-  | { seq: number; cmd: "record"; on: boolean }
-  | { seq: number; cmd: "collect" }
-  | { seq: number; cmd: "gc" };
+export type ProbeCommand = { seq: number; cmd: "record"; on: boolean } | { seq: number; cmd: "collect" } | { seq: number; cmd: "gc" };
 
 /** One request as the gateway saw it (times are the gateway's performance.now(), ms). */
 export interface ProbeSample {

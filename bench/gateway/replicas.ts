@@ -149,22 +149,38 @@ const cpuMs = (pid: number): number | null => {
  */
 async function pgCounters(client: pg.Client, schema: string): Promise<PgCounters> {
   await client.query("SELECT pg_stat_clear_snapshot()");
-  const db = (await client.query<{ c: string; r: string; d: string }>("SELECT xact_commit AS c, xact_rollback AS r, deadlocks AS d FROM pg_stat_database WHERE datname = current_database()")).rows[0]!;
+  const db = (
+    await client.query<{ c: string; r: string; d: string }>(
+      "SELECT xact_commit AS c, xact_rollback AS r, deadlocks AS d FROM pg_stat_database WHERE datname = current_database()",
+    )
+  ).rows[0]!;
   const wal = (await client.query<{ s: string; r: string; b: string }>("SELECT wal_sync AS s, wal_records AS r, wal_bytes AS b FROM pg_stat_wal")).rows[0]!;
   const tables = new Map<string, { ins: number; upd: number; hot: number; del: number }>();
-  for (const row of (await client.query<{ t: string; i: string; u: string; h: string; d: string }>(
-    "SELECT relname AS t, n_tup_ins AS i, n_tup_upd AS u, n_tup_hot_upd AS h, n_tup_del AS d FROM pg_stat_user_tables WHERE schemaname = $1",
-    [schema],
-  )).rows) {
+  for (const row of (
+    await client.query<{ t: string; i: string; u: string; h: string; d: string }>(
+      "SELECT relname AS t, n_tup_ins AS i, n_tup_upd AS u, n_tup_hot_upd AS h, n_tup_del AS d FROM pg_stat_user_tables WHERE schemaname = $1",
+      [schema],
+    )
+  ).rows) {
     tables.set(row.t, { ins: Number(row.i), upd: Number(row.u), hot: Number(row.h), del: Number(row.d) });
   }
-  return { commits: Number(db.c), rollbacks: Number(db.r), deadlocks: Number(db.d), walSyncs: Number(wal.s), walRecords: Number(wal.r), walBytes: Number(wal.b), tables };
+  return {
+    commits: Number(db.c),
+    rollbacks: Number(db.r),
+    deadlocks: Number(db.d),
+    walSyncs: Number(wal.s),
+    walRecords: Number(wal.r),
+    walBytes: Number(wal.b),
+    tables,
+  };
 }
 
 async function pgCpu(client: pg.Client): Promise<PgCpu> {
-  const procs = (await client.query<{ pid: number; ours: boolean }>(
-    `SELECT pid, application_name LIKE '${APP_PREFIX}%' AS ours FROM pg_stat_activity WHERE application_name LIKE '${APP_PREFIX}%' OR backend_type <> 'client backend'`,
-  )).rows;
+  const procs = (
+    await client.query<{ pid: number; ours: boolean }>(
+      `SELECT pid, application_name LIKE '${APP_PREFIX}%' AS ours FROM pg_stat_activity WHERE application_name LIKE '${APP_PREFIX}%' OR backend_type <> 'client backend'`,
+    )
+  ).rows;
   const backends = new Map<number, number>();
   const background = new Map<number, number>();
   for (const p of procs) {
@@ -193,10 +209,12 @@ function startWaitSampler(client: pg.Client): { stop(): Promise<ReplicasRun["pg_
     inFlight = true;
     busy = (async () => {
       try {
-        const rows = (await client.query<{ e: string; n: string }>(
-          `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS e, count(*) AS n FROM pg_stat_activity
+        const rows = (
+          await client.query<{ e: string; n: string }>(
+            `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS e, count(*) AS n FROM pg_stat_activity
             WHERE application_name LIKE '${APP_PREFIX}%' AND state = 'active' GROUP BY 1`,
-        )).rows;
+          )
+        ).rows;
         samples++;
         for (const r of rows) {
           counts.set(r.e, (counts.get(r.e) ?? 0) + Number(r.n));
@@ -237,7 +255,15 @@ function withParams(base: string, params: Record<string, string>): string {
 
 const totalMs = (t: CpuTimes): number => t.userMs + t.systemMs;
 
-async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasOptions, n: number, c: number, base: string, schema: string): Promise<ReplicasRun> {
+async function oneRun(
+  driver: DriverHandle,
+  admin: pg.Client,
+  options: ReplicasOptions,
+  n: number,
+  c: number,
+  base: string,
+  schema: string,
+): Promise<ReplicasRun> {
   let provider: ProviderChild | null = null;
   const gws: GatewayChild[] = [];
   try {
@@ -245,7 +271,8 @@ async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasO
       provider = await startProviderChild({ firstTokenMs: options.modelDelayMs, tokenGapMs: 0, words: 1, reply: "echo", keepAliveMs: 120_000 });
     }
     const agentConfig = provider === null ? "" : "titles:\n  enabled: false\nprovider:\n  tools: off\n";
-    const env: Record<string, string> = provider === null ? {} : { OPENAI_BASE_URL: provider.url, OPENAI_API_KEY: "bench-key", THREADLINE_MODEL: "bench-model" };
+    const env: Record<string, string> =
+      provider === null ? {} : { OPENAI_BASE_URL: provider.url, OPENAI_API_KEY: "bench-key", THREADLINE_MODEL: "bench-model" };
     // One after the other: the first one creates and migrates the schema.
     for (let i = 1; i <= n; i++) {
       const gw = await startGatewayChild(`r${i}of${n}`, [], "FULL", {
@@ -388,7 +415,13 @@ async function oneRun(driver: DriverHandle, admin: pg.Client, options: ReplicasO
       provider_cpu_ms_per_turn: providerCpu === null ? null : per(providerCpu),
       pg_backend_cpu_ms_per_turn: per(backendCpu),
       pg_background_cpu_ms_per_turn: per(backgroundCpu),
-      cores_busy: { gateways: cores(gwCpu), pg_backends: cores(backendCpu), pg_background: cores(backgroundCpu), driver: cores(driverCpu), provider: providerCpu === null ? null : cores(providerCpu) },
+      cores_busy: {
+        gateways: cores(gwCpu),
+        pg_backends: cores(backendCpu),
+        pg_background: cores(backgroundCpu),
+        driver: cores(driverCpu),
+        provider: providerCpu === null ? null : cores(providerCpu),
+      },
       pg_commits_per_turn: per(pg1.commits - pg0.commits),
       pg_rollbacks_per_turn: per(pg1.rollbacks - pg0.rollbacks),
       pg_deadlocks: pg1.deadlocks - pg0.deadlocks,
@@ -424,7 +457,9 @@ export async function runReplicas(driver: DriverHandle, options: ReplicasOptions
     for (const c of options.conversations) {
       for (const n of options.replicas) {
         const schema = `${prefix}_${tag}_n${n}_c${c}`.slice(0, 63);
-        log(`replicas: N = ${n} on schema ${schema}, C = ${c} × ${options.turns} turns (${options.spread}${options.modelDelayMs === null ? ", echo agent" : `, model delay ${options.modelDelayMs} ms`})`);
+        log(
+          `replicas: N = ${n} on schema ${schema}, C = ${c} × ${options.turns} turns (${options.spread}${options.modelDelayMs === null ? ", echo agent" : `, model delay ${options.modelDelayMs} ms`})`,
+        );
         await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         try {
           const r = await oneRun(driver, admin, options, n, c, base, schema);
@@ -455,9 +490,16 @@ export async function runReplicas(driver: DriverHandle, options: ReplicasOptions
 export function formatReplicas(report: ReplicasReport, cpus: number): string {
   const lines: string[] = [];
   for (const r of report.runs) {
-    const shares = r.per_replica.map((p) => `${p.replica} ${p.turns} turns ${p.cpu_ms_per_turn.total} ms/turn (${p.cpu_cores} core, loop ${Math.round(p.event_loop_utilization * 100)} %)`).join("; ");
+    const shares = r.per_replica
+      .map(
+        (p) => `${p.replica} ${p.turns} turns ${p.cpu_ms_per_turn.total} ms/turn (${p.cpu_cores} core, loop ${Math.round(p.event_loop_utilization * 100)} %)`,
+      )
+      .join("; ");
     const cb = r.cores_busy;
-    const waits = Object.entries(r.pg_waits.by_event).slice(0, 6).map(([e, v]) => `${e} ${v}`).join(", ");
+    const waits = Object.entries(r.pg_waits.by_event)
+      .slice(0, 6)
+      .map(([e, v]) => `${e} ${v}`)
+      .join(", ");
     lines.push(
       `N = ${r.replicas}, C = ${r.conversations} (${r.spread}): ${r.turns} turns in ${r.seconds} s = ${r.turns_per_sec} turns/s; latency p50 / p99 ${r.latency.p50_ms} / ${r.latency.p99_ms} ms (after read ${r.after_read.p50_ms} / ${r.after_read.p99_ms}); errors ${r.errors}; run by another replica than the one asked ${r.turns_run_elsewhere}\n` +
         `  per replica: ${shares}\n` +
@@ -465,7 +507,9 @@ export function formatReplicas(report: ReplicasReport, cpus: number): string {
         `  cores busy (of ${cpus}): gateways ${cb.gateways}, PG ${round3(cb.pg_backends + cb.pg_background)}, driver ${cb.driver}${cb.provider === null ? "" : `, provider ${cb.provider}`} = ${round3(cb.gateways + cb.pg_backends + cb.pg_background + cb.driver + (cb.provider ?? 0))}\n` +
         `  PG per turn: ${r.pg_commits_per_turn} commits, ${r.pg_rollbacks_per_turn} rollbacks, ${r.pg_wal_syncs_per_turn} WAL flushes, ${r.pg_wal_records_per_turn} WAL records (${r.pg_wal_kb_per_turn} kB); deadlocks ${r.pg_deadlocks}\n` +
         `  PG backends active (mean ${r.pg_waits.active_mean} of ${r.pg_waits.samples} samples): ${waits}\n` +
-        `  rows per turn: ${Object.entries(r.table_rows_per_turn).map(([t, d]) => `${t} +${d.ins}/~${d.upd}${d.hot > 0 ? `(hot ${d.hot})` : ""}/-${d.del}`).join(", ")}`,
+        `  rows per turn: ${Object.entries(r.table_rows_per_turn)
+          .map(([t, d]) => `${t} +${d.ins}/~${d.upd}${d.hot > 0 ? `(hot ${d.hot})` : ""}/-${d.del}`)
+          .join(", ")}`,
     );
   }
   for (const [c, ratio] of Object.entries(report.scaling)) lines.push(`scaling at ${c}: ${ratio}× (most replicas ÷ fewest)`);

@@ -132,7 +132,8 @@ function usageError(message: string): never {
 
 function wholeNumber(option: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < min || n > max) usageError(`${option} takes a whole number from ${min} to ${max} (got ${value ?? "nothing"})`);
+  if (value === undefined || !Number.isInteger(n) || n < min || n > max)
+    usageError(`${option} takes a whole number from ${min} to ${max} (got ${value ?? "nothing"})`);
   return n;
 }
 
@@ -166,44 +167,37 @@ function parseArgs(argv: readonly string[]): Args {
       const value = argv[++i];
       if (value !== "FULL" && value !== "NORMAL") throw new Error(`--synchronous takes FULL or NORMAL\n${USAGE}`);
       args.synchronous = value;
-    }
-    else if (arg === "--platform") {
+    } else if (arg === "--platform") {
       const value = argv[++i];
       if (value !== "api-server" && value !== "telegram") {
         process.stderr.write(`--platform takes api-server or telegram\n${USAGE}\n`);
         process.exit(2);
       }
       args.platform = value;
-    }
-    else if (arg === "--cpu-prof") {
+    } else if (arg === "--cpu-prof") {
       const dir = argv[++i];
       if (dir === undefined || dir === "") {
         process.stderr.write(`--cpu-prof needs a directory\n${USAGE}\n`);
         process.exit(2);
       }
       args.cpuProf = resolve(dir);
-    }
-    else if (arg === "--model-delay-ms") args.modelDelayMs = wholeNumber(arg, argv[++i], 0, 600_000);
+    } else if (arg === "--model-delay-ms") args.modelDelayMs = wholeNumber(arg, argv[++i], 0, 600_000);
     else if (arg === "--conversations") {
       const value = argv[++i];
       args.conversations = (value ?? "").split(",").map((c) => wholeNumber(arg, c, 1, 10_000));
       args.conversationsGiven = true;
-    }
-    else if (arg === "--db") {
+    } else if (arg === "--db") {
       const value = argv[++i];
       if (value === undefined || !/^postgres(ql)?:\/\//iu.test(value)) usageError(`--db takes a postgres:// URL (got ${value ?? "nothing"})`);
       args.db = value;
-    }
-    else if (arg === "--replicas") {
+    } else if (arg === "--replicas") {
       const value = argv[++i];
       args.replicas = (value ?? "").split(",").map((n) => wholeNumber(arg, n, 1, 16));
-    }
-    else if (arg === "--spread") {
+    } else if (arg === "--spread") {
       const value = argv[++i];
       if (value !== "sticky" && value !== "round-robin") usageError(`--spread takes sticky or round-robin (got ${value ?? "nothing"})`);
       args.spread = value;
-    }
-    else if (arg === "--during-prune") args.duringPrune = true;
+    } else if (arg === "--during-prune") args.duringPrune = true;
     else if (arg === "--window-ms") args.windowMs = wholeNumber(arg, argv[++i], 100, 600_000);
     else if (arg === "--turns") args.turns = wholeNumber(arg, argv[++i], 1, 1_000);
     else if (arg === "--max-seconds") args.maxSeconds = wholeNumber(arg, argv[++i], 1, 3_600);
@@ -221,7 +215,15 @@ function parseArgs(argv: readonly string[]): Args {
   }
   if ((args.db === null) !== (args.replicas === null) && !args.statements) usageError("--db goes with --replicas (the replicas mode) or --statements");
   if (args.replicas !== null) {
-    if (args.streamingOnly || args.statements || args.conversationsOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null || args.synchronous !== "FULL") {
+    if (
+      args.streamingOnly ||
+      args.statements ||
+      args.conversationsOnly ||
+      args.platform !== "api-server" ||
+      args.quick ||
+      args.cpuProf !== null ||
+      args.synchronous !== "FULL"
+    ) {
       usageError("--replicas runs alone: it takes --db, --conversations, --turns, --spread, --model-delay-ms, --max-seconds and --keep");
     }
     return args;
@@ -232,7 +234,16 @@ function parseArgs(argv: readonly string[]): Args {
   if (args.statements && (args.streamingOnly || args.platform !== "api-server" || args.quick || args.cpuProf !== null)) {
     usageError("--statements runs alone: it takes --turns and --synchronous");
   }
-  if (args.duringPrune && (args.streamingOnly || args.statements || args.modelDelayMs !== null || args.quick || args.conversationsOnly || args.platform !== "api-server" || args.cpuProf !== null)) {
+  if (
+    args.duringPrune &&
+    (args.streamingOnly ||
+      args.statements ||
+      args.modelDelayMs !== null ||
+      args.quick ||
+      args.conversationsOnly ||
+      args.platform !== "api-server" ||
+      args.cpuProf !== null)
+  ) {
     usageError("--during-prune runs alone: it takes --conversations, --window-ms, --synchronous and --keep");
   }
   if (args.conversationsOnly && (args.streamingOnly || args.statements || args.modelDelayMs !== null || args.quick)) {
@@ -302,7 +313,9 @@ async function main(): Promise<void> {
     const gateways: GatewayChild[] = [];
     try {
       const streaming = await streamingPhase(args, gateways);
-      process.stdout.write(`${JSON.stringify({ bench: "gateway", mode: args.quick ? "quick" : "full", phase: "streaming", machine: machineInfo(), streaming })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ bench: "gateway", mode: args.quick ? "quick" : "full", phase: "streaming", machine: machineInfo(), streaming })}\n`,
+      );
     } finally {
       for (const g of gateways) {
         await g.stop();
@@ -324,8 +337,11 @@ async function main(): Promise<void> {
       target = { apiRoot: fake.apiRoot, token: fake.token };
       log(`platform telegram: the fake Bot API listens on ${fake.apiRoot} inside the driver`);
     }
-    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf], args.synchronous, { telegram: target });
-    if (args.cpuProf !== null) log(`--cpu-prof: the load gateway writes its profile to ${args.cpuProf} on exit (profiling slows it: these numbers are not the benchmark's)`);
+    const gw = await startGatewayChild("load", args.cpuProf === null ? [] : ["--cpu-prof", "--cpu-prof-dir", args.cpuProf], args.synchronous, {
+      telegram: target,
+    });
+    if (args.cpuProf !== null)
+      log(`--cpu-prof: the load gateway writes its profile to ${args.cpuProf} on exit (profiling slows it: these numbers are not the benchmark's)`);
     gateways.push(gw);
     if (gw.agent !== "echo") throw new Error("the gateway did not announce the built-in echo agent");
     log(`driver pid ${driver.pid}; warm-up: one conversation of ${TURNS} turns (not timed)`);
@@ -367,7 +383,9 @@ async function main(): Promise<void> {
     } finally {
       await db.close();
     }
-    log(`  preserved: ${burst.preserved} (${burst.transcripts_in_send_order}/${burst.bursts} transcripts; ${burst.arrived_while_busy}/${burst.followers} followers arrived while the session was busy)`);
+    log(
+      `  preserved: ${burst.preserved} (${burst.transcripts_in_send_order}/${burst.bursts} transcripts; ${burst.arrived_while_busy}/${burst.followers} followers arrived while the session was busy)`,
+    );
 
     // --- RSS: a fresh gateway --------------------------------------------------------
     const gw2 = await startGatewayChild("rss", [], args.synchronous);
@@ -382,7 +400,9 @@ async function main(): Promise<void> {
     } finally {
       await db2.close();
     }
-    log(`  RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB (+${mb(rss.rss_growth_bytes)}), after GC ${mb(rss.rss_after_gc_bytes)} MB; ${storedSessions} sessions stored`);
+    log(
+      `  RSS ${mb(rss.rss_before_bytes)} → ${mb(rss.rss_after_bytes)} MB (+${mb(rss.rss_growth_bytes)}), after GC ${mb(rss.rss_after_gc_bytes)} MB; ${storedSessions} sessions stored`,
+    );
 
     const streaming = await streamingPhase(args, gateways);
 
@@ -407,7 +427,16 @@ async function replicasMode(args: Args, db: string, replicas: number[]): Promise
   const conversations = args.conversationsGiven ? args.conversations : REPLICA_CONVERSATIONS;
   let report: ReplicasReport;
   try {
-    report = await runReplicas(driver, { db, replicas, conversations, turns, spread: args.spread, modelDelayMs: args.modelDelayMs, maxSeconds: args.maxSeconds, keep: args.keep });
+    report = await runReplicas(driver, {
+      db,
+      replicas,
+      conversations,
+      turns,
+      spread: args.spread,
+      modelDelayMs: args.modelDelayMs,
+      maxSeconds: args.maxSeconds,
+      keep: args.keep,
+    });
   } finally {
     await driver.stop();
   }
@@ -418,8 +447,12 @@ async function replicasMode(args: Args, db: string, replicas: number[]): Promise
       phase: "replicas",
       machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
       setup: {
-        gateway: "N × node dist/cli/main.js serve --port 0 --db <url>?schema=<run's schema>&application_name=tlbench_r<i> (child processes; THREADLINE_HOME = a temp dir each; gateway.replicaId r<i>; gateway.leases auto = on for PostgreSQL)",
-        agent: args.modelDelayMs === null ? "built-in echo" : `the fake OpenAI-compatible provider (echo mode) answering after ${args.modelDelayMs} ms; titles.enabled false, provider.tools off`,
+        gateway:
+          "N × node dist/cli/main.js serve --port 0 --db <url>?schema=<run's schema>&application_name=tlbench_r<i> (child processes; THREADLINE_HOME = a temp dir each; gateway.replicaId r<i>; gateway.leases auto = on for PostgreSQL)",
+        agent:
+          args.modelDelayMs === null
+            ? "built-in echo"
+            : `the fake OpenAI-compatible provider (echo mode) answering after ${args.modelDelayMs} ms; titles.enabled false, provider.tools off`,
         database: `${redacted}: a fresh schema per run, dropped afterwards${args.keep ? " (kept: --keep)" : ""}`,
         driver: `closed-loop conversations over loopback keep-alive HTTP, its own process; spread ${args.spread} (sticky: conversation c on replica c mod N; round-robin: turn t of conversation c on replica (c + t) mod N)`,
         pg_samplers: `pg_stat_activity every ${WAIT_SAMPLE_MS} ms (the replicas' backends by application_name); pg_stat_database, pg_stat_wal (server-wide: other users count) and the schema's pg_stat_user_tables before and after; PostgreSQL process CPU from /proc`,
@@ -428,7 +461,11 @@ async function replicasMode(args: Args, db: string, replicas: number[]): Promise
       ...report,
     })}\n`,
   );
-  process.stderr.write(`\n${formatReplicas(report, cpus().length)}\nload average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+  process.stderr.write(
+    `\n${formatReplicas(report, cpus().length)}\nload average now ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}\n`,
+  );
 }
 
 /** `--during-prune`: per `--conversations` level, the gateway's latency alone and while a prune runs on its file. */
@@ -439,7 +476,13 @@ async function duringPruneMode(args: Args): Promise<void> {
   try {
     for (const conversations of args.conversationsGiven ? args.conversations : PRUNE_CONVERSATIONS) {
       log(`during prune: C = ${conversations}`);
-      const r = await runDuringPrune(driver, { conversations, windowMs: args.windowMs, history: DEFAULT_HISTORY, synchronous: args.synchronous, keep: args.keep });
+      const r = await runDuringPrune(driver, {
+        conversations,
+        windowMs: args.windowMs,
+        history: DEFAULT_HISTORY,
+        synchronous: args.synchronous,
+        keep: args.keep,
+      });
       reports.push(r);
     }
   } finally {
@@ -452,8 +495,10 @@ async function duringPruneMode(args: Args): Promise<void> {
       machine: { ...machineInfo(), load_average_before: loadBefore, load_average_after: loadavg().map((l) => Math.round(l * 100) / 100) },
       setup: {
         gateway: "node dist/cli/main.js serve --port 0 (child process; THREADLINE_HOME = a temp dir, default config; echo agent; api-server adapter)",
-        history: "ended sessions, last active 90 days ago, imported into the gateway's state.db through a second connection (importSessions from dist/) and indexed for search before the runs",
-        prune: "node dist/cli/main.js sessions prune --older-than 60 --yes --json --db <the gateway's file>, its own process, THREADLINE_HOME = the gateway's (same config), spawned at the start of the second run",
+        history:
+          "ended sessions, last active 90 days ago, imported into the gateway's state.db through a second connection (importSessions from dist/) and indexed for search before the runs",
+        prune:
+          "node dist/cli/main.js sessions prune --older-than 60 --yes --json --db <the gateway's file>, its own process, THREADLINE_HOME = the gateway's (same config), spawned at the start of the second run",
         driver: "C closed-loop conversations over loopback keep-alive HTTP, its own process; both runs last --window-ms (no new turn after it)",
         database: `SQLite state.db (storage.synchronous = ${args.synchronous})`,
       },
@@ -514,7 +559,11 @@ async function modelDelayMode(args: Args, delayMs: number): Promise<void> {
 }
 
 function formatModelDelay(runs: readonly ModelDelayReport[]): string {
-  const lines = [`model delay: ${runs[0]?.model_delay_ms ?? "?"} ms; load average now ${loadavg().map((l) => l.toFixed(2)).join(" ")}`];
+  const lines = [
+    `model delay: ${runs[0]?.model_delay_ms ?? "?"} ms; load average now ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  ];
   for (const r of runs) {
     const p = r.peaks;
     lines.push(
@@ -562,7 +611,13 @@ function machineInfo() {
 }
 
 /** burst, rss and storedSessions are null with `--platform telegram` (those phases run on api-server only). */
-function buildReport(args: Args, conversations: ConversationsReport[], burst: BurstReport | null, rss: SessionsRssReport | null, storedSessions: number | null) {
+function buildReport(
+  args: Args,
+  conversations: ConversationsReport[],
+  burst: BurstReport | null,
+  rss: SessionsRssReport | null,
+  storedSessions: number | null,
+) {
   const c100 = conversations.find((c) => c.concurrency === 100);
   const fullRss = rss?.sessions === FULL_SESSIONS;
   const telegram = args.platform === "telegram";

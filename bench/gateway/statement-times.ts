@@ -102,7 +102,9 @@ try {
   );
   out.write("µs per turn   runs per turn   µs each   statement\n");
   for (const [sql, { count, micros }] of [...bySql].sort((a, b) => b[1].micros - a[1].micros).slice(0, 20)) {
-    out.write(`${(micros / turns).toFixed(1).padStart(11)}   ${(count / turns).toFixed(2).padStart(13)}   ${(micros / count).toFixed(1).padStart(7)}   ${sql}\n`);
+    out.write(
+      `${(micros / turns).toFixed(1).padStart(11)}   ${(count / turns).toFixed(2).padStart(13)}   ${(micros / count).toFixed(1).padStart(7)}   ${sql}\n`,
+    );
   }
 } finally {
   await gateway.stop();

@@ -73,9 +73,7 @@ export function statementLabel(sql: string): { verb: string; table: string; writ
   const text = sql.replace(/\s+/gu, " ").trim();
   const verb = (/^(?:WITH\b.*?\)\s*)?(\w+)/isu.exec(text)?.[1] ?? "?").toUpperCase();
   const table =
-    /^(?:INSERT(?: OR \w+)? INTO|REPLACE INTO|UPDATE(?: OR \w+)?|DELETE FROM)\s+["`]?(\w+)/iu.exec(text)?.[1] ??
-    /\bFROM\s+["`]?(\w+)/iu.exec(text)?.[1] ??
-    "";
+    /^(?:INSERT(?: OR \w+)? INTO|REPLACE INTO|UPDATE(?: OR \w+)?|DELETE FROM)\s+["`]?(\w+)/iu.exec(text)?.[1] ?? /\bFROM\s+["`]?(\w+)/iu.exec(text)?.[1] ?? "";
   const write = ["INSERT", "UPDATE", "DELETE", "REPLACE"].includes(verb) || (verb === "WITH" && /\b(INSERT|UPDATE|DELETE)\b/iu.test(text));
   return { verb, table, write };
 }
@@ -174,7 +172,18 @@ const bump = (into: Record<string, number>, key: string): void => {
 };
 
 function summarise(turn: number, executed: readonly Executed[]): TurnStatements {
-  const t: TurnStatements = { turn, statements: 0, reads: 0, writes: 0, transactions: 0, autocommit_writes: 0, by_table: {}, by_store_op: {}, by_step: {}, sequence: [] };
+  const t: TurnStatements = {
+    turn,
+    statements: 0,
+    reads: 0,
+    writes: 0,
+    transactions: 0,
+    autocommit_writes: 0,
+    by_table: {},
+    by_store_op: {},
+    by_step: {},
+    sequence: [],
+  };
   let inTx = false;
   for (const e of executed) {
     const { verb, table, write } = statementLabel(e.sql);
@@ -309,9 +318,16 @@ export async function countTurnStatements(options: { turns: number; synchronous:
 export function formatStatements(report: StatementsReport): string {
   const lines: string[] = [];
   for (const t of report.turns) {
-    lines.push(`turn ${t.turn}: ${t.statements} statements (${t.reads} reads, ${t.writes} writes, ${t.transactions} transactions, ${t.autocommit_writes} writes outside one)`);
+    lines.push(
+      `turn ${t.turn}: ${t.statements} statements (${t.reads} reads, ${t.writes} writes, ${t.transactions} transactions, ${t.autocommit_writes} writes outside one)`,
+    );
     const list = (title: string, counts: Record<string, number>): void => {
-      lines.push(`  ${title}: ${Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+      lines.push(
+        `  ${title}: ${Object.entries(counts)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join(", ")}`,
+      );
     };
     list("by table", t.by_table);
     list("by SessionDB call", t.by_store_op);

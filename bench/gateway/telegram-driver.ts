@@ -82,7 +82,10 @@ export async function telegramConversations(job: ConversationsJob): Promise<Conv
         samples.push({ id, clientMs: ms, issuedAtMs, ok });
         if (!ok) {
           errors++;
-          if (errorExamples.length < 5) errorExamples.push(`${id}: ${reply === null ? `no reply within ${REPLY_TIMEOUT_MS / 1000} s` : `reply ${JSON.stringify(reply.plain.slice(0, 200))}`}`);
+          if (errorExamples.length < 5)
+            errorExamples.push(
+              `${id}: ${reply === null ? `no reply within ${REPLY_TIMEOUT_MS / 1000} s` : `reply ${JSON.stringify(reply.plain.slice(0, 200))}`}`,
+            );
         }
       }
     }),

@@ -43,7 +43,16 @@ export interface ProviderChild {
 export async function startProviderChild(pacing: ProviderPacing): Promise<ProviderChild> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", PROVIDER, String(pacing.firstTokenMs), String(pacing.tokenGapMs), String(pacing.words), pacing.reply ?? "words", ...(pacing.keepAliveMs === undefined ? [] : [String(pacing.keepAliveMs)])],
+    [
+      "--import",
+      "tsx",
+      PROVIDER,
+      String(pacing.firstTokenMs),
+      String(pacing.tokenGapMs),
+      String(pacing.words),
+      pacing.reply ?? "words",
+      ...(pacing.keepAliveMs === undefined ? [] : [String(pacing.keepAliveMs)]),
+    ],
     { cwd: PROJECT_ROOT, stdio: ["ignore", "pipe", "inherit"] },
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -117,7 +126,13 @@ export interface StreamingReport {
 }
 
 /** Runs `requests` rounds of provider-direct / gateway-streamed / gateway-unstreamed. */
-export async function runStreaming(providerUrl: string, gatewayUrl: string, pacing: ProviderPacing, requests: number, warmup: number): Promise<StreamingReport> {
+export async function runStreaming(
+  providerUrl: string,
+  gatewayUrl: string,
+  pacing: ProviderPacing,
+  requests: number,
+  warmup: number,
+): Promise<StreamingReport> {
   const direct: Timing[] = [];
   const streamed: Timing[] = [];
   const unstreamed: Timing[] = [];

@@ -34,8 +34,7 @@ import { datasetWorkload, syntheticWorkload } from "./workload.js";
 import type { Workload } from "./workload.js";
 
 const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const USAGE =
-  "usage: npm run bench:mastra -- [--threads N] [--messages N] [--users N] [--dataset small|medium|large|N] [--rounds N] [--mastra-version V]";
+const USAGE = "usage: npm run bench:mastra -- [--threads N] [--messages N] [--users N] [--dataset small|medium|large|N] [--rounds N] [--mastra-version V]";
 
 class UsageError extends Error {}
 
@@ -64,7 +63,8 @@ function parseOptions(argv: readonly string[]): Options {
     else if (name === "--rounds") options.rounds = positive(name, value());
     else if (name === "--dataset") {
       const size = value();
-      if (size === undefined || !/^(small|medium|large|[1-9][0-9]*)$/.test(size)) throw new UsageError("--dataset needs small, medium, large or a session count");
+      if (size === undefined || !/^(small|medium|large|[1-9][0-9]*)$/.test(size))
+        throw new UsageError("--dataset needs small, medium, large or a session count");
       options.dataset = size;
     } else if (name === "--mastra-version") {
       const version = value();
@@ -177,7 +177,9 @@ async function main(): Promise<void> {
     throw error;
   }
   try {
-    log(`installed @mastra/libsql ${mastra.versions["@mastra/libsql"]}, @mastra/core ${mastra.versions["@mastra/core"]}, @libsql/client ${mastra.versions["@libsql/client"]}`);
+    log(
+      `installed @mastra/libsql ${mastra.versions["@mastra/libsql"]}, @mastra/core ${mastra.versions["@mastra/core"]}, @libsql/client ${mastra.versions["@libsql/client"]}`,
+    );
     const ours: Figures[] = [];
     const theirs: Figures[] = [];
     for (let r = 1; r <= options.rounds; r++) {
@@ -199,11 +201,25 @@ async function main(): Promise<void> {
     const target = (name: string, value: number | null, pass: boolean): Record<string, unknown> => ({ target: name, ratio: value, pass });
     const report = {
       benchmark: "threadline vs @mastra/libsql LibSQLStore",
-      workload: { name: work.name, threads: work.threads.length, messages: work.messages, users: work.users.length, list_page: LIST_PAGE, transcript_reads: 200, list_calls: 200 },
+      workload: {
+        name: work.name,
+        threads: work.threads.length,
+        messages: work.messages,
+        users: work.users.length,
+        list_page: LIST_PAGE,
+        transcript_reads: 200,
+        list_calls: 200,
+      },
       synchronous: "NORMAL",
       rounds: options.rounds,
       order: "threadline, mastra, threadline, mastra, …",
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? "unknown", memory_gib: round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model ?? "unknown",
+        memory_gib: round(totalmem() / 2 ** 30),
+        node: process.version,
+        platform: process.platform,
+      },
       versions: { threadline: (JSON.parse(readFileSync(join(projectRoot, "package.json"), "utf8")) as { version: string }).version, ...mastra.versions },
       threadline: o,
       mastra: t,
@@ -216,7 +232,9 @@ async function main(): Promise<void> {
       runs: { threadline: ours, mastra: theirs },
     };
     for (const key of Object.keys(o)) {
-      process.stderr.write(`[bench:mastra] ${key.padEnd(22)} threadline ${String(o[key]).padStart(12)}  mastra ${String(t[key]).padStart(12)}  ×${ratio[key]}\n`);
+      process.stderr.write(
+        `[bench:mastra] ${key.padEnd(22)} threadline ${String(o[key]).padStart(12)}  mastra ${String(t[key]).padStart(12)}  ×${ratio[key]}\n`,
+      );
     }
     process.stdout.write(`${JSON.stringify(report)}\n`);
   } finally {

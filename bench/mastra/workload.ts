@@ -75,16 +75,19 @@ export function syntheticWorkload(threads: number, messages: number, users: numb
       title: `thread ${t}`,
       parentId: null,
       startedAt,
-      messages: Array.from({ length: messages }, (_, m): WorkMessage => ({
-        role: m % 2 === 0 ? "user" : "assistant",
-        content: text(20 + Math.floor(rand() * 100)),
-        timestamp: startedAt + m + 1,
-        toolCalls: null,
-        toolName: null,
-        toolCallId: null,
-        tokenCount: null,
-        finishReason: null,
-      })),
+      messages: Array.from(
+        { length: messages },
+        (_, m): WorkMessage => ({
+          role: m % 2 === 0 ? "user" : "assistant",
+          content: text(20 + Math.floor(rand() * 100)),
+          timestamp: startedAt + m + 1,
+          toolCalls: null,
+          toolName: null,
+          toolCallId: null,
+          tokenCount: null,
+          finishReason: null,
+        }),
+      ),
     });
   }
   return { name: `synthetic ${threads}×${messages}`, threads: list, users: userIds, messages: threads * messages };

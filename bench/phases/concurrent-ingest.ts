@@ -23,9 +23,7 @@ export async function runConcurrentIngest(db: SessionDB, data: Dataset, target: 
   const system = `threadline ${db.capabilities.backend}`;
   log(`${system}: concurrent ingest of ${data.size} with ${writers} writer process(es)`);
   const start = performance.now();
-  const results = await Promise.all(
-    Array.from({ length: writers }, (_, i) => runWorker([data.jsonlPath, target, String(i), String(writers)])),
-  );
+  const results = await Promise.all(Array.from({ length: writers }, (_, i) => runWorker([data.jsonlPath, target, String(i), String(writers)])));
   const seconds = (performance.now() - start) / 1000;
   const messages = results.reduce((sum, r) => sum + r.messages, 0);
   const stats = await db.getStats();

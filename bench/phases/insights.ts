@@ -27,8 +27,10 @@ async function repeat(db: SessionDB, since: number, label: string): Promise<Perc
     const { ms, value } = await timed(() => db.getInsights({ since }));
     times.push(ms);
     if (i === 0) {
-      log(`insights (${label}): ${value.totals.sessions} sessions, ${value.totals.messages} messages, ` +
-        `${value.totals.toolCalls} tool calls over ${value.tools.length} tools`);
+      log(
+        `insights (${label}): ${value.totals.sessions} sessions, ${value.totals.messages} messages, ` +
+          `${value.totals.toolCalls} tool calls over ${value.tools.length} tools`,
+      );
     }
   }
   return percentiles(times);

@@ -23,6 +23,8 @@ export async function runSearch(db: SessionDB, queries: readonly string[]): Prom
     if (ms > slowest.ms) slowest = { query, ms };
   }
   const total = times.reduce((a, b) => a + b, 0);
-  log(`search: ${queries.length} queries, ${hits} hits (${empty} queries with none) in ${fmtSeconds(total / 1000)}; slowest ${JSON.stringify(slowest.query)} ${slowest.ms.toFixed(3)} ms`);
+  log(
+    `search: ${queries.length} queries, ${hits} hits (${empty} queries with none) in ${fmtSeconds(total / 1000)}; slowest ${JSON.stringify(slowest.query)} ${slowest.ms.toFixed(3)} ms`,
+  );
   return { ...percentiles(times), hits };
 }

@@ -229,7 +229,10 @@ export class ApiServerAdapter implements Adapter {
     // An onRequest hook: the caller is known (or refused) before the body is read or parsed.
     const authorize = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       if (this.#tokens.length > 0) {
-        const index = bearerIndex(request.headers.authorization, this.#tokens.map((t) => t.token));
+        const index = bearerIndex(
+          request.headers.authorization,
+          this.#tokens.map((t) => t.token),
+        );
         if (index === -1) {
           await openAiError(reply, 401, "Missing or wrong API key: send Authorization: Bearer <one of the configured tokens>.");
           return;
@@ -295,7 +298,8 @@ export class ApiServerAdapter implements Adapter {
             "name conversations with the X-Threadline-Session-Key header.",
         );
       }
-      if (named !== undefined && named.trim() === "") return openAiError(reply, 400, "The X-Threadline-Session-Key header is empty: name the conversation, or leave the header out.");
+      if (named !== undefined && named.trim() === "")
+        return openAiError(reply, 400, "The X-Threadline-Session-Key header is empty: name the conversation, or leave the header out.");
       const prefix = `${caller.userId}:`;
       sessionKey = named === undefined ? caller.userId : named.startsWith(prefix) ? named : `${prefix}${named}`;
       userId = caller.userId;
@@ -306,20 +310,25 @@ export class ApiServerAdapter implements Adapter {
       userName = typeof body.user === "string" ? body.user : null;
     }
     if (sessionKey === undefined || sessionKey.trim() === "") {
-      return openAiError(reply, 400, "Name the conversation: send an X-Threadline-Session-Key header or a \"user\" field.");
+      return openAiError(reply, 400, 'Name the conversation: send an X-Threadline-Session-Key header or a "user" field.');
     }
     const model = this.#providerModel(body.model);
     if (model === false) {
       return openAiError(
         reply,
         400,
-        `Unknown model ${JSON.stringify(body.model)}: this gateway answers with ${this.#modelNames().map((name) => JSON.stringify(name)).join(", ")}. ` +
-          `Ask for one of them, or leave "model" out for the configured one (provider.models maps other names).`,
+        `Unknown model ${JSON.stringify(body.model)}: this gateway answers with ${this.#modelNames()
+          .map((name) => JSON.stringify(name))
+          .join(", ")}. ` + `Ask for one of them, or leave "model" out for the configured one (provider.models maps other names).`,
       );
     }
     const idempotencyKey = header(request, "idempotency-key");
     if (idempotencyKey !== undefined && (idempotencyKey.trim() === "" || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
-      return openAiError(reply, 400, `The Idempotency-Key header must be 1–${MAX_IDEMPOTENCY_KEY} characters; send a unique value per message (the same value on a retry).`);
+      return openAiError(
+        reply,
+        400,
+        `The Idempotency-Key header must be 1–${MAX_IDEMPOTENCY_KEY} characters; send a unique value per message (the same value on a retry).`,
+      );
     }
     if (this.#handler === null) return openAiError(reply, 503, "The gateway is not accepting messages right now; retry shortly.");
     // One message per (session key, idempotency key): a retry reuses the id, so it is never stored twice.
@@ -390,7 +399,13 @@ export class ApiServerAdapter implements Adapter {
     const answeredBy = outcome.model ?? this.#model;
     const content = outcome.text;
     if (body.stream === true) {
-      const chunk = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }] };
+      const chunk = {
+        id,
+        object: "chat.completion.chunk",
+        created,
+        model: answeredBy,
+        choices: [{ index: 0, delta: { role: "assistant", content }, finish_reason: null }],
+      };
       const end = { id, object: "chat.completion.chunk", created, model: answeredBy, choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage };
       return reply
         .header("content-type", "text/event-stream")
@@ -435,7 +450,13 @@ export class ApiServerAdapter implements Adapter {
         // What the command said is the answer; a command the user got wrong is a normal reply.
         const settled = pending.settled;
         if (settled !== null && settled.kind === "error" && settled.refused !== true) return fail(500, settled.text);
-        return { ok: true, text: [...pending.notices, settled?.text ?? ""].filter((t) => t !== "").join("\n\n"), sessionId: settled?.sessionId ?? null, usage: null, model: null };
+        return {
+          ok: true,
+          text: [...pending.notices, settled?.text ?? ""].filter((t) => t !== "").join("\n\n"),
+          sessionId: settled?.sessionId ?? null,
+          usage: null,
+          model: null,
+        };
       }
       // A turn (or a command such as /retry that starts one) answers this request.
       const timeout = new Promise<null>((r) => {
@@ -486,7 +507,14 @@ export class ApiServerAdapter implements Adapter {
   }
 
   #writeChunk(live: LiveStream, delta: Record<string, unknown>, finishReason: string | null, extra: Record<string, unknown> = {}, model = live.model): void {
-    const chunk = { id: live.id, object: "chat.completion.chunk", created: live.created, model, choices: [{ index: 0, delta, finish_reason: finishReason }], ...extra };
+    const chunk = {
+      id: live.id,
+      object: "chat.completion.chunk",
+      created: live.created,
+      model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+      ...extra,
+    };
     this.#writeEvent(live, JSON.stringify(chunk));
   }
 

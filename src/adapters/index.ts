@@ -16,7 +16,15 @@
 export { LocalAdapter, type LocalDelivery } from "./local-adapter.js";
 export { CliAdapter, type CliAdapterOptions, type CliDelivery } from "./cli-adapter.js";
 export { ApiServerAdapter, type ApiServerAdapterOptions, type ApiServerModels, type ApiServerTokenEntry } from "./api-server-adapter.js";
-export { WebhookAdapter, SIGNATURE_HEADER, TIMESTAMP_HEADER, WEBHOOK_TOLERANCE_SECONDS, signWebhook, webhookSignatureProblem, type WebhookAdapterOptions } from "./webhook-adapter.js";
+export {
+  WebhookAdapter,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  WEBHOOK_TOLERANCE_SECONDS,
+  signWebhook,
+  webhookSignatureProblem,
+  type WebhookAdapterOptions,
+} from "./webhook-adapter.js";
 export { signBody, signatureMatches } from "../net/index.js";
 
 // For adapter authors: the pieces every chat adapter shares (docs/platforms.md).

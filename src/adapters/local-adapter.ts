@@ -107,7 +107,13 @@ export class LocalAdapter implements Adapter {
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new ThreadlineError("TL_ERR_TIMEOUT", `No matching message within ${timeoutMs} ms; check what the gateway sent (adapter.sent) or give nextMessage a longer timeout.`)),
+        () =>
+          reject(
+            new ThreadlineError(
+              "TL_ERR_TIMEOUT",
+              `No matching message within ${timeoutMs} ms; check what the gateway sent (adapter.sent) or give nextMessage a longer timeout.`,
+            ),
+          ),
         timeoutMs,
       );
       this.#waiters.push({

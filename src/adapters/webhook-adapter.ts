@@ -121,7 +121,9 @@ export class WebhookAdapter implements Adapter {
 
   constructor(options: WebhookAdapterOptions) {
     if (typeof options.secret !== "string" || options.secret.length < 16) {
-      throw new InvalidInputError("adapters.webhook.secret must be a string of at least 16 characters (it signs every request).", { field: "adapters.webhook.secret" });
+      throw new InvalidInputError("adapters.webhook.secret must be a string of at least 16 characters (it signs every request).", {
+        field: "adapters.webhook.secret",
+      });
     }
     this.#secret = options.secret;
     this.#callback = options.callbackUrl ?? null;
@@ -230,10 +232,14 @@ export class WebhookAdapter implements Adapter {
         if (!parsed.success) {
           const issue = parsed.error.issues[0]!;
           return reply.code(400).send({
-            error: { code: "bad_request", message: `${issue.path.join(".") || "body"}: ${issue.message}. Expected { chatId, userId, text, threadId?, messageId?, userName?, chatName?, chatType? }.` },
+            error: {
+              code: "bad_request",
+              message: `${issue.path.join(".") || "body"}: ${issue.message}. Expected { chatId, userId, text, threadId?, messageId?, userName?, chatName?, chatType? }.`,
+            },
           });
         }
-        if (this.#handler === null) return reply.code(503).send({ error: { code: "unavailable", message: "The gateway is not accepting messages right now; retry shortly." } });
+        if (this.#handler === null)
+          return reply.code(503).send({ error: { code: "unavailable", message: "The gateway is not accepting messages right now; retry shortly." } });
         const data = parsed.data;
         const chatType: ChatType = data.chatType ?? (data.threadId ? "thread" : "dm");
         const ack = await this.#handler({

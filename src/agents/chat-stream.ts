@@ -33,10 +33,7 @@ interface ToolCallParts {
  * text, and returns the equivalent non-streamed completion body. Throws
  * {@link StreamErrorChunk} for an `error` chunk; read errors (abort, reset) propagate.
  */
-export async function readChatStream(
-  body: ReadableStream<Uint8Array> | null,
-  onDelta: (text: string) => void,
-): Promise<Record<string, unknown>> {
+export async function readChatStream(body: ReadableStream<Uint8Array> | null, onDelta: (text: string) => void): Promise<Record<string, unknown>> {
   let content: string | null = null;
   let reasoning: string | null = null;
   let finishReason: string | null = null;

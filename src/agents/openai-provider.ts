@@ -162,20 +162,18 @@ export function resolveProviderConfig(
     resolvedBaseUrl = trimTrailingSlashes(baseUrl.value);
   }
   if (model === undefined) {
-    throw new InvalidInputError(
-      "provider.model is required when a provider is configured (set THREADLINE_MODEL or provider.model).",
-      { field: "provider.model" },
-    );
+    throw new InvalidInputError("provider.model is required when a provider is configured (set THREADLINE_MODEL or provider.model).", {
+      field: "provider.model",
+    });
   }
 
   let timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS;
   if (section.timeoutMs !== undefined && section.timeoutMs !== null) {
     const value = section.timeoutMs;
     if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
-      throw new InvalidInputError(
-        `provider.timeoutMs must be a positive whole number of milliseconds (got ${JSON.stringify(value)}).`,
-        { field: "provider.timeoutMs" },
-      );
+      throw new InvalidInputError(`provider.timeoutMs must be a positive whole number of milliseconds (got ${JSON.stringify(value)}).`, {
+        field: "provider.timeoutMs",
+      });
     }
     timeoutMs = value;
   }
@@ -184,7 +182,8 @@ export function resolveProviderConfig(
   const { models, contextWindows } = resolveModelMap(section.models);
   const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models };
   if (Object.keys(contextWindows).length > 0) resolved.contextWindows = contextWindows;
-  if (section.contextWindow !== undefined && section.contextWindow !== null) resolved.contextWindow = checkWindow(section.contextWindow, "provider.contextWindow");
+  if (section.contextWindow !== undefined && section.contextWindow !== null)
+    resolved.contextWindow = checkWindow(section.contextWindow, "provider.contextWindow");
   if (apiKey !== undefined) resolved.apiKey = apiKey.value;
   return resolved;
 }
@@ -195,10 +194,9 @@ function resolveToolsSetting(value: unknown): ProviderToolsSetting {
   if (Array.isArray(value) && value.every((name) => typeof name === "string" && name.trim() !== "")) {
     return value.map((name: string) => name.trim());
   }
-  throw new InvalidInputError(
-    `provider.tools must be auto, off or a list of tool names such as [session_search] (got ${JSON.stringify(value)}).`,
-    { field: "provider.tools" },
-  );
+  throw new InvalidInputError(`provider.tools must be auto, off or a list of tool names such as [session_search] (got ${JSON.stringify(value)}).`, {
+    field: "provider.tools",
+  });
 }
 
 /** The smallest context window a configuration may give (as `MIN_CONTEXT_WINDOW` in src/context). */
@@ -230,7 +228,12 @@ function resolveModelMap(value: unknown): { models: Record<string, string>; cont
     if (typeof target === "string") {
       if (target.trim() === "") refuse();
       models[name.trim()] = target.trim();
-    } else if (isRecord(target) && typeof target.model === "string" && target.model.trim() !== "" && Object.keys(target).every((k) => k === "model" || k === "contextWindow")) {
+    } else if (
+      isRecord(target) &&
+      typeof target.model === "string" &&
+      target.model.trim() !== "" &&
+      Object.keys(target).every((k) => k === "model" || k === "contextWindow")
+    ) {
       models[name.trim()] = target.model.trim();
       if (target.contextWindow !== undefined && target.contextWindow !== null) {
         const window = checkWindow(target.contextWindow, `provider.models.${name.trim()}.contextWindow`);
@@ -258,12 +261,7 @@ export function providerModelFor(config: Pick<ResolvedProviderConfig, "model" | 
   return Object.hasOwn(config.models, requested.trim()) ? config.models[requested.trim()]! : null;
 }
 
-function pickString(
-  section: Record<string, unknown>,
-  key: string,
-  env: NodeJS.ProcessEnv,
-  envName: string,
-): { value: string; envName?: string } | undefined {
+function pickString(section: Record<string, unknown>, key: string, env: NodeJS.ProcessEnv, envName: string): { value: string; envName?: string } | undefined {
   const fromSection = section[key];
   if (fromSection !== undefined && fromSection !== null) {
     if (typeof fromSection !== "string") {
@@ -352,10 +350,7 @@ export class OpenAiCompatibleAgent implements Agent {
    * @example
    * const agent = OpenAiCompatibleAgent.fromEnv(process.env, { timeoutMs: 30_000 }) ?? new EchoAgent();
    */
-  static fromEnv(
-    env: NodeJS.ProcessEnv = process.env,
-    overrides: Partial<OpenAiCompatibleAgentOptions> = {},
-  ): OpenAiCompatibleAgent | null {
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: Partial<OpenAiCompatibleAgentOptions> = {}): OpenAiCompatibleAgent | null {
     const section: ProviderConfigSection = {};
     if (overrides.baseUrl !== undefined) section.baseUrl = overrides.baseUrl;
     if (overrides.apiKey !== undefined) section.apiKey = overrides.apiKey;
@@ -471,7 +466,11 @@ export class OpenAiCompatibleAgent implements Agent {
       produced.push(assistant);
       history.push({ role: "assistant", content: assistant.content ?? null, tool_calls: toolCalls });
       for (const toolCall of toolCalls) {
-        const content = await this.#runTool(toolCall, { sessionId: input.sessionId, signal, ...(input.speaker === undefined ? {} : { speaker: input.speaker }) });
+        const content = await this.#runTool(toolCall, {
+          sessionId: input.sessionId,
+          signal,
+          ...(input.speaker === undefined ? {} : { speaker: input.speaker }),
+        });
         produced.push({ role: "tool", toolCallId: toolCall.id, toolName: toolCall.function.name, content });
         history.push({ role: "tool", tool_call_id: toolCall.id, content });
       }
@@ -518,8 +517,7 @@ export interface OpenAiTitlerOptions {
 
 /** The system prompt of {@link OpenAiTitler} (the fake test server recognises it as a title request). */
 export const TITLE_SYSTEM_PROMPT =
-  "Write a title of 3 to 7 words for the conversation below. " +
-  "Reply with the title only: no quotes, no trailing punctuation, no explanation.";
+  "Write a title of 3 to 7 words for the conversation below. " + "Reply with the title only: no quotes, no trailing punctuation, no explanation.";
 
 const TITLE_MAX_WORDS = 7;
 const TITLE_MAX_CHARS = 60;
@@ -564,9 +562,7 @@ export class OpenAiTitler implements Titler {
   /** Asks the endpoint for a title; `null` on any failure or an unusable answer. */
   async proposeTitle(input: { userText: string; replyText: string; signal?: AbortSignal }): Promise<string | null> {
     try {
-      const conversation =
-        `User: ${excerpt(input.userText, TITLE_EXCERPT_CHARS)}\n\n` +
-        `Assistant: ${excerpt(input.replyText, TITLE_EXCERPT_CHARS)}`;
+      const conversation = `User: ${excerpt(input.userText, TITLE_EXCERPT_CHARS)}\n\n` + `Assistant: ${excerpt(input.replyText, TITLE_EXCERPT_CHARS)}`;
       const body = {
         model: this.#model,
         messages: [
@@ -807,16 +803,14 @@ function connectionError(endpoint: Endpoint, error: unknown): AgentError {
   const where = `the model provider at ${endpoint.shownUrl}`;
   if (code === "ECONNREFUSED") {
     return new AgentError(
-      `Could not connect to ${where}: connection refused. ` +
-        `Is the server running, and is the base URL (OPENAI_BASE_URL or provider.baseUrl) right?`,
+      `Could not connect to ${where}: connection refused. ` + `Is the server running, and is the base URL (OPENAI_BASE_URL or provider.baseUrl) right?`,
       { cause: error },
     );
   }
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") {
-    return new AgentError(
-      `Could not connect to ${where}: host not found (${code}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and DNS.`,
-      { cause: error },
-    );
+    return new AgentError(`Could not connect to ${where}: host not found (${code}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and DNS.`, {
+      cause: error,
+    });
   }
   if (code === "ECONNRESET" || code === "UND_ERR_SOCKET" || code === "EPIPE") {
     return new AgentError(
@@ -826,10 +820,7 @@ function connectionError(endpoint: Endpoint, error: unknown): AgentError {
     );
   }
   const detail = code ?? (error instanceof Error ? error.message : String(error));
-  return new AgentError(
-    `Could not reach ${where} (${detail}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and the network.`,
-    { cause: error },
-  );
+  return new AgentError(`Could not reach ${where} (${detail}). Check the base URL (OPENAI_BASE_URL or provider.baseUrl) and the network.`, { cause: error });
 }
 
 /** The first `code` found on an error or its causes (undici wraps socket errors in `TypeError: fetch failed`). */
@@ -900,8 +891,7 @@ function parseCompletion(endpoint: Endpoint, status: number, json: unknown): Par
   const toolCalls = mapToolCalls(raw.tool_calls);
   if (toolCalls.length > 0) message.toolCalls = toolCalls;
   if (typeof choice.finish_reason === "string") message.finishReason = choice.finish_reason;
-  const reasoning =
-    typeof raw.reasoning === "string" ? raw.reasoning : typeof raw.reasoning_content === "string" ? raw.reasoning_content : null;
+  const reasoning = typeof raw.reasoning === "string" ? raw.reasoning : typeof raw.reasoning_content === "string" ? raw.reasoning_content : null;
   if (reasoning !== null && reasoning !== "") message.reasoning = reasoning;
   if (raw.reasoning_details !== undefined && raw.reasoning_details !== null) message.reasoningDetails = raw.reasoning_details;
 
@@ -942,14 +932,11 @@ function mapToolCalls(raw: unknown): ToolCall[] {
 function mapUsage(raw: unknown): UsageUpdate {
   const usage: UsageUpdate = { apiCalls: 1 };
   if (!isRecord(raw)) return usage;
-  const count = (value: unknown): number | undefined =>
-    typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined;
+  const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
   const input = count(raw.prompt_tokens);
   const output = count(raw.completion_tokens);
   const cached = isRecord(raw.prompt_tokens_details) ? count(raw.prompt_tokens_details.cached_tokens) : undefined;
-  const reasoning = isRecord(raw.completion_tokens_details)
-    ? count(raw.completion_tokens_details.reasoning_tokens)
-    : undefined;
+  const reasoning = isRecord(raw.completion_tokens_details) ? count(raw.completion_tokens_details.reasoning_tokens) : undefined;
   if (input !== undefined) usage.inputTokens = input;
   if (output !== undefined) usage.outputTokens = output;
   if (cached !== undefined) usage.cacheReadTokens = cached;

@@ -9,7 +9,17 @@
  */
 import type { Titler } from "../agents/index.js";
 import { HeuristicTitler } from "../agents/index.js";
-import { ConflictError, parseLineageTitle, sanitizeTitle, setTitleAvoidingCollision, type TitleRelation, type MessageContent, type NewMessage, type Session, type SessionHistory } from "../store/index.js";
+import {
+  ConflictError,
+  parseLineageTitle,
+  sanitizeTitle,
+  setTitleAvoidingCollision,
+  type TitleRelation,
+  type MessageContent,
+  type NewMessage,
+  type Session,
+  type SessionHistory,
+} from "../store/index.js";
 
 /** How many leading messages are read to find the first exchange. */
 const FIRST_EXCHANGE_WINDOW = 50;
@@ -104,7 +114,10 @@ export class SessionBinding {
     const head = await this.#db.getMessages(id, { limit: FIRST_EXCHANGE_WINDOW });
     const users = head.filter((m) => m.role === "user");
     if (users.length !== 1) return;
-    const replyText = written.filter((m) => m.role === "assistant").map((m) => textOf(m.content)).join("\n");
+    const replyText = written
+      .filter((m) => m.role === "assistant")
+      .map((m) => textOf(m.content))
+      .join("\n");
     let proposed: string | null;
     try {
       proposed = await this.#titler.proposeTitle({ userText: textOf(users[0]!.content), replyText });

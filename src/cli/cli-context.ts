@@ -262,7 +262,9 @@ export async function resolveSessionRef(db: SessionHistory, ref: string, options
       if (prefixed !== null && prefixed !== byTitle) others.push(`the session whose id starts "${ref}" (${prefixed})`);
       if (others.length > 0) {
         const title = (await db.getSession(byTitle))?.title ?? ref;
-        options.note(`took the session titled exactly "${title}" (${byTitle}); also like it: ${others.join(", ")}. Name one by its full title or id to take it instead.`);
+        options.note(
+          `took the session titled exactly "${title}" (${byTitle}); also like it: ${others.join(", ")}. Name one by its full title or id to take it instead.`,
+        );
       }
     }
     return byTitle;
@@ -271,7 +273,10 @@ export async function resolveSessionRef(db: SessionHistory, ref: string, options
   if (byPrefix !== null) return byPrefix;
   const candidates = (await db.listSessions({ limit: 1000, includeChildren: true })).items.filter((s) => s.id.startsWith(ref));
   if (candidates.length > 1) {
-    const shown = candidates.slice(0, SHOWN_ALTERNATIVES).map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`).join("\n");
+    const shown = candidates
+      .slice(0, SHOWN_ALTERNATIVES)
+      .map((s) => `  ${s.id}${s.title ? `  ${s.title}` : ""}`)
+      .join("\n");
     throw new CliError("TL_ERR_AMBIGUOUS_ID", `"${ref}" matches ${candidates.length} sessions; give more of the id:\n${shown}`);
   }
   const similar = await db.similarTitles(ref, SHOWN_ALTERNATIVES);

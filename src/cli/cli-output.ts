@@ -65,7 +65,14 @@ export function useColor(io: CliIo, stream: CliIo["stdout"] | CliIo["stderr"] = 
 }
 
 /** ANSI styles that turn into plain text when colour is off. */
-export function styles(enabled: boolean): { bold(s: string): string; dim(s: string): string; red(s: string): string; green(s: string): string; cyan(s: string): string; yellow(s: string): string } {
+export function styles(enabled: boolean): {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  cyan(s: string): string;
+  yellow(s: string): string;
+} {
   const wrap = (open: number, close: number) => (s: string) => (enabled ? `\u001b[${open}m${s}\u001b[${close}m` : s);
   return { bold: wrap(1, 22), dim: wrap(2, 22), red: wrap(31, 39), green: wrap(32, 39), cyan: wrap(36, 39), yellow: wrap(33, 39) };
 }

@@ -23,11 +23,7 @@ export interface CollectedSessions {
  * @example
  * const { items, more } = await collectSessions(db, { sources: ["cli"] }, 20);
  */
-export async function collectSessions(
-  db: SessionHistory,
-  options: Omit<ListSessionsOptions, "limit" | "cursor">,
-  max: number,
-): Promise<CollectedSessions> {
+export async function collectSessions(db: SessionHistory, options: Omit<ListSessionsOptions, "limit" | "cursor">, max: number): Promise<CollectedSessions> {
   const items: SessionSummary[] = [];
   let cursor: string | null = null;
   do {

@@ -104,7 +104,8 @@ export function renderTranscript(messages: readonly Message[], { full = false, c
     }
     const kind = syntheticMessageKind(message);
     if (kind !== null) {
-      const label = kind === "note" ? "system note" : `summary of the earlier conversation (${message.platformMessageId!.slice(SUMMARY_MESSAGE_PREFIX.length)})`;
+      const label =
+        kind === "note" ? "system note" : `summary of the earlier conversation (${message.platformMessageId!.slice(SUMMARY_MESSAGE_PREFIX.length)})`;
       const body = full ? text : syntheticMessageBody(kind, text);
       open({ heading: heading(s.bold(s.yellow(label)), message.timestamp), lines: body === "" ? [s.dim("(empty)")] : textLines(body), calls: null });
       continue;

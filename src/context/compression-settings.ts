@@ -55,7 +55,8 @@ export const LARGE_WINDOW_TOKENS = 512_000;
 
 /** What each `compression.*` key must be (the config file's error messages). */
 export const COMPRESSION_EXPECTED: Readonly<Record<string, string>> = Object.freeze({
-  compression: "a mapping of compression settings (enabled, threshold, protectFirstN, protectLastN, targetRatio, abortOnSummaryFailure, hardMessageLimit, model, notify)",
+  compression:
+    "a mapping of compression settings (enabled, threshold, protectFirstN, protectLastN, targetRatio, abortOnSummaryFailure, hardMessageLimit, model, notify)",
   "compression.enabled": "true or false",
   "compression.threshold": "a share of the context window above 0 and at most 1, such as 0.5 (default: 0.5, or 0.75 for windows under 512K tokens)",
   "compression.protectFirstN": "a whole number of messages from 0 to 1,000",

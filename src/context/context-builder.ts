@@ -191,7 +191,16 @@ export async function buildContext(
   }
   const session = await db.getSession(sessionId);
   const counter = options.counter ?? (await tokenCounterFor(session?.model ?? null));
-  const reader: PageReader = { db, sessionId, parentId: session?.parentSessionId ?? null, total: session?.messageCount ?? null, counter, cache: options.cache, budget, historyLimit };
+  const reader: PageReader = {
+    db,
+    sessionId,
+    parentId: session?.parentSessionId ?? null,
+    total: session?.messageCount ?? null,
+    counter,
+    cache: options.cache,
+    budget,
+    historyLimit,
+  };
   let size = options.cache === undefined || session === null ? Infinity : FIRST_PAGE_MESSAGES;
   for (;;) {
     const all = !(size < (reader.total ?? Infinity));
@@ -221,7 +230,12 @@ function isSessionSummary(message: Message | undefined, parentId: string | null)
   // The summary is pinned only when it is the one its compression wrote (`summary:<parent id>`):
   // a first message that merely carries a `summary:` id (a platform message id a client chose) ages
   // out like any other, so nobody can keep their text in every later request by naming it so.
-  return message !== undefined && parentId !== null && syntheticMessageKind(message) === "summary" && message.platformMessageId === `${SUMMARY_MESSAGE_PREFIX}${parentId}`;
+  return (
+    message !== undefined &&
+    parentId !== null &&
+    syntheticMessageKind(message) === "summary" &&
+    message.platformMessageId === `${SUMMARY_MESSAGE_PREFIX}${parentId}`
+  );
 }
 
 /**

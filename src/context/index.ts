@@ -6,7 +6,16 @@
  *
  * @module
  */
-export { ESTIMATE_MARGIN, IMAGE_PART_TOKENS, MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, encodingForModel, tokenCounterFor, type TokenCounter, type TokenEncoding } from "./token-count.js";
+export {
+  ESTIMATE_MARGIN,
+  IMAGE_PART_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS,
+  REPLY_PRIMING_TOKENS,
+  encodingForModel,
+  tokenCounterFor,
+  type TokenCounter,
+  type TokenEncoding,
+} from "./token-count.js";
 export { CALIBRATED_SESSIONS, MAX_CORRECTION, TokenCalibration } from "./token-calibration.js";
 export {
   DEFAULT_CONTEXT_WINDOW,
@@ -40,7 +49,6 @@ export {
 export { planCompression, TAIL_SOFT_CEILING, type CompressionPlan, type PlanMessage, type PlanOptions } from "./compression-plan.js";
 export {
   CONTINUATION_ATTEMPTS,
- 
   SUMMARY_INSTRUCTION_START,
   buildContinuation,
   cleanFocus,

@@ -81,10 +81,7 @@ export function stepSessionId(workflowId: string, stepOrNode: string | number): 
  * `-<step or node>`. (Never "ends in -<digit>": `-10`, node names with dashes and unrelated
  * runs sharing the base are told apart by this rule.)
  */
-export function isStepOf(
-  candidate: { id: string; baseId: string },
-  workflow: { id: string; baseId: string; kind: ExecutionKind },
-): boolean {
+export function isStepOf(candidate: { id: string; baseId: string }, workflow: { id: string; baseId: string; kind: ExecutionKind }): boolean {
   return (
     workflow.kind === "workflow" &&
     candidate.baseId === workflow.baseId &&
@@ -122,7 +119,11 @@ export function defaultExecutionName(kind: ExecutionKind, id: string): string {
  */
 export function executionName(kind: ExecutionKind, id: string, given: unknown): string {
   if (typeof given !== "string") return defaultExecutionName(kind, id);
-  const clean = given.toWellFormed().replace(/[\u0000-\u001F\u007F]/gu, " ").replace(/\s+/gu, " ").trim();
+  const clean = given
+    .toWellFormed()
+    .replace(/[\u0000-\u001F\u007F]/gu, " ")
+    .replace(/\s+/gu, " ")
+    .trim();
   if (clean === "") return defaultExecutionName(kind, id);
   return clean.length > MAX_ID_LENGTH ? clean.slice(0, MAX_ID_LENGTH).toWellFormed() : clean;
 }

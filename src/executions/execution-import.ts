@@ -13,14 +13,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  InvalidInputError,
-  NotFoundError,
-  ThreadlineError,
-  type ExecutionKind,
-  type ExecutionStore,
-  type ExecutionWrite,
-} from "../store/index.js";
+import { InvalidInputError, NotFoundError, ThreadlineError, type ExecutionKind, type ExecutionStore, type ExecutionWrite } from "../store/index.js";
 import { checkExecutionId, executionName } from "./execution-id.js";
 import { summaryOf, workflowFor } from "./execution-lookup.js";
 import {
@@ -154,11 +147,7 @@ function validate(file: string, text: string): ValidRecord {
     name: executionName(
       kind,
       id,
-      typeof r["name"] === "string" && r["name"].trim() !== ""
-        ? r["name"]
-        : kind === "agent"
-          ? agentNameOfResult(result)
-          : workflowNameOfResult(result),
+      typeof r["name"] === "string" && r["name"].trim() !== "" ? r["name"] : kind === "agent" ? agentNameOfResult(result) : workflowNameOfResult(result),
     ),
     createdAt,
     updatedAt,
@@ -208,11 +197,7 @@ async function stepsWithoutFiles(
 }
 
 /** Imports every `*.json` file of `dir` (other files are ignored). See {@link ExecutionImportReport}. */
-export async function importExecutionDirectory(
-  db: ExecutionStore,
-  dir: string,
-  options: ExecutionImportOptions = {},
-): Promise<ExecutionImportReport> {
+export async function importExecutionDirectory(db: ExecutionStore, dir: string, options: ExecutionImportOptions = {}): Promise<ExecutionImportReport> {
   if (typeof dir !== "string" || dir === "") throw new InvalidInputError("dir must be a directory path.", { field: "dir" });
   const userId = options.userId === undefined ? null : checkExecutionId(options.userId, "userId");
   let names: string[];

@@ -137,10 +137,7 @@ function oneOf(obj: JsonObject, fields: readonly string[], path: string, what: s
   if (first === undefined) return null;
   const other = set.find((f) => JSON.stringify(obj[f]) !== JSON.stringify(obj[first]));
   if (other !== undefined) {
-    throw new InvalidInputError(
-      `${path}has both ${first} and ${other}; give ${what} in one of them (${fields.join(", ")}).`,
-      { field: `${path}${other}` },
-    );
+    throw new InvalidInputError(`${path}has both ${first} and ${other}; give ${what} in one of them (${fields.join(", ")}).`, { field: `${path}${other}` });
   }
   return first;
 }
@@ -191,7 +188,8 @@ export function workflowNameOfResult(result: unknown): string | undefined {
 
 /** Validates and serialises an agent result (Aurite's field names understood; see the module doc). */
 export function normalizeAgentResult(result: AgentRunResult): StoredAgentResult {
-  if (!isObjectInput(result)) throw new InvalidInputError("An agent result must be an object ({ status, finalResponse, messages, error }).", { field: "result" });
+  if (!isObjectInput(result))
+    throw new InvalidInputError("An agent result must be an object ({ status, finalResponse, messages, error }).", { field: "result" });
   return canonicalRun(toJsonSafe(result) as JsonObject, "") as StoredAgentResult;
 }
 
@@ -384,11 +382,7 @@ export function agentsInvolvedOf(kind: "agent" | "workflow", result: unknown): R
 }
 
 /** Applies `change` to the entry of `stepId` in a workflow result (copying what it touches); `found` says whether there was one. */
-export function updateStepEntry(
-  result: unknown,
-  stepId: string,
-  change: (entry: JsonObject) => JsonObject | null,
-): { result: JsonValue; found: boolean } {
+export function updateStepEntry(result: unknown, stepId: string, change: (entry: JsonObject) => JsonObject | null): { result: JsonValue; found: boolean } {
   if (!isObject(result as JsonValue)) return { result: (result ?? null) as JsonValue, found: false };
   const out: JsonObject = { ...(result as JsonObject) };
   let found = false;

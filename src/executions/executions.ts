@@ -137,8 +137,7 @@ function checkScope(scope: ExecutionScope | undefined): string | undefined {
   return scope.userId === undefined ? undefined : checkExecutionId(scope.userId, "userId");
 }
 
-const visible = (record: { userId: string | null }, userId: string | undefined): boolean =>
-  userId === undefined || record.userId === userId;
+const visible = (record: { userId: string | null }, userId: string | undefined): boolean => userId === undefined || record.userId === userId;
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`Session '${id}' not found`);
@@ -351,10 +350,9 @@ export class Executions {
       const { id, baseId, record } = await this.#open("agent", sessionId);
       if (record !== null && !visible(record, userId)) throw unavailable(id);
       if (record !== null && record.kind === "workflow") {
-        throw new ConflictError(
-          `'${id}' is a workflow session; messages belong to its steps (agent sessions). Add the message to a step instead.`,
-          { sessionId: id },
-        );
+        throw new ConflictError(`'${id}' is a workflow session; messages belong to its steps (agent sessions). Add the message to a step instead.`, {
+          sessionId: id,
+        });
       }
       const at = this.#clock();
       let write: ExecutionWrite;
@@ -458,7 +456,11 @@ export class Executions {
       throw new InvalidInputError("Filter by agentName or by workflowName, not both.", { field: "workflowName" });
     }
     const filter =
-      agentName !== undefined ? { kind: "agent" as const, name: agentName } : workflowName !== undefined ? { kind: "workflow" as const, name: workflowName } : {};
+      agentName !== undefined
+        ? { kind: "agent" as const, name: agentName }
+        : workflowName !== undefined
+          ? { kind: "workflow" as const, name: workflowName }
+          : {};
     const page = await this.#db.listExecutions({
       ...filter,
       directOnly: !includeSteps,
@@ -532,13 +534,7 @@ export class Executions {
  * `agent_name` / `workflow_name`); else the stored one; else `Untitled …` after the id as
  * the caller gave it (the stored id when none was given).
  */
-function nameFor(
-  kind: ExecutionKind,
-  id: string,
-  options: SaveResultOptions,
-  fromResult: string | undefined,
-  stored: string | undefined,
-): string {
+function nameFor(kind: ExecutionKind, id: string, options: SaveResultOptions, fromResult: string | undefined, stored: string | undefined): string {
   if (options.name !== undefined) return executionName(kind, options.sessionId ?? id, options.name);
   if (fromResult !== undefined) return executionName(kind, id, fromResult);
   return stored ?? executionName(kind, options.sessionId ?? id, undefined);

@@ -75,9 +75,7 @@ export async function cleanupExecutions(db: ExecutionStore, options: CleanupOpti
   const scope = userId === undefined ? {} : { userId };
   // Over-age units first (all of them when olderThanDays is 0), then whatever exceeds maxSessions.
   await removeAll(async () =>
-    (
-      await db.listExecutionUnits(cutoff === null ? { ...scope, limit: BATCH } : { ...scope, updatedBefore: cutoff, limit: BATCH })
-    ).map((u) => u.id),
+    (await db.listExecutionUnits(cutoff === null ? { ...scope, limit: BATCH } : { ...scope, updatedBefore: cutoff, limit: BATCH })).map((u) => u.id),
   );
   await removeAll(async () => (await db.listExecutionUnits({ ...scope, offset: keep, limit: BATCH })).map((u) => u.id));
   return report;

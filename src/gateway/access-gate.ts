@@ -102,7 +102,12 @@ export class AccessGate {
         return { pass: false, reason: "pairing-code-sent" };
       case "rate-limited":
       case "too-many-pending":
-        this.#log.info({ platform: source.platform, outcome: outcome.kind }, "pairing: an unknown sender's message got no reply (" + (outcome.kind === "rate-limited" ? "a code was sent to them within the last 10 minutes" : "3 codes are pending on this platform") + ")");
+        this.#log.info(
+          { platform: source.platform, outcome: outcome.kind },
+          "pairing: an unknown sender's message got no reply (" +
+            (outcome.kind === "rate-limited" ? "a code was sent to them within the last 10 minutes" : "3 codes are pending on this platform") +
+            ")",
+        );
         return { pass: false, reason: "pairing-no-reply" };
     }
   }

@@ -34,11 +34,7 @@ interface Entry<A> {
 }
 
 function hasDispose(value: unknown): value is { dispose(): unknown } {
-  return (
-    (typeof value === "object" || typeof value === "function") &&
-    value !== null &&
-    typeof (value as { dispose?: unknown }).dispose === "function"
-  );
+  return (typeof value === "object" || typeof value === "function") && value !== null && typeof (value as { dispose?: unknown }).dispose === "function";
 }
 
 function defaultDisposeError(error: unknown, key: string): void {
@@ -79,13 +75,7 @@ export class AgentCache<A> {
   readonly #onDisposeError: (error: unknown, key: string) => void;
   readonly #pending = new Set<Promise<void>>();
 
-  constructor({
-    maxSize = 128,
-    idleTtlSeconds = 3600,
-    clock = systemClock,
-    dispose,
-    onDisposeError = defaultDisposeError,
-  }: AgentCacheOptions<A> = {}) {
+  constructor({ maxSize = 128, idleTtlSeconds = 3600, clock = systemClock, dispose, onDisposeError = defaultDisposeError }: AgentCacheOptions<A> = {}) {
     if (!Number.isInteger(maxSize) || maxSize < 1) {
       throw new InvalidInputError(`AgentCache: maxSize must be a whole number of at least 1 (got ${maxSize}).`, {
         field: "maxSize",
@@ -135,9 +125,7 @@ export class AgentCache<A> {
     const existing = this.#entries.get(key);
     if (existing !== undefined && existing.agent !== agent) {
       if (existing.turns > 0) {
-        throw new ConflictError(
-          `AgentCache: the agent of ${key} is mid-turn; call endTurn() before replacing it, or release() it first.`,
-        );
+        throw new ConflictError(`AgentCache: the agent of ${key} is mid-turn; call endTurn() before replacing it, or release() it first.`);
       }
       this.#entries.delete(key);
       this.#disposeAgent(existing.agent, key);

@@ -72,10 +72,9 @@ export class ManualClock implements Clock {
   advance(seconds: number): number {
     checkSeconds(seconds, "seconds");
     if (seconds < 0) {
-      throw new InvalidInputError(
-        `ManualClock.advance: seconds must be 0 or more (got ${seconds}); use set() to move the clock backwards.`,
-        { field: "seconds" },
-      );
+      throw new InvalidInputError(`ManualClock.advance: seconds must be 0 or more (got ${seconds}); use set() to move the clock backwards.`, {
+        field: "seconds",
+      });
     }
     this.#seconds += seconds;
     return this.#seconds;

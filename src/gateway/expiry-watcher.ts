@@ -200,7 +200,10 @@ export class ExpiryWatcher {
         } catch (error) {
           failure =
             error ??
-            new ThreadlineError("TL_ERR_INTERNAL", "A session finalize hook failed without an error (it threw undefined or null); make the hook throw an Error that says what went wrong.");
+            new ThreadlineError(
+              "TL_ERR_INTERNAL",
+              "A session finalize hook failed without an error (it threw undefined or null); make the hook throw an Error that says what went wrong.",
+            );
           break;
         }
       }
@@ -208,16 +211,12 @@ export class ExpiryWatcher {
       if (failure !== undefined) this.#onError(failure, entry, attempt);
       const force = failure !== undefined && attempt >= MAX_FINALIZE_FAILURES;
       if (failure !== undefined && !force) {
-        const written = await store.patchEntry(route.key, (current) =>
-          current.sessionId === route.sessionId ? { finalizeFailures: attempt } : null,
-        );
+        const written = await store.patchEntry(route.key, (current) => (current.sessionId === route.sessionId ? { finalizeFailures: attempt } : null));
         if (written !== null) result.failed.push(route.key);
         continue;
       }
       const written = await store.patchEntry(route.key, (current) =>
-        current.sessionId === route.sessionId && !current.expiryFinalized
-          ? { expiryFinalized: true, finalizeFailures: 0 }
-          : null,
+        current.sessionId === route.sessionId && !current.expiryFinalized ? { expiryFinalized: true, finalizeFailures: 0 } : null,
       );
       if (written === null) continue;
       await this.#cache?.release(route.key);
@@ -245,7 +244,9 @@ export class ExpiryWatcher {
       const agent = await options.agentFor(entry);
       if (agent.beforeReset === undefined) return;
       // The newest whole turns that fit the model's window, with room for the agent's own instruction.
-      const transcript = (await options.contexts.assemble({ sessionId: entry.sessionId, agent, contextPrompt: "", extraTokens: BEFORE_RESET_INSTRUCTION_TOKENS })).messages;
+      const transcript = (
+        await options.contexts.assemble({ sessionId: entry.sessionId, agent, contextPrompt: "", extraTokens: BEFORE_RESET_INSTRUCTION_TOKENS })
+      ).messages;
       if (transcript.length === 0) return;
       const seconds = options.timeoutSeconds;
       const timedOut = new Promise<never>((_resolve, reject) => {

@@ -43,15 +43,7 @@ import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./syste
 import { TurnContexts, type AssembledContext, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 import { SessionCompressor, type CompressOutcome, type SessionCompressorOptions } from "./session-compressor.js";
 import { speakerOfExpiringSession, speakerOfSource } from "./turn-speaker.js";
-import {
-  closeOpenToolCalls,
-  failedTurnRecord,
-  isFailedTurnRecord,
-  missingToolResults,
-  replyTextOf,
-  textOf,
-  userMessagesOf,
-} from "./turn-messages.js";
+import { closeOpenToolCalls, failedTurnRecord, isFailedTurnRecord, missingToolResults, replyTextOf, textOf, userMessagesOf } from "./turn-messages.js";
 
 /** Hooks for metrics (the `serve` command feeds Prometheus from them). */
 export interface GatewayMetrics {
@@ -240,7 +232,10 @@ export class GatewayRunner implements CommandHost {
     this.#pairing = options.pairingStore ?? null;
     const access = options.access ?? {};
     if (Object.values(access).some((a) => a.mode === "pairing") && this.#pairing === null) {
-      throw new InvalidInputError("GatewayRunner: a platform uses access: pairing, so pass pairingStore (the SessionDB) in the runner options, or set that platform's access to allowlist or open.", { field: "pairingStore" });
+      throw new InvalidInputError(
+        "GatewayRunner: a platform uses access: pairing, so pass pairingStore (the SessionDB) in the runner options, or set that platform's access to allowlist or open.",
+        { field: "pairingStore" },
+      );
     }
     this.#gate =
       Object.keys(access).length === 0
@@ -385,7 +380,9 @@ export class GatewayRunner implements CommandHost {
     let end = at + 1;
     while (end < messages.length && messages[end]!.role !== "user") end++;
     const after = messages.slice(at + 1, end);
-    const reply = after.findLast((m) => m.role === "assistant" && !isFailedTurnRecord(m) && !(m.toolCalls && m.toolCalls.length > 0) && textOf(m.content).trim() !== "");
+    const reply = after.findLast(
+      (m) => m.role === "assistant" && !isFailedTurnRecord(m) && !(m.toolCalls && m.toolCalls.length > 0) && textOf(m.content).trim() !== "",
+    );
     if (reply !== undefined) {
       this.#log.info({ sessionId: route.sessionId }, "a repeated request got the stored reply");
       await this.#send(source, { text: textOf(reply.content), kind: "reply", inReplyTo: [messageId], sessionId: route.sessionId });
@@ -400,7 +397,12 @@ export class GatewayRunner implements CommandHost {
     if (end < messages.length) {
       // Later messages were answered since: re-running this one would answer out of order.
       const failure = after.findLast(isFailedTurnRecord);
-      await this.notify(source, failure === undefined ? "This message got no reply, and the conversation has moved on since; send it again as a new message." : textOf(failure.content), [messageId], "error");
+      await this.notify(
+        source,
+        failure === undefined ? "This message got no reply, and the conversation has moved on since; send it again as a new message." : textOf(failure.content),
+        [messageId],
+        "error",
+      );
       return { status: "duplicate", sessionKey: key };
     }
     // A worker that just finished the failed turn may still be looking at the queue: let it end.
@@ -698,7 +700,10 @@ export class GatewayRunner implements CommandHost {
   async #renew(key: string, state: Running): Promise<void> {
     if (state.lease === null || this.#leases === null) return;
     try {
-      const renewed = await this.db.renewLease(key, this.#leases.holder, state.lease.token, { ttlSeconds: this.#leases.ttlSeconds, now: this.store.clock.now() });
+      const renewed = await this.db.renewLease(key, this.#leases.holder, state.lease.token, {
+        ttlSeconds: this.#leases.ttlSeconds,
+        now: this.store.clock.now(),
+      });
       if (renewed === null) {
         this.#log.warn({ key }, "lost the session lease; stopping the turn");
         state.abortReason ??= "shutdown";
@@ -733,12 +738,7 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** One turn: store the user message(s), run the agent, commit, reply. */
-  async #turn(
-    key: string,
-    state: Running,
-    messages: InboundMessage[],
-    hooks: { durable: () => void; failed: (error: unknown) => void },
-  ): Promise<void> {
+  async #turn(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
     state.phase = "turn";
     try {
       await this.#turnSteps(key, state, messages, hooks);
@@ -747,12 +747,7 @@ export class GatewayRunner implements CommandHost {
     }
   }
 
-  async #turnSteps(
-    key: string,
-    state: Running,
-    messages: InboundMessage[],
-    hooks: { durable: () => void; failed: (error: unknown) => void },
-  ): Promise<void> {
+  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
     const started = performance.now();
     const source = messages[messages.length - 1]!.source;
     const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
@@ -763,9 +758,7 @@ export class GatewayRunner implements CommandHost {
       await this.compressor.beforeTurn(key);
       // Routing decision, turn marker and the user message(s): one write.
       const fence = this.#fence(key, state);
-      entry = await this.#timed("startTurn", () =>
-        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence }),
-      );
+      entry = await this.#timed("startTurn", () => this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence }));
     } catch (error) {
       hooks.failed(error);
       throw error;
@@ -902,7 +895,9 @@ export class GatewayRunner implements CommandHost {
       // The speaker's memory is part of this turn's prompt (before the notices), never of the stored one.
       const memory = await this.#memorySection(speaker, entry.sessionId);
       prompt = composeTurnPrompt(buildSessionContextPrompt(context, { redactPii: this.#redactPii }), agent.promptGuidance?.() ?? [], [...memory, ...notices]);
-      const labels = context.sharedMultiUser ? (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii }))) : null;
+      const labels = context.sharedMultiUser
+        ? (options.senders ?? [source]).map((sender) => (sender === null ? null : senderLabel(sender, { redactPii: this.#redactPii })))
+        : null;
       assembled = await this.#context({
         sessionId: entry.sessionId,
         agent,
@@ -939,7 +934,13 @@ export class GatewayRunner implements CommandHost {
     let failure: unknown = null;
     let failureRefId = "";
     try {
-      const input: Parameters<Agent["runTurn"]>[0] = { messages: given, contextPrompt: assembled.contextPrompt, signal: controller.signal, sessionId: entry.sessionId, speaker };
+      const input: Parameters<Agent["runTurn"]>[0] = {
+        messages: given,
+        contextPrompt: assembled.contextPrompt,
+        signal: controller.signal,
+        sessionId: entry.sessionId,
+        speaker,
+      };
       if (model !== undefined) input.model = model;
       const onDelta = this.#deltaSink(source, ids, entry.sessionId);
       if (onDelta !== undefined) input.onDelta = onDelta;
@@ -1100,7 +1101,10 @@ export class GatewayRunner implements CommandHost {
       // The reply is stored already; a failed send is logged with the key and counted, never thrown.
       this.#metrics.sendFailed?.(source.platform, message.kind);
       const key = await this.store.sessionKeyFor(source).catch(() => null);
-      this.#log.error({ err: error, platform: source.platform, key, sessionId: message.sessionId ?? null, kind: message.kind }, "sending to the platform failed");
+      this.#log.error(
+        { err: error, platform: source.platform, key, sessionId: message.sessionId ?? null, kind: message.kind },
+        "sending to the platform failed",
+      );
     }
   }
 

@@ -147,10 +147,7 @@ export async function requestHandoff(db: HandoffStore & MetaStore, request: Hand
     );
   }
   if (options.turnRunning === true) {
-    throw new HandoffError(
-      "turn_running",
-      `A turn is still running in this session; wait for the reply (or interrupt it) and then hand off to ${platform}.`,
-    );
+    throw new HandoffError("turn_running", `A turn is still running in this session; wait for the reply (or interrupt it) and then hand off to ${platform}.`);
   }
   const timeoutMs = options.timeoutMs ?? DEFAULT_HANDOFF_TIMEOUT_MS;
   const pollMs = Math.max(1, options.pollMs ?? DEFAULT_HANDOFF_POLL_MS);

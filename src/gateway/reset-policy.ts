@@ -226,7 +226,11 @@ function resolvePolicy(base: ResetPolicy, input: PolicyInput): ResetPolicy {
 export function parseResetConfig(raw: unknown): ResetConfig {
   const input = raw ?? {};
   const problems = resetIssues(input);
-  if (problems.length > 0) fail(problems.map((p) => p.message), problems[0]!.path);
+  if (problems.length > 0)
+    fail(
+      problems.map((p) => p.message),
+      problems[0]!.path,
+    );
   const top = configSchema.parse(input);
   const base = resolvePolicy(DEFAULT_RESET_POLICY, top);
 
@@ -363,15 +367,8 @@ function resetCause(reason: "idle" | "daily", inactiveSeconds: number, atHour: n
  * // "Session automatically reset (inactive for 2h). Previous conversation is saved; use /resume to go back to it."
  * ```
  */
-export function resetUserNotice(
-  reason: "idle" | "daily",
-  inactiveSeconds: number,
-  { atHour = DEFAULT_RESET_POLICY.atHour }: { atHour?: number } = {},
-): string {
-  return (
-    `Session automatically reset (${resetCause(reason, inactiveSeconds, atHour)}). ` +
-    "Previous conversation is saved; use /resume to go back to it."
-  );
+export function resetUserNotice(reason: "idle" | "daily", inactiveSeconds: number, { atHour = DEFAULT_RESET_POLICY.atHour }: { atHour?: number } = {}): string {
+  return `Session automatically reset (${resetCause(reason, inactiveSeconds, atHour)}). ` + "Previous conversation is saved; use /resume to go back to it.";
 }
 
 /**

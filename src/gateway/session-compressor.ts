@@ -14,12 +14,7 @@
  * @module
  */
 import type { Agent, TurnSpeaker } from "../agents/index.js";
-import {
-  ConflictError,
-  ThreadlineError,
-  type ConversationMessage,
-  type Lease,
-} from "../store/index.js";
+import { ConflictError, ThreadlineError, type ConversationMessage, type Lease } from "../store/index.js";
 import {
   buildContinuation,
   cleanFocus,
@@ -202,7 +197,11 @@ export class SessionCompressor {
       const page = await db.getMessages(sessionId, { afterId: cached.lastId, limit: 1000 });
       if (page.length === 0) break;
       for (const m of page) {
-        cached.tokens += cached.counter.countMessage({ role: m.role, content: m.content, ...(m.toolCalls ? { tool_calls: m.toolCalls } : {}) } as ConversationMessage);
+        cached.tokens += cached.counter.countMessage({
+          role: m.role,
+          content: m.content,
+          ...(m.toolCalls ? { tool_calls: m.toolCalls } : {}),
+        } as ConversationMessage);
         cached.count += 1;
         cached.lastId = m.id;
       }
@@ -252,20 +251,28 @@ export class SessionCompressor {
     }
   }
 
-  async #compress(key: string, entry: SessionEntry, source: SessionSource, how: { focus: string | null; manual: boolean; byCount: boolean }): Promise<CompressOutcome> {
+  async #compress(
+    key: string,
+    entry: SessionEntry,
+    source: SessionSource,
+    how: { focus: string | null; manual: boolean; byCount: boolean },
+  ): Promise<CompressOutcome> {
     const db = this.#host.store.db;
     const leaseKey = compressionLeaseKey(key);
     const lease = await db.acquireLease(leaseKey, this.#holder, { ttlSeconds: LEASE_TTL_SECONDS });
     if (lease === null) return { status: "busy" };
     let current: Lease = lease;
-    const renew = setInterval(() => {
-      void db
-        .renewLease(leaseKey, this.#holder, current.token, { ttlSeconds: LEASE_TTL_SECONDS })
-        .then((renewed) => {
-          if (renewed !== null) current = renewed;
-        })
-        .catch((error: unknown) => this.#host.log.warn({ err: error, key }, "renewing the compression lease failed"));
-    }, (LEASE_TTL_SECONDS * 1000) / 3);
+    const renew = setInterval(
+      () => {
+        void db
+          .renewLease(leaseKey, this.#holder, current.token, { ttlSeconds: LEASE_TTL_SECONDS })
+          .then((renewed) => {
+            if (renewed !== null) current = renewed;
+          })
+          .catch((error: unknown) => this.#host.log.warn({ err: error, key }, "renewing the compression lease failed"));
+      },
+      (LEASE_TTL_SECONDS * 1000) / 3,
+    );
     renew.unref();
     try {
       const session = await db.getSession(entry.sessionId);
@@ -404,7 +411,11 @@ export class SessionCompressor {
     const budget = window - reserved;
     const counter = await tokenCounterFor(model);
     let previous = draft.previousSummary;
-    for (const part of this.#summaryParts(draft.toSummarize, counter, budget - reserved - counter.countMessages(summaryPromptMessages([], { focus, previousSummary: null })))) {
+    for (const part of this.#summaryParts(
+      draft.toSummarize,
+      counter,
+      budget - reserved - counter.countMessages(summaryPromptMessages([], { focus, previousSummary: null })),
+    )) {
       previous = await this.#summaryCall(key, entry, draft, fitted(part, { focus, previousSummary: previous }, counter, budget));
     }
     return previous ?? "";
@@ -511,13 +522,17 @@ export class SessionCompressor {
       // A turn in progress appends to the parent: switch once it is over (a manual /compress runs between turns).
       if (route.turnStartedAt === null || manual) {
         const continuation = await buildContinuation(store.db, draft, summary, { at: store.clock.now() });
-        const switched = await store.compressInto(key, { ...entry, sessionId: draft.session.id }, {
-          title: continuation.session.title ?? null,
-          messages: continuation.messages,
-          ifLastMessageId: continuation.ifLastMessageId,
-          fence: { key: compressionLeaseKey(key), token: lease.token },
-          fields: continuation.session,
-        });
+        const switched = await store.compressInto(
+          key,
+          { ...entry, sessionId: draft.session.id },
+          {
+            title: continuation.session.title ?? null,
+            messages: continuation.messages,
+            ifLastMessageId: continuation.ifLastMessageId,
+            fence: { key: compressionLeaseKey(key), token: lease.token },
+            fields: continuation.session,
+          },
+        );
         if (switched !== null) return { entry: switched, summarized: continuation.summarized, kept: continuation.kept };
         if (manual) throw new ConflictError("The session changed while it was being compressed; try /compress again.");
         wait = 50;
@@ -559,7 +574,12 @@ const FLUSH_PROMPT_ALLOWANCE = 1500;
 const MAX_SUMMARY_PARTS = 8;
 
 /** A summary request for `middle` that fits `budget` tokens: its oldest transcript is left out (and named) until it does. */
-function fitted(middle: ConversationMessage[], request: { focus: string | null; previousSummary: string | null }, counter: TokenCounter, budget: number): ConversationMessage[] {
+function fitted(
+  middle: ConversationMessage[],
+  request: { focus: string | null; previousSummary: string | null },
+  counter: TokenCounter,
+  budget: number,
+): ConversationMessage[] {
   let messages = summaryPromptMessages(middle, request);
   let maxTranscriptChars: number | undefined;
   for (let attempt = 0; attempt < 6; attempt++) {

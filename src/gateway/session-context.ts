@@ -84,15 +84,13 @@ export function sanitizeUntrustedText(text: string, maxLength = 240): string {
       field: "maxLength",
     });
   }
-  const cleaned = String(text)
-    .toWellFormed()
-    .replace(LINE_BREAKS, " ")
-    .replace(CONTROLS, "")
-    .replace(/\s+/g, " ")
-    .trim();
+  const cleaned = String(text).toWellFormed().replace(LINE_BREAKS, " ").replace(CONTROLS, "").replace(/\s+/g, " ").trim();
   const codePoints = [...cleaned];
   if (codePoints.length <= maxLength) return cleaned;
-  return `${codePoints.slice(0, maxLength - 1).join("").trimEnd()}…`;
+  return `${codePoints
+    .slice(0, maxLength - 1)
+    .join("")
+    .trimEnd()}…`;
 }
 
 /** Gateway-wide settings that shape a session's context. */

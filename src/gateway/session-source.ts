@@ -134,9 +134,7 @@ function expectation(field: string): string {
  */
 export function parseSessionSource(value: unknown): SessionSource {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new InvalidInputError(
-      `session source: must be an object with at least platform and chatType (got ${describeValue(value)})`,
-    );
+    throw new InvalidInputError(`session source: must be an object with at least platform and chatType (got ${describeValue(value)})`);
   }
   const result = sourceSchema.safeParse(value);
   if (!result.success) {
@@ -179,18 +177,8 @@ export function describeSessionSource(source: SessionSource): string {
       return `${source.chatType}: ${name}${thread}`;
     }
     case "thread": {
-      const name = present(source.chatName)
-        ? source.chatName
-        : present(source.threadId)
-          ? source.threadId
-          : present(source.chatId)
-            ? source.chatId
-            : "unknown";
-      const parent = present(source.parentChatId)
-        ? source.parentChatId
-        : present(source.chatId) && source.chatId !== name
-          ? source.chatId
-          : null;
+      const name = present(source.chatName) ? source.chatName : present(source.threadId) ? source.threadId : present(source.chatId) ? source.chatId : "unknown";
+      const parent = present(source.parentChatId) ? source.parentChatId : present(source.chatId) && source.chatId !== name ? source.chatId : null;
       return parent === null ? `thread: ${name}` : `thread: ${name} in ${parent}`;
     }
     default:

@@ -30,15 +30,7 @@ import {
 } from "../store/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { IdentityAliases } from "./identity-aliases.js";
-import {
-  evaluateReset,
-  resetModelNotice,
-  resetUserNotice,
-  resolveResetPolicy,
-  shouldNotifyUser,
-  type ResetConfig,
-  parseResetConfig,
-} from "./reset-policy.js";
+import { evaluateReset, resetModelNotice, resetUserNotice, resolveResetPolicy, shouldNotifyUser, type ResetConfig, parseResetConfig } from "./reset-policy.js";
 import { hadActivity, toSessionEntry, type ResetNotice, type SessionEntry } from "./session-entry.js";
 import { assertSafeKey, assertSafeSessionId, buildSessionKey, type KeySettings } from "./session-key.js";
 import type { ChatType, SessionSource } from "./session-source.js";
@@ -91,9 +83,7 @@ export interface GetOrCreateOptions {
 }
 
 /** What to do with the current route: keep it (bumped) or replace its session. */
-type Decision =
-  | { kind: "keep"; route: Route; session: Session }
-  | { kind: "new"; reason: string | null; auto: boolean; fresh: boolean; old: Session | null };
+type Decision = { kind: "keep"; route: Route; session: Session } | { kind: "new"; reason: string | null; auto: boolean; fresh: boolean; old: Session | null };
 
 const MAX_ATTEMPTS = 8;
 
@@ -215,11 +205,7 @@ export class SessionStore {
    * the user message(s) of the turn, committed together in one write (one commit per
    * inbound message). The messages go to the session the entry routes to afterwards.
    */
-  async startTurn(
-    source: SessionSource,
-    messages: NewMessage[],
-    options: GetOrCreateOptions & { fence?: LeaseFence } = {},
-  ): Promise<SessionEntry> {
+  async startTurn(source: SessionSource, messages: NewMessage[], options: GetOrCreateOptions & { fence?: LeaseFence } = {}): Promise<SessionEntry> {
     const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
     if (options.fence !== undefined) extras.fence = options.fence;
     return this.#route(source, options, extras);
@@ -344,9 +330,7 @@ export class SessionStore {
       const written = await this.#replace(key, route, source, now, decision, extras);
       if (written !== null) return written;
     }
-    throw new ConflictError(
-      `The routing entry ${key} kept changing under concurrent writers; try the message again.`,
-    );
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try the message again.`);
   }
 
   async #decide(route: Route, session: Session, now: number): Promise<Decision> {
@@ -429,14 +413,9 @@ export class SessionStore {
         user: notify ? resetUserNotice(reason, inactive, { atHour }) : null,
       };
     }
-    const cause =
-      reason === "suspended"
-        ? "the previous session was stopped"
-        : "the previous session was interrupted and is too old to resume";
+    const cause = reason === "suspended" ? "the previous session was stopped" : "the previous session was interrupted and is too old to resume";
     return {
-      model:
-        `[System note: this is a new session (${cause}). ` +
-        "The earlier conversation is not in your context; the user can restore it with /resume.]",
+      model: `[System note: this is a new session (${cause}). ` + "The earlier conversation is not in your context; the user can restore it with /resume.]",
       user: notify ? `Session automatically reset (${cause}). Previous conversation is saved; use /resume to go back to it.` : null,
     };
   }
@@ -798,9 +777,7 @@ export class SessionStore {
   /** Records a failed turn: clears the turn marker and keeps every other flag (a resume marker survives). */
   async failTurn(key: string): Promise<boolean> {
     assertSafeKey(key);
-    const written = await this.#mutate(key, (route) =>
-      route.turnStartedAt === null ? null : { ...fieldsOf(route), turnStartedAt: null },
-    );
+    const written = await this.#mutate(key, (route) => (route.turnStartedAt === null ? null : { ...fieldsOf(route), turnStartedAt: null }));
     return written !== undefined && written !== null;
   }
 
@@ -862,14 +839,7 @@ export class SessionStore {
 }
 
 function isResetConfig(value: unknown): value is ResetConfig {
-  return (
-    value !== null &&
-    typeof value === "object" &&
-    "default" in value &&
-    "platforms" in value &&
-    "types" in value &&
-    "notifyExclude" in value
-  );
+  return value !== null && typeof value === "object" && "default" in value && "platforms" in value && "types" in value && "notifyExclude" in value;
 }
 
 /**

@@ -45,13 +45,7 @@ export interface CommandHost {
    * automatic compression's code, run now; `focus` is what the summary should keep above all).
    */
   compress(key: string, source: SessionSource, focus: string | null): Promise<CompressOutcome>;
-  notify(
-    source: SessionSource,
-    text: string,
-    inReplyTo: string[],
-    kind?: OutboundMessage["kind"],
-    extra?: Pick<OutboundMessage, "refused">,
-  ): Promise<void>;
+  notify(source: SessionSource, text: string, inReplyTo: string[], kind?: OutboundMessage["kind"], extra?: Pick<OutboundMessage, "refused">): Promise<void>;
   /** The home channels of the config file (`/sethome` ones are read from the database). */
   readonly configuredHomeChannels?: HomeChannels;
   /** Logs a failure the chat is told about only by its `ref` (a model provider's error). */
@@ -72,7 +66,8 @@ export const SLASH_COMMANDS: Readonly<Record<string, string>> = Object.freeze({
   undo: "/undo [n]: remove your last n messages and their replies (default 1)",
   retry: "run your last message again",
   queue: "/queue <text>: queue a message to run after the current one",
-  compress: "/compress [focus]: summarise this session (keeping what the focus names, e.g. /compress the deployment details) and continue in a fresh one that starts from the summary and the latest messages",
+  compress:
+    "/compress [focus]: summarise this session (keeping what the focus names, e.g. /compress the deployment details) and continue in a fresh one that starts from the summary and the latest messages",
   status: "session id, title, message count, tokens, queue depth and this platform's home channel",
   sethome: "make this chat the home channel of this platform (where /handoff from the terminal lands; admins only)",
   pair: "/pair approve <code>: let the person who got this pairing code talk to the agent (admins only)",
@@ -247,11 +242,17 @@ export async function runSlashCommand(host: CommandHost, key: string, message: I
         return;
       case "sethome": {
         if (!(await isAdmin(host, source))) {
-          await reply(`Only an admin may set the home channel. Nothing was changed. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+          await reply(
+            `Only an admin may set the home channel. Nothing was changed. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`,
+            "refused",
+          );
           return;
         }
         if (host.configuredHomeChannels !== undefined && Object.hasOwn(host.configuredHomeChannels, source.platform)) {
-          await reply(`The ${source.platform} home channel is set in the config file (homeChannels.${source.platform}), and that wins; change it there. Nothing was changed.`, "refused");
+          await reply(
+            `The ${source.platform} home channel is set in the config file (homeChannels.${source.platform}), and that wins; change it there. Nothing was changed.`,
+            "refused",
+          );
           return;
         }
         if (!source.chatId) {
@@ -311,7 +312,9 @@ async function homeLine(host: CommandHost, source: SessionSource): Promise<strin
   const homes = await effectiveHomeChannels(host.db, host.configuredHomeChannels ?? {});
   if (source.platform === TERMINAL_PLATFORM) {
     const set = Object.entries(homes).map(([platform, home]) => `${platform} ${home.name ?? home.chatId}`);
-    return set.length === 0 ? "Home channels: none; send /sethome in the chat platform's chat where handoffs should arrive" : `Home channels: ${set.join(", ")}`;
+    return set.length === 0
+      ? "Home channels: none; send /sethome in the chat platform's chat where handoffs should arrive"
+      : `Home channels: ${set.join(", ")}`;
   }
   const home = Object.hasOwn(homes, source.platform) ? homes[source.platform] : undefined;
   if (home === undefined) return `Home channel (${source.platform}): none; send /sethome in the chat that should be it`;
@@ -358,7 +361,10 @@ async function resumeCommand(
     await reply(
       matches.length === 0
         ? `No session of this chat is titled "${args}" or has an id starting "${args}". Send /resume to list them.`
-        : `"${args}" matches ${matches.length} sessions of this chat; give more of the id:\n${matches.slice(0, 5).map((s) => `• ${s.title ?? s.preview ?? "(empty)"} — ${s.id}`).join("\n")}`,
+        : `"${args}" matches ${matches.length} sessions of this chat; give more of the id:\n${matches
+            .slice(0, 5)
+            .map((s) => `• ${s.title ?? s.preview ?? "(empty)"} — ${s.id}`)
+            .join("\n")}`,
       "refused",
     );
     return;
@@ -393,7 +399,10 @@ async function pairCommand(host: CommandHost, source: SessionSource, args: strin
     return;
   }
   if (!(await isAdmin(host, source))) {
-    await reply(`Only an admin may approve pairing codes. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`, "refused");
+    await reply(
+      `Only an admin may approve pairing codes. (Admins are listed in adapters.${source.platform}.admins or gateway.admins.${source.platform}.)`,
+      "refused",
+    );
     return;
   }
   const pairing = host.pairing ?? null;
@@ -413,7 +422,10 @@ async function pairCommand(host: CommandHost, source: SessionSource, args: strin
       await reply("No pending code matches that. Check it (codes expire after 1 hour), or ask the person to message the bot again for a new one.", "refused");
       return;
     case "locked-out":
-      await reply(`Too many wrong codes: approving on ${source.platform} is locked until ${new Date(outcome.until).toISOString()}. \`threadline pairing list\` shows the pending codes.`, "refused");
+      await reply(
+        `Too many wrong codes: approving on ${source.platform} is locked until ${new Date(outcome.until).toISOString()}. \`threadline pairing list\` shows the pending codes.`,
+        "refused",
+      );
       return;
   }
 }

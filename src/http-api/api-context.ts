@@ -62,12 +62,7 @@ export const NDJSON = "application/x-ndjson; charset=utf-8";
  * is still a normal error reply; a failure later is logged and cuts the stream (the client
  * sees an incomplete chunked response, never a silently short export).
  */
-export async function sendJsonLines(
-  reply: FastifyReply,
-  records: AsyncIterable<unknown>,
-  filename: string,
-  logger: ErrorLogger | null,
-): Promise<FastifyReply> {
+export async function sendJsonLines(reply: FastifyReply, records: AsyncIterable<unknown>, filename: string, logger: ErrorLogger | null): Promise<FastifyReply> {
   const iterator = records[Symbol.asyncIterator]();
   const first = await iterator.next();
   const request = reply.request;
@@ -75,7 +70,10 @@ export async function sendJsonLines(
     try {
       for (let next = first; next.done !== true; next = await iterator.next()) yield `${JSON.stringify(next.value)}\n`;
     } catch (error) {
-      (logger ?? request.log).error({ err: error, requestId: request.id, method: request.method, url: request.url }, "export failed mid-stream; the response was cut");
+      (logger ?? request.log).error(
+        { err: error, requestId: request.id, method: request.method, url: request.url },
+        "export failed mid-stream; the response was cut",
+      );
       throw error;
     } finally {
       await iterator.return?.();

@@ -74,10 +74,7 @@ function rejectUnknown(names: string[] | null, given: unknown, where: "query" | 
   for (const key of Object.keys(given)) {
     if (!names.includes(key)) {
       const allowed = names.length === 0 ? "none" : names.join(", ");
-      throw new InvalidInputError(
-        `Unknown ${where === "query" ? "query parameter" : "body field"} '${key}'; allowed: ${allowed}.`,
-        { field: key },
-      );
+      throw new InvalidInputError(`Unknown ${where === "query" ? "query parameter" : "body field"} '${key}'; allowed: ${allowed}.`, { field: key });
     }
   }
 }
@@ -105,7 +102,11 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
   };
   checkApiAccess(access, options.listenHost);
   const keyring = new ApiKeyring(access);
-  const ctx: ApiContext = { db: options.db, executions: options.executions ?? new Executions(options.db), registry: new RouteRegistry(), errorLogger: options.errorLogger ?? null,
+  const ctx: ApiContext = {
+    db: options.db,
+    executions: options.executions ?? new Executions(options.db),
+    registry: new RouteRegistry(),
+    errorLogger: options.errorLogger ?? null,
     gatewayLive: options.gatewayLive ?? null,
     liveIntervalMs: options.liveIntervalMs ?? 1000,
   };
@@ -125,7 +126,18 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
     rejectUnknown(config.bodyNames, request.body, "body");
   });
 
-  for (const plugin of [sessionRoutes, sessionLineageRoutes, searchRoutes, exportRoutes, statsRoutes, executionRoutes, gatewayRoutes, pairingRoutes, memoryRoutes, openApiRoutes]) {
+  for (const plugin of [
+    sessionRoutes,
+    sessionLineageRoutes,
+    searchRoutes,
+    exportRoutes,
+    statsRoutes,
+    executionRoutes,
+    gatewayRoutes,
+    pairingRoutes,
+    memoryRoutes,
+    openApiRoutes,
+  ]) {
     await api.register(plugin, ctx);
   }
 };

@@ -137,7 +137,7 @@ export function toErrorReply(error: unknown, requestId: string): { status: numbe
         return {
           ...reply(
             "TL_ERR_CORRUPT",
-            "The server's database file is damaged. An operator must run \"threadline doctor --repair\" on it (the server log names the file).",
+            'The server\'s database file is damaged. An operator must run "threadline doctor --repair" on it (the server log names the file).',
             { requestId },
           ),
           internal: true,

@@ -141,7 +141,10 @@ export function crossSiteRefusal(names: HostNames, method: string, headers: Fast
 }
 
 function refuse(reply: FastifyReply, message: string): FastifyReply {
-  return reply.code(403).header("content-type", "application/json; charset=utf-8").send({ error: { code: "TL_ERR_FORBIDDEN", type: "permission_error", message } });
+  return reply
+    .code(403)
+    .header("content-type", "application/json; charset=utf-8")
+    .send({ error: { code: "TL_ERR_FORBIDDEN", type: "permission_error", message } });
 }
 
 /**

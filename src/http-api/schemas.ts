@@ -231,7 +231,11 @@ export const searchResultSchema = named("SearchResult", {
   type: "object",
   properties: {
     items: { type: "array", items: searchHitWithSegmentsSchema },
-    sessions: { type: "array", items: searchSessionGroupSchema, description: "The hits of this page grouped by session, in order of each session's first hit." },
+    sessions: {
+      type: "array",
+      items: searchSessionGroupSchema,
+      description: "The hits of this page grouped by session, in order of each session's first hit.",
+    },
     limit: int,
     offset: int,
   },
@@ -243,7 +247,11 @@ export const lineageNodeSchema = named("LineageNode", {
   properties: {
     id: str,
     parentSessionId: { ...nullable("string"), description: "The parent node (null for the root)." },
-    relation: { type: "string", enum: ["root", "continuation", "child"], description: "continuation: the parent ended with reason compression; child: a branch, handoff or sub-run." },
+    relation: {
+      type: "string",
+      enum: ["root", "continuation", "child"],
+      description: "continuation: the parent ended with reason compression; child: a branch, handoff or sub-run.",
+    },
     title: nullable("string"),
     source: str,
     model: nullable("string"),
@@ -345,7 +353,7 @@ export const statsSchema = named("StoreStats", {
 /** One line of an export (`application/x-ndjson`): see `SessionRecord` in docs/api.md. */
 export const sessionRecordSchema = named("SessionRecord", {
   type: "object",
-  description: "One exported session (one JSON line): { format: \"threadline.session\", version: 1, session, messages }.",
+  description: 'One exported session (one JSON line): { format: "threadline.session", version: 1, session, messages }.',
   properties: {
     format: { type: "string", const: "threadline.session" },
     version: { type: "integer", const: 1 },

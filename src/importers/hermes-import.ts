@@ -222,7 +222,8 @@ async function importOne(
     const parentAction = done.get(outline.parentId);
     if (inFile.has(outline.parentId)) {
       if (parentAction === "failed") outcome.notes.push(`its parent ${parentId} was not imported (see its error); imported without a parent link`);
-      else if (parentAction === undefined) outcome.notes.push(`its parent ${parentId} descends from it (a lineage cycle in the file); imported without a parent link`);
+      else if (parentAction === undefined)
+        outcome.notes.push(`its parent ${parentId} descends from it (a lineage cycle in the file); imported without a parent link`);
     } else if (db === null || (await db.getSession(parentId)) === null) {
       outcome.notes.push(`its parent ${parentId} is not in the file; imported without a parent link`);
     }

@@ -180,7 +180,9 @@ function convertMessages(
     }
   }
   if (codexItems > 0) {
-    notes.push(`${codexItems} message${codexItems === 1 ? "" : "s"} carried Codex reasoning/message items, which Threadline has no field for; those items were left out (the messages were imported)`);
+    notes.push(
+      `${codexItems} message${codexItems === 1 ? "" : "s"} carried Codex reasoning/message items, which Threadline has no field for; those items were left out (the messages were imported)`,
+    );
   }
   if (compacted > 0) {
     notes.push(`${compacted} message${compacted === 1 ? " was" : "s were"} archived by a hermes compaction; imported as rewound (hidden) messages`);

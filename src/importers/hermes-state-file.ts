@@ -68,20 +68,56 @@ export interface HermesSessionOutline {
 }
 
 const SESSION_COLUMNS: ReadonlyArray<keyof HermesSessionRow> = [
-  "id", "source", "user_id", "session_key", "chat_id", "chat_type", "thread_id", "model", "model_config", "system_prompt",
-  "parent_session_id", "started_at", "ended_at", "end_reason", "input_tokens", "output_tokens", "cache_read_tokens",
-  "cache_write_tokens", "reasoning_tokens", "api_call_count", "estimated_cost_usd", "actual_cost_usd", "billing_provider",
-  "billing_mode", "cost_status", "title",
+  "id",
+  "source",
+  "user_id",
+  "session_key",
+  "chat_id",
+  "chat_type",
+  "thread_id",
+  "model",
+  "model_config",
+  "system_prompt",
+  "parent_session_id",
+  "started_at",
+  "ended_at",
+  "end_reason",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "api_call_count",
+  "estimated_cost_usd",
+  "actual_cost_usd",
+  "billing_provider",
+  "billing_mode",
+  "cost_status",
+  "title",
 ];
 const MESSAGE_COLUMNS: ReadonlyArray<keyof HermesMessageRow> = [
-  "id", "role", "content", "tool_call_id", "tool_calls", "tool_name", "timestamp", "token_count", "finish_reason", "reasoning",
-  "reasoning_content", "reasoning_details", "codex_reasoning_items", "codex_message_items", "platform_message_id", "active",
+  "id",
+  "role",
+  "content",
+  "tool_call_id",
+  "tool_calls",
+  "tool_name",
+  "timestamp",
+  "token_count",
+  "finish_reason",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+  "platform_message_id",
+  "active",
   "compacted",
 ];
 const REQUIRED_SESSION_COLUMNS = ["id", "source", "started_at"];
 const REQUIRED_MESSAGE_COLUMNS = ["id", "session_id", "role", "content", "timestamp"];
 
-const WHAT_TO_DO = 'Name the state.db of hermes-agent (by default ~/.hermes/state.db, or state.db in $HERMES_HOME).';
+const WHAT_TO_DO = "Name the state.db of hermes-agent (by default ~/.hermes/state.db, or state.db in $HERMES_HOME).";
 
 /** A hermes-agent `state.db`, open read-only. */
 export class HermesStateFile {
@@ -95,8 +131,7 @@ export class HermesStateFile {
     this.#file = file;
     const sessionColumns = new Set(file.columns("sessions"));
     const messageColumns = new Set(file.columns("messages"));
-    const pick = (present: Set<string>, wanted: readonly string[]): string =>
-      wanted.map((c) => (present.has(c) ? `"${c}"` : `NULL AS "${c}"`)).join(", ");
+    const pick = (present: Set<string>, wanted: readonly string[]): string => wanted.map((c) => (present.has(c) ? `"${c}"` : `NULL AS "${c}"`)).join(", ");
     this.#sessionSelect = `SELECT ${pick(sessionColumns, SESSION_COLUMNS)} FROM sessions WHERE id = ?`;
     this.#messageSelect = `SELECT ${pick(messageColumns, MESSAGE_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id`;
     let version: number | null = null;
@@ -194,9 +229,7 @@ function checkShape(file: ReadOnlySqliteFile): void {
   }
   if (sessions.length === 0 || messages.length === 0) {
     const missing = [sessions.length === 0 ? "sessions" : null, messages.length === 0 ? "messages" : null].filter((t) => t !== null);
-    throw new InvalidInputError(
-      `${file.path} is a SQLite database but not a hermes-agent state.db: it has no ${missing.join(" or ")} table. ${WHAT_TO_DO}`,
-    );
+    throw new InvalidInputError(`${file.path} is a SQLite database but not a hermes-agent state.db: it has no ${missing.join(" or ")} table. ${WHAT_TO_DO}`);
   }
   const lacking = [
     ...REQUIRED_SESSION_COLUMNS.filter((c) => !sessions.includes(c)).map((c) => `sessions.${c}`),

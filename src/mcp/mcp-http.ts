@@ -96,10 +96,16 @@ export async function startMcpHttp(options: McpHttpOptions): Promise<RunningMcpH
   const policy = hostPolicyFor(host, options.allowedHosts ?? []);
   const onError =
     options.onError ??
-    ((error: unknown, where: string) => process.stderr.write(`threadline mcp: ${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
+    ((error: unknown, where: string) =>
+      process.stderr.write(`threadline mcp: ${where}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
   const callers = new WeakMap<FastifyRequest, McpCaller>();
 
-  const app = Fastify({ logger: false, genReqId: () => randomUUID(), forceCloseConnections: "idle", bodyLimit: options.bodyLimit ?? 1024 * 1024 }) as unknown as FastifyInstance;
+  const app = Fastify({
+    logger: false,
+    genReqId: () => randomUUID(),
+    forceCloseConnections: "idle",
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+  }) as unknown as FastifyInstance;
   const endUnusedConnections = trackUnusedConnections(app.server);
   app.addHook("preClose", async () => endUnusedConnections());
   app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {

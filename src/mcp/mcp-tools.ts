@@ -50,7 +50,8 @@ export interface McpToolOptions {
 function argumentsOf<Shape extends z.ZodRawShape>(shape: Shape): z.ZodObject<Shape, z.core.$strict> {
   const names = Object.keys(shape).join(", ");
   return z.strictObject(shape, {
-    error: (issue) => (issue.code === "unrecognized_keys" ? `unknown argument(s) ${issue.keys.map((k) => `'${k}'`).join(", ")}; this tool takes: ${names}` : undefined),
+    error: (issue) =>
+      issue.code === "unrecognized_keys" ? `unknown argument(s) ${issue.keys.map((k) => `'${k}'`).join(", ")}; this tool takes: ${names}` : undefined,
   });
 }
 
@@ -71,7 +72,7 @@ const sessionId = z
   .describe("The exact session id (from sessions_list or session_search).");
 
 const sources = z
-  .array(z.string().min(1, { error: "a source must not be empty" }), { error: "source must be a list of source names, e.g. [\"cli\", \"telegram\"]" })
+  .array(z.string().min(1, { error: "a source must not be empty" }), { error: 'source must be a list of source names, e.g. ["cli", "telegram"]' })
   .max(20, { error: "source lists at most 20 sources" })
   .optional()
   .describe("Only sessions from these sources (cli, telegram, api-server, …).");
@@ -226,7 +227,16 @@ export function shownMessageOf(m: Message): McpShownMessage {
           argsCut ||= args.cut;
           return { id: String(c.id), name: String(c.function?.name ?? ""), arguments: args.text };
         });
-  return { id: m.id, role: m.role, text: text.text, toolCalls, toolName: m.toolName, toolCallId: m.toolCallId, timestamp: m.timestamp, truncated: text.cut || argsCut };
+  return {
+    id: m.id,
+    role: m.role,
+    text: text.text,
+    toolCalls,
+    toolName: m.toolName,
+    toolCallId: m.toolCallId,
+    timestamp: m.timestamp,
+    truncated: text.cut || argsCut,
+  };
 }
 
 const iso = (at: number): string => new Date(at * 1000).toISOString().slice(0, 16).replace("T", " ");
@@ -313,8 +323,15 @@ export function registerTools(server: McpServer, options: McpToolOptions): void 
           ...userFilter(caller),
         });
         const items = page.items.map(sessionRowOf);
-        const notes = [page.nextCursor === null ? `${items.length} session(s); this is the last page.` : `${items.length} session(s); nextCursor: ${page.nextCursor}`];
-        return dataToolResult("Stored sessions, one per line (id, title, source, counts, first message)", items.map(renderRow).join("\n"), { items, nextCursor: page.nextCursor }, notes);
+        const notes = [
+          page.nextCursor === null ? `${items.length} session(s); this is the last page.` : `${items.length} session(s); nextCursor: ${page.nextCursor}`,
+        ];
+        return dataToolResult(
+          "Stored sessions, one per line (id, title, source, counts, first message)",
+          items.map(renderRow).join("\n"),
+          { items, nextCursor: page.nextCursor },
+          notes,
+        );
       }),
   );
 
@@ -340,7 +357,9 @@ export function registerTools(server: McpServer, options: McpToolOptions): void 
         const row = sessionRowOf(session);
         const header = `Session ${row.id} ${row.title === null ? "(untitled)" : JSON.stringify(row.title)} (${row.source}, ${row.messageCount} messages, started ${iso(session.startedAt)} UTC)`;
         const body = [header, ...messages.map(renderMessage)].join("\n");
-        const notes = [nextCursor === null ? `${messages.length} message(s); no more messages after these.` : `${messages.length} message(s); nextCursor: ${nextCursor}`];
+        const notes = [
+          nextCursor === null ? `${messages.length} message(s); no more messages after these.` : `${messages.length} message(s); nextCursor: ${nextCursor}`,
+        ];
         return dataToolResult(`A page of the transcript of session ${row.id}`, body, { session: row, messages, nextCursor }, notes);
       }),
   );

@@ -17,7 +17,10 @@ import { InvalidInputError } from "../store/index.js";
  */
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (address === undefined) return false;
-  const a = address.trim().toLowerCase().replace(/^\[|\]$/gu, "");
+  const a = address
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/gu, "");
   const family = isIP(a);
   if (family === 4) return a.startsWith("127.");
   if (family !== 6) return false;

@@ -5,5 +5,15 @@
  *
  * @module
  */
-export { isLoopbackAddress, isLoopbackClient, TrustedProxies, trustProxyEntryProblem, secretsEqual, PROXY_HEADERS, bearerIndex, signBody, signatureMatches } from "./http-auth.js";
+export {
+  isLoopbackAddress,
+  isLoopbackClient,
+  TrustedProxies,
+  trustProxyEntryProblem,
+  secretsEqual,
+  PROXY_HEADERS,
+  bearerIndex,
+  signBody,
+  signatureMatches,
+} from "./http-auth.js";
 export { trackUnusedConnections } from "./close-unused-connections.js";

@@ -109,16 +109,17 @@ export function chooseAgent(
   const search = config.tools.sessionSearch;
   const owner = ownerIdentities(config);
   const allowed = (name: string): boolean => setting === "auto" || (Array.isArray(setting) && setting.includes(name));
-  const tools: AgentTool[] = search.enabled && allowed("session_search")
-    ? [
-        sessionSearchTool(db, {
-          charBudget: search.charBudget,
-          scope: search.scope,
-          ...(owner === undefined ? {} : { owner }),
-          summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(connection)) : null,
-        }),
-      ]
-    : [];
+  const tools: AgentTool[] =
+    search.enabled && allowed("session_search")
+      ? [
+          sessionSearchTool(db, {
+            charBudget: search.charBudget,
+            scope: search.scope,
+            ...(owner === undefined ? {} : { owner }),
+            summarise: search.summarise ? agentSummariser(new OpenAiCompatibleAgent(connection)) : null,
+          }),
+        ]
+      : [];
   const memoryOwner = memoryOwnerIdentities(config);
   const withMemory = config.tools.memory.enabled && allowed("memory");
   if (withMemory) tools.push(memoryTool(db, { owner: memoryOwner }));

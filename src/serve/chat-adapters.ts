@@ -62,7 +62,16 @@ export async function createChatAdapters(adapters: ChatAdaptersConfig, options: 
   const discord = adapters.discord ?? null;
   if (discord !== null) {
     const { DiscordAdapter } = await import("../adapters/discord/index.js");
-    out.push(await DiscordAdapter.create({ token: discord.token!, apiUrl: discord.apiUrl, gatewayUrl: discord.gatewayUrl, linkPreviews: discord.linkPreviews, rules: chatAdapterRules("discord", discord, options.admins), logger: options.logger }));
+    out.push(
+      await DiscordAdapter.create({
+        token: discord.token!,
+        apiUrl: discord.apiUrl,
+        gatewayUrl: discord.gatewayUrl,
+        linkPreviews: discord.linkPreviews,
+        rules: chatAdapterRules("discord", discord, options.admins),
+        logger: options.logger,
+      }),
+    );
   }
   const slack = adapters.slack;
   if (slack !== null) {

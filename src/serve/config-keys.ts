@@ -30,7 +30,9 @@ const POLICY = ["mode", "idleMinutes", "atHour"] as const;
 export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   "database",
   "storage.synchronous",
-  ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel", "publicHosts", "trustProxy"].map((k) => `gateway.${k}`),
+  ...["host", "port", "drainTimeoutSeconds", "historyLimit", "replicaId", "leases", "leaseTtlSeconds", "logLevel", "publicHosts", "trustProxy"].map(
+    (k) => `gateway.${k}`,
+  ),
   "gateway.owner.*",
   "gateway.admins.*",
   ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow"].map((k) => `provider.${k}`),
@@ -48,7 +50,9 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "host", "port", "prefix", "allowUnauthenticatedLoopback"].map((k) => `api.${k}`),
   ...["key", "userId", "name"].map((k) => `api.keys.[].${k}`),
   "ui.enabled",
-  ...["enabled", "threshold", "protectFirstN", "protectLastN", "targetRatio", "abortOnSummaryFailure", "hardMessageLimit", "model", "notify"].map((k) => `compression.${k}`),
+  ...["enabled", "threshold", "protectFirstN", "protectLastN", "targetRatio", "abortOnSummaryFailure", "hardMessageLimit", "model", "notify"].map(
+    (k) => `compression.${k}`,
+  ),
   ...[
     "groupSessionsPerUser",
     "threadSessionsPerUser",
@@ -167,7 +171,11 @@ function render(pattern: readonly string[], path: readonly string[]): string {
     .map((part, i) => {
       if (part !== ANY_NAME && part !== ANY_INDEX) return part;
       const actual = path.length === pattern.length ? path[i] : undefined;
-      return actual !== undefined && segmentMatches(part, actual) ? actual : part === ANY_INDEX ? "0" : `<${pattern[i - 1] === "platforms" || pattern[i - 1] === "homeChannels" ? "platform" : "name"}>`;
+      return actual !== undefined && segmentMatches(part, actual)
+        ? actual
+        : part === ANY_INDEX
+          ? "0"
+          : `<${pattern[i - 1] === "platforms" || pattern[i - 1] === "homeChannels" ? "platform" : "name"}>`;
     })
     .join(".");
 }
@@ -176,7 +184,10 @@ function render(pattern: readonly string[], path: readonly string[]): string {
 function sameContext(written: readonly string[], known: readonly string[]): boolean {
   if (written.length === 0) return true; // a top-level key: any section may be meant
   const w = written.join(".").toLowerCase();
-  const k = known.filter((p) => p !== ANY_NAME && p !== ANY_INDEX).join(".").toLowerCase();
+  const k = known
+    .filter((p) => p !== ANY_NAME && p !== ANY_INDEX)
+    .join(".")
+    .toLowerCase();
   const contains = (text: string, parts: readonly string[]): boolean =>
     parts.filter((p) => p !== ANY_NAME && p !== ANY_INDEX && !/^\d+$/u.test(p)).every((p) => text.includes(p.toLowerCase()));
   return contains(w, known) || contains(k, written) || editDistance(w, k) <= 2;

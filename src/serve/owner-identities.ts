@@ -11,7 +11,17 @@ import { closestNames } from "./config-keys.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** Platforms `gateway.owner` can name: the chat platforms, the api-server, the webhook and the terminal (`cli`). */
-export const OWNER_PLATFORMS: readonly string[] = Object.freeze(["telegram", "discord", "slack", "whatsapp", "matrix", "signal", "api-server", "webhook", "cli"]);
+export const OWNER_PLATFORMS: readonly string[] = Object.freeze([
+  "telegram",
+  "discord",
+  "slack",
+  "whatsapp",
+  "matrix",
+  "signal",
+  "api-server",
+  "webhook",
+  "cli",
+]);
 
 /** `null` for a platform of {@link OWNER_PLATFORMS}; else what is wrong, with the closest names. */
 export function unknownOwnerPlatform(platform: string): string | null {
@@ -43,7 +53,10 @@ export function ownerIdentities(config: Pick<ServeConfig, "gateway">, terminalUs
  * home that names none: whose lane a handoff continues in a chat with a session per person.
  * A home with its own `userId` keeps it.
  */
-export function homesWithOwner<H extends { userId: string | null }>(homes: Readonly<Record<string, H>>, owner: Readonly<Record<string, readonly string[]>>): Record<string, H> {
+export function homesWithOwner<H extends { userId: string | null }>(
+  homes: Readonly<Record<string, H>>,
+  owner: Readonly<Record<string, readonly string[]>>,
+): Record<string, H> {
   return Object.fromEntries(
     Object.entries(homes).map(([platform, home]) => {
       const id = owner[platform]?.[0];

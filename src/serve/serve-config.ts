@@ -85,7 +85,10 @@ export interface ServeConfig {
    * deliveries go. `chatType` (`null`: a direct chat) and `userId` (whose lane, in a chat with
    * a session per person) say how the chat's messages are keyed (see `HomeChannel`).
    */
-  homeChannels: Record<string, { chatId: string; name: string | null; threadsSupported: boolean; chatType: "dm" | "group" | "channel" | null; userId: string | null }>;
+  homeChannels: Record<
+    string,
+    { chatId: string; name: string | null; threadsSupported: boolean; chatType: "dm" | "group" | "channel" | null; userId: string | null }
+  >;
   /** Terminal display: `resumeDisplay` full (recap panel) or minimal (one line). */
   display: { resumeDisplay: "full" | "minimal" };
   /**
@@ -138,7 +141,23 @@ export interface ApiConfig {
   allowUnauthenticatedLoopback: boolean;
 }
 
-const SECTIONS = ["database", "storage", "gateway", "provider", "titles", "tools", "adapters", "homeChannels", "display", "autoPrune", "compression", "sessions", "reset", "api", "ui"] as const;
+const SECTIONS = [
+  "database",
+  "storage",
+  "gateway",
+  "provider",
+  "titles",
+  "tools",
+  "adapters",
+  "homeChannels",
+  "display",
+  "autoPrune",
+  "compression",
+  "sessions",
+  "reset",
+  "api",
+  "ui",
+] as const;
 
 /** `compression`: the checks of {@link resolveCompressionSettings}, as a schema (its messages come from COMPRESSION_EXPECTED). */
 const compressionSchema = z.strictObject({
@@ -162,7 +181,10 @@ const gatewaySchema = z.strictObject({
   drainTimeoutSeconds: z.number().min(0).optional(),
   beforeResetTimeoutSeconds: z.number().min(0).max(3600).optional(),
   historyLimit: z.number().int().min(1).max(10_000).optional(),
-  replicaId: z.string().regex(/^[\w.-]{1,64}$/u).optional(),
+  replicaId: z
+    .string()
+    .regex(/^[\w.-]{1,64}$/u)
+    .optional(),
   leases: z.enum(["auto", "on", "off"]).optional(),
   leaseTtlSeconds: z.number().min(1).max(3600).optional(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
@@ -184,9 +206,7 @@ const gatewaySchema = z.strictObject({
       }),
     )
     .optional(),
-  admins: z
-    .strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()])))
-    .optional(),
+  admins: z.strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()]))).optional(),
 });
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
@@ -222,7 +242,10 @@ const adaptersSchema = z.strictObject({
       enabled: z.boolean().optional(),
       secret: z.string().min(16).optional(),
       callbackUrl: z.string().url().optional(),
-      path: z.string().regex(/^\/[\w\-/]*$/u).optional(),
+      path: z
+        .string()
+        .regex(/^\/[\w\-/]*$/u)
+        .optional(),
     })
     .optional(),
   telegram: telegramSchema.optional(),
@@ -236,7 +259,10 @@ const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
-  prefix: z.string().regex(/^(\/[\w\-.]+)+$/u).optional(),
+  prefix: z
+    .string()
+    .regex(/^(\/[\w\-.]+)+$/u)
+    .optional(),
   keys: z
     .array(
       z.strictObject({
@@ -268,7 +294,8 @@ const fileSchema = z.strictObject({
     .superRefine((homes, ctx) => {
       for (const platform of Object.keys(homes)) {
         const problem = unknownHomePlatform(platform);
-        if (problem !== null) ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${HOME_CHANNEL_PLATFORMS.join(", ")}.` });
+        if (problem !== null)
+          ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${HOME_CHANNEL_PLATFORMS.join(", ")}.` });
       }
     })
     .optional(),
@@ -308,7 +335,8 @@ const EXPECTED: Record<string, string> = {
   "gateway.port": "a port number from 0 to 65535",
   "gateway.drainTimeoutSeconds": "a number of seconds ≥ 0",
   "gateway.beforeResetTimeoutSeconds": "a number of seconds from 0 (no before-reset turn) to 3600",
-  "gateway.historyLimit": "a whole number of messages from 1 to 10,000 (an extra cap on the messages sent per turn; default none, the model's context window decides)",
+  "gateway.historyLimit":
+    "a whole number of messages from 1 to 10,000 (an extra cap on the messages sent per turn; default none, the model's context window decides)",
   "gateway.replicaId": "1–64 letters, digits, '.', '-' or '_'",
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
@@ -333,14 +361,16 @@ const EXPECTED: Record<string, string> = {
   "tools.sessionSearch.enabled": "true or false",
   "tools.sessionSearch.summarise": "true or false",
   "tools.sessionSearch.charBudget": "a whole number of characters ≥ 100",
-  "tools.sessionSearch.scope": "user (default: the asking user's own sessions), chat (a group's sessions too) or all (every session: single-owner gateways only)",
+  "tools.sessionSearch.scope":
+    "user (default: the asking user's own sessions), chat (a group's sessions too) or all (every session: single-owner gateways only)",
   "tools.memory.enabled": "true or false",
   "autoPrune.enabled": "true or false",
   "autoPrune.retentionDays": "a number of days ≥ 0",
   "autoPrune.vacuum": "true or false",
   "autoPrune.minIntervalHours": "a number of hours ≥ 0",
   "adapters.apiServer.enabled": "true or false",
-  "adapters.apiServer.tokens": "a list of bearer tokens: a string of at least 8 characters (an operator token, may act as anyone) or { token: <16+ characters>, userId, name? } (acts as that person only)",
+  "adapters.apiServer.tokens":
+    "a list of bearer tokens: a string of at least 8 characters (an operator token, may act as anyone) or { token: <16+ characters>, userId, name? } (acts as that person only)",
   "adapters.apiServer.replyTimeoutSeconds": "a number of seconds > 0",
   "adapters.webhook.enabled": "true or false",
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
@@ -375,7 +405,7 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
 }
 
 const HOME_CHANNEL_HINT =
-  "a home channel { chatId, name?, threadsSupported?, chatType? (dm, group or channel), userId? } (e.g. homeChannels: { telegram: { chatId: \"-100123\", chatType: group } })";
+  'a home channel { chatId, name?, threadsSupported?, chatType? (dm, group or channel), userId? } (e.g. homeChannels: { telegram: { chatId: "-100123", chatType: group } })';
 
 /** How a rejected value is shown: secrets by their length only. */
 function shown(path: string, value: unknown): string {
@@ -431,7 +461,10 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       const where = path === "" ? "config" : path;
-      const written = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+      const written = issue.path
+        .filter((part) => typeof part !== "number")
+        .map(String)
+        .join(".");
       // An entry of provider.models is named by the user: its keys are listed under "*".
       const keyPath = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "provider.models.*" : written;
       const allowed =
@@ -445,7 +478,10 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
     }
     // Our own checks (an unknown home channel platform) say what is wrong themselves.
     if (issue.code === "custom") return { field: path || "config", message: `${path}: ${issue.message}` };
-    const listPath = issue.path.filter((part) => typeof part !== "number").map(String).join(".");
+    const listPath = issue.path
+      .filter((part) => typeof part !== "number")
+      .map(String)
+      .join(".");
     const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
     const modelTarget =
       issue.path.length >= 3 && issue.path[0] === "provider" && issue.path[1] === "models"
@@ -474,12 +510,18 @@ function crossFieldProblems(doc: Record<string, unknown>): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const webhook = mapping(mapping(doc["adapters"])?.["webhook"]);
   if (webhook?.["enabled"] === true && webhook["secret"] === undefined) {
-    problems.push({ field: "adapters.webhook.secret", message: "adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters)." });
+    problems.push({
+      field: "adapters.webhook.secret",
+      message: "adapters.webhook.secret: required when the webhook adapter is enabled (a shared secret of at least 16 characters).",
+    });
   }
   const api = mapping(doc["api"]);
   const apiPrefix = typeof api?.["prefix"] === "string" ? api["prefix"] : "";
   if ((mapping(doc["ui"])?.["enabled"] ?? true) !== false && (apiPrefix === "/ui" || apiPrefix.startsWith("/ui/"))) {
-    problems.push({ field: "api.prefix", message: `api.prefix: ${apiPrefix} is where the web page is served; choose another prefix (such as /api) or set ui.enabled: false.` });
+    problems.push({
+      field: "api.prefix",
+      message: `api.prefix: ${apiPrefix} is where the web page is served; choose another prefix (such as /api) or set ui.enabled: false.`,
+    });
   }
   const keys = Array.isArray(api?.["keys"]) ? (api["keys"] as unknown[]).map((k) => mapping(k)?.["key"]) : [];
   keys.forEach((key, i) => {
@@ -499,7 +541,10 @@ function crossFieldProblems(doc: Record<string, unknown>): ConfigProblem[] {
 function fileProblems(doc: Record<string, unknown>): ConfigProblem[] {
   const misplaced = misplacedConfigKeys(doc);
   // Each misplaced key is reported once: the rest of the checks read the file without it.
-  const rest = withoutPaths(doc, misplaced.map((m) => m.path));
+  const rest = withoutPaths(
+    doc,
+    misplaced.map((m) => m.path),
+  );
   return [
     ...misplaced.map((m) => ({ field: m.path, message: misplacedMessage(m) })),
     ...schemaProblems(rest),
@@ -541,7 +586,10 @@ function resolvableChatAdapters(doc: Record<string, unknown>, env: NodeJS.Proces
  */
 export function configFileProblems(doc: Record<string, unknown> = {}, options: { env?: NodeJS.ProcessEnv } = {}): string[] {
   const env = options.env ?? process.env;
-  const rest = withoutPaths(doc, misplacedConfigKeys(doc).map((m) => m.path));
+  const rest = withoutPaths(
+    doc,
+    misplacedConfigKeys(doc).map((m) => m.path),
+  );
   return [...fileProblems(doc).map((p) => p.message), ...chatAdapterProblems(resolvableChatAdapters(rest, env))];
 }
 
@@ -569,7 +617,12 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
       drainTimeoutSeconds: f.gateway?.drainTimeoutSeconds ?? 30,
       beforeResetTimeoutSeconds: f.gateway?.beforeResetTimeoutSeconds ?? 60,
       historyLimit: f.gateway?.historyLimit,
-      replicaId: f.gateway?.replicaId ?? (hostname().replace(/[^\w.-]/gu, "-").slice(0, 64) || "gateway"),
+      replicaId:
+        f.gateway?.replicaId ??
+        (hostname()
+          .replace(/[^\w.-]/gu, "-")
+          .slice(0, 64) ||
+          "gateway"),
       leases: f.gateway?.leases ?? "auto",
       leaseTtlSeconds: f.gateway?.leaseTtlSeconds ?? 30,
       logLevel: f.gateway?.logLevel ?? "info",
@@ -649,7 +702,11 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
  */
 export function configFileDocument(config: ServeConfig): Record<string, unknown> {
   const { lifecycle } = config;
-  const policy = (p: { mode: string; idleMinutes: number; atHour: number }): Record<string, unknown> => ({ mode: p.mode, idleMinutes: p.idleMinutes, atHour: p.atHour });
+  const policy = (p: { mode: string; idleMinutes: number; atHour: number }): Record<string, unknown> => ({
+    mode: p.mode,
+    idleMinutes: p.idleMinutes,
+    atHour: p.atHour,
+  });
   const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
     Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== null && v !== undefined));
   const webhook = config.adapters.webhook;
@@ -657,7 +714,13 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
   return {
     ...(config.database === null ? {} : { database: config.database }),
     storage: { ...config.storage },
-    gateway: (({ owner, admins, ...rest }) => ({ ...rest, publicHosts: [...rest.publicHosts], trustProxy: [...rest.trustProxy], admins: Object.fromEntries(Object.entries(admins).map(([p, ids]) => [p, [...ids]])), ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }) }))(config.gateway),
+    gateway: (({ owner, admins, ...rest }) => ({
+      ...rest,
+      publicHosts: [...rest.publicHosts],
+      trustProxy: [...rest.trustProxy],
+      admins: Object.fromEntries(Object.entries(admins).map(([p, ids]) => [p, [...ids]])),
+      ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }),
+    }))(config.gateway),
     ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
     titles: { ...config.titles },
     tools: { sessionSearch: { ...config.tools.sessionSearch }, memory: { ...config.tools.memory } },
@@ -700,7 +763,9 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
       ...policy(reset.default),
       notify: reset.notify,
       notifyExclude: [...reset.notifyExclude],
-      ...(Object.keys(reset.platforms).length === 0 ? {} : { platforms: Object.fromEntries(Object.entries(reset.platforms).map(([name, p]) => [name, policy(p)])) }),
+      ...(Object.keys(reset.platforms).length === 0
+        ? {}
+        : { platforms: Object.fromEntries(Object.entries(reset.platforms).map(([name, p]) => [name, policy(p)])) }),
       ...(Object.keys(reset.types).length === 0 ? {} : { types: Object.fromEntries(Object.entries(reset.types).map(([type, p]) => [type, policy(p!)])) }),
     },
     api: {

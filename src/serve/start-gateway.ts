@@ -28,7 +28,16 @@ import {
   type InboundMessage,
   type StartupReport,
 } from "../gateway/internal.js";
-import { apiRoutes, checkApiAccess, guardRequests, hostNamesFor, isLoopbackHost, uiRoutes, type ApiOptions, type GatewayLiveSource } from "../http-api/internal.js";
+import {
+  apiRoutes,
+  checkApiAccess,
+  guardRequests,
+  hostNamesFor,
+  isLoopbackHost,
+  uiRoutes,
+  type ApiOptions,
+  type GatewayLiveSource,
+} from "../http-api/internal.js";
 import type { ContextWindow } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
@@ -144,7 +153,13 @@ const UI_API_PATH = `${UI_PATH}/api`;
  * another host without keys the page is not served and a warning says why).
  * Returns whether the page is served.
  */
-async function mountWebPage(http: FastifyInstance, config: ServeConfig, db: ApiOptions["db"], logger: Logger, gatewayLive: GatewayLiveSource): Promise<boolean> {
+async function mountWebPage(
+  http: FastifyInstance,
+  config: ServeConfig,
+  db: ApiOptions["db"],
+  logger: Logger,
+  gatewayLive: GatewayLiveSource,
+): Promise<boolean> {
   if (!config.ui.enabled) return false;
   if (config.api.enabled) {
     await http.register(uiRoutes, { prefix: UI_PATH, apiPrefix: config.api.prefix });
@@ -240,7 +255,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   } else {
     const choice = chooseAgent(config, env, db, {
       onToolsRefused: ({ model, providerMessage }) =>
-        logger.warn({ model, providerMessage }, "the model provider refused tools: this process sends its requests without them from now on (set provider.tools: off to skip the refused first request)"),
+        logger.warn(
+          { model, providerMessage },
+          "the model provider refused tools: this process sends its requests without them from now on (set provider.tools: off to skip the refused first request)",
+        ),
     });
     agentFactory = choice.factory;
     titler = choice.titler;
@@ -250,7 +268,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     if (choice.provider === null) logger.warn({}, `using the built-in ${choice.describe}`);
     else {
       models = { default: choice.provider.model, aliases: choice.provider.models };
-      logger.info({ baseUrl: choice.provider.baseUrl, model: choice.provider.model, models: choice.provider.models, tools: choice.provider.tools }, "model provider configured");
+      logger.info(
+        { baseUrl: choice.provider.baseUrl, model: choice.provider.model, models: choice.provider.models, tools: choice.provider.tools },
+        "model provider configured",
+      );
     }
   }
 
@@ -308,7 +329,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       path: config.adapters.webhook.path,
       // Never the payload (the reply's text, the chat's ids): what failed and for which kind of message.
       onDeliveryFailure: (error, payload) =>
-        logger.error({ err: error, kind: (payload as { kind?: unknown } | null)?.kind ?? null, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook reply could not be delivered"),
+        logger.error(
+          { err: error, kind: (payload as { kind?: unknown } | null)?.kind ?? null, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) },
+          "webhook reply could not be delivered",
+        ),
     });
     webhook.routes(http);
     adapters.push(webhook);
@@ -317,7 +341,9 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
   try {
-    adapters.push(...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform), admins: config.gateway.admins })));
+    adapters.push(
+      ...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform), admins: config.gateway.admins })),
+    );
   } catch (error) {
     await db.close();
     throw error;
@@ -376,9 +402,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const ok = runner.accepting;
     return reply.code(ok ? 200 : 503).send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend });
   });
-  http.get("/metrics", async (_request, reply) =>
-    reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  http.get("/metrics", async (_request, reply) => reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()));
 
   await runner.start({ buffer: startup.inbound });
   const address = await http.listen({ host: config.gateway.host, port: config.gateway.port });
@@ -432,7 +456,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   }
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
-    sweep = setInterval(() => void runner.sweep().catch((error: unknown) => logger.warn({ err: error }, "replica sweep failed")), config.gateway.leaseTtlSeconds * 1000);
+    sweep = setInterval(
+      () => void runner.sweep().catch((error: unknown) => logger.warn({ err: error }, "replica sweep failed")),
+      config.gateway.leaseTtlSeconds * 1000,
+    );
     sweep.unref();
   }
 
@@ -442,9 +469,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // lane when `gateway.owner` names the owner's id there (the owner is one person everywhere).
   const handoffHomes = homesWithOwner(config.homeChannels, config.gateway.owner);
   const handoffTimer = setInterval(() => {
-    handoffPass = runner
-      .processHandoffs(handoffHomes)
-      .catch((error: unknown) => logger.warn({ err: error }, "processing handoffs failed"));
+    handoffPass = runner.processHandoffs(handoffHomes).catch((error: unknown) => logger.warn({ err: error }, "processing handoffs failed"));
   }, HANDOFF_POLL_MS);
   handoffTimer.unref();
 
@@ -513,6 +538,9 @@ function logContextWindow(window: ContextWindow & { model: string | null }, logg
         "set provider.contextWindow to the model's window (with Ollama, its num_ctx)",
     );
   } else {
-    logger.info(fields, `context window: ${window.tokens} tokens for ${window.model} (from ${window.source === "config" ? "the configuration" : "the table of well-known models"})`);
+    logger.info(
+      fields,
+      `context window: ${window.tokens} tokens for ${window.model} (from ${window.source === "config" ? "the configuration" : "the table of well-known models"})`,
+    );
   }
 }

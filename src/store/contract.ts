@@ -1061,7 +1061,6 @@ export interface StoreCapabilities {
   multiHost: boolean;
 }
 
-
 // --- the roles ------------------------------------------------------------------
 //
 // The contract is cut into the roles its callers play: a layer asks for the roles it calls
@@ -1092,11 +1091,7 @@ export interface SessionHistory {
    * Records token and cost usage, added (default) or set. Returns the new totals. With
    * `fence`, throws {@link LeaseLostError} (nothing recorded) unless the lease token is current.
    */
-  recordUsage(
-    id: string,
-    usage: UsageUpdate,
-    options?: { mode?: "delta" | "absolute" } & FencedWriteOptions,
-  ): Promise<SessionUsage>;
+  recordUsage(id: string, usage: UsageUpdate, options?: { mode?: "delta" | "absolute" } & FencedWriteOptions): Promise<SessionUsage>;
   /** Deletes a session and its messages; its children are detached. Returns `false` if it did not exist. */
   deleteSession(id: string): Promise<boolean>;
 
@@ -1533,11 +1528,4 @@ export interface StoreMaintenance {
  * for that role ({@link SessionHistory}, {@link SessionSearch}, {@link GatewayState} and its
  * parts, {@link ExecutionStore}, {@link MemoryStore}, {@link MetaStore}, {@link StoreMaintenance}).
  */
-export interface SessionDB
-  extends SessionHistory,
-    SessionSearch,
-    GatewayState,
-    ExecutionStore,
-    MemoryStore,
-    MetaStore,
-    StoreMaintenance {}
+export interface SessionDB extends SessionHistory, SessionSearch, GatewayState, ExecutionStore, MemoryStore, MetaStore, StoreMaintenance {}

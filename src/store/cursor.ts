@@ -24,10 +24,7 @@ export function encodeCursor(position: CursorPosition): string {
 /** Decodes a cursor made by {@link encodeCursor} for the same ordering; throws {@link InvalidInputError} otherwise. */
 export function decodeCursor(cursor: string, order: string): CursorPosition {
   const bad = (why: string): InvalidInputError =>
-    new InvalidInputError(
-      `The cursor is not valid (${why}). Pass the nextCursor of the previous page unchanged, with the same order.`,
-      { field: "cursor" },
-    );
+    new InvalidInputError(`The cursor is not valid (${why}). Pass the nextCursor of the previous page unchanged, with the same order.`, { field: "cursor" });
   if (typeof cursor !== "string" || cursor.length === 0 || cursor.length > 2048 || !/^[A-Za-z0-9_-]+$/u.test(cursor)) {
     throw bad("not a cursor string");
   }

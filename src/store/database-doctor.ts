@@ -41,7 +41,9 @@ export async function diagnoseDatabase(target?: string): Promise<DoctorReport> {
 export async function repairDatabase(target?: string, options: { now?: Date } = {}): Promise<RepairReport> {
   const chosen = chooseDatabaseTarget(target);
   if (chosen.backend === "postgres") {
-    throw new InvalidInputError("Repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (restore from its backups).", { field: "target" });
+    throw new InvalidInputError("Repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (restore from its backups).", {
+      field: "target",
+    });
   }
   const { repairSqlite } = await import("./sqlite/sqlite-repair.js");
   return repairSqlite(chosen.path, options);

@@ -30,7 +30,14 @@ export interface SqliteDoctorReport {
   /** The write-ahead log: journal mode, the `-wal` file's size and the frames a checkpoint would move into the file. */
   wal: { journalMode: string | null; walBytes: number; walFrames: number };
   /** Space: the file, its free pages, and the disk's free space where the file is. */
-  space: { fileBytes: number; pageSize: number | null; pageCount: number | null; freelistPages: number | null; freelistBytes: number | null; diskFreeBytes: number | null };
+  space: {
+    fileBytes: number;
+    pageSize: number | null;
+    pageCount: number | null;
+    freelistPages: number | null;
+    freelistBytes: number | null;
+    diskFreeBytes: number | null;
+  };
 }
 
 /** The health of a PostgreSQL target (repair is SQLite-only). */

@@ -6,14 +6,7 @@
  *
  * @module
  */
-import type {
-  ExecutionChange,
-  ExecutionKind,
-  ExecutionWrite,
-  FindExecutionsOptions,
-  ListExecutionUnitsOptions,
-  ListExecutionsOptions,
-} from "./contract.js";
+import type { ExecutionChange, ExecutionKind, ExecutionWrite, FindExecutionsOptions, ListExecutionUnitsOptions, ListExecutionsOptions } from "./contract.js";
 import { decodeCursor, type CursorPosition } from "./cursor.js";
 import { InvalidInputError } from "./errors.js";
 import { EXECUTION_LIST_ORDER } from "./execution-rows.js";

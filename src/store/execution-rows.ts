@@ -123,11 +123,7 @@ export function executionPageWindow(q: { offset: number; limit: number }, ranges
  * Merges the rows read for each range of a listing (as {@link executionPageWindow} says)
  * into the requested page, with the keyset cursor of the next page.
  */
-export function mergeExecutionPage(
-  rows: ExecutionRow[],
-  q: { offset: number; limit: number },
-  ranges: number,
-): Page<ExecutionSummary> {
+export function mergeExecutionPage(rows: ExecutionRow[], q: { offset: number; limit: number }, ranges: number): Page<ExecutionSummary> {
   let window = rows;
   if (ranges > 1) {
     rows.sort((a, b) => Number(b.updated_at) - Number(a.updated_at) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -136,8 +132,6 @@ export function mergeExecutionPage(
   const page = window.slice(0, q.limit);
   const last = page[page.length - 1];
   const nextCursor =
-    window.length > q.limit && last !== undefined
-      ? encodeCursor({ order: EXECUTION_LIST_ORDER, key: Number(last.updated_at), id: last.id })
-      : null;
+    window.length > q.limit && last !== undefined ? encodeCursor({ order: EXECUTION_LIST_ORDER, key: Number(last.updated_at), id: last.id }) : null;
   return { items: page.map(toExecutionSummary), nextCursor };
 }

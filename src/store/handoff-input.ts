@@ -26,8 +26,7 @@ export interface HandoffRow {
 }
 
 /** The columns of a `handoffs` row that {@link toHandoff} reads. */
-export const HANDOFF_COLUMNS =
-  "id, session_id, platform, status, reason, created_at, updated_at, claimed_by, chat_id, thread_id, session_key";
+export const HANDOFF_COLUMNS = "id, session_id, platform, status, reason, created_at, updated_at, claimed_by, chat_id, thread_id, session_key";
 
 /** A row as a {@link Handoff}; `decode` undoes a backend's text encoding of `reason`. */
 export function toHandoff(row: HandoffRow, decode: (text: string | null) => string | null = (t) => t): Handoff {
@@ -142,8 +141,6 @@ export function assertCanFinish(id: string, status: string, result: CheckedHando
   const allowed = result.status === "completed" ? status === "running" : status === "pending" || status === "running";
   if (allowed) return;
   const hint =
-    status === "completed" || status === "failed"
-      ? `it has already ${status === "completed" ? "completed" : "failed"}`
-      : "claim it first (claimHandoff)";
+    status === "completed" || status === "failed" ? `it has already ${status === "completed" ? "completed" : "failed"}` : "claim it first (claimHandoff)";
   throw new ConflictError(`Handoff ${id} is ${status} and cannot become ${result.status}: ${hint}.`);
 }

@@ -23,6 +23,13 @@ export { openReadOnlySqliteFile, type ReadOnlySqliteFile, type SqlValue } from "
 export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } from "./jsonl.js";
 export { newSessionId } from "./session-id.js";
 export { toConversationMessage } from "./conversation.js";
-export { HANDOFF_MESSAGE_PREFIX, SUMMARY_MESSAGE_PREFIX, summaryMessageText, syntheticMessageBody, syntheticMessageKind, type SyntheticMessageKind } from "./message-origin.js";
+export {
+  HANDOFF_MESSAGE_PREFIX,
+  SUMMARY_MESSAGE_PREFIX,
+  summaryMessageText,
+  syntheticMessageBody,
+  syntheticMessageKind,
+  type SyntheticMessageKind,
+} from "./message-origin.js";
 export { StoreCore } from "./core/store-core.js";
 export { PAIRING_CODE_ALPHABET, PAIRING_CODE_LENGTH, PAIRING_LIMITS, PAIRING_PLATFORMS, generatePairingCode, normalizePairingCode } from "./pairing-code.js";

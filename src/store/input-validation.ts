@@ -180,10 +180,9 @@ export function checkSessionUpdate(update: SessionUpdate): SessionUpdate {
   if (update === null || typeof update !== "object") throw new InvalidInputError("updateSession needs an object.");
   for (const key of Object.keys(update)) {
     if (!["model", "modelConfig", "systemPrompt"].includes(key)) {
-      throw new InvalidInputError(
-        `"${key}" cannot be changed with updateSession (it takes model, modelConfig, systemPrompt; titles use setTitle).`,
-        { field: key },
-      );
+      throw new InvalidInputError(`"${key}" cannot be changed with updateSession (it takes model, modelConfig, systemPrompt; titles use setTitle).`, {
+        field: key,
+      });
     }
   }
   optionalText(update.model, "model");
@@ -220,10 +219,9 @@ function checkToolCalls(value: unknown, field: string): ToolCall[] | null {
   value.forEach((call: unknown, i) => {
     const fn = (call as ToolCall | null)?.function;
     if (call === null || typeof call !== "object" || fn === null || typeof fn !== "object" || typeof fn.name !== "string") {
-      throw new InvalidInputError(
-        `${field}[${i}] must be an OpenAI-style tool call: { id, type: "function", function: { name, arguments } }.`,
-        { field: `${field}[${i}]` },
-      );
+      throw new InvalidInputError(`${field}[${i}] must be an OpenAI-style tool call: { id, type: "function", function: { name, arguments } }.`, {
+        field: `${field}[${i}]`,
+      });
     }
   });
   toJson(value, field);
@@ -262,14 +260,11 @@ export function normalizeMessage(message: NewMessage, field = "message", now = D
     timestamp: checkTime(message.timestamp, `${field}.timestamp`, now),
   };
   if (normalized.reasoningDetails !== null) toJson(normalized.reasoningDetails, `${field}.reasoningDetails`);
-  const bytes =
-    byteLength(normalized.content) + byteLength(normalized.toolCalls) + byteLength(normalized.reasoning) +
-    byteLength(normalized.reasoningDetails);
+  const bytes = byteLength(normalized.content) + byteLength(normalized.toolCalls) + byteLength(normalized.reasoning) + byteLength(normalized.reasoningDetails);
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw new InvalidInputError(
-      `${field} is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} (16 MiB). Store large outputs elsewhere and keep a reference.`,
-      { field: `${field}.content` },
-    );
+    throw new InvalidInputError(`${field} is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES} (16 MiB). Store large outputs elsewhere and keep a reference.`, {
+      field: `${field}.content`,
+    });
   }
   return normalized;
 }
@@ -324,7 +319,10 @@ export type UsageNumberField = (typeof USAGE_NUMBERS)[number];
 export type UsageTextField = (typeof USAGE_TEXTS)[number];
 
 /** Validates a usage update; returns the numeric and text fields present. */
-export function checkUsage(usage: UsageUpdate, mode: "delta" | "absolute"): {
+export function checkUsage(
+  usage: UsageUpdate,
+  mode: "delta" | "absolute",
+): {
   numbers: Partial<Record<UsageNumberField, number | null>>;
   texts: Partial<Record<UsageTextField, string | null>>;
 } {

@@ -149,8 +149,7 @@ export function toInsightsSession(row: RankedRow, decode: (v: string | null) => 
   };
 }
 
-const byName = (a: string | null, b: string | null): number =>
-  a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1;
+const byName = (a: string | null, b: string | null): number => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1);
 
 /** Session starts per quarter-hour bucket and source → sessions and messages per local day and source. */
 export function localDays(buckets: ReadonlyArray<{ bucket: number; source: string; sessions: number; messages: number }>): InsightsDay[] {

@@ -113,18 +113,13 @@ export function planListing(options: ListSessionsOptions, allSources: () => stri
  * Merges the rows walked for each range (each at most `limit + 1`, newest first) into
  * a page. `decode` undoes a backend's storage encoding of free text.
  */
-export function mergeListing(
-  plan: ListingPlan,
-  rows: SummaryRow[],
-  decode?: (value: string | null) => string | null,
-): Page<SessionSummary> {
+export function mergeListing(plan: ListingPlan, rows: SummaryRow[], decode?: (value: string | null) => string | null): Page<SessionSummary> {
   const sortKey = (row: SummaryRow): number => row[plan.key];
   if (plan.ranges.length > 1) {
     rows.sort((a, b) => sortKey(b) - sortKey(a) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   }
   const page = rows.slice(0, plan.limit);
   const last = page[page.length - 1];
-  const nextCursor =
-    rows.length > plan.limit && last !== undefined ? encodeCursor({ order: plan.order, key: sortKey(last), id: last.id }) : null;
+  const nextCursor = rows.length > plan.limit && last !== undefined ? encodeCursor({ order: plan.order, key: sortKey(last), id: last.id }) : null;
   return { items: page.map((row) => toSummary(row, !plan.includeChildren, decode)), nextCursor };
 }

@@ -5,13 +5,7 @@
  *
  * @module
  */
-import type {
-  ListPairingOptions,
-  PairingApproval,
-  PairingApproveOptions,
-  PairingCodeRequestOptions,
-  PairingRequest,
-} from "./contract.js";
+import type { ListPairingOptions, PairingApproval, PairingApproveOptions, PairingCodeRequestOptions, PairingRequest } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
 import { checkId, checkIdFilter, optionalText } from "./input-validation.js";
 

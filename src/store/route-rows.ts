@@ -60,12 +60,7 @@ export const ROUTE_COLUMNS = [
 ] as const;
 
 /** Column values of an entry, in {@link ROUTE_COLUMNS} order; `flag` encodes booleans for the backend. */
-export function routeValues(
-  key: string,
-  route: RouteFields,
-  version: number,
-  flag: (value: boolean) => number | boolean,
-): unknown[] {
+export function routeValues(key: string, route: RouteFields, version: number, flag: (value: boolean) => number | boolean): unknown[] {
   return [
     key,
     route.sessionId,
@@ -160,12 +155,7 @@ export function canonicalOf(ids: Iterable<string>): string {
  * Whether an event merges into the queue's last item: same non-null merge key, the last
  * item not claimed, and (with a window) close enough in time.
  */
-export function mergesInto(
-  tail: QueuedItem | undefined,
-  mergeKey: string | null,
-  mergeWithinSeconds: number | null,
-  at: number,
-): tail is QueuedItem {
+export function mergesInto(tail: QueuedItem | undefined, mergeKey: string | null, mergeWithinSeconds: number | null, at: number): tail is QueuedItem {
   if (tail === undefined || mergeKey === null || tail.claimedAt !== null || tail.mergeKey !== mergeKey) return false;
   return mergeWithinSeconds === null || at - tail.lastEventAt <= mergeWithinSeconds;
 }

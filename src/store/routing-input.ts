@@ -4,27 +4,9 @@
  *
  * @module
  */
-import type {
-  FencedWriteOptions,
-  LeaseFence,
-  LeaseOptions,
-  ListRoutesOptions,
-  NewQueuedEvent,
-  NewSession,
-  RouteFields,
-  RouteWrite,
-} from "./contract.js";
+import type { FencedWriteOptions, LeaseFence, LeaseOptions, ListRoutesOptions, NewQueuedEvent, NewSession, RouteFields, RouteWrite } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
-import {
-  checkId,
-  checkLimit,
-  checkNewSession,
-  checkTime,
-  normalizeMessage,
-  optionalText,
-  toJson,
-  type NormalizedMessage,
-} from "./input-validation.js";
+import { checkId, checkLimit, checkNewSession, checkTime, normalizeMessage, optionalText, toJson, type NormalizedMessage } from "./input-validation.js";
 import { planUsageUpdate, type UsagePlan } from "./usage-update.js";
 
 /** Default and ceiling of a queue's waiting items. */
@@ -183,8 +165,7 @@ export function routeCursor(key: string): string {
 export function checkListRoutes(options: ListRoutesOptions = {}): CheckedListRoutes {
   let after: string | null = null;
   if (options.cursor !== undefined && options.cursor !== null) {
-    const match =
-      typeof options.cursor === "string" ? ROUTE_CURSOR.exec(Buffer.from(options.cursor, "base64url").toString("utf8")) : null;
+    const match = typeof options.cursor === "string" ? ROUTE_CURSOR.exec(Buffer.from(options.cursor, "base64url").toString("utf8")) : null;
     if (match === null) {
       throw new InvalidInputError("The cursor is not a routing-list cursor; pass the nextCursor of the previous page unchanged.", {
         field: "cursor",
@@ -219,11 +200,7 @@ export interface CheckedQueuedEvent {
 }
 
 /** Checks a queued event and the queue depth option. */
-export function checkQueuedEvent(
-  event: NewQueuedEvent,
-  options: { maxDepth?: number },
-  now: number,
-): { event: CheckedQueuedEvent; maxDepth: number } {
+export function checkQueuedEvent(event: NewQueuedEvent, options: { maxDepth?: number }, now: number): { event: CheckedQueuedEvent; maxDepth: number } {
   if (event === null || typeof event !== "object") {
     throw new InvalidInputError("event must be an object with a payload.", { field: "event" });
   }

@@ -48,8 +48,7 @@ export async function runImport(lines: AsyncIterable<string> | Iterable<string>,
       }
     } catch (error) {
       // A bad record is reported and skipped; a storage failure stops the import.
-      const recordProblem =
-        error instanceof InvalidInputError || error instanceof ConflictError || error instanceof NotFoundError;
+      const recordProblem = error instanceof InvalidInputError || error instanceof ConflictError || error instanceof NotFoundError;
       if (!recordProblem) throw error;
       report.errors.push({ line: lineNo, message: error.message });
     }

@@ -33,10 +33,7 @@ export function sanitizeTitle(raw: string | null | undefined): string | null {
   if (cleaned === "") return null;
   const length = [...cleaned].length;
   if (length > MAX_TITLE_CODE_POINTS) {
-    throw new InvalidInputError(
-      `The title is ${length} characters long; the limit is ${MAX_TITLE_CODE_POINTS}. Shorten it.`,
-      { field: "title" },
-    );
+    throw new InvalidInputError(`The title is ${length} characters long; the limit is ${MAX_TITLE_CODE_POINTS}. Shorten it.`, { field: "title" });
   }
   return cleaned;
 }
@@ -94,8 +91,7 @@ export function formatLineageTitle(base: string, n: number): string {
 export function assertWellFormed(value: string, field: string): void {
   if (!value.isWellFormed()) {
     throw new InvalidInputError(
-      `${field} is not valid Unicode text (it contains a lone surrogate, so it cannot be stored as UTF-8). ` +
-        `Fix the encoding of the input.`,
+      `${field} is not valid Unicode text (it contains a lone surrogate, so it cannot be stored as UTF-8). ` + `Fix the encoding of the input.`,
       { field },
     );
   }

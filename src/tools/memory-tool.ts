@@ -76,7 +76,8 @@ function textArg(args: Record<string, unknown>, name: string): string | null {
 /** The one entry holding `oldText`, or a refusal. */
 function find(entries: readonly string[], oldText: string, kind: MemoryKind): { index: number } | { refusal: string } {
   const hits = entries.flatMap((entry, index) => (entry.includes(oldText) ? [index] : []));
-  if (hits.length === 0) return { refusal: `No ${kind} entry contains ${JSON.stringify(oldText)}; nothing changed. The entries are listed in the Memory section.` };
+  if (hits.length === 0)
+    return { refusal: `No ${kind} entry contains ${JSON.stringify(oldText)}; nothing changed. The entries are listed in the Memory section.` };
   if (new Set(hits.map((i) => entries[i])).size > 1) {
     return { refusal: `${hits.length} ${kind} entries contain ${JSON.stringify(oldText)}; give a longer old_text that only one entry holds. Nothing changed.` };
   }
@@ -103,8 +104,13 @@ function plan(action: string, kind: MemoryKind, entries: readonly string[], cont
   const found = find(entries, oldText, kind);
   if ("refusal" in found) return found;
   if (action === "remove") return { entries: entries.filter((_, i) => i !== found.index), done: "Removed the entry." };
-  if (content === null || content === "") throw new InvalidInputError("replace needs content: the new text of the entry (use remove to delete it).", { field: "content" });
-  return fits(entries.map((entry, i) => (i === found.index ? content : entry)), "replacing the entry", "Replaced the entry.");
+  if (content === null || content === "")
+    throw new InvalidInputError("replace needs content: the new text of the entry (use remove to delete it).", { field: "content" });
+  return fits(
+    entries.map((entry, i) => (i === found.index ? content : entry)),
+    "replacing the entry",
+    "Replaced the entry.",
+  );
 }
 
 /** Options of {@link memoryTool}. */

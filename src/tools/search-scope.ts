@@ -72,7 +72,12 @@ export async function speakerOfSession(db: SessionHistory & AliasStore, sessionI
 }
 
 /** The owner's (source, user id) pairs with their aliases, or `null` when `speaker` is not the owner. */
-async function ownerIdentitiesFor(db: AliasStore, speaker: TurnSpeaker, ids: readonly string[], owner: OwnerIdentities | undefined): Promise<SourceIdentity[] | null> {
+async function ownerIdentitiesFor(
+  db: AliasStore,
+  speaker: TurnSpeaker,
+  ids: readonly string[],
+  owner: OwnerIdentities | undefined,
+): Promise<SourceIdentity[] | null> {
   const listed = owner?.[speaker.platform];
   if (owner === undefined || listed === undefined || listed.length === 0) return null;
   const ownIds = new Set<string>();

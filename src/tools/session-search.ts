@@ -163,7 +163,11 @@ function fitBudget(sessions: FoundSession[], budget: number): { chars: number; t
  * const result = await sessionSearch(db, "deploy checklist", { currentSessionId: id });
  * for (const s of result.sessions) console.log(s.title, s.window.map((m) => m.text));
  */
-export async function sessionSearch(db: SessionHistory & SessionSearch & AliasStore, query: string, options: SessionSearchOptions = {}): Promise<SessionSearchResult> {
+export async function sessionSearch(
+  db: SessionHistory & SessionSearch & AliasStore,
+  query: string,
+  options: SessionSearchOptions = {},
+): Promise<SessionSearchResult> {
   const limit = options.limit ?? DEFAULT_SESSION_SEARCH_LIMIT;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SESSION_SEARCH_LIMIT) {
     throw new InvalidInputError(`limit must be a whole number from 1 to ${MAX_SESSION_SEARCH_LIMIT} (got ${String(limit)}).`, { field: "limit" });

@@ -83,7 +83,11 @@ export function App(): preact.JSX.Element {
           <section class="view">
             <h1>Not found</h1>
             <p>
-              There is no such page. <a href={href([])} onClick={onLinkClick}>Go to the sessions</a>.
+              There is no such page.{" "}
+              <a href={href([])} onClick={onLinkClick}>
+                Go to the sessions
+              </a>
+              .
             </p>
           </section>
         )}

@@ -41,7 +41,15 @@ export function LoginForm(props: { reason: string | null; onLogin: () => void })
       <p>{props.reason ?? "This server requires an API key."} The key is kept in this browser tab only.</p>
       <form class="login" onSubmit={(e) => void onSubmit(e)}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="key" type="password" autocomplete="current-password" ref={input} required aria-describedby={error ? "login-error" : undefined} />
+        <input
+          id="api-key"
+          name="key"
+          type="password"
+          autocomplete="current-password"
+          ref={input}
+          required
+          aria-describedby={error ? "login-error" : undefined}
+        />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -15,8 +15,7 @@
 import DOMPurify from "dompurify";
 import { Marked } from "marked";
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/gu, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/gu, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 const marked = new Marked({
   gfm: true,
@@ -35,8 +34,33 @@ const marked = new Marked({
 });
 
 const ALLOWED_TAGS = [
-  "p", "br", "hr", "em", "strong", "del", "code", "pre", "blockquote", "ul", "ol", "li",
-  "a", "h1", "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "input", "span",
+  "p",
+  "br",
+  "hr",
+  "em",
+  "strong",
+  "del",
+  "code",
+  "pre",
+  "blockquote",
+  "ul",
+  "ol",
+  "li",
+  "a",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "table",
+  "thead",
+  "tbody",
+  "tr",
+  "th",
+  "td",
+  "input",
+  "span",
 ];
 const ALLOWED_ATTR = ["href", "title", "align", "start", "type", "checked", "disabled"];
 const SAFE_LINK = /^(?:https?:|mailto:)/iu;

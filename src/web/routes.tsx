@@ -32,9 +32,18 @@ export interface RouteDef {
 export const ROUTES: readonly RouteDef[] = [
   { pattern: "", title: "Sessions", nav: { label: "Sessions", path: [] }, render: (_p, location) => <SessionsView location={location} /> },
   { pattern: "sessions", title: "Sessions", render: (_p, location) => <SessionsView location={location} /> },
-  { pattern: "sessions/:id", title: "Transcript", render: (p, location) => <TranscriptView id={p["id"]!} key={p["id"]!} message={location.query.get("message")} /> },
+  {
+    pattern: "sessions/:id",
+    title: "Transcript",
+    render: (p, location) => <TranscriptView id={p["id"]!} key={p["id"]!} message={location.query.get("message")} />,
+  },
   { pattern: "search", title: "Search", nav: { label: "Search", path: ["search"] }, render: (_p, location) => <SearchView location={location} /> },
-  { pattern: "executions", title: "Executions", nav: { label: "Executions", path: ["executions"] }, render: (_p, location) => <ExecutionsView location={location} /> },
+  {
+    pattern: "executions",
+    title: "Executions",
+    nav: { label: "Executions", path: ["executions"] },
+    render: (_p, location) => <ExecutionsView location={location} />,
+  },
   { pattern: "executions/:id", title: "Execution", render: (p) => <ExecutionView id={p["id"]!} key={p["id"]!} /> },
   { pattern: "stats", title: "Stats", nav: { label: "Stats", path: ["stats"] }, render: (_p, location) => <StatsView location={location} /> },
   { pattern: "live", title: "Gateway live", nav: { label: "Live", path: ["live"] }, render: () => <LiveView /> },

@@ -70,7 +70,10 @@ export type RecordingLogger = GatewayLogger & { lines: Logged[]; text(): string 
 /** A logger that keeps every line (see {@link RecordingLogger}). */
 export function recordingLogger(): RecordingLogger {
   const lines: Logged[] = [];
-  const log = (level: string) => (obj: object, msg = "") => lines.push({ level, obj: obj as Record<string, unknown>, msg });
+  const log =
+    (level: string) =>
+    (obj: object, msg = "") =>
+      lines.push({ level, obj: obj as Record<string, unknown>, msg });
   return {
     lines,
     info: log("info"),
@@ -79,7 +82,12 @@ export function recordingLogger(): RecordingLogger {
     debug: log("debug"),
     text: () =>
       JSON.stringify(
-        lines.map((l) => ({ ...l, obj: Object.fromEntries(Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v])) })),
+        lines.map((l) => ({
+          ...l,
+          obj: Object.fromEntries(
+            Object.entries(l.obj).map(([k, v]) => [k, v instanceof Error ? { message: v.message, stack: v.stack, cause: String(v.cause) } : v]),
+          ),
+        })),
       ),
   };
 }
@@ -119,7 +127,12 @@ export interface AdapterHarness<A extends Adapter> {
  */
 export async function adapterHarness<A extends Adapter>(
   cleanups: Cleanups,
-  options: { name: string; db?: SessionDB; answer?: ((input: AgentTurnInput) => string) | undefined; create: (parts: { db: SessionDB; logger: RecordingLogger }) => A | Promise<A> },
+  options: {
+    name: string;
+    db?: SessionDB;
+    answer?: ((input: AgentTurnInput) => string) | undefined;
+    create: (parts: { db: SessionDB; logger: RecordingLogger }) => A | Promise<A>;
+  },
 ): Promise<AdapterHarness<A>> {
   const db = options.db ?? (await tempDatabase(cleanups, options.name));
   const logger = recordingLogger();

@@ -45,14 +45,25 @@ describe("api-server adapter", () => {
     expect(first.statusCode).toBe(200);
     const body = first.json();
     // `model` is the model that answered (the echo agent names none: the gateway's own name), not the one asked for.
-    expect(body).toMatchObject({ object: "chat.completion", model: "threadline", choices: [{ index: 0, message: { role: "assistant", content: "Echo: hello" }, finish_reason: "stop" }] });
+    expect(body).toMatchObject({
+      object: "chat.completion",
+      model: "threadline",
+      choices: [{ index: 0, message: { role: "assistant", content: "Echo: hello" }, finish_reason: "stop" }],
+    });
     expect(body.usage.total_tokens).toBeGreaterThan(0);
     const sessionId = first.headers["x-threadline-session-id"] as string;
     // The client may resend the whole history: only the last user message is new input.
     const second = await app.inject({
       method: "POST",
       url: "/v1/chat/completions",
-      payload: { user: "s1", messages: [{ role: "user", content: "hello" }, { role: "assistant", content: "Echo: hello" }, { role: "user", content: [{ type: "text", text: "again" }] }] },
+      payload: {
+        user: "s1",
+        messages: [
+          { role: "user", content: "hello" },
+          { role: "assistant", content: "Echo: hello" },
+          { role: "user", content: [{ type: "text", text: "again" }] },
+        ],
+      },
       remoteAddress: "127.0.0.1",
     });
     expect(second.json().choices[0].message.content).toBe("Echo: again");
@@ -62,7 +73,13 @@ describe("api-server adapter", () => {
 
   it("streams one chunk and [DONE] when asked; lists a model", async () => {
     const { app } = await gateway([new ApiServerAdapter()]);
-    const streamed = await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { stream: true, messages: [{ role: "user", content: "hi" }] }, remoteAddress: "127.0.0.1" });
+    const streamed = await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { "x-threadline-session-key": "s" },
+      payload: { stream: true, messages: [{ role: "user", content: "hi" }] },
+      remoteAddress: "127.0.0.1",
+    });
     expect(streamed.headers["content-type"]).toMatch(/text\/event-stream/);
     const events = streamed.body.split("\n\n").filter(Boolean);
     expect(JSON.parse(events[0]!.slice(6)).choices[0].delta.content).toBe("Echo: hi");
@@ -73,23 +90,46 @@ describe("api-server adapter", () => {
 
   it("rejects bad requests clearly", async () => {
     const { app } = await gateway([new ApiServerAdapter()]);
-    const noKey = await app.inject({ method: "POST", url: "/v1/chat/completions", payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "127.0.0.1" });
+    const noKey = await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      payload: { messages: [{ role: "user", content: "x" }] },
+      remoteAddress: "127.0.0.1",
+    });
     expect(noKey.statusCode).toBe(400);
     expect(noKey.json().error.message).toMatch(/X-Threadline-Session-Key/);
-    const noUser = await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "system", content: "x" }] }, remoteAddress: "127.0.0.1" });
+    const noUser = await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { "x-threadline-session-key": "s" },
+      payload: { messages: [{ role: "system", content: "x" }] },
+      remoteAddress: "127.0.0.1",
+    });
     expect(noUser.statusCode).toBe(400);
     expect(noUser.json().error.message).toMatch(/role":"user/);
   });
 
   it("without tokens only loopback clients are allowed; with tokens a bearer token is required", async () => {
     const open = await gateway([new ApiServerAdapter()]);
-    const remote = await open.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });
+    const remote = await open.app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { "x-threadline-session-key": "s" },
+      payload: { messages: [{ role: "user", content: "x" }] },
+      remoteAddress: "10.1.2.3",
+    });
     // 401 (issue 27: a keyless refusal is "authenticate first", the same status as a missing token).
     expect(remote.statusCode).toBe(401);
     expect(remote.json().error.message).toContain("adapters.apiServer.tokens");
     const locked = await gateway([new ApiServerAdapter({ tokens: ["token-123456"] })]);
     const request = (auth?: string) =>
-      locked.app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s", ...(auth ? { authorization: auth } : {}) }, payload: { messages: [{ role: "user", content: "x" }] }, remoteAddress: "10.1.2.3" });
+      locked.app.inject({
+        method: "POST",
+        url: "/v1/chat/completions",
+        headers: { "x-threadline-session-key": "s", ...(auth ? { authorization: auth } : {}) },
+        payload: { messages: [{ role: "user", content: "x" }] },
+        remoteAddress: "10.1.2.3",
+      });
     expect((await request()).statusCode).toBe(401);
     expect((await request("Bearer wrong-token")).statusCode).toBe(401);
     expect((await request("Bearer token-123456")).statusCode).toBe(200);
@@ -97,14 +137,28 @@ describe("api-server adapter", () => {
 
   it("slash commands answer in the response", async () => {
     const { app } = await gateway([new ApiServerAdapter()]);
-    await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "user", content: "hi" }] }, remoteAddress: "127.0.0.1" });
-    const status = await app.inject({ method: "POST", url: "/v1/chat/completions", headers: { "x-threadline-session-key": "s" }, payload: { messages: [{ role: "user", content: "/status" }] }, remoteAddress: "127.0.0.1" });
+    await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { "x-threadline-session-key": "s" },
+      payload: { messages: [{ role: "user", content: "hi" }] },
+      remoteAddress: "127.0.0.1",
+    });
+    const status = await app.inject({
+      method: "POST",
+      url: "/v1/chat/completions",
+      headers: { "x-threadline-session-key": "s" },
+      payload: { messages: [{ role: "user", content: "/status" }] },
+      remoteAddress: "127.0.0.1",
+    });
     expect(status.json().choices[0].message.content).toMatch(/Messages: 2/);
   });
 });
 
 describe("webhook adapter", () => {
-  async function callbackServer(failFirst = 0): Promise<{ url: string; received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined }> }> {
+  async function callbackServer(
+    failFirst = 0,
+  ): Promise<{ url: string; received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined }> }> {
     const received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined }> = [];
     let failures = failFirst;
     const server: Server = createServer((request: IncomingMessage, response) => {

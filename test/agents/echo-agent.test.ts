@@ -19,9 +19,7 @@ describe("EchoAgent", () => {
       { role: "user", content: "second one" },
     ];
     const result = await agent.runTurn(turn(history));
-    expect(result.messages).toEqual([
-      { role: "assistant", content: "Echo: second one", finishReason: "stop", tokenCount: 4 },
-    ]);
+    expect(result.messages).toEqual([{ role: "assistant", content: "Echo: second one", finishReason: "stop", tokenCount: 4 }]);
     // 3 + 5 + 11 + 10 = 29 characters → 8 tokens; "Echo: second one" is 16 → 4.
     expect(result.usage).toEqual({ inputTokens: 8, outputTokens: 4, apiCalls: 1 });
     expect(result.promptTokens).toBe(8);
@@ -52,9 +50,7 @@ describe("EchoAgent", () => {
   it("throws AgentInterruptedError for an already-aborted signal", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(new EchoAgent().runTurn(turn([{ role: "user", content: "x" }], controller.signal))).rejects.toBeInstanceOf(
-      AgentInterruptedError,
-    );
+    await expect(new EchoAgent().runTurn(turn([{ role: "user", content: "x" }], controller.signal))).rejects.toBeInstanceOf(AgentInterruptedError);
   });
 
   it("waits delayMs before replying", async () => {

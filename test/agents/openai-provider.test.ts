@@ -14,13 +14,7 @@ import { isToolsUnsupportedError, ToolSupport } from "../../src/agents/tool-supp
 import type { OpenAiCompatibleAgentOptions } from "../../src/agents/openai-provider.js";
 import { InvalidInputError } from "../../src/store/index.js";
 import type { ConversationMessage } from "../../src/store/index.js";
-import {
-  FAKE_TOOL_REJECTIONS,
-  fakeErrorReply,
-  fakeTextReply,
-  fakeToolCallReply,
-  startFakeOpenAiServer,
-} from "../support/fake-openai-server.js";
+import { FAKE_TOOL_REJECTIONS, fakeErrorReply, fakeTextReply, fakeToolCallReply, startFakeOpenAiServer } from "../support/fake-openai-server.js";
 import type { FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -62,9 +56,7 @@ describe("OpenAiCompatibleAgent: replies", () => {
     const agent = agentFor();
     expect(agent.name).toBe("openai:fake-model");
     const result = await agent.runTurn(turn([{ role: "user", content: "hello big world" }]));
-    expect(result.messages).toEqual([
-      { role: "assistant", content: "Reply to: hello big world", finishReason: "stop", tokenCount: 5 },
-    ]);
+    expect(result.messages).toEqual([{ role: "assistant", content: "Reply to: hello big world", finishReason: "stop", tokenCount: 5 }]);
     expect(result.usage).toEqual({ inputTokens: 3, outputTokens: 5, apiCalls: 1 });
     expect(result.promptTokens).toBe(3);
     const [request] = server.requests;
@@ -91,9 +83,7 @@ describe("OpenAiCompatibleAgent: replies", () => {
       },
     });
     const result = await agentFor({ maxTokens: 50, temperature: 0.2 }).runTurn(turn([{ role: "user", content: "q" }]));
-    expect(result.messages).toEqual([
-      { role: "assistant", content: "42", finishReason: "length", reasoning: "thought hard", tokenCount: 20 },
-    ]);
+    expect(result.messages).toEqual([{ role: "assistant", content: "42", finishReason: "length", reasoning: "thought hard", tokenCount: 20 }]);
     expect(result.usage).toEqual({
       inputTokens: 100,
       outputTokens: 20,
@@ -117,15 +107,17 @@ describe("OpenAiCompatibleAgent: replies", () => {
     const history: ConversationMessage[] = [
       { role: "user", content: "first" },
       { role: "assistant", content: "answer", reasoning: "secret", reasoning_details: [{ x: 1 }] },
-      { role: "user", content: [{ type: "text", text: "look at" }, { type: "image_url", image_url: { url: "data:" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look at" },
+          { type: "image_url", image_url: { url: "data:" } },
+        ],
+      },
     ];
     const result = await agentFor().runTurn(turn(history));
     expect(result.messages[0]?.content).toBe("Reply to: look at");
-    expect(server.requests[0]?.body?.messages).toEqual([
-      { role: "user", content: "first" },
-      { role: "assistant", content: "answer" },
-      history[2],
-    ]);
+    expect(server.requests[0]?.body?.messages).toEqual([{ role: "user", content: "first" }, { role: "assistant", content: "answer" }, history[2]]);
   });
 });
 
@@ -275,9 +267,7 @@ describe("OpenAiCompatibleAgent: errors", () => {
   it("names the URL when the connection is refused", async () => {
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}/v1`;
-    const error = await errorOf(
-      new OpenAiCompatibleAgent({ baseUrl, model: "m" }).runTurn(turn(user)),
-    );
+    const error = await errorOf(new OpenAiCompatibleAgent({ baseUrl, model: "m" }).runTurn(turn(user)));
     expect(error).toBeInstanceOf(AgentError);
     expect((error as Error).message).toContain(`${baseUrl}/chat/completions`);
     expect((error as Error).message).toMatch(/connection refused/u);
@@ -391,9 +381,7 @@ describe("OpenAiCompatibleAgent: tool calls", () => {
         { content: "Let me check.", usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } },
       ),
     );
-    const result = await agentFor().runTurn(
-      turn([{ role: "user", content: "weather in Oslo?" }], { contextPrompt: "CTX" }),
-    );
+    const result = await agentFor().runTurn(turn([{ role: "user", content: "weather in Oslo?" }], { contextPrompt: "CTX" }));
     expect(result.messages).toEqual([
       {
         role: "assistant",
@@ -442,9 +430,7 @@ describe("OpenAiCompatibleAgent: tool calls", () => {
   });
 
   it(`stops after ${MAX_MODEL_CALLS_PER_TURN} calls with the last assistant message`, async () => {
-    server.setScript((request) =>
-      request.kind === "chat" ? fakeToolCallReply([{ name: "loop", id: `call_${request.index}` }]) : null,
-    );
+    server.setScript((request) => (request.kind === "chat" ? fakeToolCallReply([{ name: "loop", id: `call_${request.index}` }]) : null));
     const result = await agentFor().runTurn(turn([{ role: "user", content: "go" }]));
     expect(server.requests).toHaveLength(MAX_MODEL_CALLS_PER_TURN);
     const roles = result.messages.map((message) => message.role);
@@ -527,15 +513,9 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
   });
 
   it("validates types and the timeout without echoing the key", () => {
-    expect(() => resolveProviderConfig({ baseUrl: "http://x", model: "m", timeoutMs: 0 }, {})).toThrow(
-      /provider\.timeoutMs must be a positive whole number/u,
-    );
-    expect(() => resolveProviderConfig({ baseUrl: "http://x", model: "m", timeoutMs: "5" as unknown as number }, {})).toThrow(
-      /provider\.timeoutMs/u,
-    );
-    expect(() => resolveProviderConfig({ apiKey: 12345 as unknown as string, model: "m" }, {})).toThrow(
-      "provider.apiKey must be a string (got number).",
-    );
+    expect(() => resolveProviderConfig({ baseUrl: "http://x", model: "m", timeoutMs: 0 }, {})).toThrow(/provider\.timeoutMs must be a positive whole number/u);
+    expect(() => resolveProviderConfig({ baseUrl: "http://x", model: "m", timeoutMs: "5" as unknown as number }, {})).toThrow(/provider\.timeoutMs/u);
+    expect(() => resolveProviderConfig({ apiKey: 12345 as unknown as string, model: "m" }, {})).toThrow("provider.apiKey must be a string (got number).");
     expect(() => resolveProviderConfig("x" as never, {})).toThrow(InvalidInputError);
   });
 });

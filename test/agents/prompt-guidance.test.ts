@@ -9,12 +9,23 @@ import { SESSION_SEARCH_GUIDANCE } from "../../src/tools/index.js";
 const BASE_URL = "http://127.0.0.1:9/v1";
 
 function tool(name: string, guidance?: string): AgentTool {
-  return { name, description: `${name} does things`, parameters: { type: "object" }, ...(guidance === undefined ? {} : { guidance }), execute: async () => "ok" };
+  return {
+    name,
+    description: `${name} does things`,
+    parameters: { type: "object" },
+    ...(guidance === undefined ? {} : { guidance }),
+    execute: async () => "ok",
+  };
 }
 
 describe("OpenAiCompatibleAgent.promptGuidance", () => {
   it("returns the guidance of its tools, in order, leaving out tools without any", () => {
-    const agent = new OpenAiCompatibleAgent({ baseUrl: BASE_URL, model: "m", tools: [tool("a", "Use a for A."), tool("b"), tool("c", "  Use c for C. ")], toolSupport: new ToolSupport() });
+    const agent = new OpenAiCompatibleAgent({
+      baseUrl: BASE_URL,
+      model: "m",
+      tools: [tool("a", "Use a for A."), tool("b"), tool("c", "  Use c for C. ")],
+      toolSupport: new ToolSupport(),
+    });
     expect(agent.promptGuidance()).toEqual(["Use a for A.", "Use c for C."]);
   });
 

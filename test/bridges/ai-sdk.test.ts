@@ -289,7 +289,14 @@ forEachBackend((backend) => {
     const a1done: UIMessage = {
       ...a1,
       parts: [
-        { type: "tool-rm", toolCallId: "c1", state: "output-available", input: { path: "/tmp" }, output: { removed: 3 }, approval: { id: "ap1", approved: true } },
+        {
+          type: "tool-rm",
+          toolCallId: "c1",
+          state: "output-available",
+          input: { path: "/tmp" },
+          output: { removed: 3 },
+          approval: { id: "ap1", approved: true },
+        },
         { type: "step-start" },
         { type: "text", text: "Removed 3 files." },
       ],
@@ -396,7 +403,13 @@ forEachBackend((backend) => {
       { role: "user", content: "hi" },
       { role: "assistant", content: [{ type: "tool-call", toolCallId: "c", toolName: "clock", input: { tz: "UTC" } }] },
       { role: "tool", content: [{ type: "tool-result", toolCallId: "c", toolName: "clock", output: { type: "text", value: "12:00" } }] },
-      { role: "assistant", content: [{ type: "reasoning", text: "read the clock" }, { type: "text", text: "It is noon." }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "reasoning", text: "read the clock" },
+          { type: "text", text: "It is noon." },
+        ],
+      },
     ]);
     expect(await chats.loadUIMessages("never-written")).toEqual([]);
     const bad = { id: "x", role: "robot", parts: [] } as unknown as UIMessage;

@@ -4,15 +4,7 @@
  * new handle of the same database, round trips of every message kind, on a SQLite file and
  * on PostgreSQL.
  */
-import {
-  AIMessage,
-  AIMessageChunk,
-  ChatMessage,
-  HumanMessage,
-  SystemMessage,
-  ToolMessage,
-  type BaseMessage,
-} from "@langchain/core/messages";
+import { AIMessage, AIMessageChunk, ChatMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
 import { RunnableWithMessageHistory } from "@langchain/core/runnables";
 import { FakeChatModel, FakeStreamingChatModel } from "@langchain/core/utils/testing";
@@ -51,14 +43,18 @@ forEachBackend((backend) => {
     const other = await reopen();
     const resumed = chainOver(other, new FakeChatModel({}));
     const third = await resumed.invoke({ question: "Thanks" }, config);
-    expect(String(third.content).split("\n")).toEqual([
-      "You are terse.",
-      "Plan a trip to Lisbon",
-      "You are terse.\nPlan a trip to Lisbon",
-      "And the budget?",
-      "You are terse.\nPlan a trip to Lisbon\nYou are terse.\nPlan a trip to Lisbon\nAnd the budget?",
-      "Thanks",
-    ].join("\n").split("\n"));
+    expect(String(third.content).split("\n")).toEqual(
+      [
+        "You are terse.",
+        "Plan a trip to Lisbon",
+        "You are terse.\nPlan a trip to Lisbon",
+        "And the budget?",
+        "You are terse.\nPlan a trip to Lisbon\nYou are terse.\nPlan a trip to Lisbon\nAnd the budget?",
+        "Thanks",
+      ]
+        .join("\n")
+        .split("\n"),
+    );
     await waitFor(async () => (await other.getSession("lc-1"))?.messageCount === 6, { what: "the third turn stored" });
     const history = await new ThreadlineChatMessageHistory({ db: other, sessionId: "lc-1" }).getMessages();
     expect(history.map((m) => [m.getType(), m.content])).toEqual([
@@ -108,9 +104,20 @@ forEachBackend((backend) => {
     await history.addMessages(results);
     const rows = await db.getMessages("lc-tools");
     expect(rows.slice(before.length).map((r) => r.id)).toEqual(rows.slice(before.length).map((_, i) => before.at(-1)!.id + 1 + i));
-    expect(rows.map((r) => [r.role, r.toolCalls?.map((c) => [c.id, c.function.name, c.function.arguments]) ?? null, r.toolCallId, r.toolName, r.reasoning])).toEqual([
+    expect(
+      rows.map((r) => [r.role, r.toolCalls?.map((c) => [c.id, c.function.name, c.function.arguments]) ?? null, r.toolCallId, r.toolName, r.reasoning]),
+    ).toEqual([
       ["user", null, null, null, null],
-      ["assistant", [["call-1", "get_weather", '{"city":"Lisbon"}'], ["call-2", "get_time", "{}"]], null, null, null],
+      [
+        "assistant",
+        [
+          ["call-1", "get_weather", '{"city":"Lisbon"}'],
+          ["call-2", "get_time", "{}"],
+        ],
+        null,
+        null,
+        null,
+      ],
       ["tool", null, "call-1", "get_weather", null],
       ["tool", null, "call-2", "get_time", null],
       ["assistant", null, null, null, "one tool failed"],
@@ -129,7 +136,14 @@ forEachBackend((backend) => {
     const { db, reopen } = await backend.fresh();
     const messages: BaseMessage[] = [
       new SystemMessage({ content: "Be brief.", id: "s1" }),
-      new HumanMessage({ content: [{ type: "text", text: "What is in this picture?" }, { type: "image_url", image_url: { url: "https://example.com/a.png" } }], id: "h1", name: "ana" }),
+      new HumanMessage({
+        content: [
+          { type: "text", text: "What is in this picture?" },
+          { type: "image_url", image_url: { url: "https://example.com/a.png" } },
+        ],
+        id: "h1",
+        name: "ana",
+      }),
       new AIMessage({ content: [{ type: "text", text: "A cat." }], id: "a1" }),
       new ChatMessage({ content: "Looks right.", role: "critic" }),
       new HumanMessage("plain string"),
@@ -172,7 +186,9 @@ forEachBackend((backend) => {
   it("a branch gets its parent and a lineage-numbered title", async () => {
     const { db } = await backend.fresh();
     await new ThreadlineChatMessageHistory({ db, sessionId: "root", title: "Trip" }).addMessages([new HumanMessage("go")]);
-    await new ThreadlineChatMessageHistory({ db, sessionId: "fork", title: "Trip", parentSessionId: "root", userId: "u1" }).addMessages([new HumanMessage("go")]);
+    await new ThreadlineChatMessageHistory({ db, sessionId: "fork", title: "Trip", parentSessionId: "root", userId: "u1" }).addMessages([
+      new HumanMessage("go"),
+    ]);
     const fork = (await db.getSession("fork"))!;
     expect([fork.title, fork.parentSessionId, fork.userId, fork.source]).toEqual(["Trip #2", "root", "u1", "langchain"]);
   });

@@ -134,7 +134,9 @@ const PROCESS_WIDE = ["TZ"] as const;
 export function startInProcess(args: readonly string[], env: NodeJS.ProcessEnv): InProcessRun {
   for (const name of PROCESS_WIDE) {
     if (env[name] !== process.env[name]) {
-      throw new Error(`${name}=${env[name] ?? "(unset)"} cannot apply to one run in this process (${name} is process-wide); run threadline as a child process for it.`);
+      throw new Error(
+        `${name}=${env[name] ?? "(unset)"} cannot apply to one run in this process (${name} is process-wide); run threadline as a child process for it.`,
+      );
     }
   }
   const stdin = new PassThrough();

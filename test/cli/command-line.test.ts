@@ -27,21 +27,39 @@ describe("threadline: usage errors in one style", { timeout: 120_000 }, () => {
 
   it("an unknown command with nothing close points at the help", async () => {
     await expectUsageError(["frobnicate"], 'threadline: unknown command "frobnicate". Run "threadline --help" to see the commands.\n');
-    await expectUsageError(["sessions", "frobnicate"], 'threadline: unknown command "sessions frobnicate". Run "threadline sessions --help" to see the commands.\n');
+    await expectUsageError(
+      ["sessions", "frobnicate"],
+      'threadline: unknown command "sessions frobnicate". Run "threadline sessions --help" to see the commands.\n',
+    );
   });
 
   it("an unknown option suggests the closest one, else points at the command's help", async () => {
-    await expectUsageError(["sessions", "list", "--limt", "3"], 'threadline: unknown option "--limt" for "threadline sessions list". Did you mean "--limit"?\n');
-    await expectUsageError(["sessions", "list", "--frobnicate"], 'threadline: unknown option "--frobnicate" for "threadline sessions list". Run "threadline sessions list --help" to see its options.\n');
+    await expectUsageError(
+      ["sessions", "list", "--limt", "3"],
+      'threadline: unknown option "--limt" for "threadline sessions list". Did you mean "--limit"?\n',
+    );
+    await expectUsageError(
+      ["sessions", "list", "--frobnicate"],
+      'threadline: unknown option "--frobnicate" for "threadline sessions list". Run "threadline sessions list --help" to see its options.\n',
+    );
     await expectUsageError(["--bogus"], 'threadline: unknown option "--bogus". Run "threadline --help" to see the options.\n');
     await expectUsageError(["--cofnig", "x.yaml"], 'threadline: unknown option "--cofnig". Did you mean "--config"?\n');
   });
 
   it("a missing argument, a missing option value and extra arguments name the command and show its usage", async () => {
-    await expectUsageError(["sessions", "show"], 'threadline: missing argument <session> for "threadline sessions show". Usage: threadline sessions show [options] <session...>\n');
-    await expectUsageError(["sessions", "list", "--db"], 'threadline: option "--db <target>" needs a value. Run "threadline sessions list --help" to see its options.\n');
+    await expectUsageError(
+      ["sessions", "show"],
+      'threadline: missing argument <session> for "threadline sessions show". Usage: threadline sessions show [options] <session...>\n',
+    );
+    await expectUsageError(
+      ["sessions", "list", "--db"],
+      'threadline: option "--db <target>" needs a value. Run "threadline sessions list --help" to see its options.\n',
+    );
     await expectUsageError(["-r"], 'threadline: option "-r, --resume <session>" needs a value. Run "threadline --help" to see its options.\n');
-    await expectUsageError(["sessions", "stats", "extra"], 'threadline: "threadline sessions stats" takes no arguments (got 1). Usage: threadline sessions stats [options]\n');
+    await expectUsageError(
+      ["sessions", "stats", "extra"],
+      'threadline: "threadline sessions stats" takes no arguments (got 1). Usage: threadline sessions stats [options]\n',
+    );
     await expectUsageError(
       ["sessions", "export", "out.jsonl", "more"],
       'threadline: too many arguments for "threadline sessions export" (expected 1, got 2). Quote a value that contains spaces. Usage: threadline sessions export [options] <file>\n',
@@ -120,7 +138,10 @@ describe("the environment", { timeout: 120_000 }, () => {
       expect(home.code).toBe(0);
       expect(parseJson<{ location: string }>(home).location).toBe(join(t.home, "state.db"));
     } finally {
-      for (const [name, value] of [["THREADLINE_DB", saved.db], ["THREADLINE_HOME", saved.home]] as const) {
+      for (const [name, value] of [
+        ["THREADLINE_DB", saved.db],
+        ["THREADLINE_HOME", saved.home],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }

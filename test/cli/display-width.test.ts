@@ -71,7 +71,15 @@ describe("truncate measures display width", () => {
 
 describe("tables align by display width", () => {
   it("table() pads wide and zero-width text to the same column", () => {
-    const text = table(["Preview", "When"], [["plain", "now"], ["日本語", "now"], ["e\u0301te\u0301", "now"], ["👨‍👩‍👧", "now"]]);
+    const text = table(
+      ["Preview", "When"],
+      [
+        ["plain", "now"],
+        ["日本語", "now"],
+        ["e\u0301te\u0301", "now"],
+        ["👨‍👩‍👧", "now"],
+      ],
+    );
     const lines = text.split("\n");
     const column = columnOf(lines[0]!, "When");
     for (const line of lines.slice(1)) expect(columnOf(line, "now")).toBe(column);

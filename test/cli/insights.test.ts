@@ -20,7 +20,12 @@ interface InsightsJson {
   byModel: Array<{ model: string | null; sessions: number; inputTokens: number; estimatedCostUsd: number }>;
   bySource: Array<{ source: string; sessions: number }>;
   tools: Array<{ tool: string; calls: number; sessions: number }>;
-  activity: { timeZone: string; byWeekday: Array<{ weekday: string; sessions: number }>; byHour: Array<{ hour: number; sessions: number }>; activeDays: number };
+  activity: {
+    timeZone: string;
+    byWeekday: Array<{ weekday: string; sessions: number }>;
+    byHour: Array<{ hour: number; sessions: number }>;
+    activeDays: number;
+  };
   longest: Array<{ id: string; durationSeconds: number }>;
   costliest: Array<{ id: string; estimatedCostUsd: number }>;
 }
@@ -65,7 +70,10 @@ describe("threadline insights", { timeout: 120_000 }, () => {
       { tool: "terminal", calls: 2, sessions: 1 },
       { tool: "web_search", calls: 1, sessions: 1 },
     ]);
-    expect(json.bySource).toMatchObject([{ source: "cli", sessions: 1 }, { source: "telegram", sessions: 1 }]);
+    expect(json.bySource).toMatchObject([
+      { source: "cli", sessions: 1 },
+      { source: "telegram", sessions: 1 },
+    ]);
     expect(json.activity.byWeekday).toHaveLength(7);
     expect(json.activity.byHour.reduce((n, h) => n + h.sessions, 0)).toBe(2);
     expect(json.costliest.map((s) => s.estimatedCostUsd)).toEqual([0.0123]);
@@ -102,7 +110,11 @@ describe("threadline insights", { timeout: 120_000 }, () => {
   it("stored tool names cannot drive the terminal", async () => {
     await t.seed(async (db) => {
       const s = await db.createSession({ source: "cli" });
-      await db.appendMessage(s.id, { role: "assistant", content: null, toolCalls: [{ id: "c", type: "function", function: { name: "evil\u001b[2Jname", arguments: "{}" } }] });
+      await db.appendMessage(s.id, {
+        role: "assistant",
+        content: null,
+        toolCalls: [{ id: "c", type: "function", function: { name: "evil\u001b[2Jname", arguments: "{}" } }],
+      });
     });
     const result = await t.run(["insights", "--db", t.db]);
     expect(result.code).toBe(0);
@@ -114,7 +126,9 @@ describe("threadline insights", { timeout: 120_000 }, () => {
     const missing = join(t.dir, "nope.db");
     const result = await t.run(["insights", "--db", missing]);
     expect(result.code).toBe(3);
-    expect(result.stderr).toBe(`threadline: No database at ${missing}. Check the path (--db, THREADLINE_DB or the config file's database); only chat, serve, import and api create a new database.\n`);
+    expect(result.stderr).toBe(
+      `threadline: No database at ${missing}. Check the path (--db, THREADLINE_DB or the config file's database); only chat, serve, import and api create a new database.\n`,
+    );
     expect(existsSync(missing)).toBe(false);
     // The default database not created yet is a first run: no sessions (exit 0), and nothing is created.
     const byDefault = await t.run(["insights"]);
@@ -125,7 +139,13 @@ describe("threadline insights", { timeout: 120_000 }, () => {
 
   it("bad --days and --top are usage errors", async () => {
     await t.seed((db) => addSession(db, { text: "a" }));
-    for (const args of [["--days", "0"], ["--days", "abc"], ["--days", "36501"], ["--top", "0"], ["--top", "101"]]) {
+    for (const args of [
+      ["--days", "0"],
+      ["--days", "abc"],
+      ["--days", "36501"],
+      ["--top", "0"],
+      ["--top", "101"],
+    ]) {
       const result = await t.run(["insights", ...args, "--db", t.db]);
       expect(result.code, args.join(" ")).toBe(2);
       expect(result.stderr).toMatch(/^threadline: --(days|top) must be/u);

@@ -38,7 +38,11 @@ function turn(random: () => number, i: number): NewMessage[] {
   const rounds = Math.floor(random() * 3);
   for (let r = 0; r < rounds; r++) {
     const id = `call_${i}_${r}`;
-    out.push({ role: "assistant", content: null, toolCalls: [{ id, type: "function", function: { name: "session_search", arguments: JSON.stringify({ query: text(random, 3) }) } }] });
+    out.push({
+      role: "assistant",
+      content: null,
+      toolCalls: [{ id, type: "function", function: { name: "session_search", arguments: JSON.stringify({ query: text(random, 3) }) } }],
+    });
     out.push({ role: "tool", toolCallId: id, toolName: "session_search", content: text(random, 1 + Math.floor(random() * 300)) });
   }
   out.push({ role: "assistant", content: `a${i} ${text(random, 1 + Math.floor(random() * 150))}` });
@@ -165,8 +169,11 @@ for (const backend of backends) {
 
     it("keeps the compression summary first, however much is left out between", async () => {
       const parent = `p_${randomBytes(6).toString("hex")}`;
-      const messages: NewMessage[] = [{ role: "user", content: "[Summary of the earlier conversation (session p1)]\nThe code word is AZURE.", platformMessageId: `summary:${parent}` }];
-      for (let i = 0; i < 30; i++) messages.push({ role: "user", content: `message ${i} ${"filler ".repeat(50)}` }, { role: "assistant", content: `reply ${i}` });
+      const messages: NewMessage[] = [
+        { role: "user", content: "[Summary of the earlier conversation (session p1)]\nThe code word is AZURE.", platformMessageId: `summary:${parent}` },
+      ];
+      for (let i = 0; i < 30; i++)
+        messages.push({ role: "user", content: `message ${i} ${"filler ".repeat(50)}` }, { role: "assistant", content: `reply ${i}` });
       const id = await session(messages, parent);
       const newest = counter.countMessages([
         { role: "user", content: `message 29 ${"filler ".repeat(50)}` },
@@ -259,7 +266,10 @@ for (const backend of backends) {
       const messages: NewMessage[] = [];
       for (let i = 0; i < 260; i++) messages.push(...turn(random, i));
       const parent = `p_${randomBytes(6).toString("hex")}`;
-      const id = await session([{ role: "user", content: "[Summary of the earlier conversation]\nthe pinned part", platformMessageId: `summary:${parent}` }, ...messages], parent);
+      const id = await session(
+        [{ role: "user", content: "[Summary of the earlier conversation]\nthe pinned part", platformMessageId: `summary:${parent}` }, ...messages],
+        parent,
+      );
       const cache = new MessageTokenCache();
       const reads: Array<number | "all"> = [];
       const spy = {
@@ -280,7 +290,10 @@ for (const backend of backends) {
       expect(reads).toContain("all");
       reads.length = 0;
       for (const budget of [50, 400, 3000, 20_000]) await same(budget);
-      expect(reads.every((r) => r === 256), JSON.stringify(reads)).toBe(true);
+      expect(
+        reads.every((r) => r === 256),
+        JSON.stringify(reads),
+      ).toBe(true);
       // A budget larger than the first page reads further back.
       reads.length = 0;
       await same(60_000);
@@ -306,7 +319,12 @@ for (const backend of backends) {
         const random = rng(seed);
         const messages: NewMessage[] = [];
         const parent = random() < 0.3 ? `p_${randomBytes(6).toString("hex")}` : undefined;
-        if (parent !== undefined) messages.push({ role: "user", content: `[Summary of the earlier conversation (session p${seed})]\n${text(random, 80)}`, platformMessageId: `summary:${parent}` });
+        if (parent !== undefined)
+          messages.push({
+            role: "user",
+            content: `[Summary of the earlier conversation (session p${seed})]\n${text(random, 80)}`,
+            platformMessageId: `summary:${parent}`,
+          });
         const turns = 1 + Math.floor(random() * 25);
         for (let i = 0; i < turns; i++) messages.push(...turn(random, i));
         const id = await session(messages, parent);

@@ -44,7 +44,12 @@ describe("context windows", () => {
 
   it("gives each provider model its entry's window, else provider.contextWindow, else the table", () => {
     const provider = resolveProviderConfig(
-      { baseUrl: "http://127.0.0.1:1/v1", model: "llama3.1", contextWindow: 8192, models: { fast: "qwen2.5", big: { model: "gpt-4o", contextWindow: 64_000 } } },
+      {
+        baseUrl: "http://127.0.0.1:1/v1",
+        model: "llama3.1",
+        contextWindow: 8192,
+        models: { fast: "qwen2.5", big: { model: "gpt-4o", contextWindow: 64_000 } },
+      },
       {},
     )!;
     expect(provider.models).toEqual({ fast: "qwen2.5", big: "gpt-4o" });

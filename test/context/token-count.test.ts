@@ -31,7 +31,12 @@ describe("token counting", () => {
       tool_calls: [{ id: "c1", type: "function", function: { name: "session_search", arguments: '{"query":"deployment notes"}' } }],
     });
     expect(withCall).toBeGreaterThan(plain + 5);
-    expect(counter.countMessages([{ role: "user", content: "ok" }, { role: "assistant", content: "ok" }])).toBe(2 * plain + 3);
+    expect(
+      counter.countMessages([
+        { role: "user", content: "ok" },
+        { role: "assistant", content: "ok" },
+      ]),
+    ).toBe(2 * plain + 3);
   });
 
   it("CJK text is counted, not estimated by spaces", async () => {

@@ -49,11 +49,7 @@ function skipReason(init: SessionDBTestInitializer, area: string, name: string):
  * Declares the specs of one contract area: `describe(area)` with a fresh store per test
  * (created in `beforeEach`, destroyed in `afterEach`).
  */
-export function contractArea(
-  init: SessionDBTestInitializer,
-  area: string,
-  body: (test: ContractTest, ctx: StoreContext) => void,
-): void {
+export function contractArea(init: SessionDBTestInitializer, area: string, body: (test: ContractTest, ctx: StoreContext) => void): void {
   describe(area, () => {
     let current: SessionDB | undefined;
     const extra: SessionDB[] = [];
@@ -108,11 +104,7 @@ type ErrorClass<E> = abstract new (...args: never[]) => E;
  * Asserts that the call rejects with an error of `cls` (a `ThreadlineError` with a
  * stable code) whose message matches `message` when given; returns the error.
  */
-export async function expectReject<E extends Error>(
-  call: () => Promise<unknown>,
-  cls: ErrorClass<E>,
-  message?: RegExp,
-): Promise<E> {
+export async function expectReject<E extends Error>(call: () => Promise<unknown>, cls: ErrorClass<E>, message?: RegExp): Promise<E> {
   let caught: unknown = undefined;
   let threw = false;
   try {
@@ -151,9 +143,7 @@ export function user(content: string, timestamp?: number): NewMessage {
 
 /** A plain assistant message. */
 export function assistant(content: string, timestamp?: number): NewMessage {
-  return timestamp === undefined
-    ? { role: "assistant", content }
-    : { role: "assistant", content, timestamp };
+  return timestamp === undefined ? { role: "assistant", content } : { role: "assistant", content, timestamp };
 }
 
 /** Ids of records (sessions, summaries, hits…). */

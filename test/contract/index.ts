@@ -71,7 +71,9 @@ export type ContractArea = keyof typeof CONTRACT_AREAS;
  * `THREADLINE_STORES=sqlite,postgres` narrows the backends that run.
  */
 export function runContract(init: SessionDBTestInitializer, options: { only?: string[] } = {}): void {
-  const selected = process.env.THREADLINE_STORES?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env.THREADLINE_STORES?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (selected && selected.length > 0 && !selected.includes(init.name)) {
     describe(`SessionDB contract: ${init.name}`, () => {
       it.skip(`not selected by THREADLINE_STORES=${process.env.THREADLINE_STORES}`, () => {});

@@ -57,7 +57,9 @@ export class SchemaResetter {
     let plan = this.#plans.get(schema);
     if (plan === undefined) {
       const q = (name: string): string => `"${schema.replaceAll('"', '""')}"."${name.replaceAll('"', '""')}"`;
-      const tables = (await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])).rows;
+      const tables = (
+        await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])
+      ).rows;
       const sequences = (await client.query<{ name: string }>("SELECT sequencename AS name FROM pg_sequences WHERE schemaname = $1", [schema])).rows;
       plan = [
         "BEGIN",
@@ -74,7 +76,9 @@ export class SchemaResetter {
       await client.query("ROLLBACK").catch(() => {});
       // Not allowed to turn triggers off (a server where the test role is no superuser): TRUNCATE.
       if ((error as { code?: string }).code !== "42501") throw error;
-      const tables = (await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])).rows;
+      const tables = (
+        await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'threadline_migrations'", [schema])
+      ).rows;
       const q = (name: string): string => `"${schema.replaceAll('"', '""')}"."${name.replaceAll('"', '""')}"`;
       if (tables.length > 0) await client.query(`TRUNCATE ${tables.map((t) => q(t.name)).join(", ")} RESTART IDENTITY CASCADE`);
     }

@@ -35,7 +35,9 @@ runContract({
     return store;
   },
   async destroyStore(store) {
-    await store.close().catch((e: unknown) => { if (!(e instanceof StoreClosedError)) throw e; });
+    await store.close().catch((e: unknown) => {
+      if (!(e instanceof StoreClosedError)) throw e;
+    });
     const schema = schemas.get(store);
     schemas.delete(store);
     if (schema !== undefined && ![...schemas.values()].includes(schema)) free.push(schema);

@@ -17,7 +17,9 @@ runContract({
     return store;
   },
   async destroyStore(store) {
-    await store.close().catch((e: unknown) => { if (!(e instanceof StoreClosedError)) throw e; });
+    await store.close().catch((e: unknown) => {
+      if (!(e instanceof StoreClosedError)) throw e;
+    });
     rmSync(dirs.get(store)!, { recursive: true, force: true });
     dirs.delete(store);
   },

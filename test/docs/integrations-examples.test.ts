@@ -34,7 +34,6 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 const HERMES_FIXTURE = join(ROOT, "test", "fixtures", "hermes", "hermes-state.db");
 
-
 /** An example's command, with two minutes for it (a first tsx compile on a loaded machine is slow). */
 const run = (command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): ReturnType<typeof runWithDeadline> =>
   runWithDeadline(command, args, { ...options, timeoutMs: 120_000 });
@@ -77,7 +76,6 @@ function classify(block: Block): Kind | null {
   if (section === "Migrating from hermes-agent" && lang === "sh" && code.includes("--from hermes")) return "hermes-shell";
   return null;
 }
-
 
 /** The words of a shell line, quotes removed, the trailing `# comment` dropped (the examples use no other shell syntax). */
 function shellWords(line: string): string[] {
@@ -133,7 +131,9 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
 
   it("OpenAI Agents SDK: two runs of the script keep one conversation; the CLI shows it", async () => {
     writeFileSync(join(project, "weather.mjs"), only("agents-script").code);
-    const lines = only("agents-shell").code.split("\n").filter((l) => l.trim() !== "");
+    const lines = only("agents-shell")
+      .code.split("\n")
+      .filter((l) => l.trim() !== "");
     const runs = lines.filter((l) => l.includes("node weather.mjs"));
     expect(runs).toHaveLength(2);
     const questions: string[] = [];
@@ -150,7 +150,10 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
     }
     const last = fake.chatRequests().at(-1)!.body as { messages: Array<{ role: string; content: unknown }> };
     const userTexts = last.messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
-    expect(userTexts.some((t) => t.includes(questions[0]!)), "the second run sent the first turn").toBe(true);
+    expect(
+      userTexts.some((t) => t.includes(questions[0]!)),
+      "the second run sent the first turn",
+    ).toBe(true);
     expect(userTexts.some((t) => t.includes(questions[1]!))).toBe(true);
 
     const show = lines.find((l) => l.startsWith("npx threadline "))!;
@@ -182,7 +185,12 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
     expect(dbAt).toBeGreaterThan(0);
     const client = new Client({ name: "integrations-test", version: "1.0.0" });
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [BIN, ...args.slice(0, dbAt + 1), db, ...args.slice(dbAt + 2)], env: env() as Record<string, string>, stderr: "ignore" }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, ...args.slice(0, dbAt + 1), db, ...args.slice(dbAt + 2)],
+        env: env() as Record<string, string>,
+        stderr: "ignore",
+      }),
     );
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
@@ -198,7 +206,9 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
     const config = only("mcp-config").code;
     const keys = (parseYaml(config) as { api: { keys: Array<{ key: string; userId?: string }> } }).api.keys;
     writeFileSync(join(project, "config.yaml"), config);
-    const line = only("mcp-http-shell").code.split("\n").find((l) => !l.includes("--host"))!;
+    const line = only("mcp-http-shell")
+      .code.split("\n")
+      .find((l) => !l.includes("--host"))!;
     const words = shellWords(line);
     expect(words.slice(0, 3)).toEqual(["threadline", "mcp", "--http"]);
     const port = await freePort();
@@ -211,7 +221,10 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
     let log = "";
     server.stderr!.setEncoding("utf8").on("data", (d: string) => (log += d));
     const url = `http://127.0.0.1:${port}/mcp`;
-    await waitFor(async () => (await fetch(url, { method: "POST" }).catch(() => null)) !== null, { timeoutMs: 30_000, what: `threadline mcp --http on ${url}; log: ${log}` });
+    await waitFor(async () => (await fetch(url, { method: "POST" }).catch(() => null)) !== null, {
+      timeoutMs: 30_000,
+      what: `threadline mcp --http on ${url}; log: ${log}`,
+    });
 
     const entry = JSON.parse(only("mcp-url-entry").code) as { mcpServers: { threadline: { url: string; headers: Record<string, string> } } };
     const key = entry.mcpServers.threadline.headers["Authorization"]!.replace(/^Bearer /u, "");
@@ -231,7 +244,9 @@ describe("docs/integrations.md examples", { timeout: 600_000 }, () => {
   });
 
   it("hermes-agent: dry run, import, and a second import that brings nothing twice", async () => {
-    const lines = only("hermes-shell").code.split("\n").filter((l) => l.trim() !== "");
+    const lines = only("hermes-shell")
+      .code.split("\n")
+      .filter((l) => l.trim() !== "");
     expect(lines).toHaveLength(3);
     const hermes = join(project, "hermes-state.db");
     copyFileSync(HERMES_FIXTURE, hermes);

@@ -55,7 +55,11 @@ export async function run(command: string, args: string[], options: { cwd: strin
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
   try {
-    return await withDeadline(closed, { timeoutMs: options.timeoutMs ?? 60_000, what: `${command} ${args.join(" ")} to finish`, describe: () => `stdout: ${stdout}\nstderr: ${stderr}` });
+    return await withDeadline(closed, {
+      timeoutMs: options.timeoutMs ?? 60_000,
+      what: `${command} ${args.join(" ")} to finish`,
+      describe: () => `stdout: ${stdout}\nstderr: ${stderr}`,
+    });
   } catch (error) {
     child.kill("SIGKILL");
     throw error;

@@ -36,7 +36,6 @@ import { codeBlocks, run, type Block } from "./markdown-examples.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
-
 type Kind =
   | "not-an-example" // installing, testing or benchmarking Threadline itself
   | "serve" // starts the gateway
@@ -51,7 +50,11 @@ type Kind =
 /** What a block is; `null` when no rule covers it (the test then fails). */
 function classify(block: Block): Kind | null {
   const code = block.code.trim();
-  if (block.lang === "sh" && /^(npm install|npm test|THREADLINE_TEST_PG_URL=\S+ npm test|npm run bench|npm run build && npm run -s bench:gateway|npx tsx bench\/)\b/u.test(code) && !code.includes("threadline serve")) {
+  if (
+    block.lang === "sh" &&
+    /^(npm install|npm test|THREADLINE_TEST_PG_URL=\S+ npm test|npm run bench|npm run build && npm run -s bench:gateway|npx tsx bench\/)\b/u.test(code) &&
+    !code.includes("threadline serve")
+  ) {
     return "not-an-example";
   }
   if (block.lang === "sh" && code.startsWith("npx threadline api &")) return "api-session";
@@ -85,7 +88,6 @@ function serveCommands(code: string): Array<{ env: Record<string, string>; args:
 }
 
 const blocks = codeBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
-
 
 describe("README examples", { timeout: 600_000 }, () => {
   let project: string;
@@ -125,7 +127,10 @@ describe("README examples", { timeout: 600_000 }, () => {
   it("every fenced block is covered by a rule of this test", () => {
     const uncovered = blocks.filter((b) => classify(b) === null).map((b) => `line ${b.line} (${b.lang || "no language"}) in "${b.section}"`);
     expect(uncovered, "README blocks no rule runs or skips: run them here, or mark them as not examples").toEqual([]);
-    expect(blocks.filter((b) => classify(b) === "platform-serve").map((b) => b.section), "the chat platform example is run").toEqual(["Run the gateway"]);
+    expect(
+      blocks.filter((b) => classify(b) === "platform-serve").map((b) => b.section),
+      "the chat platform example is run",
+    ).toEqual(["Run the gateway"]);
     expect(blocks.filter((b) => classify(b) === "typescript").length).toBeGreaterThanOrEqual(4);
   });
 
@@ -184,7 +189,10 @@ describe("README examples", { timeout: 600_000 }, () => {
   }
 
   async function runApiSession(block: Block, round: number): Promise<void> {
-    const [start, ...lines] = block.code.split("\n").map((l) => l.trim()).filter((l) => l !== "" && !l.startsWith("#"));
+    const [start, ...lines] = block.code
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "" && !l.startsWith("#"));
     expect(start).toMatch(/^npx threadline api &/u);
     const port = await freePort();
     const child = spawn(process.execPath, [BIN, "api", "--port", String(port)], { env: env(), stdio: ["ignore", "pipe", "pipe"] });
@@ -292,7 +300,11 @@ describe("README examples", { timeout: 600_000 }, () => {
             await runTypeScript(block, round);
             break;
           case "serve":
-            await runServe(block, blocks.filter((b) => b.section === block.section && classify(b) === "chat-client"), round);
+            await runServe(
+              block,
+              blocks.filter((b) => b.section === block.section && classify(b) === "chat-client"),
+              round,
+            );
             break;
           case "gateway-config":
             expect(() => parseServeConfig(parseYaml(block.code) as Record<string, unknown>), `README line ${block.line}`).not.toThrow();

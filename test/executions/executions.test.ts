@@ -203,9 +203,7 @@ forEachBackend((backend) => {
     const { ex, tdb } = await setup(backend.fresh);
     await ex.saveWorkflowResult(threeSteps(), { sessionId: "busy" });
     const other = new Executions(await tdb.reopen());
-    await Promise.all(
-      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? ex : other).addMessageToHistory("workflow-busy-1", msg("user", `m${i}`))),
-    );
+    await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? ex : other).addMessageToHistory("workflow-busy-1", msg("user", `m${i}`))));
     expect((await ex.getSessionMetadata("workflow-busy-1")).messageCount).toBe(13);
     expect((await ex.getSessionMetadata("workflow-busy")).messageCount).toBe(6 + 12);
     const contents = (await ex.getSessionHistory("workflow-busy-1")).map((m) => (m as { content: string }).content);
@@ -349,9 +347,7 @@ forEachBackend((backend) => {
     const report = await ex.cleanup();
     expect(report.removedUnits).toBe(2);
     expect(report.removedSessions).toBe(5);
-    expect([...report.removedIds].sort()).toEqual(
-      ["agent-old", "workflow-old-wf", "workflow-old-wf-0", "workflow-old-wf-1", "workflow-old-wf-2"].sort(),
-    );
+    expect([...report.removedIds].sort()).toEqual(["agent-old", "workflow-old-wf", "workflow-old-wf-0", "workflow-old-wf-1", "workflow-old-wf-2"].sort());
     expect((await ex.listSessions({ includeSteps: true })).items.map((i) => i.id).sort()).toEqual([
       "agent-new",
       "workflow-kept-wf",
@@ -614,7 +610,10 @@ forEachBackend((backend) => {
           session_id: "workflow-y",
           result_type: "workflow",
           created_at: "2025-03-04T09:15:02",
-          execution_result: { workflow_name: "Y", step_results: [{ result: { session_id: "workflow-y-0", agent_name: "s", conversation_history: [msg("user", "c")] } }] },
+          execution_result: {
+            workflow_name: "Y",
+            step_results: [{ result: { session_id: "workflow-y-0", agent_name: "s", conversation_history: [msg("user", "c")] } }],
+          },
         }),
       );
       expect((await ex.importDirectory(dir)).imported.sort()).toEqual(["agent-x", "workflow-y", "workflow-y-0"]);

@@ -42,7 +42,10 @@ async function closeQuietly(db: SessionDB): Promise<void> {
 /** Runs `body` once per backend, each in its own `describe`, cleaning up after every test. */
 export function forEachBackend(body: (backend: GatewayBackend) => void): void {
   for (const name of ["sqlite", "postgres"] as const) {
-    const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+    const selected = process.env["THREADLINE_STORES"]
+      ?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (selected && selected.length > 0 && !selected.includes(name)) continue;
     describe(name, () => {
       const cleanups: Array<() => Promise<void>> = [];
@@ -88,10 +91,7 @@ export function forEachBackend(body: (backend: GatewayBackend) => void): void {
             });
           }
           const open = async (): Promise<SessionDB> => {
-            const db =
-              target.schema === undefined
-                ? await openSessionDB(target.url)
-                : await openSessionDB(target.url, { schema: target.schema, poolSize: 4 });
+            const db = target.schema === undefined ? await openSessionDB(target.url) : await openSessionDB(target.url, { schema: target.schema, poolSize: 4 });
             handles.push(db);
             return db;
           };

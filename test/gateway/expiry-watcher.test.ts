@@ -65,13 +65,13 @@ forEachBackend((backend) => {
     });
     clock.advance(2 * 3600);
     expect((await watcher.runOnce()).failed).toEqual([a.key]);
-    expect((await store.getEntry(a.key))).toMatchObject({ expiryFinalized: false, finalizeFailures: 1 });
+    expect(await store.getEntry(a.key)).toMatchObject({ expiryFinalized: false, finalizeFailures: 1 });
     expect((await watcher.runOnce()).failed).toEqual([a.key]);
     const third = await watcher.runOnce();
     expect(third).toMatchObject({ failed: [], forced: [a.key] });
     expect(attempts).toBe(3);
     expect(errors).toEqual([1, 2, 3]);
-    expect((await store.getEntry(a.key))).toMatchObject({ expiryFinalized: true, finalizeFailures: 0 });
+    expect(await store.getEntry(a.key)).toMatchObject({ expiryFinalized: true, finalizeFailures: 0 });
     await watcher.runOnce();
     expect(attempts).toBe(3);
   });
@@ -80,7 +80,14 @@ forEachBackend((backend) => {
     const { store, clock } = await setup();
     const a = await store.getOrCreateSession(src("1"));
     let fail = true;
-    const watcher = new ExpiryWatcher({ store, onSessionFinalize: [() => { if (fail) throw new Error("flaky"); }] });
+    const watcher = new ExpiryWatcher({
+      store,
+      onSessionFinalize: [
+        () => {
+          if (fail) throw new Error("flaky");
+        },
+      ],
+    });
     clock.advance(2 * 3600);
     expect((await watcher.runOnce()).failed).toEqual([a.key]);
     fail = false;
@@ -156,7 +163,11 @@ forEachBackend((backend) => {
       return {
         messages: [
           { role: "user", content: "[System note: the session is about to be reset; save what matters.]" },
-          { role: "assistant", content: null, toolCalls: [{ id: "s1", type: "function", function: { name: "memory_save", arguments: '{"fact":"cat=Miso"}' } }] },
+          {
+            role: "assistant",
+            content: null,
+            toolCalls: [{ id: "s1", type: "function", function: { name: "memory_save", arguments: '{"fact":"cat=Miso"}' } }],
+          },
           { role: "tool", toolCallId: "s1", toolName: "memory_save", content: "saved" },
           { role: "assistant", content: "Saved the cat's name." },
         ],
@@ -194,9 +205,15 @@ forEachBackend((backend) => {
   it("agents without the hook, hooks that return nothing and empty sessions store nothing and still reset", async () => {
     const { store, clock, db } = await setup();
     const a = await store.getOrCreateSession(src("1"));
-    await db.appendTurn(a.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    await db.appendTurn(a.sessionId, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     const b = await store.getOrCreateSession(src("2"));
-    await db.appendTurn(b.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    await db.appendTurn(b.sessionId, [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+    ]);
     const empty = await store.getOrCreateSession(src("3"));
     const without = resetAgent(null);
     const nothing = resetAgent(async () => null);
@@ -215,7 +232,11 @@ forEachBackend((backend) => {
     const { store, clock, db } = await setup();
     const a = await store.getOrCreateSession(src("1"));
     const b = await store.getOrCreateSession(src("2"));
-    for (const entry of [a, b]) await db.appendTurn(entry.sessionId, [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+    for (const entry of [a, b])
+      await db.appendTurn(entry.sessionId, [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+      ]);
     const failing = resetAgent(async () => {
       throw new Error("memory store down");
     });

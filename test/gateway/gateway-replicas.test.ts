@@ -52,7 +52,13 @@ forEachBackend((backend) => {
     expect(acks.filter((ack) => ack.status === "accepted" || ack.status === "queued")).toHaveLength(8);
     // Wait until all eight replies have been sent by one replica or the other.
     const replies = () => [...a.local.sent, ...b.local.sent].filter((d) => d.message.kind === "reply");
-    await waitFor(() => replies().length >= 8, { what: "eight replies", describe: () => `replies: ${replies().map((d) => d.message.text).join(", ")}` });
+    await waitFor(() => replies().length >= 8, {
+      what: "eight replies",
+      describe: () =>
+        `replies: ${replies()
+          .map((d) => d.message.text)
+          .join(", ")}`,
+    });
     expect(replies()).toHaveLength(8);
     expect(tracker.overlaps).toBe(0);
     const sessionId = replies()[0]!.message.sessionId!;
@@ -131,7 +137,12 @@ forEachBackend((backend) => {
         await live.runner.replayQueues();
         return live.local.sent.length >= 2;
       },
-      { what: "the live replica to answer both messages", timeoutMs: 10_000, intervalMs: 250, describe: () => JSON.stringify(live.local.sent.map((d) => d.message.text)) },
+      {
+        what: "the live replica to answer both messages",
+        timeoutMs: 10_000,
+        intervalMs: 250,
+        describe: () => JSON.stringify(live.local.sent.map((d) => d.message.text)),
+      },
     );
     // Taking the lease over for the queued message, it first finishes the turn the dead
     // replica left marked as running (as its sweep would have), then runs "second".

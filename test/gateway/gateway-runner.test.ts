@@ -1,7 +1,15 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { AgentError, AgentInterruptedError, EchoAgent, HeuristicTitler, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
-import { AgentCache, GatewayRecovery, GatewayRunner, INTERRUPTED_TOOL_RESULT, SessionStore, type GatewayRunnerOptions, type InboundMessage } from "../../src/gateway/index.js";
+import {
+  AgentCache,
+  GatewayRecovery,
+  GatewayRunner,
+  INTERRUPTED_TOOL_RESULT,
+  SessionStore,
+  type GatewayRunnerOptions,
+  type InboundMessage,
+} from "../../src/gateway/index.js";
 import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
 
@@ -42,7 +50,10 @@ forEachBackend((backend) => {
       agent: () =>
         new ScriptedAgent(async (input) => {
           seenStored = (await db.getMessages(input.sessionId)).length;
-          return { messages: [{ role: "assistant", content: `You said ${lastText(input)} (${input.messages.length} msgs)` }], usage: { inputTokens: 5, outputTokens: 3 } };
+          return {
+            messages: [{ role: "assistant", content: `You said ${lastText(input)} (${input.messages.length} msgs)` }],
+            usage: { inputTokens: 5, outputTokens: 3 },
+          };
         }),
     });
     expect((await local.receive("hello")).status).toBe("accepted");
@@ -158,10 +169,13 @@ forEachBackend((backend) => {
     mode = "interrupt";
     await local.receive("again");
     // The interrupted turn is stored after the agent gives up: wait for it.
-    const messages = await waitFor(async () => {
-      const stored = await db.getMessages(sessionId);
-      return stored.length >= 7 && stored;
-    }, { what: "the interrupted turn to be stored", timeoutMs: 5_000 });
+    const messages = await waitFor(
+      async () => {
+        const stored = await db.getMessages(sessionId);
+        return stored.length >= 7 && stored;
+      },
+      { what: "the interrupted turn to be stored", timeoutMs: 5_000 },
+    );
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]);
     const last = messages[messages.length - 1]!;
     expect(last).toMatchObject({ role: "tool", toolCallId: "call_2", content: INTERRUPTED_TOOL_RESULT });
@@ -393,7 +407,7 @@ forEachBackend((backend) => {
     expect(reply.message.text).toBe("finished the long job");
     expect(resumedWith!.contextPrompt).toMatch(/interrupted by a gateway restart/);
     expect((await db.getMessages(entry.sessionId)).map((m) => m.content)).toEqual(["long job", "finished the long job"]);
-    expect((await store2.getEntry(entry.key))).toMatchObject({ resumePending: false, interruptedRestarts: 0 });
+    expect(await store2.getEntry(entry.key)).toMatchObject({ resumePending: false, interruptedRestarts: 0 });
   });
 
   it("drain: turns still running at the timeout are aborted and stay marked for the next start", async () => {

@@ -73,9 +73,7 @@ async function expectHandoffError(call: Promise<unknown>, reason: HandoffError["
 }
 
 forEachBackend((backend) => {
-  async function setup(
-    options: { threads?: boolean; agent?: () => Agent; extraAdapters?: LocalAdapter[]; sharedChannels?: boolean } = {},
-  ) {
+  async function setup(options: { threads?: boolean; agent?: () => Agent; extraAdapters?: LocalAdapter[]; sharedChannels?: boolean } = {}) {
     const { db } = await backend.fresh();
     const store = new SessionStore({ db, keySettings: { groupSessionsPerUser: options.sharedChannels !== true } });
     const local = new LocalAdapter(options.threads === undefined ? {} : { threads: options.threads });
@@ -198,11 +196,7 @@ forEachBackend((backend) => {
 
   it("an unknown session fails at once", async () => {
     const { db } = await setup();
-    await expectHandoffError(
-      requestHandoff(db, { sessionId: "nope", platform: "local" }, { homeChannels: { local: { chatId: "home" } } }),
-      "failed",
-      /nope/,
-    );
+    await expectHandoffError(requestHandoff(db, { sessionId: "nope", platform: "local" }, { homeChannels: { local: { chatId: "home" } } }), "failed", /nope/);
   });
 
   it("timeout: no gateway took it; the record fails with reason timeout, a late gateway does not run it, the session is intact", async () => {
@@ -233,9 +227,9 @@ forEachBackend((backend) => {
     while (claimed === null) claimed = await db.claimHandoff({ platforms: ["local"], holder: "slow-gw" });
     const error = await expectHandoffError(slow, "timeout", /gateway \(slow-gw\) took the handoff to local but did not finish it within 0\.4 s/);
     expect(await db.getHandoff(error.handoffId!)).toMatchObject({ status: "failed", reason: "timeout", claimedBy: "slow-gw" });
-    await expect(
-      db.finishHandoff(claimed.id, { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" }),
-    ).rejects.toThrow(/already failed/);
+    await expect(db.finishHandoff(claimed.id, { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" })).rejects.toThrow(
+      /already failed/,
+    );
 
     // The gateway's completion commits just before the terminal gives up: the outcome is returned.
     const racing = new Proxy(db, {

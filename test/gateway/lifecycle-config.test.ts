@@ -61,9 +61,13 @@ provider:
   });
 
   it("errors name the path and the fix", async () => {
-    expect(() => parseLifecycleConfig({ sessions: { maxQueueDepth: 0 } })).toThrow(/sessions\.maxQueueDepth: must be a whole number from 1 to 10,000 \(got 0\)/);
+    expect(() => parseLifecycleConfig({ sessions: { maxQueueDepth: 0 } })).toThrow(
+      /sessions\.maxQueueDepth: must be a whole number from 1 to 10,000 \(got 0\)/,
+    );
     expect(() => parseLifecycleConfig({ sessions: { groupSesionsPerUser: true } })).toThrow(/unknown setting\(s\) "groupSesionsPerUser"/);
-    expect(() => parseLifecycleConfig({ reset: { platforms: { telegram: { atHour: 25 } } } })).toThrow(/reset\.platforms\.telegram\.atHour: must be a whole hour from 0 to 23 \(got 25\)/);
+    expect(() => parseLifecycleConfig({ reset: { platforms: { telegram: { atHour: 25 } } } })).toThrow(
+      /reset\.platforms\.telegram\.atHour: must be a whole hour from 0 to 23 \(got 25\)/,
+    );
     expect(() => parseLifecycleConfig({ reset: { types: { group: { idleMinutes: 0 } } } })).toThrow(/reset\.types\.group\.idleMinutes/);
     await expect(readConfigFile(file("reset:\n  mode: [unclosed\n"))).rejects.toThrow(/not valid YAML at line \d+/);
     await expect(readConfigFile(file("- a list\n"))).rejects.toBeInstanceOf(InvalidInputError);

@@ -68,7 +68,12 @@ forEachBackend((backend) => {
     expect(boot2.interrupted).toEqual([b.key]);
     expect(boot2.markedForResume).toEqual([a.key]);
     expect(boot2.autoResume.map((e) => e.key).sort()).toEqual([a.key, b.key].sort());
-    expect(await second.store.getEntry(b.key)).toMatchObject({ resumePending: true, resumeReason: "restart_interrupted", interruptedRestarts: 1, turnStartedAt: null });
+    expect(await second.store.getEntry(b.key)).toMatchObject({
+      resumePending: true,
+      resumeReason: "restart_interrupted",
+      interruptedRestarts: 1,
+      turnStartedAt: null,
+    });
     expect(await second.store.getEntry(a.key)).toMatchObject({ resumePending: true, resumeReason: "restart_interrupted", interruptedRestarts: 0 });
     // The next message resumes the same session; a successful turn clears the flag and the count.
     const resumed = await second.store.getOrCreateSession(bob);
@@ -190,36 +195,32 @@ forEachBackend((backend) => {
     expect((await life.store.getEntry(a.key))?.interruptedRestarts).toBe(1);
   });
 
-  it(
-    `stuck-loop guard across real process restarts: the ${STUCK_LOOP_THRESHOLD}rd restart that catches the session mid-turn suspends it`,
-    async () => {
-      const { target } = await backend.fresh();
-      const crash1 = await runLife(target, "crash", T0);
-      expect(crash1.exitSignal).toBe("SIGKILL");
-      const crash2 = await runLife(target, "crash", T0 + 100);
-      expect(crash2.report.interrupted).toHaveLength(1);
-      expect(crash2.report.suspended).toEqual([]);
-      expect(crash2.entry.sessionId).toBe(crash1.entry.sessionId); // resumed
-      // A clean restart that still catches the turn (drain timeout) counts too.
-      const drained = await runLife(target, "drain-timeout", T0 + 200);
-      expect(drained.exitSignal).toBeNull();
-      expect(drained.report.suspended).toEqual([]);
-      expect(drained.entry.sessionId).toBe(crash1.entry.sessionId);
-      const fourth = await runLife(target, "clean", T0 + 300);
-      // The drain timeout cut a turn off: that stop was not clean (no marker).
-      expect(fourth.report.cleanShutdown).toBe(false);
-      expect(fourth.report.interrupted).toHaveLength(1);
-      expect(fourth.report.suspended).toEqual(fourth.report.interrupted);
-      expect(fourth.report.autoResume).toEqual([]);
-      // The user gets a clean slate: a new session.
-      expect(fourth.entry.sessionId).not.toBe(crash1.entry.sessionId);
-      expect(fourth.entry.suspended).toBe(false);
-      // The fourth lifetime completed its turn before shutting down: that stop was clean.
-      const fifth = await runLife(target, "clean", T0 + 400);
-      expect(fifth.report).toMatchObject({ cleanShutdown: true, interrupted: [], suspended: [] });
-    },
-    60_000,
-  );
+  it(`stuck-loop guard across real process restarts: the ${STUCK_LOOP_THRESHOLD}rd restart that catches the session mid-turn suspends it`, async () => {
+    const { target } = await backend.fresh();
+    const crash1 = await runLife(target, "crash", T0);
+    expect(crash1.exitSignal).toBe("SIGKILL");
+    const crash2 = await runLife(target, "crash", T0 + 100);
+    expect(crash2.report.interrupted).toHaveLength(1);
+    expect(crash2.report.suspended).toEqual([]);
+    expect(crash2.entry.sessionId).toBe(crash1.entry.sessionId); // resumed
+    // A clean restart that still catches the turn (drain timeout) counts too.
+    const drained = await runLife(target, "drain-timeout", T0 + 200);
+    expect(drained.exitSignal).toBeNull();
+    expect(drained.report.suspended).toEqual([]);
+    expect(drained.entry.sessionId).toBe(crash1.entry.sessionId);
+    const fourth = await runLife(target, "clean", T0 + 300);
+    // The drain timeout cut a turn off: that stop was not clean (no marker).
+    expect(fourth.report.cleanShutdown).toBe(false);
+    expect(fourth.report.interrupted).toHaveLength(1);
+    expect(fourth.report.suspended).toEqual(fourth.report.interrupted);
+    expect(fourth.report.autoResume).toEqual([]);
+    // The user gets a clean slate: a new session.
+    expect(fourth.entry.sessionId).not.toBe(crash1.entry.sessionId);
+    expect(fourth.entry.suspended).toBe(false);
+    // The fourth lifetime completed its turn before shutting down: that stop was clean.
+    const fifth = await runLife(target, "clean", T0 + 400);
+    expect(fifth.report).toMatchObject({ cleanShutdown: true, interrupted: [], suspended: [] });
+  }, 60_000);
 });
 
 describe("InboundBuffer", () => {

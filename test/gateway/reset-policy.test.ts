@@ -71,7 +71,16 @@ describe("evaluateReset: daily", () => {
   });
   it("handles DST transition days (boundary is the local hour, not now − 86400)", () => {
     // Whatever the TZ, the boundary of each day of spring/autumn is that day's local 04:00.
-    for (const [m, d] of [[3, 9], [3, 10], [3, 30], [3, 31], [10, 26], [10, 27], [11, 2], [11, 3]] as const) {
+    for (const [m, d] of [
+      [3, 9],
+      [3, 10],
+      [3, 30],
+      [3, 31],
+      [10, 26],
+      [10, 27],
+      [11, 2],
+      [11, 3],
+    ] as const) {
       const today = new Date(dailyBoundary(at(2025, m, d, 12), 4) * 1000);
       expect([today.getDate(), today.getHours(), today.getMinutes()]).toEqual([d, 4, 0]);
       const yesterday = new Date(dailyBoundary(at(2025, m, d, 3), 4) * 1000);
@@ -162,15 +171,39 @@ describe("parseResetConfig", () => {
     ["notifyExclude item", { notifyExclude: ["cli", 3] }, "reset.notifyExclude[1]: must be a platform name (a string) (got 3)"],
     ["platform atHour", { platforms: { telegram: { atHour: 25 } } }, "reset.platforms.telegram.atHour: must be a whole hour from 0 to 23 (got 25)"],
     ["platform mode", { platforms: { slack: { mode: "hourly" } } }, 'reset.platforms.slack.mode: must be one of none, idle, daily, both (got "hourly")'],
-    ["platform idleMinutes", { platforms: { discord: { idleMinutes: -5 } } }, "reset.platforms.discord.idleMinutes: must be a whole number of minutes greater than 0 (got -5)"],
+    [
+      "platform idleMinutes",
+      { platforms: { discord: { idleMinutes: -5 } } },
+      "reset.platforms.discord.idleMinutes: must be a whole number of minutes greater than 0 (got -5)",
+    ],
     ["platform odd name", { platforms: { "my app": { atHour: 99 } } }, 'reset.platforms["my app"].atHour: must be a whole hour from 0 to 23 (got 99)'],
-    ["platform not a mapping", { platforms: { telegram: "daily" } }, 'reset.platforms.telegram: must be a policy mapping ({ mode, idleMinutes, atHour }) or empty (got "daily")'],
-    ["platforms not a mapping", { platforms: ["telegram"] }, 'reset.platforms: must be a mapping from platform name to a policy ({ mode, idleMinutes, atHour }) (got ["telegram"])'],
+    [
+      "platform not a mapping",
+      { platforms: { telegram: "daily" } },
+      'reset.platforms.telegram: must be a policy mapping ({ mode, idleMinutes, atHour }) or empty (got "daily")',
+    ],
+    [
+      "platforms not a mapping",
+      { platforms: ["telegram"] },
+      'reset.platforms: must be a mapping from platform name to a policy ({ mode, idleMinutes, atHour }) (got ["telegram"])',
+    ],
     ["type atHour", { types: { group: { atHour: 1.5 } } }, "reset.types.group.atHour: must be a whole hour from 0 to 23 (got 1.5)"],
     ["type mode", { types: { thread: { mode: "never" } } }, 'reset.types.thread.mode: must be one of none, idle, daily, both (got "never")'],
-    ["types not a mapping", { types: 3 }, "reset.types: must be a mapping from chat type (dm, group, channel, thread) to a policy ({ mode, idleMinutes, atHour }) (got 3)"],
-    ["unknown top key", { idle_minutes: 5 }, 'reset: unknown setting "idle_minutes"; allowed: mode, idleMinutes, atHour, notify, notifyExclude, platforms, types'],
-    ["unknown platform key", { platforms: { telegram: { atHours: 5 } } }, 'reset.platforms.telegram: unknown policy setting "atHours"; allowed: mode, idleMinutes, atHour'],
+    [
+      "types not a mapping",
+      { types: 3 },
+      "reset.types: must be a mapping from chat type (dm, group, channel, thread) to a policy ({ mode, idleMinutes, atHour }) (got 3)",
+    ],
+    [
+      "unknown top key",
+      { idle_minutes: 5 },
+      'reset: unknown setting "idle_minutes"; allowed: mode, idleMinutes, atHour, notify, notifyExclude, platforms, types',
+    ],
+    [
+      "unknown platform key",
+      { platforms: { telegram: { atHours: 5 } } },
+      'reset.platforms.telegram: unknown policy setting "atHours"; allowed: mode, idleMinutes, atHour',
+    ],
     ["unknown type", { types: { room: {} } }, 'reset.types: unknown chat type "room"; allowed: dm, group, channel, thread'],
     ["unknown type key", { types: { dm: { notify: true } } }, 'reset.types.dm: unknown policy setting "notify"; allowed: mode, idleMinutes, atHour'],
     ["not a mapping", "daily", 'reset: must be a mapping of reset settings (mode, idleMinutes, atHour, notify, notifyExclude, platforms, types) (got "daily")'],
@@ -180,9 +213,7 @@ describe("parseResetConfig", () => {
 
   it("reports every problem at once, with the first path as the field", () => {
     const error = errorOf({ mode: "x", atHour: 30 });
-    expect(error.message).toBe(
-      'reset.mode: must be one of none, idle, daily, both (got "x"); reset.atHour: must be a whole hour from 0 to 23 (got 30)',
-    );
+    expect(error.message).toBe('reset.mode: must be one of none, idle, daily, both (got "x"); reset.atHour: must be a whole hour from 0 to 23 (got 30)');
     expect(error.field).toBe("reset.mode");
     expect(errorOf({ platforms: { a: { atHour: 30 }, b: { mode: "x" } } }).message).toBe(
       'reset.platforms.a.atHour: must be a whole hour from 0 to 23 (got 30); reset.platforms.b.mode: must be one of none, idle, daily, both (got "x")',
@@ -196,7 +227,7 @@ describe("parseResetConfig", () => {
     expect(resolveResetPolicy(config, "constructor", "dm").mode).toBe("daily");
     expect(resolveResetPolicy(config, "toString", "dm").mode).toBe("none");
     expect(() => parseResetConfig(JSON.parse('{"platforms": {"__proto__": {"atHour": 30}}}'))).toThrow(
-      'reset.platforms.__proto__.atHour: must be a whole hour from 0 to 23 (got 30)',
+      "reset.platforms.__proto__.atHour: must be a whole hour from 0 to 23 (got 30)",
     );
   });
 });
@@ -233,9 +264,7 @@ describe("notices", () => {
   });
 
   it("tells the user what happened and how to go back", () => {
-    expect(resetUserNotice("idle", 7200)).toBe(
-      "Session automatically reset (inactive for 2h). Previous conversation is saved; use /resume to go back to it.",
-    );
+    expect(resetUserNotice("idle", 7200)).toBe("Session automatically reset (inactive for 2h). Previous conversation is saved; use /resume to go back to it.");
     expect(resetUserNotice("daily", 50_000)).toBe(
       "Session automatically reset (daily reset at 04:00). Previous conversation is saved; use /resume to go back to it.",
     );

@@ -82,7 +82,10 @@ class SlowChat extends LocalAdapter {
 }
 
 forEachBackend((backend) => {
-  async function setup(settings: Partial<CompressionSettings> = {}, options: Partial<GatewayRunnerOptions> & { window?: number; withBeforeReset?: boolean } = {}) {
+  async function setup(
+    settings: Partial<CompressionSettings> = {},
+    options: Partial<GatewayRunnerOptions> & { window?: number; withBeforeReset?: boolean } = {},
+  ) {
     const { db } = await backend.fresh();
     const store = new SessionStore({ db });
     const local = new SlowChat();
@@ -104,7 +107,9 @@ forEachBackend((backend) => {
       if (!message.startsWith("/")) model.lastSaid = message;
       await local.receive(message);
       const command = message.startsWith("/");
-      const reply = await waitFor(() => local.sent.slice(before).find((d) => command || d.message.kind === "reply" || d.message.kind === "error"), { what: `the answer to ${message.slice(0, 20)}` });
+      const reply = await waitFor(() => local.sent.slice(before).find((d) => command || d.message.kind === "reply" || d.message.kind === "error"), {
+        what: `the answer to ${message.slice(0, 20)}`,
+      });
       return reply.message.text;
     };
     const key = async (): Promise<string> => (await store.listSessions())[0]!.key;
@@ -141,7 +146,9 @@ forEachBackend((backend) => {
     expect(compressions).toBe(2);
     const notices = local.sent.filter((d) => d.message.text.startsWith("Context compressed")).map((d) => d.message.text);
     expect(notices).toEqual(['Context compressed: continuing in "t #2".', 'Context compressed: continuing in "t #3".']);
-    expect(notices.every(() => true) && local.sent.filter((d) => d.message.text.startsWith("Context compressed")).every((d) => d.message.kind === "notice")).toBe(true);
+    expect(
+      notices.every(() => true) && local.sent.filter((d) => d.message.text.startsWith("Context compressed")).every((d) => d.message.kind === "notice"),
+    ).toBe(true);
     // The reply was always sent before its summary was even asked for.
     expect(model.replySentFirst).toEqual(model.summaryRequests.map(() => true));
     // Lineage, end reasons and stored summaries.
@@ -219,7 +226,11 @@ forEachBackend((backend) => {
       store,
       agentFactory: () => model,
       adapters: [local2],
-      compression: { settings: { ...DEFAULT_COMPRESSION_SETTINGS, hardMessageLimit: 10, abortOnSummaryFailure: true, protectFirstN: 1, protectLastN: 2 }, contextWindow: () => 1_000_000, retryDelaysMs: [0, 0] },
+      compression: {
+        settings: { ...DEFAULT_COMPRESSION_SETTINGS, hardMessageLimit: 10, abortOnSummaryFailure: true, protectFirstN: 1, protectLastN: 2 },
+        contextWindow: () => 1_000_000,
+        retryDelaysMs: [0, 0],
+      },
     });
     await runner2.start();
     await local2.receive("after the restart?");

@@ -127,9 +127,13 @@ describe("buildSessionContextPrompt", () => {
   });
 
   it("lists home channels as delivery options", () => {
-    const ctx = buildSessionContext({ platform: "telegram", chatType: "dm", userId: "1" }, {
-      homeChannels: { telegram: { chatId: "telegram:555", name: "Home" }, slack: { chatId: "C9" } },
-    }, entry);
+    const ctx = buildSessionContext(
+      { platform: "telegram", chatType: "dm", userId: "1" },
+      {
+        homeChannels: { telegram: { chatId: "telegram:555", name: "Home" }, slack: { chatId: "C9" } },
+      },
+      entry,
+    );
     const prompt = buildSessionContextPrompt(ctx);
     expect(prompt).toContain("- Home channel on telegram: Home (chat id: telegram:555)");
     expect(prompt).toContain("- Home channel on slack: (chat id: C9)");
@@ -141,14 +145,18 @@ describe("buildSessionContextPrompt", () => {
     const homeTg = "telegram:55555";
     const homeWa = "15551234567@s.whatsapp.net";
     const source: SessionSource = { platform: "telegram", chatType: "dm", chatId, userId };
-    const ctx = buildSessionContext(source, {
-      connectedPlatforms: ["telegram", "whatsapp", "discord"],
-      homeChannels: {
-        telegram: { chatId: homeTg, name: "Home" },
-        whatsapp: { chatId: homeWa },
-        discord: { chatId: "111222333" },
+    const ctx = buildSessionContext(
+      source,
+      {
+        connectedPlatforms: ["telegram", "whatsapp", "discord"],
+        homeChannels: {
+          telegram: { chatId: homeTg, name: "Home" },
+          whatsapp: { chatId: homeWa },
+          discord: { chatId: "111222333" },
+        },
       },
-    }, entry);
+      entry,
+    );
     const prompt = buildSessionContextPrompt(ctx, { redactPii: true });
     for (const raw of [userId, chatId, "55555", homeWa, "15551234567"]) expect(prompt).not.toContain(raw);
     expect(prompt).toContain(`DM with user_${sha12(userId)}`);

@@ -30,27 +30,81 @@ describe("buildSessionKey", () => {
     ["dm userIdAlt first", { platform: "whatsapp", chatType: "dm", userId: "u1", userIdAlt: "lid9" }, undefined, "agent:main:whatsapp:dm:lid9", false],
     ["dm only thread", { platform: "slack", chatType: "dm", threadId: "t9" }, undefined, "agent:main:slack:dm:t9", false],
     ["dm shared lane", { platform: "email", chatType: "dm" }, undefined, "agent:main:email:dm", false],
-    ["dm empty strings absent", { platform: "email", chatType: "dm", chatId: "", userId: "", userIdAlt: "", threadId: "" }, undefined, "agent:main:email:dm", false],
+    [
+      "dm empty strings absent",
+      { platform: "email", chatType: "dm", chatId: "", userId: "", userIdAlt: "", threadId: "" },
+      undefined,
+      "agent:main:email:dm",
+      false,
+    ],
     // groups
     ["group default (per user)", { platform: "telegram", chatType: "group", chatId: "-100", ...user }, undefined, "agent:main:telegram:group:-100:u1", false],
     ["group per-user on", { platform: "telegram", chatType: "group", chatId: "-100", ...user }, groupOnly, "agent:main:telegram:group:-100:u1", false],
     ["group per-user off", { platform: "telegram", chatType: "group", chatId: "-100", ...user }, threadOnly, "agent:main:telegram:group:-100", true],
     ["group all on", { platform: "telegram", chatType: "group", chatId: "-100", ...user }, on, "agent:main:telegram:group:-100:u1", false],
     ["group all off", { platform: "telegram", chatType: "group", chatId: "-100", ...user }, off, "agent:main:telegram:group:-100", true],
-    ["group userIdAlt", { platform: "whatsapp", chatType: "group", chatId: "1203630@g.us", userId: "u1", userIdAlt: "lid9" }, undefined, "agent:main:whatsapp:group:1203630@g.us:lid9", false],
+    [
+      "group userIdAlt",
+      { platform: "whatsapp", chatType: "group", chatId: "1203630@g.us", userId: "u1", userIdAlt: "lid9" },
+      undefined,
+      "agent:main:whatsapp:group:1203630@g.us:lid9",
+      false,
+    ],
     ["group no user", { platform: "telegram", chatType: "group", chatId: "-100" }, undefined, "agent:main:telegram:group:-100", false],
     // channels
     ["channel default", { platform: "discord", chatType: "channel", chatId: "9", ...user }, undefined, "agent:main:discord:channel:9:u1", false],
     ["channel off", { platform: "discord", chatType: "channel", chatId: "9", ...user }, { groupSessionsPerUser: false }, "agent:main:discord:channel:9", true],
     ["channel on, thread settings ignored", { platform: "discord", chatType: "channel", chatId: "9", ...user }, on, "agent:main:discord:channel:9:u1", false],
     // threads inside groups/channels (threadId present)
-    ["group topic default (shared)", { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user }, undefined, "agent:main:telegram:group:-100:42", true],
-    ["group topic, group per-user on, thread off", { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user }, groupOnly, "agent:main:telegram:group:-100:42", true],
-    ["group topic, thread per-user on", { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user }, threadOnly, "agent:main:telegram:group:-100:42:u1", false],
-    ["group topic, all on", { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user }, on, "agent:main:telegram:group:-100:42:u1", false],
-    ["group topic, all off", { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user }, off, "agent:main:telegram:group:-100:42", true],
-    ["channel thread default", { platform: "slack", chatType: "channel", chatId: "C1", threadId: "17.5", ...user }, undefined, "agent:main:slack:channel:C1:17.5", true],
-    ["channel thread on", { platform: "slack", chatType: "channel", chatId: "C1", threadId: "17.5", ...user }, threadOnly, "agent:main:slack:channel:C1:17.5:u1", false],
+    [
+      "group topic default (shared)",
+      { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user },
+      undefined,
+      "agent:main:telegram:group:-100:42",
+      true,
+    ],
+    [
+      "group topic, group per-user on, thread off",
+      { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user },
+      groupOnly,
+      "agent:main:telegram:group:-100:42",
+      true,
+    ],
+    [
+      "group topic, thread per-user on",
+      { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user },
+      threadOnly,
+      "agent:main:telegram:group:-100:42:u1",
+      false,
+    ],
+    [
+      "group topic, all on",
+      { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user },
+      on,
+      "agent:main:telegram:group:-100:42:u1",
+      false,
+    ],
+    [
+      "group topic, all off",
+      { platform: "telegram", chatType: "group", chatId: "-100", threadId: "42", ...user },
+      off,
+      "agent:main:telegram:group:-100:42",
+      true,
+    ],
+    [
+      "channel thread default",
+      { platform: "slack", chatType: "channel", chatId: "C1", threadId: "17.5", ...user },
+      undefined,
+      "agent:main:slack:channel:C1:17.5",
+      true,
+    ],
+    [
+      "channel thread on",
+      { platform: "slack", chatType: "channel", chatId: "C1", threadId: "17.5", ...user },
+      threadOnly,
+      "agent:main:slack:channel:C1:17.5:u1",
+      false,
+    ],
     // chatType thread
     ["thread default", { platform: "discord", chatType: "thread", chatId: "55", ...user }, undefined, "agent:main:discord:thread:55", true],
     ["thread, group per-user on", { platform: "discord", chatType: "thread", chatId: "55", ...user }, groupOnly, "agent:main:discord:thread:55", true],
@@ -72,9 +126,7 @@ describe("buildSessionKey", () => {
     ["work", "work"],
     ["a:b", "a%3Ab"],
   ])("profile %j → %s", (profile, expected) => {
-    expect(buildSessionKey({ platform: "telegram", chatType: "dm", chatId: "1", profile })).toBe(
-      `agent:${expected}:telegram:dm:1`,
-    );
+    expect(buildSessionKey({ platform: "telegram", chatType: "dm", chatId: "1", profile })).toBe(`agent:${expected}:telegram:dm:1`);
   });
 
   it("uses the profile on the shared dm lane too", () => {
@@ -83,9 +135,7 @@ describe("buildSessionKey", () => {
   });
 
   it("does not normalise ids itself", () => {
-    expect(buildSessionKey({ platform: "whatsapp", chatType: "dm", userId: "+15551234567" })).toBe(
-      "agent:main:whatsapp:dm:+15551234567",
-    );
+    expect(buildSessionKey({ platform: "whatsapp", chatType: "dm", userId: "+15551234567" })).toBe("agent:main:whatsapp:dm:+15551234567");
   });
 
   it("escapes every variable component so hostile ids cannot forge segments or paths", () => {
@@ -104,9 +154,7 @@ describe("buildSessionKey", () => {
         }
       }
     }
-    expect(buildSessionKey({ platform: "telegram", chatType: "group", chatId: "../../etc" }, {})).toBe(
-      "agent:main:telegram:group:%2E%2E%2F%2E%2E%2Fetc",
-    );
+    expect(buildSessionKey({ platform: "telegram", chatType: "group", chatId: "../../etc" }, {})).toBe("agent:main:telegram:group:%2E%2E%2F%2E%2E%2Fetc");
     expect(buildSessionKey({ platform: "telegram", chatType: "group", chatId: "a:b" })).not.toBe(
       buildSessionKey({ platform: "telegram", chatType: "group", chatId: "a", threadId: "b" }),
     );
@@ -165,12 +213,9 @@ describe("normalizeIdentity", () => {
 });
 
 describe("assertSafeKey / assertSafeSessionId", () => {
-  it.each(["agent:main:telegram:dm:42", "agent:main:slack:channel:C1:17.5:U1", "k", "agent:x:y:dm:%2E%2E"])(
-    "accepts %j",
-    (key) => {
-      expect(() => assertSafeKey(key)).not.toThrow();
-    },
-  );
+  it.each(["agent:main:telegram:dm:42", "agent:main:slack:channel:C1:17.5:U1", "k", "agent:x:y:dm:%2E%2E"])("accepts %j", (key) => {
+    expect(() => assertSafeKey(key)).not.toThrow();
+  });
 
   it.each([
     ["a/b", /path separator/],

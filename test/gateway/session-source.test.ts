@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  describeSessionSource,
-  KNOWN_PLATFORMS,
-  parseSessionSource,
-  type SessionSource,
-} from "../../src/gateway/session-source.js";
+import { describeSessionSource, KNOWN_PLATFORMS, parseSessionSource, type SessionSource } from "../../src/gateway/session-source.js";
 import { InvalidInputError } from "../../src/store/errors.js";
 
 describe("parseSessionSource", () => {

@@ -61,7 +61,12 @@ forEachBackend((backend) => {
   it("WhatsApp aliases of one person land on one key and one session", async () => {
     const { store } = await setup();
     await store.aliases.record("whatsapp", "15551234567@s.whatsapp.net", "999999999999999@lid");
-    const byPhone = await store.getOrCreateSession({ platform: "whatsapp", chatType: "dm", chatId: "+15551234567:47@s.whatsapp.net", userId: "15551234567@s.whatsapp.net" });
+    const byPhone = await store.getOrCreateSession({
+      platform: "whatsapp",
+      chatType: "dm",
+      chatId: "+15551234567:47@s.whatsapp.net",
+      userId: "15551234567@s.whatsapp.net",
+    });
     const byLid = await store.getOrCreateSession({ platform: "whatsapp", chatType: "dm", chatId: "999999999999999@lid", userId: "999999999999999@lid" });
     expect(byLid.sessionId).toBe(byPhone.sessionId);
     expect(byPhone.key).toBe("agent:main:whatsapp:dm:15551234567");

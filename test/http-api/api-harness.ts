@@ -147,13 +147,25 @@ export async function seed(db: SessionDB): Promise<Seeded> {
   const executions = new Executions(db);
   const aliceRun = (
     await executions.saveAgentResult(
-      { finalResponse: "4", messages: [{ role: "user", content: "2+2?" }, { role: "assistant", content: "4" }] },
+      {
+        finalResponse: "4",
+        messages: [
+          { role: "user", content: "2+2?" },
+          { role: "assistant", content: "4" },
+        ],
+      },
       { sessionId: "calc-alice", name: "calculator", userId: "alice" },
     )
   ).id;
   const bobRun = (
     await executions.saveAgentResult(
-      { finalResponse: "6", messages: [{ role: "user", content: "3+3?" }, { role: "assistant", content: "6" }] },
+      {
+        finalResponse: "6",
+        messages: [
+          { role: "user", content: "3+3?" },
+          { role: "assistant", content: "6" },
+        ],
+      },
       { sessionId: "calc-bob", name: "calculator", userId: "bob" },
     )
   ).id;
@@ -162,8 +174,20 @@ export async function seed(db: SessionDB): Promise<Seeded> {
       {
         finalResponse: "report done",
         steps: [
-          { agentName: "researcher", messages: [{ role: "user", content: "find" }, { role: "assistant", content: "found" }] },
-          { agentName: "writer", messages: [{ role: "user", content: "write" }, { role: "assistant", content: "written" }] },
+          {
+            agentName: "researcher",
+            messages: [
+              { role: "user", content: "find" },
+              { role: "assistant", content: "found" },
+            ],
+          },
+          {
+            agentName: "writer",
+            messages: [
+              { role: "user", content: "write" },
+              { role: "assistant", content: "written" },
+            ],
+          },
         ],
       },
       { sessionId: "report", name: "daily-report", userId: "alice" },

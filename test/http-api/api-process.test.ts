@@ -9,7 +9,18 @@ import { spawn } from "node:child_process";
 import { afterEach, expect, it } from "vitest";
 import { Executions } from "../../src/executions/index.js";
 import { forEachBackend, type TestDatabase } from "../gateway/backends.js";
-import { BIN, cleanupProcesses, completionText, freePort, GatewayProcess, makeHome, postChat, runServe, spawnGateway, waitFor } from "../serve/gateway-process.js";
+import {
+  BIN,
+  cleanupProcesses,
+  completionText,
+  freePort,
+  GatewayProcess,
+  makeHome,
+  postChat,
+  runServe,
+  spawnGateway,
+  waitFor,
+} from "../serve/gateway-process.js";
 import { ADMIN, ALICE, call, jsonLines, KEYS } from "./api-harness.js";
 
 const TEST_TIMEOUT = 60_000;

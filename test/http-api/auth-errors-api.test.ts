@@ -6,12 +6,7 @@
  * rest and never shows a stack).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  InvalidInputError,
-  StoreBusyError,
-  StoreError,
-  type SessionDB,
-} from "../../src/index.js";
+import { InvalidInputError, StoreBusyError, StoreError, type SessionDB } from "../../src/index.js";
 import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/http-api/index.js";
 import { forEachBackend } from "../gateway/backends.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
@@ -23,7 +18,8 @@ async function operations(url: string): Promise<Array<[string, string, boolean]>
   const doc = (await call(url, "GET", "/openapi.json", { key: null })).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
   const out: Array<[string, string, boolean]> = [];
   for (const [path, ops] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(ops)) out.push([method.toUpperCase(), path.replace(/\{\w+\}/gu, "some-id"), Array.isArray(op.security) && op.security.length === 0]);
+    for (const [method, op] of Object.entries(ops))
+      out.push([method.toUpperCase(), path.replace(/\{\w+\}/gu, "some-id"), Array.isArray(op.security) && op.security.length === 0]);
   }
   return out;
 }
@@ -74,7 +70,9 @@ forEachBackend((backend) => {
     expect((await call(api, "GET", "/sessions", { key: null, headers: { authorization: `bearer ${ADMIN}` } })).body.items).toHaveLength(4);
     expect((await call(api, "GET", "/sessions", { bearer: "wrong-key-0123456789abcdef" })).status).toBe(403);
     expect((await call(api, "GET", "/sessions", { bearer: ALICE.slice(0, -1) })).status).toBe(403);
-    expect((await call(api, "GET", "/sessions", { key: null, headers: { authorization: `Basic ${Buffer.from(`u:${ADMIN}`).toString("base64")}` } })).status).toBe(401);
+    expect(
+      (await call(api, "GET", "/sessions", { key: null, headers: { authorization: `Basic ${Buffer.from(`u:${ADMIN}`).toString("base64")}` } })).status,
+    ).toBe(401);
     expect((await call(api, "GET", "/sessions", { key: "" })).status).toBe(401);
     // X-API-Key wins over a bearer token.
     expect((await call(api, "GET", "/sessions", { key: ALICE, headers: { authorization: `Bearer ${ADMIN}` } })).body.items).toHaveLength(2);

@@ -62,7 +62,11 @@ forEachBackend((backend) => {
     // A prefix that also matches the workflow's steps is not ambiguous; nor is the base id.
     expect((await call(api, "GET", "/execution/history/workflow-rep")).body.id).toBe("workflow-report");
     expect((await call(api, "GET", "/execution/history/report")).body.id).toBe("workflow-report");
-    expect((await call(api, "GET", "/execution/history/workflow-report-1")).body).toMatchObject({ id: "workflow-report-1", parentId: "workflow-report", name: "writer" });
+    expect((await call(api, "GET", "/execution/history/workflow-report-1")).body).toMatchObject({
+      id: "workflow-report-1",
+      parentId: "workflow-report",
+      name: "writer",
+    });
     expect((await call(api, "GET", "/execution/history/calc-alice")).body.id).toBe("agent-calc-alice");
     const missing = await call(api, "GET", "/execution/history/nothing-here");
     expect(missing.status).toBe(404);

@@ -99,7 +99,10 @@ forEachBackend((backend) => {
 
     HeldAgent.release();
     // Idle: both turns done and the session's worker gone (it lingers a moment "between" turns).
-    const idle = reader.next((e) => e.data?.activeTurns === 0 && e.data?.queuedTotal === 0 && e.data?.turnsCompleted === 2 && e.data?.runningSessions?.length === 0, 1);
+    const idle = reader.next(
+      (e) => e.data?.activeTurns === 0 && e.data?.queuedTotal === 0 && e.data?.turnsCompleted === 2 && e.data?.runningSessions?.length === 0,
+      1,
+    );
     expect((await idle).data.liveAgents).toBe(1);
     // Nothing changes: no new snapshot is sent while it stays idle. The barrier is the
     // keep-alive comment, written only after 15 checks in a row (50 ms apart) found nothing new.

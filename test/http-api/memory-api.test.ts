@@ -85,9 +85,17 @@ forEachBackend((backend) => {
     await seedMemories(db);
     const api = await startApi(db);
 
-    const updated = await call(api, "PUT", "/memory/slack/bob/memory", { body: { entries: ["Bob prefers bullet points.", "Bob is on call this week."], expectedVersion: 1 } });
+    const updated = await call(api, "PUT", "/memory/slack/bob/memory", {
+      body: { entries: ["Bob prefers bullet points.", "Bob is on call this week."], expectedVersion: 1 },
+    });
     expect(updated.status, updated.text).toBe(200);
-    expect(updated.body).toMatchObject({ owner: { platform: "slack", userId: "bob" }, kind: "memory", version: 2, limit: 2200, entries: ["Bob prefers bullet points.", "Bob is on call this week."] });
+    expect(updated.body).toMatchObject({
+      owner: { platform: "slack", userId: "bob" },
+      kind: "memory",
+      version: 2,
+      limit: 2200,
+      entries: ["Bob prefers bullet points.", "Bob is on call this week."],
+    });
     expect((await db.getMemory({ platform: "slack", userId: "bob" }, "memory"))?.entries).toEqual(["Bob prefers bullet points.", "Bob is on call this week."]);
 
     // Someone else wrote version 2 meanwhile: a client still holding version 1 is refused, nothing is written.

@@ -25,7 +25,9 @@ afterEach(async () => {
 });
 
 describe("threadline serve: memory over HTTP (issue 28)", () => {
-  it("the memory the agent saved for alice is hers under /memory, beside her sessions; bob's key sees none; her edit reaches the next prompt", { timeout: 90_000 }, async () => {
+  it("the memory the agent saved for alice is hers under /memory, beside her sessions; bob's key sees none; her edit reaches the next prompt", {
+    timeout: 90_000,
+  }, async () => {
     const fake = await startFakeOpenAiServer({ apiKey: FAKE_KEY, models: ["fake-model"], title: null });
     fakes.push(fake);
     fake.setScript((request) => {
@@ -40,7 +42,14 @@ describe("threadline serve: memory over HTTP (issue 28)", () => {
     const home = await makeHome({
       titles: { enabled: false },
       adapters: { apiServer: { tokens: [{ token: ALICE_TOKEN, userId: "alice" }] } },
-      api: { enabled: true, keys: [{ key: ADMIN, name: "ops" }, { key: ALICE_KEY, userId: "alice" }, { key: BOB_KEY, userId: "bob" }] },
+      api: {
+        enabled: true,
+        keys: [
+          { key: ADMIN, name: "ops" },
+          { key: ALICE_KEY, userId: "alice" },
+          { key: BOB_KEY, userId: "bob" },
+        ],
+      },
     });
     const gateway = await spawnGateway({ home, env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model" } });
 
@@ -56,7 +65,12 @@ describe("threadline serve: memory over HTTP (issue 28)", () => {
     expect(mine.status, mine.text).toBe(200);
     expect(mine.body.items).toHaveLength(1);
     const record = mine.body.items[0];
-    expect(record).toMatchObject({ owner: { platform: session.body.source, userId: session.body.userId }, kind: "user", entries: ["Alice flies gliders."], version: 1 });
+    expect(record).toMatchObject({
+      owner: { platform: session.body.source, userId: session.body.userId },
+      kind: "user",
+      entries: ["Alice flies gliders."],
+      version: 1,
+    });
     expect(record.owner.userId).toBe("alice");
 
     // Bob's key: nothing of hers, by list or by path; the admin key sees it.

@@ -94,7 +94,10 @@ forEachBackend((backend) => {
         ids.add(op.operationId);
         expect(op.summary, where).not.toBe("");
         for (const name of path.match(/\{(\w+)\}/gu) ?? []) {
-          expect(op.parameters?.find((p) => p.in === "path" && `{${p.name}}` === name), where).toMatchObject({ required: true });
+          expect(
+            op.parameters?.find((p) => p.in === "path" && `{${p.name}}` === name),
+            where,
+          ).toMatchObject({ required: true });
         }
         for (const [status, response] of Object.entries(op.responses)) {
           expect(Number(status), where).toBeGreaterThanOrEqual(200);
@@ -115,7 +118,13 @@ forEachBackend((backend) => {
       const name = ref.replace("#/components/schemas/", "");
       expect(doc.components.schemas, ref).toHaveProperty([name]);
     }
-    expect(doc.paths["/execution/history"]!["get"]!.parameters!.map((p) => p.name)).toEqual(["agent_name", "workflow_name", "include_steps", "limit", "offset"]);
+    expect(doc.paths["/execution/history"]!["get"]!.parameters!.map((p) => p.name)).toEqual([
+      "agent_name",
+      "workflow_name",
+      "include_steps",
+      "limit",
+      "offset",
+    ]);
     expect(doc.paths["/execution/history"]!["get"]!.parameters!.find((p) => p.name === "limit")!.schema).toMatchObject({ minimum: 1, maximum: 100 });
     expect(doc.paths["/execution/history/{id}"]!["get"]!.responses).toHaveProperty(["400"]);
     expect(doc.paths["/export"]!["get"]!.responses["200"]!.content).toHaveProperty(["application/x-ndjson"]);
@@ -142,7 +151,8 @@ forEachBackend((backend) => {
         .replace("{platform}", "telegram")
         .replace("{userId}", "4242")
         .replace("{kind}", "memory");
-      const postBody = concrete === "/pairing/approve" ? { platform: "telegram", code: pairingCode } : concrete.endsWith("/cleanup") ? {} : { role: "user", content: "x" };
+      const postBody =
+        concrete === "/pairing/approve" ? { platform: "telegram", code: pairingCode } : concrete.endsWith("/cleanup") ? {} : { role: "user", content: "x" };
       const putBody = concrete.startsWith("/memory/") ? { entries: ["y"], expectedVersion: 1 } : { title: "t" };
       const body = method === "POST" || method === "PUT" || method === "PATCH" ? { body: method === "POST" ? postBody : putBody } : {};
       const reply = await call(api, method, `${concrete}${path === "/search" ? "?query=x" : ""}`, body);

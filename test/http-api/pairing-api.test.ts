@@ -21,7 +21,17 @@ forEachBackend((backend) => {
     const list = await call(api, "GET", "/pairing");
     expect(list.status).toBe(200);
     expect(list.body).toEqual({
-      pending: [{ platform: "telegram", code: asked.code, userId: "4242", userName: "<img src=x onerror=alert(1)>", chatId: "4242", createdAt: expect.any(Number), expiresAt: asked.expiresAt / 1000 }],
+      pending: [
+        {
+          platform: "telegram",
+          code: asked.code,
+          userId: "4242",
+          userName: "<img src=x onerror=alert(1)>",
+          chatId: "4242",
+          createdAt: expect.any(Number),
+          expiresAt: asked.expiresAt / 1000,
+        },
+      ],
       approved: [],
     });
     expect(list.body.pending[0].expiresAt - list.body.pending[0].createdAt).toBe(3600);
@@ -30,7 +40,9 @@ forEachBackend((backend) => {
     const typed = `${asked.code.slice(0, 4).toLowerCase()} ${asked.code.slice(4)}`;
     const approved = await call(api, "POST", "/pairing/approve", { body: { platform: "telegram", code: typed } });
     expect(approved.status, approved.text).toBe(200);
-    expect(approved.body).toEqual({ approved: { platform: "telegram", userId: "4242", userName: "<img src=x onerror=alert(1)>", approvedAt: expect.any(Number), approvedBy: "http:ops" } });
+    expect(approved.body).toEqual({
+      approved: { platform: "telegram", userId: "4242", userName: "<img src=x onerror=alert(1)>", approvedAt: expect.any(Number), approvedBy: "http:ops" },
+    });
     expect(await db.isPairingApproved("telegram", "4242")).toBe(true);
     expect((await call(api, "GET", "/pairing")).body.approved).toHaveLength(1);
 

@@ -262,7 +262,12 @@ forEachBackend((backend) => {
     const reply = await call(api, "GET", "/stats");
     expect(reply.status).toBe(200);
     const stats = await db.getStats();
-    expect(reply.body).toMatchObject({ totalSessions: 4, totalMessages: stats.totalMessages, sessionsBySource: stats.sessionsBySource, byModel: stats.byModel });
+    expect(reply.body).toMatchObject({
+      totalSessions: 4,
+      totalMessages: stats.totalMessages,
+      sessionsBySource: stats.sessionsBySource,
+      byModel: stats.byModel,
+    });
     expect(reply.body.databaseBytes).toEqual(expect.any(Number));
     const scoped = await call(api, "GET", "/stats", { key: ALICE });
     expect(scoped.status).toBe(403);

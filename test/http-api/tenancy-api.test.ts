@@ -93,7 +93,9 @@ forEachBackend((backend) => {
     const list = await call(api, "GET", "/execution/history", { key: BOB });
     expect(list.body.items.map((r: { id: string }) => r.id)).toEqual(["agent-calc-bob"]);
     expect(list.body.total).toBe(1);
-    expect((await call(api, "GET", "/execution/history?agent_name=calculator", { key: ALICE })).body.items.map((r: { id: string }) => r.id)).toEqual(["agent-calc-alice"]);
+    expect((await call(api, "GET", "/execution/history?agent_name=calculator", { key: ALICE })).body.items.map((r: { id: string }) => r.id)).toEqual([
+      "agent-calc-alice",
+    ]);
     expect((await call(api, "GET", "/execution/history?workflow_name=daily-report", { key: BOB })).body).toEqual({ items: [], total: 0, limit: 50, offset: 0 });
     expect((await call(api, "GET", "/execution/history", { key: ADMIN })).body.total).toBe(3);
 

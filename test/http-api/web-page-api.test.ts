@@ -17,7 +17,10 @@ const ids = (items: Array<{ id: string }>): string[] => items.map((s) => s.id);
 async function family(db: SessionDB): Promise<void> {
   const t = 1_700_100_000;
   await db.createSession({ id: "root", source: "cli", userId: "alice", title: "Root", startedAt: t });
-  await db.appendTurn("root", [{ role: "user", content: "one", timestamp: t + 1 }, { role: "assistant", content: "two", timestamp: t + 2 }]);
+  await db.appendTurn("root", [
+    { role: "user", content: "one", timestamp: t + 1 },
+    { role: "assistant", content: "two", timestamp: t + 2 },
+  ]);
   await db.endSession("root", "compression", { endedAt: t + 3 });
   await db.createSession({ id: "cont", source: "cli", userId: "alice", parentSessionId: "root", startedAt: t + 4 });
   await db.appendMessage("cont", { role: "user", content: "three", timestamp: t + 5 });
@@ -151,7 +154,10 @@ forEachBackend((backend) => {
     expect(typeof admin.body.timeZone).toBe("string");
     const alice = await call(api, "GET", `/stats/usage?since=${since}`, { key: ALICE });
     expect(alice.body.totals).toMatchObject({ sessions: 2, messages: 5 });
-    expect(alice.body.bySource.map((s: { source: string; sessions: number }) => [s.source, s.sessions]).sort()).toEqual([["cli", 1], ["telegram", 1]]);
+    expect(alice.body.bySource.map((s: { source: string; sessions: number }) => [s.source, s.sessions]).sort()).toEqual([
+      ["cli", 1],
+      ["telegram", 1],
+    ]);
     expect(alice.body.databaseBytes).toBeNull();
     // The default period is the last 30 days: the seeded sessions are older.
     expect((await call(api, "GET", "/stats/usage")).body.totals.sessions).toBe(0);
@@ -167,7 +173,9 @@ forEachBackend((backend) => {
     for (const path of ["/sessions/{id}/lineage", "/sessions/{id}/delete-preview", "/stats/usage"]) expect(Object.keys(doc.paths)).toContain(path);
     const listParams = doc.paths["/sessions"].get.parameters.map((p: { name: string }) => p.name);
     expect(listParams).toEqual(expect.arrayContaining(["model", "titled", "since", "until"]));
-    expect(doc.paths["/export"].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["model", "titled", "since", "until", "order"]));
+    expect(doc.paths["/export"].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(["model", "titled", "since", "until", "order"]),
+    );
   });
 });
 

@@ -36,7 +36,16 @@ afterAll(async () => {
 });
 
 async function serve(options: Partial<Parameters<typeof startMcpHttp>[0]> = {}): Promise<RunningMcpHttp> {
-  const server = await startMcpHttp({ db: fixture.db, host: "127.0.0.1", port: 0, keys: KEYS, onError: (error) => { throw error; }, ...options });
+  const server = await startMcpHttp({
+    db: fixture.db,
+    host: "127.0.0.1",
+    port: 0,
+    keys: KEYS,
+    onError: (error) => {
+      throw error;
+    },
+    ...options,
+  });
   servers.push(server);
   return server;
 }
@@ -53,11 +62,15 @@ async function connect(url: string, key: string | null): Promise<Client> {
 function rawPost(url: string, headers: Record<string, string>): Promise<{ status: number; body: string; headers: Record<string, unknown> }> {
   const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-    });
+    const req = httpRequest(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -78,7 +91,9 @@ describe("threadline mcp over Streamable HTTP", () => {
       const found = (search.structuredContent as { sessions: Array<{ sessionId: string }> }).sessions.map((s) => s.sessionId);
       expect(found).toEqual([ALICE_DEPLOY]);
       expect(dataBlockOf(textOf(search))).not.toMatch(/hunter2|unowned/u);
-      const browse = (await alice.callTool({ name: "session_search", arguments: { limit: 10 } })).structuredContent as { sessions: Array<{ sessionId: string }> };
+      const browse = (await alice.callTool({ name: "session_search", arguments: { limit: 10 } })).structuredContent as {
+        sessions: Array<{ sessionId: string }>;
+      };
       expect(browse.sessions.map((s) => s.sessionId).sort()).toEqual([ALICE_DEPLOY, LONG].sort());
 
       for (const other of [BOB_SECRET, ORPHAN]) {

@@ -32,7 +32,12 @@ function run(args: string[], log: string): Promise<number> {
   });
 }
 
-const resolved = (log: string): string[] => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []);
+const resolved = (log: string): string[] =>
+  existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+    : [];
 
 it("only threadline mcp loads the MCP SDK", { timeout: 60_000 }, async () => {
   const quiet = join(fixture.dir, "quiet.log");

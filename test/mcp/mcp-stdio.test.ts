@@ -66,7 +66,11 @@ describe("threadline mcp over stdio", () => {
       const templates = (await client.listResourceTemplates()).resourceTemplates;
       expect(templates.map((t) => t.uriTemplate)).toEqual(["threadline://sessions/{id}"]);
       const read = await client.readResource({ uri: `threadline://sessions/${LONG}` });
-      const body = JSON.parse((read.contents[0] as { text: string }).text) as { session: { id: string }; messages: Array<{ text: string }>; earlierMessages: number };
+      const body = JSON.parse((read.contents[0] as { text: string }).text) as {
+        session: { id: string };
+        messages: Array<{ text: string }>;
+        earlierMessages: number;
+      };
       expect(body.session.id).toBe(LONG);
       expect(body.messages).toHaveLength(LONG_MESSAGES > 50 ? 50 : LONG_MESSAGES);
       expect(body.messages.at(-1)?.text).toBe(`long message ${LONG_MESSAGES}`);
@@ -87,7 +91,10 @@ describe("threadline mcp over stdio", () => {
         expect(dataBlockOf(textOf(result))).toBe(formatSessionSearch(expected));
         // The agents' tool itself, asked from a session that has no messages (scope all: every session).
         const asking = await fixture.db.createSession({ source: "test" });
-        const builtIn = await sessionSearchTool(fixture.db, { scope: "all" }).execute({ query, limit: 5 }, { sessionId: asking.id, signal: AbortSignal.timeout(10_000) });
+        const builtIn = await sessionSearchTool(fixture.db, { scope: "all" }).execute(
+          { query, limit: 5 },
+          { sessionId: asking.id, signal: AbortSignal.timeout(10_000) },
+        );
         await fixture.db.deleteSession(asking.id);
         expect(dataBlockOf(textOf(result))).toBe(builtIn);
       }
@@ -112,7 +119,11 @@ describe("threadline mcp over stdio", () => {
         const args: Record<string, unknown> = { id: LONG, limit: 20, ...(cursor === null ? {} : { cursor }) };
         const page = await client.callTool({ name: "session_show", arguments: args });
         expect(page.isError ?? false).toBe(false);
-        const data = page.structuredContent as { session: { id: string; messageCount: number }; messages: Array<{ id: number; text: string }>; nextCursor: string | null };
+        const data = page.structuredContent as {
+          session: { id: string; messageCount: number };
+          messages: Array<{ id: number; text: string }>;
+          nextCursor: string | null;
+        };
         expect(data.session).toMatchObject({ id: LONG, messageCount: LONG_MESSAGES });
         sizes.push(data.messages.length);
         seen.push(...data.messages.map((m) => m.id));

@@ -38,7 +38,10 @@ function anchorsOf(markdown: string): Set<string> {
     if (/^```/u.test(line)) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6} (.*)$/u.exec(line);
     if (heading === null) continue;
-    const base = heading[1]!.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "").replace(/ /gu, "-");
+    const base = heading[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, "")
+      .replace(/ /gu, "-");
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);

@@ -75,7 +75,9 @@ describe.each(["sqlite", "postgres"] as const)("cross-site POSTs are refused (%s
         expect(refused.text).toMatch(/another site/);
       }
       // A cross-site DELETE and a cross-site chat completion are refused too.
-      expect((await rawRequest(`${gateway.url}/ui/api/execution/history/run-alpha`, { method: "DELETE", headers: { origin: "http://attacker.example" } })).status).toBe(403);
+      expect(
+        (await rawRequest(`${gateway.url}/ui/api/execution/history/run-alpha`, { method: "DELETE", headers: { origin: "http://attacker.example" } })).status,
+      ).toBe(403);
       const chat = await rawRequest(`${gateway.url}/v1/chat/completions`, {
         method: "POST",
         headers: { origin: "http://attacker.example", "content-type": "text/plain", "x-threadline-session-key": "csrf" },

@@ -23,7 +23,19 @@ afterEach(async () => {
 
 describe("a message sent with a summary's id is not pinned in front of the model", () => {
   it("ages out of the window like any other message", async () => {
-    const fake = await startFakeOpenAiServer({ apiKey: KEY, title: null, script: (r) => (r.kind === "chat" ? { json: { choices: [{ message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } } : null) });
+    const fake = await startFakeOpenAiServer({
+      apiKey: KEY,
+      title: null,
+      script: (r) =>
+        r.kind === "chat"
+          ? {
+              json: {
+                choices: [{ message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+                usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+              },
+            }
+          : null,
+    });
     fakes.push(fake);
     const callback = await startCallbackServer(SECRET);
     const home = await makeHome({

@@ -54,7 +54,13 @@ async function fakes(): Promise<Fakes> {
   const discord = await startFakeDiscordServer();
   const whatsapp = await startFakeWhatsAppServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => telegram.close(), () => slack.close(), () => discord.close(), () => whatsapp.close(), () => model.close());
+  closers.push(
+    () => telegram.close(),
+    () => slack.close(),
+    () => discord.close(),
+    () => whatsapp.close(),
+    () => model.close(),
+  );
   return { telegram, slack, discord, whatsapp, model };
 }
 
@@ -93,19 +99,26 @@ function sends(f: Fakes) {
     telegram: f.telegram.calls.filter((c) => c.method === "sendMessage" && c.status === 200).map((c) => c.params),
     slack: f.slack.calls.filter((c) => c.method === "chat.postMessage").map((c) => c.params),
     discord: f.discord.calls.filter((c) => c.method === "POST" && /^\/channels\/\d+\/messages$/u.test(c.path)).map((c) => c.body ?? {}),
-    whatsapp: f.whatsapp.calls.filter((c) => c.method === "POST" && /\/messages$/u.test(c.path) && (c.body as { type?: string } | null)?.type === "text").map((c) => c.body ?? {}),
+    whatsapp: f.whatsapp.calls
+      .filter((c) => c.method === "POST" && /\/messages$/u.test(c.path) && (c.body as { type?: string } | null)?.type === "text")
+      .map((c) => c.body ?? {}),
   };
 }
 
 /** A DM on each platform whose reply (and a /help notice) carries a URL; waits for both answers everywhere. */
 async function talk(gateway: GatewayProcess, f: Fakes): Promise<ReturnType<typeof sends>> {
   await f.discord.waitFor(() => f.discord.connected, "the discord gateway connection");
-  await waitFor(() => gateway.logLines().some((l) => l["platform"] === "telegram" && "bot" in l) || null, { what: "the telegram adapter", describe: () => gateway.output() });
+  await waitFor(() => gateway.logLines().some((l) => l["platform"] === "telegram" && "bot" in l) || null, {
+    what: "the telegram adapter",
+    describe: () => gateway.output(),
+  });
   let n = 0;
   for (const text of [`tell them ${EXFILTRATION}`, "/help"]) {
     n += 1;
     f.telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: n, text }));
-    const slack = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text }), { signingSecret: SIGNING_SECRET });
+    const slack = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text }), {
+      signingSecret: SIGNING_SECRET,
+    });
     expect(slack.status).toBe(200);
     f.discord.pushMessage(discordMessage("message-dm", { id: String(1500000000000000100n + BigInt(n)), content: text }));
     const whatsapp = await postWhatsAppWebhook(
@@ -155,7 +168,8 @@ describe("link previews (zero-click exfiltration)", () => {
       const f = await fakes();
       const gateway = await spawnGateway({ home: await setupHome(f, { linkPreviews: true }), env: env(f) });
       const all = await talk(gateway, f);
-      for (const params of all.telegram) expect((params["link_preview_options"] as { is_disabled?: boolean } | undefined)?.is_disabled ?? false, JSON.stringify(params)).toBe(false);
+      for (const params of all.telegram)
+        expect((params["link_preview_options"] as { is_disabled?: boolean } | undefined)?.is_disabled ?? false, JSON.stringify(params)).toBe(false);
       for (const params of all.slack) {
         expect(params["unfurl_links"], JSON.stringify(params)).toBe(true);
         expect(params["unfurl_media"], JSON.stringify(params)).toBe(true);

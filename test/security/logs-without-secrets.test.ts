@@ -62,14 +62,25 @@ describe("the info log", () => {
       await new Promise<void>((resolve) => callback.listen(0, "127.0.0.1", resolve));
       const callbackOrigin = `http://127.0.0.1:${(callback.address() as AddressInfo).port}`;
       closers.push(() => new Promise<void>((resolve) => callback.close(() => resolve())));
-      closers.push(() => telegram.close(), () => whatsapp.close(), () => signal.close(), () => model.close());
+      closers.push(
+        () => telegram.close(),
+        () => whatsapp.close(),
+        () => signal.close(),
+        () => model.close(),
+      );
       const home = await makeHome({
         titles: { enabled: false },
         gateway: { logLevel: "info" },
         adapters: {
           apiServer: { enabled: false },
           webhook: { enabled: true, secret: WEBHOOK_SECRET, callbackUrl: `${callbackOrigin}${CALLBACK_PATH}?${CALLBACK_QUERY}` },
-          telegram: { apiRoot: telegram.url, mode: "webhook", webhookUrl: `https://bot.example.com${TELEGRAM_PATH}`, secret: TELEGRAM_SECRET, allowedUsers: [TELEGRAM_USER] },
+          telegram: {
+            apiRoot: telegram.url,
+            mode: "webhook",
+            webhookUrl: `https://bot.example.com${TELEGRAM_PATH}`,
+            secret: TELEGRAM_SECRET,
+            allowedUsers: [TELEGRAM_USER],
+          },
           whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, allowedUsers: [WHATSAPP_USER] },
           signal: { apiUrl: signal.url, number: SIGNAL_BOT, allowedUsers: [SIGNAL_ALICE] },
         },
@@ -110,7 +121,11 @@ describe("the info log", () => {
       signal.push(signalMessage("receive-dm", { timestamp: 1767225600000, message: PRIVATE_TEXT }));
       const hook = await postWebhook(gateway.url, WEBHOOK_SECRET, { chatId: "room-1", userId: "webhook-user-1", text: PRIVATE_TEXT, messageId: "w1" });
       expect(hook.status).toBeLessThan(300);
-      await waitFor(() => gateway.logLines().find((l) => l["msg"] === "webhook reply could not be delivered"), { what: "the failed callback delivery", timeoutMs: 60_000, describe: () => gateway.output() });
+      await waitFor(() => gateway.logLines().find((l) => l["msg"] === "webhook reply could not be delivered"), {
+        what: "the failed callback delivery",
+        timeoutMs: 60_000,
+        describe: () => gateway.output(),
+      });
       expect(callbackHits).toBeGreaterThan(0);
       await waitFor(() => gateway.logLines().filter((l) => l["msg"] === "sending to the platform failed").length >= 2 || null, {
         what: "the two failed sends in the log",
@@ -120,14 +135,30 @@ describe("the info log", () => {
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
 
       const output = gateway.output();
-      for (const secret of [TELEGRAM_PATH, TELEGRAM_PATH.slice(4), TELEGRAM_SECRET, CALLBACK_PATH, CALLBACK_QUERY, WEBHOOK_SECRET, telegram.token, whatsapp.accessToken, APP_SECRET, VERIFY_TOKEN]) {
+      for (const secret of [
+        TELEGRAM_PATH,
+        TELEGRAM_PATH.slice(4),
+        TELEGRAM_SECRET,
+        CALLBACK_PATH,
+        CALLBACK_QUERY,
+        WEBHOOK_SECRET,
+        telegram.token,
+        whatsapp.accessToken,
+        APP_SECRET,
+        VERIFY_TOKEN,
+      ]) {
         expect(output, secret).not.toContain(secret);
       }
       expect(output).not.toContain(PRIVATE_TEXT);
       for (const number of [WHATSAPP_USER, SIGNAL_ALICE, SIGNAL_ALICE.slice(1)]) expect(output, number).not.toContain(number);
       // The operator can still tell where things go: the callback's origin and the failures are there.
       expect(output).toContain(callbackOrigin);
-      expect(gateway.logLines().filter((l) => l["msg"] === "sending to the platform failed").every((l) => typeof l["keyHash"] === "string")).toBe(true);
+      expect(
+        gateway
+          .logLines()
+          .filter((l) => l["msg"] === "sending to the platform failed")
+          .every((l) => typeof l["keyHash"] === "string"),
+      ).toBe(true);
     },
     TEST_TIMEOUT,
   );

@@ -18,7 +18,16 @@ afterEach(async () => {
 
 describe("loopback means a literal loopback address or localhost", () => {
   it("names that start like an address are not loopback", () => {
-    for (const name of ["127.evil.example", "127.0.0.1.evil.example", "127.0.0.1.nip.io", "localhost.evil.example", "127.0.0.1:80", "::1.evil", "[::1].evil.example", "evil.example"]) {
+    for (const name of [
+      "127.evil.example",
+      "127.0.0.1.evil.example",
+      "127.0.0.1.nip.io",
+      "localhost.evil.example",
+      "127.0.0.1:80",
+      "::1.evil",
+      "[::1].evil.example",
+      "evil.example",
+    ]) {
       expect(isLoopbackHost(name), name).toBe(false);
       expect(isLoopbackAddress(name), name).toBe(false);
     }
@@ -31,7 +40,8 @@ describe("loopback means a literal loopback address or localhost", () => {
     for (const name of ["127.0.0.1", "127.1.2.3", "127.255.255.254", "::1", "[::1]", "::ffff:127.0.0.1", "localhost", "LOCALHOST"]) {
       expect(isLoopbackHost(name), name).toBe(true);
     }
-    for (const address of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "0:0:0:0:0:ffff:127.0.0.2"]) expect(isLoopbackAddress(address), address).toBe(true);
+    for (const address of ["127.0.0.1", "127.9.9.9", "::1", "::ffff:127.0.0.1", "[::ffff:7f00:1]", "0:0:0:0:0:ffff:127.0.0.2"])
+      expect(isLoopbackAddress(address), address).toBe(true);
     expect(isLoopbackAddress("::ffff:7e00:1")).toBe(false);
   });
 

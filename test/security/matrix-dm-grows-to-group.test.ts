@@ -27,7 +27,10 @@ afterEach(async () => {
 async function fakes(): Promise<{ matrix: FakeMatrixHomeserver; model: FakeOpenAiServer }> {
   const matrix = await startFakeMatrixHomeserver({ maxPollMs: 2_000 });
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => matrix.close(), () => model.close());
+  closers.push(
+    () => matrix.close(),
+    () => model.close(),
+  );
   return { matrix, model };
 }
 

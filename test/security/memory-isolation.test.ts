@@ -14,7 +14,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB, type MemoryOwner, type SessionDB } from "../../src/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
 import { fakeTextReply, fakeToolCallReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, postWebhook, spawnGateway, startCallbackServer, type CallbackServer, type GatewayProcess, type WebhookMessage } from "../serve/gateway-process.js";
+import {
+  cleanupProcesses,
+  databaseOf,
+  makeHome,
+  postWebhook,
+  spawnGateway,
+  startCallbackServer,
+  type CallbackServer,
+  type GatewayProcess,
+  type WebhookMessage,
+} from "../serve/gateway-process.js";
 import { contentText, requestFor } from "../serve/model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
@@ -22,7 +32,10 @@ const FAKE_KEY = "sk-fake-memory-isolation";
 const SECRET = "memory-isolation-secret-0123456789";
 
 const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 
@@ -47,7 +60,11 @@ async function start(backend: "sqlite" | "postgres", extra: Record<string, unkno
   const fake = await startFakeOpenAiServer({ apiKey: FAKE_KEY, models: ["fake-model"], title: null });
   fakes.push(fake);
   const callback = await startCallbackServer(SECRET);
-  const config: Record<string, unknown> = { titles: { enabled: false }, adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } }, ...extra };
+  const config: Record<string, unknown> = {
+    titles: { enabled: false },
+    adapters: { webhook: { enabled: true, secret: SECRET, callbackUrl: callback.url } },
+    ...extra,
+  };
   let schema: string | null = null;
   if (backend === "postgres") {
     await requirePostgres();
@@ -72,7 +89,10 @@ async function say(setup: Setup, message: Omit<WebhookMessage, "messageId">): Pr
 }
 
 function systemText(request: FakeOpenAiRequest): string {
-  return (request.body?.messages ?? []).filter((m) => m.role === "system").map((m) => contentText(m.content)).join("\n");
+  return (request.body?.messages ?? [])
+    .filter((m) => m.role === "system")
+    .map((m) => contentText(m.content))
+    .join("\n");
 }
 
 const ANN: MemoryOwner = { platform: "webhook", userId: "ann" };
@@ -164,7 +184,17 @@ describe("security: a person's memory reaches only that person's context", () =>
       await say(setup, { ...group, userId: "ann", userName: "Ann", text: "ann opens another group" });
       setup.fake.enqueue(
         fakeToolCallReply([
-          { name: "memory", arguments: { action: "add", target: "user", content: "INJECTED by bob", owner: { platform: "webhook", userId: "ann" }, user_id: "ann", platform: "webhook" } },
+          {
+            name: "memory",
+            arguments: {
+              action: "add",
+              target: "user",
+              content: "INJECTED by bob",
+              owner: { platform: "webhook", userId: "ann" },
+              user_id: "ann",
+              platform: "webhook",
+            },
+          },
           { name: "memory", arguments: { action: "replace", target: "user", old_text: "ANN-PRIVATE", content: "ANN-PRIVATE overwritten by bob" } },
         ]),
         fakeTextReply("Done."),
@@ -174,7 +204,9 @@ describe("security: a person's memory reaches only that person's context", () =>
       expect((await setup.db.getMemory(ANN, "user"))?.version).toBe(1);
       expect((await setup.db.getMemory(BOB, "user"))?.entries).toEqual(["BOB-PRIVATE: Bob is allergic to peanuts", "INJECTED by bob"]);
       // The replace found no entry of Bob's holding Ann's text, and said so without showing Ann's memory.
-      const results = (await setup.db.getMessages((await setup.db.listSessions({ limit: 1 })).items[0]!.id)).filter((m) => m.role === "tool").map((m) => String(m.content));
+      const results = (await setup.db.getMessages((await setup.db.listSessions({ limit: 1 })).items[0]!.id))
+        .filter((m) => m.role === "tool")
+        .map((m) => String(m.content));
       expect(results[1]).toMatch(/^No user entry contains "ANN-PRIVATE"; nothing changed\./u);
       expect(results.join("\n")).not.toContain("Northwind");
       expect(await setup.gateway.stop()).toEqual({ code: 0, signal: null });

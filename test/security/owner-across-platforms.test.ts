@@ -43,7 +43,10 @@ describe("security: gateway.owner makes the operator one person across platforms
     async () => {
       const telegram: FakeTelegramServer = await startFakeTelegramServer();
       const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-      closers.push(() => telegram.close(), () => model.close());
+      closers.push(
+        () => telegram.close(),
+        () => model.close(),
+      );
       const home = await makeHome({
         titles: { enabled: false },
         gateway: { owner: { telegram: [String(OWNER)] } },
@@ -52,7 +55,10 @@ describe("security: gateway.owner makes the operator one person across platforms
       });
       const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", TELEGRAM_BOT_TOKEN: telegram.token };
       const gateway = await spawnGateway({ home, env });
-      await waitFor(() => gateway.logLines().find((l) => l["platform"] === "telegram" && l["mode"] === "polling"), { what: "the telegram startup line", describe: () => gateway.output() });
+      await waitFor(() => gateway.logLines().find((l) => l["platform"] === "telegram" && l["mode"] === "polling"), {
+        what: "the telegram startup line",
+        describe: () => gateway.output(),
+      });
 
       telegram.pushUpdate(dmFrom(OWNER, "Olga", 1, "note: our kubernetes cluster is called bluefin-prod"));
       await telegram.waitFor(() => telegram.sentTo(OWNER)[0], "the reply to the owner");
@@ -64,17 +70,24 @@ describe("security: gateway.owner makes the operator one person across platforms
 
       // The owner, at the terminal, asks the same.
       searchesNext(model, "kubernetes");
-      const chat = await runInProcess(["chat"], { ...env, THREADLINE_HOME: home, THREADLINE_DB: databaseOf(home), NO_COLOR: "1", PATH: process.env["PATH"] ?? "" }, {
-        input: "what did I call the kubernetes cluster?\n",
-        timeoutMs: 60_000,
-      });
+      const chat = await runInProcess(
+        ["chat"],
+        { ...env, THREADLINE_HOME: home, THREADLINE_DB: databaseOf(home), NO_COLOR: "1", PATH: process.env["PATH"] ?? "" },
+        {
+          input: "what did I call the kubernetes cluster?\n",
+          timeoutMs: 60_000,
+        },
+      );
       expect(chat.code, chat.stderr).toBe(0);
 
       await withDatabase(home, async (db) => {
         const toolText = async (source: string, userId: string): Promise<string> => {
           const sessions = (await db.listSessions({ limit: 50, sources: [source], userId })).items;
           expect(sessions, `the ${source} sessions of ${userId}`).toHaveLength(1);
-          return (await db.getMessages(sessions[0]!.id)).filter((m) => m.role === "tool").map((m) => String(m.content)).join("\n");
+          return (await db.getMessages(sessions[0]!.id))
+            .filter((m) => m.role === "tool")
+            .map((m) => String(m.content))
+            .join("\n");
         };
         const stranger = await toolText("telegram", String(STRANGER));
         expect(stranger).toMatch(/No earlier sessions mention/u);

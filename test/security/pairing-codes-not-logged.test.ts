@@ -29,7 +29,10 @@ describe.each(BACKENDS)("%s: pairing codes are never logged", (backend) => {
     async () => {
       const telegram = await startFakeTelegramServer();
       const model = await startFakeOpenAiServer({ apiKey: "sk-fake-security", title: null });
-      closers.push(() => telegram.close(), () => model.close());
+      closers.push(
+        () => telegram.close(),
+        () => model.close(),
+      );
       const { config: database, schema } = await databaseKey(backend);
       const home = await makeHome({
         ...database,
@@ -52,7 +55,10 @@ describe.each(BACKENDS)("%s: pairing codes are never logged", (backend) => {
 
       // A stranger's group mention is dropped by the gate, which says so at debug level (the level is on).
       telegram.pushUpdate(telegramUpdate("update-group-mention", { message_id: 4, text: "@threadline_test_bot hi all" }));
-      await waitFor(() => gateway.logLines().find((l) => l["level"] === 20 && String(l["msg"]).startsWith("access:")), { what: "the gate's debug line", describe: () => gateway.output() });
+      await waitFor(() => gateway.logLines().find((l) => l["level"] === 20 && String(l["msg"]).startsWith("access:")), {
+        what: "the gate's debug line",
+        describe: () => gateway.output(),
+      });
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: 3, text: "thanks" }));
       await telegram.waitFor(() => telegram.sentTo(STRANGER).find((m) => m.reply_to === 3), "the answer after approval");
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });

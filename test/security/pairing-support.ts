@@ -13,7 +13,10 @@ import { BIN, databaseOf } from "../serve/gateway-process.js";
 
 /** The backends (`THREADLINE_STORES` narrows them). */
 export const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 export type Backend = (typeof BACKENDS)[number];

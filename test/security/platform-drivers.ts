@@ -56,11 +56,16 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
     case "telegram": {
       const fake = await startFakeTelegramServer();
       return {
-        platform, model, strangerId: "111111",
+        platform,
+        model,
+        strangerId: "111111",
         section: (extra = {}) => ({ apiRoot: fake.url, ...extra }),
         env: { ...modelEnv, TELEGRAM_BOT_TOKEN: fake.token },
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "telegram" && l["mode"] === "polling"), { what: "the telegram startup line", describe: () => gateway.output() });
+          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "telegram" && l["mode"] === "polling"), {
+            what: "the telegram startup line",
+            describe: () => gateway.output(),
+          });
         },
         sendDm: async (_gateway, text) => {
           fake.pushUpdate(telegramUpdate("update-private-text", { message_id: 100 + ++n, text }));
@@ -77,14 +82,21 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
       const fake = await startFakeSlackServer();
       const dm = "D0ALICEDM1";
       return {
-        platform, model, strangerId: "U0ALICE001",
+        platform,
+        model,
+        strangerId: "U0ALICE001",
         section: (extra = {}) => ({ apiUrl: fake.url, ...extra }),
         env: { ...modelEnv, SLACK_BOT_TOKEN: fake.botToken, SLACK_SIGNING_SECRET: SLACK_SECRET },
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "slack" && l["mode"] === "events"), { what: "the slack startup line", describe: () => gateway.output() });
+          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "slack" && l["mode"] === "events"), {
+            what: "the slack startup line",
+            describe: () => gateway.output(),
+          });
         },
         sendDm: async (gateway, text) => {
-          const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text }), { signingSecret: SLACK_SECRET });
+          const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text }), {
+            signingSecret: SLACK_SECRET,
+          });
           if (answer.status !== 200) throw new Error(`slack event answered ${answer.status}`);
         },
         dmReplies: () => fake.sentTo(dm).map((m) => m.text),
@@ -98,11 +110,16 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
     case "discord": {
       const fake = await startFakeDiscordServer();
       return {
-        platform, model, strangerId: String((discordMessage("message-dm", {})["author"] as Record<string, unknown>)["id"]),
+        platform,
+        model,
+        strangerId: String((discordMessage("message-dm", {})["author"] as Record<string, unknown>)["id"]),
         section: (extra = {}) => ({ apiUrl: fake.url, ...extra }),
         env: { ...modelEnv, DISCORD_BOT_TOKEN: fake.token },
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "discord" && l["mode"] === "gateway"), { what: "the discord startup line", describe: () => gateway.output() });
+          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "discord" && l["mode"] === "gateway"), {
+            what: "the discord startup line",
+            describe: () => gateway.output(),
+          });
           await fake.waitFor(() => fake.connected, "the gateway connection");
         },
         sendDm: async (_gateway, text) => {
@@ -120,14 +137,22 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
       const fake = await startFakeWhatsAppServer();
       const user = "16505551234";
       return {
-        platform, model, strangerId: user,
+        platform,
+        model,
+        strangerId: user,
         section: (extra = {}) => ({ apiUrl: fake.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, ...extra }),
         env: { ...modelEnv, WHATSAPP_ACCESS_TOKEN: fake.accessToken, WHATSAPP_APP_SECRET: WA_SECRET, WHATSAPP_VERIFY_TOKEN: WA_VERIFY },
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "whatsapp" && l["mode"] === "webhook"), { what: "the whatsapp startup line", describe: () => gateway.output() });
+          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "whatsapp" && l["mode"] === "webhook"), {
+            what: "the whatsapp startup line",
+            describe: () => gateway.output(),
+          });
         },
         sendDm: async (gateway, text) => {
-          const payload = whatsappWebhook("webhook-text", { message: { from: user, text: { body: text } }, contact: { wa_id: user, profile: { name: "Sheena Nelson" } } });
+          const payload = whatsappWebhook("webhook-text", {
+            message: { from: user, text: { body: text } },
+            contact: { wa_id: user, profile: { name: "Sheena Nelson" } },
+          });
           const answer = await postWhatsAppWebhook(`${gateway.url}/whatsapp/webhook`, payload, { appSecret: WA_SECRET });
           if (answer.status !== 200) throw new Error(`whatsapp webhook answered ${answer.status}`);
         },
@@ -142,11 +167,16 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
     case "signal": {
       const fake = await startFakeSignalServer();
       return {
-        platform, model, strangerId: SIGNAL_IDS.alice,
+        platform,
+        model,
+        strangerId: SIGNAL_IDS.alice,
         section: (extra = {}) => ({ apiUrl: fake.url, number: SIGNAL_IDS.bot, ...extra }),
         env: modelEnv,
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "signal" && String(l["msg"]).startsWith("signal adapter connected")), { what: "the signal startup line", describe: () => gateway.output() });
+          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "signal" && String(l["msg"]).startsWith("signal adapter connected")), {
+            what: "the signal startup line",
+            describe: () => gateway.output(),
+          });
           await fake.waitFor(() => fake.connected, "the receive WebSocket");
         },
         sendDm: async (_gateway, text) => {
@@ -163,11 +193,16 @@ export async function startPlatform(platform: Platform): Promise<PlatformDriver>
     case "matrix": {
       const fake = await startFakeMatrixHomeserver({ maxPollMs: 2_000 });
       return {
-        platform, model, strangerId: MATRIX_IDS.alice,
+        platform,
+        model,
+        strangerId: MATRIX_IDS.alice,
         section: (extra = {}) => ({ homeserverUrl: fake.url, ...extra }),
         env: { ...modelEnv, MATRIX_ACCESS_TOKEN: fake.token },
         started: async (gateway) => {
-          await waitFor(() => gateway.logLines().find((l) => l["platform"] === "matrix" && l["mode"] === "sync" && String(l["msg"]).startsWith("matrix adapter connected")), { what: "the matrix startup line", describe: () => gateway.output() });
+          await waitFor(
+            () => gateway.logLines().find((l) => l["platform"] === "matrix" && l["mode"] === "sync" && String(l["msg"]).startsWith("matrix adapter connected")),
+            { what: "the matrix startup line", describe: () => gateway.output() },
+          );
         },
         sendDm: async (_gateway, text) => {
           fake.pushMessage(MATRIX_IDS.dm, MATRIX_IDS.alice, text);
@@ -190,5 +225,9 @@ export function codeIn(text: string): string | null {
 
 /** Waits until the bot has sent `count` texts to the stranger's DM. */
 export async function dmRepliesAtLeast(driver: PlatformDriver, count: number, what: string): Promise<string[]> {
-  return waitFor(() => (driver.dmReplies().length >= count ? driver.dmReplies() : undefined), { what, timeoutMs: 20_000, describe: () => JSON.stringify(driver.dmReplies()) });
+  return waitFor(() => (driver.dmReplies().length >= count ? driver.dmReplies() : undefined), {
+    what,
+    timeoutMs: 20_000,
+    describe: () => JSON.stringify(driver.dmReplies()),
+  });
 }

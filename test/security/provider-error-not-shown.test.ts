@@ -39,8 +39,16 @@ describe("provider errors", () => {
     async () => {
       const telegram = await startFakeTelegramServer();
       const slack = await startFakeSlackServer();
-      const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null, script: (request) => (request.kind === "chat" ? fakeErrorReply(400, DETAIL) : null) });
-      closers.push(() => telegram.close(), () => slack.close(), () => model.close());
+      const model = await startFakeOpenAiServer({
+        apiKey: FAKE_KEY,
+        title: null,
+        script: (request) => (request.kind === "chat" ? fakeErrorReply(400, DETAIL) : null),
+      });
+      closers.push(
+        () => telegram.close(),
+        () => slack.close(),
+        () => model.close(),
+      );
       const home = await makeHome({
         titles: { enabled: false },
         adapters: {
@@ -62,7 +70,9 @@ describe("provider errors", () => {
       });
 
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: 1, text: "hello" }));
-      const event = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text: "hello", user: SLACK_USER }), { signingSecret: SIGNING_SECRET });
+      const event = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text: "hello", user: SLACK_USER }), {
+        signingSecret: SIGNING_SECRET,
+      });
       expect(event.status).toBe(200);
       const http = await fetch(`${gateway.url}/v1/chat/completions`, {
         method: "POST",

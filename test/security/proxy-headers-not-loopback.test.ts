@@ -57,7 +57,11 @@ describe("proxy headers are never loopback", () => {
     async () => {
       const home = await makeHome({ titles: { enabled: false }, gateway: { trustProxy: ["127.0.0.1", "::1"] } });
       const gateway = await spawnGateway({ home });
-      for (const headers of <Array<Record<string, string>>>[{ "x-forwarded-for": "127.0.0.1" }, { forwarded: 'for="[::1]:4711"' }, { "x-real-ip": "127.0.0.1" }]) {
+      for (const headers of <Array<Record<string, string>>>[
+        { "x-forwarded-for": "127.0.0.1" },
+        { forwarded: 'for="[::1]:4711"' },
+        { "x-real-ip": "127.0.0.1" },
+      ]) {
         expect((await rawRequest(`${gateway.url}/ui/api/export`, { headers })).status, JSON.stringify(headers)).toBe(200);
       }
       for (const headers of <Array<Record<string, string>>>[
@@ -75,9 +79,13 @@ describe("proxy headers are never loopback", () => {
   );
 
   it("gateway.trustProxy and gateway.publicHosts: bad entries are config errors naming the key", () => {
-    expect(() => parseServeConfig({ gateway: { trustProxy: ["not-an-ip"] } })).toThrow(/gateway\.trustProxy\.0: "not-an-ip" is not an IP address or a CIDR range/);
+    expect(() => parseServeConfig({ gateway: { trustProxy: ["not-an-ip"] } })).toThrow(
+      /gateway\.trustProxy\.0: "not-an-ip" is not an IP address or a CIDR range/,
+    );
     expect(() => parseServeConfig({ gateway: { trustProxy: ["10.0.0.0/99"] } })).toThrow(/gateway\.trustProxy\.0/);
-    expect(() => parseServeConfig({ gateway: { publicHosts: ["https://gateway.example.com/"] } })).toThrow(/gateway\.publicHosts\.0: must be a list of host names/);
+    expect(() => parseServeConfig({ gateway: { publicHosts: ["https://gateway.example.com/"] } })).toThrow(
+      /gateway\.publicHosts\.0: must be a list of host names/,
+    );
     const config = parseServeConfig({ gateway: { trustProxy: ["127.0.0.1", "10.0.0.0/8", "::1"], publicHosts: ["gateway.example.com"] } });
     expect(config.gateway).toMatchObject({ trustProxy: ["127.0.0.1", "10.0.0.0/8", "::1"], publicHosts: ["gateway.example.com"] });
     expect(parseServeConfig({}).gateway).toMatchObject({ trustProxy: [], publicHosts: [] });

@@ -30,12 +30,22 @@ function dm(messageId: number, text: string): Record<string, unknown> {
 }
 
 /** A gateway whose Telegram home channel is MEMBER's DM, with a terminal session handed off there and MEMBER moved on with /new. */
-async function handedOff(backend: Backend, telegramKeys: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<{ telegram: FakeTelegramServer; db: SessionDB; id: string }> {
+async function handedOff(
+  backend: Backend,
+  telegramKeys: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<{ telegram: FakeTelegramServer; db: SessionDB; id: string }> {
   const telegram = await startFakeTelegramServer();
   closers.push(() => telegram.close());
   const { config: database, schema } = await databaseKey(backend);
   const homeChannels = { telegram: { chatId: String(MEMBER) } };
-  const home = await makeHome({ ...database, ...extra, titles: { enabled: false }, homeChannels, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...telegramKeys } } });
+  const home = await makeHome({
+    ...database,
+    ...extra,
+    titles: { enabled: false },
+    homeChannels,
+    adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...telegramKeys } },
+  });
   await spawnGateway({ home, env: { TELEGRAM_BOT_TOKEN: telegram.token } });
   const db = schema === null ? await openSessionDB(databaseOf(home)) : await openSessionDB(TEST_PG_URL, { schema, poolSize: 2 });
   closers.push(() => db.close());

@@ -23,7 +23,10 @@ const HOME_CHAT = "home-chat";
 const OPERATOR = "operator";
 
 const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 
@@ -63,7 +66,13 @@ describe("security: session_search in a handed-off session searches as the perso
       open.push(db);
 
       // Mallory talked in the home channel before (her own session of that chat).
-      const before = await postWebhook(gateway.url, SECRET, { chatId: HOME_CHAT, chatType: "channel", userId: "mallory", text: "mallory: the tamarind shipment is late", messageId: "h1" });
+      const before = await postWebhook(gateway.url, SECRET, {
+        chatId: HOME_CHAT,
+        chatType: "channel",
+        userId: "mallory",
+        text: "mallory: the tamarind shipment is late",
+        messageId: "h1",
+      });
       expect(before.status).toBe(202);
       const mallorysOld = String(((await callback.replyTo("h1")).body as { sessionId?: string }).sessionId);
 
@@ -78,19 +87,32 @@ describe("security: session_search in a handed-off session searches as the perso
         { role: "user", content: "Plan the 1.0 release" },
         { role: "assistant", content: "Freeze the API first." },
       ]);
-      const outcome = await requestHandoff(db, { sessionId: handed.id, platform: "webhook" }, { homeChannels: { webhook: { chatId: HOME_CHAT, name: "Home" } }, timeoutMs: 30_000, pollMs: 100 });
+      const outcome = await requestHandoff(
+        db,
+        { sessionId: handed.id, platform: "webhook" },
+        { homeChannels: { webhook: { chatId: HOME_CHAT, name: "Home" } }, timeoutMs: 30_000, pollMs: 100 },
+      );
       expect(outcome.status).toBe("completed");
       await callback.waitFor((d) => d.body.inReplyTo.includes(`handoff:${outcome.id}`), "the handoff summary");
 
       // Mallory posts in the handoff channel; her model searches.
       model.enqueue(fakeToolCallReply([{ name: "session_search", arguments: JSON.stringify({ query: "tamarind" }) }]), fakeTextReply("Searched."));
-      const ack = await postWebhook(gateway.url, SECRET, { chatId: HOME_CHAT, chatType: "channel", userId: "mallory", text: "anything about tamarind?", messageId: "h2" });
+      const ack = await postWebhook(gateway.url, SECRET, {
+        chatId: HOME_CHAT,
+        chatType: "channel",
+        userId: "mallory",
+        text: "anything about tamarind?",
+        messageId: "h2",
+      });
       expect(ack.status).toBe(202);
       const reply = await callback.replyTo("h2");
       expect((reply.body as { sessionId?: string }).sessionId).toBe(handed.id);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
 
-      const found = (await db.getMessages(handed.id)).filter((m) => m.role === "tool").map((m) => String(m.content)).join("\n");
+      const found = (await db.getMessages(handed.id))
+        .filter((m) => m.role === "tool")
+        .map((m) => String(m.content))
+        .join("\n");
       expect(found).not.toMatch(/vault code/u);
       expect(found).toMatch(/tamarind shipment is late/u);
       expect(found).toContain(mallorysOld);

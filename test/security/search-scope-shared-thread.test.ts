@@ -12,14 +12,27 @@ import { afterEach, describe, expect, it } from "vitest";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
 import { fakeTextReply, fakeToolCallReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, databaseOf, makeHome, postWebhook, spawnGateway, startCallbackServer, type GatewayProcess, type CallbackServer, type WebhookMessage } from "../serve/gateway-process.js";
+import {
+  cleanupProcesses,
+  databaseOf,
+  makeHome,
+  postWebhook,
+  spawnGateway,
+  startCallbackServer,
+  type GatewayProcess,
+  type CallbackServer,
+  type WebhookMessage,
+} from "../serve/gateway-process.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-shared-thread";
 const SECRET = "shared-thread-secret-0123456789";
 
 const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 
@@ -85,14 +98,21 @@ describe("security: session_search in a shared thread searches as the person spe
       const db = await setup.open();
       try {
         expect((await db.getSession(shared))?.userId).toBe("alice");
-        const found = (await db.getMessages(shared)).filter((m) => m.role === "tool").map((m) => String(m.content)).join("\n");
+        const found = (await db.getMessages(shared))
+          .filter((m) => m.role === "tool")
+          .map((m) => String(m.content))
+          .join("\n");
         expect(found).not.toMatch(/payroll password/u);
         expect(found).toMatch(/marigold seeds arrive tuesday/u);
       } finally {
         await db.close();
       }
       // What the provider received as the tool result is what was stored.
-      const sent = setup.fake.chatRequests().flatMap((r) => r.body?.messages ?? []).filter((m) => m.role === "tool").map((m) => String(m.content));
+      const sent = setup.fake
+        .chatRequests()
+        .flatMap((r) => r.body?.messages ?? [])
+        .filter((m) => m.role === "tool")
+        .map((m) => String(m.content));
       expect(sent.join("\n")).not.toMatch(/payroll password/u);
     },
     TEST_TIMEOUT,

@@ -47,7 +47,12 @@ async function gatewayWith(backend: Backend, extra: Record<string, unknown>) {
   const telegram = await startFakeTelegramServer();
   closers.push(() => telegram.close());
   const { config: database, schema } = await databaseKey(backend);
-  const home = await makeHome({ ...database, titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [MEMBER] } }, ...extra });
+  const home = await makeHome({
+    ...database,
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [MEMBER] } },
+    ...extra,
+  });
   await spawnGateway({ home, env: { TELEGRAM_BOT_TOKEN: telegram.token } });
   return { telegram, db: await openDb(home, schema) };
 }

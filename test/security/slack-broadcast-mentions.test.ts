@@ -33,17 +33,31 @@ afterEach(async () => {
 async function start(): Promise<{ slack: FakeSlackServer; model: FakeOpenAiServer; gateway: GatewayProcess }> {
   const slack = await startFakeSlackServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => slack.close(), () => model.close());
-  const home = await makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, slack: { apiUrl: slack.url, allowedUsers: [SLACK_USER] } } });
+  closers.push(
+    () => slack.close(),
+    () => model.close(),
+  );
+  const home = await makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, slack: { apiUrl: slack.url, allowedUsers: [SLACK_USER] } },
+  });
   const gateway = await spawnGateway({
     home,
-    env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: SIGNING_SECRET },
+    env: {
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: FAKE_KEY,
+      THREADLINE_MODEL: "fake-model",
+      SLACK_BOT_TOKEN: slack.botToken,
+      SLACK_SIGNING_SECRET: SIGNING_SECRET,
+    },
   });
   return { slack, model, gateway };
 }
 
 async function say(gateway: GatewayProcess, text: string): Promise<void> {
-  const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text, user: SLACK_USER }), { signingSecret: SIGNING_SECRET });
+  const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text, user: SLACK_USER }), {
+    signingSecret: SIGNING_SECRET,
+  });
   expect(answer.status).toBe(200);
 }
 

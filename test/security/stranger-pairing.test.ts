@@ -47,7 +47,9 @@ async function pairingFlow(driver: PlatformDriver, backend: Backend): Promise<vo
   await driver.sendDm(gateway, "now answer me");
   const replies = await dmRepliesAtLeast(driver, 2, "the answer after approval");
   expect(replies).toEqual([first, "Reply to: now answer me"]);
-  expect(driver.model.chatRequests().some((r) => JSON.stringify(r).includes("hello, who are you") || JSON.stringify(r).includes("are you still there"))).toBe(false);
+  expect(driver.model.chatRequests().some((r) => JSON.stringify(r).includes("hello, who are you") || JSON.stringify(r).includes("are you still there"))).toBe(
+    false,
+  );
   expect(await gateway.stop()).toEqual({ code: 0, signal: null });
   expect(gateway.output()).not.toContain(code!);
   // The startup log said once that pairing was picked because the section does not say.
@@ -95,7 +97,10 @@ describe("a stranger is paired, not answered", () => {
     async () => {
       const telegram = await startFakeTelegramServer();
       const model = await startFakeOpenAiServer({ apiKey: "sk-fake-security", title: null });
-      closers.push(() => telegram.close(), () => model.close());
+      closers.push(
+        () => telegram.close(),
+        () => model.close(),
+      );
       const GROUP = -1001234567890;
       const home = await makeHome({
         titles: { enabled: false },
@@ -108,12 +113,20 @@ describe("a stranger is paired, not answered", () => {
       await waitFor(() => gateway.logLines().find((l) => l["platform"] === "telegram" && l["mode"] === "polling"), { what: "the telegram startup line" });
       // The group fixture's sender (222222, Bob) is unknown; 555555 is listed.
       telegram.pushUpdate(telegramUpdate("update-group-mention", { message_id: 11, text: "@threadline_test_bot stranger here" }));
-      telegram.pushUpdate(telegramUpdate("update-group-mention", { message_id: 12, text: "@threadline_test_bot listed here", from: { id: 555555, first_name: "Dan", username: "dan" } }));
+      telegram.pushUpdate(
+        telegramUpdate("update-group-mention", {
+          message_id: 12,
+          text: "@threadline_test_bot listed here",
+          from: { id: 555555, first_name: "Dan", username: "dan" },
+        }),
+      );
       await telegram.waitFor(() => telegram.sentTo(GROUP)[0], "the listed sender's answer");
       expect(telegram.sentTo(GROUP).map((m) => m.reply_to)).toEqual([12]);
       expect(telegram.sentTo(GROUP)[0]!.plain).toContain("listed here");
       expect(telegram.sentTo(222222)).toEqual([]);
-      expect(telegram.callsOf("sendMessage").some((c) => codeIn(String(c.params["text"] ?? "")) !== null && String(c.params["text"]).includes("pairing"))).toBe(false);
+      expect(telegram.callsOf("sendMessage").some((c) => codeIn(String(c.params["text"] ?? "")) !== null && String(c.params["text"]).includes("pairing"))).toBe(
+        false,
+      );
       expect(model.chatRequests().some((r) => JSON.stringify(r).includes("stranger here"))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
     },

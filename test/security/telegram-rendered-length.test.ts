@@ -27,9 +27,18 @@ afterEach(async () => {
 async function start(): Promise<{ telegram: FakeTelegramServer; model: FakeOpenAiServer }> {
   const telegram = await startFakeTelegramServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => telegram.close(), () => model.close());
-  const home = await makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [TELEGRAM_USER] } } });
-  await spawnGateway({ home, env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", TELEGRAM_BOT_TOKEN: telegram.token } });
+  closers.push(
+    () => telegram.close(),
+    () => model.close(),
+  );
+  const home = await makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [TELEGRAM_USER] } },
+  });
+  await spawnGateway({
+    home,
+    env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", TELEGRAM_BOT_TOKEN: telegram.token },
+  });
   return { telegram, model };
 }
 
@@ -52,7 +61,16 @@ describe("Telegram rendered length", () => {
       expect(markdown.length).toBeLessThan(LIMIT);
       model.enqueue(fakeTextReply(markdown));
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: 1, text: "write it all" }));
-      await telegram.waitFor(() => parts(telegram.sentTo(TELEGRAM_USER).map((m) => m.plain).join("\n")).length === 215, "every part of the reply");
+      await telegram.waitFor(
+        () =>
+          parts(
+            telegram
+              .sentTo(TELEGRAM_USER)
+              .map((m) => m.plain)
+              .join("\n"),
+          ).length === 215,
+        "every part of the reply",
+      );
       const sent = telegram.sentTo(TELEGRAM_USER);
       expect(sent.length).toBeGreaterThan(1);
       for (const message of sent) expect(message.plain.length).toBeLessThanOrEqual(LIMIT);
@@ -71,8 +89,24 @@ describe("Telegram rendered length", () => {
       // Telegram refuses the first chunk (e.g. it counts something differently from us).
       telegram.failNext("sendMessage", { status: 400, body: telegramFixture("error-400-too-long") });
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: 1, text: "write it all" }));
-      await telegram.waitFor(() => parts(telegram.sentTo(TELEGRAM_USER).map((m) => m.plain).join("\n")).length === 600, "every part of the reply");
-      expect(parts(telegram.sentTo(TELEGRAM_USER).map((m) => m.plain).join("\n"))).toEqual(parts(markdown));
+      await telegram.waitFor(
+        () =>
+          parts(
+            telegram
+              .sentTo(TELEGRAM_USER)
+              .map((m) => m.plain)
+              .join("\n"),
+          ).length === 600,
+        "every part of the reply",
+      );
+      expect(
+        parts(
+          telegram
+            .sentTo(TELEGRAM_USER)
+            .map((m) => m.plain)
+            .join("\n"),
+        ),
+      ).toEqual(parts(markdown));
       expect(telegram.callsOf("sendMessage").filter((c) => c.status === 400)).toHaveLength(1);
     },
     TEST_TIMEOUT,

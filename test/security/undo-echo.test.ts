@@ -28,9 +28,18 @@ describe("/undo", () => {
     async () => {
       const telegram = await startFakeTelegramServer();
       const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-      closers.push(() => telegram.close(), () => model.close());
-      const home = await makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [TELEGRAM_USER] } } });
-      await spawnGateway({ home, env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", TELEGRAM_BOT_TOKEN: telegram.token } });
+      closers.push(
+        () => telegram.close(),
+        () => model.close(),
+      );
+      const home = await makeHome({
+        titles: { enabled: false },
+        adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, allowedUsers: [TELEGRAM_USER] } },
+      });
+      await spawnGateway({
+        home,
+        env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: FAKE_KEY, THREADLINE_MODEL: "fake-model", TELEGRAM_BOT_TOKEN: telegram.token },
+      });
 
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: 1, text: SECRET_WORDS }));
       await telegram.waitFor(() => telegram.sentTo(TELEGRAM_USER)[0], "the reply");

@@ -40,7 +40,9 @@ describe("the generic webhook refuses replays", () => {
       const raw = JSON.stringify(message("swapped"));
       const swapped = await postWebhook(gateway.url, SECRET, message("swapped"), {
         timestamp: now,
-        signature: `sha256=${createHmac("sha256", SECRET).update(`${now - 600}.${raw}`).digest("hex")}`,
+        signature: `sha256=${createHmac("sha256", SECRET)
+          .update(`${now - 600}.${raw}`)
+          .digest("hex")}`,
       });
       expect(swapped.status).toBe(401);
 

@@ -17,7 +17,9 @@ describe("webhook secrets need at least 16 characters", () => {
     const telegram = { token: "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi", mode: "webhook", webhookUrl: "https://bot.example.test/tg" };
     expect(() => parseServeConfig({ adapters: { telegram: { ...telegram, secret: "x" } } }, { env: {} })).toThrow(/adapters\.telegram\.secret: must be 16–256/);
     expect(() => parseServeConfig({ adapters: { telegram: { ...telegram, secret: "fifteen-chars15" } } }, { env: {} })).toThrow(/adapters\.telegram\.secret/);
-    expect(parseServeConfig({ adapters: { telegram: { ...telegram, secret: "sixteen-chars-16" } } }, { env: {} }).adapters.telegram?.secret).toBe("sixteen-chars-16");
+    expect(parseServeConfig({ adapters: { telegram: { ...telegram, secret: "sixteen-chars-16" } } }, { env: {} }).adapters.telegram?.secret).toBe(
+      "sixteen-chars-16",
+    );
     expect(() => parseServeConfig({ adapters: { webhook: { enabled: true, secret: "short-secret" } } })).toThrow(/adapters\.webhook\.secret/);
     const whatsapp = configFileProblems({ adapters: { whatsapp: { verifyToken: "verify-me-1" } } }, { env: {} });
     expect(whatsapp.join("\n")).toMatch(/adapters\.whatsapp\.verifyToken: must be .*16–256/);
@@ -25,17 +27,13 @@ describe("webhook secrets need at least 16 characters", () => {
     expect(() => parseServeConfig({ adapters: { telegram: { ...telegram, secret: "tiny" } } }, { env: {} })).toThrow(/a string of 4 characters/);
   });
 
-  it(
-    "threadline serve refuses a short Telegram webhook secret with exit 2, naming adapters.telegram.secret",
-    async () => {
-      const home = await makeHome({
-        adapters: { telegram: { token: "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi", mode: "webhook", webhookUrl: "https://bot.example.test/tg", secret: "s" } },
-      });
-      const result = await runServe({ home, args: ["--port", "0"] });
-      expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/adapters\.telegram\.secret/);
-      expect(result.stderr).toMatch(/16/);
-    },
-    60_000,
-  );
+  it("threadline serve refuses a short Telegram webhook secret with exit 2, naming adapters.telegram.secret", async () => {
+    const home = await makeHome({
+      adapters: { telegram: { token: "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghi", mode: "webhook", webhookUrl: "https://bot.example.test/tg", secret: "s" } },
+    });
+    const result = await runServe({ home, args: ["--port", "0"] });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/adapters\.telegram\.secret/);
+    expect(result.stderr).toMatch(/16/);
+  }, 60_000);
 });

@@ -118,7 +118,9 @@ describe("automatic compression with two replicas on PostgreSQL", () => {
         return sessions.filter((s) => s !== null && s.sessionKey !== null && s.sessionKey.includes(KEY_HEADER)).map((s) => s!);
       };
       // Every summary asked for ends in exactly one continuation (none is made twice, none wasted).
-      await waitFor(async () => summaries >= 1 && (await chain()).filter((s) => s.endedAt !== null).length === summaries, { what: "each summary to end in its continuation" });
+      await waitFor(async () => summaries >= 1 && (await chain()).filter((s) => s.endedAt !== null).length === summaries, {
+        what: "each summary to end in its continuation",
+      });
       const ours = await chain();
       const childrenOf = new Map<string, number>();
       for (const s of ours) if (s.parentSessionId !== null) childrenOf.set(s.parentSessionId, (childrenOf.get(s.parentSessionId) ?? 0) + 1);
@@ -127,7 +129,11 @@ describe("automatic compression with two replicas on PostgreSQL", () => {
       expect(ours.filter((s) => s.endedAt !== null).every((s) => s.endReason === "compression")).toBe(true);
       // Every message said is in the chain: verbatim, or its fact in a summary.
       const texts = (await Promise.all(ours.map((s) => store.getMessages(s.id)))).flat().map((m) => String(m.content));
-      for (const text of said) expect(texts.some((t) => t === text || t.includes(text.split(" ")[2]!)), text).toBe(true);
+      for (const text of said)
+        expect(
+          texts.some((t) => t === text || t.includes(text.split(" ")[2]!)),
+          text,
+        ).toBe(true);
     } finally {
       await store.close();
     }

@@ -3,7 +3,9 @@ import { configFileDocument, parseServeConfig, suggestConfigKeys } from "../../s
 
 describe("hermes-style (snake_case) config keys", () => {
   it("a top-level group_sessions_per_user is refused, pointing at sessions.groupSessionsPerUser", () => {
-    expect(() => parseServeConfig({ group_sessions_per_user: false })).toThrow(/group_sessions_per_user: unknown key, did you mean "sessions\.groupSessionsPerUser"\?/u);
+    expect(() => parseServeConfig({ group_sessions_per_user: false })).toThrow(
+      /group_sessions_per_user: unknown key, did you mean "sessions\.groupSessionsPerUser"\?/u,
+    );
     expect(() => parseServeConfig({ thread_sessions_per_user: true })).toThrow(/did you mean "sessions\.threadSessionsPerUser"\?/u);
   });
 
@@ -20,10 +22,16 @@ describe("hermes-style (snake_case) config keys", () => {
   });
 
   it("snake_case inside the right section, in records and lists, is matched generically", () => {
-    expect(() => parseServeConfig({ sessions: { max_queue_depth: 5 } })).toThrow(/sessions\.max_queue_depth: unknown key, did you mean "sessions\.maxQueueDepth"\?/u);
-    expect(() => parseServeConfig({ reset: { platforms: { telegram: { idle_minutes: 30 } } } })).toThrow(/did you mean "reset\.platforms\.telegram\.idleMinutes"\?/u);
+    expect(() => parseServeConfig({ sessions: { max_queue_depth: 5 } })).toThrow(
+      /sessions\.max_queue_depth: unknown key, did you mean "sessions\.maxQueueDepth"\?/u,
+    );
+    expect(() => parseServeConfig({ reset: { platforms: { telegram: { idle_minutes: 30 } } } })).toThrow(
+      /did you mean "reset\.platforms\.telegram\.idleMinutes"\?/u,
+    );
     expect(() => parseServeConfig({ gateway: { drain_timeout_seconds: 5 } })).toThrow(/did you mean "gateway\.drainTimeoutSeconds"\?/u);
-    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", user_id: "alice" }] } })).toThrow(/api\.keys\.0\.user_id: unknown key, did you mean "api\.keys\.0\.userId"\?/u);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", user_id: "alice" }] } })).toThrow(
+      /api\.keys\.0\.user_id: unknown key, did you mean "api\.keys\.0\.userId"\?/u,
+    );
     expect(() => parseServeConfig({ "auto-prune": { "retention-days": 3 } })).toThrow(/did you mean "autoPrune\.retentionDays"\?/u);
     // A camelCase key in the wrong section is pointed at its section.
     expect(() => parseServeConfig({ redactPii: true })).toThrow(/redactPii: unknown key, did you mean "sessions\.redactPii"\?/u);
@@ -64,21 +72,34 @@ describe("parseServeConfig reports every problem at once", () => {
   });
 
   it("a hermes-agent key is named as such; one with no equivalent says so instead of a generic unknown key", () => {
-    expect(() => parseServeConfig({ sessions: { auto_prune: true } })).toThrow(/^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u);
+    expect(() => parseServeConfig({ sessions: { auto_prune: true } })).toThrow(
+      /^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u,
+    );
     expect(() => parseServeConfig({ sessions: { vacuum_after_prune: false } })).toThrow(/did you mean "autoPrune\.vacuum"\?/u);
     expect(() => parseServeConfig({ session_reset: { notify: false, notify_exclude_platforms: ["webhook"] } })).toThrow(
       /^session_reset\.notify: unknown key, did you mean "reset\.notify"\? \(hermes-agent's name\); session_reset\.notify_exclude_platforms: unknown key, did you mean "reset\.notifyExclude"\? \(hermes-agent's name\)$/u,
     );
-    expect(() => parseServeConfig({ session_reset: { bg_process_max_age_hours: 24 } })).toThrow(/^session_reset\.bg_process_max_age_hours: hermes-agent's background processes have no equivalent in Threadline/u);
+    expect(() => parseServeConfig({ session_reset: { bg_process_max_age_hours: 24 } })).toThrow(
+      /^session_reset\.bg_process_max_age_hours: hermes-agent's background processes have no equivalent in Threadline/u,
+    );
     expect(() => parseServeConfig({ compression: { threshold: 0.5, summary_model: "m" } })).toThrow(
       /^compression\.summary_model: unknown key, did you mean "compression\.model"\? \(hermes-agent's name\)$/u,
     );
     expect(() => parseServeConfig({ compression: { abort_on_summary_failure: true } })).toThrow(
       /^compression\.abort_on_summary_failure: unknown key, did you mean "compression\.abortOnSummaryFailure"\? \(hermes-agent's name\)$/u,
     );
-    expect(() => parseServeConfig({ compression: { threshold: 1.5 } })).toThrow(/^compression\.threshold: must be a share of the context window above 0 and at most 1/u);
-    expect(() => parseServeConfig({ compression: { protectLastN: 0 } })).toThrow(/^compression\.protectLastN: must be a whole number of messages from 1 to 1,000 \(got 0\)$/u);
-    expect(parseServeConfig({ compression: { threshold: 0.6, targetRatio: 0.3 } }).compression).toMatchObject({ threshold: 0.6, targetRatio: 0.3, protectLastN: 20, enabled: true });
+    expect(() => parseServeConfig({ compression: { threshold: 1.5 } })).toThrow(
+      /^compression\.threshold: must be a share of the context window above 0 and at most 1/u,
+    );
+    expect(() => parseServeConfig({ compression: { protectLastN: 0 } })).toThrow(
+      /^compression\.protectLastN: must be a whole number of messages from 1 to 1,000 \(got 0\)$/u,
+    );
+    expect(parseServeConfig({ compression: { threshold: 0.6, targetRatio: 0.3 } }).compression).toMatchObject({
+      threshold: 0.6,
+      targetRatio: 0.3,
+      protectLastN: 20,
+      enabled: true,
+    });
   });
 });
 
@@ -91,7 +112,12 @@ describe("configFileDocument (what config show prints)", () => {
       homeChannels: { telegram: { chatId: "-100123" } },
       sessions: { groupSessionsPerUser: false, maxQueueDepth: 8 },
       reset: { mode: "idle", idleMinutes: 120, platforms: { telegram: { mode: "daily", atHour: 5 } }, types: { dm: { mode: "none" } } },
-      api: { keys: [{ key: "admin-key-0123456789", name: "ops" }, { key: "alice-key-0123456789", userId: "alice" }] },
+      api: {
+        keys: [
+          { key: "admin-key-0123456789", name: "ops" },
+          { key: "alice-key-0123456789", userId: "alice" },
+        ],
+      },
     };
     const config = parseServeConfig(source);
     const file = configFileDocument(config);

@@ -13,7 +13,16 @@ import { tokenCounterFor, type TokenCounter } from "../../src/context/token-coun
 import type { ConversationMessage } from "../../src/store/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
 import { startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabase, type CallbackServer, type GatewayProcess } from "./gateway-process.js";
+import {
+  cleanupProcesses,
+  makeHome,
+  postWebhook,
+  spawnGateway,
+  startCallbackServer,
+  withDatabase,
+  type CallbackServer,
+  type GatewayProcess,
+} from "./gateway-process.js";
 import { contentText, dialogue } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 180_000;
@@ -75,7 +84,16 @@ async function windowedModel(window: number, factor = 1, summaries = false): Pro
         // A summary carries the facts (WORD-123) it was given, as a model's summary would.
         const facts = [...new Set(contentText(lastUser!.content).match(/\b[A-Z]+-\d+\b/gu) ?? [])];
         const content = `Facts: ${facts.join(", ") || "none"}`;
-        return { json: { id: `chatcmpl-${n}`, object: "chat.completion", created: 0, model: MODEL, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: tokens, completion_tokens: 5, total_tokens: tokens + 5 } } };
+        return {
+          json: {
+            id: `chatcmpl-${n}`,
+            object: "chat.completion",
+            created: 0,
+            model: MODEL,
+            choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+            usage: { prompt_tokens: tokens, completion_tokens: 5, total_tokens: tokens + 5 },
+          },
+        };
       }
       return {
         json: {
@@ -100,7 +118,12 @@ interface Setup {
   send(text: string, messageId: string): Promise<CallbackServer["deliveries"][number]>;
 }
 
-async function setup(backend: "sqlite" | "postgres", fake: FakeOpenAiServer, provider: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Setup> {
+async function setup(
+  backend: "sqlite" | "postgres",
+  fake: FakeOpenAiServer,
+  provider: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<Setup> {
   let database: Record<string, unknown> = {};
   if (backend === "postgres") {
     await requirePostgres();
@@ -133,7 +156,10 @@ function words(tag: string, count: number): string {
 }
 
 function systemText(request: FakeOpenAiRequest): string {
-  return (request.body?.messages ?? []).filter((m) => m.role === "system").map((m) => contentText(m.content)).join("\n");
+  return (request.body?.messages ?? [])
+    .filter((m) => m.role === "system")
+    .map((m) => contentText(m.content))
+    .join("\n");
 }
 
 for (const backend of ["sqlite", "postgres"] as const) {

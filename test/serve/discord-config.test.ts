@@ -50,8 +50,12 @@ describe("adapters.discord", () => {
     }
     expect(message).toMatch(/adapters\.discord\.token: must be the bot token from the Developer Portal .* \(got a string of 24 characters\)/);
     expect(message).not.toContain("secret value with spaces");
-    expect(() => parseServeConfig({ adapters: { discord: { gatewayUrl: "http://127.0.0.1/gateway" } } })).toThrow(/adapters\.discord\.gatewayUrl: must be a ws:\/\/ or wss:\/\/ gateway URL/);
+    expect(() => parseServeConfig({ adapters: { discord: { gatewayUrl: "http://127.0.0.1/gateway" } } })).toThrow(
+      /adapters\.discord\.gatewayUrl: must be a ws:\/\/ or wss:\/\/ gateway URL/,
+    );
     expect(() => parseServeConfig({ adapters: { discord: { apiUrl: "discord.com" } } })).toThrow(/adapters\.discord\.apiUrl: must be the REST API base URL/);
-    expect(() => parseServeConfig({ adapters: { discord: { tokn: "x" } } })).toThrow(/adapters\.discord: unknown key\(s\) "tokn"; allowed: .*token.*apiUrl.*gatewayUrl/);
+    expect(() => parseServeConfig({ adapters: { discord: { tokn: "x" } } })).toThrow(
+      /adapters\.discord: unknown key\(s\) "tokn"; allowed: .*token.*apiUrl.*gatewayUrl/,
+    );
   });
 });

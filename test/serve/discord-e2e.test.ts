@@ -23,12 +23,18 @@ afterEach(async () => {
 async function fakes(): Promise<{ discord: FakeDiscordServer; model: FakeOpenAiServer }> {
   const discord = await startFakeDiscordServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => discord.close(), () => model.close());
+  closers.push(
+    () => discord.close(),
+    () => model.close(),
+  );
   return { discord, model };
 }
 
 function setupHome(discord: FakeDiscordServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, discord: { apiUrl: discord.url, ...openUnlessRestricted(extra) } } });
+  return makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, discord: { apiUrl: discord.url, ...openUnlessRestricted(extra) } },
+  });
 }
 
 /**
@@ -110,7 +116,12 @@ describe("threadline serve with Discord", () => {
       await discord.waitFor(() => discord.sentTo(THREAD).length === 1, "the first thread reply");
       discord.pushMessage(mention("message-thread", "1500000000000000024", "thread from dan", dan));
       await discord.waitFor(() => discord.sentTo(THREAD).length === 2, "the second thread reply");
-      expect(discord.sentTo(GENERAL).map((m) => m.reply_to).sort()).toEqual(["1500000000000000021", "1500000000000000022"]);
+      expect(
+        discord
+          .sentTo(GENERAL)
+          .map((m) => m.reply_to)
+          .sort(),
+      ).toEqual(["1500000000000000021", "1500000000000000022"]);
       // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Dan] thread from dan");
       expect(dialogue(second).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice Doe] thread from alice", "[Dan] thread from dan"]);
@@ -119,7 +130,11 @@ describe("threadline serve with Discord", () => {
       await withDatabase(home, async (db) => {
         const keys = (await db.listRoutes()).items.map((r) => r.key).sort();
         expect(keys).toEqual(
-          [`agent:main:discord:group:${GENERAL}:${DISCORD_IDS.alice}`, `agent:main:discord:group:${GENERAL}:${DAN}`, `agent:main:discord:thread:${GENERAL}:${THREAD}`].sort(),
+          [
+            `agent:main:discord:group:${GENERAL}:${DISCORD_IDS.alice}`,
+            `agent:main:discord:group:${GENERAL}:${DAN}`,
+            `agent:main:discord:thread:${GENERAL}:${THREAD}`,
+          ].sort(),
         );
         expect(await db.searchMessages("nobody")).toHaveLength(0);
       });

@@ -362,7 +362,11 @@ export async function postWebhook(
 ): Promise<JsonResponse<Record<string, unknown>>> {
   const raw = JSON.stringify(message);
   const signed = webhookHeaders(secret, raw, options.timestamp);
-  const headers: Record<string, string> = { "content-type": "application/json", "x-threadline-timestamp": signed["x-threadline-timestamp"]!, ...options.headers };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "x-threadline-timestamp": signed["x-threadline-timestamp"]!,
+    ...options.headers,
+  };
   const signature = options.signature === undefined ? signed["x-threadline-signature"]! : options.signature;
   if (signature !== null) headers["x-threadline-signature"] = signature;
   const response = await fetch(`${url}${options.path ?? "/webhook"}`, {
@@ -448,10 +452,14 @@ export async function startCallbackServer(secret: string): Promise<CallbackServe
       waitFor(() => deliveries.find(match), {
         what,
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
-        describe: () => `deliveries so far: ${JSON.stringify(deliveries.map((d) => d.body), null, 1)}`,
+        describe: () =>
+          `deliveries so far: ${JSON.stringify(
+            deliveries.map((d) => d.body),
+            null,
+            1,
+          )}`,
       }),
-    replyTo: (messageId, timeoutMs) =>
-      callback.waitFor((d) => d.body.inReplyTo.includes(messageId), `the callback answering ${messageId}`, timeoutMs),
+    replyTo: (messageId, timeoutMs) => callback.waitFor((d) => d.body.inReplyTo.includes(messageId), `the callback answering ${messageId}`, timeoutMs),
     close() {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -13,15 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HandoffError, requestHandoff, type HandoffOutcome } from "../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
-import {
-  cleanupProcesses,
-  databaseOf,
-  makeHome,
-  postWebhook,
-  spawnGateway,
-  startCallbackServer,
-  type CallbackServer,
-} from "./gateway-process.js";
+import { cleanupProcesses, databaseOf, makeHome, postWebhook, spawnGateway, startCallbackServer, type CallbackServer } from "./gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const SECRET = "e2e-handoff-secret-0123456789";
@@ -39,7 +31,10 @@ afterEach(async () => {
 
 /** The backends of the success test (`THREADLINE_STORES` narrows them). */
 const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 
@@ -123,7 +118,9 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       const summary = await callback.waitFor((d) => d.body.inReplyTo.includes(`handoff:${outcome.id}`), "the handoff summary");
       expect(summary.signatureValid).toBe(true);
       expect(summary.body).toMatchObject({ chatId: HOME_CHAT, threadId: null, kind: "reply", sessionId: id });
-      expect(summary.body.text).toMatch(/^Echo: \[System note: This conversation was handed off from the terminal to webhook; summarise where things stand and what is next/);
+      expect(summary.body.text).toMatch(
+        /^Echo: \[System note: This conversation was handed off from the terminal to webhook; summarise where things stand and what is next/,
+      );
 
       expect((await db.getRoute(HOME_KEY))?.sessionId).toBe(id);
       expect(await db.getHandoff(outcome.id)).toMatchObject({
@@ -139,7 +136,13 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       expect((await db.getMessages(id)).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
 
       // The conversation continues in the home channel, in the same session.
-      const ack = await postWebhook(gateway.url, SECRET, { chatId: HOME_CHAT, userId: "alice", chatType: "channel", text: "what is next?", messageId: "m-next" });
+      const ack = await postWebhook(gateway.url, SECRET, {
+        chatId: HOME_CHAT,
+        userId: "alice",
+        chatType: "channel",
+        text: "what is next?",
+        messageId: "m-next",
+      });
       expect(ack.status).toBe(202);
       expect(ack.body).toMatchObject({ sessionKey: HOME_KEY });
       const next = await callback.replyTo("m-next");
@@ -173,9 +176,7 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       expect(busy.reason).toBe("turn_running");
 
       const started = Date.now();
-      const failed = await handoffError(
-        requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: homes, timeoutMs: 30_000, pollMs: 100 }),
-      );
+      const failed = await handoffError(requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: homes, timeoutMs: 30_000, pollMs: 100 }));
       expect(failed.reason).toBe("failed");
       expect(failed.message).toMatch(/could not hand this session off to telegram: no telegram adapter is connected to the running gateway/);
       expect(Date.now() - started).toBeLessThan(20_000);

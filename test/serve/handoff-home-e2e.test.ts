@@ -31,7 +31,12 @@ function dm(messageId: number, text: string): Record<string, unknown> {
   return telegramUpdate("update-private-text", { message_id: messageId, text });
 }
 
-function mention(fixture: "update-group-mention" | "update-forum-topic", messageId: number, text: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function mention(
+  fixture: "update-group-mention" | "update-forum-topic",
+  messageId: number,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return telegramUpdate(fixture, { message_id: messageId, text: `@threadline_test_bot ${text}`, ...extra });
 }
 
@@ -68,7 +73,9 @@ describe("threadline serve: a handoff continues where the home chat's next messa
 
       // 1. A direct chat with the bot (the typical home): its key is the DM's own.
       telegram.pushUpdate(dm(1, "/sethome"));
-      expect((await telegram.waitFor(() => telegram.sentTo(DM)[0], "the /sethome notice in the DM")).plain).toContain("This chat is now the telegram home channel");
+      expect((await telegram.waitFor(() => telegram.sentTo(DM)[0], "the /sethome notice in the DM")).plain).toContain(
+        "This chat is now the telegram home channel",
+      );
       const inDm = await cliSession(db, "the DM release");
       const toDm = await handoff(inDm);
       expect(toDm).toMatchObject({ chatId: String(DM), threadId: null, sessionKey: `agent:main:telegram:dm:${DM}` });
@@ -87,7 +94,9 @@ describe("threadline serve: a handoff continues where the home chat's next messa
 
       // 2. A group, one session per person (the default): the lane of whoever sent /sethome.
       telegram.pushUpdate(mention("update-group-mention", 10, "/sethome", { from: BOB }));
-      expect((await telegram.waitFor(() => telegram.sentTo(GROUP)[0], "the /sethome notice in the group")).plain).toContain("This chat is now the telegram home channel");
+      expect((await telegram.waitFor(() => telegram.sentTo(GROUP)[0], "the /sethome notice in the group")).plain).toContain(
+        "This chat is now the telegram home channel",
+      );
       const inGroup = await cliSession(db, "the group release");
       const toGroup = await handoff(inGroup);
       expect(toGroup).toMatchObject({ chatId: String(GROUP), threadId: null, sessionKey: `agent:main:telegram:group:${GROUP}:${BOB.id}` });

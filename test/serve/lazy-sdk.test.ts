@@ -32,7 +32,11 @@ function hooked(log: string): Record<string, string> {
 
 /** The SDK specifiers a child resolved (empty when it resolved none). */
 function resolved(log: string): string[] {
-  return existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((line) => line !== "") : [];
+  return existsSync(log)
+    ? readFileSync(log, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : [];
 }
 
 describe("chat platform SDKs load lazily", () => {
@@ -45,13 +49,18 @@ describe("chat platform SDKs load lazily", () => {
       const log = join(home, "sdk.log");
       const env = { ...process.env, THREADLINE_HOME: home, ...hooked(log) };
       for (const args of [["sessions", "list"], ["--help"], ["config", "check"]]) {
-        const code = await new Promise<number>((resolve) => execFile(process.execPath, [BIN, ...args], { env }, (error) => resolve(error ? Number(error.code ?? 1) : 0)));
+        const code = await new Promise<number>((resolve) =>
+          execFile(process.execPath, [BIN, ...args], { env }, (error) => resolve(error ? Number(error.code ?? 1) : 0)),
+        );
         expect(code, args.join(" ")).toBe(0);
       }
       // The hook is live: a child that imports grammY is seen (so an empty log means "not loaded").
       await new Promise<void>((resolve, reject) =>
-        execFile(process.execPath, ["--input-type=module", "-e", "await import('grammy')"], { env, cwd: fileURLToPath(new URL("../..", import.meta.url)) }, (error) =>
-          error ? reject(error) : resolve(),
+        execFile(
+          process.execPath,
+          ["--input-type=module", "-e", "await import('grammy')"],
+          { env, cwd: fileURLToPath(new URL("../..", import.meta.url)) },
+          (error) => (error ? reject(error) : resolve()),
         ),
       );
       expect(resolved(log)).toEqual(["grammy"]);
@@ -90,7 +99,10 @@ describe("chat platform SDKs load lazily", () => {
       const home = await makeHome({ adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: SIGNAL_IDS.bot } } });
       const log = join(home, "sdk.log");
       const gateway = await spawnGateway({ home, env: hooked(log) });
-      await waitFor(() => /signal adapter connected as \+4915100000000 \(websocket\)/u.test(gateway.output()), { what: "the signal adapter to connect", describe: () => gateway.output() });
+      await waitFor(() => /signal adapter connected as \+4915100000000 \(websocket\)/u.test(gateway.output()), {
+        what: "the signal adapter to connect",
+        describe: () => gateway.output(),
+      });
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expect([...new Set(resolved(log))]).toEqual(["ws"]);
     },

@@ -40,7 +40,9 @@ describe("adapters.matrix", () => {
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const fromFile = parseServeConfig(
-      { adapters: { matrix: { homeserverUrl: "http://127.0.0.1:8008", accessToken: TOKEN, userId: "@bot:localhost:8448", autoJoin: false, groupReply: "all" } } },
+      {
+        adapters: { matrix: { homeserverUrl: "http://127.0.0.1:8008", accessToken: TOKEN, userId: "@bot:localhost:8448", autoJoin: false, groupReply: "all" } },
+      },
       { env: { MATRIX_ACCESS_TOKEN: "another-token-value" } },
     );
     expect(fromFile.adapters.matrix).toMatchObject({ accessToken: TOKEN, userId: "@bot:localhost:8448", autoJoin: false, groupReply: "all" });
@@ -53,7 +55,10 @@ describe("adapters.matrix", () => {
       "adapters.matrix.accessToken: missing: set it in the config file or in the MATRIX_ACCESS_TOKEN environment variable (log in as the bot account and copy its access token, see docs/platforms.md)",
     ]);
     for (const problem of chatAdapterProblems(missing.adapters)) expect(problem).not.toContain("; ");
-    const badEnv = parseServeConfig({ adapters: { matrix: { homeserverUrl: "https://matrix.example.org" } } }, { env: { MATRIX_ACCESS_TOKEN: "not a token value" } });
+    const badEnv = parseServeConfig(
+      { adapters: { matrix: { homeserverUrl: "https://matrix.example.org" } } },
+      { env: { MATRIX_ACCESS_TOKEN: "not a token value" } },
+    );
     const problems = chatAdapterProblems(badEnv.adapters).join("; ");
     expect(problems).toBe("adapters.matrix.accessToken: MATRIX_ACCESS_TOKEN does not look like an access token (8 or more visible characters without spaces)");
     expect(problems).not.toContain("not a token value");
@@ -63,14 +68,22 @@ describe("adapters.matrix", () => {
     } catch (error) {
       message = (error as Error).message;
     }
-    expect(message).toMatch(/adapters\.matrix\.accessToken: must be the bot account's access token: 8 or more visible characters without spaces .* \(got a string of 24 characters\)/u);
+    expect(message).toMatch(
+      /adapters\.matrix\.accessToken: must be the bot account's access token: 8 or more visible characters without spaces .* \(got a string of 24 characters\)/u,
+    );
     expect(message).not.toContain("secret value with spaces");
     expect(() => parseServeConfig({ adapters: { matrix: { homeserverUrl: "matrix.example.org" } } })).toThrow(
       /adapters\.matrix\.homeserverUrl: must be the http\(s\) base URL of the bot account's homeserver/u,
     );
-    expect(() => parseServeConfig({ adapters: { matrix: { userId: "threadline" } } })).toThrow(/adapters\.matrix\.userId: must be the bot's Matrix user id such as @threadline:example\.org/u);
-    expect(() => parseServeConfig({ adapters: { matrix: { autoJoin: "yes" } } })).toThrow(/adapters\.matrix\.autoJoin: must be true \(accept room invitations, the default\) or false/u);
-    expect(() => parseServeConfig({ adapters: { matrix: { acessToken: "x" } } })).toThrow(/adapters\.matrix: unknown key\(s\) "acessToken"; allowed: .*homeserverUrl.*accessToken.*userId.*autoJoin/u);
+    expect(() => parseServeConfig({ adapters: { matrix: { userId: "threadline" } } })).toThrow(
+      /adapters\.matrix\.userId: must be the bot's Matrix user id such as @threadline:example\.org/u,
+    );
+    expect(() => parseServeConfig({ adapters: { matrix: { autoJoin: "yes" } } })).toThrow(
+      /adapters\.matrix\.autoJoin: must be true \(accept room invitations, the default\) or false/u,
+    );
+    expect(() => parseServeConfig({ adapters: { matrix: { acessToken: "x" } } })).toThrow(
+      /adapters\.matrix: unknown key\(s\) "acessToken"; allowed: .*homeserverUrl.*accessToken.*userId.*autoJoin/u,
+    );
   });
 
   it("threadline config check names what is missing; config show never prints the token", async () => {
@@ -90,7 +103,11 @@ describe("adapters.matrix", () => {
     expect(missing.stderr).toContain("adapters.matrix.accessToken: missing: set it in the config file or in the MATRIX_ACCESS_TOKEN environment variable");
     expect((await run(["config", "check"], { MATRIX_ACCESS_TOKEN: TOKEN })).code).toBe(0);
     const show = await run(["config", "show", "--json"], { MATRIX_ACCESS_TOKEN: TOKEN });
-    expect(JSON.parse(show.stdout).config.adapters.matrix).toMatchObject({ accessToken: `(set, ${TOKEN.length} chars)`, homeserverUrl: "https://matrix.example.org", autoJoin: true });
+    expect(JSON.parse(show.stdout).config.adapters.matrix).toMatchObject({
+      accessToken: `(set, ${TOKEN.length} chars)`,
+      homeserverUrl: "https://matrix.example.org",
+      autoJoin: true,
+    });
     expect(show.stdout + show.stderr).not.toContain(TOKEN);
   });
 });

@@ -25,12 +25,18 @@ afterEach(async () => {
 async function fakes(): Promise<{ matrix: FakeMatrixHomeserver; model: FakeOpenAiServer }> {
   const matrix = await startFakeMatrixHomeserver({ maxPollMs: 2_000 });
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => matrix.close(), () => model.close());
+  closers.push(
+    () => matrix.close(),
+    () => model.close(),
+  );
   return { matrix, model };
 }
 
 function setupHome(matrix: FakeMatrixHomeserver, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, matrix: { homeserverUrl: matrix.url, ...openUnlessRestricted(extra) } } });
+  return makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, matrix: { homeserverUrl: matrix.url, ...openUnlessRestricted(extra) } },
+  });
 }
 
 /**
@@ -46,10 +52,16 @@ function env(matrix: FakeMatrixHomeserver, model: FakeOpenAiServer): Record<stri
 }
 
 async function started(gateway: GatewayProcess): Promise<void> {
-  await waitFor(() => gateway.logLines().find((l) => l["platform"] === "matrix" && l["bot"] === BOT && l["mode"] === "sync" && l["msg"] === `matrix adapter connected as ${BOT} (sync)`), {
-    what: "the matrix startup line",
-    describe: () => gateway.output(),
-  });
+  await waitFor(
+    () =>
+      gateway
+        .logLines()
+        .find((l) => l["platform"] === "matrix" && l["bot"] === BOT && l["mode"] === "sync" && l["msg"] === `matrix adapter connected as ${BOT} (sync)`),
+    {
+      what: "the matrix startup line",
+      describe: () => gateway.output(),
+    },
+  );
 }
 
 function bodies(matrix: FakeMatrixHomeserver, roomId: string): string[] {
@@ -125,21 +137,37 @@ describe("threadline serve with Matrix", () => {
       await matrix.waitFor(() => matrix.sentTo(GENERAL).length === 2, "two room replies");
       const root = matrix.pushMessage(GENERAL, ALICE, "a topic for a thread");
       const thread = (sender: string, body: string): string =>
-        matrix.pushMessage(GENERAL, sender, { body, "m.relates_to": { rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: root } } });
+        matrix.pushMessage(GENERAL, sender, {
+          body,
+          "m.relates_to": { rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: root } },
+        });
       thread(ALICE, "Threadline: thread from alice");
       await matrix.waitFor(() => matrix.sentTo(GENERAL).length === 3, "the first thread reply");
       const bobs = thread(BOB, "thread from bob");
       await matrix.waitFor(() => matrix.sentTo(GENERAL).length === 4, "the second thread reply");
       expect(bodies(matrix, GENERAL).slice(0, 2).sort()).toEqual(["Reply to: alice here", "Reply to: bob here"]);
-      expect(matrix.sentTo(GENERAL)[3]!.content["m.relates_to"]).toEqual({ rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: bobs } });
+      expect(matrix.sentTo(GENERAL)[3]!.content["m.relates_to"]).toEqual({
+        rel_type: "m.thread",
+        event_id: root,
+        is_falling_back: true,
+        "m.in_reply_to": { event_id: bobs },
+      });
       // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
-      expect(dialogue(await requestFor(model, "[Bob] thread from bob")).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice] thread from alice", "[Bob] thread from bob"]);
+      expect(dialogue(await requestFor(model, "[Bob] thread from bob")).map(([, t]) => t)).toEqual([
+        "thread from alice",
+        "Reply to: [Alice] thread from alice",
+        "[Bob] thread from bob",
+      ]);
       expect(model.chatRequests().some((r) => dialogue(r).some(([, t]) => t.includes("nobody asked") || t.includes("a topic for")))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
         const keys = (await db.listRoutes()).items.map((r) => r.key).sort();
         expect(keys).toEqual(
-          [`agent:main:matrix:group:${k(GENERAL)}:${k(ALICE)}`, `agent:main:matrix:group:${k(GENERAL)}:${k(BOB)}`, `agent:main:matrix:thread:${k(GENERAL)}:${k(root)}`].sort(),
+          [
+            `agent:main:matrix:group:${k(GENERAL)}:${k(ALICE)}`,
+            `agent:main:matrix:group:${k(GENERAL)}:${k(BOB)}`,
+            `agent:main:matrix:thread:${k(GENERAL)}:${k(root)}`,
+          ].sort(),
         );
         expect(await db.searchMessages("nobody")).toHaveLength(0);
       });
@@ -167,7 +195,10 @@ describe("threadline serve with Matrix", () => {
       const quiet = await spawnGateway({ home: quietHome, env: env(matrix, model) });
       await started(quiet);
       matrix.invite("!not-joined:example.org", ALICE);
-      await waitFor(() => quiet.logLines().find((l) => String(l["msg"]).includes("!not-joined:example.org")), { what: "the ignored invite", describe: () => quiet.output() });
+      await waitFor(() => quiet.logLines().find((l) => String(l["msg"]).includes("!not-joined:example.org")), {
+        what: "the ignored invite",
+        describe: () => quiet.output(),
+      });
       expect(quiet.logLines().find((l) => String(l["msg"]).includes("!not-joined:example.org"))!["msg"]).toBe(
         `matrix: invited to !not-joined:example.org by ${ALICE}; not joining (adapters.matrix.autoJoin is false)`,
       );
@@ -193,7 +224,12 @@ describe("threadline serve with Matrix", () => {
       matrix.pushMessage(DM, ALICE, "are you still alive?");
       await matrix.waitFor(() => matrix.sentTo(DM)[0], "the DM reply");
       expect(matrix.sentTo(SECRET)).toEqual([]);
-      expect(gateway.logLines().filter((l) => l["msg"] === warning).map((l) => l["level"])).toEqual([40]);
+      expect(
+        gateway
+          .logLines()
+          .filter((l) => l["msg"] === warning)
+          .map((l) => l["level"]),
+      ).toEqual([40]);
       expect(gateway.exitStatus).toBeNull();
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       expectNoToken(gateway, matrix);
@@ -218,7 +254,10 @@ describe("threadline serve with Matrix", () => {
       await requestFor(model, "answer after my kick");
       matrix.kick(GENERAL, BOB);
       release();
-      const failed = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), { what: "the send failure", describe: () => gateway.output() });
+      const failed = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), {
+        what: "the send failure",
+        describe: () => gateway.output(),
+      });
       expect(failed["key"]).toBe(`agent:main:matrix:group:${k(GENERAL)}:${k(ALICE)}`);
       expect(failed["platform"]).toBe("matrix");
       expect((failed["err"] as { message: string }).message).toBe(
@@ -268,7 +307,9 @@ describe("threadline serve with Matrix", () => {
       const later = matrix.pushMessage(DM, ALICE, "a later question");
       await matrix.waitFor(() => matrix.sentTo(DM)[1], "the reply to the later question");
       expect(await second.stop()).toEqual({ code: 0, signal: null });
-      expect(matrix.sentTo(DM).map((s) => [s.content["body"], (s.content["m.relates_to"] as { "m.in_reply_to": { event_id: string } })["m.in_reply_to"].event_id])).toEqual([
+      expect(
+        matrix.sentTo(DM).map((s) => [s.content["body"], (s.content["m.relates_to"] as { "m.in_reply_to": { event_id: string } })["m.in_reply_to"].event_id]),
+      ).toEqual([
         ["Reply to: a slow question", question],
         ["Reply to: a later question", later],
       ]);

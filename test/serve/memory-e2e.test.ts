@@ -30,7 +30,10 @@ const FAKE_KEY = "sk-fake-memory-e2e";
 const SECRET = "memory-e2e-secret-0123456789";
 
 const BACKENDS = (["sqlite", "postgres"] as const).filter((name) => {
-  const selected = process.env["THREADLINE_STORES"]?.split(",").map((s) => s.trim()).filter(Boolean);
+  const selected = process.env["THREADLINE_STORES"]
+    ?.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return !selected || selected.length === 0 || selected.includes(name);
 });
 
@@ -88,7 +91,10 @@ async function say(setup: Setup, message: Omit<WebhookMessage, "messageId">): Pr
 
 /** The system text of a model request. */
 function systemText(request: FakeOpenAiRequest): string {
-  return (request.body?.messages ?? []).filter((m) => m.role === "system").map((m) => contentText(m.content)).join("\n");
+  return (request.body?.messages ?? [])
+    .filter((m) => m.role === "system")
+    .map((m) => contentText(m.content))
+    .join("\n");
 }
 
 /** Makes the routing entry of the session idle for two hours (as if no message came since). */
@@ -129,7 +135,9 @@ describe("threadline serve: memory survives an automatic reset (issue 28)", () =
         return null;
       });
       const key = await ageRoute(db, first);
-      const finalized = await waitFor(async () => ((await db.getRoute(key))?.expiryFinalized === true ? true : undefined), { what: "the idle session to be finalised" });
+      const finalized = await waitFor(async () => ((await db.getRoute(key))?.expiryFinalized === true ? true : undefined), {
+        what: "the idle session to be finalised",
+      });
       expect(finalized).toBe(true);
       // The tool ran for Ann (the expiring session's person), and its result is in her old session.
       expect(await db.getMemory({ platform: "webhook", userId: "ann" }, "user")).toMatchObject({ entries: ["Ann's cat is called Tomasz"], version: 1 });

@@ -132,7 +132,12 @@ describe("the OpenAI-compatible endpoint through the official openai client (rea
       const seen = setup.fake.chatRequests().at(-1)!.body!.messages!;
       expect(userTexts(seen)).toEqual(["first question", "second question"]);
       // The failure is recorded, not silently dropped.
-      expect(seen.filter((m) => m.role === "assistant").map((m) => messageText(m.content)).join("\n")).toMatch(/could not answer/);
+      expect(
+        seen
+          .filter((m) => m.role === "assistant")
+          .map((m) => messageText(m.content))
+          .join("\n"),
+      ).toMatch(/could not answer/);
 
       const stored = await transcript(setup.home, next.sessionId);
       expect(stored.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["first question", "second question"]);

@@ -86,7 +86,9 @@ function senders(gateway: GatewayProcess, { telegram, slack, discord }: Fakes) {
       telegram.pushUpdate(telegramUpdate("update-private-text", { message_id: telegramId, text: body }));
     },
     slack: async (body: string): Promise<void> => {
-      const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text: body }), { signingSecret: SIGNING_SECRET });
+      const answer = await postSlackEvent(`${gateway.url}/slack/events`, slackEvent("event-message-im", { ts: slackTs(), text: body }), {
+        signingSecret: SIGNING_SECRET,
+      });
       expect(answer.status).toBe(200);
     },
     discord: async (body: string): Promise<void> => {
@@ -145,7 +147,11 @@ describe("threadline serve with Telegram, Slack and Discord at once", () => {
       await waitForReplies(f, { telegram: 1, slack: 1, discord: 1 }, "the first reply on each platform");
       await Promise.all([send.telegram("what is my name? (telegram)"), send.slack("what is my name? (slack)"), send.discord("what is my name? (discord)")]);
       await waitForReplies(f, { telegram: 2, slack: 2, discord: 2 }, "the second reply on each platform");
-      for (const [platform, name] of [["telegram", "Tess"], ["slack", "Sam"], ["discord", "Dora"]] as const) {
+      for (const [platform, name] of [
+        ["telegram", "Tess"],
+        ["slack", "Sam"],
+        ["discord", "Dora"],
+      ] as const) {
         expect(dialogue(await requestFor(f.model, `what is my name? (${platform})`))).toEqual([
           ["user", `my name is ${name} (${platform})`],
           ["assistant", `Reply to: my name is ${name} (${platform})`],
@@ -167,7 +173,10 @@ describe("threadline serve with Telegram, Slack and Discord at once", () => {
       await Promise.all([send.telegram("and now? (telegram)"), send.slack("and now? (slack)"), send.discord("and now? (discord)")]);
       await waitForReplies(f, { telegram: 3, slack: 4, discord: 3 }, "the third turn on each platform");
       expect(dialogue(await requestFor(f.model, "and now? (slack)"))).toEqual([["user", "and now? (slack)"]]);
-      for (const [platform, name] of [["telegram", "Tess"], ["discord", "Dora"]] as const) {
+      for (const [platform, name] of [
+        ["telegram", "Tess"],
+        ["discord", "Dora"],
+      ] as const) {
         expect(dialogue(await requestFor(f.model, `and now? (${platform})`))).toEqual([
           ["user", `my name is ${name} (${platform})`],
           ["assistant", `Reply to: my name is ${name} (${platform})`],

@@ -112,15 +112,29 @@ describe("threadline serve with WhatsApp, Signal and Matrix at once", () => {
       });
 
       // 1. One startup line per adapter: its mode and who it is.
-      for (const [platform, mode] of [["whatsapp", "webhook"], ["signal", "websocket"], ["matrix", "sync"]] as const) {
-        const line = await waitFor(() => gateway.logLines().find((l) => l["platform"] === platform && l["mode"] === mode && String(l["msg"]).startsWith(`${platform} adapter connected as `)), {
-          what: `the ${platform} startup line`,
-          describe: () => gateway.output(),
-        });
+      for (const [platform, mode] of [
+        ["whatsapp", "webhook"],
+        ["signal", "websocket"],
+        ["matrix", "sync"],
+      ] as const) {
+        const line = await waitFor(
+          () =>
+            gateway
+              .logLines()
+              .find((l) => l["platform"] === platform && l["mode"] === mode && String(l["msg"]).startsWith(`${platform} adapter connected as `)),
+          {
+            what: `the ${platform} startup line`,
+            describe: () => gateway.output(),
+          },
+        );
         expect(line["msg"]).toBe(`${platform} adapter connected as ${String(line["bot"])} (${mode})`);
       }
-      expect(gateway.logLines().find((l) => l["platform"] === "signal" && String(l["msg"]).startsWith("signal adapter connected"))?.["bot"]).toBe(SIGNAL_IDS.bot);
-      expect(gateway.logLines().find((l) => l["platform"] === "matrix" && String(l["msg"]).startsWith("matrix adapter connected"))?.["bot"]).toBe(MATRIX_IDS.bot);
+      expect(gateway.logLines().find((l) => l["platform"] === "signal" && String(l["msg"]).startsWith("signal adapter connected"))?.["bot"]).toBe(
+        SIGNAL_IDS.bot,
+      );
+      expect(gateway.logLines().find((l) => l["platform"] === "matrix" && String(l["msg"]).startsWith("matrix adapter connected"))?.["bot"]).toBe(
+        MATRIX_IDS.bot,
+      );
       await f.signal.waitFor(() => f.signal.connected, "the signal receive WebSocket");
 
       // 2. Two turns on each platform, each answered on its own platform with its own context.
@@ -129,7 +143,11 @@ describe("threadline serve with WhatsApp, Signal and Matrix at once", () => {
       await waitForReplies(f, 1, "the first reply on each platform");
       await Promise.all([send.whatsapp("what is my name? (whatsapp)"), send.signal("what is my name? (signal)"), send.matrix("what is my name? (matrix)")]);
       await waitForReplies(f, 2, "the second reply on each platform");
-      for (const [platform, name] of [["whatsapp", "Wanda"], ["signal", "Sid"], ["matrix", "Max"]] as const) {
+      for (const [platform, name] of [
+        ["whatsapp", "Wanda"],
+        ["signal", "Sid"],
+        ["matrix", "Max"],
+      ] as const) {
         expect(dialogue(await requestFor(f.model, `what is my name? (${platform})`))).toEqual([
           ["user", `my name is ${name} (${platform})`],
           ["assistant", `Reply to: my name is ${name} (${platform})`],
@@ -151,7 +169,11 @@ describe("threadline serve with WhatsApp, Signal and Matrix at once", () => {
       await withDatabase(home, async (db) => {
         const routes = (await db.listRoutes()).items;
         expect(routes.map((r) => r.key).sort()).toEqual(
-          [`agent:main:whatsapp:dm:${WHATSAPP_USER}`, `agent:main:signal:dm:${SIGNAL_IDS.alice}`, `agent:main:matrix:dm:${MATRIX_IDS.dm.replaceAll(":", "%3A")}`].sort(),
+          [
+            `agent:main:whatsapp:dm:${WHATSAPP_USER}`,
+            `agent:main:signal:dm:${SIGNAL_IDS.alice}`,
+            `agent:main:matrix:dm:${MATRIX_IDS.dm.replaceAll(":", "%3A")}`,
+          ].sort(),
         );
         expect(new Set(routes.map((r) => r.sessionId)).size).toBe(3);
         expect((await db.listSessions()).items.map((s) => s.source).sort()).toEqual(["matrix", "signal", "whatsapp"]);

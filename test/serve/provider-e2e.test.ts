@@ -274,10 +274,7 @@ describe("provider behind threadline serve (issue 12)", () => {
       expect(fake.requests.filter((r) => r.kind === "title")).toHaveLength(1);
 
       title.release();
-      await waitFor(
-        () => withDatabase(home, async (db) => (await db.getSession(sessionId))?.title === FAKE_TITLE),
-        { what: "the session's title" },
-      );
+      await waitFor(() => withDatabase(home, async (db) => (await db.getSession(sessionId))?.title === FAKE_TITLE), { what: "the session's title" });
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
     },
     TEST_TIMEOUT,

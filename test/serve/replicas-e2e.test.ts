@@ -104,7 +104,12 @@ describe("two gateway replicas on one PostgreSQL database", () => {
         inFlightBy.set(model, (inFlightBy.get(model) ?? 1) - 1);
         const messages = request.body?.messages ?? [];
         const lastUser = [...messages].reverse().find((m) => m.role === "user");
-        return { json: { choices: [{ message: { role: "assistant", content: `${model} answers ${String(lastUser?.content)}` }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } };
+        return {
+          json: {
+            choices: [{ message: { role: "assistant", content: `${model} answers ${String(lastUser?.content)}` }, finish_reason: "stop" }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          },
+        };
       },
     });
   });

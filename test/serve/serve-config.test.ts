@@ -32,7 +32,9 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ provider: { models: { big: { contextWindow: 8192 } } } })).toThrow(
       /provider\.models\.big: must be a provider model name .*or \{ model: <name>, contextWindow: <tokens> \}/u,
     );
-    expect(() => parseServeConfig({ provider: { models: { big: { model: "x", window: 8192 } } } })).toThrow(/provider\.models\.big: unknown key\(s\) "window"; allowed: model, contextWindow/u);
+    expect(() => parseServeConfig({ provider: { models: { big: { model: "x", window: 8192 } } } })).toThrow(
+      /provider\.models\.big: unknown key\(s\) "window"; allowed: model, contextWindow/u,
+    );
     // hermes' model.context_length points here.
     expect(() => parseServeConfig({ model: { context_length: 8192 } })).toThrow(/provider\.contextWindow/u);
   });
@@ -57,20 +59,30 @@ describe("serve config", () => {
     expect(parseServeConfig(configFileDocument(config)).gateway.owner).toEqual(config.gateway.owner);
     expect(configFileDocument(parseServeConfig({})).gateway).not.toHaveProperty("owner");
     // A home channel without a userId continues the owner's lane.
-    expect(homesWithOwner({ telegram: { chatId: "-100", userId: null }, slack: { chatId: "C1", userId: "U9" } }, { telegram: ["123"], slack: ["U1"] })).toEqual({
-      telegram: { chatId: "-100", userId: "123" },
-      slack: { chatId: "C1", userId: "U9" },
-    });
-    expect(() => parseServeConfig({ gateway: { owner: { telgram: ["1"] } } })).toThrow(/gateway\.owner\.telgram: unknown platform "telgram"\. Did you mean "telegram"\?/);
-    expect(() => parseServeConfig({ gateway: { owner: { telegram: [] } } })).toThrow(/gateway\.owner\.telegram: must be a list of the operator's user ids on telegram/);
-    expect(() => parseServeConfig({ gateway: { owner: { telegram: "123" } } })).toThrow(/gateway\.owner\.telegram: must be a list of the operator's user ids on telegram .*\(got "123"\)/);
+    expect(homesWithOwner({ telegram: { chatId: "-100", userId: null }, slack: { chatId: "C1", userId: "U9" } }, { telegram: ["123"], slack: ["U1"] })).toEqual(
+      {
+        telegram: { chatId: "-100", userId: "123" },
+        slack: { chatId: "C1", userId: "U9" },
+      },
+    );
+    expect(() => parseServeConfig({ gateway: { owner: { telgram: ["1"] } } })).toThrow(
+      /gateway\.owner\.telgram: unknown platform "telgram"\. Did you mean "telegram"\?/,
+    );
+    expect(() => parseServeConfig({ gateway: { owner: { telegram: [] } } })).toThrow(
+      /gateway\.owner\.telegram: must be a list of the operator's user ids on telegram/,
+    );
+    expect(() => parseServeConfig({ gateway: { owner: { telegram: "123" } } })).toThrow(
+      /gateway\.owner\.telegram: must be a list of the operator's user ids on telegram .*\(got "123"\)/,
+    );
     expect(() => parseServeConfig({ gateway: { owner: ["123"] } })).toThrow(/gateway\.owner: must be the operator's ids per platform/);
   });
 
   it("every error names the key and the expected value", () => {
     expect(() => parseServeConfig({ gateway: { port: 70000 } })).toThrow(/gateway\.port: must be a port number from 0 to 65535 \(got 70000\)/);
     expect(() => parseServeConfig({ gateway: { prot: 1 } })).toThrow(/gateway: unknown key\(s\) "prot"; allowed: host, port/);
-    expect(() => parseServeConfig({ gatway: {} })).toThrow(/config: unknown key\(s\) "gatway"; allowed: database, storage, gateway, provider, titles, tools, adapters, homeChannels/);
+    expect(() => parseServeConfig({ gatway: {} })).toThrow(
+      /config: unknown key\(s\) "gatway"; allowed: database, storage, gateway, provider, titles, tools, adapters, homeChannels/,
+    );
     expect(() => parseServeConfig({ provider: { baseUrl: "not a url" } })).toThrow(/provider\.baseUrl: must be an http\(s\) URL/);
     expect(() => parseServeConfig({ adapters: { apiServer: { tokens: ["short"] } } })).toThrow(/adapters\.apiServer\.tokens/);
     expect(() => parseServeConfig({ adapters: { webhook: { enabled: true } } })).toThrow(/adapters\.webhook\.secret: required/);
@@ -79,18 +91,37 @@ describe("serve config", () => {
   });
 
   it("provider.tools (auto|off|[names]) and provider.models (requested name → provider model) are checked (issue 12, points 17 and 20)", () => {
-    expect(parseServeConfig({ provider: { tools: "off", models: { "gpt-4o": "llama3.1" } } }).provider).toEqual({ tools: "off", models: { "gpt-4o": "llama3.1" } });
+    expect(parseServeConfig({ provider: { tools: "off", models: { "gpt-4o": "llama3.1" } } }).provider).toEqual({
+      tools: "off",
+      models: { "gpt-4o": "llama3.1" },
+    });
     expect(parseServeConfig({ provider: { tools: ["session_search"] } }).provider).toEqual({ tools: ["session_search"] });
-    expect(() => parseServeConfig({ provider: { tools: "sometimes" } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got "sometimes"\)/);
-    expect(() => parseServeConfig({ provider: { tools: ["web_search"] } })).toThrow(/provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got \["web_search"\]\)/);
-    expect(() => parseServeConfig({ provider: { models: { "gpt-4o": "" } } })).toThrow(/provider\.models\.gpt-4o: must be a provider model name \(the model answering requests for this name\), or \{ model: <name>, contextWindow: <tokens> \} \(got ""\)/);
-    expect(() => parseServeConfig({ provider: { modles: {} } })).toThrow(/provider: unknown key\(s\) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models/);
+    expect(() => parseServeConfig({ provider: { tools: "sometimes" } })).toThrow(
+      /provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got "sometimes"\)/,
+    );
+    expect(() => parseServeConfig({ provider: { tools: ["web_search"] } })).toThrow(
+      /provider\.tools: must be auto \(default\), off, or a list of tool names from: session_search, memory \(got \["web_search"\]\)/,
+    );
+    expect(() => parseServeConfig({ provider: { models: { "gpt-4o": "" } } })).toThrow(
+      /provider\.models\.gpt-4o: must be a provider model name \(the model answering requests for this name\), or \{ model: <name>, contextWindow: <tokens> \} \(got ""\)/,
+    );
+    expect(() => parseServeConfig({ provider: { modles: {} } })).toThrow(
+      /provider: unknown key\(s\) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models/,
+    );
   });
 
   it("api: off by default; keys, tenants and loopback settings; errors name the key path", () => {
     expect(parseServeConfig({}).api).toEqual({ enabled: false, host: "127.0.0.1", port: 8788, prefix: "", keys: [], allowUnauthenticatedLoopback: false });
     const config = parseServeConfig({
-      api: { enabled: true, port: 9000, prefix: "/api", keys: [{ key: "admin-key-0123456789", name: "ops" }, { key: "alice-key-0123456789", userId: "alice" }] },
+      api: {
+        enabled: true,
+        port: 9000,
+        prefix: "/api",
+        keys: [
+          { key: "admin-key-0123456789", name: "ops" },
+          { key: "alice-key-0123456789", userId: "alice" },
+        ],
+      },
     });
     expect(config.api).toEqual({
       enabled: true,
@@ -103,12 +134,22 @@ describe("serve config", () => {
       ],
       allowUnauthenticatedLoopback: false,
     });
-    expect(() => parseServeConfig({ api: { keys: [{ key: "short" }] } })).toThrow(/api\.keys\.0\.key: must be an API key of at least 16 characters \(got "short"\)/);
-    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", tenant: "x" }] } })).toThrow(/api\.keys\.0: unknown key\(s\) "tenant"; allowed: key, userId, name/);
-    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", userId: "" }] } })).toThrow(/api\.keys\.0\.userId: must be a user \(tenant\) id/);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "short" }] } })).toThrow(
+      /api\.keys\.0\.key: must be an API key of at least 16 characters \(got "short"\)/,
+    );
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", tenant: "x" }] } })).toThrow(
+      /api\.keys\.0: unknown key\(s\) "tenant"; allowed: key, userId, name/,
+    );
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", userId: "" }] } })).toThrow(
+      /api\.keys\.0\.userId: must be a user \(tenant\) id/,
+    );
     expect(() => parseServeConfig({ api: { keys: "admin-key-0123456789" } })).toThrow(/api\.keys: must be a list of \{ key, userId\?, name\? \}/);
-    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789" }, { key: "admin-key-0123456789" }] } })).toThrow(/api\.keys\.1\.key: the same key is listed twice/);
-    expect(() => parseServeConfig({ api: { enabeld: true } })).toThrow(/api: unknown key\(s\) "enabeld"; allowed: enabled, host, port, prefix, keys, allowUnauthenticatedLoopback/);
+    expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789" }, { key: "admin-key-0123456789" }] } })).toThrow(
+      /api\.keys\.1\.key: the same key is listed twice/,
+    );
+    expect(() => parseServeConfig({ api: { enabeld: true } })).toThrow(
+      /api: unknown key\(s\) "enabeld"; allowed: enabled, host, port, prefix, keys, allowUnauthenticatedLoopback/,
+    );
     expect(() => parseServeConfig({ api: { port: -1 } })).toThrow(/api\.port: must be a port number/);
     expect(() => parseServeConfig({ api: { prefix: "api/" } })).toThrow(/api\.prefix: must be a path prefix/);
     expect(() => parseServeConfig({ api: { allowUnauthenticatedLoopback: "yes" } })).toThrow(/api\.allowUnauthenticatedLoopback: must be true or false/);
@@ -117,7 +158,10 @@ describe("serve config", () => {
   it("adapters.telegram: absent → null; token from the file or TELEGRAM_BOT_TOKEN; access lists as strings; defaults", () => {
     expect(parseServeConfig({}, { env: { TELEGRAM_BOT_TOKEN: "1:env" } }).adapters.telegram).toBeNull();
     expect(parseServeConfig({ adapters: { telegram: { enabled: false } } }, { env: { TELEGRAM_BOT_TOKEN: "1:env" } }).adapters.telegram).toBeNull();
-    const fromEnv = parseServeConfig({ adapters: { telegram: { allowedUsers: [42, "43"], allowedChats: [-100123] } } }, { env: { TELEGRAM_BOT_TOKEN: " 123:from-env " } });
+    const fromEnv = parseServeConfig(
+      { adapters: { telegram: { allowedUsers: [42, "43"], allowedChats: [-100123] } } },
+      { env: { TELEGRAM_BOT_TOKEN: " 123:from-env " } },
+    );
     expect(fromEnv.adapters.telegram).toEqual({
       token: "123:from-env",
       mode: "polling",
@@ -135,7 +179,10 @@ describe("serve config", () => {
       linkPreviews: false,
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
-    const fromFile = parseServeConfig({ adapters: { telegram: { token: "456:file_token-x", groupReply: "all", answerBots: true } } }, { env: { TELEGRAM_BOT_TOKEN: "123:env" } });
+    const fromFile = parseServeConfig(
+      { adapters: { telegram: { token: "456:file_token-x", groupReply: "all", answerBots: true } } },
+      { env: { TELEGRAM_BOT_TOKEN: "123:env" } },
+    );
     expect(fromFile.adapters.telegram).toMatchObject({ token: "456:file_token-x", groupReply: "all", answerBots: true });
   });
 
@@ -158,7 +205,9 @@ describe("serve config", () => {
     }
     expect(message).toMatch(/adapters\.telegram\.token: must be a bot token from BotFather .* \(got a string of 24 characters\)/);
     expect(message).not.toContain("secret value with spaces");
-    expect(() => parseServeConfig({ adapters: { telegram: { mode: "carrier-pigeon" } } })).toThrow(/adapters\.telegram\.mode: must be polling \(default\) or webhook/);
+    expect(() => parseServeConfig({ adapters: { telegram: { mode: "carrier-pigeon" } } })).toThrow(
+      /adapters\.telegram\.mode: must be polling \(default\) or webhook/,
+    );
     expect(() => parseServeConfig({ adapters: { telegram: { groupReply: "sometimes" } } })).toThrow(/adapters\.telegram\.groupReply: must be mention/);
     expect(() => parseServeConfig({ adapters: { telegram: { tokn: "x" } } })).toThrow(/adapters\.telegram: unknown key\(s\) "tokn"; allowed: .*token/);
   });
@@ -166,7 +215,10 @@ describe("serve config", () => {
   it("adapters.slack: absent → null; secrets from the file or SLACK_BOT_TOKEN/SLACK_SIGNING_SECRET/SLACK_APP_TOKEN; mode follows the app token; defaults", () => {
     expect(parseServeConfig({}, { env: { SLACK_BOT_TOKEN: "xoxb-1" } }).adapters.slack).toBeNull();
     expect(parseServeConfig({ adapters: { slack: { enabled: false } } }).adapters.slack).toBeNull();
-    const fromEnv = parseServeConfig({ adapters: { slack: { allowedChats: ["C1"] } } }, { env: { SLACK_BOT_TOKEN: " xoxb-env-1 ", SLACK_SIGNING_SECRET: "abcdef0123456789" } });
+    const fromEnv = parseServeConfig(
+      { adapters: { slack: { allowedChats: ["C1"] } } },
+      { env: { SLACK_BOT_TOKEN: " xoxb-env-1 ", SLACK_SIGNING_SECRET: "abcdef0123456789" } },
+    );
     expect(fromEnv.adapters.slack).toEqual({
       botToken: "xoxb-env-1",
       signingSecret: "abcdef0123456789",
@@ -218,4 +270,3 @@ describe("serve config", () => {
     expect(() => parseServeConfig({ adapters: { slack: { bot_token: "x" } } })).toThrow(/adapters\.slack: unknown key\(s\) "bot_token"; allowed: .*botToken/);
   });
 });
-

@@ -9,14 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Message } from "../../src/index.js";
-import {
-  countWords,
-  FAKE_TITLE,
-  messageText,
-  startFakeOpenAiServer,
-  type FakeOpenAiRequest,
-  type FakeOpenAiServer,
-} from "../support/fake-openai-server.js";
+import { countWords, FAKE_TITLE, messageText, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import {
   cleanupProcesses,
   completionText,

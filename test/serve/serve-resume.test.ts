@@ -22,9 +22,7 @@ afterEach(async () => {
 
 /** Every user text the model was asked about. */
 function askedTexts(fake: FakeOpenAiServer): string[] {
-  return fake
-    .chatRequests()
-    .flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === "user").map((m) => messageText(m.content)));
+  return fake.chatRequests().flatMap((r) => (r.body?.messages ?? []).filter((m) => m.role === "user").map((m) => messageText(m.content)));
 }
 
 describe("threadline serve: startup resume only for the platforms it serves", () => {
@@ -57,10 +55,10 @@ describe("threadline serve: startup resume only for the platforms it serves", ()
       const reply = await callback.waitFor((d) => d.body.text === "Reply to: a webhook question", "the resumed webhook reply");
       expect(reply.body).toMatchObject({ kind: "reply", chatId: "hook-chat", inReplyTo: ["w1"] });
       // The terminal session is skipped (and said so in the log).
-      await waitFor(
-        () => gateway.logLines().some((l) => l["key"] === cliKey && String(l["msg"]).startsWith("not resuming")),
-        { what: "the log line about the skipped cli session", describe: () => gateway.output() },
-      );
+      await waitFor(() => gateway.logLines().some((l) => l["key"] === cliKey && String(l["msg"]).startsWith("not resuming")), {
+        what: "the log line about the skipped cli session",
+        describe: () => gateway.output(),
+      });
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
 
       expect(askedTexts(fake)).not.toContain("a terminal question");

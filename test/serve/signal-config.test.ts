@@ -8,9 +8,13 @@ import { chatAdapterProblems, configFileDocument, parseServeConfig } from "../..
 describe("adapters.signal", () => {
   it("absent or disabled → null; defaults: websocket mode, read receipts on; access lists as strings; a trailing slash dropped", () => {
     expect(parseServeConfig({}).adapters.signal).toBeNull();
-    expect(parseServeConfig({ adapters: { signal: { enabled: false, apiUrl: "http://127.0.0.1:8080", number: "+4915100000000" } } }).adapters.signal).toBeNull();
+    expect(
+      parseServeConfig({ adapters: { signal: { enabled: false, apiUrl: "http://127.0.0.1:8080", number: "+4915100000000" } } }).adapters.signal,
+    ).toBeNull();
     const config = parseServeConfig({
-      adapters: { signal: { apiUrl: "http://127.0.0.1:8080/", number: "+4915100000000", allowedUsers: ["+4915100000001", "3f6c2a10-9b7e-4d21-a5c4-1e8f0b7d2a01"] } },
+      adapters: {
+        signal: { apiUrl: "http://127.0.0.1:8080/", number: "+4915100000000", allowedUsers: ["+4915100000001", "3f6c2a10-9b7e-4d21-a5c4-1e8f0b7d2a01"] },
+      },
     });
     expect(config.adapters.signal).toEqual({
       apiUrl: "http://127.0.0.1:8080",
@@ -26,7 +30,9 @@ describe("adapters.signal", () => {
       answerBots: false,
     });
     expect(chatAdapterProblems(config.adapters)).toEqual([]);
-    const polling = parseServeConfig({ adapters: { signal: { apiUrl: "https://signal.internal", number: "+15551234567", mode: "polling", readReceipts: false, groupReply: "all" } } });
+    const polling = parseServeConfig({
+      adapters: { signal: { apiUrl: "https://signal.internal", number: "+15551234567", mode: "polling", readReceipts: false, groupReply: "all" } },
+    });
     expect(polling.adapters.signal).toMatchObject({ mode: "polling", readReceipts: false, groupReply: "all" });
     // The file form round-trips.
     expect(parseServeConfig(configFileDocument(polling)).adapters.signal).toEqual(polling.adapters.signal);
@@ -35,8 +41,12 @@ describe("adapters.signal", () => {
   it("a missing apiUrl or number is named with what to do", () => {
     const missing = parseServeConfig({ adapters: { signal: {} } });
     expect(chatAdapterProblems(missing.adapters)).toEqual([
-      expect.stringMatching(/^adapters\.signal\.apiUrl: missing: set it to the URL of your signal-cli REST API \(bbernhard\/signal-cli-rest-api\), such as http:\/\/127\.0\.0\.1:8080$/u),
-      expect.stringMatching(/^adapters\.signal\.number: missing: set it to the bot's Signal number as registered or linked in the REST API, in E\.164 form such as \+4915100000000$/u),
+      expect.stringMatching(
+        /^adapters\.signal\.apiUrl: missing: set it to the URL of your signal-cli REST API \(bbernhard\/signal-cli-rest-api\), such as http:\/\/127\.0\.0\.1:8080$/u,
+      ),
+      expect.stringMatching(
+        /^adapters\.signal\.number: missing: set it to the bot's Signal number as registered or linked in the REST API, in E\.164 form such as \+4915100000000$/u,
+      ),
     ]);
     for (const problem of chatAdapterProblems(missing.adapters)) expect(problem).not.toContain("; ");
   });
@@ -48,10 +58,18 @@ describe("adapters.signal", () => {
       );
     }
     // Unquoted in YAML, +4915100000000 arrives as a number.
-    expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "http://127.0.0.1:8080", number: 4915100000000 } } })).toThrow(/in quotes .* \(got 4915100000000\)/u);
-    expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "127.0.0.1:8080" } } })).toThrow(/adapters\.signal\.apiUrl: must be the http\(s\) URL of the signal-cli REST API/u);
+    expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "http://127.0.0.1:8080", number: 4915100000000 } } })).toThrow(
+      /in quotes .* \(got 4915100000000\)/u,
+    );
+    expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "127.0.0.1:8080" } } })).toThrow(
+      /adapters\.signal\.apiUrl: must be the http\(s\) URL of the signal-cli REST API/u,
+    );
     expect(() => parseServeConfig({ adapters: { signal: { apiUrl: "ws://127.0.0.1:8080" } } })).toThrow(/adapters\.signal\.apiUrl: must be the http\(s\) URL/u);
-    expect(() => parseServeConfig({ adapters: { signal: { mode: "json-rpc" } } })).toThrow(/adapters\.signal\.mode: must be websocket \(the REST API runs with MODE=json-rpc, the default\) or polling/u);
-    expect(() => parseServeConfig({ adapters: { signal: { token: "x" } } })).toThrow(/adapters\.signal: unknown key\(s\) "token"; allowed: .*apiUrl.*number.*mode.*readReceipts/u);
+    expect(() => parseServeConfig({ adapters: { signal: { mode: "json-rpc" } } })).toThrow(
+      /adapters\.signal\.mode: must be websocket \(the REST API runs with MODE=json-rpc, the default\) or polling/u,
+    );
+    expect(() => parseServeConfig({ adapters: { signal: { token: "x" } } })).toThrow(
+      /adapters\.signal: unknown key\(s\) "token"; allowed: .*apiUrl.*number.*mode.*readReceipts/u,
+    );
   });
 });

@@ -6,7 +6,14 @@
  */
 import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { SIGNAL_IDS, signalFixture, signalMessage, startFakeSignalServer, type FakeSignalOptions, type FakeSignalServer } from "../fakes/signal/fake-signal-server.js";
+import {
+  SIGNAL_IDS,
+  signalFixture,
+  signalMessage,
+  startFakeSignalServer,
+  type FakeSignalOptions,
+  type FakeSignalServer,
+} from "../fakes/signal/fake-signal-server.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
 import { contentText, dialogue, requestFor, requestMatching } from "./model-dialogue.js";
@@ -24,12 +31,18 @@ afterEach(async () => {
 async function fakes(options: FakeSignalOptions = {}): Promise<{ signal: FakeSignalServer; model: FakeOpenAiServer }> {
   const signal = await startFakeSignalServer(options);
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => signal.close(), () => model.close());
+  closers.push(
+    () => signal.close(),
+    () => model.close(),
+  );
   return { signal, model };
 }
 
 function setupHome(signal: FakeSignalServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: BOT, ...openUnlessRestricted(extra) } } });
+  return makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, signal: { apiUrl: signal.url, number: BOT, ...openUnlessRestricted(extra) } },
+  });
 }
 
 /**
@@ -45,10 +58,16 @@ function env(model: FakeOpenAiServer): Record<string, string> {
 }
 
 async function started(gateway: GatewayProcess, mode: "websocket" | "polling" = "websocket"): Promise<Record<string, unknown>> {
-  return waitFor(() => gateway.logLines().find((l) => l["platform"] === "signal" && l["bot"] === BOT && l["mode"] === mode && String(l["msg"]).startsWith("signal adapter connected")), {
-    what: "the signal startup line",
-    describe: () => gateway.output(),
-  });
+  return waitFor(
+    () =>
+      gateway
+        .logLines()
+        .find((l) => l["platform"] === "signal" && l["bot"] === BOT && l["mode"] === mode && String(l["msg"]).startsWith("signal adapter connected")),
+    {
+      what: "the signal startup line",
+      describe: () => gateway.output(),
+    },
+  );
 }
 
 /** A DM from Alice (with her number, or with it hidden: `hidden`). */
@@ -142,7 +161,12 @@ describe("threadline serve with Signal", () => {
         }),
       );
       await signal.waitFor(() => signal.sentTo(GROUP).length === 3, "the reply to the quote");
-      expect(signal.sentTo(GROUP).map((m) => [m.message, m.quote_author]).sort()).toEqual(
+      expect(
+        signal
+          .sentTo(GROUP)
+          .map((m) => [m.message, m.quote_author])
+          .sort(),
+      ).toEqual(
         [
           ["Reply to: alice here", ALICE],
           ["Reply to: bob here", BOB],
@@ -172,7 +196,11 @@ describe("threadline serve with Signal", () => {
       signal.push(signalMessage("receive-attachments", { timestamp: 1767225900000 }));
       const withMedia = await requestMatching(model, (t) => t.startsWith("what is on this photo?"), "the message with attachments");
       expect(dialogue(withMedia).at(-1)![1]).toBe(
-        ["what is on this photo?", "[image photo.jpg image/jpeg file id P0xLq3sEXAMPLEid.jpg]", `[audio audio/aac ${signal.url}/v1/attachments/VNaud1oEXAMPLEid.aac]`].join("\n"),
+        [
+          "what is on this photo?",
+          "[image photo.jpg image/jpeg file id P0xLq3sEXAMPLEid.jpg]",
+          `[audio audio/aac ${signal.url}/v1/attachments/VNaud1oEXAMPLEid.aac]`,
+        ].join("\n"),
       );
       const full = `${"Long story. ".repeat(200)}The end.`;
       signal.setAttachment("L0ngTextEXAMPLEid.txt", full);
@@ -187,7 +215,10 @@ describe("threadline serve with Signal", () => {
       expect(long.map((m) => m.quote_timestamp)).toEqual([1767225960000, null]);
 
       signal.dropConnection();
-      await waitFor(() => gateway.logLines().find((l) => String(l["msg"]).startsWith("signal: receive WebSocket reconnected")), { what: "the reconnect", describe: () => gateway.output() });
+      await waitFor(() => gateway.logLines().find((l) => String(l["msg"]).startsWith("signal: receive WebSocket reconnected")), {
+        what: "the reconnect",
+        describe: () => gateway.output(),
+      });
       expect(gateway.logLines().some((l) => String(l["msg"]).startsWith("signal: receive WebSocket connection lost"))).toBe(true);
       expect(signal.connections).toBe(2);
       signal.push(dm(1767226000000, "after the reconnect"));
@@ -208,7 +239,10 @@ describe("threadline serve with Signal", () => {
       await started(gateway);
       await signal.waitFor(() => signal.connected, "the receive WebSocket");
       signal.push(dm(1767226100000, "are you there?"));
-      const failed = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), { what: "the send failure", describe: () => gateway.output() });
+      const failed = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), {
+        what: "the send failure",
+        describe: () => gateway.output(),
+      });
       // The key holds the person's phone number: the log has its hash.
       expect(failed).toMatchObject({ platform: "signal", keyHash: hashIdentifier(`agent:main:signal:dm:${ALICE}`), kind: "reply" });
       const err = failed["err"] as { message: string };
@@ -300,8 +334,13 @@ describe("threadline serve with Signal", () => {
       const { signal: jsonRpc } = await fakes();
       const other = await runServe({ home: await setupHome(jsonRpc, { mode: "polling" }), env: env(model) });
       expect(other.code).not.toBe(0);
-      expect(other.stdout + other.stderr).toContain("runs in json-rpc mode, where messages arrive over a WebSocket and cannot be polled; set adapters.signal.mode: websocket (the default)");
-      const missing = await runServe({ home: await makeHome({ adapters: { apiServer: { enabled: false }, signal: { apiUrl: jsonRpc.url } } }), env: env(model) });
+      expect(other.stdout + other.stderr).toContain(
+        "runs in json-rpc mode, where messages arrive over a WebSocket and cannot be polled; set adapters.signal.mode: websocket (the default)",
+      );
+      const missing = await runServe({
+        home: await makeHome({ adapters: { apiServer: { enabled: false }, signal: { apiUrl: jsonRpc.url } } }),
+        env: env(model),
+      });
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain("adapters.signal.number: missing: set it to the bot's Signal number");
     },

@@ -30,7 +30,10 @@ async function fakes(): Promise<{ slack: FakeSlackServer; model: FakeOpenAiServe
   const slack = await startFakeSlackServer();
   slack.addUser(BOB, "Bob Roe");
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => slack.close(), () => model.close());
+  closers.push(
+    () => slack.close(),
+    () => model.close(),
+  );
   return { slack, model };
 }
 
@@ -58,7 +61,10 @@ function env(slack: FakeSlackServer, model: FakeOpenAiServer): Record<string, st
 
 /** Sends a signed event to the gateway and expects Slack's 200. */
 async function deliver(gateway: GatewayProcess, payload: Record<string, unknown>, retryNum?: number): Promise<void> {
-  const answer = await postSlackEvent(`${gateway.url}/slack/events`, payload, { signingSecret: SIGNING_SECRET, ...(retryNum !== undefined ? { retryNum } : {}) });
+  const answer = await postSlackEvent(`${gateway.url}/slack/events`, payload, {
+    signingSecret: SIGNING_SECRET,
+    ...(retryNum !== undefined ? { retryNum } : {}),
+  });
   expect(answer.status).toBe(200);
 }
 
@@ -135,7 +141,10 @@ describe("threadline serve with Slack", () => {
       await deliver(gateway, slackEvent("event-message-thread", { ts: slackTs(), thread_ts: root, parent_user_id: BOT, user: BOB, text: "thread from bob" }));
       await slack.waitFor(() => slack.sentTo(CHANNEL, root)[1], "the thread reply to bob");
       // A thread the bot is not in, without a mention: ignored.
-      await deliver(gateway, slackEvent("event-message-thread", { ts: slackTs(), thread_ts: "1600000000.000001", parent_user_id: ALICE, text: "a human-only thread" }));
+      await deliver(
+        gateway,
+        slackEvent("event-message-thread", { ts: slackTs(), thread_ts: "1600000000.000001", parent_user_id: ALICE, text: "a human-only thread" }),
+      );
       // The thread is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Bob Roe] thread from bob");
       expect(dialogue(second).map(([, t]) => t)).toEqual(["thread from alice", "Reply to: [Alice Doe] thread from alice", "[Bob Roe] thread from bob"]);
@@ -152,16 +161,31 @@ describe("threadline serve with Slack", () => {
         ["assistant", "Reply to: alice here"],
         ["user", "alice again"],
       ]);
-      expect(slack.sentTo(CHANNEL, null).map((m) => m.text).sort()).toEqual(["Reply to: alice again", "Reply to: alice here", "Reply to: bob here"]);
+      expect(
+        slack
+          .sentTo(CHANNEL, null)
+          .map((m) => m.text)
+          .sort(),
+      ).toEqual(["Reply to: alice again", "Reply to: alice here", "Reply to: bob here"]);
       const seen = model.chatRequests().flatMap((r) => dialogue(r).map(([, t]) => t));
       expect(seen.some((t) => t.includes("nobody asked") || t.includes("beep") || t.includes("human-only"))).toBe(false);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
         const routes = (await db.listRoutes()).items;
         const keys = routes.map((r) => r.key).sort();
-        expect(keys).toEqual([`agent:main:slack:channel:${CHANNEL}:${BOB}`, `agent:main:slack:channel:${CHANNEL}:${ALICE}`, `agent:main:slack:channel:${CHANNEL}:${root}`].sort());
+        expect(keys).toEqual(
+          [`agent:main:slack:channel:${CHANNEL}:${BOB}`, `agent:main:slack:channel:${CHANNEL}:${ALICE}`, `agent:main:slack:channel:${CHANNEL}:${root}`].sort(),
+        );
         const thread = routes.find((r) => r.key.endsWith(root))!;
-        expect(thread.origin).toMatchObject({ platform: "slack", chatType: "channel", chatId: CHANNEL, chatName: "general", chatTopic: "Where the team talks to the agent", threadId: root, scopeId: "T0TEAM0001" });
+        expect(thread.origin).toMatchObject({
+          platform: "slack",
+          chatType: "channel",
+          chatId: CHANNEL,
+          chatName: "general",
+          chatTopic: "Where the team talks to the agent",
+          threadId: root,
+          scopeId: "T0TEAM0001",
+        });
         expect(await db.searchMessages("nobody")).toHaveLength(0);
         expect(await db.searchMessages("human-only")).toHaveLength(0);
       });

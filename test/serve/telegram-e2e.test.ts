@@ -24,12 +24,18 @@ afterEach(async () => {
 async function fakes(): Promise<{ telegram: FakeTelegramServer; model: FakeOpenAiServer }> {
   const telegram = await startFakeTelegramServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => telegram.close(), () => model.close());
+  closers.push(
+    () => telegram.close(),
+    () => model.close(),
+  );
   return { telegram, model };
 }
 
 function setupHome(telegram: FakeTelegramServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...openUnlessRestricted(extra) } } });
+  return makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, telegram: { apiRoot: telegram.url, ...openUnlessRestricted(extra) } },
+  });
 }
 
 /**
@@ -45,10 +51,19 @@ function env(telegram: FakeTelegramServer, model: FakeOpenAiServer): Record<stri
 }
 
 function dm(messageId: number, body: string, from: Record<string, unknown> = {}): Record<string, unknown> {
-  return telegramUpdate("update-private-text", { message_id: messageId, text: body, ...(Object.keys(from).length > 0 ? { from, chat: { id: from["id"] } } : {}) });
+  return telegramUpdate("update-private-text", {
+    message_id: messageId,
+    text: body,
+    ...(Object.keys(from).length > 0 ? { from, chat: { id: from["id"] } } : {}),
+  });
 }
 
-function mention(fixture: "update-group-mention" | "update-forum-topic", messageId: number, body: string, from: Record<string, unknown> = {}): Record<string, unknown> {
+function mention(
+  fixture: "update-group-mention" | "update-forum-topic",
+  messageId: number,
+  body: string,
+  from: Record<string, unknown> = {},
+): Record<string, unknown> {
   return telegramUpdate(fixture, { message_id: messageId, text: `@threadline_test_bot ${body}`, from });
 }
 
@@ -103,7 +118,12 @@ describe("threadline serve with Telegram", () => {
       telegram.pushUpdate(mention("update-forum-topic", 13, "topic from bob"));
       telegram.pushUpdate(mention("update-forum-topic", 14, "topic from dan", { id: 555555, first_name: "Dan", username: "dan" }));
       await telegram.waitFor(() => telegram.sentTo(GROUP).length === 2 && telegram.sentTo(FORUM).length === 2, "four replies");
-      expect(telegram.sentTo(GROUP).map((m) => m.reply_to).sort()).toEqual([11, 12]);
+      expect(
+        telegram
+          .sentTo(GROUP)
+          .map((m) => m.reply_to)
+          .sort(),
+      ).toEqual([11, 12]);
       expect(telegram.sentTo(FORUM).map((m) => m.message_thread_id)).toEqual([77, 77]);
       // The topic is shared: each message of a turn reaches the model with its sender (issue 26, point 5).
       const second = await requestFor(model, "[Dan] topic from dan");
@@ -195,7 +215,7 @@ describe("threadline serve with Telegram", () => {
       await requestFor(model, "a slow question");
       // The update was confirmed by the next getUpdates (its offset) once it was stored.
       await telegram.waitFor(() => telegram.pendingUpdates() === 0 || null, "the update confirmed");
-      expect((await first.kill())).toEqual({ code: null, signal: "SIGKILL" });
+      expect(await first.kill()).toEqual({ code: null, signal: "SIGKILL" });
       expect(telegram.sentTo(DM)).toEqual([]);
 
       slow = false;

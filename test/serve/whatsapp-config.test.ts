@@ -108,10 +108,18 @@ describe("adapters.whatsapp", () => {
   });
 
   it("bad shapes are refused with the expected form; unknown keys list the allowed ones", () => {
-    expect(() => parseServeConfig({ adapters: { whatsapp: { phoneNumberId: "pn-1" } } })).toThrow(/adapters\.whatsapp\.phoneNumberId: must be the Phone number ID of the business number/);
-    expect(() => parseServeConfig({ adapters: { whatsapp: { apiVersion: "26" } } })).toThrow(/adapters\.whatsapp\.apiVersion: must be the Graph API version such as v26\.0/);
-    expect(() => parseServeConfig({ adapters: { whatsapp: { apiUrl: "graph.facebook.com" } } })).toThrow(/adapters\.whatsapp\.apiUrl: must be the Graph API base URL/);
-    expect(() => parseServeConfig({ adapters: { whatsapp: { webhookPath: "whatsapp" } } })).toThrow(/adapters\.whatsapp\.webhookPath: must be the route on the gateway's server/);
+    expect(() => parseServeConfig({ adapters: { whatsapp: { phoneNumberId: "pn-1" } } })).toThrow(
+      /adapters\.whatsapp\.phoneNumberId: must be the Phone number ID of the business number/,
+    );
+    expect(() => parseServeConfig({ adapters: { whatsapp: { apiVersion: "26" } } })).toThrow(
+      /adapters\.whatsapp\.apiVersion: must be the Graph API version such as v26\.0/,
+    );
+    expect(() => parseServeConfig({ adapters: { whatsapp: { apiUrl: "graph.facebook.com" } } })).toThrow(
+      /adapters\.whatsapp\.apiUrl: must be the Graph API base URL/,
+    );
+    expect(() => parseServeConfig({ adapters: { whatsapp: { webhookPath: "whatsapp" } } })).toThrow(
+      /adapters\.whatsapp\.webhookPath: must be the route on the gateway's server/,
+    );
     expect(() => parseServeConfig({ adapters: { whatsapp: { token: "x" } } })).toThrow(
       /adapters\.whatsapp: unknown key\(s\) "token"; allowed: .*accessToken.*appSecret.*verifyToken.*phoneNumberId.*apiUrl.*apiVersion.*webhookPath.*readReceipts/,
     );
@@ -125,7 +133,9 @@ describe("adapters.whatsapp", () => {
         new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
           const childEnv: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home, NO_COLOR: "1", THREADLINE_CONFIG: "", ...env };
           for (const name of Object.keys(ENV)) if (env[name] === undefined) delete childEnv[name];
-          execFile(process.execPath, [BIN, ...args], { env: childEnv }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+          execFile(process.execPath, [BIN, ...args], { env: childEnv }, (error, stdout, stderr) =>
+            resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          );
         });
       const missing = await run(["config", "check"], {});
       expect(missing.code).toBe(2);

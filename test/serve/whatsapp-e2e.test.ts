@@ -34,12 +34,18 @@ afterEach(async () => {
 async function fakes(): Promise<{ whatsapp: FakeWhatsAppServer; model: FakeOpenAiServer }> {
   const whatsapp = await startFakeWhatsAppServer();
   const model = await startFakeOpenAiServer({ apiKey: FAKE_KEY, title: null });
-  closers.push(() => whatsapp.close(), () => model.close());
+  closers.push(
+    () => whatsapp.close(),
+    () => model.close(),
+  );
   return { whatsapp, model };
 }
 
 function setupHome(whatsapp: FakeWhatsAppServer, extra: Record<string, unknown> = {}): Promise<string> {
-  return makeHome({ titles: { enabled: false }, adapters: { apiServer: { enabled: false }, whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, ...openUnlessRestricted(extra) } } });
+  return makeHome({
+    titles: { enabled: false },
+    adapters: { apiServer: { enabled: false }, whatsapp: { apiUrl: whatsapp.url, phoneNumberId: FAKE_PHONE_NUMBER_ID, ...openUnlessRestricted(extra) } },
+  });
 }
 
 /**
@@ -99,10 +105,21 @@ describe("threadline serve with WhatsApp", () => {
       const { whatsapp, model } = await fakes();
       const home = await setupHome(whatsapp);
       const gateway = await spawnGateway({ home, env: env(whatsapp, model) });
-      await waitFor(() => gateway.logLines().find((l) => l["platform"] === "whatsapp" && l["mode"] === "webhook" && l["msg"] === `whatsapp adapter connected as +1 555-078-3881 (${FAKE_PHONE_NUMBER_ID}) (webhook)`), {
-        what: "the whatsapp startup line",
-        describe: () => gateway.output(),
-      });
+      await waitFor(
+        () =>
+          gateway
+            .logLines()
+            .find(
+              (l) =>
+                l["platform"] === "whatsapp" &&
+                l["mode"] === "webhook" &&
+                l["msg"] === `whatsapp adapter connected as +1 555-078-3881 (${FAKE_PHONE_NUMBER_ID}) (webhook)`,
+            ),
+        {
+          what: "the whatsapp startup line",
+          describe: () => gateway.output(),
+        },
+      );
       const handshake = (token: string, mode = "subscribe") =>
         fetch(`${webhookUrl(gateway)}?${new URLSearchParams({ "hub.mode": mode, "hub.verify_token": token, "hub.challenge": "1158201444" })}`);
       const right = await handshake(VERIFY_TOKEN);
@@ -209,7 +226,11 @@ describe("threadline serve with WhatsApp", () => {
         ["assistant", "Reply to: three: I like tea"],
         ["user", "four: what do you know about me?"],
       ]);
-      expect(whatsapp.sentTo(PHONE).map((m) => m.body)).toEqual(["Reply to: one: my name is Zed", "Reply to: two: I live in Berlin", "Reply to: three: I like tea"]);
+      expect(whatsapp.sentTo(PHONE).map((m) => m.body)).toEqual([
+        "Reply to: one: my name is Zed",
+        "Reply to: two: I live in Berlin",
+        "Reply to: three: I like tea",
+      ]);
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
       await withDatabase(home, async (db) => {
         expect((await db.listRoutes()).items.map((r) => r.key)).toEqual([`agent:main:whatsapp:dm:${PHONE}`]);
@@ -237,7 +258,9 @@ describe("threadline serve with WhatsApp", () => {
       const gateway = await spawnGateway({ home, env: env(whatsapp, model) });
       const url = webhookUrl(gateway);
       expect((await postWhatsAppWebhook(url, dm("unsigned"))).status).toBe(401);
-      expect((await postWhatsAppWebhook(url, dm("mis-signed"), { signature: "sha256=0000000000000000000000000000000000000000000000000000000000000000" })).status).toBe(401);
+      expect(
+        (await postWhatsAppWebhook(url, dm("mis-signed"), { signature: "sha256=0000000000000000000000000000000000000000000000000000000000000000" })).status,
+      ).toBe(401);
       expect((await postWhatsAppWebhook(url, dm("other secret"), { appSecret: "another-app-secret-0123456789ab" })).status).toBe(401);
       expect((await postWhatsAppWebhook(url, dm("sha1"), { signature: "sha1=abcdef" })).status).toBe(401);
       await deliver(gateway, dm("signed"));
@@ -282,7 +305,10 @@ describe("threadline serve with WhatsApp", () => {
 
       whatsapp.failNext({ status: 400, body: "error-131047" });
       await deliver(gateway, dm("are you there?"));
-      const refused = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), { what: "the send failure line", describe: () => gateway.output() });
+      const refused = await waitFor(() => gateway.logLines().find((l) => l["msg"] === "sending to the platform failed"), {
+        what: "the send failure line",
+        describe: () => gateway.output(),
+      });
       expect(refused["keyHash"]).toBe(hashIdentifier(`agent:main:whatsapp:dm:${USER}`));
       expect(refused["key"]).toBeUndefined();
       expect(JSON.stringify(refused["err"])).toContain("the customer has not written in 24 hours; only a template message can reach them");
@@ -334,9 +360,14 @@ describe("threadline serve with WhatsApp", () => {
     async () => {
       const { whatsapp, model } = await fakes();
       const home = await setupHome(whatsapp);
-      const missing = await runServe({ home, env: { ...env(whatsapp, model), WHATSAPP_ACCESS_TOKEN: undefined, WHATSAPP_APP_SECRET: undefined, WHATSAPP_VERIFY_TOKEN: undefined } });
+      const missing = await runServe({
+        home,
+        env: { ...env(whatsapp, model), WHATSAPP_ACCESS_TOKEN: undefined, WHATSAPP_APP_SECRET: undefined, WHATSAPP_VERIFY_TOKEN: undefined },
+      });
       expect(missing.code).toBe(2);
-      expect(missing.stderr).toContain("adapters.whatsapp.accessToken: missing: set it in the config file or in the WHATSAPP_ACCESS_TOKEN environment variable");
+      expect(missing.stderr).toContain(
+        "adapters.whatsapp.accessToken: missing: set it in the config file or in the WHATSAPP_ACCESS_TOKEN environment variable",
+      );
       expect(missing.stderr).toContain("adapters.whatsapp.appSecret: missing");
       expect(missing.stderr).toContain("adapters.whatsapp.verifyToken: missing");
       const wrong = "EAAnotTheRightAccessToken000111";

@@ -58,7 +58,8 @@ describe("without the optional pg driver", () => {
       name: "DriverMissingError",
       code: "TL_ERR_DRIVER_MISSING",
       driver: "pg",
-      message: "Opening a postgres:// database needs the PostgreSQL driver, which is not installed. Install it next to threadline (npm install pg) and try again.",
+      message:
+        "Opening a postgres:// database needs the PostgreSQL driver, which is not installed. Install it next to threadline (npm install pg) and try again.",
     });
   }, 60_000);
 

@@ -80,7 +80,14 @@ describe("one list of codes, one status and one exit code each", () => {
     expect(ERROR_EXIT_CODE.TL_ERR_NOT_FOUND).toBe(3);
     expect(ERROR_EXIT_CODE.TL_ERR_CONFLICT).toBe(4);
     expect(ERROR_EXIT_CODE.TL_ERR_CONFIRMATION_REQUIRED).toBe(4);
-    for (const code of ["TL_ERR_STORE", "TL_ERR_STORE_BUSY", "TL_ERR_CORRUPT", "TL_ERR_DRIVER_MISSING", "TL_ERR_SCHEMA_VERSION", "TL_ERR_LEASE_LOST"] as const) {
+    for (const code of [
+      "TL_ERR_STORE",
+      "TL_ERR_STORE_BUSY",
+      "TL_ERR_CORRUPT",
+      "TL_ERR_DRIVER_MISSING",
+      "TL_ERR_SCHEMA_VERSION",
+      "TL_ERR_LEASE_LOST",
+    ] as const) {
       expect(ERROR_EXIT_CODE[code], code).toBe(1);
     }
     expect(exitCodeOf(new Error("not ours"))).toBe(EXIT.failure);
@@ -101,10 +108,28 @@ describe("errors from every part map by their code alone", () => {
     { error: new CliError("TL_ERR_INCOMPLETE", "1 bad line was not imported"), name: "CliError", code: "TL_ERR_INCOMPLETE", status: 422, exit: 1 },
     { error: new HttpError("TL_ERR_FORBIDDEN", "The API key is not valid."), name: "HttpError", code: "TL_ERR_FORBIDDEN", status: 403, exit: 1 },
     { error: new AgentError("The model provider sent no reply.", { status: 504 }), name: "AgentError", code: "TL_ERR_AGENT", status: 502, exit: 1 },
-    { error: new AgentInterruptedError([{ role: "assistant", content: "half" }]), name: "AgentInterruptedError", code: "TL_ERR_INTERRUPTED", status: 409, exit: 1 },
+    {
+      error: new AgentInterruptedError([{ role: "assistant", content: "half" }]),
+      name: "AgentInterruptedError",
+      code: "TL_ERR_INTERRUPTED",
+      status: 409,
+      exit: 1,
+    },
     { error: handoff, name: "HandoffError", code: "TL_ERR_HANDOFF", status: 409, exit: 1 },
-    { error: new SignalApiError("the signal-cli REST API answered 400", 400, "bad group"), name: "SignalApiError", code: "TL_ERR_PLATFORM", status: 502, exit: 1 },
-    { error: new WhatsAppApiError("whatsapp: refused", { status: 400, graphCode: 131047 }), name: "WhatsAppApiError", code: "TL_ERR_PLATFORM", status: 502, exit: 1 },
+    {
+      error: new SignalApiError("the signal-cli REST API answered 400", 400, "bad group"),
+      name: "SignalApiError",
+      code: "TL_ERR_PLATFORM",
+      status: 502,
+      exit: 1,
+    },
+    {
+      error: new WhatsAppApiError("whatsapp: refused", { status: 400, graphCode: 131047 }),
+      name: "WhatsAppApiError",
+      code: "TL_ERR_PLATFORM",
+      status: 502,
+      exit: 1,
+    },
     { error: new ThreadlineError("TL_ERR_TIMEOUT", "took too long"), name: "ThreadlineError", code: "TL_ERR_TIMEOUT", status: 504, exit: 1 },
   ];
 
@@ -123,7 +148,12 @@ describe("errors from every part map by their code alone", () => {
   });
 
   it("a 500 never shows its message: storage failures, invariants and foreign errors become TL_ERR_INTERNAL", () => {
-    for (const error of [new StoreError("disk full at /secret/path"), new InternalError("a row vanished"), new CliError("TL_ERR_IO", "Cannot read /x"), new Error("boom")]) {
+    for (const error of [
+      new StoreError("disk full at /secret/path"),
+      new InternalError("a row vanished"),
+      new CliError("TL_ERR_IO", "Cannot read /x"),
+      new Error("boom"),
+    ]) {
       const reply = toErrorReply(error, "req-2");
       expect(reply.status).toBe(500);
       expect(reply.internal).toBe(true);

@@ -32,9 +32,7 @@ export async function checkConcurrentWriters(target: string, options: OpenOption
   const b = await db.createSession({ source: "telegram" });
   await db.close();
 
-  const results = await Promise.all(
-    WRITERS.map((w) => runWriter([target, JSON.stringify(options), w, String(TURNS), a.id, b.id])),
-  );
+  const results = await Promise.all(WRITERS.map((w) => runWriter([target, JSON.stringify(options), w, String(TURNS), a.id, b.id])));
   for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0 });
 
   const check = await openSessionDB(target, options);

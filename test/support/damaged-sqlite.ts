@@ -76,7 +76,10 @@ export function rowidsOnPage(path: string, table: string, pageno: number): numbe
 export function idsOfRowids(path: string, table: string, rowids: number[]): string[] {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare(`SELECT id FROM "${table}" WHERE rowid IN (${rowids.map(() => "?").join(", ")}) ORDER BY rowid`).pluck().all(...rowids) as string[];
+    return db
+      .prepare(`SELECT id FROM "${table}" WHERE rowid IN (${rowids.map(() => "?").join(", ")}) ORDER BY rowid`)
+      .pluck()
+      .all(...rowids) as string[];
   } finally {
     db.close();
   }

@@ -124,9 +124,7 @@ export const FAKE_TOOL_REJECTIONS: Record<FakeToolRejection, { status: number; m
 };
 
 /** Decides the reply to a request; return `null`/`undefined` to let the server answer normally. */
-export type FakeScript = (
-  request: FakeOpenAiRequest,
-) => FakeReply | null | undefined | Promise<FakeReply | null | undefined>;
+export type FakeScript = (request: FakeOpenAiRequest) => FakeReply | null | undefined | Promise<FakeReply | null | undefined>;
 
 /** Options of {@link startFakeOpenAiServer}. */
 export interface FakeOpenAiServerOptions {
@@ -230,8 +228,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     const method = req.method ?? "GET";
     const body = parseBody(rawBody);
     const isChat = method === "POST" && path === "/v1/chat/completions";
-    const kind: FakeOpenAiRequest["kind"] =
-      isChat && body !== null && title !== null && isTitleRequest(body) ? "title" : isChat ? "chat" : "other";
+    const kind: FakeOpenAiRequest["kind"] = isChat && body !== null && title !== null && isTitleRequest(body) ? "title" : isChat ? "chat" : "other";
     const request: FakeOpenAiRequest = { method, path, headers: req.headers, body, rawBody, kind, index: requests.length };
     requests.push(request);
 
@@ -477,10 +474,7 @@ export function fakeTextReply(content: string, fields: Omit<FakeCompletionFields
  * @example
  * server.enqueue(fakeToolCallReply([{ name: "get_weather", arguments: { city: "Oslo" } }]));
  */
-export function fakeToolCallReply(
-  calls: FakeToolCallSpec[],
-  fields: Omit<FakeCompletionFields, "toolCalls"> = {},
-): FakeReply {
+export function fakeToolCallReply(calls: FakeToolCallSpec[], fields: Omit<FakeCompletionFields, "toolCalls"> = {}): FakeReply {
   return { json: fakeCompletion({ ...fields, toolCalls: calls }) };
 }
 
@@ -507,9 +501,7 @@ export function messageText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((part: unknown) =>
-        typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string"
-          ? (part as { text: string }).text
-          : "",
+        typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : "",
       )
       .filter((text) => text !== "")
       .join(" ");
@@ -539,7 +531,11 @@ async function checkWindow(request: FakeOpenAiRequest, body: FakeChatBody, stats
   request.overWindow = true;
   stats.refusals += 1;
   // OpenAI's wording: with a completion or functions the parts are named.
-  const parts = [`${messages} in the messages`, ...(functions > 0 ? [`${functions} in the functions`] : []), ...(completion > 0 ? [`${completion} in the completion`] : [])];
+  const parts = [
+    `${messages} in the messages`,
+    ...(functions > 0 ? [`${functions} in the functions`] : []),
+    ...(completion > 0 ? [`${completion} in the completion`] : []),
+  ];
   const message =
     parts.length === 1
       ? `This model's maximum context length is ${stats.window} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`
@@ -595,11 +591,7 @@ interface StreamChunk {
   last: boolean;
 }
 
-function toChunks(
-  completion: { choices: Array<Record<string, unknown>> } & Record<string, unknown>,
-  includeUsage: boolean,
-  byWord: boolean,
-): StreamChunk[] {
+function toChunks(completion: { choices: Array<Record<string, unknown>> } & Record<string, unknown>, includeUsage: boolean, byWord: boolean): StreamChunk[] {
   const base = { id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model };
   const choice = completion.choices[0] ?? {};
   const message = (choice.message ?? {}) as Record<string, unknown>;

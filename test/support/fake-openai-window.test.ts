@@ -9,7 +9,11 @@ afterEach(async () => {
 });
 
 async function complete(body: unknown): Promise<{ status: number; json: { error?: { code: string; message: string; param: string }; choices?: unknown[] } }> {
-  const response = await fetch(`${server!.url}/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${server!.url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, json: (await response.json()) as never };
 }
 
@@ -37,7 +41,12 @@ describe("fake OpenAI server: contextWindow", () => {
     const messages = [{ role: "user", content: "hi" }];
     const within = await complete({ model: "gpt-4", messages });
     expect(within.status).toBe(200);
-    const tools = [{ type: "function", function: { name: "search", description: "searches the past sessions", parameters: { type: "object", properties: { q: { type: "string" } } } } }];
+    const tools = [
+      {
+        type: "function",
+        function: { name: "search", description: "searches the past sessions", parameters: { type: "object", properties: { q: { type: "string" } } } },
+      },
+    ];
     const over = await complete({ model: "gpt-4", messages, tools, max_tokens: 40 });
     expect(over.status).toBe(400);
     expect(over.json.error?.message).toMatch(/you requested \d+ tokens \(\d+ in the messages, \d+ in the functions, 40 in the completion\)/u);

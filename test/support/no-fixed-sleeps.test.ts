@@ -40,24 +40,77 @@ interface Allowed {
 /** The only timers allowed under test/, each with its reason. */
 const ALLOWED: Allowed[] = [
   // The wait helpers.
-  { file: "test/support/wait-for.ts", contains: "setTimeout(resolve, interval)", reason: "waitFor: the pause between two probes of a condition polled with a deadline" },
+  {
+    file: "test/support/wait-for.ts",
+    contains: "setTimeout(resolve, interval)",
+    reason: "waitFor: the pause between two probes of a condition polled with a deadline",
+  },
   { file: "test/support/wait-for.ts", contains: "timer = setTimeout(() => {", reason: "withDeadline: the deadline of a wait for a promise" },
   // Fakes that are slow on purpose, or hold a long poll.
   { file: "test/support/fake-openai-server.ts", contains: "function delay(", reason: "the fake provider's abortable pause, for scripted slow answers" },
-  { file: "test/support/fake-openai-server.ts", contains: "await delay(wait, signal)", reason: "the fake provider answers after a scripted delayMs (timeouts, aborts, turns held mid-request)" },
-  { file: "test/support/fake-openai-server.ts", contains: "await delay(tokenDelayMs, signal)", reason: "the fake provider streams tokens a scripted tokenDelayMs apart" },
+  {
+    file: "test/support/fake-openai-server.ts",
+    contains: "await delay(wait, signal)",
+    reason: "the fake provider answers after a scripted delayMs (timeouts, aborts, turns held mid-request)",
+  },
+  {
+    file: "test/support/fake-openai-server.ts",
+    contains: "await delay(tokenDelayMs, signal)",
+    reason: "the fake provider streams tokens a scripted tokenDelayMs apart",
+  },
   { file: "test/support/fake-openai-server.ts", contains: "const timer = setTimeout(() => {", reason: "the timer of that abortable pause" },
-  { file: "test/fakes/signal/fake-signal-server.ts", contains: "setTimeout(done, Math.max(0, timeout) * 1000)", reason: "long poll: GET /v1/receive holds the request until a message comes or the client's timeout passes" },
-  { file: "test/fakes/telegram/fake-telegram-server.ts", contains: "setTimeout(done, timeout * 1000)", reason: "long poll: getUpdates holds the request until an update comes or the client's timeout passes" },
-  { file: "test/fakes/matrix/fake-matrix-homeserver.ts", contains: "setTimeout(resolve, timeout)", reason: "long poll: /sync holds the request until an event comes or the client's timeout passes" },
-  { file: "test/serve/replicas-e2e.test.ts", contains: "setTimeout(r, 250)", reason: "the fake provider takes 250 ms per answer, so two replicas running one session at once would overlap at the model" },
-  { file: "test/serve/serve-e2e.test.ts", contains: "setTimeout(resolve, 150)", reason: "the fake provider takes 150 ms per answer, so two turns of one session running at once would overlap at the model" },
-  { file: "test/gateway/gateway-replicas.test.ts", contains: "setTimeout(r, delayMs)", reason: "the fake agent's turn takes 40 ms, so turns of one session on two replicas would overlap if both ran" },
-  { file: "test/store/sqlite/lock-contention.test.ts", contains: `setTimeout(() => peer.exec("COMMIT"), 400)`, reason: "a peer holds SQLite's write lock for 400 ms, far past the busy timeout, so the store has to retry" },
+  {
+    file: "test/fakes/signal/fake-signal-server.ts",
+    contains: "setTimeout(done, Math.max(0, timeout) * 1000)",
+    reason: "long poll: GET /v1/receive holds the request until a message comes or the client's timeout passes",
+  },
+  {
+    file: "test/fakes/telegram/fake-telegram-server.ts",
+    contains: "setTimeout(done, timeout * 1000)",
+    reason: "long poll: getUpdates holds the request until an update comes or the client's timeout passes",
+  },
+  {
+    file: "test/fakes/matrix/fake-matrix-homeserver.ts",
+    contains: "setTimeout(resolve, timeout)",
+    reason: "long poll: /sync holds the request until an event comes or the client's timeout passes",
+  },
+  {
+    file: "test/serve/replicas-e2e.test.ts",
+    contains: "setTimeout(r, 250)",
+    reason: "the fake provider takes 250 ms per answer, so two replicas running one session at once would overlap at the model",
+  },
+  {
+    file: "test/serve/serve-e2e.test.ts",
+    contains: "setTimeout(resolve, 150)",
+    reason: "the fake provider takes 150 ms per answer, so two turns of one session running at once would overlap at the model",
+  },
+  {
+    file: "test/gateway/gateway-replicas.test.ts",
+    contains: "setTimeout(r, delayMs)",
+    reason: "the fake agent's turn takes 40 ms, so turns of one session on two replicas would overlap if both ran",
+  },
+  {
+    file: "test/store/sqlite/lock-contention.test.ts",
+    contains: `setTimeout(() => peer.exec("COMMIT"), 400)`,
+    reason: "a peer holds SQLite's write lock for 400 ms, far past the busy timeout, so the store has to retry",
+  },
   // Converted by the CLI-tests helper: remove these entries once that work is merged.
-  { file: "test/cli/chat/terminal.ts", contains: "setTimeout(resolve, 40)", reason: "the poll interval of reading the tmux screen, inside a deadline (the pane has no change event)" },
-  { file: "test/cli/cli-run.ts", contains: "timer = setTimeout(", count: 3, reason: "deadlines of a wait for output, of an in-process run and of a child process: each fails a hung run with its output; success clears it" },
-  { file: "test/cli/sessions/cli-harness.ts", contains: "const timer = setTimeout(() => {", reason: "deadline of a run on a pseudo-terminal: kills and fails a hung run with its output; success clears it" },
+  {
+    file: "test/cli/chat/terminal.ts",
+    contains: "setTimeout(resolve, 40)",
+    reason: "the poll interval of reading the tmux screen, inside a deadline (the pane has no change event)",
+  },
+  {
+    file: "test/cli/cli-run.ts",
+    contains: "timer = setTimeout(",
+    count: 3,
+    reason: "deadlines of a wait for output, of an in-process run and of a child process: each fails a hung run with its output; success clears it",
+  },
+  {
+    file: "test/cli/sessions/cli-harness.ts",
+    contains: "const timer = setTimeout(() => {",
+    reason: "deadline of a run on a pseudo-terminal: kills and fails a hung run with its output; success clears it",
+  },
 ];
 
 function* sourceFiles(dir: string): Generator<string> {
@@ -127,8 +180,20 @@ it("the scan sees timers: it flags a sleep written the usual ways", () => {
     'import { setTimeout as pause } from "node:timers/promises";',
     "const timer = setInterval(tick, 10);",
   ];
-  for (const sample of samples) expect(PATTERNS.some(({ pattern }) => pattern.test(sample)), sample).toBe(true);
-  for (const fine of ["expect(config.beforeResetTimeoutSeconds).toBe(60);", "await abortableSleep(10, signal);", "const signal = AbortSignal.timeout(2_000);", "clearTimeout(timer);"]) {
-    expect(PATTERNS.some(({ pattern }) => pattern.test(fine)), fine).toBe(false);
+  for (const sample of samples)
+    expect(
+      PATTERNS.some(({ pattern }) => pattern.test(sample)),
+      sample,
+    ).toBe(true);
+  for (const fine of [
+    "expect(config.beforeResetTimeoutSeconds).toBe(60);",
+    "await abortableSleep(10, signal);",
+    "const signal = AbortSignal.timeout(2_000);",
+    "clearTimeout(timer);",
+  ]) {
+    expect(
+      PATTERNS.some(({ pattern }) => pattern.test(fine)),
+      fine,
+    ).toBe(false);
   }
 });

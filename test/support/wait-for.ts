@@ -32,10 +32,7 @@ export interface WaitForOptions {
  * @example
  * const reply = await waitFor(() => fake.sent.find((m) => m.text === "Echo: hi"), { what: "the echo" });
  */
-export async function waitFor<T>(
-  probe: () => T | null | undefined | false | Promise<T | null | undefined | false>,
-  options: WaitForOptions,
-): Promise<T> {
+export async function waitFor<T>(probe: () => T | null | undefined | false | Promise<T | null | undefined | false>, options: WaitForOptions): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 20_000;
   const deadline = Date.now() + timeoutMs;
   const interval = options.intervalMs ?? 25;

@@ -21,7 +21,9 @@ const ANN_OWNER = { platform: "telegram", userId: "42" };
 
 forEachBackend((backend) => {
   /** `who`: the call's speaker; `null` for a call without one (a library caller). */
-  async function setup(owner?: OwnerIdentities): Promise<{ db: SessionDB; call: (args: Record<string, unknown>, who?: TurnSpeaker | null, sessionId?: string) => Promise<string> }> {
+  async function setup(
+    owner?: OwnerIdentities,
+  ): Promise<{ db: SessionDB; call: (args: Record<string, unknown>, who?: TurnSpeaker | null, sessionId?: string) => Promise<string> }> {
     const { db } = await backend.fresh();
     await db.createSession({ id: "s1", source: "telegram", userId: "42" });
     const tool = memoryTool(db, owner === undefined ? {} : { owner });
@@ -36,13 +38,24 @@ forEachBackend((backend) => {
     expect(tool.name).toBe("memory");
     expect(tool.savesState).toBe(true);
     expect(tool.guidance).toMatch(/memory tool/u);
-    expect(tool.parameters).toMatchObject({ properties: { action: { enum: ["add", "replace", "remove"] }, target: { enum: ["memory", "user"] } }, required: ["action", "target"] });
+    expect(tool.parameters).toMatchObject({
+      properties: { action: { enum: ["add", "replace", "remove"] }, target: { enum: ["memory", "user"] } },
+      required: ["action", "target"],
+    });
 
-    expect(await call({ action: "add", target: "user", content: "  Prefers metric units  " })).toBe("Saved the entry. The user memory is at 20/1,375 chars (1 entry).");
+    expect(await call({ action: "add", target: "user", content: "  Prefers metric units  " })).toBe(
+      "Saved the entry. The user memory is at 20/1,375 chars (1 entry).",
+    );
     expect(await call({ action: "add", target: "user", content: "Has a cat, Tom" })).toBe("Saved the entry. The user memory is at 37/1,375 chars (2 entries).");
-    expect(await call({ action: "add", target: "user", content: "Has a cat, Tom" })).toBe("That entry is already saved. The user memory is at 37/1,375 chars (2 entries).");
-    expect(await call({ action: "replace", target: "user", old_text: "cat", content: "Has two cats, Tom and Kit" })).toBe("Replaced the entry. The user memory is at 48/1,375 chars (2 entries).");
-    expect(await call({ action: "add", target: "memory", content: "Answer in short paragraphs" })).toBe("Saved the entry. The memory is at 26/2,200 chars (1 entry).");
+    expect(await call({ action: "add", target: "user", content: "Has a cat, Tom" })).toBe(
+      "That entry is already saved. The user memory is at 37/1,375 chars (2 entries).",
+    );
+    expect(await call({ action: "replace", target: "user", old_text: "cat", content: "Has two cats, Tom and Kit" })).toBe(
+      "Replaced the entry. The user memory is at 48/1,375 chars (2 entries).",
+    );
+    expect(await call({ action: "add", target: "memory", content: "Answer in short paragraphs" })).toBe(
+      "Saved the entry. The memory is at 26/2,200 chars (1 entry).",
+    );
     expect(await call({ action: "remove", target: "user", old_text: "metric" })).toBe("Removed the entry. The user memory is at 25/1,375 chars (1 entry).");
     expect((await db.getMemory(ANN_OWNER, "user"))?.entries).toEqual(["Has two cats, Tom and Kit"]);
     expect((await db.getMemory(ANN_OWNER, "memory"))?.entries).toEqual(["Answer in short paragraphs"]);
@@ -54,11 +67,19 @@ forEachBackend((backend) => {
     await db.writeMemory({ owner: ANN_OWNER, kind: "memory", entries: [big], expectedVersion: null });
     // 2,137 + 3 (separator) = 2,140 with the next entry's separator; one of 61 chars would make it 2,201.
     const refusal = await call({ action: "add", target: "memory", content: "y".repeat(61) });
-    expect(refusal).toBe("The memory is at 2,137/2,200 chars; adding this entry (61 chars) would make it 2,201. Replace or remove an entry first (or save a shorter one). Nothing was saved.");
-    expect(await call({ action: "add", target: "memory", content: "y".repeat(60) })).toBe(`Saved the entry. The memory is at ${MEMORY_CHAR_LIMIT.toLocaleString("en-US")}/2,200 chars (2 entries).`);
-    expect(await call({ action: "replace", target: "memory", old_text: "yyy", content: "z".repeat(61) })).toMatch(/^The memory is at 2,200\/2,200 chars; replacing the entry would make it 2,201\. Replace or remove/u);
+    expect(refusal).toBe(
+      "The memory is at 2,137/2,200 chars; adding this entry (61 chars) would make it 2,201. Replace or remove an entry first (or save a shorter one). Nothing was saved.",
+    );
+    expect(await call({ action: "add", target: "memory", content: "y".repeat(60) })).toBe(
+      `Saved the entry. The memory is at ${MEMORY_CHAR_LIMIT.toLocaleString("en-US")}/2,200 chars (2 entries).`,
+    );
+    expect(await call({ action: "replace", target: "memory", old_text: "yyy", content: "z".repeat(61) })).toMatch(
+      /^The memory is at 2,200\/2,200 chars; replacing the entry would make it 2,201\. Replace or remove/u,
+    );
     await db.writeMemory({ owner: ANN_OWNER, kind: "user", entries: ["likes tea", "likes coffee"], expectedVersion: null });
-    expect(await call({ action: "remove", target: "user", old_text: "likes" })).toBe('2 user entries contain "likes"; give a longer old_text that only one entry holds. Nothing changed.');
+    expect(await call({ action: "remove", target: "user", old_text: "likes" })).toBe(
+      '2 user entries contain "likes"; give a longer old_text that only one entry holds. Nothing changed.',
+    );
     expect(await call({ action: "remove", target: "user", old_text: "cocoa" })).toMatch(/^No user entry contains "cocoa"; nothing changed\./u);
     expect((await db.getMemory(ANN_OWNER, "user"))?.entries).toEqual(["likes tea", "likes coffee"]);
     expect((await db.getMemory(ANN_OWNER, "memory"))?.version).toBe(2);
@@ -84,7 +105,10 @@ forEachBackend((backend) => {
     expect(await call({ action: "add", target: "user", content: "x" }, speaker("telegram", null, "group", "-100"))).toBe(
       "Memory is not available in this turn: the person speaking is not known, so nothing was saved.",
     );
-    await call({ action: "add", target: "user", content: "bob likes chess", owner: { platform: "telegram", userId: "42" }, user_id: "42" }, speaker("telegram", "43"));
+    await call(
+      { action: "add", target: "user", content: "bob likes chess", owner: { platform: "telegram", userId: "42" }, user_id: "42" },
+      speaker("telegram", "43"),
+    );
     expect(await db.getMemory(ANN_OWNER, "user")).toBeNull();
     expect((await db.getMemory({ platform: "telegram", userId: "43" }, "user"))?.entries).toEqual(["bob likes chess"]);
     expect((await db.listMemories()).items).toHaveLength(1);
@@ -100,8 +124,13 @@ forEachBackend((backend) => {
     // Not the owner: a cli user who is not listed, and a stranger on telegram.
     expect(await memoryOwnerFor(db, speaker("cli", "bob"), owner)).toEqual({ platform: "cli", userId: "bob" });
     await db.recordAlias("whatsapp", "15551234567", "999999999999999");
-    expect(await memoryOwnerFor(db, speaker("whatsapp", "999999999999999"), owner)).toEqual({ platform: "whatsapp", userId: await db.resolveAlias("whatsapp", "999999999999999") });
-    expect(await memoryOwnerFor(db, speaker("whatsapp", "15551234567"), owner)).toEqual(await memoryOwnerFor(db, speaker("whatsapp", "999999999999999"), owner));
+    expect(await memoryOwnerFor(db, speaker("whatsapp", "999999999999999"), owner)).toEqual({
+      platform: "whatsapp",
+      userId: await db.resolveAlias("whatsapp", "999999999999999"),
+    });
+    expect(await memoryOwnerFor(db, speaker("whatsapp", "15551234567"), owner)).toEqual(
+      await memoryOwnerFor(db, speaker("whatsapp", "999999999999999"), owner),
+    );
     expect(await memoryOwnerFor(db, null, owner)).toBeNull();
   });
 

@@ -12,7 +12,10 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const say = async (id: string, source: string, userId: string | null, text: string, chat: { chatId?: string; chatType?: string } = {}) => {
       await db.createSession({ id, source, userId, ...chat });
-      await db.appendTurn(id, [{ role: "user", content: text }, { role: "assistant", content: "ok" }]);
+      await db.appendTurn(id, [
+        { role: "user", content: text },
+        { role: "assistant", content: "ok" },
+      ]);
     };
     await say("owner-tg", "telegram", "111", "heron note from the owner on telegram");
     await say("owner-api", "api-server", "me", "heron note from the owner on the api");
@@ -26,7 +29,13 @@ forEachBackend((backend) => {
     await db.recordAlias("telegram", "111", "111-alt");
     return db;
   }
-  const speaker = (platform: string, userId: string | null, chatType = "dm", chatId: string | null = userId): TurnSpeaker => ({ platform, userId, aliases: userId === null ? [] : [userId], chatType, chatId });
+  const speaker = (platform: string, userId: string | null, chatType = "dm", chatId: string | null = userId): TurnSpeaker => ({
+    platform,
+    userId,
+    aliases: userId === null ? [] : [userId],
+    chatType,
+    chatId,
+  });
   const OWNER: OwnerIdentities = { telegram: ["111"], "api-server": ["me"], cli: ["alice"] };
 
   async function search(sessionId: string, who: TurnSpeaker | undefined, options: { owner?: OwnerIdentities; scope?: "user" | "chat" } = {}): Promise<string> {
@@ -41,7 +50,10 @@ forEachBackend((backend) => {
     expect(found(await search("thread", speaker("telegram", "222", "thread", "-100")))).toEqual(["of the stranger in the room"]);
     expect(found(await search("thread", speaker("telegram", "111", "thread", "-100")))).toEqual(["of the owner in the room"]);
     // chat scope: the whole chat, whoever speaks.
-    expect(found(await search("thread", speaker("telegram", "222", "thread", "-100"), { scope: "chat" }))).toEqual(["of the owner in the room", "of the stranger in the room"]);
+    expect(found(await search("thread", speaker("telegram", "222", "thread", "-100"), { scope: "chat" }))).toEqual([
+      "of the owner in the room",
+      "of the stranger in the room",
+    ]);
     // No speaker given (a library caller): the session's creator stands in, as before.
     expect(found(await search("thread", undefined))).toEqual(["of the owner in the room"]);
     // A speaker nobody knows finds nothing.
@@ -55,7 +67,11 @@ forEachBackend((backend) => {
       "of the owner in the room",
     ]);
     // By an alias of a listed id too.
-    expect(found(await search("owner-tg", speaker("telegram", "111-alt"), { owner: OWNER }))).toEqual(["from the owner at the terminal", "from the owner on the api", "of the owner in the room"]);
+    expect(found(await search("owner-tg", speaker("telegram", "111-alt"), { owner: OWNER }))).toEqual([
+      "from the owner at the terminal",
+      "from the owner on the api",
+      "of the owner in the room",
+    ]);
     // Without gateway.owner: the same platform only.
     expect(found(await search("owner-cli", speaker("cli", "alice")))).toEqual([]);
     // Strangers, and another terminal user, see only their own.

@@ -9,7 +9,10 @@ forEachBackend((backend) => {
   async function seeded() {
     const { db } = await backend.fresh();
     const turn = async (id: string, user: string, reply: string) => {
-      await db.appendTurn(id, [{ role: "user", content: user }, { role: "assistant", content: reply }]);
+      await db.appendTurn(id, [
+        { role: "user", content: user },
+        { role: "assistant", content: reply },
+      ]);
     };
     // A compressed chain: root → child, both mention kubernetes.
     await db.createSession({ id: "root", source: "telegram", title: "Cluster work", startedAt: 1000 });
@@ -45,7 +48,10 @@ forEachBackend((backend) => {
     const db = await seeded();
     for (let i = 0; i < 5; i++) {
       await db.createSession({ id: `s${i}`, source: "cli", startedAt: 5000 + i });
-      await db.appendTurn(`s${i}`, [{ role: "user", content: `kubernetes note ${i}` }, { role: "assistant", content: "noted" }]);
+      await db.appendTurn(`s${i}`, [
+        { role: "user", content: `kubernetes note ${i}` },
+        { role: "assistant", content: "noted" },
+      ]);
     }
     expect((await sessionSearch(db, "kubernetes")).sessions).toHaveLength(3);
     expect((await sessionSearch(db, "kubernetes", { limit: 10 })).sessions.length).toBeGreaterThan(3);
@@ -59,7 +65,10 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     for (let i = 0; i < 3; i++) {
       await db.createSession({ id: `big${i}`, source: "cli" });
-      await db.appendTurn(`big${i}`, [{ role: "user", content: `needle ${"x".repeat(5000)}` }, { role: "assistant", content: "y".repeat(5000) }]);
+      await db.appendTurn(`big${i}`, [
+        { role: "user", content: `needle ${"x".repeat(5000)}` },
+        { role: "assistant", content: "y".repeat(5000) },
+      ]);
     }
     const cut = await sessionSearch(db, "needle", { charBudget: 2000 });
     expect(cut.sessions).toHaveLength(3);
@@ -75,7 +84,12 @@ forEachBackend((backend) => {
     try {
       fake.enqueue(fakeToolCallReply([{ name: "session_search", arguments: JSON.stringify({ query: "compost" }) }]), fakeTextReply("Found it."));
       const agent = new OpenAiCompatibleAgent({ baseUrl: fake.url, model: "m", tools: [sessionSearchTool(db)] });
-      const result = await agent.runTurn({ messages: [{ role: "user", content: "what did I say about compost?" }], contextPrompt: "", signal: new AbortController().signal, sessionId: "current" });
+      const result = await agent.runTurn({
+        messages: [{ role: "user", content: "what did I say about compost?" }],
+        contextPrompt: "",
+        signal: new AbortController().signal,
+        sessionId: "current",
+      });
       const tool = result.messages.find((m) => m.role === "tool");
       expect(tool?.toolName).toBe("session_search");
       expect(String(tool?.content)).toMatch(/turn it weekly/);
@@ -91,7 +105,10 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const say = async (id: string, source: string, userId: string | null, text: string, extra: Record<string, string> = {}) => {
       await db.createSession({ id, source, userId, ...extra });
-      await db.appendTurn(id, [{ role: "user", content: text }, { role: "assistant", content: "noted" }]);
+      await db.appendTurn(id, [
+        { role: "user", content: text },
+        { role: "assistant", content: "noted" },
+      ]);
     };
     await db.recordAlias("whatsapp", "15551234567", "999999999999999");
     await say("phone", "whatsapp", "15551234567", "parcel tracking number alpha");

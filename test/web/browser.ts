@@ -32,7 +32,9 @@ export interface TestBrowser {
 /** Launches headless Chromium with a fresh profile. Throws a clear error when Chromium is missing. */
 export async function launchBrowser(options: { viewport?: { width: number; height: number } } = {}): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install the Debian package (apt-get install -y chromium; .ci/run does) or set THREADLINE_TEST_CHROMIUM.`);
+    throw new Error(
+      `Chromium not found at ${CHROMIUM}: install the Debian package (apt-get install -y chromium; .ci/run does) or set THREADLINE_TEST_CHROMIUM.`,
+    );
   }
   const profile = await mkdtemp(join(tmpdir(), "threadline-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {

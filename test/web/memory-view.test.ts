@@ -47,13 +47,21 @@ afterEach(async () => {
 async function start(): Promise<{ url: string; db: SessionDB }> {
   const db = await openSessionDB(join(dir, `memory-${open.length}-${Date.now()}.db`));
   const write = async (platform: string, userId: string, kind: "memory" | "user", entries: string[], at: number): Promise<void> => {
-    if ((await db.writeMemory({ owner: { platform, userId }, kind, entries, expectedVersion: null, now: Date.now() - 60_000 + at })) === null) throw new Error("seed conflict");
+    if ((await db.writeMemory({ owner: { platform, userId }, kind, entries, expectedVersion: null, now: Date.now() - 60_000 + at })) === null)
+      throw new Error("seed conflict");
   };
   await write("slack", "bob", "memory", [HOSTILE, "Bob likes **bold** claims."], 1);
   await write("slack", "bob", "user", [`\u202eBob${"x".repeat(1300)}`], 2);
   await write("telegram", "alice", "memory", ["Alice's project is called Kestrel.", "She deploys on Fridays."], 3);
   await write("telegram", "alice", "user", ["Alice is a pilot."], 4);
-  const app = await buildServer({ db, keys: [{ key: ADMIN, name: "ops" }, { key: ALICE, userId: "alice" }], listenHost: "127.0.0.1" });
+  const app = await buildServer({
+    db,
+    keys: [
+      { key: ADMIN, name: "ops" },
+      { key: ALICE, userId: "alice" },
+    ],
+    listenHost: "127.0.0.1",
+  });
   await app.register(uiRoutes, { prefix: "/ui", apiPrefix: "" });
   await app.listen({ host: "127.0.0.1", port: 0 });
   open.push({ app, db });
@@ -99,7 +107,12 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     // A 1,300-character word with a right-to-left override: wrapped, isolated, no sideways scroll at phone width.
     await page.setViewportSize({ width: 375, height: 740 });
     await expect
-      .poll(() => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth))
+      .poll(() =>
+        page.evaluate(
+          () =>
+            document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth,
+        ),
+      )
       .toBe(true);
     expect(await page.locator("section.memory-kind-user pre.memory-entry bdi").count()).toBe(1);
     await screenshot(page, "memory-hostile-phone");
@@ -115,26 +128,44 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     const editor = page.locator("section.memory-kind-memory textarea");
     expect(await editor.inputValue()).toBe("Alice's project is called Kestrel.\n§\nShe deploys on Fridays.");
     await editor.fill("Alice's project is called Kestrel.\n§\nShe deploys on Thursdays now.\n  §  \n\nShe uses <script>alert(1)</script> in examples.\n§\n");
-    await expect.poll(() => page.locator("section.memory-kind-memory .memory-chars").textContent()).toBe(
-      `${[..."Alice's project is called Kestrel.\n§\nShe deploys on Thursdays now.\n§\nShe uses <script>alert(1)</script> in examples."].length} / 2,200 characters`,
-    );
+    await expect
+      .poll(() => page.locator("section.memory-kind-memory .memory-chars").textContent())
+      .toBe(
+        `${[..."Alice's project is called Kestrel.\n§\nShe deploys on Thursdays now.\n§\nShe uses <script>alert(1)</script> in examples."].length} / 2,200 characters`,
+      );
     // Over the limit: the count says so and Save is off.
     await editor.fill("x".repeat(2201));
-    await expect.poll(() => page.locator("section.memory-kind-memory .memory-chars").textContent()).toBe("2,201 / 2,200 characters — 1 over the limit: shorten or remove entries");
+    await expect
+      .poll(() => page.locator("section.memory-kind-memory .memory-chars").textContent())
+      .toBe("2,201 / 2,200 characters — 1 over the limit: shorten or remove entries");
     expect(await page.locator("section.memory-kind-memory").getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
     await editor.fill("Alice's project is called Kestrel.\n§\nShe deploys on Thursdays now.\n§\nShe uses <script>alert(1)</script> in examples.");
     await screenshot(page, "memory-edit");
     await page.locator("section.memory-kind-memory").getByRole("button", { name: "Save" }).click();
     await page.locator("section.memory-kind-memory .memory-saved").waitFor();
-    expect(await entriesOf(page, "memory")).toEqual(["Alice's project is called Kestrel.", "She deploys on Thursdays now.", "She uses <script>alert(1)</script> in examples."]);
+    expect(await entriesOf(page, "memory")).toEqual([
+      "Alice's project is called Kestrel.",
+      "She deploys on Thursdays now.",
+      "She uses <script>alert(1)</script> in examples.",
+    ]);
     const stored = await db.getMemory({ platform: "telegram", userId: "alice" }, "memory");
-    expect(stored).toMatchObject({ version: 2, entries: ["Alice's project is called Kestrel.", "She deploys on Thursdays now.", "She uses <script>alert(1)</script> in examples."] });
+    expect(stored).toMatchObject({
+      version: 2,
+      entries: ["Alice's project is called Kestrel.", "She deploys on Thursdays now.", "She uses <script>alert(1)</script> in examples."],
+    });
 
     // A write elsewhere (the agent's memory tool) while the editor is open: refused, then Reload and save again.
     await page.getByRole("button", { name: "Edit About the person (user)" }).click();
     const userEditor = page.locator("section.memory-kind-user textarea");
     await userEditor.fill("Alice is a pilot.\n§\nAlice flies gliders.");
-    expect(await db.writeMemory({ owner: { platform: "telegram", userId: "alice" }, kind: "user", entries: ["Alice is a pilot.", "Alice has a dog."], expectedVersion: 1 })).not.toBeNull();
+    expect(
+      await db.writeMemory({
+        owner: { platform: "telegram", userId: "alice" },
+        kind: "user",
+        entries: ["Alice is a pilot.", "Alice has a dog."],
+        expectedVersion: 1,
+      }),
+    ).not.toBeNull();
     await page.locator("section.memory-kind-user").getByRole("button", { name: "Save" }).click();
     await page.locator("section.memory-kind-user .memory-error").waitFor();
     expect(await page.locator("section.memory-kind-user .memory-error").textContent()).toContain("changed elsewhere");
@@ -146,7 +177,10 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     await userEditor.fill("Alice is a pilot.\n§\nAlice has a dog.\n§\nAlice flies gliders.");
     await page.locator("section.memory-kind-user").getByRole("button", { name: "Save" }).click();
     await page.locator("section.memory-kind-user .memory-saved").waitFor();
-    expect(await db.getMemory({ platform: "telegram", userId: "alice" }, "user")).toMatchObject({ version: 3, entries: ["Alice is a pilot.", "Alice has a dog.", "Alice flies gliders."] });
+    expect(await db.getMemory({ platform: "telegram", userId: "alice" }, "user")).toMatchObject({
+      version: 3,
+      entries: ["Alice is a pilot.", "Alice has a dog.", "Alice flies gliders."],
+    });
 
     // Clear, after a confirmation (Cancel first: nothing happens).
     await page.getByRole("button", { name: "Clear About the person (user)" }).click();
@@ -173,7 +207,13 @@ describe("web page: memory", { timeout: 90_000 }, () => {
   it("pages the people with 'Load more', and opens a person without memory by the form to write their first", async () => {
     const { url, db } = await start();
     for (let i = 0; i < 110; i++) {
-      await db.writeMemory({ owner: { platform: "discord", userId: `u${String(i).padStart(3, "0")}` }, kind: "memory", entries: [`note ${i}`], expectedVersion: null, now: Date.now() - 120_000 + i });
+      await db.writeMemory({
+        owner: { platform: "discord", userId: `u${String(i).padStart(3, "0")}` },
+        kind: "memory",
+        entries: [`note ${i}`],
+        expectedVersion: null,
+        now: Date.now() - 120_000 + i,
+      });
     }
     const { page, watch } = await newPage();
     await page.goto(`${url}/ui/memory`);
@@ -198,7 +238,10 @@ describe("web page: memory", { timeout: 90_000 }, () => {
     await page.locator("section.memory-kind-user textarea").fill("Carol runs the homeserver.");
     await page.locator("section.memory-kind-user").getByRole("button", { name: "Save" }).click();
     await page.locator("section.memory-kind-user .memory-saved").waitFor();
-    expect(await db.getMemory({ platform: "matrix", userId: "@carol:example.org" }, "user")).toMatchObject({ version: 1, entries: ["Carol runs the homeserver."] });
+    expect(await db.getMemory({ platform: "matrix", userId: "@carol:example.org" }, "user")).toMatchObject({
+      version: 1,
+      entries: ["Carol runs the homeserver."],
+    });
     expect(watch.pageErrors).toEqual([]);
     await page.close();
   });

@@ -4,7 +4,11 @@ import * as store from "../../src/store/message-origin.js";
 import * as web from "../../src/web/message-origin.js";
 
 const CASES: Array<{ role: "user" | "assistant"; platformMessageId: string | null; text: string }> = [
-  { role: "user", platformMessageId: "summary:20261127_100000_abc123", text: "[Summary of the earlier conversation (session 20261127_100000_abc123)]\nWe chose SQLite." },
+  {
+    role: "user",
+    platformMessageId: "summary:20261127_100000_abc123",
+    text: "[Summary of the earlier conversation (session 20261127_100000_abc123)]\nWe chose SQLite.",
+  },
   { role: "user", platformMessageId: "handoff:h-1", text: "[System note: This conversation was handed off from the terminal to telegram.]" },
   { role: "user", platformMessageId: null, text: "[Summary of the earlier conversation (session x)]\ntyped by hand" },
   { role: "user", platformMessageId: "4711", text: "[System note: typed by hand]" },

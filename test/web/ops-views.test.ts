@@ -68,7 +68,13 @@ describe("web page: executions", () => {
       }
       now = T0 + 100;
       await ex.saveAgentResult(
-        { finalResponse: `<img src=x onerror="window.__pwned='exec'">`, messages: [{ role: "user", content: "2+2?" }, { role: "assistant", content: "4" }] },
+        {
+          finalResponse: `<img src=x onerror="window.__pwned='exec'">`,
+          messages: [
+            { role: "user", content: "2+2?" },
+            { role: "assistant", content: "4" },
+          ],
+        },
         { sessionId: "calc", name: "calculator" },
       );
       now = T0 + 200;
@@ -160,7 +166,14 @@ describe("web page: stats", () => {
     const path = databaseOf(home);
     await seed(path, [
       { id: "s-a1", source: "cli", userId: "alice", model: "gpt-4o", startedAt: T0, messages: exchange(T0 + 1, "a", "b") },
-      { id: "s-a2", source: "telegram", userId: "alice", model: "gpt-4o", startedAt: T0 + 10, messages: [...exchange(T0 + 11, "c", "d"), ...exchange(T0 + 13, "e", "f")] },
+      {
+        id: "s-a2",
+        source: "telegram",
+        userId: "alice",
+        model: "gpt-4o",
+        startedAt: T0 + 10,
+        messages: [...exchange(T0 + 11, "c", "d"), ...exchange(T0 + 13, "e", "f")],
+      },
       { id: "s-b1", source: "cli", userId: "bob", model: "claude-x", startedAt: T0 + 20, messages: exchange(T0 + 21, "g", "h") },
     ]);
     const db = await openSessionDB(path);
@@ -297,7 +310,11 @@ describe("web page: gateway live", () => {
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: apiHome };
     for (const name of ["THREADLINE_DB", "THREADLINE_CONFIG"]) delete env[name];
-    const child = new GatewayProcess(spawn(process.execPath, [BIN, "api", "--db", databaseOf(apiHome), "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] }), apiHome, port);
+    const child = new GatewayProcess(
+      spawn(process.execPath, [BIN, "api", "--db", databaseOf(apiHome), "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] }),
+      apiHome,
+      port,
+    );
     extra.add(child);
     await waitFor(() => child.logLines().some((l) => l["msg"] === `web page: ${child.url}/ui/`), { what: "the web page line", describe: () => child.output() });
     await page.goto(`${child.url}/ui/live`);

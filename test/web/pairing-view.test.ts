@@ -43,17 +43,26 @@ const rowIds = (page: Page, selector: string): Promise<string[]> =>
 
 /** A home whose database holds three pending codes (one with a hostile name) and one approval. */
 async function seededHome(): Promise<{ home: string; codes: Record<string, string> }> {
-  const home = await makeHome({ api: { keys: [{ key: ADMIN, name: "ops" }, { key: ALICE, userId: "alice" }] } });
+  const home = await makeHome({
+    api: {
+      keys: [
+        { key: ADMIN, name: "ops" },
+        { key: ALICE, userId: "alice" },
+      ],
+    },
+  });
   const db = await openSessionDB(databaseOf(home));
   const codes: Record<string, string> = {};
   try {
     // Requests a millisecond apart: the list is oldest first (within one millisecond, by platform).
     const start = Date.now();
-    for (const [i, [platform, userId, userName]] of ([
-      ["telegram", "1001", HOSTILE],
-      ["slack", "U2002", "Bob"],
-      ["discord", "3003", null],
-    ] as const).entries()) {
+    for (const [i, [platform, userId, userName]] of (
+      [
+        ["telegram", "1001", HOSTILE],
+        ["slack", "U2002", "Bob"],
+        ["discord", "3003", null],
+      ] as const
+    ).entries()) {
       const outcome = await db.requestPairingCode(platform, userId, { userName, now: start + i });
       if (outcome.kind !== "code") throw new Error(outcome.kind);
       codes[userId] = outcome.code;
@@ -107,7 +116,9 @@ describe("web page: pairing", { timeout: 90_000 }, () => {
 
     // Revoke.
     await page.getByRole("button", { name: "Revoke Carol (user @carol:example.org) on matrix" }).click();
-    await expect.poll(() => page.locator("#pairing-result").textContent()).toBe("Revoked Carol (user @carol:example.org) on matrix: their next message is treated as a stranger's.");
+    await expect
+      .poll(() => page.locator("#pairing-result").textContent())
+      .toBe("Revoked Carol (user @carol:example.org) on matrix: their next message is treated as a stranger's.");
     await expect.poll(() => rowIds(page, "tr.pairing-approval")).toEqual(["3003", "U2002"]); // by platform, then approval time
 
     const db = await openSessionDB(databaseOf(home));

@@ -46,7 +46,14 @@ async function downloadLines(page: Page, click: () => Promise<void>): Promise<{ 
   const path = await download.path();
   const text = await readFile(path, "utf8");
   expect(text.endsWith("\n")).toBe(true);
-  return { name: download.suggestedFilename(), lines: text.trimEnd().split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    name: download.suggestedFilename(),
+    lines: text
+      .trimEnd()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 const HOSTILE = `<img src=x onerror="window.__pwned='snippet'"> hostileword <script>window.__pwned='s'</script>`;
@@ -58,12 +65,25 @@ function sessions(): SeedSession[] {
     { id: "s-alpha", source: "cli", title: "Alpha notes", startedAt: T0, messages: exchange(T0 + 10, "hello alpha", "東京の天気は晴れです") },
     { id: "s-beta", source: "telegram", title: "Beta chat", startedAt: T0 + 20, messages: exchange(T0 + 30, "hello beta", "hi beta") },
     { id: "s-long", source: "cli", title: "Long session", startedAt: T0 + 40, messages: long },
-    { id: "s-root", source: "cli", title: "Root plan", startedAt: T0 + 1000, messages: exchange(T0 + 1001, "plan the rollout", "ok"), endReason: "compression" },
+    {
+      id: "s-root",
+      source: "cli",
+      title: "Root plan",
+      startedAt: T0 + 1000,
+      messages: exchange(T0 + 1001, "plan the rollout", "ok"),
+      endReason: "compression",
+    },
     { id: "s-cont", source: "cli", title: "Continued plan", parentSessionId: "s-root", startedAt: T0 + 1600, messages: exchange(T0 + 1601, "continue", "ok") },
     { id: "s-branch", source: "cli", title: "Branch idea", parentSessionId: "s-cont", startedAt: T0 + 1700, messages: exchange(T0 + 1701, "branch", "ok") },
     { id: "s-doomed", source: "telegram", title: "Doomed", startedAt: T0 + 2000, messages: exchange(T0 + 2001, "doomed question", "doomed answer") },
     { id: "s-orphan", source: "cli", title: "Orphan child", parentSessionId: "s-doomed", startedAt: T0 + 2100, messages: exchange(T0 + 2101, "orphan", "ok") },
-    { id: "s-hostile", source: "cli", title: `<img src=x onerror="window.__pwned='title'"> \u202Eevil`, startedAt: T0 + 2200, messages: exchange(T0 + 2201, HOSTILE, "fine") },
+    {
+      id: "s-hostile",
+      source: "cli",
+      title: `<img src=x onerror="window.__pwned='title'"> \u202Eevil`,
+      startedAt: T0 + 2200,
+      messages: exchange(T0 + 2201, HOSTILE, "fine"),
+    },
   ];
 }
 
@@ -242,8 +262,24 @@ describe("web page: a tenant key in search, lineage and export", () => {
     });
     await seed(databaseOf(home), [
       { id: "s-a-root", source: "cli", title: "Alice root", userId: "alice", startedAt: T0, messages: exchange(T0 + 1, "sharedword alice", "ok") },
-      { id: "s-b-child", source: "cli", title: "Bob branch", userId: "bob", parentSessionId: "s-a-root", startedAt: T0 + 10, messages: exchange(T0 + 11, "sharedword bob", "ok") },
-      { id: "s-a-child", source: "cli", title: "Alice branch", userId: "alice", parentSessionId: "s-a-root", startedAt: T0 + 20, messages: exchange(T0 + 21, "sharedword alice again", "ok") },
+      {
+        id: "s-b-child",
+        source: "cli",
+        title: "Bob branch",
+        userId: "bob",
+        parentSessionId: "s-a-root",
+        startedAt: T0 + 10,
+        messages: exchange(T0 + 11, "sharedword bob", "ok"),
+      },
+      {
+        id: "s-a-child",
+        source: "cli",
+        title: "Alice branch",
+        userId: "alice",
+        parentSessionId: "s-a-root",
+        startedAt: T0 + 20,
+        messages: exchange(T0 + 21, "sharedword alice again", "ok"),
+      },
     ]);
     const gateway = await spawnGateway({ home });
     const page = await newPage();

@@ -43,7 +43,11 @@ describe("relative URLs", () => {
     const app = await buildServer({ db, allowUnauthenticatedLoopback: true, prefix: "/api" });
     await app.register(uiRoutes, { prefix: "/ui", apiPrefix: "/api" });
     try {
-      for (const [url, base] of [["/ui", "ui/"], ["/ui/", "./"], ["/ui/sessions/x?source=cli", "../"]] as const) {
+      for (const [url, base] of [
+        ["/ui", "ui/"],
+        ["/ui/", "./"],
+        ["/ui/sessions/x?source=cli", "../"],
+      ] as const) {
         const res = await app.inject({ method: "GET", url });
         expect(res.statusCode).toBe(200);
         expect(meta(res.body)).toEqual({ base, api: "../api/" });
@@ -98,7 +102,11 @@ describe("threadline api", () => {
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
     for (const name of ["THREADLINE_DB", "THREADLINE_CONFIG"]) delete env[name];
-    const child = new GatewayProcess(spawn(process.execPath, [BIN, "api", "--db", databaseOf(home), "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] }), home, port);
+    const child = new GatewayProcess(
+      spawn(process.execPath, [BIN, "api", "--db", databaseOf(home), "--port", String(port)], { env, stdio: ["ignore", "pipe", "pipe"] }),
+      home,
+      port,
+    );
     extra.add(child);
     await waitFor(() => child.logLines().some((l) => l["msg"] === `web page: ${child.url}/ui/`), { what: "the web page line", describe: () => child.output() });
     const res = await fetch(`${child.url}/ui/sessions/abc`);

@@ -197,9 +197,19 @@ describe("web page: a compressed and handed-off session", () => {
         startedAt: T0 + 600,
         parentSessionId: "s-root",
         messages: [
-          { role: "user", content: "[Summary of the earlier conversation (session s-root)]\nWe are planning a trip.", platformMessageId: "summary:s-root", timestamp: T0 + 600 },
+          {
+            role: "user",
+            content: "[Summary of the earlier conversation (session s-root)]\nWe are planning a trip.",
+            platformMessageId: "summary:s-root",
+            timestamp: T0 + 600,
+          },
           { role: "user", content: "book the hotel", timestamp: T0 + 601 },
-          { role: "user", content: "[System note: This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.]", platformMessageId: "handoff:h-1", timestamp: T0 + 602 },
+          {
+            role: "user",
+            content: "[System note: This conversation was handed off from the terminal to telegram; summarise where things stand and what is next.]",
+            platformMessageId: "handoff:h-1",
+            timestamp: T0 + 602,
+          },
           { role: "assistant", content: "The hotel is next.", timestamp: T0 + 603 },
         ],
       },
@@ -313,7 +323,13 @@ describe("web page: hostile stored content", () => {
             role: "assistant",
             content: payload,
             reasoning: `<img src=x onerror="window.__pwned='reasoning'"> ${huge}`,
-            toolCalls: [{ id: "c1", type: "function", function: { name: `<img src=x onerror="window.__pwned='tool'">`, arguments: `{"x":"<script>window.__pwned='args'</script>${huge}"}` } }],
+            toolCalls: [
+              {
+                id: "c1",
+                type: "function",
+                function: { name: `<img src=x onerror="window.__pwned='tool'">`, arguments: `{"x":"<script>window.__pwned='args'</script>${huge}"}` },
+              },
+            ],
             timestamp: T0 + 2,
           },
           { role: "tool", content: `<img src=x onerror="window.__pwned='result'"> ${huge}`, toolCallId: "c1", timestamp: T0 + 3 },
@@ -329,7 +345,9 @@ describe("web page: hostile stored content", () => {
     await page.locator("li.session-row").first().waitFor();
     await screenshot(page, "hostile-list-phone");
     const noOverflow = (): Promise<boolean> =>
-      page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth);
+      page.evaluate(
+        () => document.documentElement.scrollWidth <= document.documentElement.clientWidth && document.body.scrollWidth <= document.documentElement.clientWidth,
+      );
     expect(await noOverflow()).toBe(true);
 
     await page.locator("a.session-link").first().click();
@@ -346,7 +364,9 @@ describe("web page: hostile stored content", () => {
       img: document.querySelectorAll("#app img").length,
       script: document.querySelectorAll("#app script, body > script").length,
       iframe: document.querySelectorAll("iframe, object, embed, svg").length,
-      handlers: Array.from(document.querySelectorAll("#app *")).filter((el) => Array.from(el.attributes).some((a) => a.name.startsWith("on") || a.name === "style")).length,
+      handlers: Array.from(document.querySelectorAll("#app *")).filter((el) =>
+        Array.from(el.attributes).some((a) => a.name.startsWith("on") || a.name === "style"),
+      ).length,
       badLinks: Array.from(document.querySelectorAll("a[href]")).filter((a) => !/^(https?:|mailto:|\/|#)/u.test(a.getAttribute("href") ?? "")).length,
     }));
     expect(injected).toEqual({ img: 0, script: 0, iframe: 0, handlers: 0, badLinks: 0 });
@@ -358,7 +378,9 @@ describe("web page: hostile stored content", () => {
     // The title with RTL overrides is isolated in a <bdi>.
     expect(await page.locator("#transcript-heading bdi").count()).toBe(1);
     expect(await noOverflow()).toBe(true);
-    const widest = await page.evaluate(() => Math.max(...Array.from(document.querySelectorAll("article.message")).map((el) => el.getBoundingClientRect().right)));
+    const widest = await page.evaluate(() =>
+      Math.max(...Array.from(document.querySelectorAll("article.message")).map((el) => el.getBoundingClientRect().right)),
+    );
     expect(widest).toBeLessThanOrEqual(375);
     await page.close();
   });

@@ -50,7 +50,8 @@ export function cleanedError(error: unknown, clean: (text: string) => string): E
   const fields = error as unknown as Record<string, unknown>;
   for (const key of ["code", "error_code", "description", "method"]) {
     const value = fields[key];
-    if (typeof value === "string" || typeof value === "number") (safe as unknown as Record<string, unknown>)[key] = typeof value === "string" ? clean(value) : value;
+    if (typeof value === "string" || typeof value === "number")
+      (safe as unknown as Record<string, unknown>)[key] = typeof value === "string" ? clean(value) : value;
   }
   if (error.cause !== undefined) safe.cause = cleanedError(error.cause, clean);
   return safe;

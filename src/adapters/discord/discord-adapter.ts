@@ -22,7 +22,16 @@
 import type { Client, Message } from "discord.js";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, connectInBackground, decideAnswer, loadSdk, redactError, type AnswerRules } from "../chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  SeenMessageIds,
+  TypingIndicator,
+  connectInBackground,
+  decideAnswer,
+  loadSdk,
+  redactError,
+  type AnswerRules,
+} from "../chat/index.js";
 import { DISCORD_SUPPRESS_EMBEDS, discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 
@@ -108,7 +117,9 @@ export class DiscordAdapter implements Adapter {
     this.#client.on(Events.ShardDisconnect, (event, shard) =>
       this.#log.error({ platform: this.platform, shard, code: event.code }, `discord: the gateway closed the connection for good (code ${event.code})`),
     );
-    this.#client.on(Events.ShardError, (error, shard) => this.#log.warn({ err: this.#safe(error), platform: this.platform, shard }, "discord: gateway connection error"));
+    this.#client.on(Events.ShardError, (error, shard) =>
+      this.#log.warn({ err: this.#safe(error), platform: this.platform, shard }, "discord: gateway connection error"),
+    );
     this.#client.on(Events.Error, (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: client error"));
     this.#client.on(Events.Warn, (message) => this.#log.warn({ platform: this.platform }, `discord: ${this.#safe(message).message}`));
   }
@@ -145,7 +156,11 @@ export class DiscordAdapter implements Adapter {
     this.#receiving = true;
     await connectInBackground(this.#bringUp(), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
-      onTimeout: () => this.#log.warn({ platform: this.platform, apiUrl: this.#options.apiUrl ?? "https://discord.com/api" }, "discord: Discord does not answer yet; still connecting in the background"),
+      onTimeout: () =>
+        this.#log.warn(
+          { platform: this.platform, apiUrl: this.#options.apiUrl ?? "https://discord.com/api" },
+          "discord: Discord does not answer yet; still connecting in the background",
+        ),
       onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: connecting failed"),
     });
   }
@@ -183,7 +198,9 @@ export class DiscordAdapter implements Adapter {
   async disconnect(): Promise<void> {
     this.#receiving = false;
     this.#typing.stopAll();
-    await this.#client.destroy().catch((error: unknown) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "discord: closing the gateway connection failed"));
+    await this.#client
+      .destroy()
+      .catch((error: unknown) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "discord: closing the gateway connection failed"));
   }
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
@@ -209,7 +226,10 @@ export class DiscordAdapter implements Adapter {
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const parent = source.chatId;
     if (!parent) {
-      throw new InvalidInputError("discord: the home channel has no chatId; set homeChannels.discord.chatId to a channel id, or send /sethome in that channel.", { field: "source.chatId" });
+      throw new InvalidInputError(
+        "discord: the home channel has no chatId; set homeChannels.discord.chatId to a channel id, or send /sethome in that channel.",
+        { field: "source.chatId" },
+      );
     }
     try {
       const thread = (await this.#client.rest.post(this.#djs.Routes.threads(parent), {
@@ -267,7 +287,9 @@ export class DiscordAdapter implements Adapter {
       this.#typing.stop(channel);
       this.#seen.delete(message.id);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [message.id] }).catch(() => {});
+      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [message.id] }).catch(
+        () => {},
+      );
     }
   }
 
@@ -279,7 +301,13 @@ export class DiscordAdapter implements Adapter {
       content: message.content,
       author: { id: message.author.id, username: message.author.username, global_name: message.author.globalName, bot: message.author.bot },
       mentions: [...message.mentions.users.values()].map((u) => ({ id: u.id })),
-      attachments: [...message.attachments.values()].map((a) => ({ id: a.id, filename: a.name, url: a.url, content_type: a.contentType, description: a.description })),
+      attachments: [...message.attachments.values()].map((a) => ({
+        id: a.id,
+        filename: a.name,
+        url: a.url,
+        content_type: a.contentType,
+        description: a.description,
+      })),
       referencedAuthorId: message.mentions.repliedUser?.id ?? null,
     };
   }
@@ -305,7 +333,10 @@ export class DiscordAdapter implements Adapter {
   /** The channel id messages of `source` go to: its thread, else its chat. */
   #channelOf(source: SessionSource): string {
     const channel = source.threadId || source.chatId;
-    if (!channel) throw new InvalidInputError("discord: the session source has no chatId to send to; pass the source of a Discord channel or DM.", { field: "source.chatId" });
+    if (!channel)
+      throw new InvalidInputError("discord: the session source has no chatId to send to; pass the source of a Discord channel or DM.", {
+        field: "source.chatId",
+      });
     return channel;
   }
 

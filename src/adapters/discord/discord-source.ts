@@ -32,7 +32,11 @@ export const DISCORD_CHANNEL_TYPES = Object.freeze({
   guildForum: 15,
 });
 
-const THREAD_TYPES: ReadonlySet<number> = new Set([DISCORD_CHANNEL_TYPES.announcementThread, DISCORD_CHANNEL_TYPES.publicThread, DISCORD_CHANNEL_TYPES.privateThread]);
+const THREAD_TYPES: ReadonlySet<number> = new Set([
+  DISCORD_CHANNEL_TYPES.announcementThread,
+  DISCORD_CHANNEL_TYPES.publicThread,
+  DISCORD_CHANNEL_TYPES.privateThread,
+]);
 
 /** What the mapping needs of the channel a message was posted in. */
 export interface DiscordChannelFacts {

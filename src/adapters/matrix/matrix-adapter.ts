@@ -39,9 +39,28 @@
 import { randomUUID } from "node:crypto";
 import { format } from "node:util";
 import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
-import { noopLogger, type Adapter, type AdapterStateStore, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import {
+  noopLogger,
+  type Adapter,
+  type AdapterStateStore,
+  type GatewayLogger,
+  type InboundHandler,
+  type OutboundMessage,
+  type SessionSource,
+} from "../../gateway/index.js";
 import { InvalidInputError, PlatformError, ThreadlineError } from "../../store/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, abortableSleep, connectInBackground, decideAnswer, loadSdk, redactError, redactText, type AnswerRules } from "../chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  SeenMessageIds,
+  TypingIndicator,
+  abortableSleep,
+  connectInBackground,
+  decideAnswer,
+  loadSdk,
+  redactError,
+  redactText,
+  type AnswerRules,
+} from "../chat/index.js";
 import { matrixEditContent, matrixMessageContents } from "./matrix-format.js";
 import { MATRIX_PLATFORM, mapMatrixEvent, matrixRelations, stripReplyFallback, type MatrixRawEvent, type MatrixRoomFacts } from "./matrix-source.js";
 import { createSyncTokenStore } from "./matrix-sync-store.js";
@@ -216,7 +235,11 @@ export class MatrixAdapter implements Adapter {
     this.#receiving = true;
     await connectInBackground(this.#bringUp(), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
-      onTimeout: () => this.#log.warn({ platform: this.platform, homeserverUrl: this.#options.homeserverUrl }, "matrix: the homeserver does not answer yet; still connecting in the background"),
+      onTimeout: () =>
+        this.#log.warn(
+          { platform: this.platform, homeserverUrl: this.#options.homeserverUrl },
+          "matrix: the homeserver does not answer yet; still connecting in the background",
+        ),
       onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "matrix: connecting failed"),
     });
   }
@@ -232,7 +255,10 @@ export class MatrixAdapter implements Adapter {
       const direct = await this.#client.getAccountDataFromServer(this.#sdk.EventType.Direct);
       if (direct) this.#readDirect(direct as Record<string, unknown>);
     } catch (error) {
-      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not read the m.direct account data (direct rooms are recognised by their two members)");
+      this.#log.warn(
+        { err: this.#safe(error), platform: this.platform },
+        "matrix: could not read the m.direct account data (direct rooms are recognised by their two members)",
+      );
     }
     // The first batch may hold messages the gateway only takes once it has started, so the
     // start does not wait for it: "connected" is logged when the first sync is processed.
@@ -240,7 +266,10 @@ export class MatrixAdapter implements Adapter {
     const onSync = (state: string): void => {
       if (state !== SyncState.Prepared) return;
       this.#client.off(ClientEvent.Sync, onSync);
-      this.#log.info({ platform: this.platform, mode: this.mode, bot: this.#userId, homeserverUrl: this.#options.homeserverUrl }, `matrix adapter connected as ${this.#userId} (sync)`);
+      this.#log.info(
+        { platform: this.platform, mode: this.mode, bot: this.#userId, homeserverUrl: this.#options.homeserverUrl },
+        `matrix adapter connected as ${this.#userId} (sync)`,
+      );
       void this.#checkJoinedRooms();
     };
     if (!this.#receiving) return;
@@ -263,7 +292,13 @@ export class MatrixAdapter implements Adapter {
     let delay = 1_000;
     for (;;) {
       try {
-        const who = await this.#client.http.authedRequest<{ user_id: string; device_id?: string }>(this.#sdk.Method.Get, "/account/whoami", undefined, undefined, timeoutOpts());
+        const who = await this.#client.http.authedRequest<{ user_id: string; device_id?: string }>(
+          this.#sdk.Method.Get,
+          "/account/whoami",
+          undefined,
+          undefined,
+          timeoutOpts(),
+        );
         const expected = this.#options.userId;
         if (expected && expected !== who.user_id) {
           throw new PlatformError(
@@ -304,10 +339,16 @@ export class MatrixAdapter implements Adapter {
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const roomId = source.chatId;
-    if (!roomId) throw new InvalidInputError("matrix: the session source has no chatId (room id) to send to; pass the source of a Matrix room.", { field: "source.chatId" });
+    if (!roomId)
+      throw new InvalidInputError("matrix: the session source has no chatId (room id) to send to; pass the source of a Matrix room.", {
+        field: "source.chatId",
+      });
     try {
       if (this.#encrypted.has(roomId)) {
-        throw new PlatformError(this.platform, `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`);
+        throw new PlatformError(
+          this.platform,
+          `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`,
+        );
       }
       const replyTo = message.inReplyTo.find((id) => id.startsWith("$")) ?? null;
       const replyToUser = replyTo !== null && source.userId?.startsWith("@") && source.userId !== this.#userId ? source.userId : null;
@@ -333,15 +374,30 @@ export class MatrixAdapter implements Adapter {
    */
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const roomId = source.chatId;
-    if (!roomId) throw new InvalidInputError("matrix: the home channel has no chatId (room id); set homeChannels.matrix.chatId to a room id (!…:server), or send /sethome in that room.", { field: "source.chatId" });
+    if (!roomId)
+      throw new InvalidInputError(
+        "matrix: the home channel has no chatId (room id); set homeChannels.matrix.chatId to a room id (!…:server), or send /sethome in that room.",
+        { field: "source.chatId" },
+      );
     try {
-      if (this.#encrypted.has(roomId)) throw new PlatformError(this.platform, `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`);
+      if (this.#encrypted.has(roomId))
+        throw new PlatformError(
+          this.platform,
+          `matrix: room ${roomId} is end-to-end encrypted; Threadline does not send there (encrypted rooms are not supported). Use an unencrypted room for the bot.`,
+        );
       const [content] = matrixMessageContents(`🧵 ${title.trim() || "Threadline"}`, { kind: "notice", replyTo: null, threadId: null });
       const root = await this.#sendEvent(roomId, content!);
       this.#botEvents.add(root);
       await this.#rememberThread(root);
       const dm = source.chatType === "dm";
-      return { platform: this.platform, chatType: dm ? "dm" : "thread", chatId: roomId, chatName: source.chatName ?? null, threadId: root, ...(dm ? {} : { parentChatId: roomId }) };
+      return {
+        platform: this.platform,
+        chatType: dm ? "dm" : "thread",
+        chatId: roomId,
+        chatName: source.chatName ?? null,
+        threadId: root,
+        ...(dm ? {} : { parentChatId: roomId }),
+      };
     } catch (error) {
       throw this.#sendError(error, roomId);
     }
@@ -350,7 +406,10 @@ export class MatrixAdapter implements Adapter {
   /** Edits a message the bot sent (`m.replace`). */
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     const roomId = source.chatId;
-    if (!roomId) throw new InvalidInputError("matrix: the session source has no chatId (room id) of the message to edit; pass the source the message was sent to.", { field: "source.chatId" });
+    if (!roomId)
+      throw new InvalidInputError("matrix: the session source has no chatId (room id) of the message to edit; pass the source the message was sent to.", {
+        field: "source.chatId",
+      });
     try {
       await this.#sendEvent(roomId, matrixEditContent(messageId, text));
     } catch (error) {
@@ -370,7 +429,13 @@ export class MatrixAdapter implements Adapter {
     const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const sent = await this.#client.http.authedRequest<{ event_id: string }>(this.#sdk.Method.Put, path, undefined, content as Record<string, unknown>, timeoutOpts());
+        const sent = await this.#client.http.authedRequest<{ event_id: string }>(
+          this.#sdk.Method.Put,
+          path,
+          undefined,
+          content as Record<string, unknown>,
+          timeoutOpts(),
+        );
         return sent.event_id;
       } catch (error) {
         const wait = this.#retryWait(error, attempt);
@@ -455,7 +520,10 @@ export class MatrixAdapter implements Adapter {
       info = await this.#roomInfo(roomId);
     } catch (error) {
       // Answer anyway, with what is known (a DM from m.direct or its invite, else a group).
-      this.#log.warn({ err: this.#safe(error), platform: this.platform, roomId }, `matrix: could not read the state of room ${roomId} (${this.#safe(error).message})`);
+      this.#log.warn(
+        { err: this.#safe(error), platform: this.platform, roomId },
+        `matrix: could not read the state of room ${roomId} (${this.#safe(error).message})`,
+      );
       info = { name: null, topic: null, members: new Map(), encrypted: false };
     }
     if (info.encrypted) return;
@@ -489,7 +557,11 @@ export class MatrixAdapter implements Adapter {
       this.#stopTyping(roomId);
       this.#seen.delete(event.event_id);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "matrix: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [event.event_id] }).catch(() => {});
+      await this.send(inbound.source, {
+        text: "Sorry, your message could not be stored. Please send it again.",
+        kind: "error",
+        inReplyTo: [event.event_id],
+      }).catch(() => {});
     }
   }
 
@@ -670,7 +742,8 @@ export class MatrixAdapter implements Adapter {
       this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not read the saved sync token; starting with an initial sync");
     }
     this.#skipHistory = token === null;
-    if (token === null) this.#log.info({ platform: this.platform }, "matrix: no saved sync position: the messages already in the rooms are not answered, only new ones");
+    if (token === null)
+      this.#log.info({ platform: this.platform }, "matrix: no saved sync position: the messages already in the rooms are not answered, only new ones");
     return token;
   }
 
@@ -700,9 +773,9 @@ export class MatrixAdapter implements Adapter {
     if (this.#botThreads.includes(root)) return;
     this.#botThreads = [...this.#botThreads, root].slice(-BOT_THREADS_KEPT);
     if (this.#userId === null) return;
-    await this.#state?.set(`bot_threads:${this.#userId}`, JSON.stringify(this.#botThreads)).catch((error: unknown) =>
-      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not save the bot's threads"),
-    );
+    await this.#state
+      ?.set(`bot_threads:${this.#userId}`, JSON.stringify(this.#botThreads))
+      .catch((error: unknown) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "matrix: could not save the bot's threads"));
   }
 
   // --- helpers -----------------------------------------------------------------------
@@ -733,13 +806,17 @@ export class MatrixAdapter implements Adapter {
   #stopTyping(roomId: string): void {
     if (!this.#typing.active.includes(roomId)) return;
     this.#typing.stop(roomId);
-    this.#client.sendTyping(roomId, false, 0).catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "matrix: turning typing off failed"));
+    this.#client
+      .sendTyping(roomId, false, 0)
+      .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "matrix: turning typing off failed"));
   }
 
   /** The SDK's per-client logger (`MatrixClient.logger`): warn and error lines only, token removed. */
   #sdkLogger(prefix: string): import("matrix-js-sdk/lib/logger.js").Logger {
-    const line = (level: "warn" | "error") => (...args: unknown[]) =>
-      this.#log[level]({ platform: MATRIX_PLATFORM }, `matrix-js-sdk: ${prefix}${redactText(format(...args), [this.#options.accessToken])}`);
+    const line =
+      (level: "warn" | "error") =>
+      (...args: unknown[]) =>
+        this.#log[level]({ platform: MATRIX_PLATFORM }, `matrix-js-sdk: ${prefix}${redactText(format(...args), [this.#options.accessToken])}`);
     const noop = (): void => {};
     return { trace: noop, debug: noop, info: noop, warn: line("warn"), error: line("error"), getChild: (name: string) => this.#sdkLogger(`${prefix}${name} `) };
   }

@@ -29,7 +29,15 @@
  * @module
  */
 import type { WebSocket as WsSocket } from "ws";
-import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type InboundMessage, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import {
+  noopLogger,
+  type Adapter,
+  type GatewayLogger,
+  type InboundHandler,
+  type InboundMessage,
+  type OutboundMessage,
+  type SessionSource,
+} from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
   DEFAULT_ANSWER_RULES,
@@ -169,7 +177,11 @@ export class SignalAdapter implements Adapter {
     this.#stop = new AbortController();
     await connectInBackground(this.#bringUp(), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
-      onTimeout: () => this.#log.warn({ platform: this.platform, apiUrl: this.#client.apiUrl }, "signal: the signal-cli REST API does not answer yet; still connecting in the background"),
+      onTimeout: () =>
+        this.#log.warn(
+          { platform: this.platform, apiUrl: this.#client.apiUrl },
+          "signal: the signal-cli REST API does not answer yet; still connecting in the background",
+        ),
       onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: connecting failed"),
     });
   }
@@ -319,7 +331,10 @@ export class SignalAdapter implements Adapter {
       return;
     }
     if (payload !== null && typeof payload === "object" && typeof (payload as { error?: unknown }).error === "string") {
-      this.#log.warn({ platform: this.platform }, `signal: the REST API reported an error on the receive WebSocket: ${maskPhoneNumbers((payload as { error: string }).error, this.number)}`);
+      this.#log.warn(
+        { platform: this.platform },
+        `signal: the REST API reported an error on the receive WebSocket: ${maskPhoneNumbers((payload as { error: string }).error, this.number)}`,
+      );
       return;
     }
     this.#enqueue(payload as SignalReceived);
@@ -374,7 +389,9 @@ export class SignalAdapter implements Adapter {
 
   #enqueue(received: SignalReceived): void {
     this.#inbound = this.#inbound.then(() =>
-      this.#receive(received).catch((error: unknown) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: handling a message failed")),
+      this.#receive(received).catch((error: unknown) =>
+        this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: handling a message failed"),
+      ),
     );
   }
 
@@ -387,7 +404,11 @@ export class SignalAdapter implements Adapter {
     const data = envelope.editMessage?.dataMessage ?? envelope.dataMessage;
     const internalGroupId = data?.groupInfo?.groupId;
     if (internalGroupId && !data?.groupInfo?.groupName) await this.#lookUpGroup(internalGroupId);
-    const mapped = mapSignalMessage(received, { number: this.number, uuid: this.#selfUuid }, { apiUrl: this.#client.apiUrl, groupName: (id) => this.#groupNames.get(id) ?? null });
+    const mapped = mapSignalMessage(
+      received,
+      { number: this.number, uuid: this.#selfUuid },
+      { apiUrl: this.#client.apiUrl, groupName: (id) => this.#groupNames.get(id) ?? null },
+    );
     if (mapped === null) return;
     const decision = decideAnswer(this.#candidateFor(mapped), this.#rules);
     if (!decision.answer) {
@@ -406,10 +427,15 @@ export class SignalAdapter implements Adapter {
       const ack = await handler(inbound);
       if (ack.status !== "accepted" && ack.status !== "queued") this.#stopTyping(chat);
       if (ack.status !== "duplicate" && ack.status !== "rejected" && ack.status !== "refused" && this.#options.readReceipts !== false) {
-        this.#client.readReceipt(mapped.author, mapped.timestamp).catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
+        this.#client
+          .readReceipt(mapped.author, mapped.timestamp)
+          .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
       }
       if (ack.status === "rejected") {
-        this.#log.warn({ platform: this.platform, key: maskPhoneNumbers(ack.sessionKey, this.number), reason: ack.reason }, "signal: message refused by the gateway");
+        this.#log.warn(
+          { platform: this.platform, key: maskPhoneNumbers(ack.sessionKey, this.number), reason: ack.reason },
+          "signal: message refused by the gateway",
+        );
         // Signal does not deliver a message twice: say why it was not taken.
         await this.send(inbound.source, { text: ack.reason, kind: "notice", inReplyTo: [inbound.messageId!] }).catch(() => {});
       }
@@ -417,7 +443,11 @@ export class SignalAdapter implements Adapter {
       this.#stopTyping(chat);
       this.#seen.delete(key);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [inbound.messageId!] }).catch(() => {});
+      await this.send(inbound.source, {
+        text: "Sorry, your message could not be stored. Please send it again.",
+        kind: "error",
+        inReplyTo: [inbound.messageId!],
+      }).catch(() => {});
     }
   }
 
@@ -425,7 +455,10 @@ export class SignalAdapter implements Adapter {
   #candidateFor(mapped: MappedSignalMessage): AnswerCandidate {
     const { candidate, inbound } = mapped;
     const users = [mapped.author, mapped.authorUuid].filter((id): id is string => typeof id === "string" && id !== "");
-    const chats = inbound.source.chatType === "dm" ? users : [inbound.source.chatId, inbound.source.chatIdAlt].filter((id): id is string => typeof id === "string" && id !== "");
+    const chats =
+      inbound.source.chatType === "dm"
+        ? users
+        : [inbound.source.chatId, inbound.source.chatIdAlt].filter((id): id is string => typeof id === "string" && id !== "");
     const allowedUser = users.find((id) => this.#rules.allowedUsers.includes(id));
     const allowedChat = chats.find((id) => this.#rules.allowedChats.includes(id));
     return { ...candidate, userId: allowedUser ?? candidate.userId, chatId: allowedChat ?? candidate.chatId };
@@ -486,7 +519,10 @@ export class SignalAdapter implements Adapter {
         if (result.failures.length > 0) {
           const reasons = [...new Set(result.failures.map((f) => f.reason ?? "unknown"))].join(", ");
           if (!group || result.timestamp === null) throw new SignalApiError(`signal: Signal did not deliver the message (${reasons})`, 200, reasons);
-          this.#log.warn({ platform: this.platform, failed: result.failures.length, reasons }, `signal: the message did not reach ${result.failures.length} group member(s) (${reasons})`);
+          this.#log.warn(
+            { platform: this.platform, failed: result.failures.length, reasons },
+            `signal: the message did not reach ${result.failures.length} group member(s) (${reasons})`,
+          );
         }
         first ??= result.timestamp;
       }
@@ -521,7 +557,9 @@ export class SignalAdapter implements Adapter {
   #stopTyping(chat: string): void {
     if (!this.#typing.active.includes(chat)) return;
     this.#typing.stop(chat);
-    this.#client.typing(chat, false).catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: hiding the typing indicator failed"));
+    this.#client
+      .typing(chat, false)
+      .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: hiding the typing indicator failed"));
   }
 
   // --- errors --------------------------------------------------------------------------------

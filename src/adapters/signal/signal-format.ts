@@ -100,7 +100,8 @@ function inline(tokens: readonly Token[] | undefined, styles: ReadonlySet<Signal
         inline(link.tokens, styles, label);
         out.push(...label);
         const shown = label.map((r) => r.text).join("");
-        if (shown !== link.href && shown !== link.href.replace(/^mailto:/u, "") && /^(https?|mailto):/iu.test(link.href)) out.push({ text: ` (${link.href})`, styles });
+        if (shown !== link.href && shown !== link.href.replace(/^mailto:/u, "") && /^(https?|mailto):/iu.test(link.href))
+          out.push({ text: ` (${link.href})`, styles });
         break;
       }
       case "image": {
@@ -176,7 +177,10 @@ function blocks(tokens: readonly Token[], tight = false): Run[] {
           if (i > 0) runs.push({ text: "\n", styles: NONE });
           const marker = list.ordered ? `${start + i}. ` : "• ";
           const check = item.task ? (item.checked ? "☑ " : "☐ ") : "";
-          const body = blocks(item.tokens.filter((t) => t.type !== "checkbox"), !item.loose);
+          const body = blocks(
+            item.tokens.filter((t) => t.type !== "checkbox"),
+            !item.loose,
+          );
           runs.push(...prefixLines(body, marker + check, " ".repeat(marker.length)));
         });
         break;

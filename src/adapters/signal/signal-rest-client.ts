@@ -107,7 +107,12 @@ export class SignalRestClient {
 
   /** `GET /v1/receive/{number}?timeout=<s>` (normal/native mode): the messages that arrived meanwhile. */
   async receive(timeoutSeconds: number): Promise<unknown[]> {
-    const body = await this.#json("GET", `/v1/receive/${this.#account}?timeout=${Math.max(1, Math.round(timeoutSeconds))}`, undefined, (timeoutSeconds + 60) * 1000);
+    const body = await this.#json(
+      "GET",
+      `/v1/receive/${this.#account}?timeout=${Math.max(1, Math.round(timeoutSeconds))}`,
+      undefined,
+      (timeoutSeconds + 60) * 1000,
+    );
     return Array.isArray(body) ? body : [];
   }
 
@@ -181,7 +186,11 @@ export class SignalRestClient {
     try {
       return JSON.parse(text) as unknown;
     } catch {
-      throw new SignalApiError(`the signal-cli REST API answered ${method} ${this.#shown(path)} with something that is not JSON (is ${this.apiUrl} the REST API?)`, response.status, null);
+      throw new SignalApiError(
+        `the signal-cli REST API answered ${method} ${this.#shown(path)} with something that is not JSON (is ${this.apiUrl} the REST API?)`,
+        response.status,
+        null,
+      );
     }
   }
 
@@ -195,7 +204,11 @@ export class SignalRestClient {
       apiError = text.trim().slice(0, 300) || null;
     }
     const said = apiError === null ? "" : `: ${apiError}`;
-    return new SignalApiError(maskPhoneNumbers(`the signal-cli REST API answered ${response.status} to ${method} ${this.#shown(path)}${said}`, this.number), response.status, apiError === null ? null : maskPhoneNumbers(apiError, this.number));
+    return new SignalApiError(
+      maskPhoneNumbers(`the signal-cli REST API answered ${response.status} to ${method} ${this.#shown(path)}${said}`, this.number),
+      response.status,
+      apiError === null ? null : maskPhoneNumbers(apiError, this.number),
+    );
   }
 
   /** A path as logged: the query dropped. */

@@ -150,7 +150,9 @@ export function signalMessageKey(envelope: SignalEnvelope): string {
 
 /** Whether an address (number or UUID) is the bot. */
 export function isSignalSelf(self: SignalSelf, ...ids: Array<string | null | undefined>): boolean {
-  return ids.some((id) => typeof id === "string" && id !== "" && (id === self.number || (typeof self.uuid === "string" && self.uuid !== "" && id === self.uuid)));
+  return ids.some(
+    (id) => typeof id === "string" && id !== "" && (id === self.number || (typeof self.uuid === "string" && self.uuid !== "" && id === self.uuid)),
+  );
 }
 
 /**
@@ -233,7 +235,7 @@ export function mapSignalMessage(
     platform: SIGNAL_PLATFORM,
     chatType: group ? "group" : "dm",
     chatId,
-    chatName: group ? (data.groupInfo?.groupName || options.groupName?.(internalGroupId) || null) : userName,
+    chatName: group ? data.groupInfo?.groupName || options.groupName?.(internalGroupId) || null : userName,
     userId: author,
     userIdAlt: uuid,
     userName,

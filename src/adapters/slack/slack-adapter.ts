@@ -30,10 +30,28 @@ import type { WebClient, WebClientOptions } from "@slack/web-api";
 import type { FastifyInstance } from "fastify";
 import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, loadSdk, redactError, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  SeenMessageIds,
+  TypingIndicator,
+  decideAnswer,
+  loadSdk,
+  redactError,
+  redactText,
+  splitMessage,
+  type AnswerRules,
+} from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn, neutralizeSlackBroadcasts } from "./slack-format.js";
-import { SLACK_PLATFORM, isSpokenSlackMessage, mapSlackEvent, slackChatKind, type SlackBotIdentity, type SlackLookups, type SlackMessageEvent } from "./slack-source.js";
+import {
+  SLACK_PLATFORM,
+  isSpokenSlackMessage,
+  mapSlackEvent,
+  slackChatKind,
+  type SlackBotIdentity,
+  type SlackLookups,
+  type SlackMessageEvent,
+} from "./slack-source.js";
 
 type Bolt = typeof import("@slack/bolt");
 type WebApi = typeof import("@slack/web-api");
@@ -130,13 +148,20 @@ export class SlackAdapter implements Adapter {
           onError: (error) => {
             if (this.#statusWarned) return;
             this.#statusWarned = true;
-            this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: assistant.threads.setStatus failed (is the app an AI app with assistant:write?); no status is shown");
+            this.#log.warn(
+              { err: this.#safe(error), platform: this.platform },
+              "slack: assistant.threads.setStatus failed (is the app an AI app with assistant:write?); no status is shown",
+            );
           },
         })
       : null;
     // The adapter's own rules (decideAnswer) drop its own and other bots' messages, so Bolt's ignoreSelf is off.
-    this.#app.event("message", async ({ event, body }) => this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }));
-    this.#app.event("app_mention", async ({ event, body }) => this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }));
+    this.#app.event("message", async ({ event, body }) =>
+      this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }),
+    );
+    this.#app.event("app_mention", async ({ event, body }) =>
+      this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }),
+    );
     this.#app.error(async (error) => {
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: handling an event failed");
     });
@@ -182,7 +207,13 @@ export class SlackAdapter implements Adapter {
     this.#receiving = true;
     if (this.#route === null) await this.#app.start();
     this.#log.info(
-      { platform: this.platform, mode: this.mode, bot: this.identity, team: this.#me.team, ...(this.#route !== null ? { path: this.#options.eventsPath ?? "/slack/events" } : {}) },
+      {
+        platform: this.platform,
+        mode: this.mode,
+        bot: this.identity,
+        team: this.#me.team,
+        ...(this.#route !== null ? { path: this.#options.eventsPath ?? "/slack/events" } : {}),
+      },
       `slack adapter connected as ${this.identity} (${this.mode})`,
     );
   }
@@ -191,7 +222,8 @@ export class SlackAdapter implements Adapter {
   async stopReceiving(): Promise<void> {
     if (!this.#receiving) return;
     this.#receiving = false;
-    if (this.#route === null) await this.#app.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "slack: stopping Socket Mode failed"));
+    if (this.#route === null)
+      await this.#app.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "slack: stopping Socket Mode failed"));
   }
 
   async disconnect(): Promise<void> {
@@ -202,7 +234,9 @@ export class SlackAdapter implements Adapter {
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const channel = source.chatId;
     if (channel === undefined || channel === null || channel === "") {
-      throw new InvalidInputError("slack: the session source has no chatId (channel) to send to; pass the source of a Slack channel or DM.", { field: "source.chatId" });
+      throw new InvalidInputError("slack: the session source has no chatId (channel) to send to; pass the source of a Slack channel or DM.", {
+        field: "source.chatId",
+      });
     }
     const threadTs = source.threadId ? source.threadId : undefined;
     try {
@@ -213,7 +247,8 @@ export class SlackAdapter implements Adapter {
           ? splitMessage(message.text, SLACK_MESSAGE_LIMIT, { measure: (t) => markdownToSlackMrkdwn(t).length })
           : splitMessage(message.text, SLACK_MESSAGE_LIMIT);
       for (const chunk of chunks) {
-        const ts = message.kind === "reply" ? await this.#postFormatted(channel, threadTs, chunk) : await this.#post(channel, threadTs, chunk, { mrkdwn: false });
+        const ts =
+          message.kind === "reply" ? await this.#postFormatted(channel, threadTs, chunk) : await this.#post(channel, threadTs, chunk, { mrkdwn: false });
         first ??= ts;
       }
       if (threadTs !== undefined) this.#botThreads.add(`${channel}:${threadTs}`);
@@ -229,13 +264,26 @@ export class SlackAdapter implements Adapter {
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const channel = source.chatId;
     if (!channel) {
-      throw new InvalidInputError("slack: the home channel has no chatId; set homeChannels.slack.chatId to a channel id (C…), or send /sethome in that channel.", { field: "source.chatId" });
+      throw new InvalidInputError(
+        "slack: the home channel has no chatId; set homeChannels.slack.chatId to a channel id (C…), or send /sethome in that channel.",
+        { field: "source.chatId" },
+      );
     }
     try {
       const ts = await this.#post(channel, undefined, `🧵 ${title.trim() || "Threadline"}`, { mrkdwn: false });
-      if (ts === null) throw new PlatformError(this.platform, "slack: chat.postMessage returned no ts for the thread's root message; check the Slack Web API address (adapters.slack.apiUrl) and try the handoff again.");
+      if (ts === null)
+        throw new PlatformError(
+          this.platform,
+          "slack: chat.postMessage returned no ts for the thread's root message; check the Slack Web API address (adapters.slack.apiUrl) and try the handoff again.",
+        );
       this.#botThreads.add(`${channel}:${ts}`);
-      return { platform: this.platform, chatType: source.chatType === "dm" ? "dm" : source.chatType, chatId: channel, chatName: source.chatName ?? null, threadId: ts };
+      return {
+        platform: this.platform,
+        chatType: source.chatType === "dm" ? "dm" : source.chatType,
+        chatId: channel,
+        chatName: source.chatName ?? null,
+        threadId: ts,
+      };
     } catch (error) {
       throw this.#failure(error);
     }
@@ -243,7 +291,9 @@ export class SlackAdapter implements Adapter {
 
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     try {
-      await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text: neutralizeSlackBroadcasts(text), ...this.#unfurl() } as Parameters<WebClient["chat"]["update"]>[0]);
+      await this.#client.chat.update({ channel: source.chatId!, ts: messageId, text: neutralizeSlackBroadcasts(text), ...this.#unfurl() } as Parameters<
+        WebClient["chat"]["update"]
+      >[0]);
     } catch (error) {
       throw this.#failure(error);
     }
@@ -275,12 +325,17 @@ export class SlackAdapter implements Adapter {
     try {
       const ack = await handler(inbound);
       if (ack.status !== "accepted" && ack.status !== "queued" && statusKey !== null) this.#typing?.stop(statusKey);
-      if (ack.status === "rejected") this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "slack: message refused by the gateway");
+      if (ack.status === "rejected")
+        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "slack: message refused by the gateway");
     } catch (error) {
       if (statusKey !== null) this.#typing?.stop(statusKey);
       this.#seen.delete(seenId);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [inbound.messageId ?? ""] }).catch(() => {});
+      await this.send(inbound.source, {
+        text: "Sorry, your message could not be stored. Please send it again.",
+        kind: "error",
+        inReplyTo: [inbound.messageId ?? ""],
+      }).catch(() => {});
     }
   }
 
@@ -307,7 +362,10 @@ export class SlackAdapter implements Adapter {
       this.#users.set(userId, { name, at: Date.now() });
       return name;
     } catch (error) {
-      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: users.info failed (is the users:read scope granted?); going on without the name");
+      this.#log.warn(
+        { err: this.#safe(error), platform: this.platform },
+        "slack: users.info failed (is the users:read scope granted?); going on without the name",
+      );
       return null;
     }
   }
@@ -326,7 +384,10 @@ export class SlackAdapter implements Adapter {
       this.#channels.set(channelId, { info, at: Date.now() });
       return info;
     } catch (error) {
-      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "slack: conversations.info failed (are the channels:read/groups:read/im:read scopes granted?); going on without the channel's name");
+      this.#log.warn(
+        { err: this.#safe(error), platform: this.platform },
+        "slack: conversations.info failed (are the channels:read/groups:read/im:read scopes granted?); going on without the channel's name",
+      );
       return { chatKind: slackChatKind({ type: "message", channel: channelId }) };
     }
   }
@@ -337,7 +398,12 @@ export class SlackAdapter implements Adapter {
    * Every post goes through here: broadcast mentions in the text and in section blocks are
    * defused ({@link neutralizeSlackBroadcasts}), and unfurling is off unless `linkPreviews`.
    */
-  async #post(channel: string, threadTs: string | undefined, text: string, extra: { mrkdwn: boolean; blocks?: Array<{ type: "section"; text: { type: "mrkdwn"; text: string } }> }): Promise<string | null> {
+  async #post(
+    channel: string,
+    threadTs: string | undefined,
+    text: string,
+    extra: { mrkdwn: boolean; blocks?: Array<{ type: "section"; text: { type: "mrkdwn"; text: string } }> },
+  ): Promise<string | null> {
     const blocks = extra.blocks?.map((block) => ({ ...block, text: { ...block.text, text: neutralizeSlackBroadcasts(block.text.text) } }));
     const result = await this.#client.chat.postMessage({
       channel,
@@ -399,7 +465,8 @@ export class SlackAdapter implements Adapter {
 
   /** Bolt's and the WebClient's log lines go to the gateway's logger, secrets removed; debug lines are dropped. */
   #boltLogger(bolt: Bolt): BoltLogger {
-    const clean = (parts: unknown[]): string => redactText(parts.map((p) => (p instanceof Error ? p.message : typeof p === "string" ? p : JSON.stringify(p))).join(" "), this.#secrets);
+    const clean = (parts: unknown[]): string =>
+      redactText(parts.map((p) => (p instanceof Error ? p.message : typeof p === "string" ? p : JSON.stringify(p))).join(" "), this.#secrets);
     let level = bolt.LogLevel.INFO;
     return {
       debug: () => {},

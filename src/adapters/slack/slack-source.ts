@@ -89,7 +89,12 @@ export function slackChatKind(event: SlackMessageEvent, lookups: SlackLookups = 
 
 /** Whether the event is one the adapter may map (a person or bot said something). */
 export function isSpokenSlackMessage(event: SlackMessageEvent): boolean {
-  return (event.type === "message" || event.type === "app_mention") && SPOKEN_SUBTYPES.has(event.subtype ?? "") && typeof event.channel === "string" && typeof event.ts === "string";
+  return (
+    (event.type === "message" || event.type === "app_mention") &&
+    SPOKEN_SUBTYPES.has(event.subtype ?? "") &&
+    typeof event.channel === "string" &&
+    typeof event.ts === "string"
+  );
 }
 
 /**

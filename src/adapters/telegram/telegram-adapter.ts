@@ -23,7 +23,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Bot, Context, Transformer } from "grammy";
 import type { Message } from "grammy/types";
-import { SLASH_COMMANDS, noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
+import {
+  SLASH_COMMANDS,
+  noopLogger,
+  type Adapter,
+  type GatewayLogger,
+  type InboundHandler,
+  type OutboundMessage,
+  type SessionSource,
+} from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
   DEFAULT_ANSWER_RULES,
@@ -202,9 +210,11 @@ export class TelegramAdapter implements Adapter {
     const commands = Object.entries(SLASH_COMMANDS)
       .filter(([name]) => /^[a-z0-9_]{1,32}$/u.test(name))
       .map(([command, description]) => ({ command, description: description.slice(0, 256) }));
-    await this.#bot.api.setMyCommands(commands).catch((error: unknown) =>
-      this.#log.warn({ err: this.#safe(error), platform: this.platform }, "telegram: setMyCommands failed (the commands still work as text)"),
-    );
+    await this.#bot.api
+      .setMyCommands(commands)
+      .catch((error: unknown) =>
+        this.#log.warn({ err: this.#safe(error), platform: this.platform }, "telegram: setMyCommands failed (the commands still work as text)"),
+      );
     if (this.#mode === "webhook") {
       try {
         await this.#bot.api.setWebhook(this.#options.webhookUrl!, {
@@ -217,10 +227,7 @@ export class TelegramAdapter implements Adapter {
     } else {
       this.#polling = this.#pollLoop();
     }
-    this.#log.info(
-      { platform: this.platform, mode: this.#mode, bot: this.username },
-      `telegram adapter connected as ${this.username} (${this.#mode})`,
-    );
+    this.#log.info({ platform: this.platform, mode: this.#mode, bot: this.username }, `telegram adapter connected as ${this.username} (${this.#mode})`);
   }
 
   /** Stops taking updates (polling stops and confirms what it handled; the webhook route answers 503). */
@@ -228,7 +235,8 @@ export class TelegramAdapter implements Adapter {
     if (!this.#receiving) return;
     this.#receiving = false;
     this.#stop.abort();
-    if (this.#bot.isRunning()) await this.#bot.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "telegram: stopping polling failed"));
+    if (this.#bot.isRunning())
+      await this.#bot.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "telegram: stopping polling failed"));
     await this.#polling;
   }
 
@@ -271,7 +279,9 @@ export class TelegramAdapter implements Adapter {
   async createThread(source: SessionSource, title: string): Promise<SessionSource> {
     const chatId = source.chatId;
     if (!chatId) {
-      throw new InvalidInputError("telegram: the home channel has no chatId; set homeChannels.telegram.chatId to a chat id, or send /sethome in that chat.", { field: "source.chatId" });
+      throw new InvalidInputError("telegram: the home channel has no chatId; set homeChannels.telegram.chatId to a chat id, or send /sethome in that chat.", {
+        field: "source.chatId",
+      });
     }
     try {
       const topic = await this.#bot.api.createForumTopic(chatId, title.slice(0, 128) || "Threadline");
@@ -316,12 +326,17 @@ export class TelegramAdapter implements Adapter {
     try {
       const ack = await handler(inbound);
       if (ack.status !== "accepted" && ack.status !== "queued") this.#typing.stop(chat);
-      if (ack.status === "rejected") this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "telegram: message refused by the gateway");
+      if (ack.status === "rejected")
+        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "telegram: message refused by the gateway");
     } catch (error) {
       this.#typing.stop(chat);
       this.#seen.delete(updateId);
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [inbound.messageId ?? ""] }).catch(() => {});
+      await this.send(inbound.source, {
+        text: "Sorry, your message could not be stored. Please send it again.",
+        kind: "error",
+        inReplyTo: [inbound.messageId ?? ""],
+      }).catch(() => {});
     }
   }
 
@@ -358,7 +373,9 @@ export class TelegramAdapter implements Adapter {
 
   /** Whether Telegram refused a text for its length. */
   #tooLong(error: unknown): boolean {
-    return error instanceof this.#grammy.GrammyError && error.error_code === 400 && /message is too long|text is too long|MESSAGE_TOO_LONG/iu.test(error.description);
+    return (
+      error instanceof this.#grammy.GrammyError && error.error_code === 400 && /message is too long|text is too long|MESSAGE_TOO_LONG/iu.test(error.description)
+    );
   }
 
   /** Sends Telegram HTML; plain text when Telegram cannot parse the entities. */
@@ -409,7 +426,10 @@ export class TelegramAdapter implements Adapter {
       if (error instanceof this.#grammy.HttpError && this.#receiving && !(signal?.aborted ?? false)) {
         const wait = Math.min(60_000, 1000 * 2 ** Math.min(this.#pollFailures, 6));
         this.#pollFailures += 1;
-        this.#log.warn({ err: this.#safe(error), platform: this.platform, retryInSeconds: wait / 1000 }, "telegram: cannot reach the Bot API; polling again after a pause");
+        this.#log.warn(
+          { err: this.#safe(error), platform: this.platform, retryInSeconds: wait / 1000 },
+          "telegram: cannot reach the Bot API; polling again after a pause",
+        );
         await abortableSleep(wait, this.#stop.signal);
       }
       throw error;

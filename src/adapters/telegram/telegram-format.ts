@@ -100,7 +100,12 @@ export function markdownToTelegramHtml(text: string): string {
  * output, where every `<` in the text is escaped.)
  */
 export function telegramHtmlText(html: string): string {
-  return html.replace(/<[^>]*>/gu, "").replace(/&lt;/gu, "<").replace(/&gt;/gu, ">").replace(/&quot;/gu, '"').replace(/&amp;/gu, "&");
+  return html
+    .replace(/<[^>]*>/gu, "")
+    .replace(/&lt;/gu, "<")
+    .replace(/&gt;/gu, ">")
+    .replace(/&quot;/gu, '"')
+    .replace(/&amp;/gu, "&");
 }
 
 /**

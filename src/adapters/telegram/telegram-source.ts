@@ -42,7 +42,8 @@ function mediaOf(message: Message): InboundMedia[] {
     const largest = message.photo[message.photo.length - 1]!;
     out.push({ kind: "image", fileId: largest.file_id, mimeType: "image/jpeg", fileName: null, caption });
   }
-  if (message.voice !== undefined) out.push({ kind: "audio", fileId: message.voice.file_id, mimeType: message.voice.mime_type ?? "audio/ogg", fileName: null, caption });
+  if (message.voice !== undefined)
+    out.push({ kind: "audio", fileId: message.voice.file_id, mimeType: message.voice.mime_type ?? "audio/ogg", fileName: null, caption });
   if (message.audio !== undefined) {
     out.push({ kind: "audio", fileId: message.audio.file_id, mimeType: message.audio.mime_type ?? null, fileName: message.audio.file_name ?? null, caption });
   }
@@ -51,11 +52,30 @@ function mediaOf(message: Message): InboundMedia[] {
   }
   if (message.video_note !== undefined) out.push({ kind: "video", fileId: message.video_note.file_id, mimeType: "video/mp4", fileName: null, caption });
   if (message.animation !== undefined) {
-    out.push({ kind: "video", fileId: message.animation.file_id, mimeType: message.animation.mime_type ?? null, fileName: message.animation.file_name ?? null, caption });
+    out.push({
+      kind: "video",
+      fileId: message.animation.file_id,
+      mimeType: message.animation.mime_type ?? null,
+      fileName: message.animation.file_name ?? null,
+      caption,
+    });
   } else if (message.document !== undefined) {
-    out.push({ kind: "file", fileId: message.document.file_id, mimeType: message.document.mime_type ?? null, fileName: message.document.file_name ?? null, caption });
+    out.push({
+      kind: "file",
+      fileId: message.document.file_id,
+      mimeType: message.document.mime_type ?? null,
+      fileName: message.document.file_name ?? null,
+      caption,
+    });
   }
-  if (message.sticker !== undefined) out.push({ kind: "image", fileId: message.sticker.file_id, mimeType: message.sticker.is_animated ? "application/x-tgsticker" : "image/webp", fileName: null, caption: message.sticker.emoji ?? null });
+  if (message.sticker !== undefined)
+    out.push({
+      kind: "image",
+      fileId: message.sticker.file_id,
+      mimeType: message.sticker.is_animated ? "application/x-tgsticker" : "image/webp",
+      fileName: null,
+      caption: message.sticker.emoji ?? null,
+    });
   return out;
 }
 
@@ -67,7 +87,11 @@ function mediaOf(message: Message): InboundMedia[] {
  * @param me the bot (from `getMe`): its id and username decide mentions and replies.
  * @param botTopics `<chatId>:<threadId>` of forum topics the bot opened or posted in.
  */
-export function mapTelegramMessage(message: Message, me: UserFromGetMe, options: { edited?: boolean; botTopics?: ReadonlySet<string> } = {}): MappedTelegramMessage | null {
+export function mapTelegramMessage(
+  message: Message,
+  me: UserFromGetMe,
+  options: { edited?: boolean; botTopics?: ReadonlySet<string> } = {},
+): MappedTelegramMessage | null {
   const rawText = message.text ?? message.caption ?? "";
   const entities = message.entities ?? message.caption_entities ?? [];
   const media = mediaOf(message);

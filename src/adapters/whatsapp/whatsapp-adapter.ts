@@ -112,7 +112,10 @@ export class WhatsAppAdapter implements Adapter {
       ...(options.retryMinDelayMs !== undefined ? { retryMinDelayMs: options.retryMinDelayMs } : {}),
       ...(options.requestTimeoutMs !== undefined ? { requestTimeoutMs: options.requestTimeoutMs } : {}),
       onRetry: ({ attempt, delayMs, status, code }) =>
-        this.#log.warn({ platform: this.platform, attempt, status, code, retryInMs: delayMs }, "whatsapp: the Graph API asked to slow down (or failed); retrying the send after a pause"),
+        this.#log.warn(
+          { platform: this.platform, attempt, status, code, retryInMs: delayMs },
+          "whatsapp: the Graph API asked to slow down (or failed); retrying the send after a pause",
+        ),
     });
     this.#typing =
       options.readReceipts === false
@@ -126,7 +129,10 @@ export class WhatsAppAdapter implements Adapter {
             onError: (error) => {
               const level = this.#typingWarned ? "debug" : "warn";
               this.#typingWarned = true;
-              this.#log[level]?.({ err: this.#safe(error), platform: this.platform }, "whatsapp: marking a message read / showing typing failed (the reply is not affected)");
+              this.#log[level]?.(
+                { err: this.#safe(error), platform: this.platform },
+                "whatsapp: marking a message read / showing typing failed (the reply is not affected)",
+              );
             },
           });
   }
@@ -198,9 +204,12 @@ export class WhatsAppAdapter implements Adapter {
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
     const recipient = whatsappRecipientOf(source);
     if (recipient === null) {
-      throw new InvalidInputError("whatsapp: the session source has no chatId or userId to send to; pass the source of a WhatsApp chat (a phone number or a group id).", {
-        field: "source.chatId",
-      });
+      throw new InvalidInputError(
+        "whatsapp: the session source has no chatId or userId to send to; pass the source of a WhatsApp chat (a phone number or a group id).",
+        {
+          field: "source.chatId",
+        },
+      );
     }
     const chat = this.#chatKey(source);
     // Only WhatsApp message ids can be quoted (a handoff or an API caller may pass others).
@@ -247,7 +256,10 @@ export class WhatsAppAdapter implements Adapter {
           continue;
         }
         for (const error of value.errors ?? []) {
-          this.#log.warn({ platform: this.platform, code: error.code ?? null }, `whatsapp: Meta reported an error: ${explainWhatsAppError(error.code, error.title, error.error_data?.details)}`);
+          this.#log.warn(
+            { platform: this.platform, code: error.code ?? null },
+            `whatsapp: Meta reported an error: ${explainWhatsAppError(error.code, error.title, error.error_data?.details)}`,
+          );
         }
         for (const item of value.statuses ?? []) this.#status(item);
         for (const message of value.messages ?? []) {
@@ -267,7 +279,10 @@ export class WhatsAppAdapter implements Adapter {
     const mapped = mapWhatsAppMessage(message, value, { businessPhone: this.#me?.displayPhoneNumber ?? null, sentByBot: (sent) => this.#sent.has(sent) });
     if (mapped === null) {
       this.#seen.add(id);
-      this.#log.debug?.({ platform: this.platform, type: message.type ?? null }, "whatsapp: not a user message (reaction, system notice, unsupported type); ignored");
+      this.#log.debug?.(
+        { platform: this.platform, type: message.type ?? null },
+        "whatsapp: not a user message (reaction, system notice, unsupported type); ignored",
+      );
       return 200;
     }
     const allowed = this.#rules.allowedUsers;

@@ -78,7 +78,15 @@ export class WhatsAppApiError extends PlatformError {
 }
 
 interface GraphErrorBody {
-  error?: { message?: string; type?: string; code?: number; error_subcode?: number; error_user_msg?: string; error_data?: { details?: string } | string; fbtrace_id?: string };
+  error?: {
+    message?: string;
+    type?: string;
+    code?: number;
+    error_subcode?: number;
+    error_user_msg?: string;
+    error_data?: { details?: string } | string;
+    fbtrace_id?: string;
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -124,9 +132,15 @@ export class WhatsAppGraphApi {
       text: { body, preview_url: previewUrl },
       ...(replyTo ? { context: { message_id: replyTo } } : {}),
     };
-    const answer = (await this.#request("POST", `/${encodeURIComponent(this.#phoneNumberId)}/messages`, payload, true)) as { messages?: Array<{ id?: string }> };
+    const answer = (await this.#request("POST", `/${encodeURIComponent(this.#phoneNumberId)}/messages`, payload, true)) as {
+      messages?: Array<{ id?: string }>;
+    };
     const id = answer.messages?.[0]?.id;
-    if (typeof id !== "string" || id === "") throw new WhatsAppApiError("whatsapp: the Graph API accepted the message but returned no message id; check that adapters.whatsapp.apiUrl is the Graph API", { status: 200, graphCode: null });
+    if (typeof id !== "string" || id === "")
+      throw new WhatsAppApiError(
+        "whatsapp: the Graph API accepted the message but returned no message id; check that adapters.whatsapp.apiUrl is the Graph API",
+        { status: 200, graphCode: null },
+      );
     return id;
   }
 
@@ -168,7 +182,8 @@ export class WhatsAppGraphApi {
       const retryable = response.status === 429 || response.status >= 500 || (error.platformCode !== null && RETRYABLE_CODES.has(error.platformCode));
       if (!retryable || attempt >= maxRetries) throw error;
       const after = Number.parseFloat(response.headers.get("retry-after") ?? "");
-      const delayMs = Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 300_000) : Math.min((this.#options.retryMinDelayMs ?? 1_000) * 2 ** attempt, 60_000);
+      const delayMs =
+        Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 300_000) : Math.min((this.#options.retryMinDelayMs ?? 1_000) * 2 ** attempt, 60_000);
       this.#options.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, code: error.platformCode });
       await sleep(delayMs);
     }
@@ -178,7 +193,8 @@ export class WhatsAppGraphApi {
     const error = body?.error;
     const code = typeof error?.code === "number" ? error.code : null;
     const title = error?.message ?? null;
-    const details = typeof error?.error_data === "object" ? (error.error_data.details ?? null) : typeof error?.error_data === "string" ? error.error_data : null;
+    const details =
+      typeof error?.error_data === "object" ? (error.error_data.details ?? null) : typeof error?.error_data === "string" ? error.error_data : null;
     const stripped = title === null ? null : title.replace(/^\(#\d+\)\s*/u, "");
     const explanation = explainWhatsAppError(code, stripped, details);
     // A code the adapter explains shows Meta's title too; otherwise the explanation is that title.

@@ -156,7 +156,14 @@ function mediaOf(message: WhatsAppMessage): InboundMedia[] {
   const out: InboundMedia[] = [];
   const add = (kind: string, media: WhatsAppMedia | undefined, fallbackMime: string | null): void => {
     if (media === undefined) return;
-    out.push({ kind, url: null, fileId: media.id ?? null, mimeType: media.mime_type ?? fallbackMime, fileName: media.filename ?? null, caption: media.caption ?? null });
+    out.push({
+      kind,
+      url: null,
+      fileId: media.id ?? null,
+      mimeType: media.mime_type ?? fallbackMime,
+      fileName: media.filename ?? null,
+      caption: media.caption ?? null,
+    });
   };
   add("image", message.image, "image/jpeg");
   add("video", message.video, null);
@@ -189,9 +196,7 @@ function textOf(message: WhatsAppMessage): string {
 /** The `contacts` entry of the sender of `message`. */
 function contactOf(message: WhatsAppMessage, contacts: readonly WhatsAppContact[]): WhatsAppContact | undefined {
   const phone = digitsOf(message.from);
-  const found = contacts.find(
-    (c) => (phone !== null && digitsOf(c.wa_id) === phone) || (present(message.from_user_id) && c.user_id === message.from_user_id),
-  );
+  const found = contacts.find((c) => (phone !== null && digitsOf(c.wa_id) === phone) || (present(message.from_user_id) && c.user_id === message.from_user_id));
   return found ?? (contacts.length === 1 ? contacts[0] : undefined);
 }
 
@@ -231,8 +236,7 @@ export function mapWhatsAppMessage(message: WhatsAppMessage, value: WhatsAppChan
     text = rawText.replace(new RegExp(`^\\s*@\\+?${business}(?!\\d)[\\s,:]*`, "u"), "");
   }
   const context = message.context;
-  const repliesToBot =
-    present(context?.id) && ((business !== null && digitsOf(context.from) === business) || (options.sentByBot?.(context.id) ?? false));
+  const repliesToBot = present(context?.id) && ((business !== null && digitsOf(context.from) === business) || (options.sentByBot?.(context.id) ?? false));
 
   const source: SessionSource = {
     platform: WHATSAPP_PLATFORM,

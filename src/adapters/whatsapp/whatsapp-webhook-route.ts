@@ -67,7 +67,10 @@ export function mountWhatsAppWebhook(http: FastifyInstance, options: WhatsAppWeb
         log.info({ platform: "whatsapp" }, "whatsapp: webhook verified by Meta (the verify token matched)");
         return reply.code(200).header("content-type", "text/plain; charset=utf-8").send(challenge);
       }
-      log.warn({ platform: "whatsapp", mode: mode ?? null }, "whatsapp: webhook verification refused (wrong or missing hub.verify_token, or hub.mode is not subscribe)");
+      log.warn(
+        { platform: "whatsapp", mode: mode ?? null },
+        "whatsapp: webhook verification refused (wrong or missing hub.verify_token, or hub.mode is not subscribe)",
+      );
       return reply.code(403).send({ error: "verification failed" });
     });
 
@@ -75,7 +78,10 @@ export function mountWhatsAppWebhook(http: FastifyInstance, options: WhatsAppWeb
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const header = request.headers["x-hub-signature-256"];
       if (!verifyWhatsAppSignature(options.appSecret, raw, Array.isArray(header) ? header[0] : header)) {
-        log.warn({ platform: "whatsapp", signature: header === undefined ? "missing" : "wrong" }, "whatsapp: webhook refused: X-Hub-Signature-256 does not match the app secret");
+        log.warn(
+          { platform: "whatsapp", signature: header === undefined ? "missing" : "wrong" },
+          "whatsapp: webhook refused: X-Hub-Signature-256 does not match the app secret",
+        );
         return reply.code(401).send({ error: "invalid signature" });
       }
       if (!options.accepting()) return reply.code(503).send({ error: "not receiving" });

@@ -166,7 +166,10 @@ export class AiSdkChatStore {
       return { action: "appended", written: messages.length - same };
     }
     // Keep the rows of the unchanged messages as they are; rewrite from the first changed one.
-    const keptRows = rows.slice(0, groups.slice(0, same).reduce((n, g) => n + g.rows, 0));
+    const keptRows = rows.slice(
+      0,
+      groups.slice(0, same).reduce((n, g) => n + g.rows, 0),
+    );
     const fresh = encode(messages.slice(same), "messages", uiMessageToRows, same);
     await this.#db.replaceMessages(chatId, [...keptRows.map(asNewMessage), ...fresh]);
     await this.#binding.titleAfterFirstExchange(chatId, fresh);
@@ -230,7 +233,8 @@ function encode<M>(messages: M[], field: string, toRows: (m: M, timestamp: numbe
   if (!Array.isArray(messages)) throw new InvalidInputError(`${field} must be an array.`, { field });
   const now = Date.now() / 1000;
   return messages.flatMap((m, i) => {
-    if (m === null || typeof m !== "object") throw new InvalidInputError(`${field}[${offset + i}] must be a message object.`, { field: `${field}[${offset + i}]` });
+    if (m === null || typeof m !== "object")
+      throw new InvalidInputError(`${field}[${offset + i}] must be a message object.`, { field: `${field}[${offset + i}]` });
     try {
       return toRows(m, now);
     } catch (cause) {

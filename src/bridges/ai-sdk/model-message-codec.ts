@@ -116,7 +116,11 @@ function outputText(output: JsonObject | undefined): { text: string | null; move
       if (output.value !== undefined) return { text: JSON.stringify(output.value), moved: true, encoding: "json" };
       break;
     case "execution-denied":
-      return { text: typeof output.reason === "string" && output.reason !== "" ? `Tool call denied: ${output.reason}` : "Tool call denied.", moved: false, encoding: "" };
+      return {
+        text: typeof output.reason === "string" && output.reason !== "" ? `Tool call denied: ${output.reason}` : "Tool call denied.",
+        moved: false,
+        encoding: "",
+      };
     case "content": {
       const value = Array.isArray(output.value) ? (output.value as Part[]) : [];
       const text = value.flatMap((p) => (p.type === "text" && typeof p.text === "string" ? [p.text] : [`[${p.type}]`])).join("\n");
@@ -213,7 +217,10 @@ function decodeEnvelope(envelope: Envelope, rows: Message[]): ModelMessage {
       parts.push({ ...jsonCopy(p.part), text: expect(row.reasoning, "reasoning").slice(at, at + p.reasoning) });
       reasoningAt.set(p.row, at + p.reasoning + 1);
     } else if (p.call !== undefined && type === "tool-call") {
-      const call = expect(row.toolCalls?.find((c) => c.id === p.call), "tool call");
+      const call = expect(
+        row.toolCalls?.find((c) => c.id === p.call),
+        "tool call",
+      );
       const part: JsonObject = { ...jsonCopy(p.part), toolCallId: call.id, toolName: call.function.name };
       if (p.input === "json") part.input = parseJsonOr(call.function.arguments, undefined);
       parts.push(part);

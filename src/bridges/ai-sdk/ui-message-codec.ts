@@ -169,12 +169,7 @@ function fileContentPart(part: Part): ContentPart {
 }
 
 /** The tool row of a tool part that has a result, with the fields it took and how. */
-function toolResultRow(
-  part: Part,
-  name: string,
-  id: string,
-  timestamp: number,
-): { row: NewMessage; moved: string[]; output: string } | null {
+function toolResultRow(part: Part, name: string, id: string, timestamp: number): { row: NewMessage; moved: string[]; output: string } | null {
   const base = { role: "tool" as const, toolCallId: part.toolCallId as string, toolName: name, platformMessageId: id, timestamp };
   switch (part.state) {
     case "output-available":
@@ -245,7 +240,10 @@ function decodeEnvelope(envelope: Envelope, rows: Message[]): UIMessage {
       reasoningAt.set(p.row, at + p.reasoning + 1);
       parts.push({ ...jsonCopy(p.part), text });
     } else if (p.call !== undefined) {
-      const call = expect(row.toolCalls?.find((c) => c.id === p.call), "tool call");
+      const call = expect(
+        row.toolCalls?.find((c) => c.id === p.call),
+        "tool call",
+      );
       const part: JsonObject = { ...jsonCopy(p.part), toolCallId: call.id };
       if (type === "dynamic-tool") part.toolName = call.function.name;
       if (p.input === "json") part.input = parseJsonOr(call.function.arguments, undefined);

@@ -54,8 +54,7 @@ const ROLE_OF_GENERIC: Record<string, MessageRole> = {
 export function langchainMessageToRow(stored: StoredMessage, timestamp: number): NewMessage {
   const type = stored.type;
   const data: JsonObject = { ...(stored.data as unknown as JsonObject) };
-  const role: MessageRole =
-    type === "generic" ? (ROLE_OF_GENERIC[String(data.role).toLowerCase()] ?? "user") : (ROLE_OF_TYPE[type] ?? "user");
+  const role: MessageRole = type === "generic" ? (ROLE_OF_GENERIC[String(data.role).toLowerCase()] ?? "user") : (ROLE_OF_TYPE[type] ?? "user");
   const row: NewMessage = { role, timestamp };
   const envelope: LangchainEnvelope = { format: LANGCHAIN_MESSAGE_FORMAT, version: 1, type, data };
 
@@ -70,7 +69,11 @@ export function langchainMessageToRow(stored: StoredMessage, timestamp: number):
     row.toolCalls = (data.tool_calls as JsonObject[]).map((tc) => {
       const { id, name, args, ...rest } = tc;
       calls.push(typeof id === "string" ? rest : { ...rest, "@noId": true });
-      const call: ToolCall = { id: typeof id === "string" ? id : "", type: "function", function: { name: String(name), arguments: JSON.stringify(args ?? {}) } };
+      const call: ToolCall = {
+        id: typeof id === "string" ? id : "",
+        type: "function",
+        function: { name: String(name), arguments: JSON.stringify(args ?? {}) },
+      };
       return call;
     });
     envelope.calls = calls;

@@ -68,10 +68,7 @@ function assertJson(value: unknown, path: string): void {
     const proto = Object.getPrototypeOf(value) as unknown;
     if (proto !== Object.prototype && proto !== null) {
       const kind = (value as { constructor?: { name?: string } }).constructor?.name ?? "object";
-      throw new InvalidInputError(
-        `${path} is a ${kind}; session items must be JSON values (encode binary data as base64 or a data: URL).`,
-        { field: path },
-      );
+      throw new InvalidInputError(`${path} is a ${kind}; session items must be JSON values (encode binary data as base64 or a data: URL).`, { field: path });
     }
     for (const [key, entry] of Object.entries(value)) {
       if (entry !== undefined) assertJson(entry, `${path}.${key}`);
@@ -99,8 +96,7 @@ function storableParts(parts: unknown[]): parts is ContentPart[] {
 }
 
 /** Renames the part type `from` to `to`, keeping every other part and field as is. */
-const renameParts = (parts: ContentPart[], from: string, to: string): ContentPart[] =>
-  parts.map((p) => (p.type === from ? { ...p, type: to } : p));
+const renameParts = (parts: ContentPart[], from: string, to: string): ContentPart[] => parts.map((p) => (p.type === from ? { ...p, type: to } : p));
 
 /** The texts of parts of type `type` with a string `text`. */
 const textsOf = (parts: unknown, type: string): string[] =>
@@ -184,8 +180,7 @@ function rebuild(kept: JsonObject, derived: readonly string[], m: MessageFields)
   return item;
 }
 
-const messageContent = (content: MessageContent, own: string): unknown =>
-  Array.isArray(content) ? renameParts(content, "text", own) : content;
+const messageContent = (content: MessageContent, own: string): unknown => (Array.isArray(content) ? renameParts(content, "text", own) : content);
 
 /** The fields of a new message as the store would return them (absent optional fields as `null`). */
 function asStored(message: NewMessage): MessageFields {
@@ -244,7 +239,12 @@ export function messageToItems(message: Message): AgentInputItem[] {
 /** A message written outside the bridge, in the SDK's item shapes. */
 function foreignItems(m: Message): JsonObject[] {
   const text = (content: MessageContent): string =>
-    typeof content === "string" ? content : (content ?? []).filter((p) => p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
+    typeof content === "string"
+      ? content
+      : (content ?? [])
+          .filter((p) => p.type === "text" && typeof p.text === "string")
+          .map((p) => p.text)
+          .join("\n");
   switch (m.role) {
     case "user": {
       if (typeof m.content === "string" || m.content === null) return [{ type: "message", role: "user", content: m.content ?? "" }];

@@ -19,7 +19,6 @@ import { bindEnv } from "../option-env.js";
 /** How long a stop waits for running requests (a long export) before closing anyway. */
 const DRAIN_MS = 10_000;
 
-
 /** Builds the `api` command. */
 export function makeApiCommand(io: CliIo): Command {
   return new Command("api")

@@ -167,7 +167,6 @@ function laneOf(session: { id: string; sessionKey: string | null }): string {
   return session.id;
 }
 
-
 /**
  * Points a lane at a session: a new lane's entry is written (creating the session when
  * `create` is set, reopening it when it had ended); an existing entry is switched like
@@ -357,7 +356,13 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     const currentSessionId = async (): Promise<string | null> => (await store.getEntry(key))?.sessionId ?? null;
 
     const terminal = io.stdin.isTTY === true && io.stdout.isTTY === true;
-    const input = createInterface({ input: io.stdin, output: io.stdout, terminal, prompt: terminal ? s.bold(s.cyan("> ")) : "", historySize: terminal ? 500 : 0 });
+    const input = createInterface({
+      input: io.stdin,
+      output: io.stdout,
+      terminal,
+      prompt: terminal ? s.bold(s.cyan("> ")) : "",
+      historySize: terminal ? 500 : 0,
+    });
     rl = input;
     const lines: string[] = [];
     let closed = false;
@@ -425,7 +430,11 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       }
       const turnRunning = gateway.isBusy(key) || entry.turnStartedAt !== null;
       if (!turnRunning && Object.hasOwn(config.homeChannels, platform)) {
-        print(s.dim(`Handing session ${entry.sessionId} off to ${platform}: waiting for a running gateway (threadline serve) to take it (up to ${HANDOFF_TIMEOUT_MS / 1000} s)…`));
+        print(
+          s.dim(
+            `Handing session ${entry.sessionId} off to ${platform}: waiting for a running gateway (threadline serve) to take it (up to ${HANDOFF_TIMEOUT_MS / 1000} s)…`,
+          ),
+        );
       }
       try {
         const outcome = await requestHandoff(
@@ -465,7 +474,11 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       if (ack.status === "rejected" && cli.sent.length === delivered) print(s.red(ack.reason));
       await waitForTurn();
       if (command !== null && command.name === "help") {
-        print(slashCommandRows(CLI_COMMANDS).map(([usage, help]) => `${usage} — ${help}`).join("\n"));
+        print(
+          slashCommandRows(CLI_COMMANDS)
+            .map(([usage, help]) => `${usage} — ${help}`)
+            .join("\n"),
+        );
       }
       if (command !== null && command.name === "resume" && command.args !== "") {
         const after = await currentSessionId();
@@ -508,7 +521,9 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     if (sessionId !== null && handedOff === null) {
       await gateway.drain(5_000);
       await db.endSession(sessionId, END_REASON_USER_EXIT).catch((error: unknown) => {
-        io.stderr.write(`threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; the next "threadline chat" ends it once it has been idle for a day.\n`);
+        io.stderr.write(
+          `threadline: could not mark session ${sessionId} as ended (${(error as Error).message}). Nothing was lost; the next "threadline chat" ends it once it has been idle for a day.\n`,
+        );
       });
     }
     if (sessionId === null) {
@@ -551,7 +566,10 @@ export function chatTarget(options: Pick<ChatOptions, "continue" | "resume">, wo
   const rest = words.join(" ");
   if (resume !== undefined) return { ...target, resume: `${resume} ${rest}` };
   if (cont !== undefined && cont !== false) return { continue: cont === true ? rest : `${cont} ${rest}` };
-  throw new CliError("TL_ERR_USAGE", `unexpected argument "${rest}" for "threadline chat". To resume a session, name it with --resume: threadline chat --resume ${rest}`);
+  throw new CliError(
+    "TL_ERR_USAGE",
+    `unexpected argument "${rest}" for "threadline chat". To resume a session, name it with --resume: threadline chat --resume ${rest}`,
+  );
 }
 
 /** The slash commands as help rows: usage (`/resume [title|id]`) and what it does, each once. */
@@ -572,7 +590,11 @@ function slashCommandHelp(context: AddHelpTextContext): string {
   const width = Math.max(...rows.map(([usage]) => usage.length));
   return [
     "",
-    ...helper.formatItemList("In the chat:", rows.map(([usage, help]) => helper.formatItem(usage, width, help, helper)), helper),
+    ...helper.formatItemList(
+      "In the chat:",
+      rows.map(([usage, help]) => helper.formatItem(usage, width, help, helper)),
+      helper,
+    ),
     "Exit with /exit, /quit or Ctrl-D; the session id and the command to resume it are printed.",
   ].join("\n");
 }

@@ -29,7 +29,10 @@ async function loadConfig(path: string, named: boolean, env: NodeJS.ProcessEnv):
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
     if (named) {
-      throw new CliError("TL_ERR_USAGE", `No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath(env)}.`);
+      throw new CliError(
+        "TL_ERR_USAGE",
+        `No config file at ${path}. Check the path given with --config (or THREADLINE_CONFIG), or leave it out to read ${defaultConfigPath(env)}.`,
+      );
     }
     return { doc: {}, exists: false };
   }
@@ -93,7 +96,9 @@ export function makeConfigCommand(io: CliIo): Command {
         writeJson(io, { path, exists, config: file });
         return;
       }
-      io.stdout.write(`# ${path}${exists ? "" : " (not found: defaults)"}\n# Every setting with its effective value; secrets are masked (put the real ones back before using this as a config file).\n`);
+      io.stdout.write(
+        `# ${path}${exists ? "" : " (not found: defaults)"}\n# Every setting with its effective value; secrets are masked (put the real ones back before using this as a config file).\n`,
+      );
       io.stdout.write(stringifyYaml(file));
     });
 

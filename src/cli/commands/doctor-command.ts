@@ -56,7 +56,12 @@ function clean(text: string): string {
 export function makeDoctorCommand(io: CliIo): Command {
   return new Command("doctor")
     .description("check the database (integrity, search index, schema, WAL, free space); --repair salvages a damaged SQLite file")
-    .addOption(new Option("--repair", "copy every readable session and message of a damaged SQLite file into a fresh file (the damaged one is kept as <file>.damaged-<time>)"))
+    .addOption(
+      new Option(
+        "--repair",
+        "copy every readable session and message of a damaged SQLite file into a fresh file (the damaged one is kept as <file>.damaged-<time>)",
+      ),
+    )
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: DoctorOptions) => {
@@ -70,7 +75,9 @@ export function makeDoctorCommand(io: CliIo): Command {
           const report: NotCreatedYetJson = { backend: "sqlite", location, notCreatedYet: true, healthy: true };
           writeJson(io, options.repair ? { diagnosis: report, repair: null } : report);
         } else {
-          io.stdout.write(`No database yet at ${location}: nothing has been stored, so there is nothing to check${options.repair ? " or repair" : ""}. "threadline chat" (or serve, import, api) creates it.\n`);
+          io.stdout.write(
+            `No database yet at ${location}: nothing has been stored, so there is nothing to check${options.repair ? " or repair" : ""}. "threadline chat" (or serve, import, api) creates it.\n`,
+          );
         }
         return;
       }
@@ -87,7 +94,7 @@ export function makeDoctorCommand(io: CliIo): Command {
         else io.stdout.write(`${describe(diagnosis, s)}\n`);
         throw new CliError(
           "TL_ERR_USAGE",
-          "--repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (use its backups). Run \"threadline doctor\" without --repair.",
+          '--repair is for SQLite files only; a PostgreSQL server keeps its data safe itself (use its backups). Run "threadline doctor" without --repair.',
         );
       }
       if (diagnosis.healthy) {
@@ -127,7 +134,11 @@ function describeSqlite(r: SqliteDoctorReport, s: Styles): string {
   const lines = [
     row(s, "Database", `${r.location} (sqlite, ${formatBytes(r.space.fileBytes)})`),
     row(s, "Schema", r.schemaVersion === null ? "unreadable" : `version ${r.schemaVersion} (this Threadline: ${r.supportedSchemaVersion})`),
-    row(s, "Integrity", r.integrity.ok ? mark(true, s) : `${mark(false, s)}${r.integrity.findings.length > 0 ? `: ${r.integrity.findings.length} finding(s)` : ""}`),
+    row(
+      s,
+      "Integrity",
+      r.integrity.ok ? mark(true, s) : `${mark(false, s)}${r.integrity.findings.length > 0 ? `: ${r.integrity.findings.length} finding(s)` : ""}`,
+    ),
     ...r.integrity.findings.slice(0, 10).map((f) => `${" ".repeat(14)}${clean(f)}`),
     row(
       s,
@@ -197,7 +208,8 @@ function describeRepair(r: RepairReport, s: Styles): string {
   }
   if (r.lostSessionIds.length > 0) lost.push(`sessions lost: ${r.lostSessionIds.map(clean).join(", ")}`);
   for (const m of r.lostMessages) lost.push(`session ${clean(m.sessionId)}: message id(s) ${compactIds(m.messageIds)}`);
-  if (r.recreatedSessionIds.length > 0) lost.push(`sessions recreated from their messages (source "recovered", their details lost): ${r.recreatedSessionIds.map(clean).join(", ")}`);
+  if (r.recreatedSessionIds.length > 0)
+    lost.push(`sessions recreated from their messages (source "recovered", their details lost): ${r.recreatedSessionIds.map(clean).join(", ")}`);
   for (const [table, count] of Object.entries(r.dropped)) lost.push(`${table}: ${n(count)} row(s) dropped (what they pointed at was lost)`);
   if (lost.length === 0) lines.push(row(s, "Lost", "nothing: every row was read"));
   else lines.push(`${s.yellow("Could not be read:")}`, ...lost.map((l) => `  - ${l}`));

@@ -96,7 +96,12 @@ function render(insights: Insights, days: number, color: boolean): string[] {
         "Tool calls",
         table(
           ["Tool", "Calls", "Share", "Sessions"],
-          shown.map((tool) => [printable(truncate(tool.tool, 32)), count(tool.calls), `${((tool.calls / totalCalls) * 100).toFixed(1)}%`, count(tool.sessions)]),
+          shown.map((tool) => [
+            printable(truncate(tool.tool, 32)),
+            count(tool.calls),
+            `${((tool.calls / totalCalls) * 100).toFixed(1)}%`,
+            count(tool.sessions),
+          ]),
         ),
       ),
     );
@@ -108,11 +113,28 @@ function render(insights: Insights, days: number, color: boolean): string[] {
   for (const d of activity.byWeekday) lines.push(`  ${d.weekday}  ${String(d.sessions).padStart(6)}  ${bar(d.sessions, dayPeak)}`.trimEnd());
   const hourPeak = Math.max(...activity.byHour.map((h) => h.sessions));
   lines.push("", s.bold(`Sessions started by hour (${activity.timeZone})`));
-  for (const h of activity.byHour) lines.push(`  ${String(h.hour).padStart(2, "0")}:00  ${String(h.sessions).padStart(6)}  ${bar(h.sessions, hourPeak)}`.trimEnd());
+  for (const h of activity.byHour)
+    lines.push(`  ${String(h.hour).padStart(2, "0")}:00  ${String(h.sessions).padStart(6)}  ${bar(h.sessions, hourPeak)}`.trimEnd());
   lines.push(`  Active days: ${activity.activeDays}`);
-  lines.push(...section("Longest sessions", table(["Duration", "Started", "Title", "ID"], sessionRows(insights.longest, (x) => duration(x.durationSeconds)))));
+  lines.push(
+    ...section(
+      "Longest sessions",
+      table(
+        ["Duration", "Started", "Title", "ID"],
+        sessionRows(insights.longest, (x) => duration(x.durationSeconds)),
+      ),
+    ),
+  );
   if (insights.costliest.length > 0) {
-    lines.push(...section("Costliest sessions", table(["Est. cost", "Started", "Title", "ID"], sessionRows(insights.costliest, (x) => usd(x.estimatedCostUsd)))));
+    lines.push(
+      ...section(
+        "Costliest sessions",
+        table(
+          ["Est. cost", "Started", "Title", "ID"],
+          sessionRows(insights.costliest, (x) => usd(x.estimatedCostUsd)),
+        ),
+      ),
+    );
   }
   return lines;
 }

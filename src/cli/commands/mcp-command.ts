@@ -57,14 +57,20 @@ export function makeMcpCommand(io: CliIo): Command {
         "over stdio, or over Streamable HTTP with --http (API keys from the config's api.keys; without keys, this machine only)",
     )
     .addOption(dbOption())
-    .addOption(bindEnv(new Option("--config <file>", "config file (YAML): api.keys for --http, tools.sessionSearch and provider for search summaries"), "THREADLINE_CONFIG"))
+    .addOption(
+      bindEnv(
+        new Option("--config <file>", "config file (YAML): api.keys for --http, tools.sessionSearch and provider for search summaries"),
+        "THREADLINE_CONFIG",
+      ),
+    )
     .addOption(new Option("--http", "serve Streamable HTTP (stateless, at /mcp) instead of stdio"))
     .addOption(portOption("the default 8789; --http only"))
     .addOption(new Option("--host <host>", "HTTP address to listen on (default 127.0.0.1; without api.keys only a loopback address); --http only"))
     .addOption(
-      new Option("--allowed-host <name>", "another name clients reach the HTTP server by, accepted in Host/Origin (repeatable; default: the loopback names)").argParser(
-        (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-      ),
+      new Option(
+        "--allowed-host <name>",
+        "another name clients reach the HTTP server by, accepted in Host/Origin (repeatable; default: the loopback names)",
+      ).argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]),
     )
     .addOption(new Option("--allow-writes", "also offer session_rename and session_delete (without it they are not listed)"))
     .action(async (options: McpOptions) => {

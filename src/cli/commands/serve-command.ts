@@ -40,7 +40,11 @@ function serveHelp(context: AddHelpTextContext): string {
     ),
     "  e.g. OPENAI_BASE_URL=http://127.0.0.1:11434/v1 THREADLINE_MODEL=llama3.1 threadline serve",
     "",
-    ...helper.formatItemList("Exit codes:", codes.map(([code, meaning]) => helper.formatItem(code, 1, meaning, helper)), helper),
+    ...helper.formatItemList(
+      "Exit codes:",
+      codes.map(([code, meaning]) => helper.formatItem(code, 1, meaning, helper)),
+      helper,
+    ),
   ].join("\n");
 }
 

@@ -25,7 +25,8 @@ import {
 
 const notFound = { description: "No such session, or another tenant's: `Session '<id>' not found` (TL_ERR_NOT_FOUND).", schema: errorSchema };
 const ambiguous = {
-  description: "The partial id matches several sessions; details.candidates lists up to 5 ({ id, kind, name, updatedAt }), details.more says whether there are others (TL_ERR_AMBIGUOUS_ID).",
+  description:
+    "The partial id matches several sessions; details.candidates lists up to 5 ({ id, kind, name, updatedAt }), details.more says whether there are others (TL_ERR_AMBIGUOUS_ID).",
   schema: errorSchema,
 };
 

@@ -43,11 +43,19 @@ export const exportRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, re
         titled: { type: "boolean", description: "true: only titled sessions; false: only untitled ones." },
         since: { type: "number", description: "Only sessions whose last activity (started with order=started) is at or after this (epoch seconds)." },
         until: { type: "number", description: "Only sessions whose last activity (start with order=started) is before this (epoch seconds, exclusive)." },
-        order: { type: "string", enum: ["last_active", "started"], description: "Which time since/until bound (default last_active); with any listing filter, sessions come newest first." },
+        order: {
+          type: "string",
+          enum: ["last_active", "started"],
+          description: "Which time since/until bound (default last_active); with any listing filter, sessions come newest first.",
+        },
       },
     },
     responses: {
-      200: { description: "application/x-ndjson: one SessionRecord per line (no lines when nothing matches).", schema: sessionRecordSchema, contentType: "application/x-ndjson" },
+      200: {
+        description: "application/x-ndjson: one SessionRecord per line (no lines when nothing matches).",
+        schema: sessionRecordSchema,
+        contentType: "application/x-ndjson",
+      },
     },
     handler: async (request, reply) => {
       const q = request.query as ExportQuery;

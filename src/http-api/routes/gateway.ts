@@ -118,7 +118,9 @@ export const gatewayRoutes: FastifyPluginAsync<ApiContext> = async (api, ctx) =>
           }
         } catch (error) {
           (ctx.errorLogger ?? request.log).error({ err: error, requestId: request.id }, "gateway live snapshot failed; the stream was closed");
-          end(`event: error\ndata: ${JSON.stringify({ code: "TL_ERR_INTERNAL", message: "The live view failed; reconnect to retry.", requestId: request.id })}\n\n`);
+          end(
+            `event: error\ndata: ${JSON.stringify({ code: "TL_ERR_INTERNAL", message: "The live view failed; reconnect to retry.", requestId: request.id })}\n\n`,
+          );
           return;
         }
         if (open) timer = setTimeout(() => void tick(), ctx.liveIntervalMs);

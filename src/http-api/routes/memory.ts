@@ -15,26 +15,11 @@
  * @module
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import {
-  MEMORY_CHAR_LIMIT,
-  NotFoundError,
-  USER_CHAR_LIMIT,
-  type MemoryKind,
-  type MemoryOwner,
-  type MemoryRecord,
-} from "../../store/index.js";
+import { MEMORY_CHAR_LIMIT, NotFoundError, USER_CHAR_LIMIT, type MemoryKind, type MemoryOwner, type MemoryRecord } from "../../store/index.js";
 import { principalOf } from "../auth.js";
 import type { ApiContext } from "../api-context.js";
 import { HttpError } from "../error-handler.js";
-import {
-  errorSchema,
-  memoryKindParams,
-  memoryOwnerParams,
-  memoryPageSchema,
-  memoryPersonSchema,
-  memoryRecordSchema,
-  memoryWriteBody,
-} from "../schemas.js";
+import { errorSchema, memoryKindParams, memoryOwnerParams, memoryPageSchema, memoryPersonSchema, memoryRecordSchema, memoryWriteBody } from "../schemas.js";
 
 /** The platform of the gateway owner's memory (`gateway.owner`): admin keys only. */
 const OWNER_PLATFORM = "owner";

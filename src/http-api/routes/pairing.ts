@@ -8,12 +8,7 @@
  * @module
  */
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import {
-  NotFoundError,
-  PAIRING_PLATFORMS,
-  type PairingApproval,
-  type PairingRequest,
-} from "../../store/index.js";
+import { NotFoundError, PAIRING_PLATFORMS, type PairingApproval, type PairingRequest } from "../../store/index.js";
 import { principalOf, requireAdmin } from "../auth.js";
 import type { ApiContext } from "../api-context.js";
 import { HttpError } from "../error-handler.js";
@@ -96,7 +91,9 @@ export const pairingRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, r
       }
       if (outcome.kind === "unknown-code") {
         // The code is not repeated: error messages may be logged.
-        throw new NotFoundError(`No pending pairing code on ${platform} matches (codes expire after an hour). Each failed attempt counts: 5 lock approvals on ${platform} for an hour.`);
+        throw new NotFoundError(
+          `No pending pairing code on ${platform} matches (codes expire after an hour). Each failed attempt counts: 5 lock approvals on ${platform} for an hour.`,
+        );
       }
       return { approved: approvalOut(outcome.approval) };
     },
@@ -115,7 +112,11 @@ export const pairingRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, r
       additionalProperties: false,
       properties: { platform: platformSchema, userId: { type: "string", minLength: 1, maxLength: 256, description: "Their user id on that platform." } },
     },
-    responses: { 204: { description: "Revoked." }, 403: forbidden, 404: { description: "That person is not approved (TL_ERR_NOT_FOUND).", schema: errorSchema } },
+    responses: {
+      204: { description: "Revoked." },
+      403: forbidden,
+      404: { description: "That person is not approved (TL_ERR_NOT_FOUND).", schema: errorSchema },
+    },
     handler: async (request, reply) => {
       requireAdmin(request);
       const { platform, userId } = request.params as { platform: string; userId: string };

@@ -92,11 +92,22 @@ export const searchRoutes: FastifyPluginAsync<ApiContext> = async (api, { db, re
         ...(q.role === undefined ? {} : { roles: q.role }),
         ...scopeOf(request),
       });
-      const sessions = new Map<string, { sessionId: string; title: string | null; source: string; model: string | null; sessionStartedAt: number; messageIds: number[] }>();
+      const sessions = new Map<
+        string,
+        { sessionId: string; title: string | null; source: string; model: string | null; sessionStartedAt: number; messageIds: number[] }
+      >();
       for (const hit of items) {
         const group = sessions.get(hit.sessionId);
         if (group !== undefined) group.messageIds.push(hit.messageId);
-        else sessions.set(hit.sessionId, { sessionId: hit.sessionId, title: null, source: hit.source, model: hit.model, sessionStartedAt: hit.sessionStartedAt, messageIds: [hit.messageId] });
+        else
+          sessions.set(hit.sessionId, {
+            sessionId: hit.sessionId,
+            title: null,
+            source: hit.source,
+            model: hit.model,
+            sessionStartedAt: hit.sessionStartedAt,
+            messageIds: [hit.messageId],
+          });
       }
       for (const group of sessions.values()) group.title = (await db.getSession(group.sessionId))?.title ?? null;
       return { items: items.map((hit) => ({ ...hit, segments: snippetSegments(hit.snippet) })), sessions: [...sessions.values()], limit, offset };

@@ -82,7 +82,12 @@ export function relativeFolder(from: string, to: string): string {
   const b = segments(to);
   let common = 0;
   while (common < a.length && common < b.length && a[common] === b[common]) common++;
-  const rel = "../".repeat(a.length - common) + b.slice(common).map((s) => `${s}/`).join("");
+  const rel =
+    "../".repeat(a.length - common) +
+    b
+      .slice(common)
+      .map((s) => `${s}/`)
+      .join("");
   return rel === "" ? "./" : rel;
 }
 

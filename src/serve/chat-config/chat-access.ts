@@ -37,7 +37,8 @@ export function chatAccessExpected(platform: string): Record<string, string> {
     [`adapters.${platform}.enabled`]: "true or false (default true when the section is present)",
     [`adapters.${platform}.access`]:
       "pairing (unknown senders get a code the owner approves), allowlist (only allowedUsers) or open (everyone); default: allowlist when allowedUsers is set, else pairing",
-    [`adapters.${platform}.admins`]: "a list of user ids who may /sethome, /pair approve <code> and /resume a session handed off to their chat (always allowed to talk to the bot)",
+    [`adapters.${platform}.admins`]:
+      "a list of user ids who may /sethome, /pair approve <code> and /resume a session handed off to their chat (always allowed to talk to the bot)",
     [`adapters.${platform}.allowedUsers`]: "a list of user ids always allowed to talk to the bot (no pairing needed)",
     [`adapters.${platform}.allowedChats`]: "a list of chat ids the bot answers in (empty or absent: every chat)",
     [`adapters.${platform}.groupReply`]: "mention (answer in groups only when mentioned, replied to or in the bot's thread) or all",
@@ -99,4 +100,3 @@ export function adapterAnswerRules(access: ChatAccess, extraAdmins: readonly str
       return { ...base, allowedUsers: [], allowedChats: [] };
   }
 }
-

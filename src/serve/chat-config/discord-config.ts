@@ -20,8 +20,16 @@ export const discordSchema = z.strictObject({
   ...chatAccessShape,
   ...linkPreviewsShape,
   token: z.string().regex(DISCORD_TOKEN).optional(),
-  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
-  gatewayUrl: z.string().url().regex(/^wss?:\/\//u).optional(),
+  apiUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
+  gatewayUrl: z
+    .string()
+    .url()
+    .regex(/^wss?:\/\//u)
+    .optional(),
 });
 
 /** The `EXPECTED` lines of `adapters.discord`. */
@@ -63,8 +71,11 @@ export const DISCORD_SECRET_KEYS: readonly string[] = ["adapters.discord.token"]
 export function discordProblems(discord: DiscordConfig | null | undefined): string[] {
   if (discord === null || discord === undefined) return [];
   if (discord.token === null) {
-    return [`adapters.discord.token: missing: set it in the config file or in the ${DISCORD_TOKEN_ENV} environment variable (Developer Portal → your application → Bot → Reset Token)`];
+    return [
+      `adapters.discord.token: missing: set it in the config file or in the ${DISCORD_TOKEN_ENV} environment variable (Developer Portal → your application → Bot → Reset Token)`,
+    ];
   }
-  if (!DISCORD_TOKEN.test(discord.token)) return [`adapters.discord.token: ${DISCORD_TOKEN_ENV} does not look like a bot token (three parts of letters, digits, '_' or '-' joined by dots)`];
+  if (!DISCORD_TOKEN.test(discord.token))
+    return [`adapters.discord.token: ${DISCORD_TOKEN_ENV} does not look like a bot token (three parts of letters, digits, '_' or '-' joined by dots)`];
   return [];
 }

@@ -75,7 +75,10 @@ export function configuredChatSections(adapters: ChatAdaptersConfig): Array<[str
  * `allowedUsers`, `allowedChats`, and its admins (`adapters.<platform>.admins` with
  * `gateway.admins.<platform>`).
  */
-export function chatPlatformAccess(adapters: ChatAdaptersConfig, gatewayAdmins: Readonly<Record<string, readonly string[]>> = {}): Record<string, PlatformAccess> {
+export function chatPlatformAccess(
+  adapters: ChatAdaptersConfig,
+  gatewayAdmins: Readonly<Record<string, readonly string[]>> = {},
+): Record<string, PlatformAccess> {
   return Object.fromEntries(
     configuredChatSections(adapters).map(([platform, section]) => [
       platform,

@@ -20,7 +20,8 @@ export const linkPreviewsShape = {
 /** The `EXPECTED` line of `adapters.<platform>.linkPreviews`. */
 export function linkPreviewsExpected(platform: string): Record<string, string> {
   return {
-    [`adapters.${platform}.linkPreviews`]: "true or false: let the platform fetch and show previews of links in the bot's replies (default false: previews off)",
+    [`adapters.${platform}.linkPreviews`]:
+      "true or false: let the platform fetch and show previews of links in the bot's replies (default false: previews off)",
   };
 }
 

@@ -20,7 +20,11 @@ export const MATRIX_USER_ID = /^@[^\s:]+:[A-Za-z0-9.\-[\]:]+$/u;
 /** `adapters.matrix` as written in the file. */
 export const matrixSchema = z.strictObject({
   ...chatAccessShape,
-  homeserverUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  homeserverUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
   accessToken: z.string().regex(MATRIX_TOKEN).optional(),
   userId: z.string().regex(MATRIX_USER_ID).optional(),
   autoJoin: z.boolean().optional(),
@@ -68,7 +72,9 @@ export function matrixProblems(matrix: MatrixConfig | null | undefined): string[
   if (matrix === null || matrix === undefined) return [];
   const problems: string[] = [];
   if (matrix.homeserverUrl === null) {
-    problems.push("adapters.matrix.homeserverUrl: missing: set the http(s) base URL of the bot account's homeserver, such as https://matrix.example.org (the part before /_matrix)");
+    problems.push(
+      "adapters.matrix.homeserverUrl: missing: set the http(s) base URL of the bot account's homeserver, such as https://matrix.example.org (the part before /_matrix)",
+    );
   }
   if (matrix.accessToken === null) {
     problems.push(

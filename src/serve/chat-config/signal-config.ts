@@ -14,7 +14,11 @@ export const SIGNAL_NUMBER = /^\+[1-9]\d{6,14}$/u;
 /** `adapters.signal` as written in the file. */
 export const signalSchema = z.strictObject({
   ...chatAccessShape,
-  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  apiUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
   number: z.string().regex(SIGNAL_NUMBER).optional(),
   mode: z.enum(["websocket", "polling"]).optional(),
   readReceipts: z.boolean().optional(),
@@ -23,7 +27,8 @@ export const signalSchema = z.strictObject({
 /** The `EXPECTED` lines of `adapters.signal`. */
 export const SIGNAL_EXPECTED: Record<string, string> = {
   "adapters.signal.apiUrl": "the http(s) URL of the signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080",
-  "adapters.signal.number": "the bot's registered Signal number in E.164 form: '+', country code and number, no spaces, in quotes (such as \"+4915100000000\"; unquoted, YAML reads it as a number)",
+  "adapters.signal.number":
+    "the bot's registered Signal number in E.164 form: '+', country code and number, no spaces, in quotes (such as \"+4915100000000\"; unquoted, YAML reads it as a number)",
   "adapters.signal.mode": "websocket (the REST API runs with MODE=json-rpc, the default) or polling (MODE=normal or MODE=native)",
   "adapters.signal.readReceipts": "true or false: send a read receipt for every message the bot takes (default true)",
   ...chatAccessExpected("signal"),
@@ -59,10 +64,14 @@ export function signalProblems(signal: SignalConfig | null | undefined): string[
   if (signal === null || signal === undefined) return [];
   const problems: string[] = [];
   if (signal.apiUrl === null) {
-    problems.push("adapters.signal.apiUrl: missing: set it to the URL of your signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080");
+    problems.push(
+      "adapters.signal.apiUrl: missing: set it to the URL of your signal-cli REST API (bbernhard/signal-cli-rest-api), such as http://127.0.0.1:8080",
+    );
   }
   if (signal.number === null) {
-    problems.push("adapters.signal.number: missing: set it to the bot's Signal number as registered or linked in the REST API, in E.164 form such as +4915100000000");
+    problems.push(
+      "adapters.signal.number: missing: set it to the bot's Signal number as registered or linked in the REST API, in E.164 form such as +4915100000000",
+    );
   }
   return problems;
 }

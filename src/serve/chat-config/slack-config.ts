@@ -19,12 +19,28 @@ export const SLACK_APP_TOKEN_ENV = "SLACK_APP_TOKEN";
 export const slackSchema = z.strictObject({
   ...chatAccessShape,
   ...linkPreviewsShape,
-  botToken: z.string().regex(/^xox[bp]-[\w-]+$/u).optional(),
-  signingSecret: z.string().regex(/^[\w-]{8,256}$/u).optional(),
-  appToken: z.string().regex(/^xapp-[\w-]+$/u).optional(),
+  botToken: z
+    .string()
+    .regex(/^xox[bp]-[\w-]+$/u)
+    .optional(),
+  signingSecret: z
+    .string()
+    .regex(/^[\w-]{8,256}$/u)
+    .optional(),
+  appToken: z
+    .string()
+    .regex(/^xapp-[\w-]+$/u)
+    .optional(),
   mode: z.enum(["events", "socket"]).optional(),
-  eventsPath: z.string().regex(/^\/[\w\-/.]*$/u).optional(),
-  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
+  eventsPath: z
+    .string()
+    .regex(/^\/[\w\-/.]*$/u)
+    .optional(),
+  apiUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
   assistantStatus: z.boolean().optional(),
 });
 
@@ -36,7 +52,7 @@ export const SLACK_EXPECTED: Record<string, string> = {
   "adapters.slack.mode": "events (the Events API over HTTP, the default without an app token) or socket (Socket Mode, the default with one)",
   "adapters.slack.eventsPath": "the route on the gateway's server Slack sends events to, such as /slack/events (the default)",
   "adapters.slack.apiUrl": "the Web API base URL (default https://slack.com/api/)",
-  "adapters.slack.assistantStatus": "true or false: show \"is thinking…\" in threads with assistant.threads.setStatus while a turn runs (AI apps; default false)",
+  "adapters.slack.assistantStatus": 'true or false: show "is thinking…" in threads with assistant.threads.setStatus while a turn runs (AI apps; default false)',
   ...chatAccessExpected("slack"),
   ...linkPreviewsExpected("slack"),
 };
@@ -84,18 +100,24 @@ export function slackProblems(slack: SlackConfig | null): string[] {
   if (slack === null) return [];
   const problems: string[] = [];
   if (slack.botToken === null) {
-    problems.push(`adapters.slack.botToken: missing: set it in the config file or in the ${SLACK_BOT_TOKEN_ENV} environment variable (the xoxb- token on the app's OAuth & Permissions page)`);
+    problems.push(
+      `adapters.slack.botToken: missing: set it in the config file or in the ${SLACK_BOT_TOKEN_ENV} environment variable (the xoxb- token on the app's OAuth & Permissions page)`,
+    );
   } else if (!/^xox[bp]-[\w-]+$/u.test(slack.botToken)) {
     problems.push(`adapters.slack.botToken: ${SLACK_BOT_TOKEN_ENV} does not look like a Slack bot token (xoxb- followed by letters, digits or '-')`);
   }
   if (slack.mode === "events") {
     if (slack.signingSecret === null) {
-      problems.push(`adapters.slack.signingSecret: missing: the Events API needs it (set it in the config file or in ${SLACK_SIGNING_SECRET_ENV}: Basic Information → Signing Secret), or use Socket Mode with an appToken`);
+      problems.push(
+        `adapters.slack.signingSecret: missing: the Events API needs it (set it in the config file or in ${SLACK_SIGNING_SECRET_ENV}: Basic Information → Signing Secret), or use Socket Mode with an appToken`,
+      );
     } else if (!/^[\w-]{8,256}$/u.test(slack.signingSecret)) {
       problems.push(`adapters.slack.signingSecret: ${SLACK_SIGNING_SECRET_ENV} does not look like a signing secret (8–256 letters or digits)`);
     }
   } else if (slack.appToken === null) {
-    problems.push(`adapters.slack.appToken: missing: Socket Mode needs an app-level token xapp-… with connections:write (set it in the config file or in ${SLACK_APP_TOKEN_ENV})`);
+    problems.push(
+      `adapters.slack.appToken: missing: Socket Mode needs an app-level token xapp-… with connections:write (set it in the config file or in ${SLACK_APP_TOKEN_ENV})`,
+    );
   } else if (!/^xapp-[\w-]+$/u.test(slack.appToken)) {
     problems.push(`adapters.slack.appToken: ${SLACK_APP_TOKEN_ENV} does not look like an app-level token (xapp- followed by letters, digits or '-')`);
   }

@@ -16,12 +16,29 @@ export const TELEGRAM_TOKEN_ENV = "TELEGRAM_BOT_TOKEN";
 export const telegramSchema = z.strictObject({
   ...chatAccessShape,
   ...linkPreviewsShape,
-  token: z.string().regex(/^\d+:[\w-]+$/u).optional(),
+  token: z
+    .string()
+    .regex(/^\d+:[\w-]+$/u)
+    .optional(),
   mode: z.enum(["polling", "webhook"]).optional(),
-  webhookUrl: z.string().url().regex(/^https?:\/\//u).optional(),
-  webhookPath: z.string().regex(/^\/[\w\-/.]*$/u).optional(),
-  secret: z.string().regex(/^[\w-]{16,256}$/u).optional(),
-  apiRoot: z.string().url().regex(/^https?:\/\//u).optional(),
+  webhookUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
+  webhookPath: z
+    .string()
+    .regex(/^\/[\w\-/.]*$/u)
+    .optional(),
+  secret: z
+    .string()
+    .regex(/^[\w-]{16,256}$/u)
+    .optional(),
+  apiRoot: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
 });
 
 /** The `EXPECTED` lines of `adapters.telegram`. */
@@ -30,7 +47,8 @@ export const TELEGRAM_EXPECTED: Record<string, string> = {
   "adapters.telegram.mode": "polling (default) or webhook",
   "adapters.telegram.webhookUrl": "the public https URL Telegram sends updates to (webhook mode)",
   "adapters.telegram.webhookPath": "the route on the gateway's server for updates, such as /telegram (default: the path of webhookUrl)",
-  "adapters.telegram.secret": "16–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update (generate one with: openssl rand -hex 24)",
+  "adapters.telegram.secret":
+    "16–256 letters, digits, '_' or '-': the secret_token Telegram sends with every webhook update (generate one with: openssl rand -hex 24)",
   "adapters.telegram.apiRoot": "the Bot API base URL (default https://api.telegram.org, or a self-hosted Bot API server)",
   ...chatAccessExpected("telegram"),
   ...linkPreviewsExpected("telegram"),
@@ -71,13 +89,18 @@ export function telegramProblems(telegram: TelegramConfig | null): string[] {
   if (telegram === null) return [];
   const problems: string[] = [];
   if (telegram.token === null) {
-    problems.push(`adapters.telegram.token: missing: set it in the config file or in the ${TELEGRAM_TOKEN_ENV} environment variable (BotFather's /newbot gives the token)`);
+    problems.push(
+      `adapters.telegram.token: missing: set it in the config file or in the ${TELEGRAM_TOKEN_ENV} environment variable (BotFather's /newbot gives the token)`,
+    );
   } else if (!/^\d+:[\w-]+$/u.test(telegram.token)) {
     problems.push(`adapters.telegram.token: ${TELEGRAM_TOKEN_ENV} does not look like a bot token (digits, ':', then letters, digits, '_' or '-')`);
   }
   if (telegram.mode === "webhook") {
     if (telegram.webhookUrl === null) problems.push("adapters.telegram.webhookUrl: required in webhook mode (the public https URL Telegram sends updates to)");
-    if (telegram.secret === null) problems.push("adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token, and updates without it are refused)");
+    if (telegram.secret === null)
+      problems.push(
+        "adapters.telegram.secret: required in webhook mode (Telegram sends it in X-Telegram-Bot-Api-Secret-Token, and updates without it are refused)",
+      );
   }
   return problems;
 }

@@ -33,9 +33,19 @@ export const whatsappSchema = z.strictObject({
   verifyToken: z.string().regex(WHATSAPP_VERIFY_TOKEN).optional(),
   // YAML reads an unquoted id as a number: both are taken.
   phoneNumberId: z.union([z.string().regex(WHATSAPP_PHONE_NUMBER_ID), z.number().int().nonnegative()]).optional(),
-  apiUrl: z.string().url().regex(/^https?:\/\//u).optional(),
-  apiVersion: z.string().regex(/^v\d{1,3}\.\d{1,3}$/u).optional(),
-  webhookPath: z.string().regex(/^\/[\w\-/.]*$/u).optional(),
+  apiUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
+  apiVersion: z
+    .string()
+    .regex(/^v\d{1,3}\.\d{1,3}$/u)
+    .optional(),
+  webhookPath: z
+    .string()
+    .regex(/^\/[\w\-/.]*$/u)
+    .optional(),
   readReceipts: z.boolean().optional(),
 });
 
@@ -48,7 +58,7 @@ export const WHATSAPP_EXPECTED: Record<string, string> = {
   "adapters.whatsapp.apiUrl": "the Graph API base URL (default https://graph.facebook.com)",
   "adapters.whatsapp.apiVersion": `the Graph API version such as ${WHATSAPP_DEFAULT_API_VERSION} (the default)`,
   "adapters.whatsapp.webhookPath": "the route on the gateway's server Meta sends webhooks to, such as /whatsapp/webhook (the default)",
-  "adapters.whatsapp.readReceipts": "true or false: mark each answered message as read and show \"typing…\" while the turn runs (default true)",
+  "adapters.whatsapp.readReceipts": 'true or false: mark each answered message as read and show "typing…" while the turn runs (default true)',
   ...chatAccessExpected("whatsapp"),
   ...linkPreviewsExpected("whatsapp"),
 };
@@ -101,7 +111,9 @@ export function whatsappProblems(whatsapp: WhatsAppConfig | null | undefined): s
       `adapters.whatsapp.accessToken: missing: set it in the config file or in the ${WHATSAPP_ACCESS_TOKEN_ENV} environment variable (Meta Business Suite → System users → Generate token, with whatsapp_business_messaging)`,
     );
   } else if (!WHATSAPP_ACCESS_TOKEN.test(whatsapp.accessToken)) {
-    problems.push(`adapters.whatsapp.accessToken: ${WHATSAPP_ACCESS_TOKEN_ENV} does not look like an access token (16 or more letters, digits, '_', '-', '.' or '|')`);
+    problems.push(
+      `adapters.whatsapp.accessToken: ${WHATSAPP_ACCESS_TOKEN_ENV} does not look like an access token (16 or more letters, digits, '_', '-', '.' or '|')`,
+    );
   }
   if (whatsapp.appSecret === null) {
     problems.push(
@@ -118,7 +130,9 @@ export function whatsappProblems(whatsapp: WhatsAppConfig | null | undefined): s
     problems.push(`adapters.whatsapp.verifyToken: ${WHATSAPP_VERIFY_TOKEN_ENV} must be 16–256 visible characters without spaces`);
   }
   if (whatsapp.phoneNumberId === null) {
-    problems.push("adapters.whatsapp.phoneNumberId: missing: the Phone number ID of the business number (App Dashboard → WhatsApp → API Setup), the id replies are sent from");
+    problems.push(
+      "adapters.whatsapp.phoneNumberId: missing: the Phone number ID of the business number (App Dashboard → WhatsApp → API Setup), the id replies are sent from",
+    );
   }
   return problems;
 }

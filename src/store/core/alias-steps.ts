@@ -17,10 +17,11 @@ export function* resolveAlias(namespace: string, id: string): Steps<string> {
 /** Every id of `id`'s group: the canonical id first, then the others in code-point order (`bytewise`: the dialect's collation clause for that). */
 export function* listAliases(namespace: string, id: string, bytewise: string): Steps<string[]> {
   const canonical = yield* resolveAlias(namespace, id);
-  const others = yield* column<string>(
-    `SELECT alias FROM identity_aliases WHERE namespace = ? AND canonical = ? AND alias <> ? ORDER BY alias${bytewise}`,
-    [namespace, canonical, canonical],
-  );
+  const others = yield* column<string>(`SELECT alias FROM identity_aliases WHERE namespace = ? AND canonical = ? AND alias <> ? ORDER BY alias${bytewise}`, [
+    namespace,
+    canonical,
+    canonical,
+  ]);
   return [canonical, ...others];
 }
 
@@ -30,10 +31,10 @@ export function* recordAlias(namespace: string, a: string, b: string): Steps<str
   const cb = yield* resolveAlias(namespace, b);
   const members = new Set<string>([a, b, ca, cb]);
   const groups = [...new Set([ca, cb])];
-  const rows = yield* column<string>(
-    `SELECT alias FROM identity_aliases WHERE namespace = ? AND canonical IN (${placeholders(groups.length)})`,
-    [namespace, ...groups],
-  );
+  const rows = yield* column<string>(`SELECT alias FROM identity_aliases WHERE namespace = ? AND canonical IN (${placeholders(groups.length)})`, [
+    namespace,
+    ...groups,
+  ]);
   for (const alias of rows) members.add(alias);
   const canonical = canonicalOf(members);
   for (const alias of members) {

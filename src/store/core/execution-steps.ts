@@ -13,12 +13,7 @@
  */
 import type { ExecutionChangeResult, ExecutionRecord, ExecutionSummary, Page } from "../contract.js";
 import { InvalidInputError, NotFoundError } from "../errors.js";
-import type {
-  CheckedExecutionChange,
-  CheckedFindExecutions,
-  CheckedListExecutionUnits,
-  CheckedListExecutions,
-} from "../execution-input.js";
+import type { CheckedExecutionChange, CheckedFindExecutions, CheckedListExecutionUnits, CheckedListExecutions } from "../execution-input.js";
 import {
   EXECUTION_SUMMARY_COLUMNS,
   ExecutionCountDeltas,
@@ -135,10 +130,7 @@ export function* writeExecutions(change: CheckedExecutionChange, greatest: strin
     );
   }
   for (const [key, n] of deltas.entries()) {
-    yield* run(
-      "INSERT INTO execution_counts (key, n) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET n = execution_counts.n + excluded.n",
-      [key, n],
-    );
+    yield* run("INSERT INTO execution_counts (key, n) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET n = execution_counts.n + excluded.n", [key, n]);
     yield* run("DELETE FROM execution_counts WHERE key = ? AND n = 0", [key]);
   }
 
@@ -181,7 +173,9 @@ export function* findExecutions(q: CheckedFindExecutions): Steps<ExecutionSummar
     params.push(...parentParams);
   }
   const rows = yield* all<ExecutionRow>(
-    `SELECT ${EXECUTION_SUMMARY_COLUMNS.split(", ").map((c) => `e.${c}`).join(", ")} FROM executions e
+    `SELECT ${EXECUTION_SUMMARY_COLUMNS.split(", ")
+      .map((c) => `e.${c}`)
+      .join(", ")} FROM executions e
       WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`,
     [...params, q.limit],
   );

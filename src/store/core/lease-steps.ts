@@ -51,29 +51,24 @@ export function* acquireLease(request: CheckedLeaseRequest): Steps<Lease | null>
 
 /** Extends the lease if `holder` still holds it with `token` (expired or not); `null` otherwise. */
 export function* renewLease(request: CheckedLeaseRequest, token: number): Steps<Lease | null> {
-  const row = yield* one<LeaseRow>(
-    `UPDATE session_leases SET expires_at = ? WHERE key = ? AND holder = ? AND token = ? RETURNING ${COLUMNS}`,
-    [request.expiresAt, request.key, request.holder, token],
-  );
+  const row = yield* one<LeaseRow>(`UPDATE session_leases SET expires_at = ? WHERE key = ? AND holder = ? AND token = ? RETURNING ${COLUMNS}`, [
+    request.expiresAt,
+    request.key,
+    request.holder,
+    token,
+  ]);
   return toLease(row);
 }
 
 /** Releases the lease (keeping its token) if `holder` holds it with `token`. */
 export function* releaseLease(key: string, holder: string, token: number): Steps<boolean> {
-  const changed = yield* run("UPDATE session_leases SET holder = NULL, expires_at = 0 WHERE key = ? AND holder = ? AND token = ?", [
-    key,
-    holder,
-    token,
-  ]);
+  const changed = yield* run("UPDATE session_leases SET holder = NULL, expires_at = 0 WHERE key = ? AND holder = ? AND token = ?", [key, holder, token]);
   return changed > 0;
 }
 
 /** Throws `LeaseLostError` unless the fence's token is current. Call it first inside the write. */
 export function* checkFence(fence: LeaseFence | null, locks: LockSuffixes): Steps<void> {
   if (fence === null) return;
-  const row = yield* one<Pick<LeaseRow, "holder" | "token">>(
-    `SELECT holder, token FROM session_leases WHERE key = ?${locks.forShare}`,
-    [fence.key],
-  );
+  const row = yield* one<Pick<LeaseRow, "holder" | "token">>(`SELECT holder, token FROM session_leases WHERE key = ?${locks.forShare}`, [fence.key]);
   assertFence(fence, row);
 }

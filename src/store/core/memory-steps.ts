@@ -36,10 +36,15 @@ export function* writeMemory(w: CheckedMemoryWrite): Steps<MemoryRecord | null> 
   const version = w.expectedVersion === null ? 1 : w.expectedVersion + 1;
   const changed =
     w.expectedVersion === null
-      ? yield* run(
-          `INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform, user_id, kind) DO NOTHING`,
-          [w.owner.platform, w.owner.userId, w.kind, entries, w.chars, w.now, version],
-        )
+      ? yield* run(`INSERT INTO memories (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (platform, user_id, kind) DO NOTHING`, [
+          w.owner.platform,
+          w.owner.userId,
+          w.kind,
+          entries,
+          w.chars,
+          w.now,
+          version,
+        ])
       : yield* run(
           `UPDATE memories SET entries = ?, chars = ?, updated_at = ?, version = ?
             WHERE platform = ? AND user_id = ? AND kind = ? AND version = ?`,
@@ -81,8 +86,6 @@ export function* listMemories(q: CheckedListMemories): Steps<Page<MemoryRecord>>
   const page = rows.slice(0, q.limit);
   const last = page[page.length - 1];
   const nextCursor =
-    rows.length > q.limit && last !== undefined
-      ? encodeCursor({ order: MEMORY_LIST_ORDER, key: Number(last.updated_at), id: memoryCursorId(last) })
-      : null;
+    rows.length > q.limit && last !== undefined ? encodeCursor({ order: MEMORY_LIST_ORDER, key: Number(last.updated_at), id: memoryCursorId(last) }) : null;
   return { items: page.map(toMemoryRecord), nextCursor };
 }

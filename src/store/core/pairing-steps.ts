@@ -89,10 +89,11 @@ export function* approveCode(approval: CheckedPairingApproval, decode: Decode): 
   const row =
     code === null
       ? undefined
-      : yield* one<PairingRequestRow>(
-          `SELECT ${PAIRING_REQUEST_COLUMNS} FROM pairing_requests WHERE platform = ? AND code = ? AND expires_at > ?`,
-          [platform, code, now],
-        );
+      : yield* one<PairingRequestRow>(`SELECT ${PAIRING_REQUEST_COLUMNS} FROM pairing_requests WHERE platform = ? AND code = ? AND expires_at > ?`, [
+          platform,
+          code,
+          now,
+        ]);
   if (row === undefined) {
     failures += 1;
     const lockedUntil = failures >= PAIRING_LIMITS.maxFailedApprovals ? now + PAIRING_LIMITS.lockoutMs : null;

@@ -69,13 +69,7 @@ import type {
 } from "../contract.js";
 import { conversationOf } from "../conversation.js";
 import { ConflictError, InvalidInputError, NotFoundError, StoreClosedError } from "../errors.js";
-import {
-  checkExecutionChange,
-  checkFindExecutions,
-  checkListExecutionUnits,
-  checkListExecutions,
-  checkUserIdFilter,
-} from "../execution-input.js";
+import { checkExecutionChange, checkFindExecutions, checkListExecutionUnits, checkListExecutions, checkUserIdFilter } from "../execution-input.js";
 import { checkClaimHandoff, checkHandoffResult, checkNewHandoff } from "../handoff-input.js";
 import {
   checkId,
@@ -107,28 +101,14 @@ import { runImport } from "../session-import.js";
 import { toSession, type SessionRow } from "../session-rows.js";
 import { formatCollisionTitle, formatLineageTitle, parseCollisionTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
 import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
-import {
-  ancestorRows,
-  childIds,
-  compressionTip,
-  descendantRows,
-  refreshChain,
-  sessionRow,
-} from "./lineage-steps.js";
+import { ancestorRows, childIds, compressionTip, descendantRows, refreshChain, sessionRow } from "./lineage-steps.js";
 import * as aliases from "./alias-steps.js";
 import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";
 import * as executions from "./execution-steps.js";
 import { listSessionsPage } from "./listing-steps.js";
 import { deleteRows, pruneBatch, type PruneScope } from "./deletion-steps.js";
-import {
-  applyUsage,
-  endSessionRow,
-  insertNewSession,
-  reopenSessionRow,
-  requireRow,
-  requireSession,
-} from "./session-steps.js";
+import { applyUsage, endSessionRow, insertNewSession, reopenSessionRow, requireRow, requireSession } from "./session-steps.js";
 import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } from "./transcript-steps.js";
 import { exportLine, exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
@@ -136,15 +116,7 @@ import * as pairing from "./pairing-steps.js";
 import * as memory from "./memory-steps.js";
 import { checkListMemories, checkMemoryKind, checkMemoryOwner, checkMemoryWrite } from "../memory-input.js";
 import { checkListPairing, checkPairingApproval, checkPairingCodeRequest } from "../pairing-input.js";
-import {
-  all,
-  column,
-  one,
-  placeholders,
-  run,
-  value,
-  type Steps,
-} from "./steps.js";
+import { all, column, one, placeholders, run, value, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 import { claimTitle } from "./title-steps.js";
 
@@ -189,7 +161,6 @@ export class StoreCore implements SessionDB {
 
   // --- row helpers (inside steps) ---------------------------------------------
 
-
   #assertOpen(): void {
     if (this.#d.closed) throw new StoreClosedError();
   }
@@ -233,10 +204,7 @@ export class StoreCore implements SessionDB {
     return d.read("resolving a session id", function* () {
       if ((yield* sessionRow(idOrPrefix)) !== undefined) return idOrPrefix;
       // Range scan on the primary key: ids in [prefix, prefix + U+FFFF).
-      const matches = yield* column<string>("SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", [
-        idOrPrefix,
-        `${idOrPrefix}\uffff`,
-      ]);
+      const matches = yield* column<string>("SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 2", [idOrPrefix, `${idOrPrefix}\uffff`]);
       return matches.length === 1 ? matches[0]! : null;
     });
   }
@@ -267,11 +235,7 @@ export class StoreCore implements SessionDB {
     });
   }
 
-  async recordUsage(
-    id: string,
-    usage: UsageUpdate,
-    options: { mode?: "delta" | "absolute" } & FencedWriteOptions = {},
-  ): Promise<SessionUsage> {
+  async recordUsage(id: string, usage: UsageUpdate, options: { mode?: "delta" | "absolute" } & FencedWriteOptions = {}): Promise<SessionUsage> {
     const d = this.#d;
     checkId(id, "id");
     const fence = fenceOf(options);
@@ -299,9 +263,7 @@ export class StoreCore implements SessionDB {
     checkId(sessionId, "sessionId");
     const fence = fenceOf(options);
     const at = now();
-    const stored = messages.map((m, i) =>
-      d.storeMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)),
-    );
+    const stored = messages.map((m, i) => d.storeMessage(normalizeMessage(m, messages.length === 1 && field === "message" ? field : `${field}[${i}]`, at)));
     return d.append(`appending to session ${sessionId}`, sessionId, stored, fence);
   }
 
@@ -398,12 +360,7 @@ export class StoreCore implements SessionDB {
       const row = yield* requireRow(d, id, true);
       if (clean !== null) yield* claimTitle(clean, id, row.parent_session_id);
       const lineage = clean === null ? null : parseLineageTitle(clean);
-      yield* run("UPDATE sessions SET title = ?, title_base = ?, title_n = ? WHERE id = ?", [
-        clean,
-        lineage?.base ?? null,
-        lineage?.n ?? null,
-        id,
-      ]);
+      yield* run("UPDATE sessions SET title = ?, title_base = ?, title_n = ? WHERE id = ?", [clean, lineage?.base ?? null, lineage?.n ?? null, id]);
       return clean;
     });
   }
@@ -458,9 +415,7 @@ export class StoreCore implements SessionDB {
       for (let from = 2; from < FREE_TITLE_LIMIT; from += FREE_TITLE_BATCH) {
         const candidates: string[] = [];
         for (let n = from; n < from + FREE_TITLE_BATCH; n++) candidates.push(formatCollisionTitle(base, n));
-        const held = new Set(
-          yield* column<string>(`SELECT title FROM sessions WHERE title IN (${placeholders(candidates.length)})`, candidates),
-        );
+        const held = new Set(yield* column<string>(`SELECT title FROM sessions WHERE title IN (${placeholders(candidates.length)})`, candidates));
         const free = candidates.find((c) => !held.has(c));
         if (free !== undefined) return free;
       }
@@ -517,13 +472,18 @@ export class StoreCore implements SessionDB {
     const reason = checkId(write.reason, "reason");
     const ifLastMessageId = checkLastMessageId(write.ifLastMessageId, "ifLastMessageId");
     if (ifLastMessageId === undefined) {
-      throw new InvalidInputError("continueSession needs ifLastMessageId: the id of the parent's newest visible message when it was read (null when it has none).", { field: "ifLastMessageId" });
+      throw new InvalidInputError(
+        "continueSession needs ifLastMessageId: the id of the parent's newest visible message when it was read (null when it has none).",
+        { field: "ifLastMessageId" },
+      );
     }
     if (!Array.isArray(write.messages)) throw new InvalidInputError("continueSession needs an array of messages.", { field: "messages" });
     const at = checkTime(write.at, "at", now());
     const input = checkNewSession({ ...write.createSession, parentSessionId: write.createSession?.parentSessionId ?? parentId });
     if (input.parentSessionId !== parentId) {
-      throw new InvalidInputError("createSession.parentSessionId must be parentId (the child continues the session that ends).", { field: "createSession.parentSessionId" });
+      throw new InvalidInputError("createSession.parentSessionId must be parentId (the child continues the session that ends).", {
+        field: "createSession.parentSessionId",
+      });
     }
     const prepared = prepareNewSession(input, at);
     const stored = write.messages.map((m, i) => d.storeMessage(normalizeMessage(m, `messages[${i}]`, at)));
@@ -551,7 +511,6 @@ export class StoreCore implements SessionDB {
         throw error;
       });
   }
-
 
   // --- listing and search -----------------------------------------------------
 
@@ -630,9 +589,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     this.#assertOpen();
     try {
-      return await runImport(lines, (record, waiting) =>
-        d.write(`importing session ${record.session.id}`, () => importRecord(d, record, waiting)),
-      );
+      return await runImport(lines, (record, waiting) => d.write(`importing session ${record.session.id}`, () => importRecord(d, record, waiting)));
     } finally {
       // Even a failed import may have written sessions before it stopped.
       d.afterBulkChange();
@@ -785,31 +742,33 @@ export class StoreCore implements SessionDB {
     // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
     const lane = appended === null ? undefined : checked.route.sessionId;
     const guardMissed = new ConflictError("The session got a new message while it was being continued.");
-    return d.write(
-      `writing the routing entry ${checked.key}`,
-      function* (): Steps<Route | null> {
-        yield* checkFence(checked.fence, d);
-        const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
-        if (claim === null) return null;
-        if (checked.endSession !== null) {
-          const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
-          // A message appended since the caller read the session: nothing is written (rolled back).
-          if (ifLastMessageId !== undefined && !(yield* lastMessageIs(d, id, ifLastMessageId))) throw guardMissed;
-          yield* endSessionRow(d, id, reason, endedAt);
-        }
-        if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
-        if (checked.reopenSession !== null) yield* reopenSessionRow(d, checked.reopenSession);
-        // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
-        yield* requireSession(d, checked.route.sessionId, true);
-        if (appended !== null) yield* d.appendMessages(checked.route.sessionId, appended);
-        if (checked.recordUsage !== null) yield* applyUsage(d, checked.route.sessionId, checked.recordUsage);
-        return yield* d.storeRoute(claim, checked.key, checked.route, checked.expectedVersion);
-      },
-      lane,
-    ).catch((error: unknown) => {
-      if (error === guardMissed) return null;
-      throw error;
-    });
+    return d
+      .write(
+        `writing the routing entry ${checked.key}`,
+        function* (): Steps<Route | null> {
+          yield* checkFence(checked.fence, d);
+          const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
+          if (claim === null) return null;
+          if (checked.endSession !== null) {
+            const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
+            // A message appended since the caller read the session: nothing is written (rolled back).
+            if (ifLastMessageId !== undefined && !(yield* lastMessageIs(d, id, ifLastMessageId))) throw guardMissed;
+            yield* endSessionRow(d, id, reason, endedAt);
+          }
+          if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
+          if (checked.reopenSession !== null) yield* reopenSessionRow(d, checked.reopenSession);
+          // The routed-to session must exist; its row lock keeps a concurrent delete out until commit.
+          yield* requireSession(d, checked.route.sessionId, true);
+          if (appended !== null) yield* d.appendMessages(checked.route.sessionId, appended);
+          if (checked.recordUsage !== null) yield* applyUsage(d, checked.route.sessionId, checked.recordUsage);
+          return yield* d.storeRoute(claim, checked.key, checked.route, checked.expectedVersion);
+        },
+        lane,
+      )
+      .catch((error: unknown) => {
+        if (error === guardMissed) return null;
+        throw error;
+      });
   }
 
   async deleteRoute(key: string, options: { expectedVersion?: number } = {}): Promise<boolean> {
@@ -829,10 +788,9 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkId(key, "key");
     return d.read("finding the live session of a key", function* () {
-      const row = yield* one<SessionRow>(
-        "SELECT * FROM sessions WHERE session_key = ? AND ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 1",
-        [d.encodeText(key)],
-      );
+      const row = yield* one<SessionRow>("SELECT * FROM sessions WHERE session_key = ? AND ended_at IS NULL ORDER BY started_at DESC, id DESC LIMIT 1", [
+        d.encodeText(key),
+      ]);
       return row === undefined ? null : toSession(row, d.decodeText);
     });
   }
@@ -1023,9 +981,7 @@ export class StoreCore implements SessionDB {
   async writeMemory(write: MemoryWrite): Promise<MemoryRecord | null> {
     const d = this.#d;
     const checked = checkMemoryWrite(write);
-    return d.writeStatement(`writing the ${checked.kind} memory of ${checked.owner.platform}:${checked.owner.userId}`, () =>
-      memory.writeMemory(checked),
-    );
+    return d.writeStatement(`writing the ${checked.kind} memory of ${checked.owner.platform}:${checked.owner.userId}`, () => memory.writeMemory(checked));
   }
 
   async clearMemory(owner: MemoryOwner, kind?: MemoryKind): Promise<number> {

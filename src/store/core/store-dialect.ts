@@ -20,19 +20,7 @@
  *
  * @module
  */
-import type {
-  Handoff,
-  Insights,
-  LeaseFence,
-  Message,
-  Page,
-  Route,
-  RouteFields,
-  SearchHit,
-  SearchOptions,
-  StoreCapabilities,
-  StoreStats,
-} from "../contract.js";
+import type { Handoff, Insights, LeaseFence, Message, Page, Route, RouteFields, SearchHit, SearchOptions, StoreCapabilities, StoreStats } from "../contract.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";

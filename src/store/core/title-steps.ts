@@ -31,8 +31,7 @@ export function* claimTitle(title: string, forId: string, parentId: string | nul
     yield* run("UPDATE sessions SET title = NULL, title_base = NULL, title_n = NULL WHERE id = ?", [holder.id]);
     return;
   }
-  throw new ConflictError(
-    `The title "${title}" is already used by session ${holder.id}. Choose another title, or rename that session first.`,
-    { sessionId: holder.id },
-  );
+  throw new ConflictError(`The title "${title}" is already used by session ${holder.id}. Choose another title, or rename that session first.`, {
+    sessionId: holder.id,
+  });
 }

@@ -33,10 +33,12 @@ export function* rewindTurns(d: StoreDialect<unknown>, sessionId: string, turns:
   const target = d.toMessage(targetRow);
   const batch = ((yield* value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = ?", [sessionId])) ?? 0) + 1;
   yield* d.unindexFrom(sessionId, target.id);
-  const rewound = yield* run(
-    "UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL",
-    [at, batch, sessionId, target.id],
-  );
+  const rewound = yield* run("UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL", [
+    at,
+    batch,
+    sessionId,
+    target.id,
+  ]);
   yield* d.recomputeSummary(sessionId);
   const text = contentText(target.content);
   return { rewound, turnsUndone: users.length, targetText: text === "" ? null : text };
@@ -44,21 +46,16 @@ export function* rewindTurns(d: StoreDialect<unknown>, sessionId: string, turns:
 
 /** Hides the last `count` visible messages as one rewind batch; returns them (oldest first) as they are now. */
 export function* rewindLastMessages(d: StoreDialect<unknown>, sessionId: string, count: number, at: number): Steps<Message[]> {
-  const rows = yield* all<unknown>(
-    `SELECT ${d.messageColumns} FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`,
-    [sessionId, count],
-  );
+  const rows = yield* all<unknown>(`SELECT ${d.messageColumns} FROM messages WHERE session_id = ? AND rewound_at IS NULL ORDER BY id DESC LIMIT ?`, [
+    sessionId,
+    count,
+  ]);
   if (rows.length === 0) return [];
   const messages = rows.map((row) => d.toMessage(row)).reverse();
   const fromId = messages[0]!.id;
   const batch = ((yield* value<number | null>("SELECT max(rewind_batch) FROM messages WHERE session_id = ?", [sessionId])) ?? 0) + 1;
   yield* d.unindexFrom(sessionId, fromId);
-  yield* run("UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL", [
-    at,
-    batch,
-    sessionId,
-    fromId,
-  ]);
+  yield* run("UPDATE messages SET rewound_at = ?, rewind_batch = ? WHERE session_id = ? AND id >= ? AND rewound_at IS NULL", [at, batch, sessionId, fromId]);
   yield* d.recomputeSummary(sessionId);
   return messages.map((m) => ({ ...m, rewoundAt: at }));
 }

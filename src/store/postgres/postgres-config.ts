@@ -26,22 +26,14 @@ export interface PostgresConfig {
 
 /** Fills the defaults of a {@link PostgresConfig}. */
 export function resolvePostgresConfig(config: PostgresConfig): Required<PostgresConfig> {
-  if (
-    config === null ||
-    typeof config !== "object" ||
-    typeof config.connectionString !== "string" ||
-    !/^postgres(ql)?:\/\//iu.test(config.connectionString)
-  ) {
+  if (config === null || typeof config !== "object" || typeof config.connectionString !== "string" || !/^postgres(ql)?:\/\//iu.test(config.connectionString)) {
     throw new InvalidInputError("The PostgreSQL config needs a postgres:// connection string.", {
       field: "connectionString",
     });
   }
   const schema = config.schema ?? "public";
   if (typeof schema !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/u.test(schema)) {
-    throw new InvalidInputError(
-      `schema must be a plain identifier (letters, digits, _; at most 63), not "${String(schema)}".`,
-      { field: "schema" },
-    );
+    throw new InvalidInputError(`schema must be a plain identifier (letters, digits, _; at most 63), not "${String(schema)}".`, { field: "schema" });
   }
   const poolSize = config.poolSize ?? 10;
   if (!Number.isInteger(poolSize) || poolSize < 1) {

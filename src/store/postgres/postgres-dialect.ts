@@ -9,19 +9,7 @@
  * @module
  */
 import type pg from "pg";
-import type {
-  Handoff,
-  Insights,
-  LeaseFence,
-  Message,
-  Page,
-  Route,
-  RouteFields,
-  SearchHit,
-  SearchOptions,
-  StoreCapabilities,
-  StoreStats,
-} from "../contract.js";
+import type { Handoff, Insights, LeaseFence, Message, Page, Route, RouteFields, SearchHit, SearchOptions, StoreCapabilities, StoreStats } from "../contract.js";
 import { native, type Steps } from "../core/steps.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
 import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
@@ -334,9 +322,7 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       const totals = (await sql.one<{ sessions: number; messages: number }>(
         "SELECT count(*)::int AS sessions, coalesce(sum(message_count), 0)::bigint AS messages FROM sessions",
       ))!;
-      const bySource = await sql.all<{ source: string; n: number }>(
-        "SELECT source, count(*)::int AS n FROM sessions GROUP BY source ORDER BY source",
-      );
+      const bySource = await sql.all<{ source: string; n: number }>("SELECT source, count(*)::int AS n FROM sessions GROUP BY source ORDER BY source");
       const byModel = await sql.all<StoreStats["byModel"][number]>(
         `SELECT model, count(*)::int AS sessions, sum(input_tokens)::bigint AS "inputTokens",
                 sum(output_tokens)::bigint AS "outputTokens", sum(cache_read_tokens)::bigint AS "cacheReadTokens",
@@ -372,7 +358,6 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   }
 
   // --- gateway state ----------------------------------------------------------
-
 
   getRoute(key: string): Steps<Route | null> {
     return native(async (sql: Sql) => {
@@ -429,7 +414,6 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
       await sql.run("SELECT pg_advisory_xact_lock($1, hashtext($2))", [PAIRING_LOCK_CLASS, platform]);
     });
   }
-
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
     return native((sql: Sql) => handoffs.createHandoff(sql, input));

@@ -39,7 +39,8 @@ export async function diagnosePostgres(config: PostgresConfig): Promise<Postgres
       checksumFailures = null; // servers before 12 do not count them
     }
     report.server = { version: server!.version, database: server!.database, databaseBytes: server!.bytes, checksumFailures };
-    if (checksumFailures !== null && checksumFailures > 0) problems.push(`The server counted ${checksumFailures} data-checksum failure(s) in this database: check its disks and restore from a backup.`);
+    if (checksumFailures !== null && checksumFailures > 0)
+      problems.push(`The server counted ${checksumFailures} data-checksum failure(s) in this database: check its disks and restore from a backup.`);
     const table = await sql.value<string | null>("SELECT to_regclass($1)::text", [`"${resolved.schema}".threadline_migrations`]);
     if (table === null || table === undefined) {
       problems.push(`The schema "${resolved.schema}" holds no Threadline tables yet (the first open creates them).`);

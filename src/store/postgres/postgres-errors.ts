@@ -30,10 +30,7 @@ export function translatePostgresError(error: unknown, doing: string, location =
   const detail = error instanceof Error ? error.message : String(error);
   if (code !== undefined) {
     if (CONNECTION_CODES.has(code) || code.startsWith("08") || code === "57P03") {
-      return new StoreError(
-        `Cannot reach PostgreSQL while ${doing}: is PostgreSQL running at ${location}? (${detail})`,
-        { cause: error },
-      );
+      return new StoreError(`Cannot reach PostgreSQL while ${doing}: is PostgreSQL running at ${location}? (${detail})`, { cause: error });
     }
     if (code === "28P01" || code === "28000") {
       return new StoreError(`PostgreSQL refused the login while ${doing} (${detail}). Check the user and password.`, {

@@ -355,10 +355,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
-    const exists = await client.query(
-      "SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'threadline_migrations'",
-      [schema],
-    );
+    const exists = await client.query("SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'threadline_migrations'", [schema]);
     let current = 0;
     if (exists.rowCount === 0) {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
@@ -367,9 +364,7 @@ export async function migrate(client: pg.ClientBase, schema: string): Promise<nu
            version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
       );
     } else {
-      const row = await client.query<{ v: number | null }>(
-        `SELECT max(version) AS v FROM ${quoteIdent(schema)}.threadline_migrations`,
-      );
+      const row = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${quoteIdent(schema)}.threadline_migrations`);
       current = row.rows[0]?.v ?? 0;
     }
     if (current > POSTGRES_SCHEMA_VERSION) throw new SchemaVersionError(current, POSTGRES_SCHEMA_VERSION);

@@ -52,10 +52,7 @@ export async function routeRow(sql: Sql, key: string, lock = false): Promise<Rou
 
 /** The most recently updated entry routing to a session. */
 export async function routeBySession(sql: Sql, sessionId: string): Promise<Route | null> {
-  const row = await sql.one<RouteRow>(
-    "SELECT * FROM routes WHERE session_id = $1 ORDER BY updated_at DESC, key LIMIT 1",
-    [sessionId],
-  );
+  const row = await sql.one<RouteRow>("SELECT * FROM routes WHERE session_id = $1 ORDER BY updated_at DESC, key LIMIT 1", [sessionId]);
   return row === undefined ? null : toRoute(row);
 }
 
@@ -65,10 +62,7 @@ export async function routeBySession(sql: Sql, sessionId: string): Promise<Route
  * or `undefined` when the key already had an entry (nothing written).
  */
 export async function insertRouteIfAbsent(sql: Sql, key: string, route: RouteFields): Promise<RouteRow | undefined> {
-  return sql.one<RouteRow>(
-    `INSERT INTO routes (${COLUMN_LIST}) VALUES (${PLACEHOLDERS}) ON CONFLICT (key) DO NOTHING RETURNING *`,
-    params(key, route, 1),
-  );
+  return sql.one<RouteRow>(`INSERT INTO routes (${COLUMN_LIST}) VALUES (${PLACEHOLDERS}) ON CONFLICT (key) DO NOTHING RETURNING *`, params(key, route, 1));
 }
 
 /** Overwrites the (locked) entry of a key at `version`; returns the stored row. */
@@ -93,9 +87,7 @@ export async function listRoutes(sql: Sql, options: CheckedListRoutes): Promise<
     if (value !== null) where.push(`${column} = $${values.push(value)}`);
   }
   if (options.turnInProgress !== null) where.push(`turn_started_at IS ${options.turnInProgress ? "NOT NULL" : "NULL"}`);
-  const text =
-    `SELECT * FROM routes ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ` +
-    `ORDER BY key LIMIT $${values.push(options.limit + 1)}`;
+  const text = `SELECT * FROM routes ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ` + `ORDER BY key LIMIT $${values.push(options.limit + 1)}`;
   const rows = await sql.all<RouteRow>(text, values);
   const more = rows.length > options.limit;
   const items = rows.slice(0, options.limit).map(toRoute);

@@ -8,13 +8,7 @@
  */
 import type { ContentPart, Message, MessageContent, MessageRole, Session, SessionSummary, SessionUsage, ToolCall } from "../contract.js";
 import type { ExportedMessage } from "../session-record.js";
-import {
-  toSession as sharedToSession,
-  toSummary as sharedToSummary,
-  toUsage as sharedToUsage,
-  type SessionRow,
-  type SummaryRow,
-} from "../session-rows.js";
+import { toSession as sharedToSession, toSummary as sharedToSummary, toUsage as sharedToUsage, type SessionRow, type SummaryRow } from "../session-rows.js";
 
 export { SUMMARY_COLUMNS, type SessionRow, type SummaryRow } from "../session-rows.js";
 

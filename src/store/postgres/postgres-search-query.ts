@@ -31,11 +31,7 @@ function lexeme(token: string): string | null {
  * content text, then its tool names, folded, with explicit positions; `null` when
  * there is nothing to index.
  */
-export function messageVector(
-  content: MessageContent,
-  toolName: string | null,
-  toolCalls: ToolCall[] | null,
-): string | null {
+export function messageVector(content: MessageContent, toolName: string | null, toolCalls: ToolCall[] | null): string | null {
   const tokens = tokenize(cutUtf16(contentText(content), DEFAULT_INDEX_MAX_CHARS));
   const names: string[] = [];
   if (toolName) names.push(toolName);

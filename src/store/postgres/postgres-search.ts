@@ -92,10 +92,11 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
     ids = rows.slice(offset, offset + limit).map((r) => r.id);
   } else {
     const direction = sort === "newest" ? "DESC" : "ASC";
-    ids = await sql.column<number>(
-      `SELECT m.id ${base} ORDER BY m.id ${direction} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, limit, offset],
-    );
+    ids = await sql.column<number>(`SELECT m.id ${base} ORDER BY m.id ${direction} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`, [
+      ...params,
+      limit,
+      offset,
+    ]);
   }
   if (ids.length === 0) return [];
 
@@ -140,9 +141,7 @@ export async function searchMessages(sql: Sql, query: string, options: SearchOpt
 
 /** The columns of one neighbour in the hit query, prefixed `b_` (before) or `a_` (after). */
 type NeighbourColumns<P extends string> = {
-  [K in "id" | "role" | "content" | "content_kind" | "timestamp" as `${P}_${K}`]: K extends "id" | "content_kind" | "timestamp"
-    ? number | null
-    : string | null;
+  [K in "id" | "role" | "content" | "content_kind" | "timestamp" as `${P}_${K}`]: K extends "id" | "content_kind" | "timestamp" ? number | null : string | null;
 };
 
 function neighbour<P extends "a" | "b">(row: NeighbourColumns<P>, prefix: P): ContextMessage | null {

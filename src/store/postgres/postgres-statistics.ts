@@ -117,10 +117,9 @@ export class PlannerStatistics {
     let broken = false;
     try {
       await client.query("BEGIN");
-      const locked = await client.query<{ locked: boolean }>(
-        "SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS locked",
-        [ANALYZE_LOCK_CLASS],
-      );
+      const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema())) AS locked", [
+        ANALYZE_LOCK_CLASS,
+      ]);
       if (locked.rows[0]?.locked !== true) {
         await client.query("COMMIT");
         return; // another instance is checking this schema right now

@@ -65,9 +65,24 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
 }
 
 const COLUMNS = [
-  "id", "session_id", "role", "content", "content_kind", "tool_calls", "tool_call_count", "tool_call_id", "tool_name",
-  "token_count", "finish_reason", "reasoning", "reasoning_details", "platform_message_id", "timestamp", "rewound_at",
-  "rewind_batch", "search_vector",
+  "id",
+  "session_id",
+  "role",
+  "content",
+  "content_kind",
+  "tool_calls",
+  "tool_call_count",
+  "tool_call_id",
+  "tool_name",
+  "token_count",
+  "finish_reason",
+  "reasoning",
+  "reasoning_details",
+  "platform_message_id",
+  "timestamp",
+  "rewound_at",
+  "rewind_batch",
+  "search_vector",
 ];
 /** Rows per INSERT statement (keeps the parameter count far below PostgreSQL's 65,535). */
 const CHUNK = 500;
@@ -83,9 +98,23 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
     // One row: its id comes from the column default, in the same round trip.
     const m = messages[0]!;
     const values = [
-      sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName,
-      m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt,
-      m.rewindBatch, m.searchVector,
+      sessionId,
+      m.role,
+      m.content,
+      m.contentKind,
+      m.toolCalls,
+      m.toolCallCount,
+      m.toolCallId,
+      m.toolName,
+      m.tokenCount,
+      m.finishReason,
+      m.reasoning,
+      m.reasoningDetails,
+      m.platformMessageId,
+      m.timestamp,
+      m.rewoundAt,
+      m.rewindBatch,
+      m.searchVector,
     ];
     const id = await sql.column<number>(
       `INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) VALUES (${values.map((_, i) => `$${i + 1}`).join(", ")}) RETURNING id`,
@@ -93,17 +122,30 @@ export async function insertMessages(sql: Sql, sessionId: string, messages: Stor
     );
     return id;
   }
-  const ids = (
-    await sql.column<number>("SELECT nextval('messages_id_seq') FROM generate_series(1, $1)", [messages.length])
-  ).sort((a, b) => a - b);
+  const ids = (await sql.column<number>("SELECT nextval('messages_id_seq') FROM generate_series(1, $1)", [messages.length])).sort((a, b) => a - b);
   for (let start = 0; start < messages.length; start += CHUNK) {
     const params: unknown[] = [];
     const rows: string[] = [];
     messages.slice(start, start + CHUNK).forEach((m, i) => {
       const values = [
-        ids[start + i], sessionId, m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId,
-        m.toolName, m.tokenCount, m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp,
-        m.rewoundAt, m.rewindBatch, m.searchVector,
+        ids[start + i],
+        sessionId,
+        m.role,
+        m.content,
+        m.contentKind,
+        m.toolCalls,
+        m.toolCallCount,
+        m.toolCallId,
+        m.toolName,
+        m.tokenCount,
+        m.finishReason,
+        m.reasoning,
+        m.reasoningDetails,
+        m.platformMessageId,
+        m.timestamp,
+        m.rewoundAt,
+        m.rewindBatch,
+        m.searchVector,
       ];
       rows.push(`(${values.map((v) => `$${params.push(v)}`).join(", ")})`);
     });
@@ -149,21 +191,46 @@ export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages
 }
 
 /** What the one-statement append found: the new ids, or why nothing was written. */
-export type AppendOutcome =
-  | { written: true; ids: number[] }
-  | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
+export type AppendOutcome = { written: true; ids: number[] } | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
 
 /** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
 const COLUMN_TYPES = [
-  "text", "text", "smallint", "text", "integer", "text", "text", "integer", "text", "text",
-  "text", "text", "double precision", "double precision", "integer", "tsvector",
+  "text",
+  "text",
+  "smallint",
+  "text",
+  "integer",
+  "text",
+  "text",
+  "integer",
+  "text",
+  "text",
+  "text",
+  "text",
+  "double precision",
+  "double precision",
+  "integer",
+  "tsvector",
 ];
 
 /** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
 function rowValues(m: StoredMessage): unknown[] {
   return [
-    m.role, m.content, m.contentKind, m.toolCalls, m.toolCallCount, m.toolCallId, m.toolName, m.tokenCount,
-    m.finishReason, m.reasoning, m.reasoningDetails, m.platformMessageId, m.timestamp, m.rewoundAt, m.rewindBatch,
+    m.role,
+    m.content,
+    m.contentKind,
+    m.toolCalls,
+    m.toolCallCount,
+    m.toolCallId,
+    m.toolName,
+    m.tokenCount,
+    m.finishReason,
+    m.reasoning,
+    m.reasoningDetails,
+    m.platformMessageId,
+    m.timestamp,
+    m.rewoundAt,
+    m.rewindBatch,
     m.searchVector,
   ];
 }
@@ -214,9 +281,7 @@ export function appendStatement(sessionId: string, messages: StoredMessage[], fe
         last_active_at = CASE WHEN ${at} IS NULL THEN last_active_at ELSE greatest(last_message_at, ${at}, ended_at) END,
         preview = coalesce(preview, ${param(preview, "text")})
       WHERE id = ${session} AND ended_at IS NULL${
-        fence === null
-          ? ""
-          : ` AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = ${param(fence.token, "bigint")}) > 0`
+        fence === null ? "" : ` AND (SELECT count(*) FROM fence WHERE holder IS NOT NULL AND token = ${param(fence.token, "bigint")}) > 0`
       }
       RETURNING id)`);
   const columns = COLUMNS.slice(2);
@@ -227,7 +292,12 @@ export function appendStatement(sessionId: string, messages: StoredMessage[], fe
       INSERT INTO messages (${COLUMNS.slice(1).join(", ")}) SELECT ${session}, ${row.join(", ")} FROM bumped RETURNING id)`);
     ids = "(SELECT array_agg(id) FROM inserted)";
   } else if (messages.length > 1) {
-    const arrays = COLUMN_TYPES.map((type, i) => param(messages.map((m) => rowValues(m)[i]), type === "tsvector" ? "text[]" : `${type}[]`));
+    const arrays = COLUMN_TYPES.map((type, i) =>
+      param(
+        messages.map((m) => rowValues(m)[i]),
+        type === "tsvector" ? "text[]" : `${type}[]`,
+      ),
+    );
     ctes.push(
       `ids AS MATERIALIZED (SELECT nextval('messages_id_seq') AS id FROM bumped, generate_series(1, ${param(messages.length, "integer")}))`,
       `numbered AS MATERIALIZED (SELECT id, row_number() OVER (ORDER BY id) AS ord FROM ids)`,
@@ -260,19 +330,16 @@ export function appendStatement(sessionId: string, messages: StoredMessage[], fe
  * by name: run it outside any transaction, where it is its own. Nothing is written unless the
  * session exists, has not ended and `fence` (if any) holds.
  */
-export async function appendInOneStatement(
-  sql: Sql,
-  sessionId: string,
-  messages: StoredMessage[],
-  fence: LeaseFence | null,
-): Promise<AppendOutcome> {
-  const row = (await sql.prepared<{
-    bumped: number;
-    ids: Array<number | string> | null;
-    leased: number;
-    holder: string | null;
-    token: number | string | null;
-  }>(appendStatement(sessionId, messages, fence)))[0]!;
+export async function appendInOneStatement(sql: Sql, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<AppendOutcome> {
+  const row = (
+    await sql.prepared<{
+      bumped: number;
+      ids: Array<number | string> | null;
+      leased: number;
+      holder: string | null;
+      token: number | string | null;
+    }>(appendStatement(sessionId, messages, fence))
+  )[0]!;
   if (row.bumped > 0) return { written: true, ids: (row.ids ?? []).map(Number) };
   return { written: false, fenceRow: row.leased > 0 ? { holder: row.holder, token: Number(row.token) } : undefined };
 }
@@ -331,7 +398,10 @@ export async function recomputeSummary(sql: Sql, sessionId: string): Promise<voi
   );
   for (const row of rows) {
     const calls = JSON.parse(row.tool_calls) as Array<{ function?: { name?: unknown } }>;
-    tallyTools(tools, calls.flatMap((c) => (typeof c?.function?.name === "string" ? [encodeText(c.function.name)] : [])));
+    tallyTools(
+      tools,
+      calls.flatMap((c) => (typeof c?.function?.name === "string" ? [encodeText(c.function.name)] : [])),
+    );
   }
   await sql.run("DELETE FROM session_tool_calls WHERE session_id = $1", [sessionId]);
   if (tools.size > 0) {
@@ -345,8 +415,5 @@ export async function recomputeSummary(sql: Sql, sessionId: string): Promise<voi
 
 /** Recomputes last activity after the end time changed. */
 export async function refreshLastActive(sql: Sql, sessionId: string): Promise<void> {
-  await sql.run(
-    "UPDATE sessions SET last_active_at = coalesce(greatest(last_message_at, ended_at), started_at) WHERE id = $1",
-    [sessionId],
-  );
+  await sql.run("UPDATE sessions SET last_active_at = coalesce(greatest(last_message_at, ended_at), started_at) WHERE id = $1", [sessionId]);
 }

@@ -19,8 +19,7 @@
  */
 
 /** A CJK base character (letter or number of a CJK script). Marks that follow it belong to it. */
-const CJK_BASE =
-  "(?:(?=[\\p{L}\\p{N}\\p{Co}])[\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}])";
+const CJK_BASE = "(?:(?=[\\p{L}\\p{N}\\p{Co}])[\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Hangul}])";
 /** One CJK character: a base and its marks. */
 const CJK_CHAR = `${CJK_BASE}\\p{M}*`;
 /** A word character that does not start a CJK character. */

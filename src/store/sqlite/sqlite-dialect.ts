@@ -8,18 +8,7 @@
  */
 import { statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import type {
-  Handoff,
-  Insights,
-  LeaseFence,
-  Page,
-  Route,
-  RouteFields,
-  SearchHit,
-  SearchOptions,
-  StoreCapabilities,
-  StoreStats,
-} from "../contract.js";
+import type { Handoff, Insights, LeaseFence, Page, Route, RouteFields, SearchHit, SearchOptions, StoreCapabilities, StoreStats } from "../contract.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
@@ -51,14 +40,7 @@ import {
   restoreDeleteMerges,
 } from "./sqlite-search-index.js";
 import { runSteps } from "./sqlite-steps.js";
-import {
-  bumpSummary,
-  insertMessages,
-  recomputeSummary,
-  refreshLastActive,
-  toStoredMessage,
-  type StoredMessage,
-} from "./sqlite-transcript.js";
+import { bumpSummary, insertMessages, recomputeSummary, refreshLastActive, toStoredMessage, type StoredMessage } from "./sqlite-transcript.js";
 import { SqliteWriteQueue } from "./sqlite-write-queue.js";
 import { WalCheckpointer } from "./sqlite-checkpointer.js";
 import { WalSync } from "./sqlite-wal-sync.js";
@@ -453,9 +435,10 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   stats(options: { searchIndexBytes?: boolean }): Promise<StoreStats> {
     return this.#readWith("reading stats", (conn) => {
-      const totals = conn
-        .stmt("SELECT count(*) AS sessions, coalesce(sum(message_count), 0) AS messages FROM sessions")
-        .get() as { sessions: number; messages: number };
+      const totals = conn.stmt("SELECT count(*) AS sessions, coalesce(sum(message_count), 0) AS messages FROM sessions").get() as {
+        sessions: number;
+        messages: number;
+      };
       const bySource = conn.stmt("SELECT source, count(*) AS n FROM sessions GROUP BY source ORDER BY source").all() as Array<{
         source: string;
         n: number;
@@ -485,7 +468,6 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
   }
 
   // --- gateway state ----------------------------------------------------------
-
 
   getRoute(key: string): Steps<Route | null> {
     return native((conn: SqliteConnection) => {
@@ -524,7 +506,6 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   /** No-op: SQLite's write lock already excludes every other writer. */
   *lockPairing(): Steps<void> {}
-
 
   createHandoff(input: CheckedNewHandoff): Steps<Handoff> {
     return native((conn: SqliteConnection) => handoffs.createHandoff(conn, input));
@@ -570,9 +551,7 @@ function fileBytes(path: string): number {
 
 function searchIndexBytes(conn: SqliteConnection): number | null {
   try {
-    return (
-      (conn.stmt("SELECT sum(pgsize) FROM dbstat('main', 1) WHERE name LIKE 'messages_fts%'").pluck().get() as number | null) ?? 0
-    );
+    return (conn.stmt("SELECT sum(pgsize) FROM dbstat('main', 1) WHERE name LIKE 'messages_fts%'").pluck().get() as number | null) ?? 0;
   } catch {
     return null; // dbstat not compiled in
   }

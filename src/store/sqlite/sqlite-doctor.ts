@@ -127,7 +127,10 @@ function checkIntegrity(db: Database.Database): { ok: boolean; findings: string[
     const findings: string[] = [];
     for (const table of tables) {
       try {
-        const rows = db.prepare(`PRAGMA integrity_check("${table.replaceAll('"', '""')}")`).pluck().all() as string[];
+        const rows = db
+          .prepare(`PRAGMA integrity_check("${table.replaceAll('"', '""')}")`)
+          .pluck()
+          .all() as string[];
         for (const f of rows) if (f !== "ok") findings.push(`table ${table}: ${f}`);
       } catch (error) {
         findings.push(`table ${table}: ${message(error)}`);
@@ -141,7 +144,11 @@ function checkIntegrity(db: Database.Database): { ok: boolean; findings: string[
 
 function checkSearchIndex(db: Database.Database, report: SqliteDoctorReport): void {
   const problems = report.problems;
-  const hasFts = attempt(problems, "Looking for the search index", () => db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'").get() !== undefined);
+  const hasFts = attempt(
+    problems,
+    "Looking for the search index",
+    () => db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'messages_fts'").get() !== undefined,
+  );
   if (hasFts === null) return;
   if (!hasFts) {
     // A database before the search migration: nothing to check (the next open adds it).
@@ -173,5 +180,9 @@ function checkSearchIndex(db: Database.Database, report: SqliteDoctorReport): vo
     const value = db.prepare("SELECT value FROM meta WHERE key = ?").pluck().get(INDEX_WATERMARK_KEY) as string | undefined;
     return value === undefined ? 0 : Number(value);
   });
-  report.searchIndex.newestMessageId = attempt(problems, "Reading the newest message id", () => (db.prepare("SELECT max(id) FROM messages").pluck().get() as number | null) ?? 0);
+  report.searchIndex.newestMessageId = attempt(
+    problems,
+    "Reading the newest message id",
+    () => (db.prepare("SELECT max(id) FROM messages").pluck().get() as number | null) ?? 0,
+  );
 }

@@ -4,14 +4,7 @@
  *
  * @module
  */
-import {
-  ConflictError,
-  DatabaseCorruptError,
-  NotFoundError,
-  StoreBusyError,
-  StoreError,
-  ThreadlineError,
-} from "../errors.js";
+import { ConflictError, DatabaseCorruptError, NotFoundError, StoreBusyError, StoreError, ThreadlineError } from "../errors.js";
 
 /** True when an error is SQLite's "the database is locked by another connection". */
 export function isSqliteBusy(error: unknown): boolean {
@@ -55,10 +48,9 @@ export function translateSqliteError(error: unknown, doing: string, file = "(unk
   const detail = error instanceof Error ? error.message : String(error);
   if (typeof code === "string") {
     if (isSqliteBusy(error)) {
-      return new StoreBusyError(
-        `The database stayed locked by another process while ${doing}; nothing was written. Try again, or raise lockTimeoutMs.`,
-        { cause: error },
-      );
+      return new StoreBusyError(`The database stayed locked by another process while ${doing}; nothing was written. Try again, or raise lockTimeoutMs.`, {
+        cause: error,
+      });
     }
     if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
       return new ConflictError(`A record already exists while ${doing} (${detail}).`, { cause: error });

@@ -55,9 +55,7 @@ export function claimHandoff(conn: SqliteConnection, claim: CheckedClaimHandoff)
     )
     .get(JSON.stringify(claim.platforms), claim.createdBefore ?? Number.MAX_VALUE) as HandoffRow | undefined;
   if (row === undefined) return null;
-  conn
-    .stmt("UPDATE handoffs SET status = 'running', claimed_by = ?, updated_at = ? WHERE id = ?")
-    .run(claim.holder, claim.now, row.id);
+  conn.stmt("UPDATE handoffs SET status = 'running', claimed_by = ?, updated_at = ? WHERE id = ?").run(claim.holder, claim.now, row.id);
   return toHandoff(handoffRow(conn, row.id)!);
 }
 

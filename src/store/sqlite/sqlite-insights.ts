@@ -57,18 +57,22 @@ export function readInsights(conn: SqliteConnection, checked: CheckedInsightsOpt
            FROM sessions s WHERE ${where} GROUP BY bucket, s.source`,
       )
       .all(...params) as Array<{ bucket: number; source: string; sessions: number; messages: number }>,
-    longest: (conn
-      .stmt(
-        `SELECT ${RANKED_COLUMNS} FROM sessions s WHERE ${where}
+    longest: (
+      conn
+        .stmt(
+          `SELECT ${RANKED_COLUMNS} FROM sessions s WHERE ${where}
           ORDER BY s.last_active_at - s.started_at DESC, s.id LIMIT ?`,
-      )
-      .all(...params, checked.top) as RankedRow[]).map((row) => toInsightsSession(row)),
-    costliest: (conn
-      .stmt(
-        `SELECT ${RANKED_COLUMNS} FROM sessions s WHERE ${where} AND s.estimated_cost_usd > 0
+        )
+        .all(...params, checked.top) as RankedRow[]
+    ).map((row) => toInsightsSession(row)),
+    costliest: (
+      conn
+        .stmt(
+          `SELECT ${RANKED_COLUMNS} FROM sessions s WHERE ${where} AND s.estimated_cost_usd > 0
           ORDER BY s.estimated_cost_usd DESC, s.id LIMIT ?`,
-      )
-      .all(...params, checked.top) as RankedRow[]).map((row) => toInsightsSession(row)),
+        )
+        .all(...params, checked.top) as RankedRow[]
+    ).map((row) => toInsightsSession(row)),
   }));
   return assembleInsights(checked, read.deferred());
 }

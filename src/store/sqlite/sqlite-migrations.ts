@@ -22,12 +22,7 @@ export interface SqliteMigration {
 export const FTS_TOKENIZE = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'";
 
 /** The text a message contributes to the search index: its content text and tool names. */
-export function messageIndexText(
-  content: string | null,
-  contentParts: number,
-  toolName: string | null,
-  toolCalls: string | null,
-): string {
+export function messageIndexText(content: string | null, contentParts: number, toolName: string | null, toolCalls: string | null): string {
   let text = content ?? "";
   if (contentParts && content) text = contentText(JSON.parse(content) as ContentPart[]);
   const names: string[] = [];
@@ -317,7 +312,11 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
         mark.run(`${SUMMARY_MESSAGE_PREFIX}${summary.parent}`, summary.id);
         // The preview as the store computes it: the first visible user message with text, not a summary or note.
         let preview: string | null = null;
-        for (const row of users.iterate(summary.session_id) as IterableIterator<{ content: string | null; content_parts: number; platform_message_id: string | null }>) {
+        for (const row of users.iterate(summary.session_id) as IterableIterator<{
+          content: string | null;
+          content_parts: number;
+          platform_message_id: string | null;
+        }>) {
           if (syntheticMessageKind({ role: "user", platformMessageId: row.platform_message_id }) !== null) continue;
           preview = makePreview(row.content_parts && row.content !== null ? (JSON.parse(row.content) as ContentPart[]) : row.content);
           if (preview !== null) break;

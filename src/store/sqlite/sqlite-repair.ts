@@ -18,7 +18,10 @@ import { INDEX_WATERMARK_KEY, indexPending } from "./sqlite-search-index.js";
 
 /** A file name stamp: `20260314T101500Z`. */
 function stamp(at: Date): string {
-  return at.toISOString().replace(/[-:]/gu, "").replace(/\.\d+Z$/u, "Z");
+  return at
+    .toISOString()
+    .replace(/[-:]/gu, "")
+    .replace(/\.\d+Z$/u, "Z");
 }
 
 /** Options of {@link repairSqlite}. */
@@ -126,8 +129,7 @@ function holdExclusively(db: Database.Database, path: string): void {
   } catch (error) {
     if (isSqliteBusy(error)) {
       throw new ConflictError(
-        `Another process has ${path} open (a running "threadline serve", "threadline chat" or an app using it). ` +
-          "Stop it, then run the repair again.",
+        `Another process has ${path} open (a running "threadline serve", "threadline chat" or an app using it). ` + "Stop it, then run the repair again.",
         { cause: error },
       );
     }

@@ -17,14 +17,14 @@ export function routeRow(conn: SqliteConnection, key: string): RouteRow | undefi
 
 /** The most recently updated entry routing to a session. */
 export function routeBySession(conn: SqliteConnection, sessionId: string): Route | null {
-  const row = conn
-    .stmt("SELECT * FROM routes WHERE session_id = ? ORDER BY updated_at DESC, key LIMIT 1")
-    .get(sessionId) as RouteRow | undefined;
+  const row = conn.stmt("SELECT * FROM routes WHERE session_id = ? ORDER BY updated_at DESC, key LIMIT 1").get(sessionId) as RouteRow | undefined;
   return row === undefined ? null : toRoute(row);
 }
 
 const INSERT_ROUTE = `INSERT INTO routes (${ROUTE_COLUMNS.join(", ")}) VALUES (${ROUTE_COLUMNS.map(() => "?").join(", ")})`;
-const UPDATE_ROUTE = `UPDATE routes SET ${ROUTE_COLUMNS.slice(1).map((c) => `${c} = ?`).join(", ")} WHERE key = ?`;
+const UPDATE_ROUTE = `UPDATE routes SET ${ROUTE_COLUMNS.slice(1)
+  .map((c) => `${c} = ?`)
+  .join(", ")} WHERE key = ?`;
 
 /**
  * Writes an entry at `version` (under the write lock, after the claim read the current one):

@@ -90,4 +90,3 @@ export function toMessage(row: MessageRow): Message {
     rewoundAt: row.rewound_at,
   };
 }
-

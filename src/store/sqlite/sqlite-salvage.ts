@@ -12,7 +12,6 @@ import { isSqliteCorrupt } from "./sqlite-errors.js";
 /** Rows read per batch while salvaging. */
 const BATCH = 500;
 
-
 /** What reading one table salvaged. */
 export interface Salvage {
   rows: Array<Record<string, unknown>>;

@@ -88,7 +88,6 @@ function indexRows(conn: SqliteConnection, limit: number): { indexed: number; re
   return { indexed, reachedLimit: seen >= limit };
 }
 
-
 /** FTS5's own default `deletemerge`: a segment is merged once this percentage of its rows is deleted. */
 const FTS_DEFAULT_DELETE_MERGE = 10;
 

@@ -122,9 +122,7 @@ function neighbour(conn: SqliteConnection, sessionId: string, id: number, side: 
           WHERE session_id = ? AND id < ? AND rewound_at IS NULL ORDER BY id DESC LIMIT 1`
       : `SELECT id, role, content, content_parts, timestamp FROM messages
           WHERE session_id = ? AND id > ? AND rewound_at IS NULL ORDER BY id LIMIT 1`;
-  const row = conn.stmt(sql).get(sessionId, id) as
-    | Pick<MessageRow, "id" | "role" | "content" | "content_parts" | "timestamp">
-    | undefined;
+  const row = conn.stmt(sql).get(sessionId, id) as Pick<MessageRow, "id" | "role" | "content" | "content_parts" | "timestamp"> | undefined;
   if (row === undefined) return null;
   return {
     id: row.id,

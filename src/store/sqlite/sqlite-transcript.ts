@@ -110,10 +110,13 @@ export function bumpSummary(conn: SqliteConnection, sessionId: string, messages:
     )
     .run({ count, toolCalls, last, preview, id: sessionId });
   if (bumped.changes === 0) return false;
-  const bump = tools.size === 0 ? null : conn.stmt(
-    `INSERT INTO session_tool_calls (session_id, tool_name, calls) VALUES (?, ?, ?)
+  const bump =
+    tools.size === 0
+      ? null
+      : conn.stmt(
+          `INSERT INTO session_tool_calls (session_id, tool_name, calls) VALUES (?, ?, ?)
        ON CONFLICT (session_id, tool_name) DO UPDATE SET calls = calls + excluded.calls`,
-  );
+        );
   for (const [name, n] of tools) bump!.run(sessionId, name, n);
   return true;
 }

@@ -74,8 +74,7 @@ export async function beginImmediate(db: Database.Database, lockTimeoutMs: numbe
       if (!isSqliteBusy(error)) throw translateSqliteError(error, doing, db.name);
       if (Date.now() >= deadline) {
         throw new StoreBusyError(
-          `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` +
-            `Try again, or raise lockTimeoutMs.`,
+          `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` + `Try again, or raise lockTimeoutMs.`,
           { cause: error },
         );
       }
@@ -223,11 +222,7 @@ export class SqliteWriteQueue {
   }
 }
 
-function settle(
-  batch: PendingWrite[],
-  outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>,
-  flushError: StoreError | null,
-): void {
+function settle(batch: PendingWrite[], outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }>, flushError: StoreError | null): void {
   batch.forEach((op, i) => {
     const outcome = outcomes[i]!;
     if (!outcome.ok) op.reject(outcome.error);

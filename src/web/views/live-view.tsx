@@ -85,8 +85,8 @@ export function LiveView(): preact.JSX.Element {
       <section class="view live-view" aria-labelledby="live-heading">
         <h1 id="live-heading">Gateway live</h1>
         <p class="notice" id="live-unavailable">
-          No gateway runs in this server: the live view is served by <code>threadline serve</code>. This page is served by{" "}
-          <code>threadline api</code>, which stores and serves sessions but runs no agents.
+          No gateway runs in this server: the live view is served by <code>threadline serve</code>. This page is served by <code>threadline api</code>, which
+          stores and serves sessions but runs no agents.
         </p>
       </section>
     );
@@ -96,8 +96,7 @@ export function LiveView(): preact.JSX.Element {
       <section class="view live-view" aria-labelledby="live-heading">
         <h1 id="live-heading">Gateway live</h1>
         <p class="notice" id="live-unavailable">
-          The live view spans every tenant, so it needs an admin key (one without a <code>userId</code>). Sign out and sign in with an admin key to
-          see it.
+          The live view spans every tenant, so it needs an admin key (one without a <code>userId</code>). Sign out and sign in with an admin key to see it.
         </p>
         {error !== null ? <p class="note">{error.message}</p> : null}
       </section>

@@ -116,9 +116,9 @@ export function MemoryListView(): preact.JSX.Element {
     <section class="view memory-view" aria-labelledby="memory-heading">
       <h1 id="memory-heading">Memory</h1>
       <p class="note">
-        What the agent keeps about each person across resets: its own notes (<code>memory</code>, hermes' MEMORY.md, 2,200 characters) and what it
-        knows about the person (<code>user</code>, hermes' USER.md, 1,375 characters). The agent writes them with its <code>memory</code> tool; the
-        text comes from conversations and is shown as text only.
+        What the agent keeps about each person across resets: its own notes (<code>memory</code>, hermes' MEMORY.md, 2,200 characters) and what it knows about
+        the person (<code>user</code>, hermes' USER.md, 1,375 characters). The agent writes them with its <code>memory</code> tool; the text comes from
+        conversations and is shown as text only.
       </p>
       <form
         class="filters memory-open"
@@ -130,7 +130,14 @@ export function MemoryListView(): preact.JSX.Element {
       >
         <label>
           Platform
-          <input name="platform" autocomplete="off" spellcheck={false} placeholder="telegram, owner…" value={platform} onInput={(e) => setPlatform((e.currentTarget as HTMLInputElement).value)} />
+          <input
+            name="platform"
+            autocomplete="off"
+            spellcheck={false}
+            placeholder="telegram, owner…"
+            value={platform}
+            onInput={(e) => setPlatform((e.currentTarget as HTMLInputElement).value)}
+          />
         </label>
         <label>
           User id
@@ -217,7 +224,13 @@ function ConfirmDialog(props: { title: string; text: string; confirmLabel: strin
       });
   };
   return (
-    <dialog ref={dialog} class="confirm-dialog memory-confirm" aria-labelledby="memory-confirm-heading" aria-describedby="memory-confirm-text" onClose={props.onClose}>
+    <dialog
+      ref={dialog}
+      class="confirm-dialog memory-confirm"
+      aria-labelledby="memory-confirm-heading"
+      aria-describedby="memory-confirm-text"
+      onClose={props.onClose}
+    >
       <h2 id="memory-confirm-heading">
         <Untrusted>{props.title}</Untrusted>
       </h2>

@@ -86,8 +86,8 @@ export function PairingView(): preact.JSX.Element {
       <section class="view pairing-view" aria-labelledby="pairing-heading">
         <h1 id="pairing-heading">Pairing</h1>
         <p class="notice" id="pairing-unavailable">
-          Pairing decides who may talk to the agent on every platform, so it needs an admin key (one without a <code>userId</code>). Sign out and
-          sign in with an admin key to see it.
+          Pairing decides who may talk to the agent on every platform, so it needs an admin key (one without a <code>userId</code>). Sign out and sign in with
+          an admin key to see it.
         </p>
       </section>
     );
@@ -151,9 +151,7 @@ export function PairingView(): preact.JSX.Element {
                   <th scope="col">Name</th>
                   <th scope="col">Asked</th>
                   <th scope="col">Expires</th>
-                  <th scope="col">
-                    Action
-                  </th>
+                  <th scope="col">Action</th>
                 </tr>
               </thead>
               <tbody>
@@ -176,7 +174,12 @@ export function PairingView(): preact.JSX.Element {
                       <time dateTime={isoTime(p.expiresAt)}>{expiresIn(p.expiresAt)}</time>
                     </td>
                     <td>
-                      <button type="button" disabled={busy} onClick={() => void approve(p.platform, p.code)} aria-label={`Approve ${person(p.userId, p.userName)} on ${p.platform}`}>
+                      <button
+                        type="button"
+                        disabled={busy}
+                        onClick={() => void approve(p.platform, p.code)}
+                        aria-label={`Approve ${person(p.userId, p.userName)} on ${p.platform}`}
+                      >
                         Approve
                       </button>
                     </td>
@@ -199,9 +202,7 @@ export function PairingView(): preact.JSX.Element {
                   <th scope="col">Name</th>
                   <th scope="col">Approved</th>
                   <th scope="col">By</th>
-                  <th scope="col">
-                    Action
-                  </th>
+                  <th scope="col">Action</th>
                 </tr>
               </thead>
               <tbody>
@@ -219,7 +220,13 @@ export function PairingView(): preact.JSX.Element {
                     </td>
                     <td>{a.approvedBy ?? "-"}</td>
                     <td>
-                      <button type="button" class="danger" disabled={busy} onClick={() => void revoke(a)} aria-label={`Revoke ${person(a.userId, a.userName)} on ${a.platform}`}>
+                      <button
+                        type="button"
+                        class="danger"
+                        disabled={busy}
+                        onClick={() => void revoke(a)}
+                        aria-label={`Revoke ${person(a.userId, a.userName)} on ${a.platform}`}
+                      >
                         Revoke
                       </button>
                     </td>

@@ -19,11 +19,7 @@ const PAGE_SIZE = 20;
 
 /** A snippet as text, the matches highlighted (text nodes only). */
 export function Snippet(props: { segments: readonly SnippetSegment[] }): preact.JSX.Element {
-  return (
-    <Untrusted class="snippet">
-      {props.segments.map((s, i) => (s.match ? <mark key={i}>{s.text}</mark> : s.text))}
-    </Untrusted>
-  );
+  return <Untrusted class="snippet">{props.segments.map((s, i) => (s.match ? <mark key={i}>{s.text}</mark> : s.text))}</Untrusted>;
 }
 
 /** The search view. */

@@ -128,14 +128,14 @@ function DeleteDialog(props: { session: Session; onClose: () => void }): preact.
         {preview !== null ? (
           <>
             <p class="removes">
-              This removes {plural(preview.removes.sessions, "session", "sessions")} and {plural(preview.removes.messages, "message", "messages")}. It
-              cannot be undone.
+              This removes {plural(preview.removes.sessions, "session", "sessions")} and {plural(preview.removes.messages, "message", "messages")}. It cannot be
+              undone.
             </p>
             {preview.detaches.length > 0 || preview.detachedOthers > 0 ? (
               <>
                 <p class="detaches">
-                  {plural(preview.detaches.length + preview.detachedOthers, "child session is", "child sessions are")} kept and detached (they become
-                  sessions of their own):
+                  {plural(preview.detaches.length + preview.detachedOthers, "child session is", "child sessions are")} kept and detached (they become sessions
+                  of their own):
                 </p>
                 <ul class="detached-list">
                   {preview.detaches.map((c) => (

@@ -174,7 +174,11 @@ export function SessionsView(props: { location: PageLocation }): preact.JSX.Elem
       const v = data.get(name);
       return typeof v === "string" && v.trim() !== "" ? v.trim() : null;
     };
-    const split = (name: string): string[] => (text(name) ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "");
+    const split = (name: string): string[] =>
+      (text(name) ?? "")
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "");
     const titled = text("titled");
     apply({
       sources: split("source"),

@@ -76,7 +76,9 @@ export function StatsView(props: { location: PageLocation }): preact.JSX.Element
           <select
             name="days"
             value={String(days)}
-            onChange={(e) => navigate(href(["stats"], { days: (e.currentTarget as HTMLSelectElement).value === "30" ? null : (e.currentTarget as HTMLSelectElement).value }))}
+            onChange={(e) =>
+              navigate(href(["stats"], { days: (e.currentTarget as HTMLSelectElement).value === "30" ? null : (e.currentTarget as HTMLSelectElement).value }))
+            }
           >
             {(PERIODS.includes(days as (typeof PERIODS)[number]) ? PERIODS : [...PERIODS, days]).map((d) => (
               <option value={String(d)} key={d}>

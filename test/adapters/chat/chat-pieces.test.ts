@@ -20,7 +20,16 @@ import { markdownToWhatsApp } from "../../../src/adapters/whatsapp/index.js";
 import { InvalidInputError } from "../../../src/store/index.js";
 import { waitFor } from "../../support/wait-for.js";
 
-const base: AnswerCandidate = { chatType: "group", chatId: "-1", userId: "7", fromSelf: false, fromBot: false, mentionsBot: false, repliesToBot: false, inBotThread: false };
+const base: AnswerCandidate = {
+  chatType: "group",
+  chatId: "-1",
+  userId: "7",
+  fromSelf: false,
+  fromBot: false,
+  mentionsBot: false,
+  repliesToBot: false,
+  inBotThread: false,
+};
 
 it("who is answered: own messages never, bots only when allowed, DMs always, groups when addressed or with groupReply all", () => {
   expect(decideAnswer({ ...base, chatType: "dm", fromSelf: true }, DEFAULT_ANSWER_RULES)).toEqual({ answer: false, reason: "self" });
@@ -107,7 +116,11 @@ it("loadSdk names the package to install when it is missing", async () => {
 
 it("connectInBackground: resolves with the bring-up, fails with it in time, else lets it go on and reports a later failure", async () => {
   const calls: string[] = [];
-  const options = { timeoutMs: 60_000, onTimeout: () => calls.push("timeout"), onBackgroundFailure: (e: unknown) => calls.push(`failed: ${(e as Error).message}`) };
+  const options = {
+    timeoutMs: 60_000,
+    onTimeout: () => calls.push("timeout"),
+    onBackgroundFailure: (e: unknown) => calls.push(`failed: ${(e as Error).message}`),
+  };
   await connectInBackground(Promise.resolve(), options);
   await expect(connectInBackground(Promise.reject(new Error("refused token")), options)).rejects.toThrow("refused token");
   expect(calls).toEqual([]);
@@ -140,5 +153,13 @@ it("lists and tables as text lines: numbered from the list's start, ☐/☑ for 
 });
 
 it("mediaKindOf: image, audio or video by the MIME type, file for anything else or none", () => {
-  expect(["image/png", "audio/ogg", "video/mp4", "application/pdf", "imagery/x", null, undefined].map(mediaKindOf)).toEqual(["image", "audio", "video", "file", "file", "file", "file"]);
+  expect(["image/png", "audio/ogg", "video/mp4", "application/pdf", "imagery/x", null, undefined].map(mediaKindOf)).toEqual([
+    "image",
+    "audio",
+    "video",
+    "file",
+    "file",
+    "file",
+    "file",
+  ]);
 });

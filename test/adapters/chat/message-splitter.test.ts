@@ -35,7 +35,10 @@ it("a fenced code block cut in two is closed and reopened with its language", ()
     expect((chunk.match(/^```/gmu) ?? []).length % 2).toBe(0);
   }
   expect(chunks[1]!.startsWith("```python\n")).toBe(true);
-  const lines = chunks.join("\n").split("\n").filter((l) => l.startsWith("line "));
+  const lines = chunks
+    .join("\n")
+    .split("\n")
+    .filter((l) => l.startsWith("line "));
   expect(lines).toEqual(body.split("\n"));
   expect(chunks.at(-1)!.endsWith("after")).toBe(true);
 });

@@ -14,7 +14,12 @@ import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapte
 const cleanups = useCleanups();
 
 async function setup(
-  options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; fake?: FakeDiscordOptions; gatewayUrl?: (fakeGateway: string) => string } = {},
+  options: {
+    answer?: (input: AgentTurnInput) => string;
+    rules?: Partial<AnswerRules>;
+    fake?: FakeDiscordOptions;
+    gatewayUrl?: (fakeGateway: string) => string;
+  } = {},
 ) {
   const fake = await startFakeDiscordServer(options.fake);
   cleanups.push(() => fake.close());
@@ -81,7 +86,17 @@ it("guild channels: unaddressed messages, other bots and the bot's own messages 
       content: "and then?",
       type: 19,
       message_reference: { message_id: reply.id, channel_id: DISCORD_IDS.general, guild_id: DISCORD_IDS.guild },
-      referenced_message: { id: reply.id, channel_id: DISCORD_IDS.general, author: discordFixture("user-me"), content: reply.content, timestamp: new Date().toISOString(), type: 0, mentions: [], attachments: [], embeds: [] },
+      referenced_message: {
+        id: reply.id,
+        channel_id: DISCORD_IDS.general,
+        author: discordFixture("user-me"),
+        content: reply.content,
+        timestamp: new Date().toISOString(),
+        type: 0,
+        mentions: [],
+        attachments: [],
+        embeds: [],
+      },
     }),
   );
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.general).length === 2, "the reply to the reply");
@@ -97,14 +112,29 @@ it("threads: one shared session keyed by parent and thread; guild id, topic and 
   fake.pushMessage(discordMessage("message-thread", { id: "1500000000000000301", content: `<@${DISCORD_IDS.bot}> from alice` }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.thread)[0], "the first thread reply");
   // The bot is in the thread now: no mention needed, and another user shares the session.
-  fake.pushMessage(discordMessage("message-thread", { id: "1500000000000000302", content: "from dan", mentions: [], author: { id: DISCORD_IDS.dan, username: "dan", global_name: "Dan" } }));
+  fake.pushMessage(
+    discordMessage("message-thread", {
+      id: "1500000000000000302",
+      content: "from dan",
+      mentions: [],
+      author: { id: DISCORD_IDS.dan, username: "dan", global_name: "Dan" },
+    }),
+  );
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.thread)[1], "the second thread reply");
   const second = agent.inputs[1]!;
   expect(second.messages.filter((m) => m.role !== "system").map((m) => m.role)).toEqual(["user", "assistant", "user"]);
   const keys = (await db.listRoutes()).items.map((r) => r.key);
   expect(keys).toEqual([`agent:main:discord:thread:${DISCORD_IDS.general}:${DISCORD_IDS.thread}`]);
   const route = await db.getRoute(keys[0]!);
-  expect(route!.origin).toMatchObject({ platform: "discord", chatType: "thread", chatId: DISCORD_IDS.general, threadId: DISCORD_IDS.thread, scopeId: DISCORD_IDS.guild, chatTopic: "Where we talk to the bot", chatName: "general" });
+  expect(route!.origin).toMatchObject({
+    platform: "discord",
+    chatType: "thread",
+    chatId: DISCORD_IDS.general,
+    threadId: DISCORD_IDS.thread,
+    scopeId: DISCORD_IDS.guild,
+    chatTopic: "Where we talk to the bot",
+    chatName: "general",
+  });
 
   fake.pushMessage(discordMessage("message-attachment", { id: "1500000000000000303" }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.dm)[0], "the reply to the attachments");
@@ -116,7 +146,13 @@ it("threads: one shared session keyed by parent and thread; guild id, topic and 
 it("allowlists: a user or channel not listed is neither answered nor stored", async () => {
   const { fake, db } = await setup({ rules: { allowedUsers: [DISCORD_IDS.dan] } });
   fake.pushMessage(discordMessage("message-dm", { id: "1500000000000000401", content: "let me in" }));
-  fake.pushMessage(discordMessage("message-guild-mention", { id: "1500000000000000402", content: `<@${DISCORD_IDS.bot}> dan asks`, author: { id: DISCORD_IDS.dan, username: "dan", global_name: "Dan" } }));
+  fake.pushMessage(
+    discordMessage("message-guild-mention", {
+      id: "1500000000000000402",
+      content: `<@${DISCORD_IDS.bot}> dan asks`,
+      author: { id: DISCORD_IDS.dan, username: "dan", global_name: "Dan" },
+    }),
+  );
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.general)[0], "the reply to dan");
   expect(fake.sentTo(DISCORD_IDS.dm)).toEqual([]);
   expect(await db.searchMessages("let me in")).toHaveLength(0);
@@ -127,14 +163,23 @@ it("a 6,000-character reply arrives as ordered chunks within 2,000 without break
   const long = `${"Intro words here. ".repeat(100)}\n\n\`\`\`js\n${code}\n\`\`\`\n\n${"Closing words. ".repeat(200)}`;
   expect(long.length).toBeGreaterThan(5000);
   const { fake } = await setup({ answer: () => long });
-  fake.failNext("POST", /^\/channels\/\d+\/messages$/u, { status: 429, body: discordFixture("error-429"), headers: { "retry-after": "0.3", "x-ratelimit-scope": "user" } });
+  fake.failNext("POST", /^\/channels\/\d+\/messages$/u, {
+    status: 429,
+    body: discordFixture("error-429"),
+    headers: { "retry-after": "0.3", "x-ratelimit-scope": "user" },
+  });
   fake.pushMessage(discordMessage("message-dm", { id: "1500000000000000501", content: "write a lot" }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.dm).length >= 4, "the chunks");
   const chunks = fake.sentTo(DISCORD_IDS.dm);
   for (const chunk of chunks) expect(chunk.content.length).toBeLessThanOrEqual(2000);
   for (const chunk of chunks) expect((chunk.content.match(/```/gu) ?? []).length % 2).toBe(0);
   expect(chunks.map((c) => c.reply_to)).toEqual(["1500000000000000501", ...chunks.slice(1).map(() => null)]);
-  expect(chunks.map((c) => c.content).join("\n").replace(/\n```\n```js\n/gu, "\n")).toContain(code);
+  expect(
+    chunks
+      .map((c) => c.content)
+      .join("\n")
+      .replace(/\n```\n```js\n/gu, "\n"),
+  ).toContain(code);
   expect(fake.callsOf("POST", /^\/channels\/\d+\/messages$/u)[0]!.status).toBe(429);
 });
 
@@ -176,11 +221,21 @@ it("a redelivered message id (a replay) is no second turn", async () => {
 
 it("createThread opens a public thread in the channel; messages there are answered without a mention", async () => {
   const { fake, adapter, agent } = await setup();
-  const source = await adapter.createThread({ platform: "discord", chatType: "channel", chatId: DISCORD_IDS.general, chatName: "general" }, "Handoff: my session");
+  const source = await adapter.createThread(
+    { platform: "discord", chatType: "channel", chatId: DISCORD_IDS.general, chatName: "general" },
+    "Handoff: my session",
+  );
   expect(fake.threads).toHaveLength(1);
   const thread = fake.threads[0]!;
   expect(thread).toMatchObject({ parent_id: DISCORD_IDS.general, name: "Handoff: my session", type: 11 });
-  expect(source).toEqual({ platform: "discord", chatType: "thread", chatId: DISCORD_IDS.general, chatName: "general", threadId: thread["id"], parentChatId: DISCORD_IDS.general });
+  expect(source).toEqual({
+    platform: "discord",
+    chatType: "thread",
+    chatId: DISCORD_IDS.general,
+    chatName: "general",
+    threadId: thread["id"],
+    parentChatId: DISCORD_IDS.general,
+  });
   await adapter.send(source, { text: "Continuing here.", kind: "reply", inReplyTo: [] });
   expect(fake.sentTo(String(thread["id"]))[0]!.content).toBe("Continuing here.");
   fake.pushMessage(discordMessage("message-thread", { id: "1500000000000000801", channel_id: thread["id"], content: "no mention needed", mentions: [] }));
@@ -223,7 +278,12 @@ it("a refused token fails the connect with a clear error that does not contain i
   cleanups.push(() => fake.close());
   const wrong = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.Gwrong.not-the-right-token-value-000000";
   const adapter = await DiscordAdapter.create({ token: wrong, apiUrl: fake.url });
-  const error = await adapter.connect(async () => ({ status: "accepted", sessionKey: "x" })).then(() => null, (e: Error) => e);
+  const error = await adapter
+    .connect(async () => ({ status: "accepted", sessionKey: "x" }))
+    .then(
+      () => null,
+      (e: Error) => e,
+    );
   expect(error?.message).toMatch(/^discord: Discord refused the bot token/u);
   expect(JSON.stringify({ message: error?.message, stack: error?.stack, cause: String(error?.cause) })).not.toContain(wrong);
   await adapter.disconnect();

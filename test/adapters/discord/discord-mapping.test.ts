@@ -2,26 +2,64 @@
  * The Discord message → SessionSource mapping and reply bodies, as plain functions.
  */
 import { describe, expect, it } from "vitest";
-import { DISCORD_MESSAGE_LIMIT, DISCORD_SUPPRESS_EMBEDS, discordMessageBodies, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "../../../src/adapters/discord/index.js";
+import {
+  DISCORD_MESSAGE_LIMIT,
+  DISCORD_SUPPRESS_EMBEDS,
+  discordMessageBodies,
+  mapDiscordMessage,
+  type DiscordChannelFacts,
+  type DiscordMessageFacts,
+} from "../../../src/adapters/discord/index.js";
 import { buildSessionKey } from "../../../src/gateway/index.js";
 
 const BOT = "100";
 const author = { id: "7", username: "alice", global_name: "Alice Doe" };
-const text = (content: string, extra: Partial<DiscordMessageFacts> = {}): DiscordMessageFacts => ({ id: "900", channel_id: "55", guild_id: "1", content, author, ...extra });
+const text = (content: string, extra: Partial<DiscordMessageFacts> = {}): DiscordMessageFacts => ({
+  id: "900",
+  channel_id: "55",
+  guild_id: "1",
+  content,
+  author,
+  ...extra,
+});
 const general: DiscordChannelFacts = { id: "55", type: 0, name: "general", topic: "the topic", guildId: "1" };
-const thread: DiscordChannelFacts = { id: "66", type: 11, name: "planning", guildId: "1", parentId: "55", parentName: "general", parentTopic: "the topic", ownerId: "7" };
+const thread: DiscordChannelFacts = {
+  id: "66",
+  type: 11,
+  name: "planning",
+  guildId: "1",
+  parentId: "55",
+  parentName: "general",
+  parentTopic: "the topic",
+  ownerId: "7",
+};
 
 describe("mapDiscordMessage", () => {
   it("DMs, guild channels, announcement channels and threads get their chat types and keys", () => {
     const dm = mapDiscordMessage({ id: "1", channel_id: "44", content: "hi", author }, { id: "44", type: 1 }, BOT)!;
-    expect(dm.inbound.source).toMatchObject({ platform: "discord", chatType: "dm", chatId: "44", userId: "7", userName: "Alice Doe", scopeId: null, messageId: "1" });
+    expect(dm.inbound.source).toMatchObject({
+      platform: "discord",
+      chatType: "dm",
+      chatId: "44",
+      userId: "7",
+      userName: "Alice Doe",
+      scopeId: null,
+      messageId: "1",
+    });
     expect(buildSessionKey(dm.inbound.source)).toBe("agent:main:discord:dm:44");
     const group = mapDiscordMessage(text("hi"), general, BOT)!;
     expect(group.inbound.source).toMatchObject({ chatType: "group", chatId: "55", chatName: "general", chatTopic: "the topic", scopeId: "1", threadId: null });
     expect(buildSessionKey(group.inbound.source)).toBe("agent:main:discord:group:55:7");
     expect(mapDiscordMessage(text("hi"), { ...general, type: 5 }, BOT)!.inbound.source.chatType).toBe("channel");
     const inThread = mapDiscordMessage(text("hi", { channel_id: "66" }), thread, BOT)!;
-    expect(inThread.inbound.source).toMatchObject({ chatType: "thread", chatId: "55", threadId: "66", parentChatId: "55", chatName: "general", chatTopic: "the topic" });
+    expect(inThread.inbound.source).toMatchObject({
+      chatType: "thread",
+      chatId: "55",
+      threadId: "66",
+      parentChatId: "55",
+      chatName: "general",
+      chatTopic: "the topic",
+    });
     expect(buildSessionKey(inThread.inbound.source)).toBe("agent:main:discord:thread:55:66");
   });
 
@@ -39,8 +77,14 @@ describe("mapDiscordMessage", () => {
   });
 
   it("attachments become media with their URL; an empty message (no content intent) maps to nothing", () => {
-    const withFile = mapDiscordMessage(text("", { attachments: [{ id: "5", filename: "v.ogg", url: "https://cdn.example/v.ogg", content_type: "audio/ogg" }] }), general, BOT)!;
-    expect(withFile.inbound.media).toEqual([{ kind: "audio", url: "https://cdn.example/v.ogg", fileId: "5", mimeType: "audio/ogg", fileName: "v.ogg", caption: null }]);
+    const withFile = mapDiscordMessage(
+      text("", { attachments: [{ id: "5", filename: "v.ogg", url: "https://cdn.example/v.ogg", content_type: "audio/ogg" }] }),
+      general,
+      BOT,
+    )!;
+    expect(withFile.inbound.media).toEqual([
+      { kind: "audio", url: "https://cdn.example/v.ogg", fileId: "5", mimeType: "audio/ogg", fileName: "v.ogg", caption: null },
+    ]);
     expect(mapDiscordMessage(text(""), general, BOT)).toBeNull();
     expect(mapDiscordMessage(text(`<@${BOT}>`), general, BOT)).toBeNull();
   });
@@ -51,10 +95,17 @@ describe("discordMessageBodies", () => {
     const bodies = discordMessageBodies("word ".repeat(1000), "123");
     expect(bodies.length).toBeGreaterThan(2);
     for (const body of bodies) expect(body.content.length).toBeLessThanOrEqual(DISCORD_MESSAGE_LIMIT);
-    expect(bodies[0]).toMatchObject({ message_reference: { message_id: "123", fail_if_not_exists: false }, allowed_mentions: { parse: [], replied_user: true } });
+    expect(bodies[0]).toMatchObject({
+      message_reference: { message_id: "123", fail_if_not_exists: false },
+      allowed_mentions: { parse: [], replied_user: true },
+    });
     // Every body suppresses embeds (link previews) unless asked for.
     expect(bodies[1]).toEqual({ content: bodies[1]!.content, allowed_mentions: { parse: [], replied_user: false }, flags: DISCORD_SUPPRESS_EMBEDS });
-    expect(discordMessageBodies("hi @everyone", null)).toEqual([{ content: "hi @everyone", allowed_mentions: { parse: [], replied_user: false }, flags: DISCORD_SUPPRESS_EMBEDS }]);
-    expect(discordMessageBodies("see https://x.dev", null, { linkPreviews: true })).toEqual([{ content: "see https://x.dev", allowed_mentions: { parse: [], replied_user: false } }]);
+    expect(discordMessageBodies("hi @everyone", null)).toEqual([
+      { content: "hi @everyone", allowed_mentions: { parse: [], replied_user: false }, flags: DISCORD_SUPPRESS_EMBEDS },
+    ]);
+    expect(discordMessageBodies("see https://x.dev", null, { linkPreviews: true })).toEqual([
+      { content: "see https://x.dev", allowed_mentions: { parse: [], replied_user: false } },
+    ]);
   });
 });

@@ -77,7 +77,10 @@ it("logs in with whoami and syncs; the history before the first start is not ans
   expect(connected(logger)).toBe(true);
   expect(fake.calls.map((c) => `${c.method} ${c.path}`).slice(0, 2)).toEqual(["GET /account/whoami", `GET /user/${BOT}/account_data/m.direct`]);
   // A sync filter without presence, typing and receipts, up to 50 messages a room; the initial sync asks for 1.
-  expect(fake.callsOf("POST", /\/filter$/u)[0]!.body).toMatchObject({ presence: { not_types: ["*"] }, room: { ephemeral: { not_types: ["*"] }, timeline: { limit: 50 } } });
+  expect(fake.callsOf("POST", /\/filter$/u)[0]!.body).toMatchObject({
+    presence: { not_types: ["*"] },
+    room: { ephemeral: { not_types: ["*"] }, timeline: { limit: 50 } },
+  });
   const initial = fake.calls.find((c) => c.path === "/sync")!;
   expect(initial.query.get("since")).toBeNull();
   expect(JSON.parse(initial.query.get("filter")!)).toMatchObject({ room: { timeline: { limit: 1 } } });
@@ -126,7 +129,11 @@ it("groups: unaddressed messages, notices and the bot's own are ignored and not 
   // A thread the bot posted in: its later messages need no mention, and it is one session.
   const root = fake.pushMessage(GENERAL, ALICE, "a topic worth a thread");
   const inThread = (sender: string, body: string, extra: Record<string, unknown> = {}) =>
-    fake.pushMessage(GENERAL, sender, { body, ...extra, "m.relates_to": { rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: root } } });
+    fake.pushMessage(GENERAL, sender, {
+      body,
+      ...extra,
+      "m.relates_to": { rel_type: "m.thread", event_id: root, is_falling_back: true, "m.in_reply_to": { event_id: root } },
+    });
   inThread(ALICE, "Threadline: thoughts?");
   await fake.waitFor(() => fake.sentTo(GENERAL)[2], "the first thread reply");
   const bobsTurn = inThread(BOB, "and mine?");
@@ -137,7 +144,11 @@ it("groups: unaddressed messages, notices and the bot's own are ignored and not 
   const keys = (await db.listRoutes()).items.map((r) => r.key).sort();
   const room = GENERAL.replace(":", "%3A");
   expect(keys).toEqual(
-    [`agent:main:matrix:group:${room}:${ALICE.replace(":", "%3A")}`, `agent:main:matrix:group:${room}:${BOB.replace(":", "%3A")}`, `agent:main:matrix:thread:${room}:${root.replace(":", "%3A")}`].sort(),
+    [
+      `agent:main:matrix:group:${room}:${ALICE.replace(":", "%3A")}`,
+      `agent:main:matrix:group:${room}:${BOB.replace(":", "%3A")}`,
+      `agent:main:matrix:thread:${room}:${root.replace(":", "%3A")}`,
+    ].sort(),
   );
   expect(await db.searchMessages("nobody")).toHaveLength(0);
   expect(await db.searchMessages("notice")).toHaveLength(0);
@@ -188,7 +199,9 @@ it("invites: joined from allowed users (a DM invite makes a DM room); refused fr
   fake.invite("!from-alice:example.org", ALICE, { isDirect: true });
   await fake.waitFor(() => fake.joined("!from-alice:example.org"), "the join");
   expect(fake.joined("!from-bob:example.org")).toBe(false);
-  expect(logger.lines.some((l) => l.msg === `matrix: invited to !from-bob:example.org by ${BOB}, who is not in adapters.matrix.allowedUsers; not joining`)).toBe(true);
+  expect(
+    logger.lines.some((l) => l.msg === `matrix: invited to !from-bob:example.org by ${BOB}, who is not in adapters.matrix.allowedUsers; not joining`),
+  ).toBe(true);
   // Invited as a DM: answered without a mention.
   const id = fake.pushMessage("!from-alice:example.org", ALICE, "hi in our new DM");
   const reply = await fake.waitFor(() => fake.sentTo("!from-alice:example.org")[0], "the DM reply");
@@ -197,7 +210,12 @@ it("invites: joined from allowed users (a DM invite makes a DM room); refused fr
   // Recorded in m.direct (next to the seeded DM), so it stays a DM after a restart.
   expect(fake.accountData("m.direct")).toEqual({ [ALICE]: [DM, "!from-alice:example.org"] });
   // A third member joins: the room is a group now, whatever m.direct says (issue 27): only a mention is answered.
-  fake.pushEvent("!from-alice:example.org", { type: "m.room.member", sender: "@zoe:example.org", state_key: "@zoe:example.org", content: { membership: "join" } });
+  fake.pushEvent("!from-alice:example.org", {
+    type: "m.room.member",
+    sender: "@zoe:example.org",
+    state_key: "@zoe:example.org",
+    content: { membership: "join" },
+  });
   fake.pushMessage("!from-alice:example.org", ALICE, "not for the bot now");
   fake.pushMessage("!from-alice:example.org", ALICE, { body: "Threadline: and now?", "m.mentions": { user_ids: [BOT] } });
   await fake.waitFor(() => fake.sentTo("!from-alice:example.org")[1], "the group reply");
@@ -252,7 +270,10 @@ it("sends: a 429 is waited out, a lost response is retried with the same transac
   expect(fake.sentTo(DM)).toHaveLength(2);
 
   fake.pushMessage(DM, ALICE, "long");
-  await fake.waitFor(() => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith("Paragraph 49: " + "words ".repeat(80).trim() + ".")), "the last chunk");
+  await fake.waitFor(
+    () => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith("Paragraph 49: " + "words ".repeat(80).trim() + ".")),
+    "the last chunk",
+  );
   const chunks = fake.sentTo(DM).slice(2);
   expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(Buffer.byteLength(long) / MATRIX_MESSAGE_LIMIT));
   expect(chunks.map((c) => c.content["body"]).join("\n\n")).toBe(long);
@@ -282,7 +303,10 @@ it("handoffs: createThread posts a root notice and answers in that thread; editM
   expect(root!.content).toEqual({ msgtype: "m.notice", body: "🧵 Planning the release", "m.mentions": {} });
   expect(thread).toEqual({ platform: "matrix", chatType: "thread", chatId: GENERAL, chatName: "General", threadId: root!.eventId, parentChatId: GENERAL });
   // The bot's own thread: answered without a mention.
-  fake.pushMessage(GENERAL, BOB, { body: "count me in", "m.relates_to": { rel_type: "m.thread", event_id: root!.eventId, is_falling_back: true, "m.in_reply_to": { event_id: root!.eventId } } });
+  fake.pushMessage(GENERAL, BOB, {
+    body: "count me in",
+    "m.relates_to": { rel_type: "m.thread", event_id: root!.eventId, is_falling_back: true, "m.in_reply_to": { event_id: root!.eventId } },
+  });
   const reply = await fake.waitFor(() => fake.sentTo(GENERAL)[1], "the reply in the thread");
   // The handoff's thread is shared: the agent is given the message with its sender (issue 26, point 5).
   expect(agent.inputs.map(lastUserText)).toEqual(["[Bob] count me in"]);
@@ -295,11 +319,18 @@ it("a refused token or a user id that does not match stops connect with a clear 
   cleanups.push(() => fake.close());
   const db = await database();
   const wrong = "syt_d3Jvbmc_notTheRightTokenValue_000000";
-  const refused = await MatrixAdapter.create({ homeserverUrl: fake.url, accessToken: wrong, logger: recordingLogger(), state: adapterStateInMeta(db, "matrix") });
-  const error = await refused.connect(async () => ({ status: "accepted", sessionKey: "x" })).then(
-    () => null,
-    (e: unknown) => e as Error,
-  );
+  const refused = await MatrixAdapter.create({
+    homeserverUrl: fake.url,
+    accessToken: wrong,
+    logger: recordingLogger(),
+    state: adapterStateInMeta(db, "matrix"),
+  });
+  const error = await refused
+    .connect(async () => ({ status: "accepted", sessionKey: "x" }))
+    .then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
   expect(error?.message).toBe(
     `matrix: the homeserver at ${fake.url} refused the access token (M_UNKNOWN_TOKEN): check adapters.matrix.accessToken or MATRIX_ACCESS_TOKEN (a token stops working when its session is logged out; log in as the bot again for a new one)`,
   );

@@ -20,21 +20,42 @@ import { matrixFixture } from "../../fakes/matrix/fake-matrix-homeserver.js";
 
 const BOT = { userId: "@threadline:example.org", displayName: "Threadline" };
 const ALICE = "@alice:example.org";
-const members = (...ids: string[]): Map<string, string | null> => new Map(ids.map((id) => [id, id === ALICE ? "Alice" : id === BOT.userId ? "Threadline" : null]));
-const group: MatrixRoomFacts = { roomId: "!room:example.org", name: "General", topic: "the topic", direct: false, members: members(BOT.userId, ALICE, "@bob:example.org") };
+const members = (...ids: string[]): Map<string, string | null> =>
+  new Map(ids.map((id) => [id, id === ALICE ? "Alice" : id === BOT.userId ? "Threadline" : null]));
+const group: MatrixRoomFacts = {
+  roomId: "!room:example.org",
+  name: "General",
+  topic: "the topic",
+  direct: false,
+  members: members(BOT.userId, ALICE, "@bob:example.org"),
+};
 const dm: MatrixRoomFacts = { roomId: "!dm:example.org", name: null, topic: null, direct: true, members: members(BOT.userId, ALICE) };
 const none = { repliesToBot: false, inBotThread: false };
 
 function event(fixture: string, overrides: { content?: Record<string, unknown>; sender?: string; event_id?: string } = {}): MatrixRawEvent {
   const base = matrixFixture<MatrixRawEvent>(fixture);
-  return { ...base, sender: overrides.sender ?? ALICE, event_id: overrides.event_id ?? base.event_id, content: { ...base.content, ...(overrides.content ?? {}) } };
+  return {
+    ...base,
+    sender: overrides.sender ?? ALICE,
+    event_id: overrides.event_id ?? base.event_id,
+    content: { ...base.content, ...(overrides.content ?? {}) },
+  };
 }
 
 describe("mapMatrixEvent", () => {
   it("a direct room is a dm keyed by the room; another room a group per user; a thread in a group one shared session", () => {
     const inDm = mapMatrixEvent(event("event-message-text", { content: { body: "hi there" } }), dm, BOT, none)!;
     expect(inDm.inbound).toMatchObject({ text: "hi there", messageId: "$143273582443PhrSn:example.org" });
-    expect(inDm.inbound.source).toMatchObject({ platform: "matrix", chatType: "dm", chatId: "!dm:example.org", chatName: "Alice", userId: ALICE, userName: "Alice", threadId: null, isBot: false });
+    expect(inDm.inbound.source).toMatchObject({
+      platform: "matrix",
+      chatType: "dm",
+      chatId: "!dm:example.org",
+      chatName: "Alice",
+      userId: ALICE,
+      userName: "Alice",
+      threadId: null,
+      isBot: false,
+    });
     expect(buildSessionKey(inDm.inbound.source)).toBe("agent:main:matrix:dm:!dm%3Aexample.org");
     expect(inDm.candidate).toMatchObject({ chatType: "dm", fromSelf: false, fromBot: false });
 
@@ -43,11 +64,19 @@ describe("mapMatrixEvent", () => {
     expect(buildSessionKey(inGroup.inbound.source)).toBe("agent:main:matrix:group:!room%3Aexample.org:@alice%3Aexample.org");
 
     const inThread = mapMatrixEvent(event("event-message-thread"), group, BOT, { repliesToBot: false, inBotThread: true })!;
-    expect(inThread.inbound.source).toMatchObject({ chatType: "thread", chatId: "!room:example.org", threadId: "$thread_root:example.org", parentChatId: "!room:example.org" });
+    expect(inThread.inbound.source).toMatchObject({
+      chatType: "thread",
+      chatId: "!room:example.org",
+      threadId: "$thread_root:example.org",
+      parentChatId: "!room:example.org",
+    });
     expect(inThread.candidate.inBotThread).toBe(true);
     expect(buildSessionKey(inThread.inbound.source)).toBe("agent:main:matrix:thread:!room%3Aexample.org:$thread_root%3Aexample.org");
     // In a direct room a thread stays in the DM's session family.
-    expect(mapMatrixEvent(event("event-message-thread"), dm, BOT, none)!.inbound.source).toMatchObject({ chatType: "dm", threadId: "$thread_root:example.org" });
+    expect(mapMatrixEvent(event("event-message-thread"), dm, BOT, none)!.inbound.source).toMatchObject({
+      chatType: "dm",
+      threadId: "$thread_root:example.org",
+    });
   });
 
   it("mentions: m.mentions, the user id, the display name, a pill; a leading address is stripped; nothing else counts", () => {
@@ -75,11 +104,20 @@ describe("mapMatrixEvent", () => {
     const reply = mapMatrixEvent(event("event-message-reply", { content: { "m.mentions": {} } }), group, BOT, { repliesToBot: true, inBotThread: false })!;
     expect(reply.inbound.text).toBe("This is where the reply goes");
     expect(reply.candidate).toMatchObject({ repliesToBot: true, mentionsBot: false });
-    expect(matrixRelations(event("event-message-reply").content)).toEqual({ replyTo: "$another:event.com", threadRoot: null, replyIsFallback: false, edits: null });
+    expect(matrixRelations(event("event-message-reply").content)).toEqual({
+      replyTo: "$another:event.com",
+      threadRoot: null,
+      replyIsFallback: false,
+      edits: null,
+    });
     const edit = mapMatrixEvent(
       event("event-message-text", {
         event_id: "$edit:example.org",
-        content: { body: "* fixed", "m.new_content": { msgtype: "m.text", body: "fixed" }, "m.relates_to": { rel_type: "m.replace", event_id: "$orig:example.org" } },
+        content: {
+          body: "* fixed",
+          "m.new_content": { msgtype: "m.text", body: "fixed" },
+          "m.relates_to": { rel_type: "m.replace", event_id: "$orig:example.org" },
+        },
       }),
       dm,
       BOT,
@@ -93,15 +131,21 @@ describe("mapMatrixEvent", () => {
   it("media become attachments with the mxc URL, MIME type and file name; a caption is the text", () => {
     const image = mapMatrixEvent(event("event-message-image"), dm, BOT, none)!;
     expect(image.inbound.text).toBe("");
-    expect(image.inbound.media).toEqual([{ kind: "image", url: "mxc://example.org/JWEIFJgwEIhweiWJE", mimeType: "image/jpeg", fileName: "filename.jpg", caption: null }]);
+    expect(image.inbound.media).toEqual([
+      { kind: "image", url: "mxc://example.org/JWEIFJgwEIhweiWJE", mimeType: "image/jpeg", fileName: "filename.jpg", caption: null },
+    ]);
     const captioned = mapMatrixEvent(
-      event("event-message-image", { content: { msgtype: "m.file", body: "the report", filename: "report.pdf", info: { mimetype: "application/pdf" }, url: "mxc://example.org/abc" } }),
+      event("event-message-image", {
+        content: { msgtype: "m.file", body: "the report", filename: "report.pdf", info: { mimetype: "application/pdf" }, url: "mxc://example.org/abc" },
+      }),
       dm,
       BOT,
       none,
     )!;
     expect(captioned.inbound.text).toBe("the report");
-    expect(captioned.inbound.media).toEqual([{ kind: "file", url: "mxc://example.org/abc", mimeType: "application/pdf", fileName: "report.pdf", caption: "the report" }]);
+    expect(captioned.inbound.media).toEqual([
+      { kind: "file", url: "mxc://example.org/abc", mimeType: "application/pdf", fileName: "report.pdf", caption: "the report" },
+    ]);
   });
 
   it("notices count as a bot's; the bot's own messages are its own; other event types and empty messages map to nothing", () => {
@@ -153,7 +197,9 @@ describe("matrixMessageContents", () => {
     expect(chunks.map((c) => c["m.relates_to"] ?? null)).toEqual([{ "m.in_reply_to": { event_id: "$t:example.org" } }, ...later.map(() => null)]);
     expect(chunks.map((c) => c["m.mentions"])).toEqual([{ user_ids: [ALICE] }, ...later.map(() => ({}))]);
     const inThread = matrixMessageContents(long, { kind: "reply", replyTo: null, threadId: "$root:example.org" });
-    expect(inThread.every((c) => c["m.relates_to"]?.rel_type === "m.thread" && c["m.relates_to"]["m.in_reply_to"]?.event_id === "$root:example.org")).toBe(true);
+    expect(inThread.every((c) => c["m.relates_to"]?.rel_type === "m.thread" && c["m.relates_to"]["m.in_reply_to"]?.event_id === "$root:example.org")).toBe(
+      true,
+    );
     expect(matrixMessageContents("  ", { kind: "reply", replyTo: null, threadId: null })).toEqual([]);
   });
 
@@ -172,7 +218,13 @@ describe("matrixEditContent", () => {
       msgtype: "m.text",
       body: "* now **fixed**",
       "m.mentions": {},
-      "m.new_content": { msgtype: "m.text", body: "now **fixed**", format: "org.matrix.custom.html", formatted_body: "now <strong>fixed</strong>", "m.mentions": {} },
+      "m.new_content": {
+        msgtype: "m.text",
+        body: "now **fixed**",
+        format: "org.matrix.custom.html",
+        formatted_body: "now <strong>fixed</strong>",
+        "m.mentions": {},
+      },
       "m.relates_to": { rel_type: "m.replace", event_id: "$ev:example.org" },
     });
   });

@@ -6,14 +6,27 @@ import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { SignalAdapter, type SignalAdapterOptions } from "../../../src/adapters/signal/index.js";
 import type { AgentTurnInput } from "../../../src/agents/index.js";
-import { SIGNAL_IDS, signalFixture, signalMessage, startFakeSignalServer, type FakeSignalOptions, type FakeSignalServer } from "../../fakes/signal/fake-signal-server.js";
+import {
+  SIGNAL_IDS,
+  signalFixture,
+  signalMessage,
+  startFakeSignalServer,
+  type FakeSignalOptions,
+  type FakeSignalServer,
+} from "../../fakes/signal/fake-signal-server.js";
 import { freePort, waitFor } from "../../serve/gateway-process.js";
 import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapter-harness.js";
 
 const cleanups = useCleanups();
 
 async function setup(
-  options: { answer?: (input: AgentTurnInput) => string; rules?: Partial<AnswerRules>; fake?: FakeSignalOptions; adapter?: Partial<SignalAdapterOptions>; fakeLater?: boolean } = {},
+  options: {
+    answer?: (input: AgentTurnInput) => string;
+    rules?: Partial<AnswerRules>;
+    fake?: FakeSignalOptions;
+    adapter?: Partial<SignalAdapterOptions>;
+    fakeLater?: boolean;
+  } = {},
 ) {
   const port = options.fake?.port ?? (await freePort());
   const fake: FakeSignalServer | null = options.fakeLater ? null : await startFakeSignalServer({ ...options.fake, port });
@@ -51,7 +64,10 @@ it("an unreachable REST API does not hold the start: connect returns after conne
   expect(s.logger.lines.some((l) => l.msg.startsWith("signal: cannot reach the signal-cli REST API (GET /v1/about); trying again in 1 s"))).toBe(true);
   const fake = await startFakeSignalServer({ port: s.port });
   cleanups.push(() => fake.close());
-  await waitFor(() => s.logger.lines.find((l) => l.msg === `signal adapter connected as ${SIGNAL_IDS.bot} (websocket)`), { what: "the late connection", timeoutMs: 15_000 });
+  await waitFor(() => s.logger.lines.find((l) => l.msg === `signal adapter connected as ${SIGNAL_IDS.bot} (websocket)`), {
+    what: "the late connection",
+    timeoutMs: 15_000,
+  });
   expect(s.adapter.connected).toBe(true);
   fake.push(signalMessage("receive-dm", { timestamp: 1767230000000, message: "late hello" }));
   const reply = await fake.waitFor(() => fake.sentTo(SIGNAL_IDS.alice)[0], "the reply");
@@ -97,7 +113,13 @@ it("allowlists take a number or a UUID; sync messages, receipts, typing notices,
   const { fake, db, agent } = await running({ rules: { allowedUsers: [SIGNAL_IDS.aliceUuid] }, adapter: { readReceipts: false } });
   for (const fixture of ["receive-sync-sent", "receive-receipt", "receive-typing", "receive-reaction"]) fake.push(signalFixture(fixture));
   fake.push(signalMessage("receive-dm", { timestamp: 1767230200000, message: "from myself", sender: { number: SIGNAL_IDS.bot, uuid: SIGNAL_IDS.botUuid } }));
-  fake.push(signalMessage("receive-dm", { timestamp: 1767230210000, message: "bob is not allowed", sender: { number: SIGNAL_IDS.bob, uuid: SIGNAL_IDS.bobUuid, name: "Bob" } }));
+  fake.push(
+    signalMessage("receive-dm", {
+      timestamp: 1767230210000,
+      message: "bob is not allowed",
+      sender: { number: SIGNAL_IDS.bob, uuid: SIGNAL_IDS.bobUuid, name: "Bob" },
+    }),
+  );
   const once = signalMessage("receive-dm", { timestamp: 1767230220000, message: "alice is allowed" });
   fake.push(once);
   fake.push(once);

@@ -60,11 +60,20 @@ describe("mapSignalMessage", () => {
     expect(signalInternalGroupId(SIGNAL_IDS.group)).toBe(SIGNAL_IDS.groupInternalId);
     expect(signalInternalGroupId("+4915100000001")).toBeNull();
     const mapped = map(signalFixture("receive-group-text"))!;
-    expect(mapped.inbound.source).toMatchObject({ chatType: "group", chatId: SIGNAL_IDS.group, chatIdAlt: SIGNAL_IDS.groupInternalId, chatName: "Book club", userId: SIGNAL_IDS.alice });
+    expect(mapped.inbound.source).toMatchObject({
+      chatType: "group",
+      chatId: SIGNAL_IDS.group,
+      chatIdAlt: SIGNAL_IDS.groupInternalId,
+      chatName: "Book club",
+      userId: SIGNAL_IDS.alice,
+    });
     expect(mapped.candidate).toMatchObject({ chatType: "group", mentionsBot: false, repliesToBot: false });
     expect(buildSessionKey(mapped.inbound.source)).toBe(`agent:main:signal:group:${SIGNAL_IDS.group}:${SIGNAL_IDS.aliceUuid}`);
     const unnamed = signalMessage("receive-group-text", { data: { groupInfo: { groupId: SIGNAL_IDS.groupInternalId, revision: 3, type: "DELIVER" } } });
-    expect(mapSignalMessage(unnamed as SignalReceived, self, { groupName: (id) => (id === SIGNAL_IDS.groupInternalId ? "From the list" : null) })!.inbound.source.chatName).toBe("From the list");
+    expect(
+      mapSignalMessage(unnamed as SignalReceived, self, { groupName: (id) => (id === SIGNAL_IDS.groupInternalId ? "From the list" : null) })!.inbound.source
+        .chatName,
+    ).toBe("From the list");
   });
 
   it("a leading mention of the bot addresses it and is dropped; other mentions become @name; quotes of the bot are replies to it", () => {
@@ -95,14 +104,22 @@ describe("mapSignalMessage", () => {
     const mapped = map(signalFixture("receive-attachments"))!;
     expect(mapped.inbound.media).toEqual([
       { kind: "image", url: null, fileId: "P0xLq3sEXAMPLEid.jpg", mimeType: "image/jpeg", fileName: "photo.jpg", caption: null },
-      { kind: "audio", url: `${API}/v1/attachments/VNaud1oEXAMPLEid.aac`, fileId: "VNaud1oEXAMPLEid.aac", mimeType: "audio/aac", fileName: null, caption: null },
+      {
+        kind: "audio",
+        url: `${API}/v1/attachments/VNaud1oEXAMPLEid.aac`,
+        fileId: "VNaud1oEXAMPLEid.aac",
+        mimeType: "audio/aac",
+        fileName: null,
+        caption: null,
+      },
     ]);
     const edit = map(signalFixture("receive-edit"))!;
     expect(edit.inbound).toMatchObject({ text: "hello, edited", messageId: "1767226260000", editOf: "1767225600000" });
   });
 
   it("maps nothing for sync messages, receipts, typing notices, reactions; marks the bot's own messages", () => {
-    for (const fixture of ["receive-sync-sent", "receive-receipt", "receive-typing", "receive-reaction"]) expect(map(signalFixture(fixture)), fixture).toBeNull();
+    for (const fixture of ["receive-sync-sent", "receive-receipt", "receive-typing", "receive-reaction"])
+      expect(map(signalFixture(fixture)), fixture).toBeNull();
     expect(map({})).toBeNull();
     const own = signalMessage("receive-dm", { sender: { number: SIGNAL_IDS.bot, uuid: SIGNAL_IDS.botUuid } });
     expect(map(own)!.candidate.fromSelf).toBe(true);
@@ -115,9 +132,15 @@ describe("mapSignalMessage", () => {
 
 describe("Signal formatting", () => {
   it("the ported styled parser matches the REST API's own test cases", () => {
-    expect(parseSignalStyledText("This is a **bold** and *italic* message")).toEqual({ text: "This is a bold and italic message", styles: ["10:4:BOLD", "19:6:ITALIC"] });
+    expect(parseSignalStyledText("This is a **bold** and *italic* message")).toEqual({
+      text: "This is a bold and italic message",
+      styles: ["10:4:BOLD", "19:6:ITALIC"],
+    });
     expect(parseSignalStyledText("👋🏾**abcdefg**")).toEqual({ text: "👋🏾abcdefg", styles: ["4:7:BOLD"] });
-    expect(parseSignalStyledText("||**this is a bold text inside a spoiler**||")).toEqual({ text: "this is a bold text inside a spoiler", styles: ["0:36:BOLD", "0:36:SPOILER"] });
+    expect(parseSignalStyledText("||**this is a bold text inside a spoiler**||")).toEqual({
+      text: "this is a bold text inside a spoiler",
+      styles: ["0:36:BOLD", "0:36:SPOILER"],
+    });
     expect(parseSignalStyledText("\\**escaped text\\**")).toEqual({ text: "**escaped text**", styles: [] });
     expect(parseSignalStyledText("***both***")).toEqual({ text: "both", styles: ["0:4:BOLD", "0:4:ITALIC"] });
     // A stray marker is swallowed: why every literal one is escaped.
@@ -127,7 +150,11 @@ describe("Signal formatting", () => {
   it("Markdown becomes styled text whose parse gives exactly the shown text and styles", () => {
     const cases: Array<[string, string, string[]]> = [
       ["**Note:** use `a*b`", "Note: use a*b", ["0:5:BOLD", "10:3:MONOSPACE"]],
-      ["# Title\n\n*it* ~~gone~~ ||secret|| ***both***", "Title\n\nit gone secret both", ["0:5:BOLD", "7:2:ITALIC", "10:4:STRIKETHROUGH", "15:6:SPOILER", "22:4:BOLD", "22:4:ITALIC"]],
+      [
+        "# Title\n\n*it* ~~gone~~ ||secret|| ***both***",
+        "Title\n\nit gone secret both",
+        ["0:5:BOLD", "7:2:ITALIC", "10:4:STRIKETHROUGH", "15:6:SPOILER", "22:4:BOLD", "22:4:ITALIC"],
+      ],
       ["5 * 3 = 15, a~b, x || y and **b**", "5 * 3 = 15, a~b, x || y and b", ["28:1:BOLD"]],
       ["- one\n- **two**\n\n1. first", "• one\n• two\n\n1. first", ["8:3:BOLD"]],
       ["```ts\nconst a = `x` * 2;\n```", "const a = `x` * 2;", ["0:18:MONOSPACE"]],

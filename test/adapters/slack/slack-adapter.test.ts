@@ -128,10 +128,12 @@ it("createThread posts a root message and returns its thread; a refused token fa
   expect(thread).toMatchObject({ platform: "slack", chatType: "channel", chatId: CHANNEL, threadId: root.ts });
 
   const refused = await SlackAdapter.create({ botToken: "xoxb-wrong-token-value", signingSecret: SECRET, apiUrl: fake.url, maxRetries: 0 });
-  const error = await refused.connect(async () => ({ status: "command", sessionKey: "x" })).then(
-    () => null,
-    (e: unknown) => e as Error,
-  );
+  const error = await refused
+    .connect(async () => ({ status: "command", sessionKey: "x" }))
+    .then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
   expect(error?.message).toContain("Slack refused the bot token (invalid_auth)");
   expect(`${error?.message} ${error?.stack} ${String(error?.cause)}`).not.toContain("wrong-token-value");
 });
@@ -143,7 +145,9 @@ it("handoff: refused at once with a /sethome hint while slack has no home channe
     { role: "user", content: "Let us design the storage layer" },
     { role: "assistant", content: "Start with the contract." },
   ]);
-  const refused = await requestHandoff(db, { sessionId: id, platform: "slack" }, { homeChannels: {}, timeoutMs: 60_000 }).catch((e: unknown) => e as HandoffError);
+  const refused = await requestHandoff(db, { sessionId: id, platform: "slack" }, { homeChannels: {}, timeoutMs: 60_000 }).catch(
+    (e: unknown) => e as HandoffError,
+  );
   expect(refused).toBeInstanceOf(HandoffError);
   expect((refused as HandoffError).reason).toBe("no_home_channel");
 
@@ -164,7 +168,13 @@ it("handoff: refused at once with a /sethome hint while slack has no home channe
   );
   const outcome = await pending;
   const root = fake.sentTo(CHANNEL, null).find((m) => m.text === "🧵 Storage design")!;
-  expect(outcome).toMatchObject({ status: "completed", platform: "slack", chatId: CHANNEL, threadId: root.ts, sessionKey: `agent:main:slack:channel:${CHANNEL}:${root.ts}` });
+  expect(outcome).toMatchObject({
+    status: "completed",
+    platform: "slack",
+    chatId: CHANNEL,
+    threadId: root.ts,
+    sessionKey: `agent:main:slack:channel:${CHANNEL}:${root.ts}`,
+  });
   const summary = await fake.waitFor(() => fake.sentTo(CHANNEL, root.ts)[0], "the summary in the new thread");
   expect(summary.text).toContain("You said:");
 });

@@ -6,14 +6,26 @@ import { buildSessionKey } from "../../../src/gateway/index.js";
 import { slackFixture } from "../../fakes/slack/fake-slack-server.js";
 
 const me = { userId: "U0BOT00001", botId: "B0BOT00001", teamId: "T0TEAM0001" };
-const eventOf = (fixture: string, overrides: Partial<SlackMessageEvent> = {}): SlackMessageEvent => ({ ...(slackFixture(fixture)["event"] as SlackMessageEvent), ...overrides });
+const eventOf = (fixture: string, overrides: Partial<SlackMessageEvent> = {}): SlackMessageEvent => ({
+  ...(slackFixture(fixture)["event"] as SlackMessageEvent),
+  ...overrides,
+});
 
 it("a DM (message.im) maps to a dm source keyed by the conversation, with names from the look-ups and the team as scope", () => {
   const mapped = mapSlackEvent(eventOf("event-message-im"), me, { userName: "Alice Doe", chatKind: "im" })!;
   expect(mapped.inbound).toMatchObject({
     text: "hello there",
     messageId: "1700000001.000100",
-    source: { platform: "slack", chatType: "dm", chatId: "D0ALICEDM1", userId: "U0ALICE001", userName: "Alice Doe", threadId: null, scopeId: "T0TEAM0001", isBot: false },
+    source: {
+      platform: "slack",
+      chatType: "dm",
+      chatId: "D0ALICEDM1",
+      userId: "U0ALICE001",
+      userName: "Alice Doe",
+      threadId: null,
+      scopeId: "T0TEAM0001",
+      isBot: false,
+    },
   });
   expect(buildSessionKey(mapped.inbound.source)).toBe("agent:main:slack:dm:D0ALICEDM1");
 });

@@ -73,7 +73,13 @@ it("groups: unaddressed messages are neither answered nor stored; a mention or a
     telegramUpdate("update-group-text", {
       message_id: 13,
       text: "and then?",
-      reply_to_message: { message_id: reply.message_id, from: { id: fake.me.id, is_bot: true, first_name: "Threadline Test" }, chat: { id: -1001234567890, type: "supergroup", title: "Dev Chat" }, date: 1, text: "x" },
+      reply_to_message: {
+        message_id: reply.message_id,
+        from: { id: fake.me.id, is_bot: true, first_name: "Threadline Test" },
+        chat: { id: -1001234567890, type: "supergroup", title: "Dev Chat" },
+        date: 1,
+        text: "x",
+      },
     }),
   );
   await fake.waitFor(() => fake.sentTo(-1001234567890).length === 2, "the reply to the reply");
@@ -202,7 +208,10 @@ it("webhook mode: setWebhook with the secret; updates without the secret header 
 
 it("createThread opens a forum topic and returns its source", async () => {
   const { fake, adapter } = await setup();
-  const thread = await adapter.createThread({ platform: "telegram", chatType: "channel", chatId: "-1009876543210", chatName: "Forum" }, "Continued from the terminal");
+  const thread = await adapter.createThread(
+    { platform: "telegram", chatType: "channel", chatId: "-1009876543210", chatName: "Forum" },
+    "Continued from the terminal",
+  );
   expect(thread).toMatchObject({ platform: "telegram", chatType: "group", chatId: "-1009876543210", threadId: "1001" });
   expect(fake.callsOf("createForumTopic")[0]!.params).toMatchObject({ chat_id: "-1009876543210", name: "Continued from the terminal" });
 });
@@ -211,10 +220,12 @@ it("a refused token fails the start with a clear message; an unreachable Bot API
   const fake = await startFakeTelegramServer();
   cleanups.push(() => fake.close());
   const refused = await TelegramAdapter.create({ token: "123:wrong-token-value", apiRoot: fake.url });
-  const error = await refused.connect(async () => ({ status: "command", sessionKey: "x" })).then(
-    () => null,
-    (e: unknown) => e as Error,
-  );
+  const error = await refused
+    .connect(async () => ({ status: "command", sessionKey: "x" }))
+    .then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
   expect(error?.message).toContain("Telegram refused the bot token");
   expect(`${error?.message} ${error?.stack} ${String(error?.cause)}`).not.toContain("wrong-token-value");
   await refused.disconnect();
@@ -238,7 +249,9 @@ it("handoff: refused at once with a /sethome hint while telegram has no home cha
     { role: "user", content: "Let us design the storage layer" },
     { role: "assistant", content: "Start with the contract." },
   ]);
-  const refused = await requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, timeoutMs: 60_000 }).catch((e: unknown) => e as HandoffError);
+  const refused = await requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: {}, timeoutMs: 60_000 }).catch(
+    (e: unknown) => e as HandoffError,
+  );
   expect(refused).toBeInstanceOf(HandoffError);
   expect((refused as HandoffError).reason).toBe("no_home_channel");
   expect((refused as HandoffError).message).toContain("send /sethome in that telegram chat");
@@ -259,7 +272,13 @@ it("handoff: refused at once with a /sethome hint while telegram has no home cha
     { what: "the handoff request to settle", intervalMs: 20 },
   );
   const outcome = await pending;
-  expect(outcome).toMatchObject({ status: "completed", platform: "telegram", chatId: "-1009876543210", threadId: "1001", sessionKey: "agent:main:telegram:group:-1009876543210:1001" });
+  expect(outcome).toMatchObject({
+    status: "completed",
+    platform: "telegram",
+    chatId: "-1009876543210",
+    threadId: "1001",
+    sessionKey: "agent:main:telegram:group:-1009876543210:1001",
+  });
   expect(fake.callsOf("createForumTopic")[0]!.params).toMatchObject({ chat_id: "-1009876543210", name: "Storage design" });
   const summary = await fake.waitFor(() => fake.sentTo(-1009876543210, 1001)[0], "the summary in the new topic");
   expect(summary.plain).toContain("You said:");

@@ -13,7 +13,16 @@ it("a DM maps to a dm source keyed by the chat", () => {
   expect(mapped.inbound).toMatchObject({
     text: "hello",
     messageId: "1",
-    source: { platform: "telegram", chatType: "dm", chatId: "111111", userId: "111111", userName: "Alice Doe", chatName: "Alice Doe", isBot: false, threadId: null },
+    source: {
+      platform: "telegram",
+      chatType: "dm",
+      chatId: "111111",
+      userId: "111111",
+      userName: "Alice Doe",
+      chatName: "Alice Doe",
+      isBot: false,
+      threadId: null,
+    },
   });
   expect(buildSessionKey(mapped.inbound.source)).toBe("agent:main:telegram:dm:111111");
 });
@@ -28,7 +37,8 @@ it("a group mention is addressed and loses the leading @name; per-user keys in g
 
 it("commands: /new is for every bot, /new@us is ours, /new@other is not", () => {
   const command = (text: string) =>
-    mapTelegramMessage(messageOf(telegramUpdate("update-group-text", { text, entities: [{ offset: 0, length: text.length, type: "bot_command" }] })), me)!.candidate.mentionsBot;
+    mapTelegramMessage(messageOf(telegramUpdate("update-group-text", { text, entities: [{ offset: 0, length: text.length, type: "bot_command" }] })), me)!
+      .candidate.mentionsBot;
   expect(command("/new")).toBe(true);
   expect(command("/new@threadline_test_bot")).toBe(true);
   expect(command("/new@other_bot")).toBe(false);

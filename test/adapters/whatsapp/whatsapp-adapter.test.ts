@@ -54,7 +54,14 @@ function dm(body: string, edit: Record<string, unknown> = {}): Record<string, un
 it("connects: the business number is looked up and logged; a DM is answered as a quoting reply after a read receipt with typing", async () => {
   const { fake, adapter, agent, logger, deliver } = await setup();
   expect(adapter.identity).toBe(`+1 555-078-3881 (${FAKE_PHONE_NUMBER_ID})`);
-  expect(logger.lines.some((l) => l.msg === `whatsapp adapter connected as +1 555-078-3881 (${FAKE_PHONE_NUMBER_ID}) (webhook)` && l.obj["mode"] === "webhook" && l.obj["verifiedName"] === "Threadline Test")).toBe(true);
+  expect(
+    logger.lines.some(
+      (l) =>
+        l.msg === `whatsapp adapter connected as +1 555-078-3881 (${FAKE_PHONE_NUMBER_ID}) (webhook)` &&
+        l.obj["mode"] === "webhook" &&
+        l.obj["verifiedName"] === "Threadline Test",
+    ),
+  ).toBe(true);
   const payload = dm("hello there");
   await deliver(payload);
   const reply = await fake.waitFor(() => fake.sentTo(USER)[0], "the reply");
@@ -152,8 +159,13 @@ it("a failed status for a sent reply is a delivery failure with the session key 
   const failed = whatsappWebhook("webhook-status-failed", { status: { id: reply.wamid } });
   await deliver(failed);
   await deliver(failed);
-  const line = await fake.waitFor(() => logger.lines.find((l) => l.level === "error" && l.msg.startsWith("whatsapp: a message was not delivered")), "the failure line");
-  expect(line.msg).toBe("whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)");
+  const line = await fake.waitFor(
+    () => logger.lines.find((l) => l.level === "error" && l.msg.startsWith("whatsapp: a message was not delivered")),
+    "the failure line",
+  );
+  expect(line.msg).toBe(
+    "whatsapp: a message was not delivered: the customer has not written in 24 hours; only a template message can reach them (error 131047)",
+  );
   expect(line.obj).toMatchObject({ platform: "whatsapp", keyHash: hashIdentifier(`agent:main:whatsapp:dm:${USER}`), messageId: reply.wamid, reason: "131047" });
   expect(logger.text()).not.toContain(USER);
   // The barrier: a message delivered after the statuses, answered in turn.
@@ -172,7 +184,9 @@ it("groups: answered when mentioned or replied to, per person; allowlists take a
   expect(reply.recipientType).toBe("group");
   await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "and then?" }, context: { from: "15550783881", id: reply.wamid } } }));
   await fake.waitFor(() => fake.sentTo(GROUP)[1], "the reply to the reply");
-  await deliver(whatsappWebhook("webhook-group-text", { message: { from: "16505550000", text: { body: "@15550783881 stranger" } }, contact: { wa_id: "16505550000" } }));
+  await deliver(
+    whatsappWebhook("webhook-group-text", { message: { from: "16505550000", text: { body: "@15550783881 stranger" } }, contact: { wa_id: "16505550000" } }),
+  );
   // The barrier: an allowed mention delivered after the stranger's, answered in turn.
   await deliver(whatsappWebhook("webhook-group-text", { message: { text: { body: "@15550783881 one more" } } }));
   await fake.waitFor(() => fake.sentTo(GROUP)[2], "the reply to the last mention");
@@ -182,12 +196,30 @@ it("groups: answered when mentioned or replied to, per person; allowlists take a
 it("a refused token or an unknown phone number id stops the start with a clear error that shows no secret", async () => {
   const { fake } = await setup();
   const handler = async () => ({ status: "command" as const, sessionKey: "x" });
-  const wrong = new WhatsAppAdapter({ accessToken: "EAAwrongWrongWrongToken0000", appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, phoneNumberId: FAKE_PHONE_NUMBER_ID, apiUrl: fake.url });
-  const refused = await wrong.connect(handler).then(() => null, (e: unknown) => e as Error);
+  const wrong = new WhatsAppAdapter({
+    accessToken: "EAAwrongWrongWrongToken0000",
+    appSecret: APP_SECRET,
+    verifyToken: VERIFY_TOKEN,
+    phoneNumberId: FAKE_PHONE_NUMBER_ID,
+    apiUrl: fake.url,
+  });
+  const refused = await wrong.connect(handler).then(
+    () => null,
+    (e: unknown) => e as Error,
+  );
   expect(refused?.message).toMatch(/^whatsapp: Meta refused the access token \(190\): check adapters\.whatsapp\.accessToken or WHATSAPP_ACCESS_TOKEN/u);
   expect(`${refused?.message} ${refused?.stack} ${String(refused?.cause)}`).not.toContain("EAAwrongWrongWrongToken0000");
-  const unknown = new WhatsAppAdapter({ accessToken: fake.accessToken, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, phoneNumberId: "999", apiUrl: fake.url });
-  const missing = await unknown.connect(handler).then(() => null, (e: unknown) => e as Error);
+  const unknown = new WhatsAppAdapter({
+    accessToken: fake.accessToken,
+    appSecret: APP_SECRET,
+    verifyToken: VERIFY_TOKEN,
+    phoneNumberId: "999",
+    apiUrl: fake.url,
+  });
+  const missing = await unknown.connect(handler).then(
+    () => null,
+    (e: unknown) => e as Error,
+  );
   expect(missing?.message).toMatch(/^whatsapp: Meta does not know the phone number id 999/u);
 });
 
@@ -197,5 +229,7 @@ it("a refusal with a code the adapter does not explain shows Meta's own words on
   await deliver(dm("anything"));
   await fake.waitFor(() => sendFailures.length > 0, "the send failure");
   const line = logger.lines.find((l) => l.msg === "sending to the platform failed")!;
-  expect((line.obj["err"] as Error).message).toBe("whatsapp: the Graph API refused the request (100): Param text['body'] must be at most 4096 characters long.");
+  expect((line.obj["err"] as Error).message).toBe(
+    "whatsapp: the Graph API refused the request (100): Param text['body'] must be at most 4096 characters long.",
+  );
 });

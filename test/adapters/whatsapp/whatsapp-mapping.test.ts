@@ -77,13 +77,17 @@ it("spellings of one number normalise alike; BSUIDs are told apart from phone nu
 it("media: image, document, voice, video and sticker become InboundMedia with the media id; the caption is the text", () => {
   const image = map("webhook-image")!;
   expect(image.inbound.text).toBe("Is this the right one?");
-  expect(image.inbound.media).toEqual([{ kind: "image", url: null, fileId: "1003383421387256", mimeType: "image/jpeg", fileName: null, caption: "Is this the right one?" }]);
+  expect(image.inbound.media).toEqual([
+    { kind: "image", url: null, fileId: "1003383421387256", mimeType: "image/jpeg", fileName: null, caption: "Is this the right one?" },
+  ]);
   expect(map("webhook-document")!.inbound.media).toEqual([
     { kind: "file", url: null, fileId: "1210318813984137", mimeType: "application/pdf", fileName: "invoice-2026-04.pdf", caption: "The invoice" },
   ]);
   const voice = map("webhook-audio")!;
   expect(voice.inbound.text).toBe("");
-  expect(voice.inbound.media).toEqual([{ kind: "audio", url: null, fileId: "1047268730519838", mimeType: "audio/ogg; codecs=opus", fileName: null, caption: null }]);
+  expect(voice.inbound.media).toEqual([
+    { kind: "audio", url: null, fileId: "1047268730519838", mimeType: "audio/ogg; codecs=opus", fileName: null, caption: null },
+  ]);
   expect(map("webhook-video")!.inbound.media![0]).toMatchObject({ kind: "video", fileId: "1526419358412771", mimeType: "video/mp4" });
   expect(map("webhook-sticker")!.inbound.media![0]).toMatchObject({ kind: "image", fileId: "1209839467426785", mimeType: "image/webp" });
 });
@@ -119,20 +123,36 @@ it("groups: chatId is the group id as given, one key per person; @<business numb
   expect(map("webhook-group-text", { text: { body: "ask @155507838810" } })!.candidate.mentionsBot).toBe(false);
   // Without metadata, the business number from the phone-number look-up is used.
   const value = valueOf("webhook-group-text");
-  const bare = mapWhatsAppMessage({ ...value.messages![0]!, text: { body: "@15550783881 hi" } }, { ...value, metadata: {} }, { businessPhone: "+1 555-078-3881" })!;
+  const bare = mapWhatsAppMessage(
+    { ...value.messages![0]!, text: { body: "@15550783881 hi" } },
+    { ...value, metadata: {} },
+    { businessPhone: "+1 555-078-3881" },
+  )!;
   expect(bare.candidate.mentionsBot).toBe(true);
   expect(map("webhook-group-text", { from: "15550783881" })!.candidate.fromSelf).toBe(true);
 });
 
 it("recipients: a group by id; a person by phone digits whatever the spelling; a BSUID-only person by recipient", () => {
-  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "group", chatId: GROUP, userId: "16505551234" })).toEqual({ recipient_type: "group", to: GROUP });
-  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: "+49 151 2345 6789" })).toEqual({ recipient_type: "individual", to: "4915123456789" });
-  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: "4915123456789@s.whatsapp.net" })).toEqual({ recipient_type: "individual", to: "4915123456789" });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "group", chatId: GROUP, userId: "16505551234" })).toEqual({
+    recipient_type: "group",
+    to: GROUP,
+  });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: "+49 151 2345 6789" })).toEqual({
+    recipient_type: "individual",
+    to: "4915123456789",
+  });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: "4915123456789@s.whatsapp.net" })).toEqual({
+    recipient_type: "individual",
+    to: "4915123456789",
+  });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", chatId: BSUID })).toEqual({ recipient_type: "individual", recipient: BSUID });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm", userId: "16505551234" })).toEqual({ recipient_type: "individual", to: "16505551234" });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "dm" })).toBeNull();
   // A handoff's home channel comes as chatType channel: a person or a group by the id's shape.
-  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: "4915123456789" })).toEqual({ recipient_type: "individual", to: "4915123456789" });
+  expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: "4915123456789" })).toEqual({
+    recipient_type: "individual",
+    to: "4915123456789",
+  });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: BSUID })).toEqual({ recipient_type: "individual", recipient: BSUID });
   expect(whatsappRecipientOf({ platform: "whatsapp", chatType: "channel", chatId: GROUP })).toEqual({ recipient_type: "group", to: GROUP });
 });
@@ -149,7 +169,7 @@ it("Markdown → WhatsApp: bold, italic, strike, code, monospace blocks, links, 
   expect(markdownToWhatsApp("[docs](https://x.dev/a?b=1&c=2) and https://y.dev")).toBe("docs (https://x.dev/a?b=1&c=2) and https://y.dev");
   expect(markdownToWhatsApp("# Title\n\n- one\n- two\n\n1. first\n2. second\n\n> quoted")).toBe("*Title*\n\n- one\n- two\n\n1. first\n2. second\n\n> quoted");
   expect(markdownToWhatsApp("```ts\nif (a < b && c) {}\nreturn;\n```")).toBe("```if (a < b && c) {}\nreturn;```");
-  expect(markdownToWhatsApp("Tom & Jerry's \"show\" <b>")).toBe("Tom & Jerry's \"show\" <b>");
+  expect(markdownToWhatsApp('Tom & Jerry\'s "show" <b>')).toBe('Tom & Jerry\'s "show" <b>');
   expect(markdownToWhatsApp("| a | b |\n|---|---|\n| 1 | 2 |")).toBe("*a | b*\n1 | 2");
   expect(markdownToWhatsApp("[x](javascript:alert(1))")).toBe("x");
 });

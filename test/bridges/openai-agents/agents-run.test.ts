@@ -66,7 +66,10 @@ describe("run() with a ThreadlineSession", () => {
     // The second turn's request carried the first turn: call, result, reasoning and answer.
     const second = server.chatRequests()[2]!.body!.messages!;
     expect(second.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant", "user"]);
-    expect(second[2]).toMatchObject({ tool_calls: [{ id: "call_w1", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }], reasoning: "The user wants Oslo." });
+    expect(second[2]).toMatchObject({
+      tool_calls: [{ id: "call_w1", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }],
+      reasoning: "The user wants Oslo.",
+    });
     expect(second[3]).toMatchObject({ tool_call_id: "call_w1", content: "sunny in Oslo" });
 
     // Seen by the rest of Threadline like any other session.

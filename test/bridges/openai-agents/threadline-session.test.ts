@@ -63,8 +63,15 @@ forEachBackend((backend) => {
     const stored = await db.getSession(id);
     expect(stored).toMatchObject({ source: "openai-agents", messageCount: 5, toolCallCount: 1, preview: "What is the weather in Oslo?" });
     expect((await db.listSessions({ sources: ["openai-agents"] })).items.map((s) => s.id)).toEqual([id]);
-    for (const [query, role] of [["weather", "user"], ["sunny", "tool"], ["It is sunny", "assistant"]] as const) {
-      expect((await db.searchMessages(`"${query}"`, { roles: [role] })).map((h) => h.sessionId), query).toEqual([id]);
+    for (const [query, role] of [
+      ["weather", "user"],
+      ["sunny", "tool"],
+      ["It is sunny", "assistant"],
+    ] as const) {
+      expect(
+        (await db.searchMessages(`"${query}"`, { roles: [role] })).map((h) => h.sessionId),
+        query,
+      ).toEqual([id]);
     }
     // What the mapping cannot say in those fields is kept beside them, not as a second copy.
     expect(messages[2]?.reasoningDetails).toEqual({
@@ -228,7 +235,7 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const a = new ThreadlineSession(db, { sessionId: "busy", titler: null });
     const b = new ThreadlineSession(db, { sessionId: "busy", titler: null });
-    const calls = Array.from({ length: 40 }, (_, i) => ((i % 2 === 0 ? a : b).addItems([userItem(`m${i}`)])));
+    const calls = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).addItems([userItem(`m${i}`)]));
     await Promise.all(calls);
     expect(texts(await a.getItems())).toEqual(Array.from({ length: 40 }, (_, i) => `m${i}`));
     // A pop queued between writes sees exactly the writes queued before it.

@@ -18,7 +18,9 @@ describe("threadline chat: home channel commands", () => {
     const run = await runPipedStatus(home, ["chat"], "hello\n/sethome\n/status\n");
     expect(run.status).toBe(0);
     expect(run.stdout).not.toContain("This chat is now the cli home channel");
-    expect(run.stdout).toMatch(/\/sethome works in a chat platform, not in the terminal: send it in the chat \(Telegram, Discord, Slack, WhatsApp, Matrix or Signal\) where handoffs from the terminal should arrive\./);
+    expect(run.stdout).toMatch(
+      /\/sethome works in a chat platform, not in the terminal: send it in the chat \(Telegram, Discord, Slack, WhatsApp, Matrix or Signal\) where handoffs from the terminal should arrive\./,
+    );
     expect(run.stdout).not.toContain("Home channel (cli)");
     expect(run.stdout).toContain("Home channels: none; send /sethome in the chat platform's chat where handoffs should arrive");
     const db = await openSessionDB(home.dbPath);
@@ -45,7 +47,9 @@ describe("threadline chat: home channel commands", () => {
   it("/handoff to a misspelt or unknown platform is refused with the closest name, before anything is recorded", async () => {
     const run = await runPipedStatus(home, ["chat"], "hello\n/handoff telegarm\n/handoff nosuch\n");
     expect(run.status).toBe(0);
-    expect(run.stdout).toContain('Unknown platform "telegarm". Did you mean "telegram"? Handoffs go to one of: telegram, discord, slack, whatsapp, matrix, signal, webhook.');
+    expect(run.stdout).toContain(
+      'Unknown platform "telegarm". Did you mean "telegram"? Handoffs go to one of: telegram, discord, slack, whatsapp, matrix, signal, webhook.',
+    );
     expect(run.stdout).toContain('Unknown platform "nosuch". Handoffs go to one of: telegram, discord, slack, whatsapp, matrix, signal, webhook.');
     expect(run.stdout).not.toContain("homeChannels.telegarm");
     expect(run.stdout).not.toContain("homeChannels.nosuch");

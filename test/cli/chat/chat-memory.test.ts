@@ -26,7 +26,10 @@ describe("threadline chat and the owner's memory", () => {
     await seed.writeMemory({ owner: OWNER, kind: "user", entries: ["The owner's dog is Rex"], expectedVersion: null });
     await seed.writeMemory({ owner: { platform: "telegram", userId: "42" }, kind: "user", entries: ["A stranger's secret"], expectedVersion: null });
     await seed.close();
-    fake.enqueue(fakeToolCallReply([{ name: "memory", arguments: { action: "add", target: "memory", content: "Owner likes terse answers" } }]), fakeTextReply("Noted."));
+    fake.enqueue(
+      fakeToolCallReply([{ name: "memory", arguments: { action: "add", target: "memory", content: "Owner likes terse answers" } }]),
+      fakeTextReply("Noted."),
+    );
 
     const chat = startInProcess(["chat"], { ...home.env, OPENAI_BASE_URL: fake.url, THREADLINE_MODEL: "fake-model", OPENAI_API_KEY: "sk-x" });
     cleanups.push(async () => {
@@ -39,7 +42,10 @@ describe("threadline chat and the owner's memory", () => {
     expect((await chat.done).code).toBe(0);
 
     const first = fake.chatRequests()[0]!;
-    const system = (first.body?.messages ?? []).filter((m) => m.role === "system").map((m) => String(m.content)).join("\n");
+    const system = (first.body?.messages ?? [])
+      .filter((m) => m.role === "system")
+      .map((m) => String(m.content))
+      .join("\n");
     expect(system).toContain("The owner's dog is Rex");
     expect(system).not.toContain("A stranger's secret");
     const db = await openSessionDB(home.dbPath);

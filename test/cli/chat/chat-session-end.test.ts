@@ -158,7 +158,13 @@ describe("the end of a terminal chat's session", { timeout: 60_000 }, () => {
     // What a terminal killed two days ago left: a live cli session in its lane, idle since.
     const now = Date.now() / 1000;
     const lastActive = Math.floor(now - 2 * 86_400);
-    const old = await db.createSession({ id: "20260101_000000_abcdef", source: "cli", sessionKey: "agent:main:cli:dm:20260101_000000_abcdef", chatType: "dm", startedAt: lastActive - 60 });
+    const old = await db.createSession({
+      id: "20260101_000000_abcdef",
+      source: "cli",
+      sessionKey: "agent:main:cli:dm:20260101_000000_abcdef",
+      chatType: "dm",
+      startedAt: lastActive - 60,
+    });
     await db.appendMessage(old.id, { role: "user", content: "left behind", timestamp: lastActive });
     // And one from another platform, as idle: not a terminal session, never touched.
     const telegram = await db.createSession({ source: "telegram", startedAt: lastActive - 60 });

@@ -138,7 +138,10 @@ describe("threadline chat in a terminal", () => {
   });
 
   it("trims a long recap to the last 10 exchanges; resumeDisplay minimal prints one line instead", async () => {
-    const id = await seedChat(home, Array.from({ length: 12 }, (_, i) => `m${i + 1}`));
+    const id = await seedChat(
+      home,
+      Array.from({ length: 12 }, (_, i) => `m${i + 1}`),
+    );
     const t = await start(["chat", "-c"]);
     const recap = await t.waitFor(PROMPT);
     expect(recap).toMatch(/│ \.\.\. 4 earlier messages \.\.\.$/m);
@@ -219,7 +222,9 @@ describe("threadline chat in a terminal", () => {
     await t.waitFor("waiting for a running gateway (threadline serve)");
     const screen = await t.waitFor("[exited 0]", { timeoutMs: 30_000 });
     expect(screen).toContain("Handed off to webhook (chat home-chat): the session continues there with the same id.");
-    const id = new RegExp(`Session (${CLI_ID.source}) "Release plan" continues on webhook\\. Take it back to the terminal with: threadline chat --resume (${CLI_ID.source})`).exec(screen);
+    const id = new RegExp(
+      `Session (${CLI_ID.source}) "Release plan" continues on webhook\\. Take it back to the terminal with: threadline chat --resume (${CLI_ID.source})`,
+    ).exec(screen);
     expect(id).not.toBeNull();
     expect(id![2]).toBe(id![1]);
     const summary = await callback.waitFor((d) => d.body.chatId === "home-chat", "the handoff summary");

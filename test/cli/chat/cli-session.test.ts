@@ -42,7 +42,10 @@ async function terminal(): Promise<{ cli: CliAdapter; runner: GatewayRunner; sto
     await cli.submit(text);
     await delivered;
     await runner.whenIdle(key);
-    return cli.sent.slice(before).map((d) => d.message.text).join("\n");
+    return cli.sent
+      .slice(before)
+      .map((d) => d.message.text)
+      .join("\n");
   };
   return { cli, runner, store, key, say };
 }

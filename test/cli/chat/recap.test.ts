@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  buildRecap,
-  collapseToolCalls,
-  cutAssistantText,
-  cutUserText,
-  recapOneLiner,
-  renderRecapPanel,
-  type RecapMessage,
-} from "../../../src/cli/recap.js";
+import { buildRecap, collapseToolCalls, cutAssistantText, cutUserText, recapOneLiner, renderRecapPanel, type RecapMessage } from "../../../src/cli/recap.js";
 import type { ToolCall } from "../../../src/store/index.js";
 
 const call = (name: string, n = 0): ToolCall => ({ id: `call_${name}_${n}`, type: "function", function: { name, arguments: "{}" } });
@@ -152,7 +144,13 @@ describe("buildRecap", () => {
   it("shows an assistant message before any user message, and text of structured content", () => {
     const recap = buildRecap([
       assistant("Welcome back."),
-      { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "x" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "what is this?" },
+          { type: "image_url", image_url: { url: "x" } },
+        ],
+      },
       assistant("A cat."),
     ]);
     expect(recap.rows).toEqual([

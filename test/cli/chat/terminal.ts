@@ -127,7 +127,8 @@ export class Terminal {
    * text); returns the screen. Fails with the last screen after `timeoutMs`.
    */
   async waitFor(expected: string | RegExp | ((screen: string) => boolean), options: { timeoutMs?: number; visibleOnly?: boolean } = {}): Promise<string> {
-    const test = typeof expected === "function" ? expected : typeof expected === "string" ? (s: string) => s.includes(expected) : (s: string) => expected.test(s);
+    const test =
+      typeof expected === "function" ? expected : typeof expected === "string" ? (s: string) => s.includes(expected) : (s: string) => expected.test(s);
     const deadline = Date.now() + (options.timeoutMs ?? 15_000);
     let last = "";
     for (;;) {

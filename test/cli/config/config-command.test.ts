@@ -167,7 +167,11 @@ describe("threadline config check: hermes-agent keys and every problem at once",
     delete env["TELEGRAM_BOT_TOKEN"];
     const bad = await runInProcess(["config", "check"], env);
     expect(bad.code).toBe(2);
-    const lines = bad.stderr.trimEnd().split("\n").slice(1).map((l) => l.replace(/^ {2}- /u, ""));
+    const lines = bad.stderr
+      .trimEnd()
+      .split("\n")
+      .slice(1)
+      .map((l) => l.replace(/^ {2}- /u, ""));
     const expected = [
       /^sessions\.auto_prune: unknown key, did you mean "autoPrune\.enabled"\? \(hermes-agent's name\)$/u,
       /^sessions\.retention_days: unknown key, did you mean "autoPrune\.retentionDays"\? \(hermes-agent's name\)$/u,
@@ -186,7 +190,11 @@ describe("threadline config check: hermes-agent keys and every problem at once",
       /^adapters\.webhook\.secret: required when the webhook adapter is enabled/u,
       /^adapters\.telegram\.token: missing/u,
     ];
-    for (const pattern of expected) expect(lines.filter((l) => pattern.test(l)), `${pattern} in\n${bad.stderr}`).toHaveLength(1);
+    for (const pattern of expected)
+      expect(
+        lines.filter((l) => pattern.test(l)),
+        `${pattern} in\n${bad.stderr}`,
+      ).toHaveLength(1);
     expect(lines).toHaveLength(expected.length);
     expect(bad.stderr).not.toMatch(/unknown setting/u);
     // --json lists the same problems, each whole (a problem holding "; " is not split).

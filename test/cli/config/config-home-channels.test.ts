@@ -20,7 +20,9 @@ describe("threadline config: home channel platforms", () => {
     expect(typo.stderr).toContain('homeChannels.telegarm: unknown platform "telegarm". Did you mean "telegram"?');
     const unknown = await run(home, ["config", "set", "homeChannels.nosuch.chatId", "12"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('homeChannels.nosuch: unknown platform "nosuch". Home channels can be on: telegram, discord, slack, whatsapp, matrix, signal, webhook.');
+    expect(unknown.stderr).toContain(
+      'homeChannels.nosuch: unknown platform "nosuch". Home channels can be on: telegram, discord, slack, whatsapp, matrix, signal, webhook.',
+    );
     expect(existsSync(path)).toBe(false);
     expect((await run(home, ["config", "set", "homeChannels.telegram.chatId", "12"])).code).toBe(0);
     expect((await run(home, ["config", "set", "homeChannels.telegram.chatType", "group"])).code).toBe(0);

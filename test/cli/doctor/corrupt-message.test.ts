@@ -44,7 +44,11 @@ describe("a damaged database file gets one clear message from every command", { 
   it("a truncated file: every command says it at open", async () => {
     await seedDatabase(t.db);
     truncateFile(t.db, 0.5);
-    for (const args of [["sessions", "list"], ["sessions", "stats"], ["sessions", "search", "deployment"]]) {
+    for (const args of [
+      ["sessions", "list"],
+      ["sessions", "stats"],
+      ["sessions", "search", "deployment"],
+    ]) {
       expectCorruptMessage(await t.run([...args, "--db", t.db]), t.db);
     }
   });

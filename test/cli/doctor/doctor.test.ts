@@ -34,7 +34,10 @@ async function storedMessageIds(): Promise<Map<string, number[]>> {
   try {
     const out = new Map<string, number[]>();
     for (const s of (await db.listSessions({ limit: 1000, includeChildren: true })).items) {
-      out.set(s.id, (await db.getMessages(s.id)).map((m) => m.id));
+      out.set(
+        s.id,
+        (await db.getMessages(s.id)).map((m) => m.id),
+      );
     }
     return out;
   } finally {
@@ -54,7 +57,14 @@ describe("threadline doctor", { timeout: 240_000 }, () => {
     expect(text.stdout).toMatch(/^Free space\s+\d+ free page\(s\) .* free on the disk$/mu);
     expect(text.stdout).toMatch(/^Healthy\.$/mu);
     const json = parseJson<SqliteDoctorReport>(await t.run(["doctor", "--json", "--db", t.db]));
-    expect(json).toMatchObject({ backend: "sqlite", location: t.db, healthy: true, problems: [], schemaVersion: SQLITE_SCHEMA_VERSION, integrity: { ok: true, findings: [] } });
+    expect(json).toMatchObject({
+      backend: "sqlite",
+      location: t.db,
+      healthy: true,
+      problems: [],
+      schemaVersion: SQLITE_SCHEMA_VERSION,
+      integrity: { ok: true, findings: [] },
+    });
     expect(json.searchIndex).toMatchObject({ ok: true, indexedUpTo: 12, newestMessageId: 12 });
     expect(json.wal.journalMode).toBe("wal");
     expect(json.space.diskFreeBytes).toBeGreaterThan(0);

@@ -57,14 +57,22 @@ for (const backend of PAIRING_BACKENDS) {
       rmSync(scratch, { recursive: true, force: true });
     });
 
-    const run = (args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}) => t.run(["memory", ...args, "--db", b.target], options);
+    const run = (args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}) =>
+      t.run(["memory", ...args, "--db", b.target], options);
     /** `memory edit` with the scripted editor writing `text`; resolves the run and what the editor was shown. */
     async function edit(args: string[], text: string, code?: number, bump = false) {
       const seen = join(scratch, "seen.txt");
       const next = join(scratch, "new.txt");
       writeFileSync(next, text);
       const result = await run(["edit", ...args], {
-        env: { EDITOR: editor, VISUAL: undefined, SEEN: seen, NEW: next, CODE: code === undefined ? undefined : String(code), BUMP_DB: bump ? b.target : undefined },
+        env: {
+          EDITOR: editor,
+          VISUAL: undefined,
+          SEEN: seen,
+          NEW: next,
+          CODE: code === undefined ? undefined : String(code),
+          BUMP_DB: bump ? b.target : undefined,
+        },
       });
       return { ...result, shown: readFileSync(seen, "utf8") };
     }
@@ -73,7 +81,12 @@ for (const backend of PAIRING_BACKENDS) {
       const empty = await run(["show"]);
       expect(empty.code, empty.stderr).toBe(0);
       expect(empty.stdout).toBe("No MEMORY memory saved for the owner yet (limit 2,200 chars).\n");
-      await b.db.writeMemory({ owner: OWNER, kind: "memory", entries: ["Deploys go out on Tuesdays", "Prefers\ttabs\nand short answers"], expectedVersion: null });
+      await b.db.writeMemory({
+        owner: OWNER,
+        kind: "memory",
+        entries: ["Deploys go out on Tuesdays", "Prefers\ttabs\nand short answers"],
+        expectedVersion: null,
+      });
       await b.db.writeMemory({ owner: ANN, kind: "user", entries: ["Ann \u202eevil", "Has a cat"], expectedVersion: null });
       const shown = await run(["show"]);
       expect(shown.code, shown.stderr).toBe(0);

@@ -104,7 +104,11 @@ for (const backend of PAIRING_BACKENDS) {
     });
 
     it("an unknown platform is a usage error (exit 2) listing the platforms, on every subcommand", async () => {
-      for (const args of [["approve", "telegrm", "ABCDEFGH"], ["revoke", "irc", "42"], ["list", "--platform", "webhook"]]) {
+      for (const args of [
+        ["approve", "telegrm", "ABCDEFGH"],
+        ["revoke", "irc", "42"],
+        ["list", "--platform", "webhook"],
+      ]) {
         const result = await run(args);
         expect(result.code, args.join(" ")).toBe(2);
         expect(result.stderr).toContain(`Pairing platforms: ${PLATFORM_LIST}.`);
@@ -124,7 +128,9 @@ for (const backend of PAIRING_BACKENDS) {
 
       const code2 = await ask("signal", "+15550001", null);
       await b.db.approvePairingCode("signal", code2);
-      expect(parseJson(await run(["revoke", "signal", "+15550001", "--json"]))).toEqual({ revoked: { platform: "signal", userId: "+15550001", userName: null } });
+      expect(parseJson(await run(["revoke", "signal", "+15550001", "--json"]))).toEqual({
+        revoked: { platform: "signal", userId: "+15550001", userName: null },
+      });
     });
 
     it("a stranger's name is printed without its control characters (no terminal escapes)", async () => {
@@ -142,7 +148,9 @@ for (const backend of PAIRING_BACKENDS) {
       for (let i = 0; i < 5; i++) expect((await run(["approve", "whatsapp", "AAAAAAAA"])).code).toBe(3);
       const refused = await t.runChild(["pairing", "approve", "whatsapp", code, "--db", b.target]);
       expect(refused.code).toBe(4);
-      expect(refused.stderr).toMatch(/^threadline: Approvals on whatsapp are locked after 5 failed attempts, until \d{4}-\d\d-\d\d \d\d:\d\d \(in (59m|1h)\)\. Nothing was approved/u);
+      expect(refused.stderr).toMatch(
+        /^threadline: Approvals on whatsapp are locked after 5 failed attempts, until \d{4}-\d\d-\d\d \d\d:\d\d \(in (59m|1h)\)\. Nothing was approved/u,
+      );
       expect(refused.stderr).not.toContain(code);
       expect(await b.db.isPairingApproved("whatsapp", "15551234567")).toBe(false);
       const missing = await t.runChild(["pairing", "approve", "slack", "AAAAAAAA", "--db", b.target]);

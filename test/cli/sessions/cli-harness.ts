@@ -34,13 +34,19 @@ export interface TempHome {
    * {@link TempHome.run} as a child process (the built bin), for what needs a process of its
    * own (a time zone, TZ, other than this process's).
    */
-  runChild(args: string[], options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number }): Promise<RunResult>;
+  runChild(
+    args: string[],
+    options?: { input?: string; env?: Record<string, string | undefined>; keepStdinOpen?: boolean; timeoutMs?: number },
+  ): Promise<RunResult>;
   /**
    * Runs `threadline <args>` (the built bin, as a child process) on a pseudo-terminal
    * (stdin, stdout and stderr all on it); when `waitFor` shows up, types `answer` + Enter.
    * Output is stdout and stderr together.
    */
-  runInTerminal(args: string[], options?: { waitFor?: string; answer?: string; env?: Record<string, string | undefined>; timeoutMs?: number }): Promise<{ code: number | null; output: string }>;
+  runInTerminal(
+    args: string[],
+    options?: { waitFor?: string; answer?: string; env?: Record<string, string | undefined>; timeoutMs?: number },
+  ): Promise<{ code: number | null; output: string }>;
   /** Removes the temp directory. */
   cleanup(): void;
 }

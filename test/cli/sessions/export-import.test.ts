@@ -16,7 +16,13 @@ async function seedMixed(home: TempHome): Promise<string[]> {
     const a = await addToolSession(db);
     const b = await addSession(db, { text: "telegram chat", source: "telegram", title: "Groceries", ended: true });
     const child = await db.createSession({ source: "cli", parentSessionId: b });
-    await db.appendMessage(child.id, { role: "user", content: [{ type: "text", text: "multi-part" }, { type: "image_url", image_url: { url: "data:x" } }] });
+    await db.appendMessage(child.id, {
+      role: "user",
+      content: [
+        { type: "text", text: "multi-part" },
+        { type: "image_url", image_url: { url: "data:x" } },
+      ],
+    });
     return [a, b, child.id];
   });
 }
@@ -108,7 +114,9 @@ describe("threadline sessions export / import", { timeout: 120_000 }, () => {
     // FILE after the title is taken as part of it: the error says where FILE goes.
     const late = await t.run(["sessions", "export", "--session-id", "my", "project", file, "--db", t.db]);
     expect(late.code).toBe(2);
-    expect(late.stderr).toMatch(/^threadline: missing argument <file> for "threadline sessions export"\. --session-id takes the rest of the line \("my project .*one\.jsonl"\): put <file> before it\./u);
+    expect(late.stderr).toMatch(
+      /^threadline: missing argument <file> for "threadline sessions export"\. --session-id takes the rest of the line \("my project .*one\.jsonl"\): put <file> before it\./u,
+    );
     expect(late.stderr.trim().split("\n")).toHaveLength(1);
   });
 

@@ -121,7 +121,10 @@ describe("a first run (the default database does not exist yet)", { timeout: 120
     const blank = await t.run(["-c"], { env: { THREADLINE_DB: "" } });
     expect(blank).toEqual({ code: 3, stdout: "", stderr: 'threadline: No terminal chat session to continue yet. Start one with "threadline chat".\n' });
     expectNothingCreated(t);
-    for (const args of [["-r", "abc"], ["chat", "-c", "Deploy", "plan"]]) {
+    for (const args of [
+      ["-r", "abc"],
+      ["chat", "-c", "Deploy", "plan"],
+    ]) {
       const result = await t.run(args);
       expect(result.code, args.join(" ")).toBe(3);
       expect(result.stderr).toMatch(/^threadline: No session with the id, id prefix or title "(abc|Deploy plan)"/u);

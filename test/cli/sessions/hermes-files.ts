@@ -103,11 +103,33 @@ export function addHermesSessions(path: string, count: number, messagesEach = 4)
 }
 
 /** Every message of a hermes file, by session, in the order written (for comparing transcripts). */
-export function hermesMessages(path: string): Map<string, Array<{ role: string; content: string | null; tool_call_id: string | null; tool_calls: string | null; tool_name: string | null; reasoning: string | null; timestamp: number; active: number }>> {
+export function hermesMessages(path: string): Map<
+  string,
+  Array<{
+    role: string;
+    content: string | null;
+    tool_call_id: string | null;
+    tool_calls: string | null;
+    tool_name: string | null;
+    reasoning: string | null;
+    timestamp: number;
+    active: number;
+  }>
+> {
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const rows = db.prepare("SELECT session_id, role, content, tool_call_id, tool_calls, tool_name, reasoning, timestamp, active FROM messages ORDER BY id").all() as Array<{
-      session_id: string; role: string; content: string | null; tool_call_id: string | null; tool_calls: string | null; tool_name: string | null; reasoning: string | null; timestamp: number; active: number;
+    const rows = db
+      .prepare("SELECT session_id, role, content, tool_call_id, tool_calls, tool_name, reasoning, timestamp, active FROM messages ORDER BY id")
+      .all() as Array<{
+      session_id: string;
+      role: string;
+      content: string | null;
+      tool_call_id: string | null;
+      tool_calls: string | null;
+      tool_name: string | null;
+      reasoning: string | null;
+      timestamp: number;
+      active: number;
     }>;
     const out = new Map<string, typeof rows>();
     for (const row of rows) {
@@ -136,19 +158,22 @@ export async function expectFixtureImported(db: SessionDB, expected: Expected, h
   for (const want of expected.sessions) {
     const got = await db.getSession(want.id);
     expect(got, `session ${want.id}`).not.toBeNull();
-    expect({
-      source: got!.source,
-      title: got!.title,
-      parent: got!.parentSessionId,
-      model: got!.model,
-      startedAt: got!.startedAt,
-      endedAt: got!.endedAt,
-      endReason: got!.endReason,
-      inputTokens: got!.usage.inputTokens,
-      outputTokens: got!.usage.outputTokens,
-      cost: got!.usage.estimatedCostUsd,
-      messageCount: got!.messageCount,
-    }, `session ${want.id}`).toEqual({
+    expect(
+      {
+        source: got!.source,
+        title: got!.title,
+        parent: got!.parentSessionId,
+        model: got!.model,
+        startedAt: got!.startedAt,
+        endedAt: got!.endedAt,
+        endReason: got!.endReason,
+        inputTokens: got!.usage.inputTokens,
+        outputTokens: got!.usage.outputTokens,
+        cost: got!.usage.estimatedCostUsd,
+        messageCount: got!.messageCount,
+      },
+      `session ${want.id}`,
+    ).toEqual({
       source: want.source,
       title: want.title,
       parent: want.parent_session_id,
@@ -166,7 +191,10 @@ export async function expectFixtureImported(db: SessionDB, expected: Expected, h
     const visible = await db.getMessages(want.id);
     expect(all, `messages of ${want.id}`).toHaveLength(want.all_messages);
     expect(visible, `visible messages of ${want.id}`).toHaveLength(want.active_messages);
-    expect(all.filter((m) => m.toolCalls !== null), `tool-call messages of ${want.id}`).toHaveLength(want.tool_call_messages);
+    expect(
+      all.filter((m) => m.toolCalls !== null),
+      `tool-call messages of ${want.id}`,
+    ).toHaveLength(want.tool_call_messages);
     const rows = transcripts.get(want.id) ?? [];
     expect(all.map(transcriptLine), `transcript of ${want.id}`).toEqual(
       rows.map((r) => ({

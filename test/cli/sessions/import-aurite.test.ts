@@ -49,10 +49,26 @@ describe("threadline sessions import --from aurite", () => {
     for (const file of ["broken.json", "missing-id.json", "robot.json", "zz-duplicate.json"]) expect(result.stderr).toContain(`  ${file}: `);
     const json = parseJson<Report>(await t.run(["sessions", "import", "--from", "aurite", dir, "--db", t.db, "--json"]));
     expect(json.imported).toEqual([]);
-    expect(json.skipped.filter((s) => s.alreadyPresent).map((s) => s.file).sort()).toEqual(
-      ["agent-1a2b3c4d.json", "agent-legacy.json", "agent-nightly.json", "workflow-nightly-0.json", "workflow-nightly-1.json", "workflow-nightly.json"],
-    );
-    expect(json.skipped.filter((s) => !s.alreadyPresent).map((s) => s.file)).toEqual(["bad-time.json", "broken.json", "missing-id.json", "robot.json", "zz-duplicate.json"]);
+    expect(
+      json.skipped
+        .filter((s) => s.alreadyPresent)
+        .map((s) => s.file)
+        .sort(),
+    ).toEqual([
+      "agent-1a2b3c4d.json",
+      "agent-legacy.json",
+      "agent-nightly.json",
+      "workflow-nightly-0.json",
+      "workflow-nightly-1.json",
+      "workflow-nightly.json",
+    ]);
+    expect(json.skipped.filter((s) => !s.alreadyPresent).map((s) => s.file)).toEqual([
+      "bad-time.json",
+      "broken.json",
+      "missing-id.json",
+      "robot.json",
+      "zz-duplicate.json",
+    ]);
   });
 
   it("refuses options that belong to another format, and an unknown format", async () => {

@@ -6,15 +6,7 @@ import { openSessionDB } from "../../../src/index.js";
 import { waitFor } from "../../support/wait-for.js";
 import { builtCli } from "../cli-run.js";
 import { makeTempHome, parseJson, type TempHome } from "./cli-harness.js";
-import {
-  addHermesSessions,
-  copyFixture,
-  editHermesFile,
-  expectFixtureImported,
-  fingerprint,
-  readExpected,
-  type Expected,
-} from "./hermes-files.js";
+import { addHermesSessions, copyFixture, editHermesFile, expectFixtureImported, fingerprint, readExpected, type Expected } from "./hermes-files.js";
 
 interface Report {
   from: string;
@@ -26,7 +18,18 @@ interface Report {
   failed: number;
   skippedMessages: number;
   orphanMessages: Array<{ hermesSessionId: string; messages: number }>;
-  sessions: Array<{ hermesId: string; id: string; action: string; title: string | null; parentId: string | null; messages: number; rewound: number; notes: string[]; skippedMessages: Array<{ hermesMessageId: number; reason: string }>; error?: string }>;
+  sessions: Array<{
+    hermesId: string;
+    id: string;
+    action: string;
+    title: string | null;
+    parentId: string | null;
+    messages: number;
+    rewound: number;
+    notes: string[];
+    skippedMessages: Array<{ hermesMessageId: number; reason: string }>;
+    error?: string;
+  }>;
 }
 
 let t: TempHome;
@@ -69,7 +72,11 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     await t.seed((db) => expectFixtureImported(db, expected, file));
     expect(fingerprint(file)).toEqual(before);
     // Nothing was created beside the hermes file but the target database.
-    expect(readdirSync(t.dir).filter((n) => !n.startsWith("state.db")).sort()).toEqual(listing.filter((n) => !n.startsWith("state.db")));
+    expect(
+      readdirSync(t.dir)
+        .filter((n) => !n.startsWith("state.db"))
+        .sort(),
+    ).toEqual(listing.filter((n) => !n.startsWith("state.db")));
   });
 
   it("is idempotent: a second import imports nothing and changes nothing", async () => {
@@ -77,9 +84,7 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     expect((await t.run(["sessions", "import", "--from", "hermes", file, "--db", t.db])).code).toBe(0);
     const again = await t.run(["sessions", "import", "--from", "hermes", file, "--db", t.db]);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toBe(
-      `Imported 0 sessions (0 messages, 0 of them rewound) from ${file}; skipped ${expected.totals.sessions} already present.\n`,
-    );
+    expect(again.stdout).toBe(`Imported 0 sessions (0 messages, 0 of them rewound) from ${file}; skipped ${expected.totals.sessions} already present.\n`);
     await t.seed((db) => expectFixtureImported(db, expected, file));
   });
 
@@ -95,7 +100,10 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     expect(report.dryRun).toBe(true);
     expect(report.sessions).toHaveLength(expected.totals.sessions);
     for (const want of expected.sessions) {
-      expect(report.sessions.find((s) => s.id === want.id), want.id).toMatchObject({
+      expect(
+        report.sessions.find((s) => s.id === want.id),
+        want.id,
+      ).toMatchObject({
         action: "would-import",
         title: want.title,
         parentId: want.parent_session_id,
@@ -137,8 +145,13 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     const host = expected.sessions.find((s) => s.parent_session_id === null && s.all_messages > 0)!;
     let odd = 0;
     editHermesFile(file, (db) => {
-      odd = Number(db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'session_meta', '{}', ?)").run(host.id, host.started_at + 5).lastInsertRowid);
-      db.prepare("INSERT INTO sessions (id, source, parent_session_id, started_at) VALUES ('20270202_000000_0000beef', 'cli', '20200101_000000_deadbeef', 1800000000)").run();
+      odd = Number(
+        db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'session_meta', '{}', ?)").run(host.id, host.started_at + 5)
+          .lastInsertRowid,
+      );
+      db.prepare(
+        "INSERT INTO sessions (id, source, parent_session_id, started_at) VALUES ('20270202_000000_0000beef', 'cli', '20200101_000000_deadbeef', 1800000000)",
+      ).run();
       db.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('20270303_000000_00000000', 'user', 'lost', 1800000000)").run();
     });
     const before = fingerprint(file);
@@ -174,7 +187,11 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     const cases: Array<[string, number, RegExp]> = [
       [text, 2, /notes\.txt is not a SQLite database .* Name the state\.db of hermes-agent \(by default ~\/\.hermes\/state\.db/u],
       [empty, 2, /empty\.sqlite is a SQLite database but not a hermes-agent state\.db: it has no sessions or messages table\. Name the state\.db/u],
-      [threadline, 2, /threadline\.sqlite is a Threadline database, not a hermes-agent one\. To copy sessions between Threadline databases, "threadline sessions export"/u],
+      [
+        threadline,
+        2,
+        /threadline\.sqlite is a Threadline database, not a hermes-agent one\. To copy sessions between Threadline databases, "threadline sessions export"/u,
+      ],
       [join(t.dir, "missing.db"), 3, /No file at .*missing\.db\. Name the state\.db/u],
       [t.dir, 2, /is a directory; name the database file itself/u],
     ];
@@ -196,7 +213,11 @@ describe("threadline sessions import --from hermes", { timeout: 120_000 }, () =>
     try {
       hermes.pragma("wal_autocheckpoint = 0");
       hermes.prepare("INSERT INTO sessions (id, source, started_at, title) VALUES ('20270404_000000_0000cafe', 'cli', 1800000000, 'Only in the WAL')").run();
-      hermes.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('20270404_000000_0000cafe', 'user', 'written by a live hermes', 1800000001)").run();
+      hermes
+        .prepare(
+          "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('20270404_000000_0000cafe', 'user', 'written by a live hermes', 1800000001)",
+        )
+        .run();
       const before = fingerprint(file);
       const result = await t.run(["sessions", "import", "--from", "hermes", file, "--db", t.db]);
       expect(result.code, result.stderr).toBe(0);

@@ -61,6 +61,8 @@ describe("threadline sessions: --json and NO_COLOR", { timeout: 120_000 }, () =>
     expect(result.stderr).toMatch(/^threadline: /u);
     const usage = await t.run(["sessions", "show", "--db", t.db]);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toBe('threadline: missing argument <session> for "threadline sessions show". Usage: threadline sessions show [options] <session...>\n');
+    expect(usage.stderr).toBe(
+      'threadline: missing argument <session> for "threadline sessions show". Usage: threadline sessions show [options] <session...>\n',
+    );
   });
 });

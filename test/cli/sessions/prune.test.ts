@@ -81,7 +81,8 @@ describe("threadline sessions prune", { timeout: 120_000 }, () => {
   it("on a terminal, a large prune shows a sample of what goes and a progress bar while it deletes", async () => {
     const count = 130;
     await t.seed(async (db) => {
-      for (let i = 0; i < count; i++) await addSession(db, { id: `old_${String(i).padStart(3, "0")}`, text: `old number ${i}`, ago: (100 + i) * DAY, ended: true });
+      for (let i = 0; i < count; i++)
+        await addSession(db, { id: `old_${String(i).padStart(3, "0")}`, text: `old number ${i}`, ago: (100 + i) * DAY, ended: true });
       await addSession(db, { id: "keep_recent", text: "recent", ago: DAY, ended: true });
     });
     const prompt = `Prune ${count} ended sessions not active for 90 days? [y/N]`;

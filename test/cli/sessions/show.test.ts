@@ -49,7 +49,9 @@ describe("threadline sessions show", { timeout: 120_000 }, () => {
     });
     const { stdout } = await t.run(["sessions", "show", id, "--db", t.db]);
     expect(stdout).toMatch(/^summary of the earlier conversation \(abc000_root\) · .*\n {2}We chose SQLite\.$/mu);
-    expect(stdout).toMatch(/^system note · .*\n {2}This conversation was handed off from the terminal to telegram; summarise where things stand and what is next\.$/mu);
+    expect(stdout).toMatch(
+      /^system note · .*\n {2}This conversation was handed off from the terminal to telegram; summarise where things stand and what is next\.$/mu,
+    );
     expect(stdout.match(/^user · /gmu)).toHaveLength(1);
     // --full shows the stored text as the model read it.
     const full = await t.run(["sessions", "show", id, "--full", "--db", t.db]);

@@ -51,7 +51,13 @@ export function continuationTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "p", source: "cli", title: "guarded", startedAt: T0 });
       const [first] = await db().appendTurn("p", [user("one", T0)]);
       await db().appendMessage("p", assistant("two", T0 + 1));
-      const write = { parentId: "p", reason: "compression", ifLastMessageId: first!, createSession: { id: "c", source: "cli", title: "guarded #2" }, messages: [user("s")] };
+      const write = {
+        parentId: "p",
+        reason: "compression",
+        ifLastMessageId: first!,
+        createSession: { id: "c", source: "cli", title: "guarded #2" },
+        messages: [user("s")],
+      };
       expect(await db().continueSession(write)).toBeNull();
       expect(await db().getSession("c")).toBeNull();
       expect((await db().getSession("p"))!.endedAt).toBeNull();
@@ -68,7 +74,11 @@ export function continuationTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "p", source: "cli", startedAt: T0 });
       await db().createSession({ id: "taken", source: "cli", startedAt: T0 });
       const base = { parentId: "p", reason: "compression", ifLastMessageId: null, createSession: { id: "c", source: "cli" }, messages: [user("s")] };
-      await expectReject(() => db().continueSession({ ...base, messages: [user("s"), { role: "" } as unknown as NewMessage] }), InvalidInputError, /messages\[1\]/u);
+      await expectReject(
+        () => db().continueSession({ ...base, messages: [user("s"), { role: "" } as unknown as NewMessage] }),
+        InvalidInputError,
+        /messages\[1\]/u,
+      );
       await expectReject(() => db().continueSession({ ...base, createSession: { id: "taken", source: "cli" } }), ConflictError);
       expect((await db().getSession("p"))!.endedAt).toBeNull();
       expect(await db().getSession("c")).toBeNull();
@@ -85,14 +95,27 @@ export function continuationTests(init: SessionDBTestInitializer): void {
       await db().releaseLease("compress:k", "a", lease.token);
       await db().acquireLease("compress:k", "b", { ttlSeconds: 30 });
       await expectReject(
-        () => db().continueSession({ parentId: "p", reason: "compression", ifLastMessageId: null, createSession: { id: "c", source: "cli" }, messages: [], fence: { key: "compress:k", token: lease.token } }),
+        () =>
+          db().continueSession({
+            parentId: "p",
+            reason: "compression",
+            ifLastMessageId: null,
+            createSession: { id: "c", source: "cli" },
+            messages: [],
+            fence: { key: "compress:k", token: lease.token },
+          }),
         LeaseLostError,
       );
       expect((await db().getSession("p"))!.endedAt).toBeNull();
     });
 
     test("writeRoute's endSession.ifLastMessageId: a stale guard writes nothing (no child, no switch, no end)", async () => {
-      const route = (await db().writeRoute({ key: KEY, expectedVersion: null, route: routeFields("p", T0), createSession: { id: "p", source: "telegram", sessionKey: KEY, startedAt: T0 } }))!;
+      const route = (await db().writeRoute({
+        key: KEY,
+        expectedVersion: null,
+        route: routeFields("p", T0),
+        createSession: { id: "p", source: "telegram", sessionKey: KEY, startedAt: T0 },
+      }))!;
       const [first] = await db().appendTurn("p", [user("one", T0), assistant("two", T0 + 1)]);
       const write: RouteWrite = {
         key: KEY,
@@ -140,7 +163,14 @@ export function continuationTests(init: SessionDBTestInitializer): void {
       expect((await db().searchMessages("ZEBRA")).map((h) => h.sessionId)).toContain(first.childId);
 
       await db().appendTurn(first.childId, [user("also PUMA-7 matters"), assistant("noted"), ...conversation(10).slice(4)]);
-      const second = (await compressSession(db(), first.childId, { summarize, protectFirstN: 0, protectLastN: 2, contextWindow: 200, threshold: 0.5, focus: "  the launch  " }))!;
+      const second = (await compressSession(db(), first.childId, {
+        summarize,
+        protectFirstN: 0,
+        protectLastN: 2,
+        contextWindow: 200,
+        threshold: 0.5,
+        focus: "  the launch  ",
+      }))!;
       expect(second.title).toBe("t #3");
       expect(calls[1]!.request).toEqual({ focus: "the launch", previousSummary: "Facts: ZEBRA-42" });
       // The earlier summary is folded in, not summarised as a message again.

@@ -27,11 +27,7 @@ export function edgeRulesTests(init: SessionDBTestInitializer): void {
       await db().endSession("a", "compression");
       await db().createSession({ id: "b", source: "cli", parentSessionId: "a" });
       await db().endSession("b", "user_exit"); // a branch, not a continuation
-      await expectReject(
-        () => db().createSession({ id: "c", source: "cli", parentSessionId: "b", title: "Shared" }),
-        ConflictError,
-        /a\b/,
-      );
+      await expectReject(() => db().createSession({ id: "c", source: "cli", parentSessionId: "b", title: "Shared" }), ConflictError, /a\b/);
       expect(await db().getSession("c")).toBeNull();
       expect(await db().getTitle("a")).toBe("Shared");
     });

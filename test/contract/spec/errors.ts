@@ -80,7 +80,13 @@ export function errorsTests(init: SessionDBTestInitializer): void {
       await rejectedEverywhere(db(), user("é".repeat(8 * MiB + 1)), size);
       await rejectedEverywhere(
         db(),
-        { role: "user", content: [{ type: "text", text: "y".repeat(10 * MiB) }, { type: "text", text: "z".repeat(7 * MiB) }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "y".repeat(10 * MiB) },
+            { type: "text", text: "z".repeat(7 * MiB) },
+          ],
+        },
         size,
       );
       const big = "lorem ipsum ".repeat(MiB / 12) + "needle";
@@ -196,9 +202,7 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         const messages = await db().getMessages(id);
         const expected = calls.filter((c) => c.session === id);
         expect(messages.map((m) => m.content)).toEqual(expected.map((c) => c.text));
-        expect(messages.map((m) => m.id)).toEqual(
-          calls.map((c, i) => (c.session === id ? returned[i] : undefined)).filter((x) => x !== undefined),
-        );
+        expect(messages.map((m) => m.id)).toEqual(calls.map((c, i) => (c.session === id ? returned[i] : undefined)).filter((x) => x !== undefined));
         const session = await db().getSession(id);
         expect(session?.messageCount).toBe(50);
       }
@@ -214,7 +218,11 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         sessions.map(async (id, k) => {
           for (let i = 0; i < 50; i++) {
             if (i === 25) await db().appendTurn(id, [user(`${id}-turn-a`), user(`${id}-turn-b`)]);
-            await db().appendMessage(id, { role: "assistant", content: `${id}-${i}`, toolCalls: i % 10 === 0 ? [{ id: `c${i}`, type: "function", function: { name: "f", arguments: "{}" } }] : null });
+            await db().appendMessage(id, {
+              role: "assistant",
+              content: `${id}-${i}`,
+              toolCalls: i % 10 === 0 ? [{ id: `c${i}`, type: "function", function: { name: "f", arguments: "{}" } }] : null,
+            });
             if (i % 7 === k) await db().recordUsage(id, { inputTokens: 1 });
           }
         }),

@@ -112,10 +112,7 @@ export function executionsTests(init: SessionDBTestInitializer): void {
       await db().writeExecutions({ put: [workflow("workflow-v", { baseId: "v" }), step("workflow-v", 0, "v")] });
       expect((await db().getExecution("workflow-v-0"))?.parentId).toBe("workflow-v");
       await expectReject(() => db().writeExecutions({ put: [agent("agent-b", { parentId: "workflow-v-0" })] }), InvalidInputError);
-      const bad = await expectReject(
-        () => db().writeExecutions({ put: [workflow("workflow-x", { parentId: "workflow-w" })] }),
-        InvalidInputError,
-      );
+      const bad = await expectReject(() => db().writeExecutions({ put: [workflow("workflow-x", { parentId: "workflow-w" })] }), InvalidInputError);
       expect(bad.field).toBe("put[0].kind");
       // A workflow with steps stays a top-level workflow.
       await expectReject(() => db().writeExecutions({ put: [agent("workflow-v")] }), InvalidInputError);
@@ -194,10 +191,7 @@ export function executionsTests(init: SessionDBTestInitializer): void {
       ]);
       expect(ids(await db().findExecutions({ idPrefix: "workflow-ab", withoutStepsOfMatches: true }))).toEqual(["workflow-abc"]);
       // The workflow itself does not match "workflow-abc-1": both its steps are primary matches.
-      expect(ids(await db().findExecutions({ idPrefix: "workflow-abc-1", withoutStepsOfMatches: true }))).toEqual([
-        "workflow-abc-1",
-        "workflow-abc-10",
-      ]);
+      expect(ids(await db().findExecutions({ idPrefix: "workflow-abc-1", withoutStepsOfMatches: true }))).toEqual(["workflow-abc-1", "workflow-abc-10"]);
       expect(ids(await db().findExecutions({ baseId: "abc", withoutStepsOfMatches: true }))).toEqual(["agent-abc", "workflow-abc"]);
       expect(ids(await db().findExecutions({ baseId: "abc" }))).toHaveLength(6);
       expect(ids(await db().findExecutions({ parentId: "workflow-abc", limit: 2 }))).toEqual(["workflow-abc-0", "workflow-abc-1"]);
@@ -297,7 +291,12 @@ export function executionsTests(init: SessionDBTestInitializer): void {
 
       // An offset counts from the cursor.
       const after = await db().listExecutions({ limit: 2, offset: 1, cursor: first.nextCursor });
-      expect(ids(after.items)).toEqual(everything.slice(3).filter((id) => id !== moved).slice(1, 3));
+      expect(ids(after.items)).toEqual(
+        everything
+          .slice(3)
+          .filter((id) => id !== moved)
+          .slice(1, 3),
+      );
     });
 
     test("listExecutions validates its options", async () => {
@@ -351,9 +350,7 @@ export function executionsTests(init: SessionDBTestInitializer): void {
       );
       expect(results.filter((r) => r !== null)).toHaveLength(1);
       expect((await db().getExecution("agent-a"))?.version).toBe(2);
-      const creates = await Promise.all(
-        Array.from({ length: 6 }, () => db().writeExecutions({ put: [agent("agent-new", { expectedVersion: null })] })),
-      );
+      const creates = await Promise.all(Array.from({ length: 6 }, () => db().writeExecutions({ put: [agent("agent-new", { expectedVersion: null })] })));
       expect(creates.filter((r) => r !== null)).toHaveLength(1);
       expect((await db().listExecutions()).total).toBe(2);
     });

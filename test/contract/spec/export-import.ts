@@ -76,7 +76,15 @@ async function seedRich(db: SessionDB): Promise<void> {
   });
   await db.appendTurn("parent", [
     { role: "system", content: "setup", timestamp: 1001 },
-    { role: "user", content: [{ type: "text", text: "what's this?" }, { type: "image_url", image_url: { url: "data:x" } }], timestamp: 1002, platformMessageId: "pm-1" },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "what's this?" },
+        { type: "image_url", image_url: { url: "data:x" } },
+      ],
+      timestamp: 1002,
+      platformMessageId: "pm-1",
+    },
     {
       role: "assistant",
       content: null,
@@ -121,16 +129,32 @@ async function* asyncLines(lines: string[]): AsyncGenerator<string> {
 
 /** Every control character, the characters JSON escapes, and text past the BMP. */
 const TRICKY_TEXT =
-  Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("") +
-  ' \u007f quote" backslash\\ slash/ \u2028\u2029 é 中文 \u{1F600} \uFFFD \uFEFF';
+  Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("") + ' \u007f quote" backslash\\ slash/ \u2028\u2029 é 中文 \u{1F600} \uFFFD \uFEFF';
 
 /**
  * Numbers whose text differs between databases and JavaScript (`100.0`, `1.0e+21`, 17 digits
  * where 16 suffice, integers past 2^53), as timestamps and token counts.
  */
 export const TRICKY_TIMES = [
-  0, 5e-324, 1e-7, 0.00001, 0.0001, 0.1, 0.30000000000000004, 1, 1790003600, 1790003600.5, 1779638922.6963592,
-  1779638922.696359, 390986283741.9116, 2 ** 53 - 1, 2 ** 53 + 2, 1e21, 1.2345678901234568e20, 1e300, 1.7976931348623157e308,
+  0,
+  5e-324,
+  1e-7,
+  0.00001,
+  0.0001,
+  0.1,
+  0.30000000000000004,
+  1,
+  1790003600,
+  1790003600.5,
+  1779638922.6963592,
+  1779638922.696359,
+  390986283741.9116,
+  2 ** 53 - 1,
+  2 ** 53 + 2,
+  1e21,
+  1.2345678901234568e20,
+  1e300,
+  1.7976931348623157e308,
 ];
 /** Token counts every backend stores (PostgreSQL's column is a 32-bit integer; sqlite/export-lines.test.ts has larger ones). */
 const TRICKY_TOKEN_COUNTS = [0, 7, 2 ** 31 - 1];
@@ -150,7 +174,13 @@ export async function seedTricky(db: SessionDB): Promise<void> {
     "tricky",
     TRICKY_TIMES.map((timestamp, i) => ({
       role: i % 2 === 0 ? ("user" as const) : ("assistant" as const),
-      content: i % 3 === 2 ? [{ type: "text", text: TRICKY_TEXT }, { type: "x", n: TRICKY_TIMES, "1": TRICKY_TEXT }] : `${i} ${TRICKY_TEXT}`,
+      content:
+        i % 3 === 2
+          ? [
+              { type: "text", text: TRICKY_TEXT },
+              { type: "x", n: TRICKY_TIMES, "1": TRICKY_TEXT },
+            ]
+          : `${i} ${TRICKY_TEXT}`,
       tokenCount: TRICKY_TOKEN_COUNTS[i % TRICKY_TOKEN_COUNTS.length]!,
       ...(i % 2 === 1
         ? {
@@ -198,11 +228,11 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
       // Text the backends store differently (NUL escaped on PostgreSQL), control characters and non-BMP text.
       await db().createSession({ id: "odd", source: "cli", startedAt: 1200 });
       await db().appendTurn("odd", [
-        { role: "user", content: "nul\u0000 tab\t quote\" backslash\\ \u2028 \u{1F600}", platformMessageId: "p\u0000m", timestamp: 1200.125 },
+        { role: "user", content: 'nul\u0000 tab\t quote" backslash\\ \u2028 \u{1F600}', platformMessageId: "p\u0000m", timestamp: 1200.125 },
         {
           role: "assistant",
           content: null,
-          toolCalls: [{ id: "c\u0000", type: "function", function: { name: "n", arguments: "{\"a\":1.5e-7}" } }],
+          toolCalls: [{ id: "c\u0000", type: "function", function: { name: "n", arguments: '{"a":1.5e-7}' } }],
           reasoning: "r\u0000",
           reasoningDetails: { nested: [1, "x\u0000", null, true], n: 1e21 },
           tokenCount: 0,
@@ -269,9 +299,7 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
       expect(new Set((await collect(db().exportSessions())).map((r) => r.session.id))).toEqual(new Set(["parent", "child", "empty"]));
       expect((await collect(db().exportSessions({ sessionId: "child" }))).map((r) => r.session.id)).toEqual(["child"]);
       expect((await collect(db().exportSessions({ sources: ["telegram"] }))).map((r) => r.session.id)).toEqual(["child"]);
-      expect(new Set((await collect(db().exportSessions({ sources: ["telegram", "discord"] }))).map((r) => r.session.id))).toEqual(
-        new Set(["child", "empty"]),
-      );
+      expect(new Set((await collect(db().exportSessions({ sources: ["telegram", "discord"] }))).map((r) => r.session.id))).toEqual(new Set(["child", "empty"]));
       expect(await collect(db().exportSessions({ sources: ["nowhere"] }))).toEqual([]);
       const [empty] = await collect(db().exportSessions({ sessionId: "empty" }));
       expect(empty?.messages).toEqual([]);
@@ -291,9 +319,7 @@ export function exportImportTests(init: SessionDBTestInitializer): void {
       for (const id of ["parent", "child", "empty"]) {
         expect(await target.getSession(id), id).toEqual(await db().getSession(id));
         const strip = (ms: Awaited<ReturnType<SessionDB["getMessages"]>>) => ms.map(({ id: _i, ...rest }) => rest);
-        expect(strip(await target.getMessages(id, { includeRewound: true }))).toEqual(
-          strip(await db().getMessages(id, { includeRewound: true })),
-        );
+        expect(strip(await target.getMessages(id, { includeRewound: true }))).toEqual(strip(await db().getMessages(id, { includeRewound: true })));
         expect(strip(await target.getMessages(id))).toEqual(strip(await db().getMessages(id)));
       }
       expect(await target.resolveByTitle("Parent title")).toBe("parent");

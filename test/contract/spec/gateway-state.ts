@@ -94,10 +94,7 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect((await db().getSession(S1))?.endedAt).toBeNull();
       expect(await db().getRoute(KEY)).toEqual(first);
       // An entry must route to an existing session.
-      await expectReject(
-        () => db().writeRoute({ key: "agent:main:cli:dm", expectedVersion: null, route: fields("20270101_000000_cccccccc") }),
-        NotFoundError,
-      );
+      await expectReject(() => db().writeRoute({ key: "agent:main:cli:dm", expectedVersion: null, route: fields("20270101_000000_cccccccc") }), NotFoundError);
       expect(await db().getRoute("agent:main:cli:dm")).toBeNull();
     });
 
@@ -130,11 +127,7 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       await expectReject(() => db().writeRoute(create(KEY, S1, { suspended: "yes" as unknown as boolean })), InvalidInputError, /suspended/);
       await expectReject(() => db().writeRoute(create(KEY, S1, { interruptedRestarts: -1 })), InvalidInputError, /interruptedRestarts/);
       await expectReject(() => db().writeRoute({ ...create(KEY, S1), expectedVersion: 0 }), InvalidInputError, /expectedVersion/);
-      await expectReject(
-        () => db().writeRoute({ ...create(KEY, S1), createSession: { id: S2, source: "telegram" } }),
-        InvalidInputError,
-        /createSession\.id/,
-      );
+      await expectReject(() => db().writeRoute({ ...create(KEY, S1), createSession: { id: S2, source: "telegram" } }), InvalidInputError, /createSession\.id/);
     });
 
     test("findRouteBySession, deleteRoute with and without a version", async () => {
@@ -256,7 +249,7 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect(claimed).toMatchObject({ payloads: ["one"], claimedAt: T0 + 50 });
       // A claimed item is not waiting any more; claiming again returns it (replay after a crash).
       expect((await db().enqueue(KEY, { payload: "three" })).depth).toBe(2);
-      expect((await db().claimQueued(KEY, { at: T0 + 99 }))).toMatchObject({ id: claimed!.id, claimedAt: T0 + 50 });
+      expect(await db().claimQueued(KEY, { at: T0 + 99 })).toMatchObject({ id: claimed!.id, claimedAt: T0 + 50 });
       // A duplicate of a claimed message is still a duplicate.
       expect((await db().enqueue(KEY, { payload: "one", messageId: "1" })).status).toBe("duplicate");
       expect(await db().clearQueue(KEY)).toBe(2);
@@ -373,7 +366,12 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
         route: fields(S1, { updatedAt: T0 + 20 }),
         appendMessages: [
           user("and tomorrow?", T0 + 15),
-          { role: "assistant", content: null, toolCalls: [{ id: "c1", type: "function", function: { name: "forecast", arguments: "{}" } }], timestamp: T0 + 16 },
+          {
+            role: "assistant",
+            content: null,
+            toolCalls: [{ id: "c1", type: "function", function: { name: "forecast", arguments: "{}" } }],
+            timestamp: T0 + 16,
+          },
         ],
         recordUsage: { inputTokens: 80, apiCalls: 1, actualCostUsd: 0.5 },
       });

@@ -24,7 +24,6 @@ async function session(db: SessionDB, id = "cli-1"): Promise<string> {
 
 export function handoffsTests(init: SessionDBTestInitializer): void {
   contractArea(init, "handoffs", (test, { db, anotherHandle }) => {
-
     test("createHandoff records a pending handoff that reads back; unknown ids read null", async () => {
       const id = await session(db());
       const created = await db().createHandoff({ sessionId: id, platform: "telegram", now: T0 });
@@ -141,11 +140,7 @@ export function handoffsTests(init: SessionDBTestInitializer): void {
       expect(timedOut).toMatchObject({ status: "failed", reason: "timeout", updatedAt: T0 + 60, claimedBy: null });
       // A late gateway does not get it.
       expect(await db().claimHandoff({ platforms: ["telegram"], holder: "late" })).toBeNull();
-      await expectReject(
-        () => db().finishHandoff(pending.id, { status: "completed", chatId: "c", sessionKey: KEY }),
-        ConflictError,
-        /already failed/,
-      );
+      await expectReject(() => db().finishHandoff(pending.id, { status: "completed", chatId: "c", sessionKey: KEY }), ConflictError, /already failed/);
 
       const running = await db().createHandoff({ sessionId: id, platform: "telegram", now: T0 });
       await db().claimHandoff({ platforms: ["telegram"], holder: "gw" });
@@ -159,11 +154,7 @@ export function handoffsTests(init: SessionDBTestInitializer): void {
     test("finishHandoff refuses to complete a pending handoff, an unknown id, and bad results", async () => {
       const id = await session(db());
       const h = await db().createHandoff({ sessionId: id, platform: "telegram" });
-      await expectReject(
-        () => db().finishHandoff(h.id, { status: "completed", chatId: "c", sessionKey: KEY }),
-        ConflictError,
-        /claim it first/,
-      );
+      await expectReject(() => db().finishHandoff(h.id, { status: "completed", chatId: "c", sessionKey: KEY }), ConflictError, /claim it first/);
       await expectReject(() => db().finishHandoff("nope", { status: "failed", reason: "x" }), NotFoundError);
       await db().claimHandoff({ platforms: ["telegram"], holder: "gw" });
       await expectReject(() => db().finishHandoff(h.id, { status: "completed", sessionKey: KEY }), InvalidInputError);
@@ -191,9 +182,7 @@ export function handoffsTests(init: SessionDBTestInitializer): void {
       const made = new Set<string>();
       for (let i = 0; i < 12; i++) made.add((await db().createHandoff({ sessionId: id, platform: "telegram", now: T0 + i })).id);
       const claimAll = async (handle: SessionDB, holder: string): Promise<Handoff[]> => {
-        const got = await Promise.all(
-          Array.from({ length: 12 }, () => handle.claimHandoff({ platforms: ["telegram"], holder })),
-        );
+        const got = await Promise.all(Array.from({ length: 12 }, () => handle.claimHandoff({ platforms: ["telegram"], holder })));
         return got.filter((h): h is Handoff => h !== null);
       };
       const [a, b] = await Promise.all([claimAll(db(), "gw-a"), claimAll(other, "gw-b")]);

@@ -40,7 +40,8 @@ export function identityScopeTests(init: SessionDBTestInitializer): void {
     test("identities match (source, userId) pairs in listing and search, not their cross product", async () => {
       await seed(db());
       const listed = async (o: Parameters<SessionDB["listSessions"]>[0]) => ids((await db().listSessions(o)).items).sort();
-      const found = async (o: Parameters<SessionDB["searchMessages"]>[1]) => (await db().searchMessages("kubernetes", { limit: 50, ...o })).map((h) => h.sessionId).sort();
+      const found = async (o: Parameters<SessionDB["searchMessages"]>[1]) =>
+        (await db().searchMessages("kubernetes", { limit: 50, ...o })).map((h) => h.sessionId).sort();
       expect(await listed({ identities: OWNER })).toEqual(["cli-owner", "tg-group", "tg-owner"]);
       expect(await found({ identities: OWNER })).toEqual(["cli-owner", "tg-group", "tg-owner"]);
       for (const sort of ["newest", "oldest"] as const) expect(await found({ identities: OWNER, sort })).toEqual(["cli-owner", "tg-group", "tg-owner"]);
@@ -52,7 +53,14 @@ export function identityScopeTests(init: SessionDBTestInitializer): void {
       expect(await listed({ identities: OWNER, excludeSources: ["telegram"] })).toEqual(["cli-owner"]);
       expect(await listed({ identities: OWNER, orderBy: "started", includeChildren: true })).toEqual(["cli-owner", "tg-group", "tg-owner"]);
       // One pair, duplicates.
-      expect(await found({ identities: [{ source: "telegram", userId: "456" }, { source: "telegram", userId: "456" }] })).toEqual(["tg-stranger"]);
+      expect(
+        await found({
+          identities: [
+            { source: "telegram", userId: "456" },
+            { source: "telegram", userId: "456" },
+          ],
+        }),
+      ).toEqual(["tg-stranger"]);
     });
 
     test("an empty identities list matches nothing; paging walks the matches", async () => {
@@ -66,7 +74,15 @@ export function identityScopeTests(init: SessionDBTestInitializer): void {
     });
 
     test("malformed identities are invalid input naming the field", async () => {
-      const bads: unknown[] = ["telegram:123", [{ source: "telegram" }], [{ userId: "1" }], [null], [{ source: "", userId: "1" }], [{ source: "cli", userId: "a\nb" }], [["cli", "a"]]];
+      const bads: unknown[] = [
+        "telegram:123",
+        [{ source: "telegram" }],
+        [{ userId: "1" }],
+        [null],
+        [{ source: "", userId: "1" }],
+        [{ source: "cli", userId: "a\nb" }],
+        [["cli", "a"]],
+      ];
       for (const bad of bads) {
         const listing = await expectReject(() => db().listSessions({ identities: bad as never }), InvalidInputError);
         expect(listing.message).toMatch(/identities/u);

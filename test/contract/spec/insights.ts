@@ -32,8 +32,17 @@ export function insightsTests(init: SessionDBTestInitializer): void {
     test("an empty store: zero totals, empty lists, seven weekdays and 24 hours", async () => {
       const insights = await db().getInsights();
       expect(insights.totals).toEqual({
-        sessions: 0, messages: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
-        cacheWriteTokens: 0, reasoningTokens: 0, apiCalls: 0, estimatedCostUsd: 0, actualCostUsd: 0,
+        sessions: 0,
+        messages: 0,
+        toolCalls: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        apiCalls: 0,
+        estimatedCostUsd: 0,
+        actualCostUsd: 0,
       });
       expect(insights).toMatchObject({ byModel: [], bySource: [], tools: [], longest: [], costliest: [], until: null, sources: null });
       expect(insights.activity.byWeekday.map((d) => d.weekday)).toEqual(["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]);
@@ -52,13 +61,31 @@ export function insightsTests(init: SessionDBTestInitializer): void {
       await db().appendTurn("b", [user("three"), assistant("four"), user("hidden")]);
       await db().rewind("b");
       await db().appendTurn("old", [user("x"), assistant("y")]);
-      await db().recordUsage("a", { inputTokens: 100, outputTokens: 10, cacheReadTokens: 1, cacheWriteTokens: 2, reasoningTokens: 3, apiCalls: 1, estimatedCostUsd: 0.5, actualCostUsd: 0.4 });
+      await db().recordUsage("a", {
+        inputTokens: 100,
+        outputTokens: 10,
+        cacheReadTokens: 1,
+        cacheWriteTokens: 2,
+        reasoningTokens: 3,
+        apiCalls: 1,
+        estimatedCostUsd: 0.5,
+        actualCostUsd: 0.4,
+      });
       await db().recordUsage("b", { inputTokens: 200, outputTokens: 20, apiCalls: 2, estimatedCostUsd: 0.25 });
       await db().recordUsage("c", { inputTokens: 7, outputTokens: 7, estimatedCostUsd: 2 });
       await db().recordUsage("old", { inputTokens: 9999, estimatedCostUsd: 99 });
 
       const insights = await db().getInsights();
-      expect(insights.totals).toMatchObject({ sessions: 3, messages: 4, inputTokens: 307, outputTokens: 37, cacheReadTokens: 1, cacheWriteTokens: 2, reasoningTokens: 3, apiCalls: 3 });
+      expect(insights.totals).toMatchObject({
+        sessions: 3,
+        messages: 4,
+        inputTokens: 307,
+        outputTokens: 37,
+        cacheReadTokens: 1,
+        cacheWriteTokens: 2,
+        reasoningTokens: 3,
+        apiCalls: 3,
+      });
       expect(insights.totals.estimatedCostUsd).toBeCloseTo(2.75, 10);
       expect(insights.totals.actualCostUsd).toBeCloseTo(0.4, 10);
       expect(insights.byModel.map((m) => [m.model, m.sessions, m.inputTokens])).toEqual([
@@ -174,9 +201,21 @@ export function insightsTests(init: SessionDBTestInitializer): void {
       for (const [i, startedAt] of starts.entries()) await db().createSession({ id: `s${i}`, source: "cli", startedAt });
       const insights = await db().getInsights({ since: local(2026, 3, 1, 0, 0), until: local(2026, 3, 8, 0, 0) });
       expect(insights.activity.timeZone).toBe(Intl.DateTimeFormat().resolvedOptions().timeZone);
-      expect(Object.fromEntries(insights.activity.byWeekday.map((d) => [d.weekday, d.sessions]))).toEqual({ Mon: 3, Tue: 0, Wed: 0, Thu: 0, Fri: 0, Sat: 1, Sun: 0 });
+      expect(Object.fromEntries(insights.activity.byWeekday.map((d) => [d.weekday, d.sessions]))).toEqual({
+        Mon: 3,
+        Tue: 0,
+        Wed: 0,
+        Thu: 0,
+        Fri: 0,
+        Sat: 1,
+        Sun: 0,
+      });
       const hours = insights.activity.byHour.filter((h) => h.sessions > 0).map((h) => [h.hour, h.sessions]);
-      expect(hours).toEqual([[0, 1], [9, 2], [23, 1]]);
+      expect(hours).toEqual([
+        [0, 1],
+        [9, 2],
+        [23, 1],
+      ]);
       expect(insights.activity.activeDays).toBe(2);
     });
 
@@ -225,7 +264,10 @@ export function insightsTests(init: SessionDBTestInitializer): void {
         { day: "2030-03-05", source: "cli", sessions: 1, messages: 3 },
       ]);
       expect(alice.totals.sessions).toBe(3);
-      expect(alice.byModel.map((m) => [m.model, m.sessions])).toEqual([[null, 2], ["m", 1]]);
+      expect(alice.byModel.map((m) => [m.model, m.sessions])).toEqual([
+        [null, 2],
+        ["m", 1],
+      ]);
       expect((await db().getInsights({ since: d1 - 10, userId: "carol" })).totals.sessions).toBe(0);
       await expectReject(() => db().getInsights({ userId: "" }), InvalidInputError, /userId/);
     });

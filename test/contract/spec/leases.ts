@@ -46,7 +46,6 @@ async function refusedEverywhere(db: SessionDB, fence: LeaseFence, current: numb
 
 export function leasesTests(init: SessionDBTestInitializer): void {
   contractArea(init, "leases", (test, { db, anotherHandle }) => {
-
     test("a free key is granted with token 1 and the lease reads back", async () => {
       expect(await db().getLease(KEY)).toBeNull();
       const lease = await db().acquireLease(KEY, "replica-a", { ttlSeconds: TTL, now: T0 });
@@ -215,9 +214,7 @@ export function leasesTests(init: SessionDBTestInitializer): void {
         fence: { key: KEY, token: b.token },
       });
       expect(second).toMatchObject({ version: 2, updatedAt: T0 + 200 });
-      expect(
-        await db().writeRoute({ key: KEY, expectedVersion: 1, route: fields(S1), fence: { key: KEY, token: b.token } }),
-      ).toBeNull();
+      expect(await db().writeRoute({ key: KEY, expectedVersion: 1, route: fields(S1), fence: { key: KEY, token: b.token } })).toBeNull();
     });
 
     test("invalid keys, holders, ttls, tokens and fences are InvalidInputErrors and write nothing", async () => {
@@ -246,20 +243,12 @@ export function leasesTests(init: SessionDBTestInitializer): void {
       for (const token of [0, -1, 1.5, Number.NaN, "1" as unknown as number, null as unknown as number]) {
         await expectReject(() => db().renewLease(KEY, "replica-a", token, opts), InvalidInputError, /token/);
         await expectReject(() => db().releaseLease(KEY, "replica-a", token), InvalidInputError, /token/);
-        const error = await expectReject(
-          () => db().appendMessage("s", user("x"), { fence: { key: KEY, token } }),
-          InvalidInputError,
-          /fence\.token/,
-        );
+        const error = await expectReject(() => db().appendMessage("s", user("x"), { fence: { key: KEY, token } }), InvalidInputError, /fence\.token/);
         expect(error.field).toBe("fence.token");
       }
       for (const fence of [null, "k", 3, {}] as unknown as LeaseFence[]) {
         await expectReject(() => db().appendMessage("s", user("x"), { fence }), InvalidInputError, /fence/);
-        await expectReject(
-          () => db().writeRoute({ key: KEY, expectedVersion: null, route: fields("s"), fence }),
-          InvalidInputError,
-          /fence/,
-        );
+        await expectReject(() => db().writeRoute({ key: KEY, expectedVersion: null, route: fields("s"), fence }), InvalidInputError, /fence/);
       }
       // The largest ttl is one day.
       expect(await db().acquireLease(KEY, "replica-a", { ttlSeconds: 86_400, now: T0 })).toMatchObject({ expiresAt: T0 + 86_400 });
@@ -283,9 +272,7 @@ export function leasesTests(init: SessionDBTestInitializer): void {
         const key = `${KEY}:${round}`;
         const holders = ["a0", "a1", "a2", "b0", "b1", "b2"];
         const results = await Promise.all(
-          holders.map((holder) =>
-            (holder.startsWith("a") ? db() : other).acquireLease(key, holder, { ttlSeconds: TTL, now: T0 }),
-          ),
+          holders.map((holder) => (holder.startsWith("a") ? db() : other).acquireLease(key, holder, { ttlSeconds: TTL, now: T0 })),
         );
         const winners = results.filter((r) => r !== null);
         expect(winners).toHaveLength(1);

@@ -123,13 +123,7 @@ export function listingTests(init: SessionDBTestInitializer): void {
         // And another one while paging, older than everything.
         if (!(await db().getSession("oldest"))) await db().createSession({ id: "oldest", source: "cli", startedAt: 10 });
       }
-      expect(ids(rest)).toEqual([
-        "s14",
-        "s13",
-        "inside",
-        ...Array.from({ length: 13 }, (_, i) => `s${pad(12 - i)}`),
-        "oldest",
-      ]);
+      expect(ids(rest)).toEqual(["s14", "s13", "inside", ...Array.from({ length: 13 }, (_, i) => `s${pad(12 - i)}`), "oldest"]);
     });
 
     test("order: last activity by default, start time with orderBy started", async () => {
@@ -287,8 +281,18 @@ export function listingTests(init: SessionDBTestInitializer): void {
     });
 
     test("the preview skips a compression summary and a handoff note (they are not user messages), on append and on recompute", async () => {
-      const summary = { role: "user" as const, content: "[Summary of the earlier conversation (session p)]\nWe planned the trip.", platformMessageId: "summary:p", timestamp: 2 };
-      const note = { role: "user" as const, content: "[System note: This conversation was handed off from the terminal to telegram]", platformMessageId: "handoff:h1", timestamp: 3 };
+      const summary = {
+        role: "user" as const,
+        content: "[Summary of the earlier conversation (session p)]\nWe planned the trip.",
+        platformMessageId: "summary:p",
+        timestamp: 2,
+      };
+      const note = {
+        role: "user" as const,
+        content: "[System note: This conversation was handed off from the terminal to telegram]",
+        platformMessageId: "handoff:h1",
+        timestamp: 3,
+      };
       await db().createSession({ id: "cont", source: "cli", startedAt: 1 });
       await db().appendMessage("cont", summary);
       expect((await db().getSession("cont"))?.preview).toBeNull();
@@ -309,7 +313,13 @@ export function listingTests(init: SessionDBTestInitializer): void {
     test("since/until bound the ordering time; models and titled filter; across pages", async () => {
       // started 1000..1009; even ones model m1, odd m2; every third titled.
       for (let i = 0; i < 10; i++) {
-        await db().createSession({ id: `f${pad(i)}`, source: "cli", startedAt: 1000 + i, model: i % 2 === 0 ? "m1" : "m2", ...(i % 3 === 0 ? { title: `t${i}` } : {}) });
+        await db().createSession({
+          id: `f${pad(i)}`,
+          source: "cli",
+          startedAt: 1000 + i,
+          model: i % 2 === 0 ? "m1" : "m2",
+          ...(i % 3 === 0 ? { title: `t${i}` } : {}),
+        });
       }
       const started = (o: ListSessionsOptions) => pages(db(), { orderBy: "started", limit: 2, ...o }).then((p) => p.flat().map((s) => s.id));
       expect(await started({ since: 1003, until: 1007 })).toEqual(["f06", "f05", "f04", "f03"]);

@@ -22,7 +22,13 @@ export function memoryTests(init: SessionDBTestInitializer): void {
   contractArea(init, "memory", (test, { db, anotherHandle }) => {
     test("a first write creates version 1; get returns it; the other kind and other people have none", async () => {
       expect(await db().getMemory(ANN, "memory")).toBeNull();
-      const written = await db().writeMemory({ owner: ANN, kind: "memory", entries: ["Ann's cat is Tom", "Prefers metric units"], expectedVersion: null, now: T0 });
+      const written = await db().writeMemory({
+        owner: ANN,
+        kind: "memory",
+        entries: ["Ann's cat is Tom", "Prefers metric units"],
+        expectedVersion: null,
+        now: T0,
+      });
       const expected = { owner: ANN, kind: "memory", entries: ["Ann's cat is Tom", "Prefers metric units"], chars: 16 + 3 + 20, updatedAt: T0, version: 1 };
       expect(written).toEqual(expected);
       expect(await db().getMemory(ANN, "memory")).toEqual(expected);
@@ -41,21 +47,29 @@ export function memoryTests(init: SessionDBTestInitializer): void {
       expect(await db().getMemory(BOB, "user")).toBeNull();
       expect(await db().getMemory(ANN, "user")).toMatchObject({ entries: ["b", "c"], version: 2 });
       // An empty list is a record with no entries (its version goes on).
-      expect(await db().writeMemory({ owner: ANN, kind: "user", entries: [], expectedVersion: 2, now: T0 + 4 })).toMatchObject({ entries: [], chars: 0, version: 3 });
+      expect(await db().writeMemory({ owner: ANN, kind: "user", entries: [], expectedVersion: 2, now: T0 + 4 })).toMatchObject({
+        entries: [],
+        chars: 0,
+        version: 3,
+      });
     });
 
     test("of concurrent writers at one version (two handles), exactly one wins", async () => {
       const other = await anotherHandle();
       await db().writeMemory({ owner: ANN, kind: "memory", entries: ["start"], expectedVersion: null, now: T0 });
       const results = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? db() : other).writeMemory({ owner: ANN, kind: "memory", entries: [`w${i}`], expectedVersion: 1, now: T0 + 1 })),
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 === 0 ? db() : other).writeMemory({ owner: ANN, kind: "memory", entries: [`w${i}`], expectedVersion: 1, now: T0 + 1 }),
+        ),
       );
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
       expect(await other.getMemory(ANN, "memory")).toEqual(winners[0]);
       // Likewise for creating: exactly one creator.
       const created = await Promise.all(
-        Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? db() : other).writeMemory({ owner: BOB, kind: "user", entries: [`c${i}`], expectedVersion: null, now: T0 })),
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 === 0 ? db() : other).writeMemory({ owner: BOB, kind: "user", entries: [`c${i}`], expectedVersion: null, now: T0 }),
+        ),
       );
       expect(created.filter((r) => r !== null)).toHaveLength(1);
     });
@@ -63,20 +77,30 @@ export function memoryTests(init: SessionDBTestInitializer): void {
     test("limits count characters (code points) of the entries joined by \\n§\\n: exactly at the limit is fine, one more is refused naming the limit", async () => {
       // Two entries: a + 3 (separator) + b = limit.
       const atLimit = ["é".repeat(1000), "x".repeat(MEMORY_CHAR_LIMIT - 1003)];
-      expect(await db().writeMemory({ owner: ANN, kind: "memory", entries: atLimit, expectedVersion: null, now: T0 })).toMatchObject({ chars: MEMORY_CHAR_LIMIT, version: 1 });
+      expect(await db().writeMemory({ owner: ANN, kind: "memory", entries: atLimit, expectedVersion: null, now: T0 })).toMatchObject({
+        chars: MEMORY_CHAR_LIMIT,
+        version: 1,
+      });
       const over = ["é".repeat(1000), "x".repeat(MEMORY_CHAR_LIMIT - 1002)];
-      await expectReject(() => db().writeMemory({ owner: ANN, kind: "memory", entries: over, expectedVersion: 1 }), InvalidInputError, /2,201 characters; the limit is 2,200/);
+      await expectReject(
+        () => db().writeMemory({ owner: ANN, kind: "memory", entries: over, expectedVersion: 1 }),
+        InvalidInputError,
+        /2,201 characters; the limit is 2,200/,
+      );
       // An astral character counts once (as Python's len does).
       const emoji = "😀".repeat(USER_CHAR_LIMIT);
       expect(await db().writeMemory({ owner: ANN, kind: "user", entries: [emoji], expectedVersion: null, now: T0 })).toMatchObject({ chars: USER_CHAR_LIMIT });
-      await expectReject(() => db().writeMemory({ owner: BOB, kind: "user", entries: ["y".repeat(USER_CHAR_LIMIT + 1)], expectedVersion: null }), InvalidInputError, /limit is 1,375/);
+      await expectReject(
+        () => db().writeMemory({ owner: BOB, kind: "user", entries: ["y".repeat(USER_CHAR_LIMIT + 1)], expectedVersion: null }),
+        InvalidInputError,
+        /limit is 1,375/,
+      );
       expect(await db().getMemory(ANN, "memory")).toMatchObject({ version: 1, entries: atLimit });
       expect(await db().getMemory(BOB, "user")).toBeNull();
     });
 
     test("bad input is refused with a clear error and nothing is written", async () => {
-      const w = (patch: Record<string, unknown>) =>
-        db().writeMemory({ owner: ANN, kind: "memory", entries: ["ok"], expectedVersion: null, ...patch } as never);
+      const w = (patch: Record<string, unknown>) => db().writeMemory({ owner: ANN, kind: "memory", entries: ["ok"], expectedVersion: null, ...patch } as never);
       await expectReject(() => w({ entries: ["ok", "  "] }), InvalidInputError, /entries\[1\] is empty/);
       await expectReject(() => w({ entries: ["one\n§\ntwo"] }), InvalidInputError, /separator/);
       await expectReject(() => w({ entries: ["nul\u0000"] }), InvalidInputError, /control characters/);
@@ -97,7 +121,8 @@ export function memoryTests(init: SessionDBTestInitializer): void {
 
     test("clearing removes one kind or both of one person only, and says how many", async () => {
       for (const owner of [ANN, BOB, OWNER]) {
-        for (const kind of ["memory", "user"] as const) await db().writeMemory({ owner, kind, entries: [`${owner.userId} ${kind}`], expectedVersion: null, now: T0 });
+        for (const kind of ["memory", "user"] as const)
+          await db().writeMemory({ owner, kind, entries: [`${owner.userId} ${kind}`], expectedVersion: null, now: T0 });
       }
       expect(await db().clearMemory(ANN, "user")).toBe(1);
       expect(await db().clearMemory(ANN, "user")).toBe(0);
@@ -113,7 +138,8 @@ export function memoryTests(init: SessionDBTestInitializer): void {
       const people: MemoryOwner[] = [ANN, BOB, OWNER, { platform: "slack", userId: "42" }];
       let t = T0;
       for (const owner of people) {
-        for (const kind of ["memory", "user"] as const) await db().writeMemory({ owner, kind, entries: ["e"], expectedVersion: null, now: (t += owner === BOB ? 0 : 10) });
+        for (const kind of ["memory", "user"] as const)
+          await db().writeMemory({ owner, kind, entries: ["e"], expectedVersion: null, now: (t += owner === BOB ? 0 : 10) });
       }
       const all = (await db().listMemories({ limit: 200 })).items;
       expect(all).toHaveLength(8);
@@ -130,7 +156,7 @@ export function memoryTests(init: SessionDBTestInitializer): void {
       expect(new Set(paged).size).toBe(8);
       const ann = (await db().listMemories({ userId: "42" })).items;
       expect(ann.map((r) => r.owner.platform).sort()).toEqual(["slack", "slack", "telegram", "telegram"]);
-      const telegramAnn = (await db().listMemories({ userId: "42", platform: "telegram", limit: 1 }));
+      const telegramAnn = await db().listMemories({ userId: "42", platform: "telegram", limit: 1 });
       expect(telegramAnn.items).toHaveLength(1);
       const rest = await db().listMemories({ userId: "42", platform: "telegram", cursor: telegramAnn.nextCursor });
       expect(rest.items).toHaveLength(1);

@@ -222,11 +222,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
         InvalidInputError,
         /role/i,
       );
-      await expectReject(
-        () => db().appendTurn("s", [user("ok", 5), { role: "robot" as never, content: "x", timestamp: 6 }]),
-        InvalidInputError,
-        /role/i,
-      );
+      await expectReject(() => db().appendTurn("s", [user("ok", 5), { role: "robot" as never, content: "x", timestamp: 6 }]), InvalidInputError, /role/i);
       expect((await db().getMessages("s", { includeRewound: true })).map((m) => m.content)).toEqual(["kept"]);
       expect(await db().getSession("s")).toEqual(before);
     });
@@ -235,9 +231,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "s", source: "cli" });
       await Promise.all(
         Array.from({ length: 10 }, (_, t) =>
-          t % 2 === 0
-            ? db().appendTurn("s", [user(`t${t}-0`), assistant(`t${t}-1`), assistant(`t${t}-2`)])
-            : db().appendMessage("s", user(`single${t}`)),
+          t % 2 === 0 ? db().appendTurn("s", [user(`t${t}-0`), assistant(`t${t}-1`), assistant(`t${t}-2`)]) : db().appendMessage("s", user(`single${t}`)),
         ),
       );
       const contents = (await db().getMessages("s")).map((m) => String(m.content));
@@ -284,9 +278,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
     test("getConversation with includeSystemPrompt and no system prompt adds nothing", async () => {
       await db().createSession({ id: "s", source: "cli" });
       await db().appendMessage("s", user("hi"));
-      expect(JSON.parse(JSON.stringify(await db().getConversation("s", { includeSystemPrompt: true })))).toStrictEqual([
-        { role: "user", content: "hi" },
-      ]);
+      expect(JSON.parse(JSON.stringify(await db().getConversation("s", { includeSystemPrompt: true })))).toStrictEqual([{ role: "user", content: "hi" }]);
     });
 
     test("replaceMessages swaps the whole transcript and returns the new ids", async () => {
@@ -316,10 +308,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "s", source: "cli" });
       await db().appendTurn("s", [user("keep me", 1), assistant("and me", 2)]);
       const before = await db().getSession("s");
-      await expectReject(
-        () => db().replaceMessages("s", [user("new", 3), { role: "" as never, content: "x" }]),
-        InvalidInputError,
-      );
+      await expectReject(() => db().replaceMessages("s", [user("new", 3), { role: "" as never, content: "x" }]), InvalidInputError);
       expect((await db().getMessages("s")).map((m) => m.content)).toEqual(["keep me", "and me"]);
       expect(await db().getSession("s")).toEqual(before);
     });
@@ -367,10 +356,7 @@ export function messagesTests(init: SessionDBTestInitializer): void {
       ]);
       expect(await counters(db(), "s")).toEqual({ messages: 6, toolCalls: 3 });
 
-      await db().appendTurn("s", [
-        user("u2", 7),
-        { role: "assistant", content: "x", toolCalls: [toolCall("d", "h", {})], timestamp: 8 },
-      ]);
+      await db().appendTurn("s", [user("u2", 7), { role: "assistant", content: "x", toolCalls: [toolCall("d", "h", {})], timestamp: 8 }]);
       expect(await counters(db(), "s")).toEqual({ messages: 8, toolCalls: 4 });
 
       // A failed turn changes nothing.

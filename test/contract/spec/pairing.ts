@@ -210,9 +210,7 @@ export function pairingTests(init: SessionDBTestInitializer): void {
 
     test("race: parallel code requests from many people on two handles never leave more than 3 pending", async () => {
       const other = await anotherHandle();
-      const outcomes = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? db() : other).requestPairingCode("slack", `U${i}`, { now: T0 })),
-      );
+      const outcomes = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? db() : other).requestPairingCode("slack", `U${i}`, { now: T0 })));
       expect(outcomes.filter((o) => o.kind === "code")).toHaveLength(3);
       expect(outcomes.filter((o) => o.kind === "too-many-pending")).toHaveLength(9);
       expect((await db().listPairing({ platform: "slack", now: T0 })).pending).toHaveLength(3);

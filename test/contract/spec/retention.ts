@@ -91,9 +91,7 @@ export function retentionTests(init: SessionDBTestInitializer): void {
       expect(await db().getSession("old-ended")).not.toBeNull();
 
       expect(await db().pruneSessions({ olderThanDays: 30, now: NOW })).toBe(4);
-      expect(await sessionIds(db())).toEqual(
-        ["boundary", "child-of-old", "late-message", "old-active", "old-active-tg", "recently-ended"].sort(),
-      );
+      expect(await sessionIds(db())).toEqual(["boundary", "child-of-old", "late-message", "old-active", "old-active-tg", "recently-ended"].sort());
       expect((await db().getSession("child-of-old"))?.parentSessionId).toBeNull();
       expect((await db().searchMessages("message", { limit: 100 })).some((h) => h.sessionId === "old-ended")).toBe(false);
       expect((await db().getStats()).totalSessions).toBe(6);
@@ -120,7 +118,12 @@ export function retentionTests(init: SessionDBTestInitializer): void {
       const OLD = NOW - 100 * DAY;
       const bulk = (id: string, at: number): NewMessage[] => Array.from({ length: 1500 }, (_v, i) => user(`bulk ${id} ${i}`, at));
       const oldEnded = async (id: string, input: { parentSessionId?: string; source?: string; startedAt: number; reason?: string }): Promise<void> => {
-        await db().createSession({ id, source: input.source ?? "cli", startedAt: input.startedAt, ...(input.parentSessionId ? { parentSessionId: input.parentSessionId } : {}) });
+        await db().createSession({
+          id,
+          source: input.source ?? "cli",
+          startedAt: input.startedAt,
+          ...(input.parentSessionId ? { parentSessionId: input.parentSessionId } : {}),
+        });
         await db().appendTurn(id, bulk(id, input.startedAt + 1));
         await db().endSession(id, input.reason ?? "done", { endedAt: input.startedAt + 2 });
       };
@@ -186,4 +189,3 @@ export function retentionTests(init: SessionDBTestInitializer): void {
     });
   });
 }
-

@@ -52,14 +52,7 @@ export function rewindTests(init: SessionDBTestInitializer): void {
     test("rewind() hides the last user turn and reports it", async () => {
       const allIds = await seed(db());
       expect(await db().rewind("s")).toEqual({ rewound: 2, turnsUndone: 1, targetText: "third question" });
-      expect(await visibleTexts(db())).toEqual([
-        "first question",
-        "first answer",
-        "[parts]",
-        null,
-        "tool output",
-        "second answer",
-      ]);
+      expect(await visibleTexts(db())).toEqual(["first question", "first answer", "[parts]", null, "tool output", "second answer"]);
       const all = await db().getMessages("s", { includeRewound: true });
       expect(all.map((m) => m.id)).toEqual(allIds);
       expect(all.slice(0, 6).every((m) => m.rewoundAt === null)).toBe(true);
@@ -100,12 +93,7 @@ export function rewindTests(init: SessionDBTestInitializer): void {
 
     test("messages before the first user message are not part of a turn", async () => {
       await db().createSession({ id: "s", source: "cli" });
-      await db().appendTurn("s", [
-        { role: "system", content: "rules", timestamp: 1 },
-        assistant("welcome", 2),
-        user("hello", 3),
-        assistant("hi", 4),
-      ]);
+      await db().appendTurn("s", [{ role: "system", content: "rules", timestamp: 1 }, assistant("welcome", 2), user("hello", 3), assistant("hi", 4)]);
       expect(await db().rewind("s", 5)).toEqual({ rewound: 2, turnsUndone: 1, targetText: "hello" });
       expect(await visibleTexts(db())).toEqual(["rules", "welcome"]);
     });

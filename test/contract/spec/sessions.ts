@@ -12,10 +12,7 @@ import type { SessionDBTestInitializer } from "../session-db-test-initializer.js
 
 function localStamp(date: Date): string {
   const p = (n: number, w = 2) => String(n).padStart(w, "0");
-  return (
-    `${p(date.getFullYear(), 4)}${p(date.getMonth() + 1)}${p(date.getDate())}_` +
-    `${p(date.getHours())}${p(date.getMinutes())}${p(date.getSeconds())}`
-  );
+  return `${p(date.getFullYear(), 4)}${p(date.getMonth() + 1)}${p(date.getDate())}_` + `${p(date.getHours())}${p(date.getMinutes())}${p(date.getSeconds())}`;
 }
 
 export function sessionsTests(init: SessionDBTestInitializer): void {
@@ -135,10 +132,7 @@ export function sessionsTests(init: SessionDBTestInitializer): void {
     });
 
     test("an unknown parent is a NotFoundError and creates nothing", async () => {
-      await expectReject(
-        () => db().createSession({ id: "orphan", source: "cli", parentSessionId: "no-such-parent" }),
-        NotFoundError,
-      );
+      await expectReject(() => db().createSession({ id: "orphan", source: "cli", parentSessionId: "no-such-parent" }), NotFoundError);
       expect(await db().getSession("orphan")).toBeNull();
     });
 

@@ -51,7 +51,15 @@ export function statsMetaTests(init: SessionDBTestInitializer): void {
       await db().appendTurn("b", [user("three"), assistant("four")]);
       await db().appendTurn("c", [user("five"), assistant("six"), user("seven")]);
       await db().rewind("c"); // "seven" is hidden and not counted
-      await db().recordUsage("a", { inputTokens: 10, outputTokens: 1, cacheReadTokens: 2, cacheWriteTokens: 3, reasoningTokens: 4, estimatedCostUsd: 0.5, actualCostUsd: 0.25 });
+      await db().recordUsage("a", {
+        inputTokens: 10,
+        outputTokens: 1,
+        cacheReadTokens: 2,
+        cacheWriteTokens: 3,
+        reasoningTokens: 4,
+        estimatedCostUsd: 0.5,
+        actualCostUsd: 0.25,
+      });
       await db().recordUsage("b", { inputTokens: 20, outputTokens: 2, estimatedCostUsd: 0.25 });
       await db().recordUsage("c", { inputTokens: 7, outputTokens: 7, actualCostUsd: 1 });
 
@@ -91,7 +99,10 @@ export function statsMetaTests(init: SessionDBTestInitializer): void {
       const before = (await db().getStats()).databaseBytes;
       await db().createSession({ id: "s", source: "cli" });
       const text = "lorem ipsum dolor sit amet ".repeat(400);
-      await db().appendTurn("s", Array.from({ length: 50 }, (_, i) => user(`${i} ${text}`)));
+      await db().appendTurn(
+        "s",
+        Array.from({ length: 50 }, (_, i) => user(`${i} ${text}`)),
+      );
       const after = (await db().getStats()).databaseBytes;
       expect(after).toBeGreaterThan(before);
       expect(after).toBeGreaterThan(50 * text.length * 0.5);
@@ -101,8 +112,8 @@ export function statsMetaTests(init: SessionDBTestInitializer): void {
       expect(await db().getMeta("missing")).toBeNull();
       await db().setMeta("k", "v1");
       expect(await db().getMeta("k")).toBe("v1");
-      await db().setMeta("k", "v2 ünïcode 日本 😀\n{\"json\":true}");
-      expect(await db().getMeta("k")).toBe("v2 ünïcode 日本 😀\n{\"json\":true}");
+      await db().setMeta("k", 'v2 ünïcode 日本 😀\n{"json":true}');
+      expect(await db().getMeta("k")).toBe('v2 ünïcode 日本 😀\n{"json":true}');
       await db().setMeta("empty", "");
       expect(await db().getMeta("empty")).toBe("");
       await db().setMeta("other", "x");

@@ -50,10 +50,7 @@ export function userScopeTests(init: SessionDBTestInitializer): void {
       expect((await db().searchMessages("deploy", { userId: "bob", sort: "newest" })).map((h) => h.sessionId)).toEqual(["b1"]);
       expect(await db().searchMessages("deploy", { userId: "carol" })).toEqual([]);
       expect((await db().searchMessages("deploy", { userId: "alice", sources: ["telegram"] })).map((h) => h.sessionId)).toEqual(["a2"]);
-      expect((await db().searchMessages("deploy", { userId: "alice", roles: ["user"], sort: "oldest" })).map((h) => h.sessionId)).toEqual([
-        "a1",
-        "a2",
-      ]);
+      expect((await db().searchMessages("deploy", { userId: "alice", roles: ["user"], sort: "oldest" })).map((h) => h.sessionId)).toEqual(["a1", "a2"]);
     });
 
     test("exportSessions with userId exports only that user's sessions; another user's session by id is not found", async () => {
@@ -74,7 +71,8 @@ export function userScopeTests(init: SessionDBTestInitializer): void {
       await db().createSession({ id: "g2", source: "telegram", userId: "bob", chatId: "-100", chatType: "group", startedAt: 1006 });
       await db().appendMessage("g2", user("deploy notes of g2", 1007));
       const listed = async (o: Parameters<SessionDB["listSessions"]>[0]) => ids((await db().listSessions(o)).items).sort();
-      const found = async (o: Parameters<SessionDB["searchMessages"]>[1]) => (await db().searchMessages("deploy", { limit: 50, ...o })).map((h) => h.sessionId).sort();
+      const found = async (o: Parameters<SessionDB["searchMessages"]>[1]) =>
+        (await db().searchMessages("deploy", { limit: 50, ...o })).map((h) => h.sessionId).sort();
       expect(await listed({ userIds: ["alice", "alice-alias"] })).toEqual(["a1", "a2", "g1"]);
       expect(await found({ userIds: ["alice", "alice-alias"] })).toEqual(["a1", "a2", "g1"]);
       expect(await listed({ userIds: ["alice", "bob"], sources: ["telegram"] })).toEqual(["a2", "g1", "g2"]);

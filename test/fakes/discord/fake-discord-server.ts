@@ -175,7 +175,12 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
   for (const c of [...(guild["channels"] as Array<Record<string, unknown>>), ...(guild["threads"] as Array<Record<string, unknown>>)]) {
     channels.set(String(c["id"]), { ...c, guild_id: guild["id"] });
   }
-  channels.set(DISCORD_IDS.dm, { id: DISCORD_IDS.dm, type: 1, last_message_id: null, recipients: [discordFixture<Record<string, unknown>>("message-dm")["author"]] });
+  channels.set(DISCORD_IDS.dm, {
+    id: DISCORD_IDS.dm,
+    type: 1,
+    last_message_id: null,
+    recipients: [discordFixture<Record<string, unknown>>("message-dm")["author"]],
+  });
   let nextId = 1_700_000_000_000_000_000n;
   const snowflake = (): string => String((nextId += 1n));
   let session: Session | null = null;
@@ -290,10 +295,14 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
     }
     let m: RegExpExecArray | null;
     if (method === "GET" && path === "/gateway/bot") {
-      return answer(200, { ...discordFixture<Record<string, unknown>>("gateway-bot"), url: options.advertisedGatewayUrl ?? `${base.replace(/^http/u, "ws")}/gateway` });
+      return answer(200, {
+        ...discordFixture<Record<string, unknown>>("gateway-bot"),
+        url: options.advertisedGatewayUrl ?? `${base.replace(/^http/u, "ws")}/gateway`,
+      });
     }
     if (method === "GET" && path === "/users/@me") return answer(200, me);
-    if (method === "GET" && path === "/applications/@me") return answer(200, { ...discordFixture<Record<string, unknown>>("application-me"), flags: messageContent ? 1 << 18 : 0 });
+    if (method === "GET" && path === "/applications/@me")
+      return answer(200, { ...discordFixture<Record<string, unknown>>("application-me"), flags: messageContent ? 1 << 18 : 0 });
     if (method === "GET" && (m = /^\/channels\/(\d+)$/u.exec(path)) !== null) {
       const channel = channels.get(m[1]!);
       return channel === undefined ? answer(404, discordFixture("error-10003-unknown-channel")) : answer(200, channel);
@@ -355,7 +364,12 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
         rate_limit_per_user: 0,
         message_count: 0,
         member_count: 1,
-        thread_metadata: { archived: false, auto_archive_duration: Number(body?.["auto_archive_duration"] ?? 1440), archive_timestamp: new Date().toISOString(), locked: false },
+        thread_metadata: {
+          archived: false,
+          auto_archive_duration: Number(body?.["auto_archive_duration"] ?? 1440),
+          archive_timestamp: new Date().toISOString(),
+          locked: false,
+        },
       };
       channels.set(String(thread["id"]), thread);
       threads.push(thread);
@@ -404,7 +418,11 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
       return calls.filter((c) => c.method === "POST" && c.path === `/channels/${channelId}/typing` && c.status === 204).length;
     },
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(check, { what, timeoutMs, describe: () => `fake discord: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}` });
+      return waitFor(check, {
+        what,
+        timeoutMs,
+        describe: () => `fake discord: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}`,
+      });
     },
     async close() {
       for (const client of wss.clients) client.terminate();

@@ -204,7 +204,10 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
     return (member?.content["membership"] as string | undefined) ?? null;
   };
 
-  const addEvent = (roomId: string, partial: { type: string; sender: string; content: Record<string, unknown>; state_key?: string; unsigned?: Record<string, unknown> }): MatrixEvent => {
+  const addEvent = (
+    roomId: string,
+    partial: { type: string; sender: string; content: Record<string, unknown>; state_key?: string; unsigned?: Record<string, unknown> },
+  ): MatrixEvent => {
     const target = room(roomId);
     eventCounter += 1;
     const event: MatrixEvent = {
@@ -253,7 +256,12 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
 
   const joinedRooms = (): string[] => [...rooms.keys()].filter((id) => membership(id, MATRIX_IDS.bot) === "join");
 
-  const stripped = (event: MatrixEvent): Record<string, unknown> => ({ type: event.type, state_key: event.state_key, sender: event.sender, content: event.content });
+  const stripped = (event: MatrixEvent): Record<string, unknown> => ({
+    type: event.type,
+    state_key: event.state_key,
+    sender: event.sender,
+    content: event.content,
+  });
 
   /** The position of the bot's latest membership change in a room. */
   const botMembershipPos = (target: Room): number => {
@@ -318,7 +326,10 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
       const state = membership(target.id, MATRIX_IDS.bot);
       if (since === null || (state !== "leave" && state !== "ban")) continue;
       if (botMembershipPos(target) <= since) continue;
-      roomsOut["leave"]![target.id] = { state: { events: [] }, timeline: { events: target.events.filter((e) => e.pos > since).map((e) => e.event), limited: false } };
+      roomsOut["leave"]![target.id] = {
+        state: { events: [] },
+        timeline: { events: target.events.filter((e) => e.pos > since).map((e) => e.event), limited: false },
+      };
     }
     const data = [...accountData.values()].filter((a) => since === null || a.pos > since).map((a) => a.event);
     (response["account_data"] as { events: unknown[] }).events = data;
@@ -430,7 +441,8 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
       if (res.destroyed) return;
       return respond(200, syncResponse(since, timelineLimit(url.searchParams.get("filter"))));
     }
-    if (method === "GET" && path === "/joined_rooms") return respond(200, { ...matrixFixture<Record<string, unknown>>("joined-rooms"), joined_rooms: joinedRooms() });
+    if (method === "GET" && path === "/joined_rooms")
+      return respond(200, { ...matrixFixture<Record<string, unknown>>("joined-rooms"), joined_rooms: joinedRooms() });
     if (method === "POST" && ((m = /^\/join\/([^/]+)$/u.exec(path)) !== null || (m = /^\/rooms\/([^/]+)\/join$/u.exec(path)) !== null)) {
       const roomId = m[1]!;
       const state = rooms.has(roomId) ? membership(roomId, MATRIX_IDS.bot) : null;
@@ -461,7 +473,8 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
       if (!rooms.has(roomId) || notInRoom(roomId)) return forbidden(roomId);
       const joined: Record<string, unknown> = {};
       for (const event of room(roomId).state.values()) {
-        if (event.type === "m.room.member" && event.content["membership"] === "join") joined[event.state_key!] = { display_name: event.content["displayname"] ?? null, avatar_url: null };
+        if (event.type === "m.room.member" && event.content["membership"] === "join")
+          joined[event.state_key!] = { display_name: event.content["displayname"] ?? null, avatar_url: null };
       }
       return respond(200, { joined });
     }
@@ -536,7 +549,11 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
       return calls.filter((c) => c.method === "GET" && c.path === "/sync").map((c) => c.query.get("since"));
     },
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(check, { what, timeoutMs, describe: () => `fake matrix: calls: ${JSON.stringify(calls.slice(-40).map((c) => `${c.method} ${c.path} ${c.status}`))}` });
+      return waitFor(check, {
+        what,
+        timeoutMs,
+        describe: () => `fake matrix: calls: ${JSON.stringify(calls.slice(-40).map((c) => `${c.method} ${c.path} ${c.status}`))}`,
+      });
     },
     async close() {
       closed = true;

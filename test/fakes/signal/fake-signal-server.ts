@@ -54,7 +54,9 @@ export function signalMessage(
 ): Record<string, unknown> {
   const received = signalFixture<{ envelope: Record<string, unknown>; account: string }>(fixture);
   const envelope = received.envelope;
-  const data = (envelope["dataMessage"] ?? (envelope["editMessage"] as Record<string, unknown> | undefined)?.["dataMessage"]) as Record<string, unknown> | undefined;
+  const data = (envelope["dataMessage"] ?? (envelope["editMessage"] as Record<string, unknown> | undefined)?.["dataMessage"]) as
+    | Record<string, unknown>
+    | undefined;
   if (overrides.timestamp !== undefined) {
     envelope["timestamp"] = overrides.timestamp;
     envelope["serverReceivedTimestamp"] = overrides.timestamp + 120;
@@ -207,7 +209,10 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     const text = Buffer.concat(chunks).toString("utf8");
     const method = req.method ?? "GET";
     const url = new URL(req.url ?? "/", "http://x");
-    const path = url.pathname.split("/").map((part) => decodeURIComponent(part)).join("/");
+    const path = url.pathname
+      .split("/")
+      .map((part) => decodeURIComponent(part))
+      .join("/");
     let body: Record<string, unknown> | null = null;
     if (text !== "") {
       try {
@@ -254,7 +259,8 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     if (method === "POST" && path === "/v2/send") {
       const recipients = body?.["recipients"];
       const message = body?.["message"];
-      if (!Array.isArray(recipients) || recipients.length === 0) return answer(400, { error: "Couldn't process request - please provide at least one recipient" });
+      if (!Array.isArray(recipients) || recipients.length === 0)
+        return answer(400, { error: "Couldn't process request - please provide at least one recipient" });
       if (body?.["number"] !== number) return answer(400, signalFixture("error-400-account-not-registered"));
       if (typeof message !== "string") return answer(400, { error: "Couldn't process request - invalid request" });
       for (const recipient of recipients as unknown[]) {
@@ -352,7 +358,11 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
       return sent.filter((s) => s.recipients.includes(recipient));
     },
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(check, { what, timeoutMs, describe: () => `fake signal: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}` });
+      return waitFor(check, {
+        what,
+        timeoutMs,
+        describe: () => `fake signal: calls: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}`,
+      });
     },
     async close() {
       for (const done of [...polls]) done();

@@ -172,7 +172,8 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
         return { status: 200, body: { ok: true, channel: target.channel, ts: target.ts, text: target.text } };
       }
       case "assistant.threads.setStatus":
-        if (typeof params["channel_id"] !== "string" || typeof params["thread_ts"] !== "string") return { status: 200, body: { ok: false, error: "invalid_arguments" } };
+        if (typeof params["channel_id"] !== "string" || typeof params["thread_ts"] !== "string")
+          return { status: 200, body: { ok: false, error: "invalid_arguments" } };
         return { status: 200, body: { ok: true } };
       default:
         return { status: 200, body: { ok: false, error: "unknown_method" } };
@@ -198,7 +199,8 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
         result = { status: 200, body: { ok: false, error: "invalid_form_data", detail: (error as Error).message } };
       }
       if (method !== "") calls.push({ method, params, status: result.status, error: result.body["ok"] === false ? String(result.body["error"]) : null });
-      if (!res.destroyed) res.writeHead(result.status, { "content-type": "application/json; charset=utf-8", ...(result.headers ?? {}) }).end(JSON.stringify(result.body));
+      if (!res.destroyed)
+        res.writeHead(result.status, { "content-type": "application/json; charset=utf-8", ...(result.headers ?? {}) }).end(JSON.stringify(result.body));
     })();
   });
   await new Promise<void>((resolve, reject) => {
@@ -222,7 +224,12 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
     callsOf: (method) => calls.filter((c) => c.method === method),
     sentTo: (channel, threadTs) => sent.filter((m) => m.channel === channel && (threadTs === undefined || m.thread_ts === threadTs)),
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(() => check() || null, { what, timeoutMs, describe: () => `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status, c.error]))}; sent: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}` });
+      return waitFor(() => check() || null, {
+        what,
+        timeoutMs,
+        describe: () =>
+          `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status, c.error]))}; sent: ${JSON.stringify(sent.map((m) => m.text.slice(0, 80)))}`,
+      });
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

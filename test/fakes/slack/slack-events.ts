@@ -51,7 +51,11 @@ export interface PostSlackEventOptions {
 }
 
 /** POSTs `payload` (JSON) to `url` the way Slack does; resolves with the status and body text. */
-export async function postSlackEvent(url: string, payload: Record<string, unknown>, options: PostSlackEventOptions = {}): Promise<{ status: number; body: string }> {
+export async function postSlackEvent(
+  url: string,
+  payload: Record<string, unknown>,
+  options: PostSlackEventOptions = {},
+): Promise<{ status: number; body: string }> {
   const body = JSON.stringify(payload);
   const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
   const headers: Record<string, string> = { "content-type": "application/json", "user-agent": "Slackbot 1.0 (+https://api.slack.com/robots)" };

@@ -107,7 +107,8 @@ export function parseTelegramHtml(html: string): { plain: string } | { error: st
       const name = (closing ? inner.slice(1) : inner).trim().split(/[\s=]/u)[0]!.toLowerCase();
       if (!ALLOWED_TAGS.has(name)) return { error: `Bad Request: can't parse entities: Unsupported start tag "${name}" at byte offset ${i}` };
       if (closing) {
-        if (stack.pop() !== name) return { error: `Bad Request: can't parse entities: Unmatched end tag at byte offset ${i}, expected "</${stack.at(-1) ?? ""}>", found "</${name}>"` };
+        if (stack.pop() !== name)
+          return { error: `Bad Request: can't parse entities: Unmatched end tag at byte offset ${i}, expected "</${stack.at(-1) ?? ""}>", found "</${name}>"` };
       } else {
         stack.push(name);
       }
@@ -271,7 +272,8 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
         };
         sent.push(record);
         options.onSent?.(record);
-        const chat = Number(chatId) > 0 ? { id: Number(chatId), type: "private", first_name: "User" } : { id: Number(chatId), type: "supergroup", title: "Group" };
+        const chat =
+          Number(chatId) > 0 ? { id: Number(chatId), type: "private", first_name: "User" } : { id: Number(chatId), type: "supergroup", title: "Group" };
         return ok({
           message_id: id,
           from: { id: me.id, is_bot: true, first_name: "Threadline Test", username: me.username },
@@ -381,7 +383,12 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
     callsOf: (method) => calls.filter((c) => c.method === method),
     sentTo: (chatId, threadId) => sent.filter((m) => m.chat_id === String(chatId) && (threadId === undefined || m.message_thread_id === threadId)),
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(() => check() || null, { what, timeoutMs, describe: () => `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status]))}; sent: ${JSON.stringify(sent.map((m) => m.plain.slice(0, 80)))}` });
+      return waitFor(() => check() || null, {
+        what,
+        timeoutMs,
+        describe: () =>
+          `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.status]))}; sent: ${JSON.stringify(sent.map((m) => m.plain.slice(0, 80)))}`,
+      });
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

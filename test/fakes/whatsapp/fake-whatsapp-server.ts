@@ -123,7 +123,11 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     const failure = failures.shift();
     if (failure !== undefined) {
       const errorBody = typeof failure.body === "string" ? whatsappFixture(failure.body) : failure.body;
-      return { status: failure.status, body: errorBody, ...(failure.retryAfter !== undefined ? { headers: { "retry-after": String(failure.retryAfter) } } : {}) };
+      return {
+        status: failure.status,
+        body: errorBody,
+        ...(failure.retryAfter !== undefined ? { headers: { "retry-after": String(failure.retryAfter) } } : {}),
+      };
     }
     const to = typeof body["to"] === "string" ? body["to"] : null;
     const recipient = typeof body["recipient"] === "string" ? body["recipient"] : null;
@@ -137,14 +141,20 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     counter += 1;
     const wamid = `wamid.FAKE${String(counter).padStart(8, "0")}${Buffer.from(String(Date.now())).toString("base64url")}`;
     sent.push({ wamid, to, recipient, recipientType, body: text, replyTo: typeof replyTo === "string" ? replyTo : null });
-    const fixture = recipientType === "group" ? "send-message-response-group" : recipient !== null && to === null ? "send-message-response-bsuid" : "send-message-response";
+    const fixture =
+      recipientType === "group" ? "send-message-response-group" : recipient !== null && to === null ? "send-message-response-bsuid" : "send-message-response";
     const answer = whatsappFixture<{ contacts: Array<Record<string, unknown>>; messages: Array<{ id: string }> }>(fixture);
     answer.contacts = [to !== null ? { input: to, ...(recipientType === "group" ? {} : { wa_id: to }) } : { input: recipient, user_id: recipient }];
     answer.messages[0]!.id = wamid;
     return { status: 200, body: answer };
   }
 
-  function answer(method: string, path: string, query: URLSearchParams, body: Record<string, unknown> | null): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } {
+  function answer(
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    body: Record<string, unknown> | null,
+  ): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } {
     const match = /^\/v\d+\.\d+\/(\d+)(\/messages)?$/u.exec(path);
     if (match === null) return graphError(100, "Unknown path components", 400);
     const [, id, messages] = match;
@@ -170,13 +180,17 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
       try {
         body = await readBody(req);
         const header = String(req.headers["authorization"] ?? "");
-        result = header !== `Bearer ${accessToken}` ? { status: 401, body: whatsappFixture("error-190") } : answer(req.method ?? "GET", url.pathname, url.searchParams, body);
+        result =
+          header !== `Bearer ${accessToken}`
+            ? { status: 401, body: whatsappFixture("error-190") }
+            : answer(req.method ?? "GET", url.pathname, url.searchParams, body);
       } catch (error) {
         result = graphError(100, `Malformed request: ${(error as Error).message}`);
       }
       const code = (result.body["error"] as { code?: number } | undefined)?.code ?? null;
       calls.push({ method: req.method ?? "GET", path: url.pathname, body, status: result.status, code });
-      if (!res.destroyed) res.writeHead(result.status, { "content-type": "application/json; charset=UTF-8", ...(result.headers ?? {}) }).end(JSON.stringify(result.body));
+      if (!res.destroyed)
+        res.writeHead(result.status, { "content-type": "application/json; charset=UTF-8", ...(result.headers ?? {}) }).end(JSON.stringify(result.body));
     })();
   });
   await new Promise<void>((resolve, reject) => {
@@ -197,7 +211,12 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     },
     sentTo: (id) => sent.filter((m) => m.to === id || m.recipient === id),
     waitFor(check, what, timeoutMs = 20_000) {
-      return waitFor(() => check() || null, { what, timeoutMs, describe: () => `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.path, c.status, c.code]))}; sent: ${JSON.stringify(sent.map((m) => [m.to ?? m.recipient, m.body.slice(0, 80)]))}` });
+      return waitFor(() => check() || null, {
+        what,
+        timeoutMs,
+        describe: () =>
+          `calls so far: ${JSON.stringify(calls.map((c) => [c.method, c.path, c.status, c.code]))}; sent: ${JSON.stringify(sent.map((m) => [m.to ?? m.recipient, m.body.slice(0, 80)]))}`,
+      });
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

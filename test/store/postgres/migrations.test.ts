@@ -47,7 +47,7 @@ describe("postgres: schema versions", () => {
     expect(tally).toBeGreaterThan(0);
     const started = Date.now() / 1000 - 3600;
     const calls = (names: string[]): string =>
-      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: "{\"x\":\"\u0000\"}" } })));
+      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: '{"x":"\u0000"}' } })));
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA "${schema}"`);
       await c.query(`CREATE TABLE "${schema}".threadline_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -76,7 +76,11 @@ describe("postgres: schema versions", () => {
     ]);
     expect(insights.totals.toolCalls).toBe(4);
     // A later append adds to the back-filled row of the same (escaped) name.
-    await db.appendMessage("old", { role: "assistant", content: null, toolCalls: [{ id: "n", type: "function", function: { name: "\u0001odd", arguments: "{}" } }] });
+    await db.appendMessage("old", {
+      role: "assistant",
+      content: null,
+      toolCalls: [{ id: "n", type: "function", function: { name: "\u0001odd", arguments: "{}" } }],
+    });
     expect((await db.getInsights()).tools.find((t) => t.tool === "\u0001odd")).toEqual({ tool: "\u0001odd", calls: 2, sessions: 1 });
     await db.close();
   });
@@ -135,9 +139,7 @@ describe("postgres: schema versions", () => {
     expect(error).toBeInstanceOf(SchemaVersionError);
     expect((error as SchemaVersionError).code).toBe("TL_ERR_SCHEMA_VERSION");
     const tables = await withClient(async (c) =>
-      (await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [schema])).rows.map(
-        (r) => r.table_name,
-      ),
+      (await c.query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1", [schema])).rows.map((r) => r.table_name),
     );
     expect(tables).toEqual(["threadline_migrations"]);
   });

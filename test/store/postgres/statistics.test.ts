@@ -71,10 +71,13 @@ describe("postgres: planner statistics kept fresh by the store", () => {
     const { db, schema } = await openStore();
     expect((await analysed(schema, "messages")).last).toBeNull();
     await appendMany(db, 2 * ANALYZE_BASE_ROWS);
-    const after = await waitFor(async () => {
-      const a = await analysed(schema, "messages");
-      return a.last === null ? null : a;
-    }, { what: "an ANALYZE of messages after 1,000 appended rows" });
+    const after = await waitFor(
+      async () => {
+        const a = await analysed(schema, "messages");
+        return a.last === null ? null : a;
+      },
+      { what: "an ANALYZE of messages after 1,000 appended rows" },
+    );
     expect(after.count).toBeGreaterThanOrEqual(1);
     // The statistics now know the rows: the planner's count is the table's.
     const { rows } = await admin.query<{ reltuples: number }>(
@@ -107,8 +110,9 @@ describe("postgres: planner statistics kept fresh by the store", () => {
   });
 
   it("rejects an autoAnalyze that is not a boolean", async () => {
-    await expect(
-      PostgresSessionDB.open({ connectionString: TEST_PG_URL, autoAnalyze: "yes" as unknown as boolean }),
-    ).rejects.toMatchObject({ code: "TL_ERR_INVALID_INPUT", field: "autoAnalyze" });
+    await expect(PostgresSessionDB.open({ connectionString: TEST_PG_URL, autoAnalyze: "yes" as unknown as boolean })).rejects.toMatchObject({
+      code: "TL_ERR_INVALID_INPUT",
+      field: "autoAnalyze",
+    });
   });
 });

@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import {
-  type HighlightTerms,
-  buildSnippet,
-  contextText,
-  highlightTerms,
-  parseSearchQuery,
-} from "../../../src/store/search/index.js";
+import { type HighlightTerms, buildSnippet, contextText, highlightTerms, parseSearchQuery } from "../../../src/store/search/index.js";
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -24,7 +24,6 @@ describe("sqlite: WAL checkpoints on a worker thread (WalCheckpointer)", () => {
   const dir = databases.dir;
   afterAll(() => databases.remove());
 
-
   it("turns the connection's automatic checkpoint off and checkpoints on the worker once enough pages accumulate", async () => {
     const { path, db } = databases.open("worker.db");
     const checkpointer = new WalCheckpointer(db, 50);

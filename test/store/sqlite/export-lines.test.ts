@@ -59,7 +59,13 @@ describe("sqlite: export lines written by SQLite", () => {
     await db.createSession({ id: "b", source: "cli" });
     for (let i = 0; i < 20; i++) await db.appendMessage(i % 2 ? "a" : "b", { role: "user", content: `m${i}`, timestamp: 1790003600 + i });
     await db.createSession({ id: "none", source: "cli" });
-    for (const [id, includeRewound] of [["tricky", false], ["tricky", true], ["a", false], ["b", false], ["none", false]] as const) {
+    for (const [id, includeRewound] of [
+      ["tricky", false],
+      ["tricky", true],
+      ["a", false],
+      ["b", false],
+      ["none", false],
+    ] as const) {
       const line = exportMessagesLine(conn, "HEAD", id, includeRewound);
       expect(line, `${id} ${includeRewound}`).not.toBeNull();
       expect(line!.toString("utf8")).toBe(`HEAD${await messagesJson(id, includeRewound)}}\n`);
@@ -71,7 +77,11 @@ describe("sqlite: export lines written by SQLite", () => {
 
   it("writes numbers as JSON.stringify does: token counts past 2^53, and what another program stored (REAL token counts, text and infinity in REAL columns)", async () => {
     await db.createSession({ id: "s", source: "cli" });
-    await db.appendTurn("s", [{ role: "user", content: "x", timestamp: 1 }, { role: "user", content: "y", timestamp: 2 }, { role: "user", content: "z", timestamp: 3 }]);
+    await db.appendTurn("s", [
+      { role: "user", content: "x", timestamp: 1 },
+      { role: "user", content: "y", timestamp: 2 },
+      { role: "user", content: "z", timestamp: 3 },
+    ]);
     await settleIndex();
     raw.prepare("UPDATE messages SET token_count = 1.5, timestamp = 'yesterday' WHERE content = 'x'").run();
     raw.prepare("UPDATE messages SET token_count = 1e300, rewound_at = ?, timestamp = ? WHERE content = 'y'").run(-0, Infinity);
@@ -84,12 +94,18 @@ describe("sqlite: export lines written by SQLite", () => {
     expect(line!.toString("utf8")).toBe(`${await messagesJson("s", true)}}\n`);
     expect(line!.toString("utf8")).toContain('"timestamp":"yesterday"');
     expect(line!.toString("utf8")).toContain('"timestamp":null');
-    expect(Buffer.concat(await collect(db.exportSessionLines({ includeRewound: true }))).equals(await stringifiedLines(db, { includeRewound: true }))).toBe(true);
+    expect(Buffer.concat(await collect(db.exportSessionLines({ includeRewound: true }))).equals(await stringifiedLines(db, { includeRewound: true }))).toBe(
+      true,
+    );
   });
 
   it("text that is not valid UTF-8 (a lone surrogate, a stray byte) goes through the generic path: the same lines, U+FFFD for the bad bytes", async () => {
     await db.createSession({ id: "s", source: "cli" });
-    await db.appendTurn("s", [{ role: "user", content: "fine", timestamp: 1 }, { role: "user", content: "later", timestamp: 2 }, { role: "user", content: "last", timestamp: 3 }]);
+    await db.appendTurn("s", [
+      { role: "user", content: "fine", timestamp: 1 },
+      { role: "user", content: "later", timestamp: 2 },
+      { role: "user", content: "last", timestamp: 3 },
+    ]);
     // better-sqlite3 writes a lone surrogate as the three bytes of its code point (ED A0 80).
     await settleIndex();
     raw.prepare("UPDATE messages SET content = ? WHERE content = 'later'").run("bad \ud800 surrogate");
@@ -112,7 +128,10 @@ describe("sqlite: export lines written by SQLite", () => {
     ] as const) {
       raw.prepare(`UPDATE messages SET ${column} = ?`).run(value);
       expect(exportMessagesLine(conn, "", "s", false), column).toBeNull();
-      const failure = (await collect(db.exportSessions()).then(() => null, (e: unknown) => e)) as Error;
+      const failure = (await collect(db.exportSessions()).then(
+        () => null,
+        (e: unknown) => e,
+      )) as Error;
       expect(failure?.message).toMatch(/JSON/);
       await expect(collect(db.exportSessionLines())).rejects.toThrow(failure.message);
       raw.prepare(`UPDATE messages SET ${column} = NULL`).run();

@@ -22,12 +22,8 @@ describe("sqlite: schema versions", () => {
          VALUES ('old_session', 'telegram', 1000, 1010, 1000, 2, 'kubernetes rollout')`,
       )
       .run();
-    raw
-      .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'user', ?, 1005)")
-      .run("kubernetes rollout stuck 部署失败");
-    raw
-      .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'assistant', ?, 1010)")
-      .run("check the deployment events");
+    raw.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'user', ?, 1005)").run("kubernetes rollout stuck 部署失败");
+    raw.prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old_session', 'assistant', ?, 1010)").run("check the deployment events");
     raw.close();
 
     const db = await openSessionDB(path);
@@ -60,7 +56,7 @@ describe("sqlite: schema versions", () => {
       )
       .run(started, started, started);
     const calls = (names: string[]): string =>
-      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: "{\"x\":\"\u0000\"}" } })));
+      JSON.stringify(names.map((name, i) => ({ id: `c${i}`, type: "function", function: { name, arguments: '{"x":"\u0000"}' } })));
     const insert = raw.prepare(
       "INSERT INTO messages (session_id, role, tool_calls, tool_call_count, timestamp, rewound_at) VALUES ('old', 'assistant', ?, ?, ?, ?)",
     );

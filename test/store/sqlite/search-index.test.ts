@@ -60,7 +60,10 @@ describe("sqlite: search index catch-up", () => {
     const path = join(dir, "steps.db");
     const db = await openSessionDB(path);
     const s = await db.createSession({ source: "cli" });
-    await db.appendTurn(s.id, Array.from({ length: 250 }, (_, i) => ({ role: "user" as const, content: `step word${i}` })));
+    await db.appendTurn(
+      s.id,
+      Array.from({ length: 250 }, (_, i) => ({ role: "user" as const, content: `step word${i}` })),
+    );
     await db.close(); // leaves the index complete
     // Put the watermark back, as a file written by an older build or another tool would leave it.
     const raw = new Database(path);
@@ -84,7 +87,10 @@ describe("sqlite: search index catch-up", () => {
   it("an import is indexed in the background, not by the first search or append after it", async () => {
     const source = await openSessionDB(join(dir, "import-source.db"));
     const s = await source.createSession({ source: "cli", title: "imported" });
-    await source.appendTurn(s.id, Array.from({ length: 300 }, (_, i) => ({ role: "user" as const, content: `imported line ${i}` })));
+    await source.appendTurn(
+      s.id,
+      Array.from({ length: 300 }, (_, i) => ({ role: "user" as const, content: `imported line ${i}` })),
+    );
     const lines: string[] = [];
     for await (const record of source.exportSessions()) lines.push(JSON.stringify(record));
     await source.close();

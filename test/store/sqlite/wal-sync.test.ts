@@ -11,7 +11,6 @@ describe("sqlite: WAL flushes off the event loop (WalSync)", () => {
   const dir = databases.dir;
   afterAll(() => databases.remove());
 
-
   it("flushes a lone commit at once, on the calling thread", async () => {
     const { path, db } = databases.open("alone.db");
     const sync = new WalSync(path);

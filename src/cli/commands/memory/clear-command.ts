@@ -11,7 +11,17 @@ import { CliError, withExistingDatabase } from "../../cli-context.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { pairingConfigOption } from "../pairing/pairing-database.js";
-import { forOption, kindName, kindOf, memoryConfig, memoryDatabaseTarget, memoryOwnerOfOption, ownerText, userOption, type MemoryTargetOptions } from "./memory-target.js";
+import {
+  forOption,
+  kindName,
+  kindOf,
+  memoryConfig,
+  memoryDatabaseTarget,
+  memoryOwnerOfOption,
+  ownerText,
+  userOption,
+  type MemoryTargetOptions,
+} from "./memory-target.js";
 
 interface ClearOptions extends MemoryTargetOptions {
   yes?: boolean;
@@ -41,7 +51,11 @@ export function makeMemoryClearCommand(io: CliIo): Command {
           return;
         }
         if (!options.yes) {
-          if (!canPrompt(io)) throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", `Refusing to clear ${what} without confirmation: stdin is not a terminal. Pass --yes to clear it.`);
+          if (!canPrompt(io))
+            throw new CliError(
+              "TL_ERR_CONFIRMATION_REQUIRED",
+              `Refusing to clear ${what} without confirmation: stdin is not a terminal. Pass --yes to clear it.`,
+            );
           const n = record.entries.length;
           if (!(await confirm(io, `Clear ${what} (${n} ${n === 1 ? "entry" : "entries"})? [y/N]`))) {
             if (options.json) writeJson(io, { owner, kind, cleared: false });

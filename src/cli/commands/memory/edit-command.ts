@@ -17,7 +17,20 @@ import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { pairingConfigOption } from "../pairing/pairing-database.js";
-import { entriesText, forOption, kindName, kindOf, limitOf, memoryConfig, memoryDatabaseTarget, memoryOwnerOfOption, ownerText, parseEntriesText, userOption, type MemoryTargetOptions } from "./memory-target.js";
+import {
+  entriesText,
+  forOption,
+  kindName,
+  kindOf,
+  limitOf,
+  memoryConfig,
+  memoryDatabaseTarget,
+  memoryOwnerOfOption,
+  ownerText,
+  parseEntriesText,
+  userOption,
+  type MemoryTargetOptions,
+} from "./memory-target.js";
 
 interface EditOptions extends MemoryTargetOptions {
   json?: boolean;
@@ -79,20 +92,43 @@ export function makeMemoryEditCommand(io: CliIo): Command {
           }
           const unchanged = before !== null && after.length === before.entries.length && after.every((e, i) => e === before.entries[i]);
           if (unchanged || (before === null && after.length === 0)) {
-            if (options.json) writeJson(io, { owner, kind, entries: before?.entries ?? [], chars: before?.chars ?? 0, limit, updatedAt: before?.updatedAt ?? null, version: before?.version ?? null, changed: false });
+            if (options.json)
+              writeJson(io, {
+                owner,
+                kind,
+                entries: before?.entries ?? [],
+                chars: before?.chars ?? 0,
+                limit,
+                updatedAt: before?.updatedAt ?? null,
+                version: before?.version ?? null,
+                changed: false,
+              });
             else io.stdout.write("No changes; nothing was saved.\n");
             return;
           }
           const written = await db.writeMemory({ owner, kind, entries: after, expectedVersion: before?.version ?? null, now: Math.round(io.now() * 1000) });
           if (written === null) {
-            throw new ConflictError(`The ${kindName(kind)} memory of ${ownerText(owner)} changed while you were editing (the agent saved to it); nothing was saved. Run "threadline memory edit" again.`);
+            throw new ConflictError(
+              `The ${kindName(kind)} memory of ${ownerText(owner)} changed while you were editing (the agent saved to it); nothing was saved. Run "threadline memory edit" again.`,
+            );
           }
           if (options.json) {
-            writeJson(io, { owner, kind, entries: written.entries, chars: written.chars, limit, updatedAt: written.updatedAt, version: written.version, changed: true });
+            writeJson(io, {
+              owner,
+              kind,
+              entries: written.entries,
+              chars: written.chars,
+              limit,
+              updatedAt: written.updatedAt,
+              version: written.version,
+              changed: true,
+            });
             return;
           }
           const n = written.entries.length;
-          io.stdout.write(`Saved the ${kindName(kind)} memory of ${ownerText(owner)}: ${written.chars.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, ${n} ${n === 1 ? "entry" : "entries"}.\n`);
+          io.stdout.write(
+            `Saved the ${kindName(kind)} memory of ${ownerText(owner)}: ${written.chars.toLocaleString("en-US")}/${limit.toLocaleString("en-US")} chars, ${n} ${n === 1 ? "entry" : "entries"}.\n`,
+          );
         } finally {
           if (db !== readable) await db.close();
         }

@@ -24,7 +24,10 @@ export interface MemoryTargetOptions {
 
 /** `--for <platform>:<userId>`. */
 export function forOption(): Option {
-  return new Option("--for <platform:userId>", 'whose memory: a person as <platform>:<userId> (e.g. telegram:123456789), or "owner" (default: the owner, the person at this terminal)');
+  return new Option(
+    "--for <platform:userId>",
+    'whose memory: a person as <platform>:<userId> (e.g. telegram:123456789), or "owner" (default: the owner, the person at this terminal)',
+  );
 }
 
 /** `--user`. */
@@ -49,7 +52,9 @@ export function kindName(kind: MemoryKind): string {
 
 /** An owner as the operator reads it: `the owner`, or `telegram:42`. */
 export function ownerText(owner: MemoryOwner): string {
-  return owner.platform === OWNER_MEMORY.platform && owner.userId === OWNER_MEMORY.userId ? "the owner" : `${printable(owner.platform)}:${printable(owner.userId)}`;
+  return owner.platform === OWNER_MEMORY.platform && owner.userId === OWNER_MEMORY.userId
+    ? "the owner"
+    : `${printable(owner.platform)}:${printable(owner.userId)}`;
 }
 
 /** The config of the run (for `database` and `gateway.owner`). */

@@ -10,7 +10,20 @@ import { relativeTime, styles, useColor, writeJson, type CliIo } from "../../cli
 import { withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { pairingConfigOption } from "../pairing/pairing-database.js";
-import { entriesText, printableLines, forOption, kindName, kindOf, limitOf, memoryConfig, memoryDatabaseTarget, memoryOwnerOfOption, ownerText, userOption, type MemoryTargetOptions } from "./memory-target.js";
+import {
+  entriesText,
+  printableLines,
+  forOption,
+  kindName,
+  kindOf,
+  limitOf,
+  memoryConfig,
+  memoryDatabaseTarget,
+  memoryOwnerOfOption,
+  ownerText,
+  userOption,
+  type MemoryTargetOptions,
+} from "./memory-target.js";
 
 interface ShowOptions extends MemoryTargetOptions {
   json?: boolean;
@@ -36,7 +49,15 @@ export function makeMemoryShowCommand(io: CliIo): Command {
         const record = await db.getMemory(owner, kind);
         const limit = limitOf(kind);
         if (options.json) {
-          writeJson(io, { owner, kind, entries: record?.entries ?? [], chars: record?.chars ?? 0, limit, updatedAt: record?.updatedAt ?? null, version: record?.version ?? null });
+          writeJson(io, {
+            owner,
+            kind,
+            entries: record?.entries ?? [],
+            chars: record?.chars ?? 0,
+            limit,
+            updatedAt: record?.updatedAt ?? null,
+            version: record?.version ?? null,
+          });
           return;
         }
         const s = styles(useColor(io));

@@ -53,7 +53,11 @@ export function makePairingListCommand(io: CliIo): Command {
             relativeTime(p.createdAt / 1000, now / 1000),
             `in ${durationText(p.expiresAt - now)}`,
           ]);
-          lines.push(...table(["Platform", "Code", "User id", "Name", "Asked", "Expires"], rows).split("\n").map((l) => `  ${l}`));
+          lines.push(
+            ...table(["Platform", "Code", "User id", "Name", "Asked", "Expires"], rows)
+              .split("\n")
+              .map((l) => `  ${l}`),
+          );
           lines.push(`  Approve one with: threadline pairing approve <platform> <code>`);
         }
         lines.push("");
@@ -67,7 +71,11 @@ export function makePairingListCommand(io: CliIo): Command {
             relativeTime(a.approvedAt / 1000, now / 1000),
             a.approvedBy === null ? "-" : printable(a.approvedBy),
           ]);
-          lines.push(...table(["Platform", "User id", "Name", "Approved", "By"], rows).split("\n").map((l) => `  ${l}`));
+          lines.push(
+            ...table(["Platform", "User id", "Name", "Approved", "By"], rows)
+              .split("\n")
+              .map((l) => `  ${l}`),
+          );
           lines.push(`  Revoke one with: threadline pairing revoke <platform> <userId>`);
         }
         io.stdout.write(`${lines.join("\n")}\n`);

@@ -23,7 +23,7 @@ export function makePairingRevokeCommand(io: CliIo): Command {
   return new Command("revoke")
     .description("remove a person's approval: their next message is treated as a stranger's")
     .argument("<platform>", "telegram, slack, discord, whatsapp, signal or matrix")
-    .argument("<userId>", "the person's user id on that platform, as \"threadline pairing list\" shows it")
+    .argument("<userId>", 'the person\'s user id on that platform, as "threadline pairing list" shows it')
     .addOption(dbOption())
     .addOption(pairingConfigOption())
     .addOption(jsonOption())

@@ -99,7 +99,10 @@ export function decodeKeys(chunk: string): PickerKey[] {
 
 /** Whether a session matches the filter: every whitespace-separated word occurs in its title, preview, id or source. */
 export function matchesFilter(session: Pick<SessionSummary, "id" | "title" | "preview" | "source">, filter: string): boolean {
-  const words = filter.toLowerCase().split(/\s+/u).filter((w) => w !== "");
+  const words = filter
+    .toLowerCase()
+    .split(/\s+/u)
+    .filter((w) => w !== "");
   if (words.length === 0) return true;
   const haystack = [session.title ?? "", session.preview ?? "", session.id, session.source].join("\n").toLowerCase();
   return words.every((word) => haystack.includes(word));
@@ -130,7 +133,10 @@ export function applyKey(
       break;
     case "backspace":
       // One character as people see it: an emoji sequence or a letter with its accents.
-      filter = [...GRAPHEMES.segment(filter)].slice(0, -1).map((g) => g.segment).join("");
+      filter = [...GRAPHEMES.segment(filter)]
+        .slice(0, -1)
+        .map((g) => g.segment)
+        .join("");
       selected = 0;
       break;
     case "clear":
@@ -227,7 +233,8 @@ export function renderPicker(state: PickerState, sessions: readonly SessionSumma
     out.push(index === state.selected ? s.bold(s.cyan(`> ${text}`)) : `  ${text}`);
   });
   if (matching.length === 0) out.push(s.dim(`  No session matches "${state.filter}".`));
-  const count = matching.length === sessions.length ? `${sessions.length} session${sessions.length === 1 ? "" : "s"}` : `${matching.length} of ${sessions.length} sessions`;
+  const count =
+    matching.length === sessions.length ? `${sessions.length} session${sessions.length === 1 ? "" : "s"}` : `${matching.length} of ${sessions.length} sessions`;
   out.push(s.dim(count));
   return out.join("\n");
 }
@@ -238,7 +245,11 @@ export function renderPicker(state: PickerState, sessions: readonly SessionSumma
  */
 export async function pickSession(io: CliIo, sessions: readonly SessionSummary[]): Promise<string | null> {
   const stdin = io.stdin;
-  const stdout = io.stdout as CliIo["stdout"] & { rows?: number; on?: (event: string, fn: () => void) => unknown; off?: (event: string, fn: () => void) => unknown };
+  const stdout = io.stdout as CliIo["stdout"] & {
+    rows?: number;
+    on?: (event: string, fn: () => void) => unknown;
+    off?: (event: string, fn: () => void) => unknown;
+  };
   if (stdin.isTTY !== true || stdout.isTTY !== true || typeof stdin.setRawMode !== "function") {
     throw new CliError("TL_ERR_USAGE", 'sessions browse needs an interactive terminal; in scripts use "threadline sessions list" (or --json).');
   }

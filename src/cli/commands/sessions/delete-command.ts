@@ -35,7 +35,10 @@ export function makeDeleteCommand(io: CliIo): Command {
         const named = title ? `'${id}' ("${title}")` : `'${id}'`;
         if (!options.yes) {
           if (!canPrompt(io)) {
-            throw new CliError("TL_ERR_CONFIRMATION_REQUIRED", `Refusing to delete session ${named} without confirmation: stdin is not a terminal. Pass --yes to delete it.`);
+            throw new CliError(
+              "TL_ERR_CONFIRMATION_REQUIRED",
+              `Refusing to delete session ${named} without confirmation: stdin is not a terminal. Pass --yes to delete it.`,
+            );
           }
           if (!(await confirm(io, `Delete session ${named} and all its messages? [y/N]`))) {
             if (options.json) writeJson(io, { id, deleted: false });

@@ -44,7 +44,9 @@ export function makeListCommand(io: CliIo): Command {
         }
         io.stdout.write(`${sessionTable(items, { now: io.now(), color: useColor(io) })}\n`);
         if (more > 0) {
-          io.stdout.write(`\n... ${more} more session${more === 1 ? "" : "s"} (use --limit ${items.length + more} or --all to see ${more === 1 ? "it" : "them"})\n`);
+          io.stdout.write(
+            `\n... ${more} more session${more === 1 ? "" : "s"} (use --limit ${items.length + more} or --all to see ${more === 1 ? "it" : "them"})\n`,
+          );
         }
       });
     });

@@ -98,7 +98,13 @@ export function makePruneCommand(io: CliIo): Command {
           const before = (await db.getStats()).databaseBytes;
           const pruned = await db.pruneSessions({ olderThanDays: days, now, vacuum: "full", ...(sources === undefined ? {} : { sources }) });
           const after = (await db.getStats()).databaseBytes;
-          Object.assign(result, { pruned, vacuumed: true, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
+          Object.assign(result, {
+            pruned,
+            vacuumed: true,
+            databaseBytesBefore: before,
+            databaseBytesAfter: after,
+            reclaimedBytes: Math.max(0, before - after),
+          });
           if (options.json) writeJson(io, result);
           else {
             io.stdout.write(`Nothing to prune: no ${what}.\n`);
@@ -137,13 +143,21 @@ export function makePruneCommand(io: CliIo): Command {
         const vacuum = options.vacuum === true ? "full" : true;
         const pruned = await pruneWithProgress(io, db, candidates, { days, now, sources, vacuum });
         const after = (await db.getStats()).databaseBytes;
-        Object.assign(result, { pruned, vacuumed: options.vacuum === true, databaseBytesBefore: before, databaseBytesAfter: after, reclaimedBytes: Math.max(0, before - after) });
+        Object.assign(result, {
+          pruned,
+          vacuumed: options.vacuum === true,
+          databaseBytesBefore: before,
+          databaseBytesAfter: after,
+          reclaimedBytes: Math.max(0, before - after),
+        });
         if (options.json) {
           writeJson(io, result);
           return;
         }
         io.stdout.write(`Pruned ${pruned} session(s).\n`);
-        io.stdout.write(`${options.vacuum ? "Vacuumed: reclaimed" : "Reclaimed"} ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`);
+        io.stdout.write(
+          `${options.vacuum ? "Vacuumed: reclaimed" : "Reclaimed"} ${formatBytes(Math.max(0, before - after))} (database ${formatBytes(before)} → ${formatBytes(after)}).\n`,
+        );
       });
     });
 }

@@ -20,7 +20,7 @@ interface RenameOptions {
  */
 export function makeRenameCommand(io: CliIo): Command {
   return new Command("rename")
-    .description("set a session's title (several words are joined with spaces; \"\" clears it)")
+    .description('set a session\'s title (several words are joined with spaces; "" clears it)')
     .argument("<session>", "session id, unique id prefix, or title")
     .argument("<title...>", "the new title")
     .addOption(dbOption())

@@ -41,7 +41,10 @@ export function makeSearchCommand(io: CliIo): Command {
   return new Command("search")
     .description("search message text; hits grouped by session")
     .argument("[query...]", 'search words ("exact phrase", prefix*, OR, NOT); several words are joined with spaces')
-    .option("--discover", "what the agent's session_search tool returns: sessions grouped by conversation (a compressed chain once), with windows and bookends; a blank query lists recent sessions")
+    .option(
+      "--discover",
+      "what the agent's session_search tool returns: sessions grouped by conversation (a compressed chain once), with windows and bookends; a blank query lists recent sessions",
+    )
     .addOption(sourceOption())
     .addOption(
       new Option("--role <role>", `only messages with this role (repeatable: ${MESSAGE_ROLES.join(", ")})`).argParser(
@@ -65,7 +68,8 @@ export function makeSearchCommand(io: CliIo): Command {
         });
         return;
       }
-      if (query.trim() === "") throw new InvalidInputError("Give something to search for (or --discover with no query to list recent sessions).", { field: "query" });
+      if (query.trim() === "")
+        throw new InvalidInputError("Give something to search for (or --discover with no query to list recent sessions).", { field: "query" });
       await withExistingDatabase(options.db, io.env, async (db) => {
         const hits = await db.searchMessages(query, {
           limit: options.limit,

@@ -51,7 +51,12 @@ function describeSession(session: Session, now: number, color: boolean, full: bo
   const at = (t: number): string => `${formatLocalDateTime(t)} (${relativeTime(t, now)})`;
   const rows: Array<[string, string]> = [["Session", s.bold(session.id)]];
   if (session.title) rows.push(["Title", session.title]);
-  const origin = [session.userId ? `user ${session.userId}` : null, session.chatId ? `chat ${session.chatId}` : null, session.chatType, session.threadId ? `thread ${session.threadId}` : null]
+  const origin = [
+    session.userId ? `user ${session.userId}` : null,
+    session.chatId ? `chat ${session.chatId}` : null,
+    session.chatType,
+    session.threadId ? `thread ${session.threadId}` : null,
+  ]
     .filter((v): v is string => v !== null && v !== "")
     .join(", ");
   rows.push(["Source", origin ? `${session.source} (${origin})` : session.source]);
@@ -60,7 +65,10 @@ function describeSession(session: Session, now: number, color: boolean, full: bo
   rows.push(["Last active", at(session.lastActiveAt)]);
   rows.push(["Ended", session.endedAt === null ? "no (live)" : `${at(session.endedAt)}${session.endReason ? `, ${session.endReason}` : ""}`]);
   if (session.parentSessionId) rows.push(["Parent", session.parentSessionId]);
-  rows.push(["Messages", `${session.messageCount}${session.toolCallCount > 0 ? ` (${session.toolCallCount} tool call${session.toolCallCount === 1 ? "" : "s"})` : ""}`]);
+  rows.push([
+    "Messages",
+    `${session.messageCount}${session.toolCallCount > 0 ? ` (${session.toolCallCount} tool call${session.toolCallCount === 1 ? "" : "s"})` : ""}`,
+  ]);
   const u = session.usage;
   if (u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens + u.reasoningTokens > 0) {
     const extra = [

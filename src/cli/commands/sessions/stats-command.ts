@@ -54,7 +54,10 @@ export function makeStatsCommand(io: CliIo): Command {
         ];
         const bySource = Object.entries(stats.sessionsBySource).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
         if (bySource.length > 0) {
-          const rows = table(["Source", "Sessions"], bySource.map(([source, count]) => [source, n(count)]))
+          const rows = table(
+            ["Source", "Sessions"],
+            bySource.map(([source, count]) => [source, n(count)]),
+          )
             .split("\n")
             .map((line, i) => `  ${i === 0 ? s.bold(line) : line}`);
           lines.push("", "Sessions by source:", ...rows);
