@@ -86,7 +86,7 @@ for (const dir of ["src", "test", "bench"]) {
       }
       if (rel.startsWith("src/gateway/") && spec.startsWith(".") && join(file, "..", spec).startsWith(join(root, "src", "agents") + sep)) {
         const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);
-        if (!typeOnly) problems.push(`${rel}: src/gateway/ may take only types from src/agents/ ("import type … from \"${spec}\""), never load it at runtime`);
+        if (!typeOnly) problems.push(`${rel}: src/gateway/ may take only types from src/agents/ ("import type … from "${spec}""), never load it at runtime`);
       }
       if (/^ai(?:\/|$)/u.test(spec)) {
         const typeOnly = !dynamic && /^\s*(?:import|export)\s+type\s/u.test(match[0]);

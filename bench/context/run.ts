@@ -269,7 +269,7 @@ async function main(): Promise<void> {
         summary_delay_ms: args.summaryDelayMs,
         window_setting: bench.windowSetting,
         database: `${gw.db.capabilities.backend}: ${bench.database}`,
-        gateway: "startGateway (what `threadline serve` runs) in this process from the sources; config: " + JSON.stringify(bench.config),
+        gateway: `startGateway (what \`threadline serve\` runs) in this process from the sources; config: ${JSON.stringify(bench.config)}`,
         fake_model:
           "bench/context/fake-model.ts, own process, 127.0.0.1: the tests' fake OpenAI server with contextWindow (tokenCounterFor(model); 400 context_length_exceeded over the window)",
         driver:

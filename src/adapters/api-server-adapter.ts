@@ -319,7 +319,7 @@ export class ApiServerAdapter implements Adapter {
         400,
         `Unknown model ${JSON.stringify(body.model)}: this gateway answers with ${this.#modelNames()
           .map((name) => JSON.stringify(name))
-          .join(", ")}. ` + `Ask for one of them, or leave "model" out for the configured one (provider.models maps other names).`,
+          .join(", ")}. Ask for one of them, or leave "model" out for the configured one (provider.models maps other names).`,
       );
     }
     const idempotencyKey = header(request, "idempotency-key");

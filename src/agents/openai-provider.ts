@@ -803,7 +803,7 @@ function connectionError(endpoint: Endpoint, error: unknown): AgentError {
   const where = `the model provider at ${endpoint.shownUrl}`;
   if (code === "ECONNREFUSED") {
     return new AgentError(
-      `Could not connect to ${where}: connection refused. ` + `Is the server running, and is the base URL (OPENAI_BASE_URL or provider.baseUrl) right?`,
+      `Could not connect to ${where}: connection refused. Is the server running, and is the base URL (OPENAI_BASE_URL or provider.baseUrl) right?`,
       { cause: error },
     );
   }

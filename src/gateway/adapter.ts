@@ -106,10 +106,38 @@ export interface DeliveryFailure {
   description: string;
 }
 
+/** What a receiver does when it gets or loses the right to receive (see {@link ReceiverLease}). */
+export interface ReceiverHandlers {
+  /** Starts receiving (polling, a socket, a sync loop). Called each time the lease is taken. */
+  start(): Promise<void>;
+  /** Stops receiving; must be safe to follow by `start` again. Called when the lease is lost or released. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Which process receives for a platform's credentials when several gateway replicas share one
+ * database: a platform that keeps one connection per token (Telegram polling, the Discord
+ * gateway, Slack Socket Mode, a Matrix sync loop, Signal's receive) receives in one replica at
+ * a time, and another takes over within the lease time when that one dies.
+ */
+export interface ReceiverLease {
+  /**
+   * Calls `handlers.start` once this process holds the lease (at once when it is free), keeps
+   * it renewed, calls `handlers.stop` if it is lost and then waits to take it again. Returns a
+   * function that stops all this: it calls `handlers.stop` (if started) and releases the lease.
+   */
+  hold(handlers: ReceiverHandlers): () => Promise<void>;
+}
+
 /** What an adapter can report to the gateway besides inbound messages (see {@link Adapter.connect}). */
 export interface AdapterEvents {
   /** A message the platform accepted was reported as not delivered. Must not throw. */
   deliveryFailed(failure: DeliveryFailure): void;
+  /**
+   * With several replicas (`gateway.leases`): the lease on receiving for `name` (the platform,
+   * e.g. `telegram`). Absent on a single process: a connection-style adapter then receives at once.
+   */
+  receiverLease?(name: string): ReceiverLease;
 }
 
 /** A platform connection. */

@@ -76,7 +76,7 @@ export { HANDOFF_MESSAGE_PREFIX } from "../store/index.js";
  * the transcript, whose reply goes to the target chat.
  */
 export function handoffNotice(platform: string): string {
-  return `[System note: This conversation was handed off from the terminal to ${platform}; ` + "summarise where things stand and what is next.]";
+  return `[System note: This conversation was handed off from the terminal to ${platform}; summarise where things stand and what is next.]`;
 }
 
 const REPLY_POLL_MS = 100;

@@ -82,6 +82,8 @@ export { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 export type {
   Adapter,
   AdapterEvents,
+  ReceiverHandlers,
+  ReceiverLease,
   DeliveryFailure,
   InboundMessage,
   InboundMedia,

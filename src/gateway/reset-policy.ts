@@ -368,7 +368,7 @@ function resetCause(reason: "idle" | "daily", inactiveSeconds: number, atHour: n
  * ```
  */
 export function resetUserNotice(reason: "idle" | "daily", inactiveSeconds: number, { atHour = DEFAULT_RESET_POLICY.atHour }: { atHour?: number } = {}): string {
-  return `Session automatically reset (${resetCause(reason, inactiveSeconds, atHour)}). ` + "Previous conversation is saved; use /resume to go back to it.";
+  return `Session automatically reset (${resetCause(reason, inactiveSeconds, atHour)}). Previous conversation is saved; use /resume to go back to it.`;
 }
 
 /**

@@ -415,7 +415,7 @@ export class SessionStore {
     }
     const cause = reason === "suspended" ? "the previous session was stopped" : "the previous session was interrupted and is too old to resume";
     return {
-      model: `[System note: this is a new session (${cause}). ` + "The earlier conversation is not in your context; the user can restore it with /resume.]",
+      model: `[System note: this is a new session (${cause}). The earlier conversation is not in your context; the user can restore it with /resume.]`,
       user: notify ? `Session automatically reset (${cause}). Previous conversation is saved; use /resume to go back to it.` : null,
     };
   }

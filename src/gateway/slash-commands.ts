@@ -18,7 +18,6 @@ import type { HomeChannels } from "./handoff.js";
 import { HANDOFF_MESSAGE_PREFIX } from "./handoff-worker.js";
 import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
 import { SESSION_ID_PATTERN } from "./session-key.js";
-import type { SessionEntry } from "./session-entry.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
 import type { SessionStore } from "./session-store.js";

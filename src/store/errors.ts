@@ -178,7 +178,7 @@ export class AmbiguousIdError extends ThreadlineError {
   constructor(input: string, candidates: readonly AmbiguousIdCandidate[], more: boolean) {
     super(
       "TL_ERR_AMBIGUOUS_ID",
-      `The id '${input}' is ambiguous: it matches ${candidates.map((c) => c.id).join(", ")}${more ? " and more" : ""}. ` + "Give more of the id.",
+      `The id '${input}' is ambiguous: it matches ${candidates.map((c) => c.id).join(", ")}${more ? " and more" : ""}. Give more of the id.`,
     );
     this.input = input;
     this.candidates = candidates;

@@ -91,7 +91,7 @@ export function formatLineageTitle(base: string, n: number): string {
 export function assertWellFormed(value: string, field: string): void {
   if (!value.isWellFormed()) {
     throw new InvalidInputError(
-      `${field} is not valid Unicode text (it contains a lone surrogate, so it cannot be stored as UTF-8). ` + `Fix the encoding of the input.`,
+      `${field} is not valid Unicode text (it contains a lone surrogate, so it cannot be stored as UTF-8). Fix the encoding of the input.`,
       { field },
     );
   }

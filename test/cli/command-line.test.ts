@@ -103,7 +103,7 @@ describe("threadline --db/--config before the subcommand", { timeout: 120_000 },
     expect(parseJson<{ sessions: Array<{ id: string }> }>(overEnv).sessions.map((s) => s.id)).toEqual(["global_db_2"]);
     const local = await t.run(["--db", elsewhere, "sessions", "list", "--json", "--db", t.db]);
     expect(parseJson<{ sessions: Array<{ id: string }> }>(local).sessions.map((s) => s.id)).toEqual(["global_db_2"]);
-    const stats = await t.run(["--db=" + t.db, "sessions", "stats", "--json"]);
+    const stats = await t.run([`--db=${t.db}`, "sessions", "stats", "--json"]);
     expect(parseJson<{ location: string; totalSessions: number }>(stats)).toMatchObject({ totalSessions: 1 });
   });
 

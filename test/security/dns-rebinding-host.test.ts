@@ -25,7 +25,7 @@ describe("DNS rebinding: requests naming a foreign Host are refused", () => {
       // A session to steal.
       expect((await postChat(gateway.url, "my private note about kiwis", { sessionKey: "private" })).status).toBe(200);
 
-      for (const host of ["attacker.example", "attacker.example:" + gateway.port, "127.0.0.1.evil.example", "127.evil.example", "localhost.evil.example"]) {
+      for (const host of ["attacker.example", `attacker.example:${gateway.port}`, "127.0.0.1.evil.example", "127.evil.example", "localhost.evil.example"]) {
         const refused = await rawRequest(`${gateway.url}/ui/api/sessions`, { headers: { host } });
         expect(refused.status, `Host: ${host}`).toBe(403);
         expect(refused.text).not.toContain("kiwis");

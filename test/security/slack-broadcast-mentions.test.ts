@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startFakeSlackServer, type FakeSlackServer } from "../fakes/slack/fake-slack-server.js";
 import { postSlackEvent, slackEvent, slackTs } from "../fakes/slack/slack-events.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
-import { cleanupProcesses, makeHome, spawnGateway, waitFor, type GatewayProcess } from "../serve/gateway-process.js";
+import { cleanupProcesses, makeHome, spawnGateway, type GatewayProcess } from "../serve/gateway-process.js";
 
 const TEST_TIMEOUT = 90_000;
 const FAKE_KEY = "sk-fake-slack-broadcast";

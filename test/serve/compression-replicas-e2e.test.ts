@@ -115,7 +115,7 @@ describe("automatic compression with two replicas on PostgreSQL", () => {
       const chain = async () => {
         const all = (await store.listSessions({ includeChildren: true, limit: 100 })).items;
         const sessions = await Promise.all(all.map((s) => store.getSession(s.id)));
-        return sessions.filter((s) => s !== null && s.sessionKey !== null && s.sessionKey.includes(KEY_HEADER)).map((s) => s!);
+        return sessions.filter((s) => s?.sessionKey?.includes(KEY_HEADER)).map((s) => s!);
       };
       // Every summary asked for ends in exactly one continuation (none is made twice, none wasted).
       await waitFor(async () => summaries >= 1 && (await chain()).filter((s) => s.endedAt !== null).length === summaries, {

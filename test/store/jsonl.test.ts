@@ -32,7 +32,7 @@ async function* from<T>(items: T[]): AsyncGenerator<T> {
 
 describe("JSON Lines writers", () => {
   it("writeLines writes bytes and strings as they are, in order, waiting for drain; returns the count", async () => {
-    const lines = [Buffer.from('{"a":"é"}\n'), '{"b":1}\n', new Uint8Array(Buffer.from("x".repeat(100) + "\n"))];
+    const lines = [Buffer.from('{"a":"é"}\n'), '{"b":1}\n', new Uint8Array(Buffer.from(`${"x".repeat(100)}\n`))];
     const { out, chunks, fullWrites } = slowSink(8);
     expect(await writeLines(from(lines), out)).toBe(3);
     expect(Buffer.concat(chunks).toString("utf8")).toBe(`{"a":"é"}\n{"b":1}\n${"x".repeat(100)}\n`);

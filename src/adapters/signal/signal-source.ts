@@ -221,7 +221,7 @@ export function mapSignalMessage(
   const { text, mentionsBot } = textWithMentions(data.message ?? "", data.mentions ?? [], self);
   if (text.trim() === "" && media.length === 0) return null;
 
-  const number = envelope.sourceNumber || (envelope.source && envelope.source.startsWith("+") ? envelope.source : null);
+  const number = envelope.sourceNumber || (envelope.source?.startsWith("+") ? envelope.source : null);
   const uuid = envelope.sourceUuid || null;
   const author = number ?? uuid ?? envelope.source ?? "";
   if (author === "") return null;

@@ -30,7 +30,7 @@ import {
   PAIR_IN_TERMINAL_HELP,
 } from "../../gateway/internal.js";
 import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
-import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type RouteFields, type SessionHistory } from "../../store/index.js";
+import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, missingDatabaseFile, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
 import { bindEnv } from "../option-env.js";
@@ -160,7 +160,7 @@ async function resumeTarget(db: SessionHistory, options: ChatOptions, note: (lin
 /** The lane (chat id) a resumed session runs in: the CLI lane it was created in, else one named after it. */
 function laneOf(session: { id: string; sessionKey: string | null }): string {
   const key = session.sessionKey;
-  if (key !== null && key.startsWith(CLI_KEY_PREFIX)) {
+  if (key?.startsWith(CLI_KEY_PREFIX)) {
     const lane = key.slice(CLI_KEY_PREFIX.length);
     if (/^[\w-]+$/u.test(lane)) return lane;
   }

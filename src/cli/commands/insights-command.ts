@@ -7,7 +7,7 @@
  * @module
  */
 import { Command, Option } from "commander";
-import { type Insights, type InsightsSession, type InsightsTotals } from "../../store/index.js";
+import type { Insights, InsightsSession, InsightsTotals } from "../../store/index.js";
 import { styles, table, truncate, useColor, writeJson, type CliIo } from "../cli-output.js";
 import { CliError, parseCount, withExistingDatabase } from "../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../command-options.js";

@@ -101,7 +101,7 @@ import { runImport } from "../session-import.js";
 import { toSession, type SessionRow } from "../session-rows.js";
 import { formatCollisionTitle, formatLineageTitle, parseCollisionTitle, parseLineageTitle, sanitizeTitle } from "../titles.js";
 import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
-import { ancestorRows, childIds, compressionTip, descendantRows, refreshChain, sessionRow } from "./lineage-steps.js";
+import { ancestorRows, compressionTip, descendantRows, sessionRow } from "./lineage-steps.js";
 import * as aliases from "./alias-steps.js";
 import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";

@@ -129,7 +129,7 @@ function holdExclusively(db: Database.Database, path: string): void {
   } catch (error) {
     if (isSqliteBusy(error)) {
       throw new ConflictError(
-        `Another process has ${path} open (a running "threadline serve", "threadline chat" or an app using it). ` + "Stop it, then run the repair again.",
+        `Another process has ${path} open (a running "threadline serve", "threadline chat" or an app using it). Stop it, then run the repair again.`,
         { cause: error },
       );
     }

@@ -74,7 +74,7 @@ export async function beginImmediate(db: Database.Database, lockTimeoutMs: numbe
       if (!isSqliteBusy(error)) throw translateSqliteError(error, doing, db.name);
       if (Date.now() >= deadline) {
         throw new StoreBusyError(
-          `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. ` + `Try again, or raise lockTimeoutMs.`,
+          `Another process held the database lock for over ${lockTimeoutMs} ms while ${doing}; nothing was written. Try again, or raise lockTimeoutMs.`,
           { cause: error },
         );
       }

@@ -9,7 +9,7 @@
  * @module
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api-client.js";
+import { api, type ApiError } from "../api-client.js";
 import type { SearchHit, SearchPage, SnippetSegment } from "../api-types.js";
 import { ErrorBox, Loading, Untrusted } from "../components.js";
 import { formatTime, isoTime } from "../format.js";

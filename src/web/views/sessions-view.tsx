@@ -12,7 +12,7 @@
  * @module
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api-client.js";
+import { api, type ApiError } from "../api-client.js";
 import type { SessionPage, SessionSummary } from "../api-types.js";
 import { queryParams } from "../capabilities.js";
 import { ErrorBox, Loading, Untrusted } from "../components.js";

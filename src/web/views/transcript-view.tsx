@@ -15,7 +15,7 @@
  * @module
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "../api-client.js";
+import { api, type ApiError } from "../api-client.js";
 import type { Message, MessagePage, Session, ToolCall } from "../api-types.js";
 import { ErrorBox, Loading, Untrusted } from "../components.js";
 import { contentText, formatCost, formatCount, formatTime, isoTime } from "../format.js";

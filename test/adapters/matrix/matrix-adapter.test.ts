@@ -271,7 +271,7 @@ it("sends: a 429 is waited out, a lost response is retried with the same transac
 
   fake.pushMessage(DM, ALICE, "long");
   await fake.waitFor(
-    () => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith("Paragraph 49: " + "words ".repeat(80).trim() + ".")),
+    () => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith(`Paragraph 49: ${"words ".repeat(80).trim()}.`)),
     "the last chunk",
   );
   const chunks = fake.sentTo(DM).slice(2);

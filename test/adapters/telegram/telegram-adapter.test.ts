@@ -157,7 +157,7 @@ it("a send that fails for good is logged with the session key and counted; the r
 });
 
 it("long replies arrive as ordered chunks within 4,096 characters, code blocks reopened", async () => {
-  const code = "```js\n" + Array.from({ length: 150 }, (_, i) => `console.log(${i}); // ${"x".repeat(20)}`).join("\n") + "\n```";
+  const code = `\`\`\`js\n${Array.from({ length: 150 }, (_, i) => `console.log(${i}); // ${"x".repeat(20)}`).join("\n")}\n\`\`\``;
   const long = `${"Intro paragraph. ".repeat(100)}\n\n${code}\n\n${"Closing words. ".repeat(100)}`;
   const { fake } = await setup({ answer: (input) => (lastUserText(input) === "and now briefly" ? "brief" : long) });
   fake.pushUpdate(telegramUpdate("update-private-text", { message_id: 70 }));

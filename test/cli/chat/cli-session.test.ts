@@ -76,7 +76,7 @@ describe("terminal sessions", () => {
     expect(second).toMatch(CLI_ID);
     expect(second).not.toBe(first);
 
-    expect(await say("/resume " + first)).toMatch(/Resumed/);
+    expect(await say(`/resume ${first}`)).toMatch(/Resumed/);
     expect((await store.getEntry(key))!.sessionId).toBe(first);
 
     expect(await say("/compress")).toMatch(/Compressed into a new session/);

@@ -19,7 +19,7 @@ describe("cutUserText", () => {
   });
 
   it("cuts longer text at 300 characters and marks the cut with …", () => {
-    const text = "b".repeat(299) + "cdef";
+    const text = `${"b".repeat(299)}cdef`;
     expect(cutUserText(text)).toBe(`${"b".repeat(299)}c…`);
     expect([...cutUserText("x".repeat(1000))].length).toBe(301);
   });

@@ -70,7 +70,7 @@ for (const backend of PAIRING_BACKENDS) {
       expect(json.approved).toEqual([{ platform: "telegram", userId: "4242", userName: "Ann", approvedAt: expect.any(Number), approvedBy: "cli" }]);
       const text = await run(["list"]);
       expect(text.stdout).toMatch(/^Approved \(1\)$/mu);
-      expect(text.stdout).toMatch(/^  telegram  4242\s+Ann\s+just now\s+cli$/mu);
+      expect(text.stdout).toMatch(/^ {2}telegram {2}4242\s+Ann\s+just now\s+cli$/mu);
     });
 
     it("without --db, acts on the gateway's database: the config file's database (as threadline serve picks it)", async () => {

@@ -69,7 +69,7 @@ describe("threadline sessions export / import", { timeout: 120_000 }, () => {
     const file = join(t.dir, "mixed.jsonl");
     await t.run(["sessions", "export", file, "--db", t.db]);
     const good = readFileSync(file, "utf8").trim();
-    writeFileSync(file, [good, "{not json", "", '{"format":"something-else"}'].join("\n") + "\n");
+    writeFileSync(file, `${[good, "{not json", "", '{"format":"something-else"}'].join("\n")}\n`);
     const fresh = join(t.dir, "fresh.db");
     const result = await t.run(["sessions", "import", file, "--db", fresh]);
     expect(result.code).toBe(1);

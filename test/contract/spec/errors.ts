@@ -89,7 +89,7 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         },
         size,
       );
-      const big = "lorem ipsum ".repeat(MiB / 12) + "needle";
+      const big = `${"lorem ipsum ".repeat(MiB / 12)}needle`;
       await db().appendMessage("s", user(big));
       expect((await db().getMessages("s")).at(-1)?.content).toBe(big);
     }, 120_000);

@@ -142,11 +142,11 @@ describe("parseSearchQuery + toFts5Match (sanitiser table)", () => {
 
   it("handles huge inputs in linear time", () => {
     for (const input of [
-      ")".repeat(100_000) + "a",
-      "(".repeat(100_000) + "a",
-      "*".repeat(100_000) + "a",
-      '"'.repeat(100_000) + "a",
-      "a-".repeat(50_000) + "*",
+      `${")".repeat(100_000)}a`,
+      `${"(".repeat(100_000)}a`,
+      `${"*".repeat(100_000)}a`,
+      `${'"'.repeat(100_000)}a`,
+      `${"a-".repeat(50_000)}*`,
       "a ".repeat(50_000),
       "部".repeat(100_000),
     ]) {

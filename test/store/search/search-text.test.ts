@@ -84,7 +84,7 @@ describe("toIndexText", () => {
 
   it("indexes only the first maxChars characters", () => {
     expect(toIndexText("alpha beta gamma", 10)).toBe("alpha beta");
-    expect(toIndexText("a".repeat(DEFAULT_INDEX_MAX_CHARS) + " tail")).toBe("a".repeat(DEFAULT_INDEX_MAX_CHARS));
+    expect(toIndexText(`${"a".repeat(DEFAULT_INDEX_MAX_CHARS)} tail`)).toBe("a".repeat(DEFAULT_INDEX_MAX_CHARS));
   });
 
   it("never splits a surrogate pair at the cap", () => {
