@@ -79,7 +79,7 @@ export async function startBenchGateway(options: BenchGatewayOptions): Promise<B
   const provider = { baseUrl: options.providerUrl, apiKey: "bench-key", model: options.model };
   const doc: Record<string, unknown> = { gateway: { host: "127.0.0.1", port: 0 }, provider: { ...provider, contextWindow: options.window } };
   let windowSetting = `provider.contextWindow: ${options.window}`;
-  let config;
+  let config: ReturnType<typeof parseServeConfig>;
   try {
     config = parseServeConfig(doc, { env });
   } catch (error) {

@@ -299,7 +299,7 @@ async function oneRun(
     const p0 = provider === null ? null : readCpuTimes(provider.pid);
     const waits = startWaitSampler(admin);
     const tag = `n${n}c${c}`;
-    let result;
+    let result: Awaited<ReturnType<typeof driver.run>>;
     let pgWaits: ReplicasRun["pg_waits"];
     try {
       result = await driver.run({

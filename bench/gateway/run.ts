@@ -621,7 +621,6 @@ function buildReport(
   const c100 = conversations.find((c) => c.concurrency === 100);
   const fullRss = rss?.sessions === FULL_SESSIONS;
   const telegram = args.platform === "telegram";
-  const turnsEach = args.conversationsOnly ? (args.turns ?? TURNS) : TURNS;
   const notMeasured = "not measured with --platform telegram (api-server only)";
   const targets: Target[] = [
     {

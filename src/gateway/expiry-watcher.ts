@@ -193,7 +193,7 @@ export class ExpiryWatcher {
       const entry = toSessionEntry(route, await store.db.getSession(route.sessionId));
       // Once per session: later passes only retry failed finalize hooks.
       if (route.finalizeFailures === 0) await this.#giveTurnBeforeReset(entry, decision.reason);
-      let failure: unknown ;
+      let failure: unknown;
       for (const hook of this.#hooks) {
         try {
           await hook(entry);

@@ -206,7 +206,7 @@ async function importOne(
     outcome.error = "the session was deleted from the hermes file while it was being imported";
     return outcome;
   }
-  let converted;
+  let converted: ReturnType<typeof convertHermesSession>;
   try {
     converted = convertHermesSession(row, file.messages(outline.id));
     // The same checks importSessions makes, so that a dry run finds what an import would refuse.

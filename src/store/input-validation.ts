@@ -62,7 +62,7 @@ export function checkUserIdFilter(value: unknown): string | null {
 export function checkIdSetFilter(value: unknown, field: string): string[] | null {
   if (value === undefined || value === null) return null;
   if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of strings.`, { field });
-  value.forEach((v: unknown, i) => checkId(v, `${field}[${i}]`));
+  for (const [i, v] of (value as unknown[]).entries()) checkId(v, `${field}[${i}]`);
   return [...new Set(value as string[])];
 }
 
@@ -297,7 +297,7 @@ export function checkOffset(value: unknown): number {
 export function checkNameList(value: unknown, field: string): string[] | null {
   if (value === undefined || value === null) return null;
   if (!Array.isArray(value)) throw new InvalidInputError(`${field} must be an array of strings.`, { field });
-  value.forEach((v: unknown, i) => checkId(v, `${field}[${i}]`));
+  for (const [i, v] of (value as unknown[]).entries()) checkId(v, `${field}[${i}]`);
   return value.length === 0 ? null : [...new Set(value as string[])];
 }
 

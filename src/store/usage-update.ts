@@ -83,6 +83,7 @@ export function planUsageUpdate(usage: UsageUpdate, mode: UsageMode): UsagePlan 
  * binds) the parameter of one assignment in the backend's dialect.
  */
 export function usageSetClauses(plan: UsagePlan, placeholder: (assignment: UsageAssignment) => string): string[] {
+  // biome-ignore lint/suspicious/useIterableCallbackReturn: the switch is exhaustive over the ops (tsc checks it).
   return plan.assignments.map((a) => {
     const p = placeholder(a);
     switch (a.op) {

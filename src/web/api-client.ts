@@ -114,7 +114,7 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
   }
   if (response.status === 204) return undefined as T;
   const text = await response.text();
-  let parsed: unknown ;
+  let parsed: unknown;
   try {
     parsed = text === "" ? undefined : JSON.parse(text);
   } catch {

@@ -249,7 +249,13 @@ for (const backend of backends) {
       for (let i = 0; i < 200; i++) messages.push(...turn(random, i));
       const id = await session(messages);
       let counted = 0;
-      const counting: TokenCounter = { ...counter, countMessage: (m) => (counted++, counter.countMessage(m)) };
+      const counting: TokenCounter = {
+        ...counter,
+        countMessage: (m) => {
+          counted++;
+          return counter.countMessage(m);
+        },
+      };
       const cache = new MessageTokenCache();
       const first = await buildContext(db, id, { budget: 5000, counter: counting, cache });
       expect(counted).toBe(messages.length);

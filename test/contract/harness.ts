@@ -105,7 +105,7 @@ type ErrorClass<E> = abstract new (...args: never[]) => E;
  * stable code) whose message matches `message` when given; returns the error.
  */
 export async function expectReject<E extends Error>(call: () => Promise<unknown>, cls: ErrorClass<E>, message?: RegExp): Promise<E> {
-  let caught: unknown ;
+  let caught: unknown;
   let threw = false;
   try {
     await call();

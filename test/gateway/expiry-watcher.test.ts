@@ -177,7 +177,12 @@ forEachBackend((backend) => {
     const order: string[] = [];
     const watcher = new ExpiryWatcher({
       store,
-      beforeReset: { agentFor: (entry) => (order.push(`agent:${entry.sessionId}`), agent) },
+      beforeReset: {
+        agentFor: (entry) => {
+          order.push(`agent:${entry.sessionId}`);
+          return agent;
+        },
+      },
       onSessionFinalize: [(entry) => void order.push(`finalize:${entry.sessionId}`)],
     });
     clock.advance(61 * 60);

@@ -72,7 +72,7 @@ describe("threadline mcp over stdio", () => {
         earlierMessages: number;
       };
       expect(body.session.id).toBe(LONG);
-      expect(body.messages).toHaveLength(Math.min(LONG_MESSAGES , 50));
+      expect(body.messages).toHaveLength(Math.min(LONG_MESSAGES, 50));
       expect(body.messages.at(-1)?.text).toBe(`long message ${LONG_MESSAGES}`);
       await expect(client.readResource({ uri: "threadline://sessions/no-such-session" })).rejects.toThrow(/No session with the id 'no-such-session'/u);
     },

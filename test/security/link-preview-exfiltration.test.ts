@@ -27,7 +27,6 @@ const APP_SECRET = "5f0e1d2c3b4a59687f6e5d4c3b2a1908";
 const VERIFY_TOKEN = "threadline-verify-7f3a9c";
 const TELEGRAM_USER = 111111;
 const SLACK_USER = "U0ALICE001";
-const SLACK_DM = "D0ALICEDM1";
 const WHATSAPP_USER = "16505551234";
 /** Discord's SUPPRESS_EMBEDS message flag (1 << 2). */
 const SUPPRESS_EMBEDS = 1 << 2;

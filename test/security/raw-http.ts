@@ -45,7 +45,7 @@ export async function rawRequest(url: string, options: RawRequestOptions = {}): 
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown ;
+          let json: unknown;
           try {
             json = JSON.parse(text);
           } catch {
@@ -87,7 +87,7 @@ export async function requestWithPartialBody(
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          let json: unknown ;
+          let json: unknown;
           try {
             json = JSON.parse(text);
           } catch {

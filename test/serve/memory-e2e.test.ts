@@ -120,7 +120,7 @@ describe("threadline serve: memory survives an automatic reset (issue 28)", () =
       await say(setup, { ...bob, text: "hello from bob" });
       // Every request carries the memory tool (provider.tools auto) and its guidance.
       const greeting = await requestFor(fake, "my cat is called Tomasz");
-      expect((greeting.body?.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(["session_search", "memory"]);
+      expect((greeting.body!.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual(["session_search", "memory"]);
       expect(systemText(greeting)).toMatch(/memory tool/u);
       expect(systemText(greeting)).not.toContain("## Memory");
 

@@ -77,7 +77,7 @@ function secrets({ telegram, slack, discord }: Fakes): string[] {
 }
 
 /** One DM sender per platform, each numbering its own messages. */
-function senders(gateway: GatewayProcess, { telegram, slack, discord }: Fakes) {
+function senders(gateway: GatewayProcess, { telegram, discord }: Fakes) {
   let telegramId = 0;
   let discordId = 1500000000000000100n;
   return {

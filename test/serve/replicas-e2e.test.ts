@@ -143,7 +143,7 @@ describe("two gateway replicas on one PostgreSQL database", () => {
     }
     const answers = await Promise.all(pending);
     expect(answers.map((x) => x.status)).toEqual([200, 200, 200, 200, 200, 200]);
-    answers.forEach((answer, i) => expect(answer.content).toMatch(new RegExp(`answers m${i + 1}$`)));
+    for (const [i, answer] of answers.entries()) expect(answer.content).toMatch(new RegExp(`answers m${i + 1}$`));
     expect(maxInFlight).toBe(1);
 
     // Kill whichever replica runs the next turn, mid-turn; the other must take the session over

@@ -258,7 +258,13 @@ describe("web page: gateway live", () => {
   it("updates running turns and active sessions while a chat completion is held, without a reload", async () => {
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const fake = await startFakeOpenAiServer({ models: ["fake-model"], script: async () => (await gate, fakeTextReply("held reply")) });
+    const fake = await startFakeOpenAiServer({
+      models: ["fake-model"],
+      script: async () => {
+        await gate;
+        return fakeTextReply("held reply");
+      },
+    });
     fakes.push(fake);
     const home = await makeHome({ titles: { enabled: false } });
     const gateway = await spawnGateway({ home, env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: "sk-fake", THREADLINE_MODEL: "fake-model" } });

@@ -37,7 +37,7 @@ export function makeApiCommand(io: CliIo): Command {
       const target = options.db?.trim() ? options.db : (config.database ?? undefined);
       const db = await openSessionDB(target ?? databaseTarget(undefined, io.env), { synchronous: config.storage.synchronous });
       logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
-      let app;
+      let app: Awaited<ReturnType<typeof buildServer>> | undefined;
       try {
         app = await buildServer({
           db,

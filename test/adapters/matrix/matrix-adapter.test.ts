@@ -270,10 +270,7 @@ it("sends: a 429 is waited out, a lost response is retried with the same transac
   expect(fake.sentTo(DM)).toHaveLength(2);
 
   fake.pushMessage(DM, ALICE, "long");
-  await fake.waitFor(
-    () => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith(`Paragraph 49: ${"words ".repeat(80).trim()}.`)),
-    "the last chunk",
-  );
+  await fake.waitFor(() => fake.sentTo(DM).some((c) => String(c.content["body"]).endsWith(`Paragraph 49: ${"words ".repeat(80).trim()}.`)), "the last chunk");
   const chunks = fake.sentTo(DM).slice(2);
   expect(chunks.length).toBeGreaterThanOrEqual(Math.ceil(Buffer.byteLength(long) / MATRIX_MESSAGE_LIMIT));
   expect(chunks.map((c) => c.content["body"]).join("\n\n")).toBe(long);

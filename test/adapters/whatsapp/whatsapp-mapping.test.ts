@@ -18,13 +18,13 @@ import { whatsappSignature } from "../../fakes/whatsapp/whatsapp-webhooks.js";
 const BSUID = "US.13491208655302741918";
 const GROUP = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD";
 
-function valueOf(fixture: string): WhatsAppChangeValue {
+function changeValueOf(fixture: string): WhatsAppChangeValue {
   const payload = whatsappFixture<{ entry: Array<{ changes: Array<{ value: WhatsAppChangeValue }> }> }>(fixture);
   return payload.entry[0]!.changes[0]!.value;
 }
 
 function map(fixture: string, edit: Partial<WhatsAppMessage> = {}, options: Parameters<typeof mapWhatsAppMessage>[2] = {}) {
-  const value = valueOf(fixture);
+  const value = changeValueOf(fixture);
   const message = { ...value.messages![0]!, ...edit };
   return mapWhatsAppMessage(message, value, options);
 }
@@ -60,7 +60,7 @@ it("the 2026 identities: phone + BSUID → userId + userIdAlt; a username user w
   expect(only.senderIds).toEqual([BSUID]);
   // The phone may also come from contacts alone; nothing at all → not mappable.
   expect(map("webhook-text", { from: undefined })!.inbound.source.userId).toBe("16505551234");
-  const value = valueOf("webhook-text-username");
+  const value = changeValueOf("webhook-text-username");
   expect(mapWhatsAppMessage({ ...value.messages![0]!, from_user_id: undefined }, { ...value, contacts: [] })).toBeNull();
 });
 
@@ -122,7 +122,7 @@ it("groups: chatId is the group id as given, one key per person; @<business numb
   expect(map("webhook-group-text", { text: { body: "ask @+15550783881 please" } })!.candidate.mentionsBot).toBe(true);
   expect(map("webhook-group-text", { text: { body: "ask @155507838810" } })!.candidate.mentionsBot).toBe(false);
   // Without metadata, the business number from the phone-number look-up is used.
-  const value = valueOf("webhook-group-text");
+  const value = changeValueOf("webhook-group-text");
   const bare = mapWhatsAppMessage(
     { ...value.messages![0]!, text: { body: "@15550783881 hi" } },
     { ...value, metadata: {} },

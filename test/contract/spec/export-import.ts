@@ -128,8 +128,7 @@ async function* asyncLines(lines: string[]): AsyncGenerator<string> {
 }
 
 /** Every control character, the characters JSON escapes, and text past the BMP. */
-const TRICKY_TEXT =
-  `${Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("")} \u007f quote" backslash\\ slash/ \u2028\u2029 é 中文 \u{1F600} \uFFFD \uFEFF`;
+const TRICKY_TEXT = `${Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("")} \u007f quote" backslash\\ slash/ \u2028\u2029 é 中文 \u{1F600} \uFFFD \uFEFF`;
 
 /**
  * Numbers whose text differs between databases and JavaScript (`100.0`, `1.0e+21`, 17 digits

@@ -266,7 +266,7 @@ export function listingTests(init: SessionDBTestInitializer): void {
           "hello world",
         ],
       ];
-      for (const [id, content, expected] of cases) {
+      for (const [id, content] of cases) {
         await db().createSession({ id, source: "cli", startedAt: 1 });
         await db().appendMessage(id, { role: "system", content: "system text", timestamp: 2 });
         await db().appendMessage(id, assistant("assistant text", 3));

@@ -279,8 +279,14 @@ export async function pickSession(io: CliIo, sessions: readonly SessionSummary[]
       for (const key of decodeKeys(typeof chunk === "string" ? chunk : chunk.toString("utf8"))) {
         const next = applyKey(state, key, sessions, visibleRowsFor(size().height));
         state = next.state;
-        if (next.action.kind === "pick") return finish(next.action.id);
-        if (next.action.kind === "exit") return finish(null);
+        if (next.action.kind === "pick") {
+          finish(next.action.id);
+          return;
+        }
+        if (next.action.kind === "exit") {
+          finish(null);
+          return;
+        }
       }
       draw();
     };
