@@ -80,8 +80,7 @@ export function* listSessionsPage(
       where.push(`(${plan.key}, id) < (?, ?)`);
       params.push(plan.after.key, plan.after.id);
     }
-    const sql =
-      `SELECT ${SUMMARY_COLUMNS} FROM sessions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${plan.key} DESC, id DESC LIMIT ?`;
+    const sql = `SELECT ${SUMMARY_COLUMNS} FROM sessions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${plan.key} DESC, id DESC LIMIT ?`;
     rows.push(...(yield* all<SummaryRow>(sql, [...params, plan.limit + 1])));
   }
   return mergeListing(plan, rows, decode);
