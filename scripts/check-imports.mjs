@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks the layout rules of the source tree (run by `npm test`):
 // 1. every relative import ends in ".js";
-// 2. src/store/contract.ts and src/store/errors.ts import nothing from the project;
+// 2. src/store/errors.ts imports nothing from the project, and the contract (src/store/contract/, one
+//    file per role, and src/store/contract.ts, which re-exports it) nothing but its own files and errors.ts;
 // 3. only src/store/sqlite/ imports better-sqlite3 (only src/store/postgres/ imports pg),
 //    and backends never import each other;
 // 4. the core (src/store outside backend folders) never imports a backend statically;
@@ -56,12 +57,13 @@ for (const dir of ["src", "test", "bench"]) {
         const inWeb = (p) => p.startsWith(join(root, "src", "web") + sep);
         if (inWeb(file) !== inWeb(target)) problems.push(`${rel}: src/web/ and the rest of src/ must not import each other ("${spec}")`);
       }
-      if (
-        (rel === "src/store/contract.ts" || rel === "src/store/errors.ts") &&
-        spec.startsWith(".") &&
-        !(rel === "src/store/contract.ts" && spec === "./errors.js")
-      ) {
-        problems.push(`${rel}: must not import project modules ("${spec}")`);
+      const inContract = rel === "src/store/contract.ts" || rel.startsWith("src/store/contract/");
+      if ((inContract || rel === "src/store/errors.ts") && spec.startsWith(".")) {
+        const target = relative(root, join(file, "..", spec))
+          .split(sep)
+          .join("/");
+        const allowed = inContract && (target === "src/store/errors.js" || target.startsWith("src/store/contract/"));
+        if (!allowed) problems.push(`${rel}: must not import project modules ("${spec}")`);
       }
       if (spec === "better-sqlite3" && !rel.startsWith("src/store/sqlite/")) problems.push(`${rel}: only src/store/sqlite/ may import better-sqlite3`);
       if (spec === "pg" && !rel.startsWith("src/store/postgres/")) problems.push(`${rel}: only src/store/postgres/ may import pg`);

@@ -1,12 +1,14 @@
 /**
  * The transcript inside a write, once for every backend: rewinding turns (or the last
- * messages) and restoring them (the dialect keeps its search index in step), and the query of a message window.
+ * messages) and restoring them (the dialect keeps its search index in step), the query of a message window, and
+ * whether a session's newest message is still the one a caller read.
  *
  * @module
  */
 import type { Message, RewindResult } from "../contract.js";
 import type { CheckedMessageWindow } from "../input-validation.js";
 import { contentText } from "../preview.js";
+import { requireRow } from "./session-steps.js";
 import { all, run, value, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 
@@ -73,4 +75,12 @@ export function* restoreRewound(d: StoreDialect<unknown>, sessionId: string, eve
   yield* d.reindex(rows);
   yield* d.recomputeSummary(sessionId);
   return rows.length;
+}
+
+/** Whether the newest visible message of a session (under its row lock) has this id (`null`: it has none). */
+export function* lastMessageIs(d: StoreDialect<unknown>, sessionId: string, expected: number | null): Steps<boolean> {
+  yield* requireRow(d, sessionId, true);
+  const last = yield* value<number | bigint | string | null>("SELECT MAX(id) FROM messages WHERE session_id = ? AND rewound_at IS NULL", [sessionId]);
+  const id = last === null || last === undefined ? null : Number(last);
+  return id === expected;
 }

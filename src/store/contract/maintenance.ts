@@ -1,0 +1,270 @@
+/**
+ * The {@link StoreMaintenance} role (the database as a whole: export and import, retention, totals
+ * and insights, capabilities, closing) and its records. Part of the storage contract (see
+ * `./index.ts`).
+ *
+ * @module
+ */
+import type { Message, Session } from "./history.js";
+
+/** One exported session: its metadata and messages. One JSON line of an export. */
+export interface SessionRecord {
+  format: "threadline.session";
+  version: 1;
+  session: Omit<Session, "messageCount" | "toolCallCount" | "lastActiveAt" | "preview">;
+  messages: Array<Omit<Message, "id" | "sessionId">>;
+}
+
+/** Options of {@link StoreMaintenance.exportSessions} and {@link StoreMaintenance.exportSessionLines}. */
+export interface ExportOptions {
+  /** Only this session. */
+  sessionId?: string;
+  /** Only these sources. */
+  sources?: string[];
+  /** Include rewound messages (default false). */
+  includeRewound?: boolean;
+  /** Only sessions of this user (`Session.userId`); with `sessionId`, another user's session is not found. */
+  userId?: string;
+}
+
+/** One rejected import line. */
+export interface ImportProblem {
+  /** 1-based line number in the input. */
+  line: number;
+  message: string;
+}
+
+/** What {@link StoreMaintenance.importSessions} did. */
+export interface ImportReport {
+  imported: number;
+  /** Sessions that already existed (nothing changed). */
+  skipped: number;
+  /** Lines that were rejected; nothing of them was written. */
+  errors: ImportProblem[];
+}
+
+/** Options of {@link StoreMaintenance.pruneSessions}. */
+export interface PruneOptions {
+  /** Ended sessions whose last activity is strictly older than this many days go. */
+  olderThanDays: number;
+  /** Only these sources. */
+  sources?: string[];
+  /** "Now" for the age computation (default: the current time). */
+  now?: number;
+  /**
+   * Give the freed space back to the file system afterwards (default true). `true`: SQLite
+   * runs `PRAGMA incremental_vacuum` in bounded steps (other writers run between them) and
+   * checkpoints the WAL, best effort, after a prune that deleted something; a file created
+   * before Threadline set `auto_vacuum = INCREMENTAL` keeps its free pages for reuse.
+   * `"full"`: a full `VACUUM` even when nothing was deleted (it rewrites the file, holding the
+   * write lock throughout, and turns on incremental auto-vacuum for an older file).
+   * PostgreSQL leaves reclaiming to autovacuum in every case.
+   */
+  vacuum?: boolean | "full";
+}
+
+/** Options of {@link StoreMaintenance.autoPrune}. */
+export interface AutoPruneOptions extends PruneOptions {
+  /** Run at most once per this many seconds across every process sharing the database (default 86,400). */
+  intervalSeconds?: number;
+}
+
+/** Per-model totals in {@link StoreStats}. */
+export interface ModelStats {
+  model: string | null;
+  sessions: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number;
+}
+
+/** Totals of a database. */
+export interface StoreStats {
+  totalSessions: number;
+  /** Visible messages. */
+  totalMessages: number;
+  sessionsBySource: Record<string, number>;
+  byModel: ModelStats[];
+  /** Bytes on disk (SQLite: main file + WAL). */
+  databaseBytes: number;
+  /** Bytes used by the full-text index, when the backend can tell. */
+  searchIndexBytes: number | null;
+}
+
+/** Options of {@link StoreMaintenance.getInsights}: which sessions count (by start time and source). */
+export interface InsightsOptions {
+  /** Sessions started at or after this time (epoch seconds). Default: 30 days before now. */
+  since?: number;
+  /** Sessions started before this time (epoch seconds, exclusive). Default: no upper bound. */
+  until?: number;
+  /** Only sessions from these sources. */
+  sources?: string[];
+  /** Entries in each ranked session list (`longest`, `costliest`): 1–100, default 5. */
+  top?: number;
+  /** Only sessions of this user (`Session.userId`), e.g. the tenant of a scoped API key. */
+  userId?: string;
+}
+
+/** Sessions started on one local calendar day from one source, in {@link Insights.byDay}. */
+export interface InsightsDay {
+  /** The local calendar day, `YYYY-MM-DD` (in `activity.timeZone`). */
+  day: string;
+  source: string;
+  /** Sessions started that day. */
+  sessions: number;
+  /** Visible messages of those sessions (counted on the day the session started). */
+  messages: number;
+}
+
+/** Totals over a set of sessions in {@link Insights}. */
+export interface InsightsTotals {
+  sessions: number;
+  /** Visible messages. */
+  messages: number;
+  /** Tool calls made by visible assistant messages. */
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  apiCalls: number;
+  estimatedCostUsd: number;
+  /** Sum of the actual costs that are known (sessions without one add 0). */
+  actualCostUsd: number;
+}
+
+/** Tool calls of one tool in {@link Insights}. */
+export interface ToolUsage {
+  /** The called function's name. */
+  tool: string;
+  calls: number;
+  /** Sessions that called it at least once. */
+  sessions: number;
+}
+
+/** A session in a ranked list of {@link Insights}. */
+export interface InsightsSession {
+  id: string;
+  title: string | null;
+  source: string;
+  model: string | null;
+  startedAt: number;
+  endedAt: number | null;
+  lastActiveAt: number;
+  /** `lastActiveAt − startedAt`, in seconds. */
+  durationSeconds: number;
+  messageCount: number;
+  toolCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  estimatedCostUsd: number;
+  actualCostUsd: number | null;
+}
+
+/**
+ * Usage over a period ({@link StoreMaintenance.getInsights}), computed from per-session columns
+ * and a per-session tool tally that are kept on write (no message is read).
+ */
+export interface Insights {
+  /** The period: sessions started in [since, until). */
+  since: number;
+  until: number | null;
+  sources: string[] | null;
+  totals: InsightsTotals;
+  /** Per model, most estimated cost first (then most sessions, then by name). */
+  byModel: Array<InsightsTotals & { model: string | null }>;
+  /** Per source, most sessions first (then by name). */
+  bySource: Array<InsightsTotals & { source: string }>;
+  /** Per tool, most calls first (then by name). */
+  tools: ToolUsage[];
+  /**
+   * Sessions started, by weekday and hour of their start in the local time zone of the
+   * process that asked (`timeZone`, as Intl reports it).
+   */
+  activity: {
+    timeZone: string;
+    /** Monday first: `{ weekday: "Mon", sessions }` … `"Sun"`. */
+    byWeekday: Array<{ weekday: string; sessions: number }>;
+    /** Hours 0–23. */
+    byHour: Array<{ hour: number; sessions: number }>;
+    /** Local calendar days with at least one session started. */
+    activeDays: number;
+  };
+  /** Per local day and source, oldest day first (then by source); days without sessions are left out. */
+  byDay: InsightsDay[];
+  /** Longest first (`durationSeconds`), at most `top`. */
+  longest: InsightsSession[];
+  /** Most estimated cost first, at most `top` (sessions that cost nothing are left out). */
+  costliest: InsightsSession[];
+}
+
+/** What a backend can do, for callers that must branch (never on the class). */
+export interface StoreCapabilities {
+  /** `"sqlite"`, `"postgres"`, … */
+  backend: string;
+  /** Several processes may write at once. */
+  multiProcess: boolean;
+  /**
+   * Processes on several machines may share the database (a server, not a local file): gateway
+   * replicas then coordinate through session leases (`gateway.leases: auto` turns them on).
+   */
+  multiHost: boolean;
+}
+
+/**
+ * The database as a whole: what it is and where it lives, export and import, retention,
+ * totals and insights, and closing it. What the CLI's maintenance commands, the HTTP
+ * server's export and stats routes and the process that owns the database call.
+ */
+export interface StoreMaintenance {
+  readonly capabilities: StoreCapabilities;
+  /** Where the data lives (a file path, or a URL without its password). */
+  readonly location: string;
+
+  // --- export / import ------------------------------------------------------
+
+  /** Streams sessions as records, in constant memory. */
+  exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
+  /**
+   * The same export as JSON Lines, ready to write: each item is one record's line as UTF-8 bytes,
+   * ending in `\n`, byte for byte `JSON.stringify(record) + "\n"` of what {@link exportSessions}
+   * yields. Faster where the database writes the lines itself (SQLite), in constant memory (one
+   * line at a time). Write them with `writeLines`.
+   */
+  exportSessionLines(options?: ExportOptions): AsyncIterable<Uint8Array>;
+  /** Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are skipped. */
+  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport>;
+
+  // --- retention ------------------------------------------------------------
+
+  /**
+   * Deletes ended sessions whose last activity is older than N days, in batches of short
+   * transactions (other writers run between them); returns how many.
+   */
+  pruneSessions(options: PruneOptions): Promise<number>;
+  /** Prunes at most once per interval across all processes; `ran` says whether this call did. */
+  autoPrune(options: AutoPruneOptions): Promise<{ ran: boolean; deleted: number }>;
+
+  // --- totals ---------------------------------------------------------------
+
+  /**
+   * Database totals. `{ searchIndexBytes: false }` skips measuring the search index (on SQLite a walk of
+   * every index page, about a second on a 1 GB file) and reports it as `null`.
+   */
+  getStats(options?: { searchIndexBytes?: boolean }): Promise<StoreStats>;
+  /**
+   * Token usage, cost, tool calls and activity of the sessions started in a period (default:
+   * the last 30 days), by model, source and tool, with the longest and costliest sessions.
+   * Answered from kept aggregates (session columns and a per-session tool tally), never by
+   * reading messages. Invalid options throw {@link InvalidInputError}.
+   */
+  getInsights(options?: InsightsOptions): Promise<Insights>;
+
+  /** Finishes pending writes and closes the database. Further calls throw {@link StoreClosedError}. */
+  close(): Promise<void>;
+}
