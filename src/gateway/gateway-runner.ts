@@ -1,5 +1,5 @@
 /**
- * `GatewayRunner`: wires adapters, the {@link SessionStore}, the durable queue and an
+ * `GatewayRunner`: wires adapters, the {@link SessionRouter}, the durable queue and an
  * {@link Agent}. For every inbound message: session key → entry → run a turn now, or
  * queue it when the session is busy. A turn stores the user message before the model
  * is called, loads the newest history that fits the model's context window, runs the agent, commits the reply with every
@@ -31,7 +31,7 @@ import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue } from "./session-queue.js";
 import type { SessionContextConfig } from "./session-context.js";
 import type { SessionSource } from "./session-source.js";
-import type { GatewayDB, SessionStore } from "./session-store.js";
+import type { GatewayDB, SessionRouter } from "./session-router.js";
 import { SessionTitles } from "./session-titles.js";
 import { SessionWorkers } from "./session-workers.js";
 import type { CommandHost } from "./slash-commands.js";
@@ -44,7 +44,7 @@ export type { GatewayMetrics } from "./runner-context.js";
 
 /** Options of a {@link GatewayRunner}. */
 export interface GatewayRunnerOptions {
-  store: SessionStore;
+  store: SessionRouter;
   /** Makes the agent of a session (cached per session key). */
   agentFactory: (entry: SessionEntry) => Agent | Promise<Agent>;
   adapters?: Adapter[];
@@ -120,7 +120,7 @@ export interface DrainResult {
  * await local.receive("hello");
  */
 export class GatewayRunner implements CommandHost {
-  readonly store: SessionStore;
+  readonly store: SessionRouter;
   readonly db: GatewayDB;
   readonly queue: SessionQueue;
   readonly agents: AgentCache<Agent>;

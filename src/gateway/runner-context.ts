@@ -11,7 +11,7 @@ import type { Adapter, OutboundMessage } from "./adapter.js";
 import type { GatewayLogger } from "./gateway-logger.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
-import type { GatewayDB, SessionStore } from "./session-store.js";
+import type { GatewayDB, SessionRouter } from "./session-router.js";
 
 /** Hooks for metrics (the `serve` command feeds Prometheus from them). */
 export interface GatewayMetrics {
@@ -47,7 +47,7 @@ export interface Running {
 
 /** What the admission, the session workers and the turn runner of one `GatewayRunner` share. */
 export interface RunnerContext {
-  readonly store: SessionStore;
+  readonly store: SessionRouter;
   readonly db: GatewayDB;
   readonly queue: SessionQueue;
   readonly log: GatewayLogger;

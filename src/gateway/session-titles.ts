@@ -10,7 +10,7 @@ import type { Titler } from "../agents/index.js";
 import { setTitleAvoidingCollision, type ConversationMessage } from "../store/index.js";
 import type { GatewayLogger } from "./gateway-logger.js";
 import type { SessionEntry } from "./session-entry.js";
-import type { GatewayDB } from "./session-store.js";
+import type { GatewayDB } from "./session-router.js";
 import { textOf } from "./turn-messages.js";
 
 /** The background titles of one gateway. */

@@ -137,10 +137,10 @@ export class TurnRunner {
     if (last === undefined || last.role === "assistant") {
       // Nothing left to answer: the interrupted turn had already stored its reply.
       await store.clearResumePending(key);
-      await store.failTurn(key);
+      await store.finishTurn(key, { outcome: "failed" });
       return;
     }
-    await store.beginTurn(key);
+    await store.startTurn(key);
     const repair = missingToolResults(history);
     if (repair.length > 0) await db.appendTurn(entry.sessionId, repair, fenceOf(key, state));
     const notice =
@@ -158,7 +158,7 @@ export class TurnRunner {
   async rerunTurn(key: string, state: Running, entry: SessionEntry, ids: string[], source: SessionSource, model?: string): Promise<void> {
     state.phase = "turn";
     try {
-      await this.#ctx.store.beginTurn(key);
+      await this.#ctx.store.startTurn(key);
       await this.#runAgent(key, state, entry, source, ids, [], performance.now(), model, { rerun: true });
     } finally {
       state.phase = "between";
