@@ -9,7 +9,8 @@ import type { Agent, TurnSpeaker } from "../agents/index.js";
 import { InvalidInputError, ThreadlineError } from "../store/index.js";
 import { evaluateReset, resolveResetPolicy } from "./reset-policy.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
-import { chatTypeOf, type SessionStore } from "./session-store.js";
+import { chatTypeOf } from "./reset-decision.js";
+import type { SessionRouter } from "./session-router.js";
 import { closeOpenToolCalls } from "./turn-messages.js";
 import { TurnContexts, type ContextWindowResolver } from "./turn-context.js";
 import { speakerOfExpiringSession } from "./turn-speaker.js";
@@ -52,7 +53,7 @@ export interface BeforeResetOptions {
 
 /** Options of an {@link ExpiryWatcher}. */
 export interface ExpiryWatcherOptions {
-  store: SessionStore;
+  store: SessionRouter;
   /** Seconds between passes (default 300). */
   intervalSeconds?: number;
   /** Run for every expiring session, in order. */
@@ -93,7 +94,7 @@ export interface ExpiryPass {
  * watcher.stop();
  */
 export class ExpiryWatcher {
-  readonly #store: SessionStore;
+  readonly #store: SessionRouter;
   readonly #hooks: SessionFinalizeHook[];
   readonly #cache: { release(key: string): unknown } | null;
   readonly #maxAgeDays: number;

@@ -22,13 +22,13 @@ import type { Adapter, InboundMessage } from "./adapter.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
 import type { HomeChannel, HomeChannels } from "./handoff.js";
 import { isSharedMultiUserSession } from "./session-key.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionRouter } from "./session-router.js";
 import { parseSessionSource, type SessionSource } from "./session-source.js";
 import { isFailedTurnRecord, textOf } from "./turn-messages.js";
 
 /** What a {@link HandoffWorker} needs from the gateway (a `GatewayRunner` is one). */
 export interface HandoffHost {
-  readonly store: SessionStore;
+  readonly store: SessionRouter;
   readonly db: SessionHistory & RouteStore & QueueStore & HandoffStore;
   /** The gateway accepts messages (false while starting and once it drains). */
   readonly accepting: boolean;
@@ -103,7 +103,7 @@ class HandoffStepError extends ThreadlineError {
  * gives each person a session of their own (`groupSessionsPerUser` / `threadSessionsPerUser`),
  * the lane of the home's `userId` (who sent `/sethome`). Such a chat without a `userId` fails
  * the handoff, saying how to name one. That key is routed to the handed-off session with
- * {@link SessionStore.bindKeyToSession}; the terminal keeps the session too.
+ * {@link SessionRouter.bindKeyToSession}; the terminal keeps the session too.
  */
 export class HandoffWorker {
   readonly #host: HandoffHost;

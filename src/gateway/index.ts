@@ -38,7 +38,14 @@ export { IdentityAliases } from "./identity-aliases.js";
 
 // Routing entries and the routing store.
 export { toSessionEntry, hadActivity, type SessionEntry, type ResetNotice } from "./session-entry.js";
-export { SessionStore, type SessionStoreOptions, type GetOrCreateOptions, type GatewayDB } from "./session-store.js";
+export {
+  SessionRouter,
+  SessionStore,
+  type SessionRouterOptions,
+  type SessionStoreOptions,
+  type GetOrCreateOptions,
+  type GatewayDB,
+} from "./session-router.js";
 
 // Reset policies and the config file.
 export {

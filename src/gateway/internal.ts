@@ -8,6 +8,6 @@
 export * from "./index.js";
 export { hashIdentifier } from "./session-context.js";
 export { PHONE_NUMBER_PLATFORMS, redactLogFields, redactingLogger, urlOriginForLog } from "./log-redaction.js";
-export { newRouteFields } from "./session-store.js";
+export { newRouteFields } from "./session-router.js";
 export { SETHOME_IN_TERMINAL_HELP, PAIR_IN_TERMINAL_HELP } from "./slash-commands.js";
 export { lifecycleConfigProblems } from "./lifecycle-config.js";

@@ -117,7 +117,7 @@ export function lifecycleConfigProblems(doc: Record<string, unknown> = {}): stri
  *
  * @example
  * const config = parseLifecycleConfig({ sessions: { groupSessionsPerUser: false }, reset: { mode: "idle", idleMinutes: 120 } });
- * const store = new SessionStore({ db, keySettings: config.keySettings, reset: config.reset,
+ * const store = new SessionRouter({ db, keySettings: config.keySettings, reset: config.reset,
  *   resumeFreshnessSeconds: config.resumeFreshnessSeconds });
  */
 export function parseLifecycleConfig(doc: Record<string, unknown> = {}): LifecycleConfig {

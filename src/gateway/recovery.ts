@@ -9,7 +9,7 @@ import { InvalidInputError } from "../store/index.js";
 import { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { toSessionEntry } from "./session-entry.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionRouter } from "./session-router.js";
 
 /** Resume reasons that allow an automatic resume at startup. */
 export const RESUMABLE_REASONS: readonly string[] = ["restart_interrupted", "restart_timeout", "shutdown_timeout"];
@@ -58,10 +58,10 @@ export interface GatewayRecoveryOptions {
  * await recovery.shutdown({ restarting: false });
  */
 export class GatewayRecovery {
-  readonly #store: SessionStore;
+  readonly #store: SessionRouter;
   readonly #id: string;
 
-  constructor(store: SessionStore, options: GatewayRecoveryOptions = {}) {
+  constructor(store: SessionRouter, options: GatewayRecoveryOptions = {}) {
     this.#store = store;
     this.#id = options.gatewayId ?? "main";
     if (!/^[A-Za-z0-9_-]{1,64}$/u.test(this.#id)) {

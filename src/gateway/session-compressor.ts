@@ -34,12 +34,12 @@ import type { GatewayLogger } from "./gateway-logger.js";
 import type { OutboundMessage } from "./adapter.js";
 import type { SessionEntry } from "./session-entry.js";
 import type { SessionSource } from "./session-source.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionRouter } from "./session-router.js";
 import { replyTextOf } from "./turn-messages.js";
 
 /** What the compressor needs from its runner. */
 export interface CompressorHost {
-  readonly store: SessionStore;
+  readonly store: SessionRouter;
   /** The agent of a key, marked mid-turn (release it with `endAgentTurn`). */
   agentFor(key: string, entry: SessionEntry): Promise<Agent>;
   endAgentTurn(key: string): void;

@@ -20,7 +20,7 @@ import { effectiveHomeChannels, setHomeChannel } from "./home-channels.js";
 import { SESSION_ID_PATTERN } from "./session-key.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
-import type { SessionStore } from "./session-store.js";
+import type { SessionRouter } from "./session-router.js";
 import type { CompressOutcome } from "./session-compressor.js";
 
 /** A parsed command. */
@@ -31,7 +31,7 @@ export interface SlashCommand {
 
 /** What commands need from the runner. */
 export interface CommandHost {
-  readonly store: SessionStore;
+  readonly store: SessionRouter;
   readonly db: SessionHistory & MetaStore & HandoffStore;
   readonly queue: SessionQueue;
   isBusy(key: string): boolean;

@@ -21,7 +21,7 @@ import {
   redactLogFields,
   urlOriginForLog,
   SessionQueue,
-  SessionStore,
+  SessionRouter,
   type Adapter,
   type ContextWindowResolver,
   type GatewayLogger,
@@ -66,7 +66,7 @@ export interface StartGatewayOptions {
 /** A running gateway. */
 export interface RunningGateway {
   runner: GatewayRunner;
-  store: SessionStore;
+  store: SessionRouter;
   /** The database this gateway opened (and closes when it stops). */
   db: SessionDB;
   http: FastifyInstance;
@@ -213,7 +213,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const db = await openSessionDB(target, { synchronous: config.storage.synchronous });
   logger.info({ database: db.location, backend: db.capabilities.backend }, "store open");
 
-  const store = new SessionStore({
+  const store = new SessionRouter({
     db,
     keySettings: lifecycle.keySettings,
     reset: lifecycle.reset,

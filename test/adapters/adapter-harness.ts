@@ -24,7 +24,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach } from "vitest";
 import type { AnswerRules } from "../../src/adapters/chat/index.js";
 import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore, type Adapter, type GatewayLogger } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter, type Adapter, type GatewayLogger } from "../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 
 /** What a test undoes after it (run last pushed first; failures ignored). */
@@ -141,7 +141,7 @@ export async function adapterHarness<A extends Adapter>(
   const adapter = await options.create({ db, logger });
   const agent = new ReplyAgent(options.answer ?? ((input) => `You said: ${lastUserText(input)}`));
   const runner = new GatewayRunner({
-    store: new SessionStore({ db }),
+    store: new SessionRouter({ db }),
     agentFactory: () => agent,
     adapters: [adapter],
     logger,

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServerAdapter, WebhookAdapter, signBody, signWebhook } from "../../src/adapters/index.js";
 import { EchoAgent } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter } from "../../src/gateway/index.js";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -21,7 +21,7 @@ async function gateway(adapters: Array<ApiServerAdapter | WebhookAdapter>): Prom
   const db = await openSessionDB(join(mkdtempSync(join(tmpdir(), "tl-http-")), "state.db"));
   const app = Fastify();
   for (const adapter of adapters) adapter.routes(app);
-  const runner = new GatewayRunner({ store: new SessionStore({ db }), agentFactory: () => new EchoAgent(), adapters });
+  const runner = new GatewayRunner({ store: new SessionRouter({ db }), agentFactory: () => new EchoAgent(), adapters });
   await runner.start();
   cleanups.push(async () => {
     await runner.drain(1000);

@@ -4,7 +4,7 @@ import { AgentCache } from "../../src/gateway/agent-cache.js";
 import { ManualClock } from "../../src/gateway/clock.js";
 import { ExpiryWatcher, MAX_FINALIZE_FAILURES } from "../../src/gateway/expiry-watcher.js";
 import type { SessionEntry } from "../../src/gateway/session-entry.js";
-import { SessionStore } from "../../src/gateway/session-store.js";
+import { SessionRouter } from "../../src/gateway/session-router.js";
 import type { SessionSource } from "../../src/gateway/session-source.js";
 import { InvalidInputError } from "../../src/store/errors.js";
 import { forEachBackend } from "./backends.js";
@@ -17,7 +17,7 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const clock = new ManualClock(T0);
     const busy = extra.busy ?? new Set<string>();
-    const store = new SessionStore({ db, clock, reset: { mode: "idle", idleMinutes: 60 }, hasActiveProcesses: (k) => busy.has(k) });
+    const store = new SessionRouter({ db, clock, reset: { mode: "idle", idleMinutes: 60 }, hasActiveProcesses: (k) => busy.has(k) });
     const disposed: string[] = [];
     const cache = new AgentCache<{ name: string }>({ clock, dispose: (_agent, key) => void disposed.push(key) });
     return { db, clock, store, cache, disposed, busy };
@@ -99,13 +99,13 @@ forEachBackend((backend) => {
     const { store, clock } = await setup({ busy });
     const a = await store.getOrCreateSession(src("1"));
     const b = await store.getOrCreateSession(src("2"));
-    await store.beginTurn(a.key);
+    await store.startTurn(a.key);
     busy.add(b.key);
     clock.advance(2 * 3600);
     const watcher = new ExpiryWatcher({ store });
     expect((await watcher.runOnce()).finalized).toEqual([]);
     busy.clear();
-    await store.completeTurn(a.key);
+    await store.finishTurn(a.key, { outcome: "ok" });
     clock.advance(2 * 3600);
     expect((await watcher.runOnce()).finalized.sort()).toEqual([a.key, b.key].sort());
   });
@@ -113,7 +113,7 @@ forEachBackend((backend) => {
   it("policy none never expires; hourly pruning of old entries when sessionStoreMaxAgeDays > 0", async () => {
     const { db } = await backend.fresh();
     const clock = new ManualClock(T0);
-    const store = new SessionStore({ db, clock });
+    const store = new SessionRouter({ db, clock });
     const old = await store.getOrCreateSession(src("1"));
     clock.advance(10 * 86_400 + 600);
     const recent = await store.getOrCreateSession(src("2"));

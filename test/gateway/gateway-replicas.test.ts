@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter } from "../../src/gateway/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
@@ -28,7 +28,7 @@ class TurnTracker {
 
 forEachBackend((backend) => {
   async function replica(db: SessionDB, holder: string, tracker: TurnTracker) {
-    const store = new SessionStore({ db });
+    const store = new SessionRouter({ db });
     const local = new LocalAdapter();
     const runner = new GatewayRunner({
       store,
@@ -120,7 +120,7 @@ forEachBackend((backend) => {
     const deadLocal = new LocalAdapter();
     // The "dead" replica takes the lease with a 1 s TTL and never finishes its turn.
     const dead = new GatewayRunner({
-      store: new SessionStore({ db: deadDb }),
+      store: new SessionRouter({ db: deadDb }),
       adapters: [deadLocal],
       agentFactory: () => ({ name: "stuck", runTurn: () => new Promise(() => {}) }),
       leases: { holder: "replica-dead", ttlSeconds: 1 },

@@ -6,7 +6,7 @@ import {
   GatewayRecovery,
   GatewayRunner,
   INTERRUPTED_TOOL_RESULT,
-  SessionStore,
+  SessionRouter,
   type GatewayRunnerOptions,
   type InboundMessage,
 } from "../../src/gateway/index.js";
@@ -32,7 +32,7 @@ const lastText = (input: AgentTurnInput): string => {
 forEachBackend((backend) => {
   async function setup(options: Partial<GatewayRunnerOptions> & { agent?: () => Agent; delayMs?: number } = {}) {
     const { db, reopen } = await backend.fresh();
-    const store = new SessionStore({ db });
+    const store = new SessionRouter({ db });
     const local = new LocalAdapter();
     const runner = new GatewayRunner({
       store,
@@ -224,7 +224,7 @@ forEachBackend((backend) => {
     const db2 = await reopen();
     const local2 = new LocalAdapter();
     const agent = new ScriptedAgent(async (input) => ({ messages: [{ role: "assistant", content: `ok ${lastText(input)}` }] }));
-    const runner2 = new GatewayRunner({ store: new SessionStore({ db: db2 }), adapters: [local2], agentFactory: () => agent });
+    const runner2 = new GatewayRunner({ store: new SessionRouter({ db: db2 }), adapters: [local2], agentFactory: () => agent });
     await runner2.start();
     expect((await local2.receive("question", {}, retry)).status).toBe("accepted");
     expect((await local2.nextMessage()).message.text).toBe("ok question");
@@ -386,7 +386,7 @@ forEachBackend((backend) => {
     // "Crash": abandon the runner without any shutdown bookkeeping.
     void runner;
     const db2 = await reopen();
-    const store2 = new SessionStore({ db: db2 });
+    const store2 = new SessionRouter({ db: db2 });
     const report = await new GatewayRecovery(store2).startup<InboundMessage>();
     expect(report.autoResume.map((e) => e.key)).toEqual([entry.key]);
     const local2 = new LocalAdapter();

@@ -3,7 +3,7 @@
  * `GatewayRunner` with `LocalAdapter`s (the gateway side, `processHandoffs`), on both
  * backends. Covers the thread path (an adapter with `createThread`), the home-channel
  * path, refusals, the timeout (a late gateway does not run it), gateway-side failures
- * (no adapter, a failing thread, a failing summary turn) and `SessionStore.bindKeyToSession`.
+ * (no adapter, a failing thread, a failing summary turn) and `SessionRouter.bindKeyToSession`.
  */
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
@@ -12,7 +12,7 @@ import {
   GatewayRunner,
   HandoffError,
   requestHandoff,
-  SessionStore,
+  SessionRouter,
   type HandoffOutcome,
   type HomeChannels,
   type SessionSource,
@@ -75,7 +75,7 @@ async function expectHandoffError(call: Promise<unknown>, reason: HandoffError["
 forEachBackend((backend) => {
   async function setup(options: { threads?: boolean; agent?: () => Agent; extraAdapters?: LocalAdapter[]; sharedChannels?: boolean } = {}) {
     const { db } = await backend.fresh();
-    const store = new SessionStore({ db, keySettings: { groupSessionsPerUser: options.sharedChannels !== true } });
+    const store = new SessionRouter({ db, keySettings: { groupSessionsPerUser: options.sharedChannels !== true } });
     const local = new LocalAdapter(options.threads === undefined ? {} : { threads: options.threads });
     const runner = new GatewayRunner({
       store,

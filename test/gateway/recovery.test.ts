@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/gateway/clock.js";
 import { InboundBuffer } from "../../src/gateway/inbound-buffer.js";
 import { GatewayRecovery, STUCK_LOOP_THRESHOLD } from "../../src/gateway/recovery.js";
-import { SessionStore } from "../../src/gateway/session-store.js";
+import { SessionRouter } from "../../src/gateway/session-router.js";
 import type { SessionSource } from "../../src/gateway/session-source.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { forEachBackend, type TestDatabase } from "./backends.js";
@@ -45,7 +45,7 @@ function runLife(target: TestDatabase["target"], mode: "crash" | "drain-timeout"
 
 forEachBackend((backend) => {
   async function lifetime(db: SessionDB, clock: ManualClock) {
-    const store = new SessionStore({ db, clock });
+    const store = new SessionRouter({ db, clock });
     return { store, recovery: new GatewayRecovery(store) };
   }
 
@@ -56,10 +56,10 @@ forEachBackend((backend) => {
     const boot1 = await first.recovery.startup();
     expect(boot1).toMatchObject({ cleanShutdown: false, interrupted: [], autoResume: [] });
     const a = await first.store.getOrCreateSession(alice);
-    await first.store.beginTurn(a.key);
-    await first.store.completeTurn(a.key);
+    await first.store.startTurn(a.key);
+    await first.store.finishTurn(a.key, { outcome: "ok" });
     const b = await first.store.getOrCreateSession(bob);
-    await first.store.beginTurn(b.key);
+    await first.store.startTurn(b.key);
     // Crash: no shutdown(). The next process starts 30 s later.
     clock.advance(30);
     const second = await lifetime(await reopen(), clock);
@@ -78,8 +78,8 @@ forEachBackend((backend) => {
     // The next message resumes the same session; a successful turn clears the flag and the count.
     const resumed = await second.store.getOrCreateSession(bob);
     expect(resumed.sessionId).toBe(b.sessionId);
-    await second.store.beginTurn(b.key);
-    await second.store.completeTurn(b.key);
+    await second.store.startTurn(b.key);
+    await second.store.finishTurn(b.key, { outcome: "ok" });
     expect(await second.store.getEntry(b.key)).toMatchObject({ resumePending: false, interruptedRestarts: 0 });
   });
 
@@ -89,8 +89,8 @@ forEachBackend((backend) => {
     const first = await lifetime(db, clock);
     await first.recovery.startup();
     const a = await first.store.getOrCreateSession(alice);
-    await first.store.beginTurn(a.key);
-    await first.store.completeTurn(a.key);
+    await first.store.startTurn(a.key);
+    await first.store.finishTurn(a.key, { outcome: "ok" });
     expect(await first.recovery.shutdown({ restarting: true })).toEqual([]);
     clock.advance(10);
     const second = await lifetime(await reopen(), clock);
@@ -110,7 +110,7 @@ forEachBackend((backend) => {
     await first.recovery.startup();
     const a = await first.store.getOrCreateSession(alice);
     const b = await first.store.getOrCreateSession(bob);
-    await first.store.beginTurn(b.key);
+    await first.store.startTurn(b.key);
     expect(await first.recovery.shutdown({ restarting: true })).toEqual([b.key]);
     expect(await first.store.getEntry(b.key)).toMatchObject({ resumePending: true, resumeReason: "restart_timeout" });
     clock.advance(10);
@@ -122,7 +122,7 @@ forEachBackend((backend) => {
     expect(boot.autoResume.map((e) => e.key)).toContain(b.key);
     expect(await second.store.getEntry(b.key)).toMatchObject({ resumeReason: "restart_timeout", interruptedRestarts: 1, turnStartedAt: null });
     // A stop (not a restart) marks shutdown_timeout, and writes no marker either.
-    await second.store.beginTurn(a.key);
+    await second.store.startTurn(a.key);
     expect(await second.recovery.shutdown()).toEqual([a.key]);
     expect((await second.store.getEntry(a.key))?.resumeReason).toBe("shutdown_timeout");
     clock.advance(10);
@@ -154,7 +154,7 @@ forEachBackend((backend) => {
     const first = await lifetime(db, clock);
     await first.recovery.startup();
     const a = await first.store.getOrCreateSession(alice);
-    await first.store.beginTurn(a.key);
+    await first.store.startTurn(a.key);
     clock.advance(20);
     const second = await lifetime(await reopen(), clock);
     const boot2 = await second.recovery.startup();
@@ -179,15 +179,15 @@ forEachBackend((backend) => {
     await life.recovery.startup();
     const a = await life.store.getOrCreateSession(alice);
     for (let restart = 1; restart <= 2; restart++) {
-      await life.store.beginTurn(a.key);
+      await life.store.startTurn(a.key);
       clock.advance(100);
       life = await lifetime(await reopen(), clock);
       await life.recovery.startup();
       expect((await life.store.getEntry(a.key))?.interruptedRestarts).toBe(restart);
     }
-    await life.store.beginTurn(a.key);
-    await life.store.completeTurn(a.key);
-    await life.store.beginTurn(a.key);
+    await life.store.startTurn(a.key);
+    await life.store.finishTurn(a.key, { outcome: "ok" });
+    await life.store.startTurn(a.key);
     clock.advance(100);
     life = await lifetime(await reopen(), clock);
     const boot = await life.recovery.startup();

@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentResetInput, AgentTurnInput } from "../../src/agents/index.js";
 import { DEFAULT_COMPRESSION_SETTINGS, tokenCounterFor, type CompressionSettings } from "../../src/context/index.js";
-import { GatewayRunner, SessionStore, type GatewayRunnerOptions } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter, type GatewayRunnerOptions } from "../../src/gateway/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { waitFor } from "../support/wait-for.js";
 import { forEachBackend } from "./backends.js";
@@ -87,7 +87,7 @@ forEachBackend((backend) => {
     options: Partial<GatewayRunnerOptions> & { window?: number; withBeforeReset?: boolean } = {},
   ) {
     const { db } = await backend.fresh();
-    const store = new SessionStore({ db });
+    const store = new SessionRouter({ db });
     const local = new SlowChat();
     const model = new FakeModel(db, local, options.withBeforeReset ?? false);
     const runner = new GatewayRunner({

@@ -6,14 +6,14 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { EchoAgent } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter } from "../../src/gateway/index.js";
 import { forEachBackend } from "./backends.js";
 
 forEachBackend((backend) => {
   async function setup() {
     const { db } = await backend.fresh();
     const local = new LocalAdapter();
-    const runner = new GatewayRunner({ store: new SessionStore({ db }), agentFactory: () => new EchoAgent(), adapters: [local], titler: null });
+    const runner = new GatewayRunner({ store: new SessionRouter({ db }), agentFactory: () => new EchoAgent(), adapters: [local], titler: null });
     await runner.start();
     return { db, local, runner };
   }

@@ -6,7 +6,7 @@
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentTurnInput, AgentTurnResult } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter } from "../../src/gateway/index.js";
 import { forEachBackend } from "./backends.js";
 
 const GUIDANCE = "Look things up with lookup_notes before asking the user again.";
@@ -30,7 +30,7 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     const local = new LocalAdapter();
     const agent = new RecordingAgent(guidance);
-    const runner = new GatewayRunner({ store: new SessionStore({ db }), agentFactory: () => agent, adapters: [local], titler: null });
+    const runner = new GatewayRunner({ store: new SessionRouter({ db }), agentFactory: () => agent, adapters: [local], titler: null });
     await runner.start();
     return { db, local, agent, runner };
   }

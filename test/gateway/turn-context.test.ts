@@ -9,7 +9,7 @@ import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentToolDefinition, AgentTurnInput, AgentTurnResult } from "../../src/agents/index.js";
 import { tokenCounterFor } from "../../src/context/token-count.js";
 import { DEFAULT_COMPRESSION_SETTINGS } from "../../src/context/index.js";
-import { GatewayRunner, SessionStore, droppedNote, type ContextWindowResolver } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter, droppedNote, type ContextWindowResolver } from "../../src/gateway/index.js";
 import { forEachBackend } from "./backends.js";
 
 /** Records its inputs; declares `tools`; reports `promptTokens` = counted × `factor`. */
@@ -44,7 +44,7 @@ const bigSchema: AgentToolDefinition = {
 forEachBackend((backend) => {
   async function setup(agent: RecordingAgent) {
     const { db } = await backend.fresh();
-    const store = new SessionStore({ db });
+    const store = new SessionRouter({ db });
     const local = new LocalAdapter();
     // The budget alone (automatic compression, on by default, is tested in session-compressor.test.ts).
     const compression = { settings: { ...DEFAULT_COMPRESSION_SETTINGS, enabled: false } };

@@ -7,7 +7,7 @@
 import { afterEach, expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import type { Agent, AgentTurnInput } from "../../src/agents/index.js";
-import { GatewayRunner, SessionStore } from "../../src/gateway/index.js";
+import { GatewayRunner, SessionRouter } from "../../src/gateway/index.js";
 import { gatewayLiveSource } from "../../src/serve/gateway-live-status.js";
 import { forEachBackend } from "../gateway/backends.js";
 import { waitFor } from "../support/wait-for.js";
@@ -71,7 +71,7 @@ forEachBackend((backend) => {
     const { db } = await backend.fresh();
     HeldAgent.gate = new Promise<void>((resolve) => (HeldAgent.release = resolve));
     const local = new LocalAdapter();
-    const runner = new GatewayRunner({ store: new SessionStore({ db }), agentFactory: () => new HeldAgent(), adapters: [local] });
+    const runner = new GatewayRunner({ store: new SessionRouter({ db }), agentFactory: () => new HeldAgent(), adapters: [local] });
     await runner.start();
     const api = await startApi(db, { gatewayLive: gatewayLiveSource(runner), liveIntervalMs: 50 });
 
@@ -120,7 +120,7 @@ forEachBackend((backend) => {
 
   it("GET /gateway/live and /gateway/status: admin keys only; 404 without a gateway", async () => {
     const { db } = await backend.fresh();
-    const runner = new GatewayRunner({ store: new SessionStore({ db }), agentFactory: () => new HeldAgent(), adapters: [new LocalAdapter()] });
+    const runner = new GatewayRunner({ store: new SessionRouter({ db }), agentFactory: () => new HeldAgent(), adapters: [new LocalAdapter()] });
     const api = await startApi(db, { gatewayLive: gatewayLiveSource(runner) });
     for (const path of ["/gateway/live", "/gateway/status"]) {
       const reply = await call(api, "GET", path, { key: ALICE });

@@ -6,7 +6,7 @@
  * nobody can receive.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionQueue, SessionStore, type InboundMessage, type SessionSource } from "../../src/gateway/index.js";
+import { SessionQueue, SessionRouter, type InboundMessage, type SessionSource } from "../../src/gateway/index.js";
 import { messageText, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { cleanupProcesses, makeHome, spawnGateway, startCallbackServer, waitFor, withDatabase } from "./gateway-process.js";
 
@@ -38,7 +38,7 @@ describe("threadline serve: startup resume only for the platforms it serves", ()
       const cli: SessionSource = { platform: "cli", chatType: "dm", chatId: "lane-1", userId: "me" };
       const hook: SessionSource = { platform: "webhook", chatType: "dm", chatId: "hook-chat", userId: "erin" };
       const { cliKey, cliSession } = await withDatabase(home, async (db) => {
-        const store = new SessionStore({ db });
+        const store = new SessionRouter({ db });
         const now = store.clock.now();
         const c = await store.startTurn(cli, [{ role: "user", content: "a terminal question", timestamp: now }]);
         await store.startTurn(hook, [{ role: "user", content: "a webhook question", timestamp: now, platformMessageId: "w1" }]);
@@ -82,7 +82,7 @@ describe("threadline serve: startup resume only for the platforms it serves", ()
       // A `threadline chat` on the same database is mid-turn while the gateway stops.
       const cli: SessionSource = { platform: "cli", chatType: "dm", chatId: "lane-2", userId: "me" };
       const cliKey = await withDatabase(home, async (db) => {
-        const store = new SessionStore({ db });
+        const store = new SessionRouter({ db });
         return (await store.startTurn(cli, [{ role: "user", content: "still thinking", timestamp: store.clock.now() }])).key;
       });
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });

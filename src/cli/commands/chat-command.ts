@@ -1,6 +1,6 @@
 /**
  * `threadline chat`: an interactive conversation in the terminal, through the same session
- * machinery as the gateway (a {@link GatewayRunner} with a {@link SessionStore} on the
+ * machinery as the gateway (a {@link GatewayRunner} with a {@link SessionRouter} on the
  * database, source `cli`, the configured agent, the gateway's slash commands) plus
  * `/handoff <platform>` and `/exit`.
  *
@@ -24,7 +24,7 @@ import {
   readConfigFile,
   requestHandoff,
   SLASH_COMMANDS,
-  SessionStore,
+  SessionRouter,
   type OutboundDelta,
   SETHOME_IN_TERMINAL_HELP,
   PAIR_IN_TERMINAL_HELP,
@@ -172,7 +172,7 @@ function laneOf(session: { id: string; sessionKey: string | null }): string {
  * `create` is set, reopening it when it had ended); an existing entry is switched like
  * `/resume` does (unless it already routes to that live session).
  */
-async function bindLane(store: SessionStore, key: string, source: CliAdapter["source"], sessionId: string, create: boolean): Promise<void> {
+async function bindLane(store: SessionRouter, key: string, source: CliAdapter["source"], sessionId: string, create: boolean): Promise<void> {
   const db = store.db;
   for (let attempt = 0; attempt < 8; attempt++) {
     const route = await db.getRoute(key);
@@ -222,7 +222,7 @@ async function bindLane(store: SessionStore, key: string, source: CliAdapter["so
  * reopened, instead of letting the gateway start a new session. Other ends (`/new`, a reset,
  * a compression) already moved the lane on and are left alone.
  */
-async function rejoinIfLeft(store: SessionStore, key: string): Promise<void> {
+async function rejoinIfLeft(store: SessionRouter, key: string): Promise<void> {
   const route = await store.db.getRoute(key);
   if (route === null) return;
   const session = await store.db.getSession(route.sessionId);
@@ -271,7 +271,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
     const resumed = resumeId === null ? null : await db.getSession(resumeId);
     const lane = resumed === null ? newSessionId(Date.now() / 1000, 6) : laneOf(resumed);
     const lifecycle = config.lifecycle;
-    const store = new SessionStore({
+    const store = new SessionRouter({
       db,
       keySettings: lifecycle.keySettings,
       reset: lifecycle.reset,

@@ -1,12 +1,12 @@
 // The terminal's session machinery in-process, on a real SQLite file: the cli adapter, a
-// SessionStore making 6-hex ids, and the gateway's slash commands on those ids.
+// SessionRouter making 6-hex ids, and the gateway's slash commands on those ids.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CliAdapter } from "../../../src/adapters/index.js";
 import { EchoAgent } from "../../../src/agents/index.js";
-import { assertSafeSessionId, GatewayRunner, SESSION_ID_PATTERN, SessionStore } from "../../../src/gateway/index.js";
+import { assertSafeSessionId, GatewayRunner, SESSION_ID_PATTERN, SessionRouter } from "../../../src/gateway/index.js";
 import { InvalidInputError, openSessionDB, type SessionDB } from "../../../src/store/index.js";
 
 const CLI_ID = /^\d{8}_\d{6}_[0-9a-f]{6}$/;
@@ -24,8 +24,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function terminal(): Promise<{ cli: CliAdapter; runner: GatewayRunner; store: SessionStore; key: string; say(text: string): Promise<string> }> {
-  const store = new SessionStore({ db, sessionIdHexDigits: 6 });
+async function terminal(): Promise<{ cli: CliAdapter; runner: GatewayRunner; store: SessionRouter; key: string; say(text: string): Promise<string> }> {
+  const store = new SessionRouter({ db, sessionIdHexDigits: 6 });
   const cli = new CliAdapter({ chatId: "lane-1", userId: "ada" });
   const runner = new GatewayRunner({ store, agentFactory: () => new EchoAgent(), adapters: [cli] });
   await runner.start();
@@ -58,9 +58,9 @@ describe("terminal sessions", () => {
     await runner.stop();
   });
 
-  it("SessionStore makes 6-hex ids when asked (8 by default) and rejects other widths", () => {
-    expect(new SessionStore({ db }).sessionIdHexDigits).toBe(8);
-    expect(() => new SessionStore({ db, sessionIdHexDigits: 7 as 6 })).toThrow(InvalidInputError);
+  it("SessionRouter makes 6-hex ids when asked (8 by default) and rejects other widths", () => {
+    expect(new SessionRouter({ db }).sessionIdHexDigits).toBe(8);
+    expect(() => new SessionRouter({ db, sessionIdHexDigits: 7 as 6 })).toThrow(InvalidInputError);
   });
 
   it("a conversation stores a cli session with a 6-hex id; /new, /compress and /resume keep working on such ids", async () => {

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { InvalidInputError, NotFoundError } from "../../src/store/errors.js";
 import { ManualClock } from "../../src/gateway/clock.js";
-import { SessionStore, type SessionStoreOptions } from "../../src/gateway/session-store.js";
+import { SessionRouter, SessionStore, type SessionRouterOptions } from "../../src/gateway/session-router.js";
 import type { SessionSource } from "../../src/gateway/session-source.js";
 import { forEachBackend } from "./backends.js";
 
@@ -21,10 +21,10 @@ const group = (userId: string): SessionSource => ({
 });
 
 forEachBackend((backend) => {
-  async function setup(options: Partial<SessionStoreOptions> = {}, start = NOON) {
+  async function setup(options: Partial<SessionRouterOptions> = {}, start = NOON) {
     const { db, reopen } = await backend.fresh();
     const clock = new ManualClock(start);
-    const store = new SessionStore({ db, clock, ...options });
+    const store = new SessionRouter({ db, clock, ...options });
     return { db, clock, store, reopen };
   }
 
@@ -264,7 +264,7 @@ forEachBackend((backend) => {
 
   it("concurrent first messages of one key make exactly one session", async () => {
     const { store, reopen, clock } = await setup();
-    const other = new SessionStore({ db: await reopen(), clock });
+    const other = new SessionRouter({ db: await reopen(), clock });
     const entries = await Promise.all([
       store.getOrCreateSession(alice),
       other.getOrCreateSession(alice),
@@ -286,8 +286,55 @@ forEachBackend((backend) => {
     expect(await store.resetSession("agent:main:telegram:dm:nobody")).toBeNull();
     await expect(store.resetSession("../etc")).rejects.toBeInstanceOf(InvalidInputError);
     // The first successful turn clears the flag.
-    expect(await store.completeTurn(first.key)).toBe(true);
+    expect(await store.finishTurn(first.key, { outcome: "ok" })).toBe(true);
     expect((await store.getEntry(first.key))?.isFreshReset).toBe(false);
+  });
+
+  it("one turn API: startTurn(key) marks a resumed turn; finishTurn ok / failed / interrupted; a moved key keeps its entry", async () => {
+    const { store, db, clock } = await setup();
+    const first = await store.getOrCreateSession(alice);
+    expect(await store.startTurn("agent:main:telegram:dm:nobody")).toBe(false);
+    expect(await store.finishTurn("agent:main:telegram:dm:nobody", { outcome: "ok" })).toBe(false);
+    clock.advance(10);
+    // The key form: marker and activity, no routing decision and no message.
+    expect(await store.startTurn(first.key)).toBe(true);
+    expect(await store.getEntry(first.key)).toMatchObject({ sessionId: first.sessionId, turnStartedAt: NOON + 10, updatedAt: NOON + 10, messageCount: 0 });
+    await store.markResumePending(first.key, "restart_interrupted");
+    // failed: only the turn marker goes; the resume marker survives.
+    expect(await store.finishTurn(first.key, { outcome: "failed" })).toBe(true);
+    expect(await store.getEntry(first.key)).toMatchObject({ turnStartedAt: null, resumePending: true });
+    // Nothing marked, nothing to store: nothing is written.
+    const before = (await store.getEntry(first.key))!.version;
+    expect(await store.finishTurn(first.key, { outcome: "failed" })).toBe(false);
+    expect((await store.getEntry(first.key))!.version).toBe(before);
+    // interrupted keeps the marker (the next start counts it); ok clears it, the resume marker and records the prompt size.
+    await store.startTurn(first.key);
+    expect(await store.finishTurn(first.key, { outcome: "interrupted" })).toBe(true);
+    expect((await store.getEntry(first.key))?.turnStartedAt).toBe(NOON + 10);
+    clock.advance(5);
+    expect(
+      await store.finishTurn(first.key, { outcome: "ok", lastPromptTokens: 42, messages: [{ role: "assistant", content: "hi", timestamp: clock.now() }] }),
+    ).toBe(true);
+    expect(await store.getEntry(first.key)).toMatchObject({
+      turnStartedAt: null,
+      resumePending: false,
+      lastPromptTokens: 42,
+      updatedAt: NOON + 15,
+      messageCount: 1,
+    });
+    // The key routes to another session than the turn's (it moved on while the turn ran): the turn
+    // goes to its own session, and the entry is left alone.
+    const other = await store.getOrCreateSession({ ...alice, chatId: "43", userId: "43" });
+    const late = [{ role: "assistant" as const, content: "late", timestamp: clock.now() }];
+    expect(await store.finishTurn(first.key, { sessionId: other.sessionId, outcome: "ok", messages: late })).toBe(false);
+    expect((await db.getMessages(other.sessionId)).map((m) => m.content)).toEqual(["late"]);
+    expect(await store.getEntry(first.key)).toMatchObject({ sessionId: first.sessionId, messageCount: 1, updatedAt: NOON + 15 });
+  });
+
+  it("SessionStore is the deprecated name of SessionRouter: the same class", async () => {
+    const { db } = await backend.fresh();
+    expect(SessionStore).toBe(SessionRouter);
+    expect(new SessionStore({ db })).toBeInstanceOf(SessionRouter);
   });
 
   it("switchSession (/resume): ends the current with session_switch, reopens the target", async () => {
@@ -384,18 +431,18 @@ forEachBackend((backend) => {
       await expect(store.updateSession(key)).rejects.toBeInstanceOf(InvalidInputError);
     }
     await expect(store.switchSession("agent:main:cli:dm", "../x")).rejects.toBeInstanceOf(InvalidInputError);
-    expect(() => new SessionStore({ db: undefined as never })).toThrow(InvalidInputError);
+    expect(() => new SessionRouter({ db: undefined as never })).toThrow(InvalidInputError);
     const { db } = await backend.fresh();
-    expect(() => new SessionStore({ db, reset: { atHour: 25, mode: "daily" } })).toThrow(/atHour/);
-    expect(() => new SessionStore({ db, resumeFreshnessSeconds: -1 })).toThrow(/resumeFreshnessSeconds/);
+    expect(() => new SessionRouter({ db, reset: { atHour: 25, mode: "daily" } })).toThrow(/atHour/);
+    expect(() => new SessionRouter({ db, resumeFreshnessSeconds: -1 })).toThrow(/resumeFreshnessSeconds/);
   });
 });
 
 forEachBackend((backend) => {
-  async function setup(options: Partial<SessionStoreOptions> = {}, start = NOON) {
+  async function setup(options: Partial<SessionRouterOptions> = {}, start = NOON) {
     const { db } = await backend.fresh();
     const clock = new ManualClock(start);
-    const store = new SessionStore({ db, clock, ...options });
+    const store = new SessionRouter({ db, clock, ...options });
     return { db, clock, store };
   }
 

@@ -1,8 +1,8 @@
 /**
- * `SessionStore`: maps every inbound message to the right conversation. Routing
- * entries live in the database beside the transcripts ({@link GatewayDB}); every change that
- * implies session rows (a reset ends one session and starts another) commits with
- * them in one conditional write, retried when another writer got there first.
+ * `SessionRouter` (formerly `SessionStore`): routes every session key to its conversation.
+ * Routing entries live in the database beside the transcripts ({@link GatewayDB}); every
+ * change that implies session rows (a reset ends one session and starts another) commits
+ * with them in one conditional write, retried when another writer got there first.
  *
  * @module
  */
@@ -11,8 +11,6 @@ import {
   InvalidInputError,
   newSessionId,
   NotFoundError,
-  SUMMARY_MESSAGE_PREFIX,
-  summaryMessageText,
   type ConversationMessage,
   type LeaseFence,
   type ListRoutesOptions,
@@ -25,33 +23,35 @@ import {
   type RouteWrite,
   type GatewayState,
   type MetaStore,
-  type Session,
   type SessionHistory,
 } from "../store/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { IdentityAliases } from "./identity-aliases.js";
-import { evaluateReset, resetModelNotice, resetUserNotice, resolveResetPolicy, shouldNotifyUser, type ResetConfig, parseResetConfig } from "./reset-policy.js";
-import { hadActivity, toSessionEntry, type ResetNotice, type SessionEntry } from "./session-entry.js";
+import { decide, isResetConfig, resetNoticeFor, type Decision, type DecisionRules } from "./reset-decision.js";
+import { parseResetConfig, type ResetConfig } from "./reset-policy.js";
+import { compressionWrite, fieldsOf, finishedTurnFields, newRouteFields, newSessionWrite, withExtras, type TurnExtras } from "./route-writes.js";
+import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { assertSafeKey, assertSafeSessionId, buildSessionKey, type KeySettings } from "./session-key.js";
-import type { ChatType, SessionSource } from "./session-source.js";
+import type { SessionSource } from "./session-source.js";
+
+export { chatTypeOf } from "./reset-decision.js";
+export { END_REASON_RESET, newRouteFields } from "./route-writes.js";
 
 /** Default freshness window of a resume marker (seconds). */
 export const DEFAULT_RESUME_FRESHNESS_SECONDS = 3600;
-/** Reason a session ends when a reset replaces it. */
-export const END_REASON_RESET = "session_reset";
 /** Reason a session ends when `/resume` switches away from it. */
 export const END_REASON_SWITCH = "session_switch";
 
 /**
- * The roles of the store a gateway calls, from its {@link SessionStore} on: sessions and
+ * The roles of the store a gateway calls, from its {@link SessionRouter} on: sessions and
  * transcripts, the gateway's own state (routing entries, identity aliases, inbound queues,
  * leases, handoffs) and small named values (home channels, adapter state, restart markers).
  * Any `SessionDB` is one.
  */
 export type GatewayDB = SessionHistory & GatewayState & MetaStore;
 
-/** Options of a {@link SessionStore}. */
-export interface SessionStoreOptions {
+/** Options of a {@link SessionRouter}. */
+export interface SessionRouterOptions {
   /** Where entries and transcripts live (any `SessionDB`). */
   db: GatewayDB;
   /** Time source (default: the system clock). */
@@ -71,82 +71,29 @@ export interface SessionStoreOptions {
   sessionIdHexDigits?: 6 | 8;
 }
 
-/** Options of {@link SessionStore.getOrCreateSession}. */
+/** Options of {@link SessionRouter.getOrCreateSession}. */
 export interface GetOrCreateOptions {
   /** Always start a fresh session (the old one ends with `session_reset`). */
   forceNew?: boolean;
   /**
    * The source's session key when the caller has just computed it with
-   * {@link SessionStore.sessionKeyFor} (saves resolving the aliases again).
+   * {@link SessionRouter.sessionKeyFor} (saves resolving the aliases again).
    */
   key?: string;
 }
 
-/** What to do with the current route: keep it (bumped) or replace its session. */
-type Decision = { kind: "keep"; route: Route; session: Session } | { kind: "new"; reason: string | null; auto: boolean; fresh: boolean; old: Session | null };
-
 const MAX_ATTEMPTS = 8;
 
-/** What a routing write carries besides the decision when it starts a turn. */
-interface TurnExtras {
-  turnStartedAt?: number;
-  appendMessages?: NewMessage[];
-  fence?: LeaseFence;
-}
-
-function withExtras(write: RouteWrite, extras: TurnExtras): void {
-  if (extras.appendMessages !== undefined && extras.appendMessages.length > 0) write.appendMessages = extras.appendMessages;
-  if (extras.fence !== undefined) write.fence = extras.fence;
-}
-
 /**
- * The fields of a fresh routing entry for `sessionId` (no flags set), taking origin,
- * display name, platform and chat type from `source` (else from `previous`).
- */
-export function newRouteFields(sessionId: string, now: number, source: SessionSource | null, previous: Route | null = null): RouteFields {
-  return {
-    sessionId,
-    createdAt: now,
-    updatedAt: now,
-    origin: source === null ? (previous?.origin ?? null) : (JSON.parse(JSON.stringify(source)) as Record<string, unknown>),
-    displayName: source === null ? (previous?.displayName ?? null) : displayNameOf(source),
-    platform: source?.platform ?? previous?.platform ?? null,
-    chatType: source?.chatType ?? previous?.chatType ?? null,
-    wasAutoReset: false,
-    autoResetReason: null,
-    resetHadActivity: false,
-    isFreshReset: false,
-    expiryFinalized: false,
-    suspended: false,
-    resumePending: false,
-    resumeReason: null,
-    lastResumeMarkedAt: null,
-    lastPromptTokens: 0,
-    turnStartedAt: null,
-    interruptedRestarts: 0,
-    finalizeFailures: 0,
-  };
-}
-
-function displayNameOf(source: SessionSource): string | null {
-  if (source.chatType === "dm") return source.userName ?? source.chatName ?? source.userId ?? null;
-  return source.chatName ?? source.chatId ?? null;
-}
-
-function fieldsOf(route: Route): RouteFields {
-  const { key: _key, version: _version, ...fields } = route;
-  return fields;
-}
-
-/**
- * The gateway's routing store.
+ * The gateway's routing store: routes each session key to its current session (new
+ * sessions by reset policy, `/new`, `/resume`, handoffs, compression) and marks its turns.
  *
  * @example
- * const store = new SessionStore({ db, reset: { mode: "idle", idleMinutes: 120 } });
+ * const store = new SessionRouter({ db, reset: { mode: "idle", idleMinutes: 120 } });
  * const entry = await store.getOrCreateSession({ platform: "telegram", chatType: "dm", chatId: "42", userId: "42" });
  * await store.appendToTranscript(entry.sessionId, { role: "user", content: "hi" });
  */
-export class SessionStore {
+export class SessionRouter {
   readonly db: GatewayDB;
   readonly clock: Clock;
   readonly keySettings: KeySettings;
@@ -156,10 +103,12 @@ export class SessionStore {
   /** Hex digits of the session ids this store creates (6 or 8). */
   readonly sessionIdHexDigits: 6 | 8;
   readonly #hasActiveProcesses: (key: string) => boolean;
+  /** What a routing decision depends on besides the route. */
+  readonly #rules: DecisionRules;
 
-  constructor(options: SessionStoreOptions) {
+  constructor(options: SessionRouterOptions) {
     if (options === null || typeof options !== "object" || options.db === undefined) {
-      throw new InvalidInputError("SessionStore needs { db }: open one with openSessionDB().", { field: "db" });
+      throw new InvalidInputError("SessionRouter needs { db }: open one with openSessionDB().", { field: "db" });
     }
     this.db = options.db;
     this.clock = options.clock ?? systemClock;
@@ -179,6 +128,7 @@ export class SessionStore {
     this.sessionIdHexDigits = hexDigits;
     this.#hasActiveProcesses = options.hasActiveProcesses ?? (() => false);
     this.aliases = new IdentityAliases(this.db);
+    this.#rules = { reset: this.reset, resumeFreshnessSeconds: this.resumeFreshnessSeconds, hasActiveProcesses: this.#hasActiveProcesses };
   }
 
   // --- keys -------------------------------------------------------------------
@@ -198,73 +148,6 @@ export class SessionStore {
    */
   async getOrCreateSession(source: SessionSource, options: GetOrCreateOptions = {}): Promise<SessionEntry> {
     return this.#route(source, options, {});
-  }
-
-  /**
-   * Starts a turn: the routing decision of {@link getOrCreateSession}, the turn marker and
-   * the user message(s) of the turn, committed together in one write (one commit per
-   * inbound message). The messages go to the session the entry routes to afterwards.
-   */
-  async startTurn(source: SessionSource, messages: NewMessage[], options: GetOrCreateOptions & { fence?: LeaseFence } = {}): Promise<SessionEntry> {
-    const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
-    if (options.fence !== undefined) extras.fence = options.fence;
-    return this.#route(source, options, extras);
-  }
-
-  /**
-   * Finishes a turn in one write: its messages appended, its usage added and the entry
-   * updated — `ok` clears the turn and resume markers, the reset flags and the stuck-loop
-   * count; `failed` clears only the turn marker; `interrupted` (shutdown) keeps the turn
-   * marker so the next start counts and resumes it.
-   */
-  async finishTurn(
-    key: string,
-    turn: {
-      sessionId: string;
-      messages: NewMessage[];
-      usage?: UsageUpdate | undefined;
-      lastPromptTokens?: number | undefined;
-      outcome: "ok" | "failed" | "interrupted";
-      fence?: LeaseFence | undefined;
-    },
-  ): Promise<boolean> {
-    assertSafeKey(key);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const route = await this.db.getRoute(key);
-      if (route === null || route.sessionId !== turn.sessionId) {
-        // The key moved on meanwhile: store the turn in its own session, leave the entry alone.
-        const options = turn.fence === undefined ? {} : { fence: turn.fence };
-        if (turn.messages.length > 0) await this.db.appendTurn(turn.sessionId, turn.messages, options);
-        if (turn.usage !== undefined) await this.db.recordUsage(turn.sessionId, turn.usage, options);
-        return false;
-      }
-      const now = this.clock.now();
-      let fields: RouteFields = fieldsOf(route);
-      if (turn.outcome === "ok") {
-        fields = {
-          ...fields,
-          updatedAt: now,
-          turnStartedAt: null,
-          interruptedRestarts: 0,
-          resumePending: false,
-          resumeReason: null,
-          lastResumeMarkedAt: null,
-          isFreshReset: false,
-          wasAutoReset: false,
-          autoResetReason: null,
-          resetHadActivity: false,
-          lastPromptTokens: turn.lastPromptTokens ?? route.lastPromptTokens,
-        };
-      } else if (turn.outcome === "failed") {
-        fields = { ...fields, turnStartedAt: null };
-      }
-      const write: RouteWrite = { key, expectedVersion: route.version, route: fields };
-      if (turn.messages.length > 0) write.appendMessages = turn.messages;
-      if (turn.usage !== undefined) write.recordUsage = turn.usage;
-      if (turn.fence !== undefined) write.fence = turn.fence;
-      if ((await this.db.writeRoute(write)) !== null) return true;
-    }
-    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
   }
 
   async #route(source: SessionSource, options: GetOrCreateOptions, extras: TurnExtras): Promise<SessionEntry> {
@@ -288,7 +171,7 @@ export class SessionStore {
           });
           if (recovered === null) continue;
           route = recovered;
-          decision = await this.#decide(route, live, now);
+          decision = decide(this.#rules, route, live, now);
         } else {
           decision = { kind: "new", reason: null, auto: false, fresh: false, old: null };
         }
@@ -311,7 +194,7 @@ export class SessionStore {
           // Ended (or deleted) elsewhere: never route to it again.
           decision = { kind: "new", reason: null, auto: false, fresh: false, old: null };
         } else {
-          decision = await this.#decide(route, session, now);
+          decision = decide(this.#rules, route, session, now);
         }
       }
 
@@ -333,30 +216,6 @@ export class SessionStore {
     throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try the message again.`);
   }
 
-  async #decide(route: Route, session: Session, now: number): Promise<Decision> {
-    const old = session;
-    if (route.suspended) return { kind: "new", reason: "suspended", auto: true, fresh: false, old };
-    const policyFires = this.#policyFires(route, now);
-    if (route.resumePending) {
-      const marked = route.lastResumeMarkedAt ?? route.updatedAt;
-      const stale = this.resumeFreshnessSeconds > 0 && now - marked > this.resumeFreshnessSeconds;
-      // A firing policy reports its own reason (as hermes-agent does); only a stale marker is "expired".
-      if (policyFires !== null) return { kind: "new", reason: policyFires, auto: true, fresh: false, old };
-      if (stale) return { kind: "new", reason: "resume_pending_expired", auto: true, fresh: false, old };
-      return { kind: "keep", route, session };
-    }
-    if (policyFires !== null) return { kind: "new", reason: policyFires, auto: true, fresh: false, old };
-    return { kind: "keep", route, session };
-  }
-
-  /** The policy reason (`idle`/`daily`) when the key's policy says reset now, else `null`. */
-  #policyFires(route: Route, now: number): "idle" | "daily" | null {
-    if (this.#hasActiveProcesses(route.key)) return null;
-    const policy = resolveResetPolicy(this.reset, route.platform ?? "", chatTypeOf(route.chatType));
-    const verdict = evaluateReset(policy, route.updatedAt, now);
-    return verdict.reset ? verdict.reason : null;
-  }
-
   /** Starts a new session for a key, ending the old one, in one write; `null` when another writer won. */
   async #replace(
     key: string,
@@ -367,57 +226,12 @@ export class SessionStore {
     extras: TurnExtras = {},
   ): Promise<SessionEntry | null> {
     const id = newSessionId(now, this.sessionIdHexDigits);
-    const fields = newRouteFields(id, now, source, route);
-    const activity = hadActivity(decision.old);
-    if (decision.auto) {
-      fields.wasAutoReset = true;
-      fields.autoResetReason = decision.reason;
-      fields.resetHadActivity = activity;
-    }
-    fields.isFreshReset = decision.fresh;
-    const origin = source ?? (route?.origin as SessionSource | null) ?? null;
-    const write: RouteWrite = {
-      key,
-      expectedVersion: route?.version ?? null,
-      route: fields,
-      createSession: {
-        id,
-        source: origin?.platform ?? fields.platform ?? "gateway",
-        userId: origin?.userId ?? null,
-        sessionKey: key,
-        chatId: origin?.chatId ?? null,
-        chatType: origin?.chatType ?? null,
-        threadId: origin?.threadId ?? null,
-        startedAt: now,
-      },
-    };
-    if (decision.old !== null && decision.old.endedAt === null) {
-      write.endSession = { id: decision.old.id, reason: END_REASON_RESET, endedAt: now };
-    }
-    if (extras.turnStartedAt !== undefined) fields.turnStartedAt = extras.turnStartedAt;
-    withExtras(write, extras);
+    const write = newSessionWrite(key, route, source, now, id, decision, extras);
     const written = await this.db.writeRoute(write);
     if (written === null) return null;
     const entry = toSessionEntry(written, await this.db.getSession(id));
-    if (decision.auto && decision.reason !== null) entry.resetNotice = this.#notice(decision.reason, decision.old, now, fields.platform);
+    if (decision.auto && decision.reason !== null) entry.resetNotice = resetNoticeFor(this.reset, decision.reason, decision.old, now, write.route.platform);
     return entry;
-  }
-
-  #notice(reason: string, old: Session | null, now: number, platform: string | null): ResetNotice {
-    const inactive = old === null ? 0 : Math.max(0, now - old.lastActiveAt);
-    const notify = shouldNotifyUser(this.reset, platform ?? "", hadActivity(old));
-    if (reason === "idle" || reason === "daily") {
-      const atHour = resolveResetPolicy(this.reset, platform ?? "", chatTypeOf(old?.chatType ?? null)).atHour;
-      return {
-        model: resetModelNotice(reason, inactive, { atHour }),
-        user: notify ? resetUserNotice(reason, inactive, { atHour }) : null,
-      };
-    }
-    const cause = reason === "suspended" ? "the previous session was stopped" : "the previous session was interrupted and is too old to resume";
-    return {
-      model: `[System note: this is a new session (${cause}). The earlier conversation is not in your context; the user can restore it with /resume.]`,
-      user: notify ? `Session automatically reset (${cause}). Previous conversation is saved; use /resume to go back to it.` : null,
-    };
   }
 
   /**
@@ -579,43 +393,7 @@ export class SessionStore {
       const now = this.clock.now();
       const old = await this.db.getSession(route.sessionId);
       const id = newSessionId(now, this.sessionIdHexDigits);
-      const fields: RouteFields = { ...fieldsOf(route), sessionId: id, createdAt: now, updatedAt: now, lastPromptTokens: 0 };
-      // A user turn for the model, marked as the summary it is (not something the user typed).
-      const messages = options.messages ?? [
-        {
-          role: "user",
-          content: summaryMessageText(route.sessionId, options.summary ?? ""),
-          platformMessageId: `${SUMMARY_MESSAGE_PREFIX}${route.sessionId}`,
-          timestamp: now,
-        },
-      ];
-      const write: RouteWrite = {
-        key,
-        expectedVersion: route.version,
-        route: fields,
-        endSession: {
-          id: route.sessionId,
-          reason: "compression",
-          endedAt: now,
-          ...(guarded ? { ifLastMessageId: options.ifLastMessageId ?? null } : {}),
-        },
-        createSession: {
-          source: old?.source ?? route.platform ?? "gateway",
-          userId: old?.userId ?? null,
-          model: old?.model ?? null,
-          sessionKey: key,
-          chatId: old?.chatId ?? null,
-          chatType: old?.chatType ?? null,
-          threadId: old?.threadId ?? null,
-          ...options.fields,
-          id,
-          parentSessionId: route.sessionId,
-          title: options.title,
-          startedAt: now,
-        },
-        appendMessages: messages,
-      };
-      if (options.fence !== undefined) write.fence = options.fence;
+      const write = compressionWrite(key, route, old, id, now, options);
       const written = await this.db.writeRoute(write);
       if (written === null) {
         if (guarded) return null;
@@ -742,43 +520,84 @@ export class SessionStore {
 
   // --- turns --------------------------------------------------------------------
 
-  /** Records that a turn started on the key (a restart that finds it set counts toward the stuck-loop guard). */
-  async beginTurn(key: string): Promise<boolean> {
-    assertSafeKey(key);
-    const now = this.clock.now();
-    const written = await this.#mutate(key, (route) => ({ ...fieldsOf(route), turnStartedAt: now, updatedAt: now }));
-    return written !== undefined && written !== null;
+  /**
+   * Starts a turn on a new message: the routing decision of {@link getOrCreateSession}, the
+   * turn marker and the user message(s) of the turn, committed together in one write (one
+   * commit per inbound message). The messages go to the session the entry routes to afterwards.
+   */
+  startTurn(source: SessionSource, messages: NewMessage[], options?: GetOrCreateOptions & { fence?: LeaseFence }): Promise<SessionEntry>;
+  /**
+   * Starts a turn again on the key's current session, its user message being stored already
+   * (a turn resumed after a restart, or a re-run of a failed one): no routing decision and no
+   * message; `turnStartedAt` and `updatedAt` become now. A restart that finds the marker still
+   * set counts towards the stuck-loop guard. Resolves `false` when the key has no entry.
+   */
+  startTurn(key: string): Promise<boolean>;
+  async startTurn(
+    target: SessionSource | string,
+    messages: NewMessage[] = [],
+    options: GetOrCreateOptions & { fence?: LeaseFence } = {},
+  ): Promise<SessionEntry | boolean> {
+    if (typeof target === "string") {
+      assertSafeKey(target);
+      const now = this.clock.now();
+      const written = await this.#mutate(target, (route) => ({ ...fieldsOf(route), turnStartedAt: now, updatedAt: now }));
+      return written !== undefined && written !== null;
+    }
+    const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
+    if (options.fence !== undefined) extras.fence = options.fence;
+    return this.#route(target, options, extras);
   }
 
   /**
-   * Records a successful turn: clears the turn marker, the resume marker, the reset
-   * flags and the stuck-loop count; bumps activity and the last prompt size.
+   * Finishes a turn in one write: its messages appended, its usage added and the entry
+   * updated — `ok` clears the turn and resume markers, the reset flags and the stuck-loop
+   * count, bumps `updatedAt` and records `lastPromptTokens`; `failed` clears only the turn
+   * marker; `interrupted` (shutdown) keeps the turn marker so the next start counts and
+   * resumes it. `sessionId` is the session the turn ran in (default: the one the key routes
+   * to now). When the key routes to another session meanwhile, the turn is stored in its own
+   * session and the entry is left alone (`false`). A `failed` turn with nothing to store,
+   * no fence and no turn marker set writes nothing (`false`). Resolves `false` too when the
+   * key has no entry.
    */
-  async completeTurn(key: string, update: { lastPromptTokens?: number } = {}): Promise<boolean> {
+  async finishTurn(
+    key: string,
+    turn: {
+      sessionId?: string | undefined;
+      messages?: NewMessage[] | undefined;
+      usage?: UsageUpdate | undefined;
+      lastPromptTokens?: number | undefined;
+      outcome: "ok" | "failed" | "interrupted";
+      fence?: LeaseFence | undefined;
+    },
+  ): Promise<boolean> {
     assertSafeKey(key);
-    const now = this.clock.now();
-    const written = await this.#mutate(key, (route) => ({
-      ...fieldsOf(route),
-      updatedAt: now,
-      turnStartedAt: null,
-      interruptedRestarts: 0,
-      resumePending: false,
-      resumeReason: null,
-      lastResumeMarkedAt: null,
-      isFreshReset: false,
-      wasAutoReset: false,
-      autoResetReason: null,
-      resetHadActivity: false,
-      lastPromptTokens: update.lastPromptTokens ?? route.lastPromptTokens,
-    }));
-    return written !== undefined && written !== null;
-  }
-
-  /** Records a failed turn: clears the turn marker and keeps every other flag (a resume marker survives). */
-  async failTurn(key: string): Promise<boolean> {
-    assertSafeKey(key);
-    const written = await this.#mutate(key, (route) => (route.turnStartedAt === null ? null : { ...fieldsOf(route), turnStartedAt: null }));
-    return written !== undefined && written !== null;
+    const messages = turn.messages ?? [];
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const route = await this.db.getRoute(key);
+      const sessionId = turn.sessionId ?? route?.sessionId;
+      if (sessionId === undefined) return false;
+      if (route === null || route.sessionId !== sessionId) {
+        // The key moved on meanwhile: store the turn in its own session, leave the entry alone.
+        const options = turn.fence === undefined ? {} : { fence: turn.fence };
+        if (messages.length > 0) await this.db.appendTurn(sessionId, messages, options);
+        if (turn.usage !== undefined) await this.db.recordUsage(sessionId, turn.usage, options);
+        return false;
+      }
+      if (turn.outcome === "failed" && route.turnStartedAt === null && messages.length === 0 && turn.usage === undefined && turn.fence === undefined) {
+        return false;
+      }
+      const write: RouteWrite = {
+        key,
+        expectedVersion: route.version,
+        route: finishedTurnFields(route, turn.outcome, this.clock.now(), turn.lastPromptTokens),
+      };
+      if (messages.length > 0) write.appendMessages = messages;
+      if (turn.usage !== undefined) write.recordUsage = turn.usage;
+      if (turn.fence !== undefined) write.fence = turn.fence;
+      if ((await this.db.writeRoute(write)) !== null) return true;
+    }
+    throw new ConflictError(`The routing entry ${key} kept changing under concurrent writers; try again.`);
   }
 
   /** Writes entry fields as given (for the recovery and expiry machinery). */
@@ -838,10 +657,6 @@ export class SessionStore {
   }
 }
 
-function isResetConfig(value: unknown): value is ResetConfig {
-  return value !== null && typeof value === "object" && "default" in value && "platforms" in value && "types" in value && "notifyExclude" in value;
-}
-
 /**
  * Whether a value could be a stored session id at all: a non-blank, well-formed string of
  * at most 256 code units with no control character, path separator or `..` (what the
@@ -864,7 +679,22 @@ function checkSeconds(value: unknown, field: string): void {
   }
 }
 
-/** A stored chat type as a policy lookup key (unknown values use the DM policy lookup order's default). */
-export function chatTypeOf(value: string | null): ChatType {
-  return value === "group" || value === "channel" || value === "thread" ? value : "dm";
-}
+/**
+ * The gateway's routing store, by its former name.
+ *
+ * @deprecated Renamed {@link SessionRouter} (it routes session keys to sessions); `SessionStore` stays as an alias
+ * of the same class, so `new SessionStore(options)` keeps working.
+ */
+export const SessionStore = SessionRouter;
+/**
+ * The gateway's routing store, by its former name.
+ *
+ * @deprecated Renamed {@link SessionRouter}.
+ */
+export type SessionStore = SessionRouter;
+/**
+ * Options of a {@link SessionRouter}, by their former name.
+ *
+ * @deprecated Renamed {@link SessionRouterOptions}.
+ */
+export type SessionStoreOptions = SessionRouterOptions;
