@@ -6,17 +6,21 @@
  *
  * @module
  */
+import { chatPlatformNames } from "../adapters/internal.js";
 import { closestNames } from "./config-keys.js";
 
-/** Platforms a home channel (and so a handoff) can be on. */
-export const HOME_CHANNEL_PLATFORMS: readonly string[] = Object.freeze(["telegram", "discord", "slack", "whatsapp", "matrix", "signal", "webhook"]);
+/** Platforms a home channel (and so a handoff) can be on: every chat platform, and the webhook. */
+export function homeChannelPlatforms(): readonly string[] {
+  return [...chatPlatformNames(), "webhook"];
+}
 
 /**
- * `null` for a platform of {@link HOME_CHANNEL_PLATFORMS}; else what is wrong, with the closest
+ * `null` for a platform of {@link homeChannelPlatforms}; else what is wrong, with the closest
  * names: `unknown platform "telegarm". Did you mean "telegram"?` (no "; " inside).
  */
 export function unknownHomePlatform(platform: string): string | null {
-  if (HOME_CHANNEL_PLATFORMS.includes(platform)) return null;
-  const close = closestNames(platform, HOME_CHANNEL_PLATFORMS);
+  const platforms = homeChannelPlatforms();
+  if (platforms.includes(platform)) return null;
+  const close = closestNames(platform, platforms);
   return `unknown platform ${JSON.stringify(platform)}.${close.length === 0 ? "" : ` Did you mean ${close.map((name) => `"${name}"`).join(" or ")}?`}`;
 }

@@ -14,12 +14,16 @@ export { startGateway, type StartGatewayOptions, type RunningGateway } from "./s
 export { createGatewayMetrics, type GatewayMetricsBundle } from "./gateway-metrics.js";
 
 // The config file.
-export { parseServeConfig, configFileDocument, type ServeConfig, type ApiConfig, type ApiServerToken } from "./serve-config.js";
+export { parseServeConfig, type ServeConfig, type ApiConfig, type ApiServerToken } from "./serve-config.js";
+export { configFileDocument } from "./config-file-document.js";
 export { CONFIG_KEY_PATHS, suggestConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
+export { SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config.js";
 export {
-  SECRET_CONFIG_KEYS,
-  chatAdapterProblems,
-  type ChatAdaptersConfig,
+  PLATFORMS,
+  type ChatPlatform,
+  type ChatPlatformContext,
+  type ChatPlatformConfigs,
+  type ChatPlatformConfigOf,
   type ChatAccess,
   type TelegramConfig,
   type DiscordConfig,
@@ -28,4 +32,4 @@ export {
   type MatrixConfig,
   type SignalConfig,
   type LinkPreviewsConfig,
-} from "./chat-config/index.js";
+} from "../adapters/internal.js";

@@ -7,5 +7,6 @@
  */
 export * from "./index.js";
 export { chooseAgent, memoryOwnerIdentities } from "./agent-choice.js";
-export { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
+export { homeChannelPlatforms, unknownHomePlatform } from "./home-channel-platforms.js";
+export { secretConfigKeys } from "./chat-config.js";
 export { configFileProblems } from "./serve-config.js";

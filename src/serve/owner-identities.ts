@@ -5,31 +5,24 @@
  *
  * @module
  */
-import { osUserName } from "../adapters/internal.js";
+import { chatPlatformNames, osUserName } from "../adapters/internal.js";
 import type { OwnerIdentities } from "../tools/index.js";
 import { closestNames } from "./config-keys.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** Platforms `gateway.owner` can name: the chat platforms, the api-server, the webhook and the terminal (`cli`). */
-export const OWNER_PLATFORMS: readonly string[] = Object.freeze([
-  "telegram",
-  "discord",
-  "slack",
-  "whatsapp",
-  "matrix",
-  "signal",
-  "api-server",
-  "webhook",
-  "cli",
-]);
+export function ownerPlatforms(): readonly string[] {
+  return [...chatPlatformNames(), "api-server", "webhook", "cli"];
+}
 
-/** `null` for a platform of {@link OWNER_PLATFORMS}; else what is wrong, with the closest names. */
+/** `null` for a platform of {@link ownerPlatforms}; else what is wrong, with the closest names. */
 export function unknownOwnerPlatform(platform: string): string | null {
-  if (OWNER_PLATFORMS.includes(platform)) return null;
-  const close = closestNames(platform, OWNER_PLATFORMS);
+  const platforms = ownerPlatforms();
+  if (platforms.includes(platform)) return null;
+  const close = closestNames(platform, platforms);
   return (
     `unknown platform ${JSON.stringify(platform)}.${close.length === 0 ? "" : ` Did you mean ${close.map((name) => `"${name}"`).join(" or ")}?`}` +
-    ` The owner can be listed on: ${OWNER_PLATFORMS.join(", ")}.`
+    ` The owner can be listed on: ${platforms.join(", ")}.`
   );
 }
 

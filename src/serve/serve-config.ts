@@ -13,16 +13,11 @@ import { MIN_CONTEXT_WINDOW } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
-import { HOME_CHANNEL_PLATFORMS, unknownHomePlatform } from "./home-channel-platforms.js";
-import { OWNER_PLATFORMS, unknownOwnerPlatform } from "./owner-identities.js";
-import { CHAT_PLATFORMS, SECRET_CONFIG_KEYS, chatAdapterProblems, type ChatAdaptersConfig } from "./chat-config/index.js";
-import { TELEGRAM_EXPECTED, resolveTelegramConfig, telegramSchema, type TelegramConfig } from "./chat-config/telegram-config.js";
-import { DISCORD_EXPECTED, discordSchema, resolveDiscordConfig, type DiscordConfig } from "./chat-config/discord-config.js";
-import { SLACK_EXPECTED, resolveSlackConfig, slackSchema, type SlackConfig } from "./chat-config/slack-config.js";
-import { WHATSAPP_EXPECTED, resolveWhatsAppConfig, whatsappSchema, type WhatsAppConfig } from "./chat-config/whatsapp-config.js";
-import { MATRIX_EXPECTED, matrixSchema, resolveMatrixConfig, type MatrixConfig } from "./chat-config/matrix-config.js";
+import { homeChannelPlatforms, unknownHomePlatform } from "./home-channel-platforms.js";
+import { ownerPlatforms, unknownOwnerPlatform } from "./owner-identities.js";
+import { chatPlatformNames, chatPlatforms, type ChatPlatformConfigs } from "../adapters/internal.js";
+import { chatAdapterProblems, secretConfigKeys, type ChatAdaptersConfig } from "./chat-config.js";
 import { COMPRESSION_EXPECTED, resolveCompressionSettings, type CompressionSettings } from "../context/index.js";
-import { SIGNAL_EXPECTED, resolveSignalConfig, signalSchema, type SignalConfig } from "./chat-config/signal-config.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -98,22 +93,11 @@ export interface ServeConfig {
   tools: { sessionSearch: { enabled: boolean; summarise: boolean; charBudget: number; scope: SessionSearchScope }; memory: { enabled: boolean } };
   /** Automatic pruning of ended sessions (off by default). */
   autoPrune: { enabled: boolean; retentionDays: number; vacuum: boolean; minIntervalHours: number };
-  adapters: {
+  /** The HTTP adapters, and each chat platform's section (`telegram`, …; `null`: not configured, see docs/platforms.md). */
+  adapters: ChatPlatformConfigs & {
     /** `tokens`: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
     apiServer: { enabled: boolean; tokens: ApiServerToken[]; replyTimeoutSeconds: number };
     webhook: { enabled: boolean; secret: string | null; callbackUrl: string | null; path: string };
-    /** Telegram (`null`: not configured). See docs/platforms.md. */
-    telegram: TelegramConfig | null;
-    /** Discord (`null`: not configured). See docs/platforms.md. */
-    discord: DiscordConfig | null;
-    /** Slack (`null`: not configured). See docs/platforms.md. */
-    slack: SlackConfig | null;
-    /** WhatsApp Cloud API (`null`: not configured). See docs/platforms.md. */
-    whatsapp: WhatsAppConfig | null;
-    /** Matrix (`null`: not configured). See docs/platforms.md. */
-    matrix: MatrixConfig | null;
-    /** Signal through the signal-cli REST API (`null`: not configured). See docs/platforms.md. */
-    signal: SignalConfig | null;
   };
   /** The HTTP API (docs/http.md): mounted on the gateway's port when `enabled`; `threadline api` runs it alone on `host`/`port`. */
   api: ApiConfig;
@@ -175,7 +159,7 @@ const compressionSchema = z.strictObject({
 /** A host name (or IP address) without scheme, port or path. */
 const PUBLIC_HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*|\[[0-9a-f:.]+\])$/iu;
 
-const gatewaySchema = z.strictObject({
+const gatewayShape = {
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65535).optional(),
   drainTimeoutSeconds: z.number().min(0).optional(),
@@ -206,8 +190,12 @@ const gatewaySchema = z.strictObject({
       }),
     )
     .optional(),
-  admins: z.strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()]))).optional(),
-});
+};
+/** `gateway`, with `admins` for the chat platforms known now. */
+function gatewaySchema() {
+  const admins = Object.fromEntries(chatPlatformNames().map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()]));
+  return z.strictObject({ ...gatewayShape, admins: z.strictObject(admins).optional() });
+}
 const providerSchema = z.strictObject({
   baseUrl: z.string().url().optional(),
   apiKey: z.string().min(1).optional(),
@@ -222,7 +210,7 @@ const providerSchema = z.strictObject({
     .optional(),
   contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional(),
 });
-const adaptersSchema = z.strictObject({
+const httpAdaptersShape = {
   apiServer: z
     .strictObject({
       enabled: z.boolean().optional(),
@@ -248,13 +236,12 @@ const adaptersSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  telegram: telegramSchema.optional(),
-  discord: discordSchema.optional(),
-  slack: slackSchema.optional(),
-  whatsapp: whatsappSchema.optional(),
-  matrix: matrixSchema.optional(),
-  signal: signalSchema.optional(),
-});
+};
+/** `adapters`: the HTTP adapters and the section of each chat platform known now (typed as the HTTP ones: a chat section is read through its descriptor). */
+function adaptersSchema() {
+  const chat = Object.fromEntries(chatPlatforms().map((p) => [p.name, p.schema.optional()])) as Record<never, never>;
+  return z.strictObject({ ...httpAdaptersShape, ...chat });
+}
 const apiSchema = z.strictObject({
   enabled: z.boolean().optional(),
   host: z.string().min(1).optional(),
@@ -274,62 +261,65 @@ const apiSchema = z.strictObject({
     .optional(),
   allowUnauthenticatedLoopback: z.boolean().optional(),
 });
-const fileSchema = z.strictObject({
-  database: z.string().min(1).optional(),
-  gateway: gatewaySchema.optional(),
-  provider: providerSchema.optional(),
-  titles: z.strictObject({ enabled: z.boolean().optional() }).optional(),
-  storage: z.strictObject({ synchronous: z.enum(["FULL", "NORMAL"]).optional() }).optional(),
-  homeChannels: z
-    .record(
-      z.string().min(1),
-      z.strictObject({
-        chatId: z.string().min(1),
-        name: z.string().min(1).optional(),
-        threadsSupported: z.boolean().optional(),
-        chatType: z.enum(["dm", "group", "channel"]).optional(),
-        userId: z.string().min(1).optional(),
-      }),
-    )
-    .superRefine((homes, ctx) => {
-      for (const platform of Object.keys(homes)) {
-        const problem = unknownHomePlatform(platform);
-        if (problem !== null)
-          ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${HOME_CHANNEL_PLATFORMS.join(", ")}.` });
-      }
-    })
-    .optional(),
-  display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
-  tools: z
-    .strictObject({
-      sessionSearch: z
-        .strictObject({
-          enabled: z.boolean().optional(),
-          summarise: z.boolean().optional(),
-          charBudget: z.number().int().min(100).optional(),
-          scope: z.enum(["user", "chat", "all"]).optional(),
-        })
-        .optional(),
-      memory: z.strictObject({ enabled: z.boolean().optional() }).optional(),
-    })
-    .optional(),
-  autoPrune: z
-    .strictObject({
-      enabled: z.boolean().optional(),
-      retentionDays: z.number().min(0).optional(),
-      vacuum: z.boolean().optional(),
-      minIntervalHours: z.number().min(0).optional(),
-    })
-    .optional(),
-  adapters: adaptersSchema.optional(),
-  api: apiSchema.optional(),
-  ui: z.strictObject({ enabled: z.boolean().optional() }).optional(),
-  compression: compressionSchema.optional(),
-  sessions: z.unknown().optional(),
-  reset: z.unknown().optional(),
-});
+/** The whole file, with the chat platforms known now. */
+const fileSchema = () =>
+  z.strictObject({
+    database: z.string().min(1).optional(),
+    gateway: gatewaySchema().optional(),
+    provider: providerSchema.optional(),
+    titles: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+    storage: z.strictObject({ synchronous: z.enum(["FULL", "NORMAL"]).optional() }).optional(),
+    homeChannels: z
+      .record(
+        z.string().min(1),
+        z.strictObject({
+          chatId: z.string().min(1),
+          name: z.string().min(1).optional(),
+          threadsSupported: z.boolean().optional(),
+          chatType: z.enum(["dm", "group", "channel"]).optional(),
+          userId: z.string().min(1).optional(),
+        }),
+      )
+      .superRefine((homes, ctx) => {
+        for (const platform of Object.keys(homes)) {
+          const problem = unknownHomePlatform(platform);
+          if (problem !== null)
+            ctx.addIssue({ code: "custom", path: [platform], message: `${problem} Home channels can be on: ${homeChannelPlatforms().join(", ")}.` });
+        }
+      })
+      .optional(),
+    display: z.strictObject({ resumeDisplay: z.enum(["full", "minimal"]).optional() }).optional(),
+    tools: z
+      .strictObject({
+        sessionSearch: z
+          .strictObject({
+            enabled: z.boolean().optional(),
+            summarise: z.boolean().optional(),
+            charBudget: z.number().int().min(100).optional(),
+            scope: z.enum(["user", "chat", "all"]).optional(),
+          })
+          .optional(),
+        memory: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+      })
+      .optional(),
+    autoPrune: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        retentionDays: z.number().min(0).optional(),
+        vacuum: z.boolean().optional(),
+        minIntervalHours: z.number().min(0).optional(),
+      })
+      .optional(),
+    adapters: adaptersSchema().optional(),
+    api: apiSchema.optional(),
+    ui: z.strictObject({ enabled: z.boolean().optional() }).optional(),
+    compression: compressionSchema.optional(),
+    sessions: z.unknown().optional(),
+    reset: z.unknown().optional(),
+  });
 
-const EXPECTED: Record<string, string> = {
+/** What each key must be, by path: errors say "must be …", and an unknown key lists a section's keys as allowed. */
+const expectedLines = (): Record<string, string> => ({
   database: "a database target (a file path or postgres:// URL)",
   "gateway.host": "a host name or address to listen on",
   "gateway.port": "a port number from 0 to 65535",
@@ -341,11 +331,11 @@ const EXPECTED: Record<string, string> = {
   "gateway.leases": "auto, on or off",
   "gateway.leaseTtlSeconds": "a number of seconds from 1 to 3600",
   "gateway.logLevel": "one of fatal, error, warn, info, debug, trace, silent",
-  "gateway.owner": `the operator's ids per platform, e.g. { telegram: ["123456789"], cli: ["alice"] } (platforms: ${OWNER_PLATFORMS.join(", ")})`,
+  "gateway.owner": `the operator's ids per platform, e.g. { telegram: ["123456789"], cli: ["alice"] } (platforms: ${ownerPlatforms().join(", ")})`,
   "gateway.publicHosts": "a list of host names this gateway is reached under (a proxy's public name such as gateway.example.com; no scheme, port or path)",
   "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
-  "gateway.admins": `a map of chat platform (${CHAT_PLATFORMS.join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
-  ...Object.fromEntries(CHAT_PLATFORMS.map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
+  "gateway.admins": `a map of chat platform (${chatPlatformNames().join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
+  ...Object.fromEntries(chatPlatformNames().map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
   "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
   "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
   "provider.model": "a model name (or set THREADLINE_MODEL)",
@@ -376,12 +366,7 @@ const EXPECTED: Record<string, string> = {
   "adapters.webhook.secret": "a shared secret of at least 16 characters",
   "adapters.webhook.callbackUrl": "an http(s) URL replies are POSTed to",
   "adapters.webhook.path": "a route path such as /webhook",
-  ...TELEGRAM_EXPECTED,
-  ...DISCORD_EXPECTED,
-  ...SLACK_EXPECTED,
-  ...WHATSAPP_EXPECTED,
-  ...MATRIX_EXPECTED,
-  ...SIGNAL_EXPECTED,
+  ...Object.assign({}, ...chatPlatforms().map((p) => p.expected)),
   "api.enabled": "true or false",
   "api.host": "a host name or address to listen on (threadline api)",
   "api.port": "a port number from 0 to 65535",
@@ -393,7 +378,7 @@ const EXPECTED: Record<string, string> = {
   "api.allowUnauthenticatedLoopback": "true or false",
   "ui.enabled": "true or false",
   ...COMPRESSION_EXPECTED,
-};
+});
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
   let current = root;
@@ -409,7 +394,7 @@ const HOME_CHANNEL_HINT =
 
 /** How a rejected value is shown: secrets by their length only. */
 function shown(path: string, value: unknown): string {
-  if (SECRET_CONFIG_KEYS.has(path) && typeof value === "string") return `a string of ${value.length} characters`;
+  if (secretConfigKeys().has(path) && typeof value === "string") return `a string of ${value.length} characters`;
   return JSON.stringify(value);
 }
 
@@ -455,8 +440,9 @@ function withoutPaths(doc: Record<string, unknown>, paths: readonly string[]): R
 
 /** The schema's problems, each naming the key, the expected value and the value found. */
 function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
-  const parsed = fileSchema.safeParse(doc);
+  const parsed = fileSchema().safeParse(doc);
   if (parsed.success) return [];
+  const EXPECTED = expectedLines();
   return parsed.error.issues.map((issue) => {
     const path = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
@@ -559,18 +545,12 @@ function fileProblems(doc: Record<string, unknown>): ConfigProblem[] {
  */
 function resolvableChatAdapters(doc: Record<string, unknown>, env: NodeJS.ProcessEnv): ChatAdaptersConfig {
   const adapters = mapping(doc["adapters"]) ?? {};
-  const section = <T>(schema: z.ZodType<T>, name: string): T | undefined => {
-    const parsed = schema.safeParse(adapters[name]);
-    return parsed.success ? parsed.data : undefined;
-  };
-  return {
-    telegram: resolveTelegramConfig(section(telegramSchema, "telegram"), env),
-    discord: resolveDiscordConfig(section(discordSchema, "discord"), env),
-    slack: resolveSlackConfig(section(slackSchema, "slack"), env),
-    whatsapp: resolveWhatsAppConfig(section(whatsappSchema, "whatsapp"), env),
-    matrix: resolveMatrixConfig(section(matrixSchema, "matrix"), env),
-    signal: resolveSignalConfig(section(signalSchema, "signal")),
-  };
+  return Object.fromEntries(
+    chatPlatforms().map((p) => {
+      const parsed = p.schema.safeParse(adapters[p.name]);
+      return [p.name, parsed.success ? p.resolve(parsed.data, env) : null];
+    }),
+  );
 }
 
 /**
@@ -604,7 +584,8 @@ export function configFileProblems(doc: Record<string, unknown> = {}, options: {
 export function parseServeConfig(doc: Record<string, unknown> = {}, options: { env?: NodeJS.ProcessEnv } = {}): ServeConfig {
   const problems = fileProblems(doc);
   if (problems.length > 0) throw new InvalidInputError(problems.map((p) => p.message).join("; "), { field: problems[0]!.field });
-  const f = fileSchema.parse(doc);
+  const f = fileSchema().parse(doc);
+  const env = options.env ?? process.env;
   const lifecycle = parseLifecycleConfig(doc);
   const webhook = f.adapters?.webhook;
   const keys = f.api?.keys ?? [];
@@ -672,12 +653,9 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
         callbackUrl: webhook?.callbackUrl ?? null,
         path: webhook?.path ?? "/webhook",
       },
-      telegram: resolveTelegramConfig(f.adapters?.telegram, options.env ?? process.env),
-      discord: resolveDiscordConfig(f.adapters?.discord, options.env ?? process.env),
-      slack: resolveSlackConfig(f.adapters?.slack, options.env ?? process.env),
-      whatsapp: resolveWhatsAppConfig(f.adapters?.whatsapp, options.env ?? process.env),
-      matrix: resolveMatrixConfig(f.adapters?.matrix, options.env ?? process.env),
-      signal: resolveSignalConfig(f.adapters?.signal),
+      ...(Object.fromEntries(
+        chatPlatforms().map((p) => [p.name, p.resolve((f.adapters as Record<string, unknown> | undefined)?.[p.name], env)]),
+      ) as ChatPlatformConfigs),
     },
     api: {
       enabled: f.api?.enabled ?? false,
@@ -689,94 +667,5 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
     },
     ui: { enabled: f.ui?.enabled ?? true },
     compression: resolveCompressionSettings(f.compression ?? {}),
-  };
-}
-
-/**
- * A config as the file a user writes: the same sections and keys (`sessions`, `reset`, …,
- * not the resolved `lifecycle`), every default written out, and nothing `null` (an unset
- * value is left out). {@link parseServeConfig} of the result gives `config` back.
- *
- * @example
- * stringify(configFileDocument(parseServeConfig(await readConfigFile(path))));
- */
-export function configFileDocument(config: ServeConfig): Record<string, unknown> {
-  const { lifecycle } = config;
-  const policy = (p: { mode: string; idleMinutes: number; atHour: number }): Record<string, unknown> => ({
-    mode: p.mode,
-    idleMinutes: p.idleMinutes,
-    atHour: p.atHour,
-  });
-  const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
-    Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== null && v !== undefined));
-  const webhook = config.adapters.webhook;
-  const reset = lifecycle.reset;
-  return {
-    ...(config.database === null ? {} : { database: config.database }),
-    storage: { ...config.storage },
-    gateway: (({ owner, admins, ...rest }) => ({
-      ...rest,
-      publicHosts: [...rest.publicHosts],
-      trustProxy: [...rest.trustProxy],
-      admins: Object.fromEntries(Object.entries(admins).map(([p, ids]) => [p, [...ids]])),
-      ...(Object.keys(owner).length === 0 ? {} : { owner: structuredClone(owner) }),
-    }))(config.gateway),
-    ...(config.provider === null ? {} : { provider: defined({ ...config.provider }) }),
-    titles: { ...config.titles },
-    tools: { sessionSearch: { ...config.tools.sessionSearch }, memory: { ...config.tools.memory } },
-    adapters: {
-      apiServer: {
-        ...config.adapters.apiServer,
-        tokens: config.adapters.apiServer.tokens.map((t) => (typeof t === "string" ? t : defined({ token: t.token, userId: t.userId, name: t.name }))),
-      },
-      webhook: defined({ enabled: webhook.enabled, secret: webhook.secret, callbackUrl: webhook.callbackUrl, path: webhook.path }),
-      // Chat platforms (telegram, …): each configured section with the keys a user writes.
-      ...Object.fromEntries(
-        Object.entries(config.adapters)
-          .filter(([name, section]) => name !== "apiServer" && name !== "webhook" && section !== null)
-          .map(([name, section]) => {
-            // `accessDefaulted` is bookkeeping for the startup log, not a key of the file; a
-            // defaulted `access` is left out, so the file still says what its writer chose.
-            const { accessDefaulted, access, ...keys } = section as Record<string, unknown>;
-            return [name, defined(accessDefaulted === true ? keys : { access, ...keys })];
-          }),
-      ),
-    },
-    homeChannels: Object.fromEntries(
-      Object.entries(config.homeChannels).map(([platform, c]) => [
-        platform,
-        defined({ chatId: c.chatId, name: c.name, threadsSupported: c.threadsSupported, chatType: c.chatType, userId: c.userId }),
-      ]),
-    ),
-    display: { ...config.display },
-    autoPrune: { ...config.autoPrune },
-    sessions: {
-      groupSessionsPerUser: lifecycle.keySettings.groupSessionsPerUser,
-      threadSessionsPerUser: lifecycle.keySettings.threadSessionsPerUser,
-      resumeFreshnessSeconds: lifecycle.resumeFreshnessSeconds,
-      sessionStoreMaxAgeDays: lifecycle.sessionStoreMaxAgeDays,
-      expiryIntervalSeconds: lifecycle.expiryIntervalSeconds,
-      maxQueueDepth: lifecycle.maxQueueDepth,
-      redactPii: lifecycle.redactPii,
-    },
-    reset: {
-      ...policy(reset.default),
-      notify: reset.notify,
-      notifyExclude: [...reset.notifyExclude],
-      ...(Object.keys(reset.platforms).length === 0
-        ? {}
-        : { platforms: Object.fromEntries(Object.entries(reset.platforms).map(([name, p]) => [name, policy(p)])) }),
-      ...(Object.keys(reset.types).length === 0 ? {} : { types: Object.fromEntries(Object.entries(reset.types).map(([type, p]) => [type, policy(p!)])) }),
-    },
-    api: {
-      enabled: config.api.enabled,
-      host: config.api.host,
-      port: config.api.port,
-      ...(config.api.prefix === "" ? {} : { prefix: config.api.prefix }),
-      keys: config.api.keys.map((k) => defined({ key: k.key, userId: k.userId, name: k.name })),
-      allowUnauthenticatedLoopback: config.api.allowUnauthenticatedLoopback,
-    },
-    ui: { ...config.ui },
-    compression: defined({ ...config.compression }),
   };
 }

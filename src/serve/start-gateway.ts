@@ -44,7 +44,7 @@ import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
-import { chatPlatformAccess, configuredChatSections } from "./chat-config/index.js";
+import { chatPlatformAccess, configuredChatPlatforms, configuredChatSections } from "./chat-config.js";
 import { createGatewayMetrics } from "./gateway-metrics.js";
 import { homesWithOwner } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
@@ -116,12 +116,13 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
 /** The platform webhooks this config receives over the gateway's HTTP server (empty: none). */
 export function webhookReceivers(config: ServeConfig): string[] {
   const { adapters } = config;
-  return [
-    ...(adapters.webhook.enabled ? ["adapters.webhook"] : []),
-    ...(adapters.telegram?.mode === "webhook" ? ["adapters.telegram (webhook mode)"] : []),
-    ...(adapters.slack?.mode === "events" ? ["adapters.slack (events mode)"] : []),
-    ...(adapters.whatsapp != null ? ["adapters.whatsapp"] : []),
-  ];
+  const chat = configuredChatPlatforms(adapters).flatMap(({ platform, section }) => platform.webhookReceiver(section) ?? []);
+  return [...(adapters.webhook.enabled ? ["adapters.webhook"] : []), ...chat];
+}
+
+/** The public URLs the configured chat platforms are sent to (a Telegram webhook's URL): the gateway answers to their hosts. */
+function chatPublicUrls(config: ServeConfig): Array<string | null> {
+  return configuredChatPlatforms(config.adapters).map(({ platform, section }) => platform.publicUrl(section));
 }
 
 /**
@@ -280,7 +281,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
   logRequests(http, logger);
   // Every route: Host must name this gateway, and browsers may not post across sites (docs/http.md).
-  const hostNames = hostNamesFor(config.gateway.host, config.gateway.publicHosts, [config.adapters.telegram?.webhookUrl ?? null]);
+  const hostNames = hostNamesFor(config.gateway.host, config.gateway.publicHosts, chatPublicUrls(config));
   guardRequests(http, { extra: hostNames, configKey: "gateway.publicHosts" });
   const receivers = webhookReceivers(config);
   if (receivers.length > 0 && config.gateway.publicHosts.length === 0) {

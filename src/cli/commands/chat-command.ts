@@ -29,7 +29,7 @@ import {
   SETHOME_IN_TERMINAL_HELP,
   PAIR_IN_TERMINAL_HELP,
 } from "../../gateway/internal.js";
-import { chooseAgent, HOME_CHANNEL_PLATFORMS, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
+import { chooseAgent, homeChannelPlatforms, parseServeConfig, unknownHomePlatform, type ServeConfig } from "../../serve/internal.js";
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type SessionHistory } from "../../store/index.js";
 import { CliError, EXIT, missingDatabaseFile, noteOnStderr, reportError, resolveSessionRef } from "../cli-context.js";
 import { styles, useColor, type CliIo } from "../cli-output.js";
@@ -420,7 +420,7 @@ export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<num
       }
       const unknown = unknownHomePlatform(platform);
       if (unknown !== null) {
-        print(s.red(`${unknown.charAt(0).toUpperCase()}${unknown.slice(1)} Handoffs go to one of: ${HOME_CHANNEL_PLATFORMS.join(", ")}.`));
+        print(s.red(`${unknown.charAt(0).toUpperCase()}${unknown.slice(1)} Handoffs go to one of: ${homeChannelPlatforms().join(", ")}.`));
         return false;
       }
       const entry = await store.getEntry(key);

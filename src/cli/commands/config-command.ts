@@ -9,7 +9,7 @@ import { dirname } from "node:path";
 import { Command, Option } from "commander";
 import { parseDocument, parse as parseYamlValue, stringify as stringifyYaml } from "yaml";
 import { defaultConfigPath, readConfigFile } from "../../gateway/index.js";
-import { SECRET_CONFIG_KEYS, configFileDocument, configFileProblems, parseServeConfig, type ServeConfig } from "../../serve/internal.js";
+import { configFileDocument, configFileProblems, parseServeConfig, secretConfigKeys, type ServeConfig } from "../../serve/internal.js";
 import { NotFoundError } from "../../store/index.js";
 import { CliError } from "../cli-context.js";
 import { writeJson, type CliIo } from "../cli-output.js";
@@ -54,9 +54,9 @@ function masked(config: ServeConfig): ServeConfig {
   copy.adapters.apiServer.tokens = copy.adapters.apiServer.tokens.map((t) => (typeof t === "string" ? mask(t) : { ...t, token: mask(t.token) }));
   if (copy.adapters.webhook.secret) copy.adapters.webhook.secret = mask(copy.adapters.webhook.secret);
   copy.api.keys = copy.api.keys.map((k, i) => ({ ...k, key: mask(k.key, `key ${i + 1}`) }));
-  // Chat platform secrets are never shown, not even a prefix: each key of SECRET_CONFIG_KEYS
-  // is a dotted path (adapters.<platform>.<key>) that holds the value in the resolved config.
-  for (const key of SECRET_CONFIG_KEYS) {
+  // Chat platform secrets are never shown, not even a prefix: each secret key of a platform's
+  // descriptor is a dotted path (adapters.<platform>.<key>) that holds the value in the resolved config.
+  for (const key of secretConfigKeys()) {
     const path = key.split(".");
     const parent = valueAt(copy, path.slice(0, -1));
     const name = path[path.length - 1]!;

@@ -1,22 +1,24 @@
 /**
- * `adapters.whatsapp` (the WhatsApp Cloud API): its zod schema, `EXPECTED` lines, resolved
- * {@link WhatsAppConfig} (access token, app secret and verify token from the file, else
- * WHATSAPP_ACCESS_TOKEN, WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN), {@link whatsappProblems}
- * (what `chatAdapterProblems` reports for it) and {@link WHATSAPP_SECRET_KEYS}.
+ * WhatsApp (the Cloud API) as `threadline serve` knows it: {@link whatsappPlatform}, the
+ * descriptor of `adapters.whatsapp` (zod schema, `EXPECTED` lines, the resolved
+ * {@link WhatsAppConfig} with access token, app secret and verify token from the file, else
+ * WHATSAPP_ACCESS_TOKEN, WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN, its secret keys, its
+ * problems, and a `create` that imports the adapter only when the section is configured).
  *
  * @module
  */
 import { z } from "zod";
-import { chatAccessExpected, chatAccessShape, resolveChatAccess, type ChatAccess } from "./chat-access.js";
-import { linkPreviewsExpected, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "./link-previews.js";
+import { CHAT_ACCESS_EXPECTED, chatAccessShape, resolveChatAccess, type ChatAccess } from "../chat-access.js";
+import { defineChatPlatform, fromEnv, secret } from "../chat-platform.js";
+import { LINK_PREVIEWS_EXPECTED, linkPreviewsShape, resolveLinkPreviews, type LinkPreviewsConfig } from "../link-previews.js";
 
 /** The environment variables WhatsApp secrets may come from. */
-export const WHATSAPP_ACCESS_TOKEN_ENV = "WHATSAPP_ACCESS_TOKEN";
-export const WHATSAPP_APP_SECRET_ENV = "WHATSAPP_APP_SECRET";
-export const WHATSAPP_VERIFY_TOKEN_ENV = "WHATSAPP_VERIFY_TOKEN";
+const WHATSAPP_ACCESS_TOKEN_ENV = "WHATSAPP_ACCESS_TOKEN";
+const WHATSAPP_APP_SECRET_ENV = "WHATSAPP_APP_SECRET";
+const WHATSAPP_VERIFY_TOKEN_ENV = "WHATSAPP_VERIFY_TOKEN";
 
 /** The Graph API version used when `apiVersion` is not set. */
-export const WHATSAPP_DEFAULT_API_VERSION = "v26.0";
+const WHATSAPP_DEFAULT_API_VERSION = "v26.0";
 
 /** Shapes of the WhatsApp secrets and ids (checked on values from the file and from the environment). */
 const WHATSAPP_ACCESS_TOKEN = /^[\w\-.|]{16,4096}$/u;
@@ -25,12 +27,12 @@ const WHATSAPP_VERIFY_TOKEN = /^[\x21-\x7e]{16,256}$/u;
 const WHATSAPP_PHONE_NUMBER_ID = /^\d{1,32}$/u;
 
 /** `adapters.whatsapp` as written in the file. */
-export const whatsappSchema = z.strictObject({
+const whatsappSchema = z.strictObject({
   ...chatAccessShape,
   ...linkPreviewsShape,
-  accessToken: z.string().regex(WHATSAPP_ACCESS_TOKEN).optional(),
-  appSecret: z.string().regex(WHATSAPP_APP_SECRET).optional(),
-  verifyToken: z.string().regex(WHATSAPP_VERIFY_TOKEN).optional(),
+  accessToken: secret(z.string().regex(WHATSAPP_ACCESS_TOKEN)).optional(),
+  appSecret: secret(z.string().regex(WHATSAPP_APP_SECRET)).optional(),
+  verifyToken: secret(z.string().regex(WHATSAPP_VERIFY_TOKEN)).optional(),
   // YAML reads an unquoted id as a number: both are taken.
   phoneNumberId: z.union([z.string().regex(WHATSAPP_PHONE_NUMBER_ID), z.number().int().nonnegative()]).optional(),
   apiUrl: z
@@ -49,23 +51,9 @@ export const whatsappSchema = z.strictObject({
   readReceipts: z.boolean().optional(),
 });
 
-/** The `EXPECTED` lines of `adapters.whatsapp`. */
-export const WHATSAPP_EXPECTED: Record<string, string> = {
-  "adapters.whatsapp.accessToken": `a Graph API access token (a system user's permanent token, EAA…) with whatsapp_business_messaging (or set ${WHATSAPP_ACCESS_TOKEN_ENV})`,
-  "adapters.whatsapp.appSecret": `the Meta app's secret (App settings → Basic → App secret), 16–256 letters or digits (or set ${WHATSAPP_APP_SECRET_ENV})`,
-  "adapters.whatsapp.verifyToken": `a string you choose, 16–256 visible characters without spaces, entered again as the webhook's Verify token (or set ${WHATSAPP_VERIFY_TOKEN_ENV})`,
-  "adapters.whatsapp.phoneNumberId": "the Phone number ID of the business number (WhatsApp → API Setup), digits",
-  "adapters.whatsapp.apiUrl": "the Graph API base URL (default https://graph.facebook.com)",
-  "adapters.whatsapp.apiVersion": `the Graph API version such as ${WHATSAPP_DEFAULT_API_VERSION} (the default)`,
-  "adapters.whatsapp.webhookPath": "the route on the gateway's server Meta sends webhooks to, such as /whatsapp/webhook (the default)",
-  "adapters.whatsapp.readReceipts": 'true or false: mark each answered message as read and show "typing…" while the turn runs (default true)',
-  ...chatAccessExpected("whatsapp"),
-  ...linkPreviewsExpected("whatsapp"),
-};
-
 /** `adapters.whatsapp`, resolved. */
 export interface WhatsAppConfig extends ChatAccess, LinkPreviewsConfig {
-  /** From the file, else WHATSAPP_ACCESS_TOKEN; `null` when neither has one ({@link whatsappProblems} reports it). */
+  /** From the file, else WHATSAPP_ACCESS_TOKEN; `null` when neither has one (its problems report it). */
   accessToken: string | null;
   /** From the file, else WHATSAPP_APP_SECRET: the key of the `X-Hub-Signature-256` HMAC. */
   appSecret: string | null;
@@ -78,17 +66,27 @@ export interface WhatsAppConfig extends ChatAccess, LinkPreviewsConfig {
   readReceipts: boolean;
 }
 
-/** Resolves `adapters.whatsapp` (`null`: not configured or `enabled: false`). */
-export function resolveWhatsAppConfig(section: z.infer<typeof whatsappSchema> | undefined, env: NodeJS.ProcessEnv): WhatsAppConfig | null {
-  if (section === undefined || section.enabled === false) return null;
-  const fromEnv = (name: string): string | null => {
-    const value = env[name]?.trim();
-    return value ? value : null;
-  };
-  return {
-    accessToken: section.accessToken ?? fromEnv(WHATSAPP_ACCESS_TOKEN_ENV),
-    appSecret: section.appSecret ?? fromEnv(WHATSAPP_APP_SECRET_ENV),
-    verifyToken: section.verifyToken ?? fromEnv(WHATSAPP_VERIFY_TOKEN_ENV),
+/** The WhatsApp platform: `adapters.whatsapp` and its adapter (the Graph API over HTTP, no SDK). */
+export const whatsappPlatform = defineChatPlatform({
+  name: "whatsapp",
+  schema: whatsappSchema,
+  expected: {
+    accessToken: `a Graph API access token (a system user's permanent token, EAA…) with whatsapp_business_messaging (or set ${WHATSAPP_ACCESS_TOKEN_ENV})`,
+    appSecret: `the Meta app's secret (App settings → Basic → App secret), 16–256 letters or digits (or set ${WHATSAPP_APP_SECRET_ENV})`,
+    verifyToken: `a string you choose, 16–256 visible characters without spaces, entered again as the webhook's Verify token (or set ${WHATSAPP_VERIFY_TOKEN_ENV})`,
+    phoneNumberId: "the Phone number ID of the business number (WhatsApp → API Setup), digits",
+    apiUrl: "the Graph API base URL (default https://graph.facebook.com)",
+    apiVersion: `the Graph API version such as ${WHATSAPP_DEFAULT_API_VERSION} (the default)`,
+    webhookPath: "the route on the gateway's server Meta sends webhooks to, such as /whatsapp/webhook (the default)",
+    readReceipts: 'true or false: mark each answered message as read and show "typing…" while the turn runs (default true)',
+    ...CHAT_ACCESS_EXPECTED,
+    ...LINK_PREVIEWS_EXPECTED,
+  },
+  secrets: { accessToken: true, appSecret: true, verifyToken: true },
+  resolve: (section, env): WhatsAppConfig => ({
+    accessToken: section.accessToken ?? fromEnv(env, WHATSAPP_ACCESS_TOKEN_ENV),
+    appSecret: section.appSecret ?? fromEnv(env, WHATSAPP_APP_SECRET_ENV),
+    verifyToken: section.verifyToken ?? fromEnv(env, WHATSAPP_VERIFY_TOKEN_ENV),
     phoneNumberId: section.phoneNumberId === undefined ? null : String(section.phoneNumberId),
     apiUrl: section.apiUrl ?? "https://graph.facebook.com",
     apiVersion: section.apiVersion ?? WHATSAPP_DEFAULT_API_VERSION,
@@ -96,15 +94,31 @@ export function resolveWhatsAppConfig(section: z.infer<typeof whatsappSchema> | 
     readReceipts: section.readReceipts ?? true,
     ...resolveChatAccess(section),
     ...resolveLinkPreviews(section),
-  };
-}
+  }),
+  problems: whatsappProblems,
+  async create(whatsapp, { http, logger, rules }) {
+    const { WhatsAppAdapter } = await import("./index.js");
+    const adapter = new WhatsAppAdapter({
+      accessToken: whatsapp.accessToken!,
+      appSecret: whatsapp.appSecret!,
+      verifyToken: whatsapp.verifyToken!,
+      phoneNumberId: whatsapp.phoneNumberId!,
+      apiUrl: whatsapp.apiUrl,
+      apiVersion: whatsapp.apiVersion,
+      webhookPath: whatsapp.webhookPath,
+      readReceipts: whatsapp.readReceipts,
+      linkPreviews: whatsapp.linkPreviews,
+      rules,
+      logger,
+    });
+    adapter.routes(http);
+    return adapter;
+  },
+  webhookReceiver: () => "adapters.whatsapp",
+});
 
-/** The `adapters.whatsapp` keys whose values are secrets (never shown in errors or `config show`). */
-export const WHATSAPP_SECRET_KEYS: readonly string[] = ["adapters.whatsapp.accessToken", "adapters.whatsapp.appSecret", "adapters.whatsapp.verifyToken"];
-
-/** What is missing or inconsistent in `adapters.whatsapp` (empty: ready, or not configured). */
-export function whatsappProblems(whatsapp: WhatsAppConfig | null | undefined): string[] {
-  if (whatsapp === null || whatsapp === undefined) return [];
+/** What is missing or inconsistent in `adapters.whatsapp` (empty: ready). */
+function whatsappProblems(whatsapp: WhatsAppConfig): string[] {
   const problems: string[] = [];
   if (whatsapp.accessToken === null) {
     problems.push(

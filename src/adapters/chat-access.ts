@@ -1,9 +1,10 @@
 /**
  * The access keys every `adapters.<platform>` section shares (`enabled`, `access`,
  * `allowedUsers`, `allowedChats`, `admins`, `groupReply`, `answerBots`): their zod shape
- * ({@link chatAccessShape}), their `EXPECTED` lines ({@link chatAccessExpected}), their
+ * ({@link chatAccessShape}), their `EXPECTED` lines ({@link CHAT_ACCESS_EXPECTED}), their
  * resolution ({@link resolveChatAccess}) and the rules the platform's adapter applies itself
- * ({@link adapterAnswerRules}). Each platform's config module spreads them into its own section.
+ * ({@link adapterAnswerRules}). Each platform's descriptor (`<platform>/<platform>-platform.ts`)
+ * spreads them into its own section.
  *
  * Who may talk to the agent (`access`):
  * - `pairing` (the default without `allowedUsers`): listed users and admins are answered; an
@@ -17,8 +18,8 @@
  * @module
  */
 import { z } from "zod";
-import type { AnswerRules } from "../../adapters/chat/index.js";
-import type { AccessMode } from "../../gateway/index.js";
+import type { AccessMode } from "../gateway/index.js";
+import type { AnswerRules } from "./chat/index.js";
 
 /** Zod shape of the access keys every chat platform section has. */
 export const chatAccessShape = {
@@ -31,20 +32,17 @@ export const chatAccessShape = {
   answerBots: z.boolean().optional(),
 };
 
-/** The `EXPECTED` lines of the access keys of `adapters.<platform>`. */
-export function chatAccessExpected(platform: string): Record<string, string> {
-  return {
-    [`adapters.${platform}.enabled`]: "true or false (default true when the section is present)",
-    [`adapters.${platform}.access`]:
-      "pairing (unknown senders get a code the owner approves), allowlist (only allowedUsers) or open (everyone); default: allowlist when allowedUsers is set, else pairing",
-    [`adapters.${platform}.admins`]:
-      "a list of user ids who may /sethome, /pair approve <code> and /resume a session handed off to their chat (always allowed to talk to the bot)",
-    [`adapters.${platform}.allowedUsers`]: "a list of user ids always allowed to talk to the bot (no pairing needed)",
-    [`adapters.${platform}.allowedChats`]: "a list of chat ids the bot answers in (empty or absent: every chat)",
-    [`adapters.${platform}.groupReply`]: "mention (answer in groups only when mentioned, replied to or in the bot's thread) or all",
-    [`adapters.${platform}.answerBots`]: "true or false (answer messages from other bots, default false)",
-  };
-}
+/** The `EXPECTED` lines of the access keys, by key of `adapters.<platform>` (the descriptor adds the prefix). */
+export const CHAT_ACCESS_EXPECTED: Readonly<Record<string, string>> = {
+  enabled: "true or false (default true when the section is present)",
+  access:
+    "pairing (unknown senders get a code the owner approves), allowlist (only allowedUsers) or open (everyone); default: allowlist when allowedUsers is set, else pairing",
+  admins: "a list of user ids who may /sethome, /pair approve <code> and /resume a session handed off to their chat (always allowed to talk to the bot)",
+  allowedUsers: "a list of user ids always allowed to talk to the bot (no pairing needed)",
+  allowedChats: "a list of chat ids the bot answers in (empty or absent: every chat)",
+  groupReply: "mention (answer in groups only when mentioned, replied to or in the bot's thread) or all",
+  answerBots: "true or false (answer messages from other bots, default false)",
+};
 
 type AccessSection = {
   access?: AccessMode;

@@ -1,7 +1,7 @@
 /**
  * `adapters.<platform>.linkPreviews`, shared by the platforms whose servers fetch the links
  * in a bot's message to build a preview (Telegram, Discord, Slack, WhatsApp): its zod shape
- * ({@link linkPreviewsShape}), its `EXPECTED` line ({@link linkPreviewsExpected}) and its
+ * ({@link linkPreviewsShape}), its `EXPECTED` line ({@link LINK_PREVIEWS_EXPECTED}) and its
  * resolution ({@link resolveLinkPreviews}).
  *
  * Previews are off by default: a preview is fetched by the platform with no click, so a URL
@@ -17,13 +17,10 @@ export const linkPreviewsShape = {
   linkPreviews: z.boolean().optional(),
 };
 
-/** The `EXPECTED` line of `adapters.<platform>.linkPreviews`. */
-export function linkPreviewsExpected(platform: string): Record<string, string> {
-  return {
-    [`adapters.${platform}.linkPreviews`]:
-      "true or false: let the platform fetch and show previews of links in the bot's replies (default false: previews off)",
-  };
-}
+/** The `EXPECTED` line of `adapters.<platform>.linkPreviews`, by key (the descriptor adds the prefix). */
+export const LINK_PREVIEWS_EXPECTED: Readonly<Record<string, string>> = {
+  linkPreviews: "true or false: let the platform fetch and show previews of links in the bot's replies (default false: previews off)",
+};
 
 /** The resolved key. */
 export interface LinkPreviewsConfig {
