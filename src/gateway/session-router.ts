@@ -678,23 +678,3 @@ function checkSeconds(value: unknown, field: string): void {
     throw new InvalidInputError(`${field} must be a number ≥ 0.`, { field });
   }
 }
-
-/**
- * The gateway's routing store, by its former name.
- *
- * @deprecated Renamed {@link SessionRouter} (it routes session keys to sessions); `SessionStore` stays as an alias
- * of the same class, so `new SessionStore(options)` keeps working.
- */
-export const SessionStore = SessionRouter;
-/**
- * The gateway's routing store, by its former name.
- *
- * @deprecated Renamed {@link SessionRouter}.
- */
-export type SessionStore = SessionRouter;
-/**
- * Options of a {@link SessionRouter}, by their former name.
- *
- * @deprecated Renamed {@link SessionRouterOptions}.
- */
-export type SessionStoreOptions = SessionRouterOptions;

@@ -1,7 +1,8 @@
 import { expect, it } from "vitest";
 import { InvalidInputError, NotFoundError } from "../../src/store/errors.js";
 import { ManualClock } from "../../src/gateway/clock.js";
-import { SessionRouter, SessionStore, type SessionRouterOptions } from "../../src/gateway/session-router.js";
+import { SessionRouter, type SessionRouterOptions } from "../../src/gateway/session-router.js";
+import { SessionStore } from "../../src/gateway/session-store.js";
 import type { SessionSource } from "../../src/gateway/session-source.js";
 import { forEachBackend } from "./backends.js";
 
@@ -331,10 +332,20 @@ forEachBackend((backend) => {
     expect(await store.getEntry(first.key)).toMatchObject({ sessionId: first.sessionId, messageCount: 1, updatedAt: NOON + 15 });
   });
 
-  it("SessionStore is the deprecated name of SessionRouter: the same class", async () => {
+  it("SessionStore, the deprecated name, is a SessionRouter that keeps beginTurn/completeTurn/failTurn", async () => {
     const { db } = await backend.fresh();
-    expect(SessionStore).toBe(SessionRouter);
-    expect(new SessionStore({ db })).toBeInstanceOf(SessionRouter);
+    const old = new SessionStore({ db, clock: new ManualClock(NOON) });
+    expect(old).toBeInstanceOf(SessionRouter);
+    const entry = await old.getOrCreateSession(alice);
+    expect(await old.beginTurn(entry.key)).toBe(true);
+    expect((await old.getEntry(entry.key))?.turnStartedAt).not.toBeNull();
+    expect(await old.completeTurn(entry.key, { lastPromptTokens: 42 })).toBe(true);
+    expect(await old.getEntry(entry.key)).toMatchObject({ turnStartedAt: null, lastPromptTokens: 42 });
+    expect(await old.beginTurn(entry.key)).toBe(true);
+    expect(await old.failTurn(entry.key)).toBe(true);
+    expect((await old.getEntry(entry.key))?.turnStartedAt).toBeNull();
+    // No turn marked: nothing to fail.
+    expect(await old.failTurn(entry.key)).toBe(false);
   });
 
   it("switchSession (/resume): ends the current with session_switch, reopens the target", async () => {
