@@ -7,6 +7,7 @@
  */
 import { hostname } from "node:os";
 import { z } from "zod";
+import { providerExpected, providerSectionProblems } from "../agents/internal.js";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
 import { trustProxyEntryProblem } from "../net/index.js";
 import { MIN_CONTEXT_WINDOW } from "../context/index.js";
@@ -208,20 +209,14 @@ const gatewaySchema = z.strictObject({
     .optional(),
   admins: z.strictObject(Object.fromEntries(CHAT_PLATFORMS.map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()]))).optional(),
 });
-const providerSchema = z.strictObject({
-  baseUrl: z.string().url().optional(),
-  apiKey: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  timeoutMs: z.number().int().min(100).optional(),
-  tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search", "memory"]))]).optional(),
-  models: z
-    .record(
-      z.string().min(1),
-      z.union([z.string().min(1), z.strictObject({ model: z.string().min(1), contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional() })]),
-    )
-    .optional(),
-  contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional(),
-});
+/** `provider`: the provider's own validator (one rule set for the file and the API); `tools` may list the tools serve gives. */
+const PROVIDER_CHECK = { toolNames: ["session_search", "memory"] } as const;
+const providerSchema = z
+  .unknown()
+  .superRefine((section, ctx) => {
+    for (const p of providerSectionProblems(section, PROVIDER_CHECK)) ctx.addIssue({ code: "custom", path: p.path, message: p.problem });
+  })
+  .transform((section) => (section ?? undefined) as ServeConfig["provider"] | undefined);
 const adaptersSchema = z.strictObject({
   apiServer: z
     .strictObject({
@@ -346,15 +341,7 @@ const EXPECTED: Record<string, string> = {
   "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
   "gateway.admins": `a map of chat platform (${CHAT_PLATFORMS.join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
   ...Object.fromEntries(CHAT_PLATFORMS.map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
-  "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
-  "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
-  "provider.model": "a model name (or set THREADLINE_MODEL)",
-  "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
-  "provider.tools": "auto (default), off, or a list of tool names from: session_search, memory",
-  "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 } or { gpt-4o: { model: llama3.1, contextWindow: 8192 } }",
-  "provider.models.*.model": "the provider model answering requests for this name",
-  "provider.models.*.contextWindow": `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window`,
-  "provider.contextWindow": "a whole number of tokens ≥ 1024: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192)",
+  ...providerExpected(PROVIDER_CHECK),
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "display.resumeDisplay": "full or minimal",
