@@ -249,14 +249,14 @@ describe("OpenAiCompatibleAgent: errors", () => {
   });
 
   it("times out with 'no reply within N ms'", async () => {
-    server.enqueue({ delayMs: 10_000 });
-    const started = Date.now();
+    // The fake holds its reply far past the test's deadline: only the provider timeout ends the call.
+    server.enqueue({ delayMs: 600_000 });
     const error = await errorOf(agentFor({ timeoutMs: 150 }).runTurn(turn(user)));
     expect(error).toBeInstanceOf(AgentError);
     expect(error).not.toBeInstanceOf(AgentInterruptedError);
     expect((error as Error).message).toMatch(/no reply within 150 ms/u);
     expect((error as AgentError).status).toBeNull();
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((error as AgentError).cause).toMatchObject({ code: "TL_ERR_TIMEOUT" });
   });
 
   it("names the URL when the connection is refused", async () => {
@@ -531,48 +531,6 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
       "provider.apiKey: must be a non-empty string (or set OPENAI_API_KEY) (got number)",
     );
     expect(() => resolveProviderConfig("x" as never, {})).toThrow(InvalidInputError);
-  });
-});
-
-describe("fake server: streaming and models", () => {
-  it("streams a completion as SSE chunks", async () => {
-    const response = await fetch(`${server.url}/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "m",
-        stream: true,
-        stream_options: { include_usage: true },
-        messages: [{ role: "user", content: "a b" }],
-      }),
-    });
-    expect(response.headers.get("content-type")).toBe("text/event-stream");
-    const events = (await response.text()).split("\n\n").filter((line) => line !== "");
-    expect(events.at(-1)).toBe("data: [DONE]");
-    const chunks = events.slice(0, -1).map((event) => JSON.parse(event.slice("data: ".length)));
-    expect(chunks[0].choices[0].delta.content).toBe("Reply to: a b");
-    expect(chunks[2].usage).toEqual({ prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 });
-  });
-
-  it("lists models and answers unknown routes with 404", async () => {
-    const models = (await (await fetch(`${server.url}/models`)).json()) as { data: Array<{ id: string }> };
-    expect(models.data[0]?.id).toBe("fake-model");
-    const missing = await fetch(`${server.url}/embeddings`, { method: "POST", body: "{}" });
-    expect(missing.status).toBe(404);
-    expect(((await missing.json()) as { error: { message: string } }).error.message).toMatch(/Unknown request URL/u);
-  });
-
-  it("closes promptly with a pending delayed reply", async () => {
-    server.enqueue({ ...fakeTextReply("late"), delayMs: 60_000 });
-    const pending = fetch(`${server.url}/chat/completions`, {
-      method: "POST",
-      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }] }),
-    }).catch((error: unknown) => error);
-    await waitFor(() => server.requests.length === 1, { what: "the request at the fake provider", timeoutMs: 5_000 });
-    const started = Date.now();
-    await server.close();
-    expect(Date.now() - started).toBeLessThan(2_000);
-    expect(await pending).toBeInstanceOf(Error);
   });
 });
 
