@@ -98,7 +98,7 @@ export async function call<T = any>(server: ApiServer | string, method: string, 
   const base = typeof server === "string" ? server : server.url;
   const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }), signal: AbortSignal.timeout(20_000) });
   const text = await response.text();
-  let parsed: unknown ;
+  let parsed: unknown;
   if ((response.headers.get("content-type") ?? "").startsWith("application/json")) parsed = JSON.parse(text);
   return { status: response.status, headers: response.headers, text, body: parsed as T };
 }

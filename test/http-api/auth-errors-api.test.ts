@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { InvalidInputError, StoreBusyError, StoreError, type SessionDB } from "../../src/index.js";
 import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/http-api/index.js";
 import { forEachBackend } from "../gateway/backends.js";
+import { withTableGone } from "./broken-store.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
 
 afterEach(closeServers);
@@ -101,27 +102,28 @@ forEachBackend((backend) => {
   });
 
   it("a 500 says 'internal error' with the request id, logs the error, and shows no stack or detail", async () => {
-    const { db } = await backend.fresh();
+    const { db, target } = await backend.fresh();
+    await seed(db);
     const logged: Array<Record<string, unknown>> = [];
     const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
-    const broken = failing(db, ["listSessions", "getStats"], () => new Error("boom: connection to /var/secret/db refused"));
-    const api = await startApi(broken, { errorLogger });
-    const reply = await call(api, "GET", "/sessions");
+    const api = await startApi(db, { errorLogger });
+    // A real store failure: the sessions table is gone from under the store (the backend's own error).
+    const reply = await withTableGone(target, "sessions", () => call(api, "GET", "/sessions"));
     expect(reply.status).toBe(500);
     expect(reply.body).toEqual({ error: { code: "TL_ERR_INTERNAL", message: "internal error", details: { requestId: expect.any(String) } } });
     expect(reply.headers.get("x-request-id")).toBe(reply.body.error.details.requestId);
-    expect(reply.text).not.toContain("boom");
     expect(hasNoStack(reply.text)).toBe(true);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ requestId: reply.body.error.details.requestId, method: "GET", url: "/sessions" });
-    expect(String((logged[0]!["err"] as Error).message)).toContain("boom");
-
-    const storeFailure = failing(db, ["listSessions"], () => new StoreError("SQLite failed while listing: disk I/O error at /var/secret"));
-    const api2 = await startApi(storeFailure, { errorLogger });
-    const second = await call(api2, "GET", "/sessions");
-    expect(second.status).toBe(500);
-    expect(second.body.error.message).toBe("internal error");
-    expect(second.text).not.toContain("secret");
+    const err = logged[0]!["err"] as Error;
+    expect(err).toBeInstanceOf(StoreError);
+    // The log has the detail (the missing table), the reply none of it: not the message, the database or the table.
+    expect(err.message).toMatch(/sessions/u);
+    expect(reply.text).not.toContain(err.message);
+    expect(reply.text).not.toContain(target.schema ?? target.url);
+    expect(reply.text).not.toMatch(/sessions_gone|no such table|does not exist/u);
+    // The store works again once the table is back.
+    expect((await call(api, "GET", "/sessions")).status).toBe(200);
   });
 
   it("an export that fails mid-stream is cut (the client sees an incomplete response) and logged; one failing at once is a 500", async () => {
