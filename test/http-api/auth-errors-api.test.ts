@@ -5,10 +5,12 @@
  * 400/404/413/415/422/500/503 (a 500 says "internal error" with a request id, logs the
  * rest and never shows a stack).
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { InvalidInputError, StoreBusyError, StoreError, type SessionDB } from "../../src/index.js";
 import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/http-api/index.js";
 import { forEachBackend } from "../gateway/backends.js";
+import { waitFor } from "../support/wait-for.js";
 import { withTableGone } from "./broken-store.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
 
@@ -127,33 +129,43 @@ forEachBackend((backend) => {
   });
 
   it("an export that fails mid-stream is cut (the client sees an incomplete response) and logged; one failing at once is a 500", async () => {
-    const { db } = await backend.fresh();
+    const { db, target } = await backend.fresh();
+    // More than the socket buffers hold: the export is still running when the client stops reading.
+    const big = "y".repeat(192 * 1024);
+    for (let i = 0; i < 100; i++) {
+      const id = `big-${String(i).padStart(3, "0")}`;
+      await db.createSession({ id, source: "cli", startedAt: 1_700_000_000 + i });
+      await db.appendMessage(id, { role: "user", content: big, timestamp: 1_700_000_000 + i });
+    }
     const logged: Array<Record<string, unknown>> = [];
     const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
-    let failAt = 3;
-    const flaky = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property === "exportSessions") {
-          return async function* () {
-            for (let i = 0; ; i++) {
-              if (i === failAt) throw new StoreError("the disk went away");
-              yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [] };
-            }
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
+    const api = await startApi(db, { errorLogger });
+    let exportResponse: ServerResponse | null = null;
+    api.app.server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+      if (request.url === "/export") exportResponse = response;
     });
-    const api = await startApi(flaky, { errorLogger });
     const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
     expect(response.status).toBe(200);
-    await expect(response.text()).rejects.toThrow();
-    expect(logged.map((l) => String((l["err"] as Error).message))).toEqual(["the disk went away"]);
-    failAt = 0;
-    const immediate = await call(api, "GET", "/export");
-    expect(immediate.status).toBe(500);
-    expect(immediate.body.error.message).toBe("internal error");
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    // The barrier: the server's writes back up, so the store's export waits for the reader.
+    await waitFor(() => exportResponse?.writableNeedDrain === true, { what: "the export response to wait for drain" });
+    // A real failure mid-stream: the messages table goes away while the export waits; reading on meets it.
+    await withTableGone(target, "messages", async () => {
+      const readAll = async (): Promise<void> => {
+        for (;;) if ((await reader.read()).done) return;
+      };
+      await expect(readAll()).rejects.toThrow();
+      await waitFor(() => logged.length === 1, { what: "the export failure to be logged" });
+      const err = logged[0]!["err"] as Error;
+      expect(err).toBeInstanceOf(StoreError);
+      expect(err.message).toMatch(/messages/u);
+
+      const immediate = await call(api, "GET", "/export");
+      expect(immediate.status).toBe(500);
+      expect(immediate.body.error.message).toBe("internal error");
+      expect(immediate.text).not.toContain(err.message);
+    });
   });
 
   it("a busy store is 503 with Retry-After; bad JSON 400; too large 413; wrong media type 415; unknown route 404 — all in the one shape", async () => {
