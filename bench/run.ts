@@ -15,7 +15,7 @@ import { runConcurrentIngest, type ConcurrentIngestReport } from "./phases/concu
 import { runListRecent } from "./phases/list-recent.js";
 import { runPrune } from "./phases/prune.js";
 import { runResolveTitle } from "./phases/resolve-title.js";
-import { runSearch } from "./phases/search.js";
+import { runHugeQueryParse, runSearch } from "./phases/search.js";
 import { runSize } from "./phases/size.js";
 import { runTranscriptNewestPage } from "./phases/transcript-newest-page.js";
 import type { BenchReport } from "./report.js";
@@ -35,6 +35,7 @@ async function runPhases(db: SessionDB, data: Dataset, exportPath: string): Prom
   }
   const index = await readSessionIndex(data.jsonlPath);
   const search = await runSearch(db, await readQueries(data.queriesPath));
+  runHugeQueryParse();
   const listRecent = await runListRecent(db);
   const getMessages = await runGetMessages(db, index.ids);
   const resolveTitle = await runResolveTitle(db, index.titles);

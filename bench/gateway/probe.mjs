@@ -16,7 +16,7 @@ import dc from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 
 const { EchoAgent } = await import(new URL("../../dist/agents/echo-agent.js", import.meta.url).href);
-const { OpenAiCompatibleAgent } = await import(new URL("../../dist/agents/openai-provider.js", import.meta.url).href);
+const { OpenAiCompatibleAgent } = await import(new URL("../../dist/agents/openai-agent.js", import.meta.url).href);
 
 let recording = false;
 /** Event-loop utilization when recording began (collect reports the share of time the loop was busy since). */

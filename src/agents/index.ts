@@ -28,19 +28,17 @@ export {
 } from "./agent.js";
 
 // The shipped agents and titlers.
+export { OpenAiCompatibleAgent, type OpenAiCompatibleAgentOptions } from "./openai-agent.js";
+export { OpenAiTitler, type OpenAiTitlerOptions } from "./openai-titler.js";
+export type { FetchFunction } from "./openai-transport.js";
 export {
-  OpenAiCompatibleAgent,
-  OpenAiTitler,
   resolveProviderConfig,
   providerModelFor,
-  type OpenAiCompatibleAgentOptions,
-  type OpenAiTitlerOptions,
   type ProviderConfigSection,
   type ProviderModelEntry,
   type ProviderToolsSetting,
   type ResolvedProviderConfig,
-  type FetchFunction,
-} from "./openai-provider.js";
+} from "./provider-config.js";
 export { ToolSupport, type ToolSupportOptions } from "./tool-support.js";
 export { EchoAgent, type EchoAgentOptions } from "./echo-agent.js";
 export { HeuristicTitler } from "./heuristic-titler.js";

@@ -7,6 +7,7 @@
  */
 import { hostname } from "node:os";
 import { z } from "zod";
+import { providerExpected, providerSectionProblems } from "../agents/internal.js";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
 import { trustProxyEntryProblem } from "../net/index.js";
 import { MIN_CONTEXT_WINDOW } from "../context/index.js";
@@ -196,20 +197,14 @@ function gatewaySchema() {
   const admins = Object.fromEntries(chatPlatformNames().map((p) => [p, z.array(z.union([z.string().min(1), z.number().int()])).optional()]));
   return z.strictObject({ ...gatewayShape, admins: z.strictObject(admins).optional() });
 }
-const providerSchema = z.strictObject({
-  baseUrl: z.string().url().optional(),
-  apiKey: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  timeoutMs: z.number().int().min(100).optional(),
-  tools: z.union([z.enum(["auto", "off"]), z.array(z.enum(["session_search", "memory"]))]).optional(),
-  models: z
-    .record(
-      z.string().min(1),
-      z.union([z.string().min(1), z.strictObject({ model: z.string().min(1), contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional() })]),
-    )
-    .optional(),
-  contextWindow: z.number().int().min(MIN_CONTEXT_WINDOW).optional(),
-});
+/** `provider`: the provider's own validator (one rule set for the file and the API); `tools` may list the tools serve gives. */
+const PROVIDER_CHECK = { toolNames: ["session_search", "memory"] } as const;
+const providerSchema = z
+  .unknown()
+  .superRefine((section, ctx) => {
+    for (const p of providerSectionProblems(section, PROVIDER_CHECK)) ctx.addIssue({ code: "custom", path: p.path, message: p.problem });
+  })
+  .transform((section) => (section ?? undefined) as ServeConfig["provider"] | undefined);
 const httpAdaptersShape = {
   apiServer: z
     .strictObject({
@@ -336,15 +331,7 @@ const expectedLines = (): Record<string, string> => ({
   "gateway.trustProxy": "a list of reverse-proxy addresses or CIDR ranges such as 127.0.0.1 or 10.0.0.0/8",
   "gateway.admins": `a map of chat platform (${chatPlatformNames().join(", ")}) to a list of admin user ids, such as { telegram: ["123456"] }`,
   ...Object.fromEntries(chatPlatformNames().map((p) => [`gateway.admins.${p}`, `a list of ${p} user ids who are admins (as adapters.${p}.admins)`])),
-  "provider.baseUrl": "an http(s) URL such as https://api.openai.com/v1",
-  "provider.apiKey": "a non-empty string (or set OPENAI_API_KEY)",
-  "provider.model": "a model name (or set THREADLINE_MODEL)",
-  "provider.timeoutMs": "a whole number of milliseconds ≥ 100",
-  "provider.tools": "auto (default), off, or a list of tool names from: session_search, memory",
-  "provider.models": "a mapping of requested model names to provider models, e.g. { gpt-4o: llama3.1 } or { gpt-4o: { model: llama3.1, contextWindow: 8192 } }",
-  "provider.models.*.model": "the provider model answering requests for this name",
-  "provider.models.*.contextWindow": `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window`,
-  "provider.contextWindow": "a whole number of tokens ≥ 1024: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192)",
+  ...providerExpected(PROVIDER_CHECK),
   "titles.enabled": "true or false",
   "storage.synchronous": "FULL or NORMAL (SQLite durability)",
   "display.resumeDisplay": "full or minimal",
@@ -451,8 +438,7 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
         .filter((part) => typeof part !== "number")
         .map(String)
         .join(".");
-      // An entry of provider.models is named by the user: its keys are listed under "*".
-      const keyPath = issue.path.length === 3 && issue.path[0] === "provider" && issue.path[1] === "models" ? "provider.models.*" : written;
+      const keyPath = written;
       const allowed =
         path === ""
           ? SECTIONS.join(", ")
@@ -469,19 +455,11 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
       .map(String)
       .join(".");
     const home = issue.path[0] === "homeChannels" ? HOME_CHANNEL_HINT : undefined;
-    const modelTarget =
-      issue.path.length >= 3 && issue.path[0] === "provider" && issue.path[1] === "models"
-        ? issue.path[3] === "contextWindow"
-          ? `a whole number of tokens ≥ ${MIN_CONTEXT_WINDOW}: this model's context window, e.g. 8192`
-          : issue.path.length === 3
-            ? "a provider model name (the model answering requests for this name), or { model: <name>, contextWindow: <tokens> }"
-            : undefined
-        : undefined;
     const ownerIds =
       issue.path.length >= 3 && issue.path[0] === "gateway" && issue.path[1] === "owner"
         ? `a list of the operator's user ids on ${String(issue.path[2])} (each 1–256 characters), e.g. ["123456789"]`
         : undefined;
-    const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? modelTarget ?? ownerIds ?? "a mapping of settings";
+    const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? ownerIds ?? "a mapping of settings";
     return { field: path || "config", message: `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})` };
   });
 }

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HeuristicTitler, titleFromText } from "../../src/agents/heuristic-titler.js";
-import { OpenAiTitler, TITLE_SYSTEM_PROMPT, cleanModelTitle } from "../../src/agents/openai-provider.js";
+import { OpenAiTitler, TITLE_SYSTEM_PROMPT, cleanModelTitle } from "../../src/agents/openai-titler.js";
 import { FAKE_TITLE, fakeErrorReply, fakeTextReply, startFakeOpenAiServer } from "../support/fake-openai-server.js";
 import type { FakeOpenAiServer } from "../support/fake-openai-server.js";
 

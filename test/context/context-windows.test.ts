@@ -61,7 +61,7 @@ describe("context windows", () => {
     expect(plain(undefined)).toEqual({ model: "gpt-4o-mini", tokens: 128_000, source: "table" });
     expect(providerContextWindows(null)(undefined)).toEqual({ model: null, tokens: DEFAULT_CONTEXT_WINDOW, source: "default" });
     expect(() => resolveProviderConfig({ baseUrl: "http://127.0.0.1:1/v1", model: "m", models: { a: { model: "b", contextWindow: 10 } } }, {})).toThrow(
-      /provider\.models\.a\.contextWindow must be a whole number of tokens/u,
+      "provider.models.a.contextWindow: must be a whole number of tokens ≥ 1024: this model's context window, e.g. 8192 (got 10)",
     );
     expect(() => resolveProviderConfig({ baseUrl: "http://127.0.0.1:1/v1", model: "m", contextWindow: 1.5 }, {})).toThrow(/provider\.contextWindow/u);
   });

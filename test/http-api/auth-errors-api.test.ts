@@ -5,10 +5,13 @@
  * 400/404/413/415/422/500/503 (a 500 says "internal error" with a request id, logs the
  * rest and never shows a stack).
  */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { InvalidInputError, StoreBusyError, StoreError, type SessionDB } from "../../src/index.js";
+import { InvalidInputError, StoreError } from "../../src/index.js";
 import { ApiKeyring, buildServer, checkApiAccess, HttpError } from "../../src/http-api/index.js";
 import { forEachBackend } from "../gateway/backends.js";
+import { waitFor } from "../support/wait-for.js";
+import { withTableGone, withTableLocked } from "./broken-store.js";
 import { ADMIN, ALICE, call, closeServers, hasNoStack, seed, startApi } from "./api-harness.js";
 
 afterEach(closeServers);
@@ -22,21 +25,6 @@ async function operations(url: string): Promise<Array<[string, string, boolean]>
       out.push([method.toUpperCase(), path.replace(/\{\w+\}/gu, "some-id"), Array.isArray(op.security) && op.security.length === 0]);
   }
   return out;
-}
-
-/** A store whose methods fail with `error` (the others pass through). */
-function failing(db: SessionDB, methods: string[], error: () => Error): SessionDB {
-  return new Proxy(db, {
-    get(target, property, receiver) {
-      if (typeof property === "string" && methods.includes(property)) {
-        return () => {
-          throw error();
-        };
-      }
-      const value = Reflect.get(target, property, receiver) as unknown;
-      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 forEachBackend((backend) => {
@@ -101,67 +89,86 @@ forEachBackend((backend) => {
   });
 
   it("a 500 says 'internal error' with the request id, logs the error, and shows no stack or detail", async () => {
-    const { db } = await backend.fresh();
+    const { db, target } = await backend.fresh();
+    await seed(db);
     const logged: Array<Record<string, unknown>> = [];
     const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
-    const broken = failing(db, ["listSessions", "getStats"], () => new Error("boom: connection to /var/secret/db refused"));
-    const api = await startApi(broken, { errorLogger });
-    const reply = await call(api, "GET", "/sessions");
+    const api = await startApi(db, { errorLogger });
+    // A real store failure: the sessions table is gone from under the store (the backend's own error).
+    const reply = await withTableGone(target, "sessions", () => call(api, "GET", "/sessions"));
     expect(reply.status).toBe(500);
     expect(reply.body).toEqual({ error: { code: "TL_ERR_INTERNAL", message: "internal error", details: { requestId: expect.any(String) } } });
     expect(reply.headers.get("x-request-id")).toBe(reply.body.error.details.requestId);
-    expect(reply.text).not.toContain("boom");
     expect(hasNoStack(reply.text)).toBe(true);
     expect(logged).toHaveLength(1);
     expect(logged[0]).toMatchObject({ requestId: reply.body.error.details.requestId, method: "GET", url: "/sessions" });
-    expect(String((logged[0]!["err"] as Error).message)).toContain("boom");
-
-    const storeFailure = failing(db, ["listSessions"], () => new StoreError("SQLite failed while listing: disk I/O error at /var/secret"));
-    const api2 = await startApi(storeFailure, { errorLogger });
-    const second = await call(api2, "GET", "/sessions");
-    expect(second.status).toBe(500);
-    expect(second.body.error.message).toBe("internal error");
-    expect(second.text).not.toContain("secret");
+    const err = logged[0]!["err"] as Error;
+    expect(err).toBeInstanceOf(StoreError);
+    // The log has the detail (the missing table), the reply none of it: not the message, the database or the table.
+    expect(err.message).toMatch(/sessions/u);
+    expect(reply.text).not.toContain(err.message);
+    expect(reply.text).not.toContain(target.schema ?? target.url);
+    expect(reply.text).not.toMatch(/sessions_gone|no such table|does not exist/u);
+    // The store works again once the table is back.
+    expect((await call(api, "GET", "/sessions")).status).toBe(200);
   });
 
   it("an export that fails mid-stream is cut (the client sees an incomplete response) and logged; one failing at once is a 500", async () => {
-    const { db } = await backend.fresh();
+    const { db, target } = await backend.fresh();
+    // More than the socket buffers hold: the export is still running when the client stops reading.
+    const big = "y".repeat(192 * 1024);
+    for (let i = 0; i < 100; i++) {
+      const id = `big-${String(i).padStart(3, "0")}`;
+      await db.createSession({ id, source: "cli", startedAt: 1_700_000_000 + i });
+      await db.appendMessage(id, { role: "user", content: big, timestamp: 1_700_000_000 + i });
+    }
     const logged: Array<Record<string, unknown>> = [];
     const errorLogger = { error: (object: Record<string, unknown>) => void logged.push(object) };
-    let failAt = 3;
-    const flaky = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property === "exportSessions") {
-          return async function* () {
-            for (let i = 0; ; i++) {
-              if (i === failAt) throw new StoreError("the disk went away");
-              yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [] };
-            }
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
+    const api = await startApi(db, { errorLogger });
+    let exportResponse: ServerResponse | null = null;
+    api.app.server.on("request", (request: IncomingMessage, response: ServerResponse) => {
+      if (request.url === "/export") exportResponse = response;
     });
-    const api = await startApi(flaky, { errorLogger });
     const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
     expect(response.status).toBe(200);
-    await expect(response.text()).rejects.toThrow();
-    expect(logged.map((l) => String((l["err"] as Error).message))).toEqual(["the disk went away"]);
-    failAt = 0;
-    const immediate = await call(api, "GET", "/export");
-    expect(immediate.status).toBe(500);
-    expect(immediate.body.error.message).toBe("internal error");
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    // The barrier: the server's writes back up, so the store's export waits for the reader.
+    await waitFor(() => exportResponse?.writableNeedDrain === true, { what: "the export response to wait for drain" });
+    // A real failure mid-stream: the messages table goes away while the export waits; reading on meets it.
+    await withTableGone(target, "messages", async () => {
+      const readAll = async (): Promise<void> => {
+        for (;;) if ((await reader.read()).done) return;
+      };
+      await expect(readAll()).rejects.toThrow();
+      await waitFor(() => logged.length === 1, { what: "the export failure to be logged" });
+      const err = logged[0]!["err"] as Error;
+      expect(err).toBeInstanceOf(StoreError);
+      expect(err.message).toMatch(/messages/u);
+
+      const immediate = await call(api, "GET", "/export");
+      expect(immediate.status).toBe(500);
+      expect(immediate.body.error.message).toBe("internal error");
+      expect(immediate.text).not.toContain(err.message);
+    });
   });
 
   it("a busy store is 503 with Retry-After; bad JSON 400; too large 413; wrong media type 415; unknown route 404 — all in the one shape", async () => {
-    const { db } = await backend.fresh();
-    const busy = failing(db, ["listSessions"], () => new StoreBusyError("stayed locked by another process while listing sessions"));
-    const api = await startApi(busy, { bodyLimit: 1024 });
-    const unavailable = await call(api, "GET", "/sessions");
-    expect(unavailable.status).toBe(503);
-    expect(unavailable.headers.get("retry-after")).toBe("1");
-    expect(unavailable.body).toEqual({ error: { code: "TL_ERR_STORE_BUSY", message: "The database is busy; retry shortly." } });
+    const { db, target } = await backend.fresh();
+    const { a1: id } = await seed(db);
+    // A real busy store: another program holds the lock the rename needs longer than the handle waits.
+    await withTableLocked(target, "sessions", async (locked) => {
+      const lockedApi = await startApi(locked);
+      const unavailable = await call(lockedApi, "PATCH", `/sessions/${id}`, { body: { title: "Renamed while locked" } });
+      expect(unavailable.status).toBe(503);
+      expect(unavailable.headers.get("retry-after")).toBe("1");
+      expect(unavailable.body).toEqual({ error: { code: "TL_ERR_STORE_BUSY", message: "The database is busy; retry shortly." } });
+      expect(Object.keys(unavailable.body)).toEqual(["error"]);
+      expect(hasNoStack(unavailable.text)).toBe(true);
+      await lockedApi.close();
+    });
+    expect((await db.getSession(id))?.title).toBe("Alice deploy");
+    const api = await startApi(db, { bodyLimit: 1024 });
 
     const badJson = await call(api, "PATCH", "/sessions/x", { body: '{"title": ' });
     expect(badJson.status).toBe(400);
@@ -178,7 +185,7 @@ forEachBackend((backend) => {
     const unknown = await call(api, "GET", "/no/such/route");
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.code).toBe("TL_ERR_NOT_FOUND");
-    for (const reply of [unavailable, badJson, large, xml, notObject, unknown]) {
+    for (const reply of [badJson, large, xml, notObject, unknown]) {
       expect(Object.keys(reply.body)).toEqual(["error"]);
       expect(hasNoStack(reply.text)).toBe(true);
     }

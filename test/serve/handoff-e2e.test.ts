@@ -175,11 +175,10 @@ describe("threadline serve: cross-platform handoff (webhook home channel)", () =
       const busy = await handoffError(requestHandoff(db, { sessionId: id, platform: "webhook" }, { homeChannels: homes, turnRunning: true }));
       expect(busy.reason).toBe("turn_running");
 
-      const started = Date.now();
+      // The gateway's refusal comes before the requester's own 30 s deadline: the reason is "failed", not "timeout".
       const failed = await handoffError(requestHandoff(db, { sessionId: id, platform: "telegram" }, { homeChannels: homes, timeoutMs: 30_000, pollMs: 100 }));
       expect(failed.reason).toBe("failed");
       expect(failed.message).toMatch(/could not hand this session off to telegram: no telegram adapter is connected to the running gateway/);
-      expect(Date.now() - started).toBeLessThan(20_000);
       expect(await db.getHandoff(failed.handoffId!)).toMatchObject({
         status: "failed",
         reason: expect.stringMatching(/no telegram adapter/),

@@ -480,9 +480,8 @@ describe("threadline serve (built bin, real processes)", () => {
       expect(accepted).toMatchObject({ status: 202, body: { status: "accepted" } });
       await modelRequestFor(fake, "think about this slowly");
 
-      const started = Date.now();
-      expect(await first.stop()).toEqual({ code: 0, signal: null });
-      expect(Date.now() - started).toBeLessThan(15_000);
+      // A deadline, not a speed check: the model holds its reply for 30 s; the helper SIGKILLs and throws after 15 s.
+      expect(await first.stop(15_000)).toEqual({ code: 0, signal: null });
       expect(first.logLines().some((line) => String(line["msg"]).startsWith("drain timed out"))).toBe(true);
       // No reply (and no error) went out for the interrupted turn.
       expect(callback.deliveries).toEqual([]);
@@ -530,10 +529,8 @@ describe("threadline serve (built bin, real processes)", () => {
       );
       await modelRequestFor(fake, "a slow question over http");
 
-      const started = Date.now();
-      // Drain timeout 1 s + generous margin; the helper SIGKILLs and throws (with the output) after 10 s.
+      // Drain timeout 1 s + generous margin; the helper SIGKILLs and throws (with the output) after 10 s: the deadline.
       expect(await gateway.stop(10_000)).toEqual({ code: 0, signal: null });
-      expect(Date.now() - started).toBeLessThan(10_000);
       // The client is told (an error status or a closed connection), not left hanging, and never gets a 200.
       expect(await waiting).not.toBe(200);
       await withDatabase(home, async (db) => {

@@ -135,12 +135,19 @@ it("connectInBackground: resolves with the bring-up, fails with it in time, else
 });
 
 it("abortableSleep ends when its signal aborts, at once when it already has", async () => {
+  // Which settles first: the hour-long sleep, or a zero-delay timer started with it.
+  const first = (sleep: Promise<void>): Promise<string> =>
+    Promise.race([sleep.then(() => "sleep"), new Promise<string>((resolve) => setTimeout(() => resolve("timer"), 0))]);
   const stop = new AbortController();
   const sleeping = abortableSleep(3_600_000, stop.signal);
   stop.abort();
-  await sleeping;
-  await abortableSleep(3_600_000, stop.signal);
-  await abortableSleep(1);
+  expect(await first(sleeping)).toBe("sleep");
+  expect(await first(abortableSleep(3_600_000, stop.signal))).toBe("sleep");
+  // Without an abort, the sleep lasts: the zero-delay timer wins; a short one then ends by itself.
+  const idle = new AbortController();
+  expect(await first(abortableSleep(3_600_000, idle.signal))).toBe("timer");
+  idle.abort();
+  await expect(abortableSleep(1)).resolves.toBeUndefined();
 });
 
 it("lists and tables as text lines: numbered from the list's start, ☐/☑ for tasks, each platform's bullet, indent and header style", () => {

@@ -128,18 +128,27 @@ describe("sqlite: a search index catch-up that fails", () => {
     raw.prepare("INSERT INTO messages (session_id, role, tool_calls, timestamp) VALUES (?, 'assistant', '[not json', 1)").run(s.id);
     raw.close();
     const unhandled: unknown[] = [];
+    // A rejection left unhandled on purpose after the search: Node reports unhandled rejections in
+    // the order they happened, so once it is reported, any the store left behind was reported first.
+    const sentinel = new Error("the sentinel rejection of this test");
+    let sentinelReported!: () => void;
+    const reported = new Promise<void>((resolve) => (sentinelReported = resolve));
     const onUnhandled = (reason: unknown): void => {
       unhandled.push(reason);
+      if (reason === sentinel) sentinelReported();
     };
+    // Only this listener while the test runs (the runner's own would count the sentinel as a failure).
+    const others = process.listeners("unhandledRejection");
+    process.removeAllListeners("unhandledRejection");
     process.on("unhandledRejection", onUnhandled);
     try {
       await expect(db.searchMessages("fine")).rejects.toThrow();
-      // An unhandled rejection is reported after the microtasks of the turn it happened in: a macrotask later.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
+      void Promise.reject(sentinel);
+      await reported;
+      expect(unhandled).toEqual([sentinel]);
     } finally {
       process.off("unhandledRejection", onUnhandled);
+      for (const listener of others) process.on("unhandledRejection", listener);
       await db.close().catch(() => {});
     }
   });
