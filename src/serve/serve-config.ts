@@ -10,7 +10,6 @@ import { z } from "zod";
 import { providerExpected, providerSectionProblems } from "../agents/internal.js";
 import { lifecycleConfigProblems, parseLifecycleConfig, type LifecycleConfig } from "../gateway/internal.js";
 import { trustProxyEntryProblem } from "../net/index.js";
-import { MIN_CONTEXT_WINDOW } from "../context/index.js";
 import { InvalidInputError } from "../store/index.js";
 import type { SessionSearchScope } from "../tools/index.js";
 import { misplacedConfigKeys, type ConfigKeySuggestion } from "./config-keys.js";
