@@ -15,6 +15,8 @@ export interface TypingIndicatorOptions {
   /** Stop renewing after this long even if nobody called stop, in ms (default 10 minutes). */
   maxMs?: number;
   onError?: (error: unknown, chat: string) => void;
+  /** Ends the indicator on the platform at once, where it has a call for that (errors go to `onError`); else it fades by itself. */
+  end?: (chat: string) => Promise<unknown>;
 }
 
 /**
@@ -34,6 +36,7 @@ export class TypingIndicator {
   readonly #intervalMs: number;
   readonly #maxMs: number;
   readonly #onError: (error: unknown, chat: string) => void;
+  readonly #end: TypingIndicatorOptions["end"];
   readonly #timers = new Map<string, { timer: NodeJS.Timeout; until: number }>();
 
   constructor(options: TypingIndicatorOptions) {
@@ -41,6 +44,7 @@ export class TypingIndicator {
     this.#intervalMs = options.intervalMs ?? 4_000;
     this.#maxMs = options.maxMs ?? 600_000;
     this.#onError = options.onError ?? (() => {});
+    this.#end = options.end;
   }
 
   /** Chats currently showing the indicator. */
@@ -69,12 +73,13 @@ export class TypingIndicator {
     this.#fire(chat);
   }
 
-  /** Stops renewing the indicator of `chat` (it fades on the platform by itself). */
+  /** Stops renewing the indicator of `chat` (ended with `end` when given, else it fades on the platform by itself). */
   stop(chat: string): void {
     const state = this.#timers.get(chat);
     if (state === undefined) return;
     clearInterval(state.timer);
     this.#timers.delete(chat);
+    this.#end?.(chat).catch((error: unknown) => this.#onError(error, chat));
   }
 
   /** Stops every indicator. */
