@@ -14,9 +14,12 @@
  * - Inbound: `m.room.message` events are mapped ({@link mapMatrixEvent}) with what the
  *   adapter knows of the room (members and names from the SDK's room state, else from
  *   `GET /rooms/{id}/state`, cached; direct rooms from `m.direct` and `is_direct` invites),
- *   filtered by the answer rules ({@link decideAnswer}), de-duplicated by event id and handed
- *   to the gateway in order; while the turn runs the room shows "typing…"
- *   (`PUT /rooms/{id}/typing/{userId}`, 30 s, renewed every 20 s; turned off after the reply).
+ *   and run through the shared {@link InboundFlow} in order (de-duplicated by event id, then
+ *   the answer rules, with whom a message replies to looked up only when needed); while the
+ *   turn runs the room shows "typing…" (`PUT /rooms/{id}/typing/{userId}`, 30 s, renewed
+ *   every 20 s; turned off after the reply).
+ * - Receiving: one replica at a time when the runner gives a receiver lease
+ *   ({@link MatrixAdapter.exclusiveReceiver}); sending needs no sync loop.
  * - Invites: accepted (`POST /join/{roomId}`) unless `autoJoin` is false, only from
  *   `allowedUsers` and to `allowedChats` when those are set; a DM invite (`is_direct`) is
  *   recorded in the bot's `m.direct` account data, so the room stays a DM after restarts.
@@ -40,22 +43,14 @@ import type { MatrixClient } from "matrix-js-sdk";
 import {
   noopLogger,
   type Adapter,
+  type AdapterEvents,
   type AdapterStateStore,
   type GatewayLogger,
   type InboundHandler,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
-import {
-  DEFAULT_ANSWER_RULES,
-  SeenMessageIds,
-  TypingIndicator,
-  connectInBackground,
-  decideAnswer,
-  loadSdk,
-  redactError,
-  type AnswerRules,
-} from "../chat/index.js";
+import { DEFAULT_ANSWER_RULES, InboundFlow, connectInBackground, loadSdk, redactError, type AnswerRules, type MappedInbound } from "../chat/index.js";
 import { MatrixBotPosts } from "./matrix-bot-posts.js";
 import { MatrixRooms, type RoomInfo } from "./matrix-rooms.js";
 import { clientSdkLogger, routeSdkLogs, setSdkLogSink, type SdkLoggerModule } from "./matrix-sdk-log.js";
@@ -95,21 +90,20 @@ const TYPING_TIMEOUT_MS = 30_000;
 /** The Matrix platform adapter. Create it with {@link MatrixAdapter.create}. */
 export class MatrixAdapter implements Adapter {
   readonly platform = MATRIX_PLATFORM;
+  /** One sync loop per access token: with several replicas, one receives at a time (the receiver lease). */
+  readonly exclusiveReceiver = true;
   readonly #client: MatrixClient;
   readonly #options: MatrixAdapterOptions;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
-  readonly #seen = new SeenMessageIds(10_000);
-  readonly #typing: TypingIndicator;
+  readonly #flow: InboundFlow;
   readonly #rooms: MatrixRooms;
   readonly #botPosts: MatrixBotPosts;
   readonly #sender: MatrixSender;
   readonly #sync: MatrixSync;
-  #handler: InboundHandler | null = null;
 
   private constructor(options: MatrixAdapterOptions, sdk: MatrixSdk) {
     this.#options = options;
-    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
+    const rules = options.rules ?? DEFAULT_ANSWER_RULES;
     this.#log = options.logger ?? noopLogger;
     const safe = (error: unknown): Error => this.#safe(error);
     const store = createSyncTokenStore(sdk.MemoryStore, {
@@ -128,10 +122,20 @@ export class MatrixAdapter implements Adapter {
     const client = this.#client;
     const log = this.#log;
     const userId = (): string | null => this.#sync.userId;
-    this.#typing = new TypingIndicator({
-      send: (room) => client.sendTyping(room, true, TYPING_TIMEOUT_MS),
-      intervalMs: options.typingIntervalMs ?? 20_000,
-      onError: (error) => log.warn({ err: safe(error), platform: this.platform }, "matrix: the typing notification failed"),
+    this.#flow = new InboundFlow({
+      platform: MATRIX_PLATFORM,
+      // The sync position moves on: what the gateway could not take is not delivered again.
+      redelivers: false,
+      send: (source, message) => this.send(source, message),
+      redact: safe,
+      rules,
+      logger: log,
+      typing: {
+        send: (room) => client.sendTyping(room, true, TYPING_TIMEOUT_MS),
+        end: (room) => client.sendTyping(room, false, 0),
+        intervalMs: options.typingIntervalMs ?? 20_000,
+        onError: (error) => log.warn({ err: safe(error), platform: MATRIX_PLATFORM }, "matrix: the typing notification failed"),
+      },
     });
     this.#rooms = new MatrixRooms({ client, sdk, log, safe, receiving: () => this.#sync.receiving });
     this.#botPosts = new MatrixBotPosts({ client, state: options.state ?? null, log, safe, userId });
@@ -146,7 +150,7 @@ export class MatrixAdapter implements Adapter {
       userId: options.userId ?? null,
       pollTimeoutMs: options.pollTimeoutMs ?? 30_000,
       autoJoin: options.autoJoin !== false,
-      rules: this.#rules,
+      rules,
       rooms: this.#rooms,
       botPosts: this.#botPosts,
       safe,
@@ -175,13 +179,14 @@ export class MatrixAdapter implements Adapter {
 
   /**
    * Logs in (`whoami`) and starts the sync loop (without waiting for the first batch, whose
-   * messages the gateway takes only once it has started). A refused token or a user id that
-   * does not match fails at once; a homeserver that does not answer does not hold the
-   * gateway's start: after `connectTimeoutMs` the adapter keeps trying in the background.
+   * messages the gateway takes only once it has started) — at once, or, with a receiver lease
+   * in `events`, once this replica holds it. A refused token or a user id that does not match
+   * fails at once; a homeserver that does not answer does not hold the gateway's start: after
+   * `connectTimeoutMs` the adapter keeps trying in the background.
    */
-  async connect(handler: InboundHandler): Promise<void> {
-    this.#handler = handler;
-    await connectInBackground(this.#sync.start(), {
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#flow.connect(handler, events);
+    await connectInBackground(this.#flow.receive({ start: () => this.#sync.start(), stop: () => this.#sync.stop() }), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
       onTimeout: () =>
         this.#log.warn(
@@ -194,12 +199,11 @@ export class MatrixAdapter implements Adapter {
 
   /** Stops syncing (sends keep working); what arrives meanwhile stays on the homeserver for the next start. */
   async stopReceiving(): Promise<void> {
-    await this.#sync.stop();
+    await this.#flow.stopReceiving();
   }
 
   async disconnect(): Promise<void> {
-    await this.stopReceiving();
-    this.#typing.stopAll();
+    await this.#flow.close();
     this.#client.stopClient();
   }
 
@@ -207,7 +211,7 @@ export class MatrixAdapter implements Adapter {
     try {
       return await this.#sender.send(source, message);
     } finally {
-      if (message.kind !== "notice" && source.chatId) this.#stopTyping(source.chatId);
+      if (message.kind !== "notice") this.#flow.stopTyping(source.chatId);
     }
   }
 
@@ -227,12 +231,15 @@ export class MatrixAdapter implements Adapter {
   // --- inbound -----------------------------------------------------------------------
 
   async #receive(event: MatrixRawEvent): Promise<void> {
-    const handler = this.#handler;
+    if (!this.#sync.receiving) return;
+    await this.#flow.take(event.event_id, () => this.#map(event));
+  }
+
+  /** The event as the flow takes it: the room's facts, and whom it replies to only when the rules ask. */
+  async #map(event: MatrixRawEvent): Promise<MappedInbound | null> {
     const me = this.#sync.userId;
-    if (handler === null || !this.#sync.receiving || me === null) return;
-    if (!this.#seen.add(event.event_id)) return;
     const roomId = event.room_id!;
-    if (this.#rooms.isEncrypted(roomId)) return;
+    if (me === null || this.#rooms.isEncrypted(roomId)) return null;
     let info: RoomInfo;
     try {
       info = await this.#rooms.info(roomId);
@@ -244,51 +251,20 @@ export class MatrixAdapter implements Adapter {
       );
       info = { name: null, topic: null, members: new Map(), encrypted: false };
     }
-    if (info.encrypted) return;
+    if (info.encrypted) return null;
     const room: MatrixRoomFacts = { roomId, name: info.name, topic: info.topic, direct: this.#rooms.isDirect(roomId, info), members: info.members };
     const bot = { userId: me, displayName: info.members.get(me) ?? null };
-    let relations = { repliesToBot: false, inBotThread: false };
-    let mapped = mapMatrixEvent(event, room, bot, relations);
-    if (mapped === null) return;
-    let decision = decideAnswer(mapped.candidate, this.#rules);
-    if (!decision.answer && decision.reason === "not-addressed") {
+    const mapped = mapMatrixEvent(event, room, bot, { repliesToBot: false, inBotThread: false });
+    if (mapped === null) return null;
+    return {
+      ...mapped,
+      typingKey: roomId,
       // Only now look up whom the message replies to and whose thread it is in (may ask the homeserver).
-      relations = await this.#botPosts.relationsOf(roomId, event);
-      mapped = mapMatrixEvent(event, room, bot, relations)!;
-      decision = decideAnswer(mapped.candidate, this.#rules);
-    }
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "matrix: message not answered");
-      return;
-    }
-    const { inbound } = mapped;
-    this.#typing.start(roomId);
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued") this.#stopTyping(roomId);
-      if (ack.status === "rejected") {
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "matrix: message refused by the gateway");
-        // The sync position moves on: say why it was not taken.
-        await this.send(inbound.source, { text: ack.reason, kind: "notice", inReplyTo: [event.event_id] }).catch(() => {});
-      }
-    } catch (error) {
-      this.#stopTyping(roomId);
-      this.#seen.delete(event.event_id);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "matrix: the gateway could not take a message");
-      await this.send(inbound.source, {
-        text: "Sorry, your message could not be stored. Please send it again.",
-        kind: "error",
-        inReplyTo: [event.event_id],
-      }).catch(() => {});
-    }
-  }
-
-  #stopTyping(roomId: string): void {
-    if (!this.#typing.active.includes(roomId)) return;
-    this.#typing.stop(roomId);
-    this.#client
-      .sendTyping(roomId, false, 0)
-      .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "matrix: turning typing off failed"));
+      moreFacts: async () => {
+        const more = mapMatrixEvent(event, room, bot, await this.#botPosts.relationsOf(roomId, event));
+        return more === null ? null : { ...more, typingKey: roomId };
+      },
+    };
   }
 
   #safe(error: unknown): Error {

@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto";
 import type { MatrixClient, MatrixError } from "matrix-js-sdk";
 import type { GatewayLogger, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError, ThreadlineError } from "../../store/index.js";
-import { redactError, redactText } from "../chat/index.js";
+import { redactError, redactText, retry } from "../chat/index.js";
 import type { MatrixBotPosts } from "./matrix-bot-posts.js";
 import { matrixEditContent, matrixMessageContents } from "./matrix-format.js";
 import type { MatrixRooms } from "./matrix-rooms.js";
@@ -152,47 +152,32 @@ export class MatrixSender {
   async #sendEvent(roomId: string, content: object): Promise<string> {
     const txnId = `tl.${randomUUID()}`;
     const path = `/rooms/${encodeURIComponent(roomId)}/send/m.room.message/${encodeURIComponent(txnId)}`;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const sent = await this.#client.http.authedRequest<{ event_id: string }>(
-          this.#sdk.Method.Put,
-          path,
-          undefined,
-          content as Record<string, unknown>,
-          timeoutOpts(),
-        );
-        return sent.event_id;
-      } catch (error) {
-        const wait = this.#retryWait(error, attempt);
-        if (wait === null) throw error;
-        const e = error as MatrixError;
-        this.#log.warn(
-          { platform: MATRIX_PLATFORM, roomId, status: e.httpStatus ?? null, errcode: e.errcode ?? null, retryInMs: wait, attempt },
-          e.errcode === "M_LIMIT_EXCEEDED" || e.httpStatus === 429
-            ? `matrix: rate limited by the homeserver; sending again in ${wait} ms`
-            : `matrix: sending failed (${this.#safe(error).message}); sending again in ${wait} ms`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
-  }
-
-  /** How long to wait before sending again after `error`, or `null` to give up. */
-  #retryWait(error: unknown, attempt: number): number | null {
-    if (attempt > 4) return null;
-    const e = error as MatrixError;
-    if (e.errcode === "M_LIMIT_EXCEEDED" || e.httpStatus === 429) {
-      let after: number | null = null;
-      try {
-        after = e.getRetryAfterMs?.() ?? null;
-      } catch {
-        after = null;
-      }
-      const wait = after ?? 1000 * 2 ** attempt;
-      return wait > MAX_RETRY_WAIT_MS ? null : Math.max(0, wait);
-    }
-    if ((e.httpStatus !== undefined && e.httpStatus >= 500) || error instanceof this.#sdk.ConnectionError || isTimeout(error)) return 1000 * 2 ** (attempt - 1);
-    return null;
+    const sent = await retry(
+      () => this.#client.http.authedRequest<{ event_id: string }>(this.#sdk.Method.Put, path, undefined, content as Record<string, unknown>, timeoutOpts()),
+      {
+        attempts: 5,
+        backoff: { initialMs: 1_000, maxMs: 8_000, maxRetryAfterMs: MAX_RETRY_WAIT_MS },
+        isRetryable: (error) => {
+          if (isRateLimit(error)) return (retryAfterMs(error) ?? 0) <= MAX_RETRY_WAIT_MS;
+          const status = (error as MatrixError).httpStatus;
+          return (status !== undefined && status >= 500) || error instanceof this.#sdk.ConnectionError || isTimeout(error);
+        },
+        retryAfter: (error) => {
+          const ms = isRateLimit(error) ? retryAfterMs(error) : null;
+          return ms === null ? null : ms / 1000;
+        },
+        onRetry: ({ attempt, delayMs, error }) => {
+          const e = error as MatrixError;
+          this.#log.warn(
+            { platform: MATRIX_PLATFORM, roomId, status: e.httpStatus ?? null, errcode: e.errcode ?? null, retryInMs: delayMs, attempt },
+            isRateLimit(error)
+              ? `matrix: rate limited by the homeserver; sending again in ${delayMs} ms`
+              : `matrix: sending failed (${this.#safe(error).message}); sending again in ${delayMs} ms`,
+          );
+        },
+      },
+    );
+    return sent.event_id;
   }
 
   #sendError(error: unknown, roomId: string): ThreadlineError {
@@ -221,6 +206,22 @@ export class MatrixSender {
 
   #safe(error: unknown): Error {
     return redactError(error, [this.#accessToken]);
+  }
+}
+
+/** A rate limit (`M_LIMIT_EXCEEDED` or 429). */
+function isRateLimit(error: unknown): boolean {
+  const e = error as MatrixError;
+  return e.errcode === "M_LIMIT_EXCEEDED" || e.httpStatus === 429;
+}
+
+/** The homeserver's `retry_after_ms` of a rate limit (`null` when it gave none). */
+function retryAfterMs(error: unknown): number | null {
+  try {
+    const after = (error as MatrixError).getRetryAfterMs?.() ?? null;
+    return after === null ? null : Math.max(0, after);
+  } catch {
+    return null;
   }
 }
 

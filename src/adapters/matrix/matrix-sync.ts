@@ -14,7 +14,7 @@
 import type { MatrixClient, MatrixError, MatrixEvent } from "matrix-js-sdk";
 import type { AdapterStateStore, GatewayLogger } from "../../gateway/index.js";
 import { PlatformError, ThreadlineError } from "../../store/index.js";
-import { abortableSleep, type AnswerRules } from "../chat/index.js";
+import { Backoff, abortableSleep, type AnswerRules } from "../chat/index.js";
 import type { MatrixBotPosts } from "./matrix-bot-posts.js";
 import type { MatrixRooms } from "./matrix-rooms.js";
 import { homeserverReason, isTimeout, timeoutOpts } from "./matrix-send.js";
@@ -57,7 +57,7 @@ export class MatrixSync {
   readonly #sdk: MatrixSdk;
   readonly #log: GatewayLogger;
   readonly #options: MatrixSyncOptions;
-  readonly #stop = new AbortController();
+  #stop = new AbortController();
   #receiving = false;
   #userId: string | null;
   /** The chain of inbound work of the current sync batch, in event order. */
@@ -92,10 +92,11 @@ export class MatrixSync {
 
   /**
    * Logs in and starts the sync loop (without waiting for the first batch, whose messages the
-   * gateway takes only once it has started).
+   * gateway takes only once it has started). Again after {@link stop}: starts again.
    */
   async start(): Promise<void> {
     this.#receiving = true;
+    this.#stop = new AbortController();
     const who = await this.#login();
     if (!this.#receiving) return;
     this.#userId = who.user_id;
@@ -132,7 +133,7 @@ export class MatrixSync {
 
   /** `whoami`, retried with growing pauses (1 s doubling to 60 s) while the homeserver cannot be reached. */
   async #login(): Promise<{ user_id: string; device_id?: string }> {
-    let delay = 1_000;
+    const backoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
     for (;;) {
       try {
         const who = await this.#client.http.authedRequest<{ user_id: string; device_id?: string }>(
@@ -156,12 +157,12 @@ export class MatrixSync {
         if (status === undefined && !(error instanceof this.#sdk.ConnectionError) && !isTimeout(error)) throw error;
         if (!this.#receiving) throw this.#connectError(error);
         const safe = this.#options.safe(error);
+        const delay = backoff.next();
         this.#log.warn(
           { err: safe, platform: MATRIX_PLATFORM, retryInSeconds: delay / 1000 },
           `matrix: cannot reach the homeserver at ${this.#options.homeserverUrl} (${safe.message}); trying again in ${delay / 1000} s`,
         );
         await abortableSleep(delay, this.#stop.signal);
-        delay = Math.min(delay * 2, 60_000);
       }
     }
   }
