@@ -48,9 +48,13 @@ export class PlatformFailures {
     return typeof code === "string" || typeof code === "number" ? code : null;
   }
 
-  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the safe error's message and code (a `PlatformError` is passed through). */
+  /**
+   * A failed platform call as the adapter throws it: a {@link PlatformError} with the safe
+   * error's message and code. A plain `PlatformError` the adapter threw itself is passed
+   * through (a subclass, e.g. an API client's error, is wrapped like any other).
+   */
   failure(error: unknown): PlatformError {
-    if (error instanceof PlatformError) return error;
+    if (error instanceof PlatformError && Object.getPrototypeOf(error) === PlatformError.prototype) return error;
     const safe = this.safe(error);
     return new PlatformError(this.#platform, safe.message, { platformCode: this.codeOf(error), cause: safe });
   }

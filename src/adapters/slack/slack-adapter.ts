@@ -6,11 +6,13 @@
  *
  * - Inbound: `message` events (DMs, channels, private channels, group DMs, threads) and
  *   `app_mention` are mapped ({@link mapSlackEvent}) with the sender's name (`users.info`)
- *   and the channel's name and purpose (`conversations.info`), both cached; filtered by the
- *   answer rules ({@link decideAnswer}: refused messages are dropped, not stored);
- *   de-duplicated on `<channel>:<ts>` (a mention arrives as both `message` and
- *   `app_mention`, and Slack resends an event it saw no 200 for, with `X-Slack-Retry-Num`);
- *   and handed to the gateway before the 200 goes out.
+ *   and the channel's name and purpose (`conversations.info`), both cached, and go through the
+ *   chat adapters' one {@link InboundFlow}: de-duplicated on `<channel>:<ts>` (a mention
+ *   arrives as both `message` and `app_mention`, and Slack resends an event it saw no 200 for,
+ *   with `X-Slack-Retry-Num`), the answer rules (before any look-up), the hand-off to the
+ *   gateway before the 200 goes out. The Events API `redelivers`: a message the gateway cannot
+ *   store is answered 500 and Slack sends it again; in Socket Mode the chat is asked to send it
+ *   again. Socket Mode runs under the receiver lease when there are several replicas.
  * - Outbound: replies are split at {@link SLACK_MESSAGE_LIMIT} characters of mrkdwn
  *   ({@link splitMessage}), converted ({@link markdownToSlackMrkdwn}) and sent as a section
  *   block with the same text as `text`; when Slack rejects the blocks or the formatting,
@@ -28,19 +30,17 @@
 import type { App, Logger as BoltLogger } from "@slack/bolt";
 import type { WebClient, WebClientOptions } from "@slack/web-api";
 import type { FastifyInstance } from "fastify";
-import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
-import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
-  DEFAULT_ANSWER_RULES,
-  SeenMessageIds,
-  TypingIndicator,
-  decideAnswer,
-  loadSdk,
-  redactError,
-  redactText,
-  splitMessage,
-  type AnswerRules,
-} from "../chat/index.js";
+  noopLogger,
+  type Adapter,
+  type AdapterEvents,
+  type GatewayLogger,
+  type InboundHandler,
+  type OutboundMessage,
+  type SessionSource,
+} from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
+import { InboundFlow, PlatformFailures, loadSdk, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn, neutralizeSlackBroadcasts } from "./slack-format.js";
 import {
@@ -89,32 +89,35 @@ export interface SlackAdapterOptions {
 const FORMAT_REJECTIONS = new Set(["invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "invalid_arguments", "markdown_text_conflict"]);
 const LOOKUP_TTL_MS = 10 * 60_000;
 
+/** Thrown by the event listener so the Events API route answers 500 and Slack sends the event again. */
+class NotTaken extends PlatformError {}
+
 /** The Slack platform adapter. Create it with {@link SlackAdapter.create}. */
 export class SlackAdapter implements Adapter {
   readonly platform = SLACK_PLATFORM;
+  /** Socket Mode keeps one socket per app token (one replica holds it); the Events API is served by any replica. */
+  readonly exclusiveReceiver: boolean;
   readonly #app: App;
   readonly #client: WebClient;
   readonly #route: SlackEventsRoute | null;
   readonly #options: SlackAdapterOptions;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
   readonly #secrets: string[];
-  readonly #seen = new SeenMessageIds(10_000);
-  readonly #typing: TypingIndicator | null;
+  readonly #failures: PlatformFailures;
+  readonly #flow: InboundFlow;
   /** `<channel>:<thread_ts>` of threads the bot started or posted in. */
   readonly #botThreads = new Set<string>();
   readonly #users = new Map<string, { name: string | null; at: number }>();
   readonly #channels = new Map<string, { info: SlackLookups; at: number }>();
   #me: (SlackBotIdentity & { name: string | null; team: string | null }) | null = null;
-  #handler: InboundHandler | null = null;
-  #receiving = false;
   #statusWarned = false;
 
   private constructor(options: SlackAdapterOptions, bolt: Bolt, webApi: WebApi) {
     this.#options = options;
-    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
+    this.exclusiveReceiver = Boolean(options.appToken);
     this.#log = options.logger ?? noopLogger;
     this.#secrets = [options.botToken, options.signingSecret ?? "", options.appToken ?? ""].filter((s) => s !== "");
+    this.#failures = new PlatformFailures(SLACK_PLATFORM, this.#secrets, { codeOf: slackErrorCode });
     const logger = this.#boltLogger(bolt);
     const apiUrl = options.apiUrl ? (options.apiUrl.endsWith("/") ? options.apiUrl : `${options.apiUrl}/`) : undefined;
     const clientOptions: WebClientOptions = {
@@ -133,28 +136,36 @@ export class SlackAdapter implements Adapter {
         signingSecret: options.signingSecret ?? "",
         path: options.eventsPath ?? "/slack/events",
         logger,
-        accepting: () => this.#receiving && this.#me !== null,
+        accepting: () => this.#flow.receiving && this.#me !== null,
       });
       this.#app = new bolt.App({ token: options.botToken, receiver: this.#route, logger, clientOptions, deferInitialization: true, ignoreSelf: false });
     }
     this.#client = this.#app.client;
-    this.#typing = options.assistantStatus
-      ? new TypingIndicator({
-          intervalMs: 30_000,
-          send: (chat) => {
-            const [channel, threadTs] = chat.split("\u0000");
-            return this.#client.assistant.threads.setStatus({ channel_id: channel!, thread_ts: threadTs!, status: "is thinking…" });
-          },
-          onError: (error) => {
-            if (this.#statusWarned) return;
-            this.#statusWarned = true;
-            this.#log.warn(
-              { err: this.#safe(error), platform: this.platform },
-              "slack: assistant.threads.setStatus failed (is the app an AI app with assistant:write?); no status is shown",
-            );
-          },
-        })
-      : null;
+    this.#flow = new InboundFlow({
+      platform: SLACK_PLATFORM,
+      redelivers: this.#route !== null,
+      rules: options.rules,
+      logger: this.#log,
+      send: (source, message) => this.send(source, message),
+      redact: (error) => this.#safe(error),
+      typing: options.assistantStatus
+        ? {
+            intervalMs: 30_000,
+            send: (chat) => {
+              const [channel, threadTs] = chat.split("\u0000");
+              return this.#client.assistant.threads.setStatus({ channel_id: channel!, thread_ts: threadTs!, status: "is thinking…" });
+            },
+            onError: (error) => {
+              if (this.#statusWarned) return;
+              this.#statusWarned = true;
+              this.#log.warn(
+                { err: this.#safe(error), platform: this.platform },
+                "slack: assistant.threads.setStatus failed (is the app an AI app with assistant:write?); no status is shown",
+              );
+            },
+          }
+        : null,
+    });
     // The adapter's own rules (decideAnswer) drop its own and other bots' messages, so Bolt's ignoreSelf is off.
     this.#app.event("message", async ({ event, body }) =>
       this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }),
@@ -163,6 +174,7 @@ export class SlackAdapter implements Adapter {
       this.#receive(event as unknown as SlackMessageEvent, body as { team_id?: string; event_id?: string }),
     );
     this.#app.error(async (error) => {
+      if (error instanceof NotTaken) throw error;
       this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: handling an event failed");
     });
   }
@@ -194,8 +206,8 @@ export class SlackAdapter implements Adapter {
    * Logs in (`auth.test`: a refused token fails the start with a clear error), then takes
    * events: the HTTP route starts accepting, or Socket Mode connects.
    */
-  async connect(handler: InboundHandler): Promise<void> {
-    this.#handler = handler;
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#flow.connect(handler, events);
     let auth: { user_id?: string; bot_id?: string; team_id?: string; user?: string; team?: string };
     try {
       auth = await this.#client.auth.test();
@@ -204,8 +216,8 @@ export class SlackAdapter implements Adapter {
       throw this.#connectError(error);
     }
     this.#me = { userId: auth.user_id ?? "", botId: auth.bot_id ?? null, teamId: auth.team_id ?? null, name: auth.user ?? null, team: auth.team ?? null };
-    this.#receiving = true;
-    if (this.#route === null) await this.#app.start();
+    if (this.#route === null) await this.#flow.receive({ start: async () => void (await this.#app.start()), stop: () => this.#stopSocket() });
+    else await this.#flow.receive();
     this.#log.info(
       {
         platform: this.platform,
@@ -218,17 +230,17 @@ export class SlackAdapter implements Adapter {
     );
   }
 
-  /** Stops taking events (the route answers 503, so Slack retries later; Socket Mode disconnects). */
+  /** Stops taking events (the route answers 503, so Slack retries later; Socket Mode disconnects); `connect` starts again. */
   async stopReceiving(): Promise<void> {
-    if (!this.#receiving) return;
-    this.#receiving = false;
-    if (this.#route === null)
-      await this.#app.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "slack: stopping Socket Mode failed"));
+    await this.#flow.stopReceiving();
   }
 
   async disconnect(): Promise<void> {
-    await this.stopReceiving();
-    this.#typing?.stopAll();
+    await this.#flow.close();
+  }
+
+  async #stopSocket(): Promise<void> {
+    await this.#app.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "slack: stopping Socket Mode failed"));
   }
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
@@ -254,9 +266,9 @@ export class SlackAdapter implements Adapter {
       if (threadTs !== undefined) this.#botThreads.add(`${channel}:${threadTs}`);
       return { messageId: first };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     } finally {
-      if (message.kind !== "notice" && threadTs !== undefined) this.#typing?.stop(`${channel}\u0000${threadTs}`);
+      if (message.kind !== "notice" && threadTs !== undefined) this.#flow.stopTyping(`${channel}\u0000${threadTs}`);
     }
   }
 
@@ -285,7 +297,7 @@ export class SlackAdapter implements Adapter {
         threadId: ts,
       };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
@@ -295,48 +307,30 @@ export class SlackAdapter implements Adapter {
         WebClient["chat"]["update"]
       >[0]);
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
   // --- inbound -----------------------------------------------------------------------
 
   async #receive(event: SlackMessageEvent, body: { team_id?: string }): Promise<void> {
-    const handler = this.#handler;
     const me = this.#me;
-    if (handler === null || me === null || !this.#receiving) return;
-    if (!isSpokenSlackMessage(event)) return;
-    const seenId = `${event.channel}:${event.ts}`;
-    if (!this.#seen.add(seenId)) return;
-    // Who is answered is decided before any look-up, so a message that is not for the bot costs
-    // no API call (the look-ups only add names; DMs are told apart by their id, D…).
-    const early = mapSlackEvent(event, me, {}, { botThreads: this.#botThreads, teamId: body.team_id ?? null });
-    if (early === null) return;
-    const decision = decideAnswer(early.candidate, this.#rules);
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "slack: message not answered");
-      return;
-    }
-    const mapped = mapSlackEvent(event, me, await this.#lookups(event), { botThreads: this.#botThreads, teamId: body.team_id ?? null }) ?? early;
-    const { inbound } = mapped;
-    // The assistant status lives in a thread (Slack's AI-app threads); top-level messages show none.
-    const statusKey = inbound.source.threadId ? `${inbound.source.chatId}\u0000${inbound.source.threadId}` : null;
-    if (statusKey !== null) this.#typing?.start(statusKey);
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued" && statusKey !== null) this.#typing?.stop(statusKey);
-      if (ack.status === "rejected")
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "slack: message refused by the gateway");
-    } catch (error) {
-      if (statusKey !== null) this.#typing?.stop(statusKey);
-      this.#seen.delete(seenId);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "slack: the gateway could not take a message");
-      await this.send(inbound.source, {
-        text: "Sorry, your message could not be stored. Please send it again.",
-        kind: "error",
-        inReplyTo: [inbound.messageId ?? ""],
-      }).catch(() => {});
-    }
+    if (me === null || !isSpokenSlackMessage(event)) return;
+    const context = { botThreads: this.#botThreads, teamId: body.team_id ?? null };
+    const outcome = await this.#flow.take(`${event.channel}:${event.ts}`, () => {
+      // Who is answered is decided before any look-up, so a message that is not for the bot costs
+      // no API call (the look-ups only add names; DMs are told apart by their id, D…).
+      const early = mapSlackEvent(event, me, {}, context);
+      if (early === null) return null;
+      const { chatId, threadId } = early.inbound.source;
+      return {
+        candidate: early.candidate,
+        inbound: async () => (mapSlackEvent(event, me, await this.#lookups(event), context) ?? early).inbound,
+        // The assistant status lives in a thread (Slack's AI-app threads); top-level messages show none.
+        typingKey: threadId ? `${chatId}\u0000${threadId}` : null,
+      };
+    });
+    if (outcome === "redeliver") throw new NotTaken(this.platform, "slack: the gateway could not take the event; Slack sends it again");
   }
 
   /** The sender's name and the conversation's name, purpose and kind (cached; bounded wait; failures give nulls). */
@@ -439,27 +433,19 @@ export class SlackAdapter implements Adapter {
   }
 
   #connectError(error: unknown): PlatformError {
-    const safe = this.#safe(error);
-    const code = (error as { data?: { error?: string } }).data?.error;
+    const code = slackErrorCode(error);
     const why =
       code === "invalid_auth" || code === "not_authed" || code === "account_inactive" || code === "token_revoked"
         ? `Slack refused the bot token (${code}): check adapters.slack.botToken or SLACK_BOT_TOKEN (the app's OAuth & Permissions page shows it)`
-        : `could not reach the Slack Web API${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${safe.message}`;
-    return new PlatformError(this.platform, `slack: ${why}`, { platformCode: code ?? null, cause: safe });
+        : `could not reach the Slack Web API${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${this.#safe(error).message}`;
+    return this.#failures.connectError(why, error);
   }
 
-  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`, Slack's `error` as `platformCode`. */
-  #failure(error: unknown): PlatformError {
-    if (error instanceof PlatformError) return error;
-    const safe = this.#safe(error);
-    const code = (error as { data?: { error?: unknown } }).data?.error;
-    return new PlatformError(this.platform, safe.message, { platformCode: typeof code === "string" ? code : null, cause: safe });
-  }
-
+  /** The redacted error, with Slack's `data.error` kept for the log. */
   #safe(error: unknown): Error {
-    const safe = redactError(error, this.#secrets);
-    const data = (error as { data?: { error?: unknown } }).data;
-    if (data !== undefined && typeof data.error === "string") (safe as unknown as { data: { error: string } }).data = { error: data.error };
+    const safe = this.#failures.safe(error);
+    const code = slackErrorCode(error);
+    if (code !== null) (safe as unknown as { data: { error: string } }).data = { error: code };
     return safe;
   }
 
@@ -480,4 +466,10 @@ export class SlackAdapter implements Adapter {
       setName: () => {},
     };
   }
+}
+
+/** Slack's `error` of a failed Web API call (`channel_not_found`), when there is one. */
+function slackErrorCode(error: unknown): string | null {
+  const code = (error as { data?: { error?: unknown } } | null)?.data?.error;
+  return typeof code === "string" ? code : null;
 }

@@ -66,7 +66,7 @@ export class SlackEventsRoute implements Receiver {
         const log = this.#options.logger;
         const raw = request.raw as IncomingMessage & { rawBody?: Buffer };
         raw.rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        let buffered;
+        let buffered: Awaited<ReturnType<typeof http.parseAndVerifyHTTPRequest>>;
         try {
           buffered = await http.parseAndVerifyHTTPRequest({ signingSecret: this.#options.signingSecret }, raw);
         } catch (error) {

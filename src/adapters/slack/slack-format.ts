@@ -1,8 +1,9 @@
 /**
  * Outbound formatting for Slack: the model's Markdown → Slack `mrkdwn` (`*bold*`, `_italic_`,
  * `~strike~`, `` `code` ``, ```` ``` ```` blocks, `<url|text>` links, `>` quotes), with `&`,
- * `<` and `>` escaped as Slack requires everywhere else (`&amp;`, `&lt;`, `&gt;`). Parsed
- * with `marked`; headings become bold lines, lists `•` / `1.` lines, tables `a | b` lines.
+ * `<` and `>` escaped as Slack requires everywhere else (`&amp;`, `&lt;`, `&gt;`), through the
+ * chat adapters' one renderer ({@link createTextRenderer}); headings become bold lines, lists
+ * `•` / `1.` lines, tables `a | b` lines.
  *
  * User and channel references the model writes in Slack's own syntax (`<@U123>`,
  * `<#C123>`) are kept; broadcast mentions (`<!here>`, `<!channel>`, `<!everyone>`) are not,
@@ -12,8 +13,7 @@
  *
  * @module
  */
-import { Marked, type RendererObject, type Tokens } from "marked";
-import { listLines, tableLines, wrapMarkers } from "../chat/index.js";
+import { createTextRenderer, quoteLines, wrapMarkers } from "../chat/index.js";
 
 /**
  * The longest text of one Slack message the adapter sends, in characters of mrkdwn: the
@@ -56,77 +56,30 @@ function linkTarget(href: string): string | null {
   return href.replace(/&/gu, "&amp;").replace(/</gu, "%3C").replace(/>/gu, "%3E").replace(/\|/gu, "%7C");
 }
 
-const renderer: RendererObject = {
-  space(): string {
-    return "";
-  },
-  code({ text }: Tokens.Code): string {
-    // Slack shows a fence's language as text, so it is dropped.
-    return `\`\`\`\n${escapeSlackText(text)}\n\`\`\`\n\n`;
-  },
-  blockquote({ tokens }: Tokens.Blockquote): string {
-    const inner = this.parser.parse(tokens).trim();
-    return `${inner
-      .split("\n")
-      .map((line) => `> ${line}`)
-      .join("\n")}\n\n`;
-  },
-  html({ text }: Tokens.HTML | Tokens.Tag): string {
-    return keepReferences(escapeSlackText(text));
-  },
-  heading({ tokens }: Tokens.Heading): string {
-    return `${wrapMarkers("*", this.parser.parseInline(tokens))}\n\n`;
-  },
-  hr(): string {
-    return "——————\n\n";
-  },
-  list(token: Tokens.List): string {
-    return listLines(this.parser, token, { bullet: "•", indent: "   " });
-  },
-  checkbox(): string {
-    return "";
-  },
-  paragraph({ tokens }: Tokens.Paragraph): string {
-    return `${this.parser.parseInline(tokens)}\n\n`;
-  },
-  table(token: Tokens.Table): string {
-    return tableLines(this.parser, token, (header) => wrapMarkers("*", header));
-  },
-  strong({ tokens }: Tokens.Strong): string {
-    return wrapMarkers("*", this.parser.parseInline(tokens));
-  },
-  em({ tokens }: Tokens.Em): string {
-    return wrapMarkers("_", this.parser.parseInline(tokens));
-  },
-  codespan({ text }: Tokens.Codespan): string {
-    return `\`${escapeSlackText(text)}\``;
-  },
-  br(): string {
-    return "\n";
-  },
-  del({ tokens }: Tokens.Del): string {
-    return wrapMarkers("~", this.parser.parseInline(tokens));
-  },
-  link({ href, tokens }: Tokens.Link): string {
-    const label = this.parser.parseInline(tokens);
+const render = createTextRenderer({
+  escape: (text) => keepReferences(escapeSlackText(text)),
+  bold: (inner) => wrapMarkers("*", inner),
+  italic: (inner) => wrapMarkers("_", inner),
+  strike: (inner) => wrapMarkers("~", inner),
+  code: (text) => `\`${escapeSlackText(text)}\``,
+  // Slack shows a fence's language as text, so it is dropped.
+  codeBlock: (text) => `\`\`\`\n${escapeSlackText(text)}\n\`\`\``,
+  quote: quoteLines,
+  link(href, label, bare) {
     const target = linkTarget(href);
     if (target === null) return label;
     // An autolink (`https://x`) needs no label.
-    const plainLabel = tokens.length === 1 && tokens[0]!.type === "text" && tokens[0]!.raw === href;
-    return plainLabel ? `<${target}>` : `<${target}|${label.replace(/\|/gu, "¦")}>`;
+    return bare ? `<${target}>` : `<${target}|${label.replace(/\|/gu, "¦")}>`;
   },
-  image({ href, text }: Tokens.Image): string {
+  image(href, alt) {
     const target = linkTarget(href);
-    if (target === null) return escapeSlackText(text || href);
-    return `<${target}|${escapeSlackText(text || href).replace(/\|/gu, "¦")}>`;
+    if (target === null) return escapeSlackText(alt || href);
+    return `<${target}|${escapeSlackText(alt || href).replace(/\|/gu, "¦")}>`;
   },
-  text(token: Tokens.Text | Tokens.Escape): string {
-    if ("tokens" in token && token.tokens !== undefined) return this.parser.parseInline(token.tokens);
-    return keepReferences(escapeSlackText(token.text));
-  },
-};
-
-const markdown = new Marked({ gfm: true, breaks: false, renderer });
+  bullet: "•",
+  indent: "   ",
+  boldTableHeader: true,
+});
 
 /**
  * Converts Markdown to Slack mrkdwn.
@@ -137,6 +90,5 @@ const markdown = new Marked({ gfm: true, breaks: false, renderer });
  * ```
  */
 export function markdownToSlackMrkdwn(text: string): string {
-  const out = markdown.parse(text, { async: false });
-  return out.replace(/\n{3,}/gu, "\n\n").trim();
+  return render(text);
 }

@@ -2,10 +2,12 @@
  * The Telegram adapter: grammY (loaded lazily) on the Bot API, by long polling or by
  * webhook (a route on the gateway's own HTTP server, checked against the secret token).
  *
- * - Inbound: every message, edit and channel post is mapped ({@link mapTelegramMessage}),
- *   filtered by the answer rules ({@link decideAnswer}: refused messages are dropped, not
- *   stored), de-duplicated by `update_id`, and handed to the gateway; while its turn runs
- *   the chat shows "typing…" (renewed every 4 s).
+ * - Inbound: every message, edit and channel post is mapped ({@link mapTelegramMessage}) and
+ *   goes through the chat adapters' one {@link InboundFlow} (de-duplicated by `update_id`,
+ *   the answer rules, "typing…" renewed every 4 s, the hand-off to the gateway). Telegram
+ *   delivers again what was not taken (`redelivers`): when the gateway cannot store a
+ *   message, a webhook update is answered 500 and a polled one is handed over again after a
+ *   pause (polling does not move on meanwhile).
  * - Outbound: replies are split so each chunk's rendered text (what Telegram counts, in
  *   UTF-16 code units) is at most 4,096 ({@link splitMessage} with
  *   {@link telegramRenderedLength}), converted to Telegram HTML (plain text again when
@@ -14,8 +16,10 @@
  *   "too long" is split in halves and sent again, so no part is lost. Link previews are off
  *   (`link_preview_options.is_disabled`) on every sendMessage and editMessageText unless
  *   `linkPreviews`. 429s are waited out by `@grammyjs/auto-retry`.
- * - Polling survives connection errors with growing pauses (1 s doubling to 60 s) and is
- *   restarted with the same back-off if it stops (a 409 conflict, a revoked token).
+ * - Polling survives connection errors with growing pauses ({@link Backoff}: 1 s doubling to
+ *   60 s) and is restarted with the same back-off if it stops (a 409 conflict, a revoked
+ *   token). With several replicas it runs under the receiver lease (one replica polls:
+ *   Telegram answers a second `getUpdates` with 409); sending works on every replica.
  * - The bot token never appears in anything this adapter logs or throws.
  *
  * @module
@@ -27,6 +31,7 @@ import {
   SLASH_COMMANDS,
   noopLogger,
   type Adapter,
+  type AdapterEvents,
   type GatewayLogger,
   type InboundHandler,
   type OutboundMessage,
@@ -34,16 +39,15 @@ import {
 } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
-  DEFAULT_ANSWER_RULES,
-  SeenMessageIds,
-  TypingIndicator,
+  Backoff,
+  InboundFlow,
+  PlatformFailures,
   abortableSleep,
   connectInBackground,
-  decideAnswer,
   loadSdk,
-  redactError,
   splitMessage,
   type AnswerRules,
+  type MappedInbound,
 } from "../chat/index.js";
 import { secretsEqual } from "../../net/index.js";
 import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml, telegramRenderedLength } from "./telegram-format.js";
@@ -82,41 +86,42 @@ export interface TelegramAdapterOptions {
 /** The Telegram platform adapter. Create it with {@link TelegramAdapter.create}. */
 export class TelegramAdapter implements Adapter {
   readonly platform = TELEGRAM_PLATFORM;
+  /** Polling keeps one `getUpdates` per token (one replica polls); a webhook is served by any replica. */
+  readonly exclusiveReceiver: boolean;
   readonly #grammy: Grammy;
   readonly #bot: Bot;
-  readonly #token: string;
   readonly #mode: "polling" | "webhook";
   readonly #options: TelegramAdapterOptions;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
-  readonly #seen = new SeenMessageIds(10_000);
-  readonly #typing: TypingIndicator;
+  readonly #failures: PlatformFailures;
+  readonly #flow: InboundFlow;
   /** `<chatId>:<threadId>` of forum topics the bot opened or posted in. */
   readonly #botTopics = new Set<string>();
-  #handler: InboundHandler | null = null;
-  #receiving = false;
-  #polling: Promise<void> | null = null;
-  readonly #stop = new AbortController();
+  /** Between `connect` and `stopReceiving` (the bring-up goes on only while it is set). */
+  #wanted = false;
+  #connecting = new AbortController();
+  #polling: { loop: Promise<void>; stop: AbortController } | null = null;
+  readonly #pollBackoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
 
   private constructor(options: TelegramAdapterOptions, grammy: Grammy, retry: AutoRetry) {
     this.#options = options;
     this.#grammy = grammy;
-    this.#token = options.token;
     this.#mode = options.mode ?? "polling";
+    this.exclusiveReceiver = this.#mode === "polling";
     if (this.#mode === "webhook" && (typeof options.secret !== "string" || options.secret.length < 16)) {
       throw new InvalidInputError(
         "adapters.telegram.secret: webhook mode needs a secret of at least 16 characters (letters, digits, '_' or '-'; e.g. openssl rand -hex 24): Telegram sends it with every update.",
         { field: "adapters.telegram.secret" },
       );
     }
-    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
     this.#log = options.logger ?? noopLogger;
+    this.#failures = new PlatformFailures(TELEGRAM_PLATFORM, [options.token], { codeOf: (error) => (error as { error_code?: number }).error_code });
     const apiRoot = options.apiRoot?.replace(/\/+$/u, "");
     this.#bot = new grammy.Bot(options.token, apiRoot ? { client: { apiRoot } } : {});
     // Sends: 429 (retry_after) and 5xx are retried by the plugin; network errors fail the send (logged and counted).
     const sendRetry = retry.autoRetry({ maxRetryAttempts: options.maxRetryAttempts ?? 5, maxDelaySeconds: 300, rethrowHttpErrors: true });
     this.#bot.api.config.use((prev, method, payload, signal) =>
-      method === "getUpdates" ? this.#pollBackoff(prev, method, payload, signal) : sendRetry(prev, method, payload, signal),
+      method === "getUpdates" ? this.#pollPause(prev, method, payload, signal) : sendRetry(prev, method, payload, signal),
     );
     // Every text the bot sends or edits goes out without a link preview unless asked for: a
     // preview is fetched by Telegram's servers with no click (docs/platforms.md).
@@ -128,15 +133,22 @@ export class TelegramAdapter implements Adapter {
         return prev(method, payload, signal);
       });
     }
-    this.#typing = new TypingIndicator({
-      send: (chat) => {
-        const [chatId, threadId] = chat.split("\u0000");
-        return this.#bot.api.sendChatAction(chatId!, "typing", threadId ? { message_thread_id: Number(threadId) } : {});
+    this.#flow = new InboundFlow({
+      platform: TELEGRAM_PLATFORM,
+      redelivers: true,
+      rules: options.rules,
+      logger: this.#log,
+      send: (source, message) => this.send(source, message),
+      redact: (error) => this.#failures.safe(error),
+      typing: {
+        send: (chat) => {
+          const [chatId, threadId] = chat.split("\u0000");
+          return this.#bot.api.sendChatAction(chatId!, "typing", threadId ? { message_thread_id: Number(threadId) } : {});
+        },
       },
-      onError: (error) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "telegram: sendChatAction failed"),
     });
     this.#bot.on(["message", "edited_message", "channel_post", "edited_channel_post"], (ctx) => this.#receive(ctx));
-    this.#bot.catch((error) => this.#log.error({ err: this.#safe(error.error), platform: this.platform }, "telegram: handling an update failed"));
+    this.#bot.catch((error) => this.#log.error({ err: this.#failures.safe(error.error), platform: this.platform }, "telegram: handling an update failed"));
   }
 
   /** Loads grammY and its auto-retry plugin and makes the adapter (nothing is sent yet). */
@@ -175,7 +187,7 @@ export class TelegramAdapter implements Adapter {
     };
     // The access log shows the route as `(telegram webhook)`: the path is often a secret.
     http.post(path, { onRequest: checkSecret, config: { logAs: "(telegram webhook)" } }, async (request, reply) => {
-      if (!this.#receiving) return reply.code(503).send({ error: "not receiving" });
+      if (!this.#flow.receiving) return reply.code(503).send({ error: "not receiving" });
       return callback(request, reply);
     });
   }
@@ -186,9 +198,10 @@ export class TelegramAdapter implements Adapter {
    * the gateway's start: after `connectTimeoutMs` the adapter keeps trying in the
    * background (grammY retries with back-off) and logs when it is connected.
    */
-  async connect(handler: InboundHandler): Promise<void> {
-    this.#handler = handler;
-    this.#receiving = true;
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#flow.connect(handler, events);
+    this.#wanted = true;
+    this.#connecting = new AbortController();
     await connectInBackground(this.#bringUp(), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
       onTimeout: () =>
@@ -196,24 +209,24 @@ export class TelegramAdapter implements Adapter {
           { platform: this.platform, apiRoot: this.#options.apiRoot ?? "https://api.telegram.org" },
           "telegram: the Bot API does not answer yet; still connecting in the background",
         ),
-      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: connecting failed"),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#failures.safe(error), platform: this.platform }, "telegram: connecting failed"),
     });
   }
 
   async #bringUp(): Promise<void> {
     try {
-      await this.#bot.init(this.#stop.signal as Parameters<Bot["init"]>[0]);
+      await this.#bot.init(this.#connecting.signal as Parameters<Bot["init"]>[0]);
     } catch (error) {
       throw this.#connectError(error);
     }
-    if (!this.#receiving) return;
+    if (!this.#wanted) return;
     const commands = Object.entries(SLASH_COMMANDS)
       .filter(([name]) => /^[a-z0-9_]{1,32}$/u.test(name))
       .map(([command, description]) => ({ command, description: description.slice(0, 256) }));
     await this.#bot.api
       .setMyCommands(commands)
       .catch((error: unknown) =>
-        this.#log.warn({ err: this.#safe(error), platform: this.platform }, "telegram: setMyCommands failed (the commands still work as text)"),
+        this.#log.warn({ err: this.#failures.safe(error), platform: this.platform }, "telegram: setMyCommands failed (the commands still work as text)"),
       );
     if (this.#mode === "webhook") {
       try {
@@ -224,25 +237,24 @@ export class TelegramAdapter implements Adapter {
       } catch (error) {
         throw this.#connectError(error);
       }
+      await this.#flow.receive();
     } else {
-      this.#polling = this.#pollLoop();
+      await this.#flow.receive({ start: async () => this.#startPolling(), stop: () => this.#stopPolling() });
     }
     this.#log.info({ platform: this.platform, mode: this.#mode, bot: this.username }, `telegram adapter connected as ${this.username} (${this.#mode})`);
   }
 
-  /** Stops taking updates (polling stops and confirms what it handled; the webhook route answers 503). */
+  /** Stops taking updates (polling stops and confirms what it handled; the webhook route answers 503); `connect` starts again. */
   async stopReceiving(): Promise<void> {
-    if (!this.#receiving) return;
-    this.#receiving = false;
-    this.#stop.abort();
-    if (this.#bot.isRunning())
-      await this.#bot.stop().catch((error: unknown) => this.#log.warn({ err: this.#safe(error) }, "telegram: stopping polling failed"));
-    await this.#polling;
+    this.#wanted = false;
+    this.#connecting.abort();
+    await this.#flow.stopReceiving();
   }
 
   async disconnect(): Promise<void> {
-    await this.stopReceiving();
-    this.#typing.stopAll();
+    this.#wanted = false;
+    this.#connecting.abort();
+    await this.#flow.close();
   }
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
@@ -269,9 +281,9 @@ export class TelegramAdapter implements Adapter {
       if (threadId !== undefined) this.#botTopics.add(`${chatId}:${source.threadId}`);
       return { messageId: first };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     } finally {
-      if (message.kind !== "notice") this.#typing.stop(chat);
+      if (message.kind !== "notice") this.#flow.stopTyping(chat);
     }
   }
 
@@ -289,7 +301,7 @@ export class TelegramAdapter implements Adapter {
       this.#botTopics.add(`${chatId}:${threadId}`);
       return { platform: this.platform, chatType: "group", chatId, chatName: source.chatName ?? null, threadId };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
@@ -297,47 +309,34 @@ export class TelegramAdapter implements Adapter {
     try {
       await this.#bot.api.editMessageText(source.chatId!, Number(messageId), text);
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
   // --- inbound -----------------------------------------------------------------------
 
+  /**
+   * One update through the flow. When the gateway cannot store it, Telegram must deliver it
+   * again: a webhook update fails (grammY answers 500); a polled one is handed over again after
+   * a pause, so polling does not move past it while the store is down.
+   */
   async #receive(ctx: Context): Promise<void> {
-    const handler = this.#handler;
-    if (handler === null || !this.#receiving) return;
-    const updateId = String(ctx.update.update_id);
-    if (!this.#seen.add(updateId)) return;
+    const id = String(ctx.update.update_id);
+    const retry = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
+    while ((await this.#flow.take(id, () => this.#map(ctx))) === "redeliver") {
+      if (this.#mode === "webhook") throw new PlatformError(this.platform, "telegram: the gateway could not take the update; Telegram delivers it again");
+      if (!this.#flow.receiving || this.#polling === null) return;
+      await retry.sleep(this.#polling.stop.signal);
+    }
+  }
+
+  #map(ctx: Context): MappedInbound | null {
     const message: Message | undefined = ctx.msg;
-    if (message === undefined) return;
+    if (message === undefined) return null;
     const edited = ctx.editedMessage !== undefined || ctx.editedChannelPost !== undefined;
     const mapped = mapTelegramMessage(message, ctx.me, { edited, botTopics: this.#botTopics });
-    if (mapped === null) return;
-    const decision = decideAnswer(mapped.candidate, this.#rules);
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "telegram: message not answered");
-      return;
-    }
-    const { inbound } = mapped;
-    // Typing starts before the gateway takes the message: a fast turn may reply (and stop it)
-    // before the acknowledgement is back. Commands, repeats and refusals stop it at once.
-    const chat = this.#chatKey(inbound.source.chatId!, inbound.source.threadId);
-    this.#typing.start(chat);
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued") this.#typing.stop(chat);
-      if (ack.status === "rejected")
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "telegram: message refused by the gateway");
-    } catch (error) {
-      this.#typing.stop(chat);
-      this.#seen.delete(updateId);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "telegram: the gateway could not take a message");
-      await this.send(inbound.source, {
-        text: "Sorry, your message could not be stored. Please send it again.",
-        kind: "error",
-        inReplyTo: [inbound.messageId ?? ""],
-      }).catch(() => {});
-    }
+    if (mapped === null) return null;
+    return { ...mapped, typingKey: this.#chatKey(mapped.inbound.source.chatId!, mapped.inbound.source.threadId) };
   }
 
   // --- helpers -----------------------------------------------------------------------
@@ -391,68 +390,73 @@ export class TelegramAdapter implements Adapter {
     }
   }
 
-  async #pollLoop(): Promise<void> {
-    let delay = 1_000;
-    while (this.#receiving) {
+  /** Starts the polling loop (a receiver lease's `start`; again after {@link #stopPolling}). */
+  #startPolling(): void {
+    if (this.#polling !== null) return;
+    const stop = new AbortController();
+    this.#polling = { stop, loop: this.#pollLoop(stop.signal) };
+  }
+
+  /** Stops polling (confirming what was handled) and waits for the loop to end. */
+  async #stopPolling(): Promise<void> {
+    const polling = this.#polling;
+    if (polling === null) return;
+    polling.stop.abort();
+    if (this.#bot.isRunning())
+      await this.#bot.stop().catch((error: unknown) => this.#log.warn({ err: this.#failures.safe(error) }, "telegram: stopping polling failed"));
+    await polling.loop;
+    this.#polling = null;
+  }
+
+  async #pollLoop(signal: AbortSignal): Promise<void> {
+    const backoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
+    while (!signal.aborted) {
       try {
         await this.#bot.start({
           timeout: this.#options.pollingTimeoutSeconds ?? 30,
           allowed_updates: ["message", "edited_message", "channel_post", "edited_channel_post"],
-          onStart: () => {
-            delay = 1_000;
-          },
+          onStart: () => backoff.reset(),
         });
       } catch (error) {
-        if (!this.#receiving) return;
+        if (signal.aborted) return;
+        const delay = backoff.next();
+        const safe = this.#failures.safe(error);
         this.#log.error(
-          { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
-          `telegram: polling stopped (${this.#safe(error).message}); restarting in ${delay / 1000} s`,
+          { err: safe, platform: this.platform, retryInSeconds: delay / 1000 },
+          `telegram: polling stopped (${safe.message}); restarting in ${delay / 1000} s`,
         );
-        await abortableSleep(delay, this.#stop.signal);
-        delay = Math.min(delay * 2, 60_000);
+        await abortableSleep(delay, signal);
       }
     }
   }
 
   /** getUpdates: after a connection error, wait 1 s, 2 s, 4 s … (at most 60 s) before grammY retries. */
-  #pollFailures = 0;
-  readonly #pollBackoff: Transformer = async (prev, method, payload, signal) => {
+  readonly #pollPause: Transformer = async (prev, method, payload, signal) => {
     try {
       const result = await prev(method, payload, signal);
-      if (this.#pollFailures > 0) this.#log.info({ platform: this.platform }, "telegram: Bot API reachable again; polling resumed");
-      this.#pollFailures = 0;
+      if (this.#pollBackoff.attempts > 0) this.#log.info({ platform: this.platform }, "telegram: Bot API reachable again; polling resumed");
+      this.#pollBackoff.reset();
       return result;
     } catch (error) {
-      if (error instanceof this.#grammy.HttpError && this.#receiving && !(signal?.aborted ?? false)) {
-        const wait = Math.min(60_000, 1000 * 2 ** Math.min(this.#pollFailures, 6));
-        this.#pollFailures += 1;
+      const polling = this.#polling;
+      if (error instanceof this.#grammy.HttpError && polling !== null && !polling.stop.signal.aborted && !(signal?.aborted ?? false)) {
+        const wait = this.#pollBackoff.next();
         this.#log.warn(
-          { err: this.#safe(error), platform: this.platform, retryInSeconds: wait / 1000 },
+          { err: this.#failures.safe(error), platform: this.platform, retryInSeconds: wait / 1000 },
           "telegram: cannot reach the Bot API; polling again after a pause",
         );
-        await abortableSleep(wait, this.#stop.signal);
+        await abortableSleep(wait, polling.stop.signal);
       }
       throw error;
     }
   };
 
   #connectError(error: unknown): PlatformError {
-    const safe = this.#safe(error);
-    const code = (error as { error_code?: number }).error_code;
+    const code = this.#failures.codeOf(error);
     const why =
       code === 401 || code === 404
         ? "Telegram refused the bot token (check adapters.telegram.token or TELEGRAM_BOT_TOKEN; BotFather's /token shows it)"
-        : `could not reach the Telegram Bot API${this.#options.apiRoot ? ` at ${this.#options.apiRoot}` : ""}: ${safe.message}`;
-    return new PlatformError(this.platform, `telegram: ${why}`, { platformCode: code ?? null, cause: safe });
-  }
-
-  #safe(error: unknown): Error {
-    return redactError(error, [this.#token]);
-  }
-
-  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
-  #failure(error: unknown): PlatformError {
-    const safe = this.#safe(error);
-    return new PlatformError(this.platform, safe.message, { cause: safe });
+        : `could not reach the Telegram Bot API${this.#options.apiRoot ? ` at ${this.#options.apiRoot}` : ""}: ${this.#failures.safe(error).message}`;
+    return this.#failures.connectError(why, error);
   }
 }

@@ -5,10 +5,10 @@
  * `X-Hub-Signature-256`) and sending through the Graph API ({@link WhatsAppGraphApi}).
  *
  * - Inbound: each message of a `messages` notification for this business number is mapped
- *   ({@link mapWhatsAppMessage}), filtered by the answer rules ({@link decideAnswer}: refused
- *   messages are dropped, not stored), de-duplicated by `wamid` (Meta redelivers what it saw
- *   no 200 for), and handed to the gateway; the POST is answered 200 once every message is
- *   stored. With `readReceipts` (default on) an answered message is marked read and the chat
+ *   ({@link mapWhatsAppMessage}) and goes through the chat adapters' one {@link InboundFlow}
+ *   (de-duplicated by `wamid`, the answer rules, the hand-off to the gateway); the POST is
+ *   answered 200 once every message is stored, and 500 (503 while stopping) when one could not
+ *   be: Meta redelivers what it saw no 200 for (`redelivers`). With `readReceipts` (default on) an answered message is marked read and the chat
  *   shows "typing…" (renewed every 20 s, WhatsApp drops it after 25 s) until the reply.
  * - Status callbacks are never user messages: `sent`/`delivered`/`read` are ignored; a
  *   `failed` status is reported to the gateway ({@link AdapterEvents.deliveryFailed}), which
@@ -28,7 +28,7 @@ import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { noopLogger, normalizeIdentity } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { DEFAULT_ANSWER_RULES, SeenMessageIds, TypingIndicator, decideAnswer, redactError, splitMessage, type AnswerRules } from "../chat/index.js";
+import { DEFAULT_ANSWER_RULES, InboundFlow, PlatformFailures, SeenMessageIds, splitMessage, type AnswerRules } from "../chat/index.js";
 import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
 import { WhatsAppApiError, WhatsAppGraphApi } from "./whatsapp-graph-api.js";
 import {
@@ -80,29 +80,27 @@ const SENT_MEMORY = 10_000;
 /** The WhatsApp (Cloud API) platform adapter. */
 export class WhatsAppAdapter implements Adapter {
   readonly platform = WHATSAPP_PLATFORM;
+  /** Webhooks only: any replica behind a load balancer serves them. */
+  readonly exclusiveReceiver = false;
   readonly #options: WhatsAppAdapterOptions;
   readonly #api: WhatsAppGraphApi;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
-  readonly #secrets: string[];
-  readonly #seen = new SeenMessageIds(10_000);
+  readonly #failures: PlatformFailures;
+  readonly #flow: InboundFlow;
   readonly #seenFailures = new SeenMessageIds(10_000);
   /** `wamid` of each message sent → the source it answered (bounded, oldest first out). */
   readonly #sent = new Map<string, SessionSource>();
-  readonly #typing: TypingIndicator | null;
   /** Chat key → the latest inbound message there (what the typing indicator refers to). */
   readonly #lastInbound = new Map<string, string>();
-  #handler: InboundHandler | null = null;
-  #events: AdapterEvents | null = null;
-  #receiving = false;
   #me: { displayPhoneNumber: string | null; verifiedName: string | null } | null = null;
   #typingWarned = false;
 
   constructor(options: WhatsAppAdapterOptions) {
     this.#options = options;
-    this.#rules = normalizedRules(options.rules ?? DEFAULT_ANSWER_RULES);
     this.#log = options.logger ?? noopLogger;
-    this.#secrets = [options.accessToken, options.appSecret, options.verifyToken].filter((s) => s !== "");
+    this.#failures = new PlatformFailures(WHATSAPP_PLATFORM, [options.accessToken, options.appSecret, options.verifyToken], {
+      codeOf: (error) => (error instanceof WhatsAppApiError ? error.platformCode : null),
+    });
     this.#api = new WhatsAppGraphApi({
       accessToken: options.accessToken,
       phoneNumberId: options.phoneNumberId,
@@ -117,24 +115,32 @@ export class WhatsAppAdapter implements Adapter {
           "whatsapp: the Graph API asked to slow down (or failed); retrying the send after a pause",
         ),
     });
-    this.#typing =
-      options.readReceipts === false
-        ? null
-        : new TypingIndicator({
-            intervalMs: 20_000,
-            send: async (chat) => {
-              const messageId = this.#lastInbound.get(chat);
-              if (messageId !== undefined) await this.#api.markRead(messageId, true);
+    this.#flow = new InboundFlow({
+      platform: WHATSAPP_PLATFORM,
+      redelivers: true,
+      rules: normalizedRules(options.rules ?? DEFAULT_ANSWER_RULES),
+      logger: this.#log,
+      send: (source, message) => this.send(source, message),
+      redact: (error) => this.#failures.safe(error),
+      typing:
+        options.readReceipts === false
+          ? null
+          : {
+              intervalMs: 20_000,
+              send: async (chat) => {
+                const messageId = this.#lastInbound.get(chat);
+                if (messageId !== undefined) await this.#api.markRead(messageId, true);
+              },
+              onError: (error) => {
+                const level = this.#typingWarned ? "debug" : "warn";
+                this.#typingWarned = true;
+                this.#log[level]?.(
+                  { err: this.#failures.safe(error), platform: this.platform },
+                  "whatsapp: marking a message read / showing typing failed (the reply is not affected)",
+                );
+              },
             },
-            onError: (error) => {
-              const level = this.#typingWarned ? "debug" : "warn";
-              this.#typingWarned = true;
-              this.#log[level]?.(
-                { err: this.#safe(error), platform: this.platform },
-                "whatsapp: marking a message read / showing typing failed (the reply is not affected)",
-              );
-            },
-          });
+    });
   }
 
   /** Always `webhook`: the Cloud API delivers by webhook only. */
@@ -159,7 +165,7 @@ export class WhatsAppAdapter implements Adapter {
       path: this.webhookPath,
       appSecret: this.#options.appSecret,
       verifyToken: this.#options.verifyToken,
-      accepting: () => this.#receiving,
+      accepting: () => this.#flow.receiving,
       deliver: (payload) => this.#deliver(payload),
       logger: this.#log,
     });
@@ -172,19 +178,18 @@ export class WhatsAppAdapter implements Adapter {
    * notifications are taken.
    */
   async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
-    this.#handler = handler;
-    this.#events = events ?? null;
+    this.#flow.connect(handler, events);
     try {
       this.#me = await this.#api.phoneNumber();
     } catch (error) {
       if (error instanceof WhatsAppApiError && error.status >= 400 && error.status < 500 && error.status !== 429) throw this.#connectError(error);
       this.#log.warn(
-        { err: this.#safe(error), platform: this.platform, apiUrl: this.#api.baseUrl },
+        { err: this.#failures.safe(error), platform: this.platform, apiUrl: this.#api.baseUrl },
         "whatsapp: the Graph API does not answer; taking webhooks anyway (replies fail and are counted until it does)",
       );
       this.#me = { displayPhoneNumber: null, verifiedName: null };
     }
-    this.#receiving = true;
+    await this.#flow.receive();
     this.#log.info(
       { platform: this.platform, mode: this.mode, bot: this.identity, verifiedName: this.#me.verifiedName, path: this.webhookPath },
       `whatsapp adapter connected as ${this.identity} (${this.mode})`,
@@ -193,12 +198,11 @@ export class WhatsAppAdapter implements Adapter {
 
   /** Stops taking notifications (the route answers 503, so Meta delivers them again later). */
   async stopReceiving(): Promise<void> {
-    this.#receiving = false;
+    await this.#flow.stopReceiving();
   }
 
   async disconnect(): Promise<void> {
-    await this.stopReceiving();
-    this.#typing?.stopAll();
+    await this.#flow.close();
   }
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
@@ -230,9 +234,9 @@ export class WhatsAppAdapter implements Adapter {
       }
       return { messageId: first };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     } finally {
-      if (message.kind !== "notice") this.#typing?.stop(chat);
+      if (message.kind !== "notice") this.#flow.stopTyping(chat);
     }
   }
 
@@ -271,54 +275,36 @@ export class WhatsAppAdapter implements Adapter {
     return status;
   }
 
-  /** One inbound message: 200 when taken (or not for the bot), 503/500 when Meta must send it again. */
+  /** One inbound message: 200 when taken (or not for the bot), 500 (503 while stopping) when Meta must send it again. */
   async #receive(message: WhatsAppMessage, value: WhatsAppChangeValue): Promise<number> {
-    const handler = this.#handler;
     const id = message.id;
-    if (handler === null || typeof id !== "string" || id === "" || this.#seen.has(id)) return 200;
-    const mapped = mapWhatsAppMessage(message, value, { businessPhone: this.#me?.displayPhoneNumber ?? null, sentByBot: (sent) => this.#sent.has(sent) });
-    if (mapped === null) {
-      this.#seen.add(id);
-      this.#log.debug?.(
-        { platform: this.platform, type: message.type ?? null },
-        "whatsapp: not a user message (reaction, system notice, unsupported type); ignored",
-      );
-      return 200;
-    }
-    const allowed = this.#rules.allowedUsers;
-    const userId = allowed.length > 0 ? (mapped.senderIds.find((s) => allowed.includes(s)) ?? mapped.candidate.userId) : mapped.candidate.userId;
-    const decision = decideAnswer({ ...mapped.candidate, userId }, this.#rules);
-    this.#seen.add(id);
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "whatsapp: message not answered");
-      return 200;
-    }
-    const { inbound } = mapped;
-    // Read + typing go out before the gateway takes the message: a fast turn may reply first.
-    const chat = this.#chatKey(inbound.source);
-    if (this.#typing !== null) {
-      this.#lastInbound.set(chat, id);
-      if (this.#lastInbound.size > 10_000) this.#lastInbound.delete(this.#lastInbound.keys().next().value!);
-      this.#typing.start(chat);
-    }
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued") this.#typing?.stop(chat);
-      if (ack.status === "rejected") {
-        if (!this.#receiving) {
-          // Refused because the gateway is stopping: Meta sends it again to the next start.
-          this.#seen.delete(id);
-          return 503;
-        }
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "whatsapp: message refused by the gateway");
+    if (typeof id !== "string" || id === "") return 200;
+    // Stopping while a notification is handled: what is left of it comes again to the next start.
+    if (!this.#flow.receiving) return 503;
+    const outcome = await this.#flow.take(id, () => {
+      const mapped = mapWhatsAppMessage(message, value, { businessPhone: this.#me?.displayPhoneNumber ?? null, sentByBot: (sent) => this.#sent.has(sent) });
+      if (mapped === null) {
+        this.#log.debug?.(
+          { platform: this.platform, type: message.type ?? null },
+          "whatsapp: not a user message (reaction, system notice, unsupported type); ignored",
+        );
+        return null;
       }
-      return 200;
-    } catch (error) {
-      this.#typing?.stop(chat);
-      this.#seen.delete(id);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "whatsapp: the gateway could not take a message; Meta will deliver it again");
-      return 500;
-    }
+      const chat = this.#chatKey(mapped.inbound.source);
+      return {
+        candidate: mapped.candidate,
+        otherUserIds: mapped.senderIds,
+        inbound: async () => {
+          // Read + typing go out before the gateway takes the message: a fast turn may reply first.
+          this.#lastInbound.set(chat, id);
+          if (this.#lastInbound.size > 10_000) this.#lastInbound.delete(this.#lastInbound.keys().next().value!);
+          return mapped.inbound;
+        },
+        typingKey: chat,
+      };
+    });
+    if (outcome !== "redeliver") return 200;
+    return this.#flow.receiving ? 500 : 503;
   }
 
   /** A status callback: `failed` is reported to the gateway; the others are ignored. */
@@ -336,11 +322,12 @@ export class WhatsAppAdapter implements Adapter {
       this.#sent.get(id) ??
       (recipient !== undefined && status.recipient_type !== "group" ? { platform: this.platform, chatType: "dm", chatId: recipient } : null);
     const description = `${explainWhatsAppError(code, error?.title ?? error?.message, error?.error_data?.details)}${code === null ? "" : ` (error ${code})`}`;
-    if (this.#events === null) {
+    const events = this.#flow.events;
+    if (events === null) {
       this.#log.error({ platform: this.platform, messageId: id, reason: code ?? "unknown" }, `whatsapp: a message was not delivered: ${description}`);
       return;
     }
-    this.#events.deliveryFailed({ platform: this.platform, source, messageId: id, reason: code === null ? "unknown" : String(code), description });
+    events.deliveryFailed({ platform: this.platform, source, messageId: id, reason: code === null ? "unknown" : String(code), description });
   }
 
   // --- helpers -----------------------------------------------------------------------
@@ -357,26 +344,12 @@ export class WhatsAppAdapter implements Adapter {
   }
 
   #connectError(error: WhatsAppApiError): PlatformError {
-    const safe = this.#safe(error);
     const why = error.isAuthError
       ? `Meta refused the access token (${error.platformCode ?? `HTTP ${error.status}`}): check adapters.whatsapp.accessToken or WHATSAPP_ACCESS_TOKEN (a system user's token with whatsapp_business_messaging)`
       : error.platformCode === 100 || error.status === 404
         ? `Meta does not know the phone number id ${this.#options.phoneNumberId} (or the token may not use it): check adapters.whatsapp.phoneNumberId (WhatsApp → API Setup → Phone number ID)`
-        : `the Graph API refused the phone number look-up: ${safe.message}`;
-    return new PlatformError(this.platform, `whatsapp: ${why}`, { platformCode: error.platformCode, cause: safe });
-  }
-
-  #safe(error: unknown): Error {
-    return redactError(error, this.#secrets);
-  }
-
-  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
-  #failure(error: unknown): PlatformError {
-    const safe = this.#safe(error);
-    return new PlatformError(this.platform, safe.message, {
-      platformCode: error instanceof WhatsAppApiError ? error.platformCode : null,
-      cause: safe,
-    });
+        : `the Graph API refused the phone number look-up: ${this.#failures.safe(error).message}`;
+    return this.#failures.connectError(why, error);
   }
 }
 

@@ -10,13 +10,14 @@
  * The access token goes in the `Authorization` header only. A refused call throws a
  * {@link WhatsAppApiError} carrying the Graph error code and a plain explanation
  * ({@link explainWhatsAppError}). Sends hit by HTTP 429, a 5xx or one of the throughput
- * error codes (4, 80007, 130429, 131056, 131000) are retried with a growing pause (the
- * `Retry-After` header when there is one), a bounded number of times; network errors are
- * not retried (the message may have gone out).
+ * error codes (4, 80007, 130429, 131056, 131000) are retried with the chat adapters' one
+ * back-off ({@link retry}: a growing pause, the `Retry-After` header when there is one), a
+ * bounded number of times; network errors are not retried (the message may have gone out).
  *
  * @module
  */
 import { PlatformError } from "../../store/index.js";
+import { retry } from "../chat/index.js";
 import { explainWhatsAppError, type WhatsAppRecipient } from "./whatsapp-source.js";
 
 /** Options of a {@link WhatsAppGraphApi}. */
@@ -89,7 +90,8 @@ interface GraphErrorBody {
   };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** The `Retry-After` header of a refused call (read by the retry of sends). */
+const retryAfterOf = new WeakMap<WhatsAppApiError, string | null>();
 
 /** The Graph API client of one business number. */
 export class WhatsAppGraphApi {
@@ -154,39 +156,46 @@ export class WhatsAppGraphApi {
     );
   }
 
-  async #request(method: "GET" | "POST", path: string, body: unknown, retry: boolean): Promise<unknown> {
-    const maxRetries = retry ? (this.#options.maxRetries ?? 5) : 0;
-    for (let attempt = 0; ; attempt++) {
-      let response: Response;
-      try {
-        response = await fetch(`${this.#base}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          signal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000),
-        });
-      } catch (error) {
-        const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-        const why = cause?.code ?? cause?.message ?? (error as Error).message;
-        throw new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, graphCode: null }, { cause: error });
-      }
-      const text = await response.text();
-      let parsed: unknown = null;
-      try {
-        parsed = text === "" ? {} : JSON.parse(text);
-      } catch {
-        parsed = null;
-      }
-      if (response.ok && parsed !== null && (parsed as GraphErrorBody).error === undefined) return parsed;
-      const error = this.#errorOf(response.status, parsed as GraphErrorBody | null);
-      const retryable = response.status === 429 || response.status >= 500 || (error.platformCode !== null && RETRYABLE_CODES.has(error.platformCode));
-      if (!retryable || attempt >= maxRetries) throw error;
-      const after = Number.parseFloat(response.headers.get("retry-after") ?? "");
-      const delayMs =
-        Number.isFinite(after) && after >= 0 ? Math.min(after * 1000, 300_000) : Math.min((this.#options.retryMinDelayMs ?? 1_000) * 2 ** attempt, 60_000);
-      this.#options.onRetry?.({ attempt: attempt + 1, delayMs, status: response.status, code: error.platformCode });
-      await sleep(delayMs);
+  async #request(method: "GET" | "POST", path: string, body: unknown, retryable: boolean): Promise<unknown> {
+    return retry(() => this.#requestOnce(method, path, body), {
+      attempts: retryable ? (this.#options.maxRetries ?? 5) + 1 : 1,
+      isRetryable: (error) =>
+        error instanceof WhatsAppApiError &&
+        (error.status === 429 || error.status >= 500 || (error.platformCode !== null && RETRYABLE_CODES.has(error.platformCode))),
+      retryAfter: (error) => retryAfterOf.get(error as WhatsAppApiError),
+      backoff: { initialMs: this.#options.retryMinDelayMs ?? 1_000, maxMs: 60_000, maxRetryAfterMs: 300_000 },
+      onRetry: ({ attempt, delayMs, error }) => {
+        const refused = error as WhatsAppApiError;
+        this.#options.onRetry?.({ attempt, delayMs, status: refused.status, code: refused.platformCode });
+      },
+    });
+  }
+
+  async #requestOnce(method: "GET" | "POST", path: string, body: unknown): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.#base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, graphCode: null }, { cause: error });
     }
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text === "" ? {} : JSON.parse(text);
+    } catch {
+      parsed = null;
+    }
+    if (response.ok && parsed !== null && (parsed as GraphErrorBody).error === undefined) return parsed;
+    const error = this.#errorOf(response.status, parsed as GraphErrorBody | null);
+    retryAfterOf.set(error, response.headers.get("retry-after"));
+    throw error;
   }
 
   #errorOf(status: number, body: GraphErrorBody | null): WhatsAppApiError {
