@@ -2,10 +2,13 @@
  * The Discord adapter: discord.js (loaded lazily) on the gateway WebSocket for inbound
  * messages and on its REST client for everything sent.
  *
- * - Inbound: `messageCreate` events are mapped ({@link mapDiscordMessage}), filtered by the
- *   answer rules ({@link decideAnswer}: refused messages are dropped, not stored),
- *   de-duplicated by message id, and handed to the gateway; while the turn runs the channel
- *   shows "typing…" (renewed every 8 s: Discord shows it for 10 s).
+ * - Inbound: `messageCreate` events are mapped ({@link mapDiscordMessage}) and run through the
+ *   shared {@link InboundFlow} (de-duplicated by message id, then the answer rules: refused
+ *   messages are dropped, not stored); while the turn runs the channel shows "typing…"
+ *   (renewed every 8 s: Discord shows it for 10 s).
+ * - Receiving: one gateway connection per token; with several replicas one connects at a time
+ *   (the receiver lease, {@link DiscordAdapter.exclusiveReceiver}). Everything sent goes
+ *   through a REST client of its own, so a replica that is not connected sends too.
  * - Outbound: replies are sent as Discord Markdown, split at 2,000 characters
  *   ({@link discordMessageBodies}), into the thread they came from, the first chunk a reply
  *   to the triggering message; mentions in replies never ping (`allowed_mentions`). Sends go
@@ -19,19 +22,18 @@
  *
  * @module
  */
-import type { Client, Message } from "discord.js";
-import { noopLogger, type Adapter, type GatewayLogger, type InboundHandler, type OutboundMessage, type SessionSource } from "../../gateway/index.js";
-import { InvalidInputError, PlatformError } from "../../store/index.js";
+import type { Client, Message, REST } from "discord.js";
 import {
-  DEFAULT_ANSWER_RULES,
-  SeenMessageIds,
-  TypingIndicator,
-  connectInBackground,
-  decideAnswer,
-  loadSdk,
-  redactError,
-  type AnswerRules,
-} from "../chat/index.js";
+  noopLogger,
+  type Adapter,
+  type AdapterEvents,
+  type GatewayLogger,
+  type InboundHandler,
+  type OutboundMessage,
+  type SessionSource,
+} from "../../gateway/index.js";
+import { InvalidInputError, PlatformError } from "../../store/index.js";
+import { DEFAULT_ANSWER_RULES, InboundFlow, PlatformFailures, connectInBackground, loadSdk, type AnswerRules, type MappedInbound } from "../chat/index.js";
 import { DISCORD_SUPPRESS_EMBEDS, discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 
@@ -62,66 +64,45 @@ export interface DiscordAdapterOptions {
 /** The Discord platform adapter. Create it with {@link DiscordAdapter.create}. */
 export class DiscordAdapter implements Adapter {
   readonly platform = DISCORD_PLATFORM;
+  /** One gateway connection per token: with several replicas, one receives at a time (the receiver lease). */
+  readonly exclusiveReceiver = true;
   readonly #djs: DiscordJs;
-  readonly #client: Client;
+  /** Everything sent (and the application's intents) goes through this REST client: no gateway login needed. */
+  readonly #rest: REST;
   readonly #options: DiscordAdapterOptions;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
-  readonly #seen = new SeenMessageIds(10_000);
-  readonly #typing: TypingIndicator;
+  readonly #failures: PlatformFailures;
+  readonly #flow: InboundFlow;
   /** Threads the bot opened or posted in during this run. */
   readonly #botThreads = new Set<string>();
-  #handler: InboundHandler | null = null;
-  #receiving = false;
+  /** The gateway connection while receiving (a new client for each start). */
+  #client: Client | null = null;
+  #bot: { id: string; username: string } | null = null;
   #messageContent = true;
 
   private constructor(options: DiscordAdapterOptions, djs: DiscordJs) {
     this.#options = options;
     this.#djs = djs;
-    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
     this.#log = options.logger ?? noopLogger;
-    const { Client, GatewayIntentBits, Partials } = djs;
+    this.#failures = new PlatformFailures(DISCORD_PLATFORM, [options.token]);
     const api = options.apiUrl?.replace(/\/+$/u, "");
-    this.#client = new Client({
-      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
-      // DM channels are not cached before their first message: without this their messages are dropped.
-      partials: [Partials.Channel],
-      rest: api ? { api } : {},
-    });
     // Sends work before (and without) the gateway: after a restart the resumed reply goes out at once.
-    this.#client.rest.setToken(options.token);
-    const gatewayUrl = options.gatewayUrl;
-    if (gatewayUrl) {
-      // discord.js takes the gateway URL from GET /gateway/bot; an explicit one replaces it there.
-      const rest = this.#client.rest;
-      const get = rest.get.bind(rest);
-      rest.get = async (route, request) => {
-        const data = await get(route, request);
-        return route === djs.Routes.gatewayBot() ? { ...(data as object), url: gatewayUrl } : data;
-      };
-    }
-    this.#typing = new TypingIndicator({
-      send: (channel) => this.#client.rest.post(djs.Routes.channelTyping(channel)),
-      intervalMs: options.typingIntervalMs ?? 8_000,
-      onError: (error) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "discord: the typing indicator failed"),
+    this.#rest = new djs.REST(api ? { api } : {}).setToken(options.token);
+    const rest = this.#rest;
+    this.#flow = new InboundFlow({
+      platform: DISCORD_PLATFORM,
+      // Discord does not deliver a message twice: the chat is asked to send it again.
+      redelivers: false,
+      send: (source, message) => this.send(source, message),
+      redact: (error) => this.#failures.safe(error),
+      rules: options.rules ?? DEFAULT_ANSWER_RULES,
+      logger: this.#log,
+      typing: {
+        send: (channel) => rest.post(djs.Routes.channelTyping(channel)),
+        intervalMs: options.typingIntervalMs ?? 8_000,
+        onError: (error) => this.#log.warn({ err: this.#failures.safe(error), platform: this.platform }, "discord: the typing indicator failed"),
+      },
     });
-    const { Events } = djs;
-    this.#client.on(Events.MessageCreate, (message) => void this.#receive(message));
-    this.#client.on(Events.ThreadCreate, (thread) => {
-      if (thread.ownerId === this.#client.user?.id) this.#botThreads.add(thread.id);
-    });
-    this.#client.on(Events.ShardReconnecting, (shard) => this.#log.warn({ platform: this.platform, shard }, "discord: gateway connection lost; reconnecting"));
-    this.#client.on(Events.ShardResume, (shard, replayed) =>
-      this.#log.info({ platform: this.platform, shard, replayed }, `discord: gateway connection resumed (${replayed} missed events replayed)`),
-    );
-    this.#client.on(Events.ShardDisconnect, (event, shard) =>
-      this.#log.error({ platform: this.platform, shard, code: event.code }, `discord: the gateway closed the connection for good (code ${event.code})`),
-    );
-    this.#client.on(Events.ShardError, (error, shard) =>
-      this.#log.warn({ err: this.#safe(error), platform: this.platform, shard }, "discord: gateway connection error"),
-    );
-    this.#client.on(Events.Error, (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: client error"));
-    this.#client.on(Events.Warn, (message) => this.#log.warn({ platform: this.platform }, `discord: ${this.#safe(message).message}`));
   }
 
   /** Loads discord.js and makes the adapter (nothing is sent yet). */
@@ -137,8 +118,7 @@ export class DiscordAdapter implements Adapter {
 
   /** The bot's `@username` once connected (`null` before). */
   get username(): string | null {
-    const user = this.#client.user;
-    return user ? `@${user.username}` : null;
+    return this.#bot ? `@${this.#bot.username}` : null;
   }
 
   /** Whether the Message Content intent is requested (false when the application does not have it). */
@@ -147,31 +127,31 @@ export class DiscordAdapter implements Adapter {
   }
 
   /**
-   * Checks the application's Message Content intent, logs in and connects to the gateway.
-   * A refused token fails at once; an unreachable Discord does not hold the gateway's start:
-   * after `connectTimeoutMs` the adapter keeps connecting in the background.
+   * Checks the application's Message Content intent, logs in and connects to the gateway — at
+   * once, or, with a receiver lease in `events`, once this replica holds it. A refused token
+   * fails at once; an unreachable Discord does not hold the gateway's start: after
+   * `connectTimeoutMs` the adapter keeps connecting in the background.
    */
-  async connect(handler: InboundHandler): Promise<void> {
-    this.#handler = handler;
-    this.#receiving = true;
-    await connectInBackground(this.#bringUp(), {
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#flow.connect(handler, events);
+    await connectInBackground(this.#flow.receive({ start: () => this.#start(), stop: () => this.#stop() }), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
       onTimeout: () =>
         this.#log.warn(
           { platform: this.platform, apiUrl: this.#options.apiUrl ?? "https://discord.com/api" },
           "discord: Discord does not answer yet; still connecting in the background",
         ),
-      onBackgroundFailure: (error) => this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: connecting failed"),
+      onBackgroundFailure: (error) => this.#log.error({ err: this.#failures.safe(error), platform: this.platform }, "discord: connecting failed"),
     });
   }
 
-  async #bringUp(): Promise<void> {
-    const { Routes, GatewayIntentBits, IntentsBitField } = this.#djs;
+  /** Connects to the gateway with a new client (so a start after a stop works). */
+  async #start(): Promise<void> {
+    const { Routes } = this.#djs;
     try {
-      const application = (await this.#client.rest.get(Routes.currentApplication())) as { flags?: number };
+      const application = (await this.#rest.get(Routes.currentApplication())) as { flags?: number };
       if (((application.flags ?? 0) & MESSAGE_CONTENT_FLAGS) === 0) {
         this.#messageContent = false;
-        this.#client.options.intents = new IntentsBitField([GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages]);
         this.#log.warn(
           { platform: this.platform, messageContentIntent: false },
           "discord: the Message Content intent is not enabled for this bot, so messages in servers arrive empty unless they mention the bot. " +
@@ -180,27 +160,82 @@ export class DiscordAdapter implements Adapter {
       }
     } catch (error) {
       if ((error as { status?: number }).status === 401) throw this.#connectError(error);
-      this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "discord: could not read the application's intents; requesting Message Content");
+      this.#log.debug?.(
+        { err: this.#failures.safe(error), platform: this.platform },
+        "discord: could not read the application's intents; requesting Message Content",
+      );
     }
+    const client = this.#newClient();
+    this.#client = client;
     try {
-      await this.#client.login(this.#options.token);
+      await client.login(this.#options.token);
     } catch (error) {
+      if (this.#client === client) this.#client = null;
       throw this.#connectError(error);
     }
-    const user = this.#client.user;
+    const user = client.user;
+    if (user) this.#bot = { id: user.id, username: user.username };
     this.#log.info(
       { platform: this.platform, mode: this.mode, bot: this.username, botId: user?.id ?? null, messageContentIntent: this.#messageContent },
       `discord adapter connected as ${this.username} (gateway)`,
     );
   }
 
-  /** Stops handing messages to the gateway (Discord does not redeliver, so the gateway's refusal is answered instead). */
+  /** Closes the gateway connection (sends keep working through REST). */
+  async #stop(): Promise<void> {
+    const client = this.#client;
+    this.#client = null;
+    await client
+      ?.destroy()
+      .catch((error: unknown) =>
+        this.#log.warn({ err: this.#failures.safe(error), platform: this.platform }, "discord: closing the gateway connection failed"),
+      );
+  }
+
+  /** A gateway client with the intents the application has, and the adapter's event handlers. */
+  #newClient(): Client {
+    const djs = this.#djs;
+    const { Client, GatewayIntentBits, Partials, Events } = djs;
+    const api = this.#options.apiUrl?.replace(/\/+$/u, "");
+    const intents = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages];
+    if (this.#messageContent) intents.push(GatewayIntentBits.MessageContent);
+    const client = new Client({
+      intents,
+      // DM channels are not cached before their first message: without this their messages are dropped.
+      partials: [Partials.Channel],
+      rest: api ? { api } : {},
+    });
+    const gatewayUrl = this.#options.gatewayUrl;
+    if (gatewayUrl) {
+      // discord.js takes the gateway URL from GET /gateway/bot; an explicit one replaces it there.
+      const rest = client.rest;
+      const get = rest.get.bind(rest);
+      rest.get = async (route, request) => {
+        const data = await get(route, request);
+        return route === djs.Routes.gatewayBot() ? { ...(data as object), url: gatewayUrl } : data;
+      };
+    }
+    const safe = (error: unknown): Error => this.#failures.safe(error);
+    client.on(Events.MessageCreate, (message) => void this.#receive(client, message));
+    client.on(Events.ThreadCreate, (thread) => {
+      if (thread.ownerId === client.user?.id) this.#botThreads.add(thread.id);
+    });
+    client.on(Events.ShardReconnecting, (shard) => this.#log.warn({ platform: this.platform, shard }, "discord: gateway connection lost; reconnecting"));
+    client.on(Events.ShardResume, (shard, replayed) =>
+      this.#log.info({ platform: this.platform, shard, replayed }, `discord: gateway connection resumed (${replayed} missed events replayed)`),
+    );
+    client.on(Events.ShardDisconnect, (event, shard) =>
+      this.#log.error({ platform: this.platform, shard, code: event.code }, `discord: the gateway closed the connection for good (code ${event.code})`),
+    );
+    client.on(Events.ShardError, (error, shard) => this.#log.warn({ err: safe(error), platform: this.platform, shard }, "discord: gateway connection error"));
+    client.on(Events.Error, (error) => this.#log.error({ err: safe(error), platform: this.platform }, "discord: client error"));
+    client.on(Events.Warn, (message) => this.#log.warn({ platform: this.platform }, `discord: ${safe(message).message}`));
+    return client;
+  }
+
+  /** Stops handing messages to the gateway and closes the connection (Discord does not redeliver, so the gateway's refusal is answered instead). */
   async disconnect(): Promise<void> {
-    this.#receiving = false;
-    this.#typing.stopAll();
-    await this.#client
-      .destroy()
-      .catch((error: unknown) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "discord: closing the gateway connection failed"));
+    await this.#flow.close();
   }
 
   async send(source: SessionSource, message: OutboundMessage): Promise<{ messageId?: string | null }> {
@@ -210,15 +245,15 @@ export class DiscordAdapter implements Adapter {
       if (message.text.trim() === "") return { messageId: null };
       let first: string | null = null;
       for (const body of discordMessageBodies(message.text, replyTo, { linkPreviews: this.#options.linkPreviews === true })) {
-        const sent = (await this.#client.rest.post(this.#djs.Routes.channelMessages(channel), { body })) as { id: string };
+        const sent = (await this.#rest.post(this.#djs.Routes.channelMessages(channel), { body })) as { id: string };
         first ??= sent.id;
       }
       if (source.threadId) this.#botThreads.add(source.threadId);
       return { messageId: first };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     } finally {
-      if (message.kind !== "notice") this.#typing.stop(channel);
+      if (message.kind !== "notice") this.#flow.stopTyping(channel);
     }
   }
 
@@ -232,65 +267,45 @@ export class DiscordAdapter implements Adapter {
       );
     }
     try {
-      const thread = (await this.#client.rest.post(this.#djs.Routes.threads(parent), {
+      const thread = (await this.#rest.post(this.#djs.Routes.threads(parent), {
         body: { name: title.slice(0, 100) || "Threadline", type: DISCORD_CHANNEL_TYPES.publicThread, auto_archive_duration: 1440 },
       })) as { id: string };
       this.#botThreads.add(thread.id);
       return { platform: this.platform, chatType: "thread", chatId: parent, chatName: source.chatName ?? null, threadId: thread.id, parentChatId: parent };
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
   async editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     try {
-      await this.#client.rest.patch(this.#djs.Routes.channelMessage(this.#channelOf(source), messageId), {
+      await this.#rest.patch(this.#djs.Routes.channelMessage(this.#channelOf(source), messageId), {
         body: { content: text, allowed_mentions: { parse: [] }, ...(this.#options.linkPreviews === true ? {} : { flags: DISCORD_SUPPRESS_EMBEDS }) },
       });
     } catch (error) {
-      throw this.#failure(error);
+      throw this.#failures.failure(error);
     }
   }
 
   // --- inbound -----------------------------------------------------------------------
 
-  async #receive(message: Message): Promise<void> {
-    const handler = this.#handler;
-    const me = this.#client.user;
-    if (handler === null || !this.#receiving || me === null) return;
-    // A RESUME replays what the connection missed; a message seen before is no second turn.
-    if (!this.#seen.add(message.id)) return;
+  async #receive(client: Client, message: Message): Promise<void> {
+    // A RESUME replays what the connection missed; the flow takes a message id once.
+    await this.#flow.take(message.id, () => this.#map(client, message));
+  }
+
+  #map(client: Client, message: Message): MappedInbound | null {
+    const me = client.user;
+    if (me === null || this.#client !== client) return null;
     const mapped = mapDiscordMessage(this.#messageFacts(message), this.#channelFacts(message), me.id, { botThreads: this.#botThreads });
-    if (mapped === null) return;
-    const { inbound, candidate } = mapped;
-    const threadId = inbound.source.threadId ?? null;
-    let decision = decideAnswer(candidate, this.#rules);
-    // An allowlisted thread counts even when its parent channel is not listed.
-    if (!decision.answer && decision.reason === "chat-not-allowed" && threadId !== null && this.#rules.allowedChats.includes(threadId)) {
-      decision = decideAnswer({ ...candidate, chatId: threadId }, this.#rules);
-    }
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "discord: message not answered");
-      return;
-    }
-    const channel = this.#channelOf(inbound.source);
-    this.#typing.start(channel);
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued") this.#typing.stop(channel);
-      if (ack.status === "rejected") {
-        this.#log.warn({ platform: this.platform, key: ack.sessionKey, reason: ack.reason }, "discord: message refused by the gateway");
-        // Discord does not deliver a message twice: say why it was not taken.
-        await this.send(inbound.source, { text: ack.reason, kind: "notice", inReplyTo: [message.id] }).catch(() => {});
-      }
-    } catch (error) {
-      this.#typing.stop(channel);
-      this.#seen.delete(message.id);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "discord: the gateway could not take a message");
-      await this.send(inbound.source, { text: "Sorry, your message could not be stored. Please send it again.", kind: "error", inReplyTo: [message.id] }).catch(
-        () => {},
-      );
-    }
+    if (mapped === null) return null;
+    const threadId = mapped.inbound.source.threadId ?? null;
+    return {
+      ...mapped,
+      // An allowlisted thread counts even when its parent channel is not listed.
+      otherChatIds: threadId === null ? [] : [threadId],
+      typingKey: this.#channelOf(mapped.inbound.source),
+    };
   }
 
   #messageFacts(message: Message): DiscordMessageFacts {
@@ -341,7 +356,7 @@ export class DiscordAdapter implements Adapter {
   }
 
   #connectError(error: unknown): PlatformError {
-    const safe = this.#safe(error);
+    const safe = this.#failures.safe(error);
     const status = (error as { status?: number }).status;
     const code = (error as { code?: string }).code;
     const why =
@@ -351,15 +366,5 @@ export class DiscordAdapter implements Adapter {
           ? "Discord refused the Message Content intent: enable it in the Developer Portal (your application → Bot → Privileged Gateway Intents → Message Content Intent)"
           : `could not connect to Discord${this.#options.apiUrl ? ` at ${this.#options.apiUrl}` : ""}: ${safe.message}`;
     return new PlatformError(this.platform, `discord: ${why}`, { cause: safe });
-  }
-
-  #safe(error: unknown): Error {
-    return redactError(error, [this.#options.token]);
-  }
-
-  /** A failed platform call as the adapter throws it: a {@link PlatformError} with the redacted error's message, that error as `cause`. */
-  #failure(error: unknown): PlatformError {
-    const safe = this.#safe(error);
-    return new PlatformError(this.platform, safe.message, { cause: safe });
   }
 }

@@ -8,10 +8,10 @@
  *   /v1/accounts` must list the bot's number. An unreachable REST API does not hold the
  *   gateway's start: after `connectTimeoutMs` the adapter keeps trying in the background
  *   (1 s doubling to 60 s) and logs when it is connected.
- * - Inbound: messages are mapped ({@link mapSignalMessage}), filtered by the answer rules
- *   ({@link decideAnswer}; refused messages are dropped, not stored), de-duplicated by
- *   sender and timestamp, handed to the gateway one at a time in arrival order, and
- *   acknowledged with a read receipt (`readReceipts`); while the turn runs the chat shows
+ * - Inbound: messages are mapped ({@link mapSignalMessage}) and run through the shared
+ *   {@link InboundFlow} one at a time in arrival order (de-duplicated by sender and timestamp,
+ *   then the answer rules: refused messages are dropped, not stored), and acknowledged with a
+ *   read receipt (`readReceipts`); while the turn runs the chat shows
  *   "typing…" (renewed every 10 s; Signal clients drop it after 15 s) and it is hidden when
  *   the reply is sent. The WebSocket reconnects after a drop (1 s doubling to 60 s) and is
  *   replaced when the REST API's pings (every 54 s) stop for 150 s.
@@ -19,6 +19,8 @@
  *   bytes, the first chunk quoting the message it answers; notices as plain text. A refused
  *   send (`{ error }`: an unregistered or untrusted recipient, a rate limit) is thrown with
  *   what the REST API said, so the gateway logs and counts it.
+ * - Receiving: one receiver per account; with several replicas one receives at a time (the
+ *   receiver lease, {@link SignalAdapter.exclusiveReceiver}). Sending needs no receiver.
  * - Signal does not deliver a message twice: the REST API hands a message to the connected
  *   WebSocket or poll only, so a message refused while the gateway shuts down is answered
  *   with the reason, and messages sent while no connection is open are not received.
@@ -32,6 +34,7 @@ import type { WebSocket as WsSocket } from "ws";
 import {
   noopLogger,
   type Adapter,
+  type AdapterEvents,
   type GatewayLogger,
   type InboundHandler,
   type InboundMessage,
@@ -40,16 +43,16 @@ import {
 } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
 import {
+  Backoff,
   DEFAULT_ANSWER_RULES,
-  SeenMessageIds,
-  TypingIndicator,
+  InboundFlow,
   abortableSleep,
   cleanedError,
   connectInBackground,
-  decideAnswer,
   loadSdk,
-  type AnswerCandidate,
+  retry,
   type AnswerRules,
+  type MappedInbound,
 } from "../chat/index.js";
 import { signalMessageBodies } from "./signal-format.js";
 import { SignalApiError, SignalRestClient, maskPhoneNumbers, type SignalAbout } from "./signal-rest-client.js";
@@ -60,7 +63,6 @@ import {
   learnSignalSelfUuid,
   mapSignalMessage,
   signalMessageKey,
-  type MappedSignalMessage,
   type SignalReceived,
 } from "./signal-source.js";
 
@@ -107,21 +109,20 @@ class SignalSendError extends PlatformError {
 /** The Signal platform adapter. Create it with {@link SignalAdapter.create}. */
 export class SignalAdapter implements Adapter {
   readonly platform = SIGNAL_PLATFORM;
+  /** The REST API hands each message to one receiver: with several replicas, one receives at a time (the receiver lease). */
+  readonly exclusiveReceiver = true;
   readonly #ws: Ws | null;
   readonly #options: SignalAdapterOptions;
   readonly #mode: "websocket" | "polling";
   readonly #client: SignalRestClient;
-  readonly #rules: AnswerRules;
   readonly #log: GatewayLogger;
-  readonly #seen = new SeenMessageIds(10_000);
-  readonly #typing: TypingIndicator;
+  readonly #flow: InboundFlow;
   /** Message timestamp → its author (number or UUID), for `quote_author` of replies. */
   readonly #authors = new Map<string, string>();
   /** Internal group id → name, from `GET /v1/groups`. */
   readonly #groupNames = new Map<string, string>();
   #groupsFetchedAt = 0;
   #selfUuid: string | null = null;
-  #handler: InboundHandler | null = null;
   #receiving = false;
   #connected = false;
   #stop = new AbortController();
@@ -135,12 +136,23 @@ export class SignalAdapter implements Adapter {
     this.#ws = ws;
     this.#mode = options.mode ?? "websocket";
     this.#client = new SignalRestClient(options.apiUrl, options.number);
-    this.#rules = options.rules ?? DEFAULT_ANSWER_RULES;
     this.#log = options.logger ?? noopLogger;
-    this.#typing = new TypingIndicator({
-      send: (chat) => this.#client.typing(chat, true),
-      intervalMs: options.typingIntervalMs ?? 10_000,
-      onError: (error) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "signal: the typing indicator failed"),
+    const client = this.#client;
+    this.#flow = new InboundFlow({
+      platform: SIGNAL_PLATFORM,
+      // The REST API hands a message out once: the chat is asked to send it again.
+      redelivers: false,
+      send: (source, message) => this.send(source, message),
+      redact: (error) => this.#safe(error),
+      rules: options.rules ?? DEFAULT_ANSWER_RULES,
+      logger: this.#log,
+      logKey: (key) => maskPhoneNumbers(key, options.number),
+      typing: {
+        send: (chat) => client.typing(chat, true),
+        end: (chat) => client.typing(chat, false),
+        intervalMs: options.typingIntervalMs ?? 10_000,
+        onError: (error) => this.#log.warn({ err: this.#safe(error), platform: this.platform }, "signal: the typing indicator failed"),
+      },
     });
   }
 
@@ -167,15 +179,13 @@ export class SignalAdapter implements Adapter {
 
   /**
    * Checks the REST API's mode and the account, then opens the receive WebSocket or starts
-   * polling. A mode that does not match or an unknown number fails at once; an unreachable
+   * polling — at once, or, with a receiver lease in `events`, once this replica holds it. A mode that does not match or an unknown number fails at once; an unreachable
    * REST API does not hold the gateway's start: after `connectTimeoutMs` the adapter keeps
    * trying in the background.
    */
-  async connect(handler: InboundHandler): Promise<void> {
-    this.#handler = handler;
-    this.#receiving = true;
-    this.#stop = new AbortController();
-    await connectInBackground(this.#bringUp(), {
+  async connect(handler: InboundHandler, events?: AdapterEvents): Promise<void> {
+    this.#flow.connect(handler, events);
+    await connectInBackground(this.#flow.receive({ start: () => this.#start(), stop: () => this.#stopLoop() }), {
       timeoutMs: this.#options.connectTimeoutMs ?? 20_000,
       onTimeout: () =>
         this.#log.warn(
@@ -186,7 +196,10 @@ export class SignalAdapter implements Adapter {
     });
   }
 
-  async #bringUp(): Promise<void> {
+  /** Starts receiving (again after {@link #stopLoop}). */
+  async #start(): Promise<void> {
+    this.#receiving = true;
+    this.#stop = new AbortController();
     const about = await this.#whenReachable(() => this.#client.about(), "GET /v1/about");
     if (about === null) return;
     this.#checkMode(about);
@@ -235,7 +248,7 @@ export class SignalAdapter implements Adapter {
 
   /** Calls `call` until the REST API answers (1 s doubling to 60 s between tries); `null` when receiving stopped meanwhile. */
   async #whenReachable<T>(call: () => Promise<T>, what: string): Promise<T | null> {
-    let delay = 1_000;
+    const backoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
     for (;;) {
       try {
         return await call();
@@ -243,13 +256,13 @@ export class SignalAdapter implements Adapter {
         const retry = error instanceof SignalApiError && (error.status === 0 || error.status >= 500);
         if (!retry) throw this.#connectError(error);
         if (!this.#receiving) return null;
+        const delay = backoff.next();
         this.#log.warn(
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `signal: cannot reach the signal-cli REST API (${what}); trying again in ${delay / 1000} s`,
         );
         await abortableSleep(delay, this.#stop.signal);
         if (!this.#receiving) return null;
-        delay = Math.min(delay * 2, 60_000);
       }
     }
   }
@@ -260,16 +273,17 @@ export class SignalAdapter implements Adapter {
   #openSocket(): Promise<void> {
     return new Promise<void>((firstOpen) => {
       this.#loop = (async () => {
-        let delay = 1_000;
+        const backoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
         let opened = false;
         while (this.#receiving) {
           const closed = await this.#runSocket(() => {
             if (opened) this.#log.info({ platform: this.platform }, "signal: receive WebSocket reconnected");
             opened = true;
-            delay = 1_000;
+            backoff.reset();
             firstOpen();
           });
           if (!this.#receiving) break;
+          const delay = backoff.next();
           const why = closed.error !== null ? this.#safe(closed.error).message : `code ${closed.code}${closed.reason ? `, ${closed.reason}` : ""}`;
           this.#log.warn(
             { platform: this.platform, code: closed.code, retryInSeconds: delay / 1000 },
@@ -278,7 +292,6 @@ export class SignalAdapter implements Adapter {
               : `signal: cannot open the receive WebSocket (${why}); trying again in ${delay / 1000} s`,
           );
           await abortableSleep(delay, this.#stop.signal);
-          delay = Math.min(delay * 2, 60_000);
         }
         firstOpen();
       })();
@@ -343,7 +356,7 @@ export class SignalAdapter implements Adapter {
   // --- polling (normal/native mode) ----------------------------------------------------------
 
   async #pollLoop(): Promise<void> {
-    let delay = 1_000;
+    const backoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
     let failing = false;
     while (this.#receiving) {
       let batch: unknown[];
@@ -352,17 +365,17 @@ export class SignalAdapter implements Adapter {
       } catch (error) {
         if (!this.#receiving) break;
         failing = true;
+        const delay = backoff.next();
         this.#log.warn(
           { err: this.#safe(error), platform: this.platform, retryInSeconds: delay / 1000 },
           `signal: receiving failed (${this.#safe(error).message}); polling again in ${delay / 1000} s`,
         );
         await abortableSleep(delay, this.#stop.signal);
-        delay = Math.min(delay * 2, 60_000);
         continue;
       }
       if (failing) this.#log.info({ platform: this.platform }, "signal: the REST API answers again; polling resumed");
       failing = false;
-      delay = 1_000;
+      backoff.reset();
       // Messages of the last poll are handled even when a stop began meanwhile: the REST API will not hand them out again.
       for (const item of batch) this.#enqueue(item as SignalReceived);
       await this.#inbound;
@@ -372,6 +385,13 @@ export class SignalAdapter implements Adapter {
 
   /** Stops taking messages: the WebSocket closes; a poll under way finishes and its messages are still handled. */
   async stopReceiving(): Promise<void> {
+    // The receiver first, while the flow still takes what it hands over (the REST API will not hand it out again).
+    await this.#stopLoop();
+    await this.#flow.stopReceiving();
+  }
+
+  /** Stops the WebSocket or the polling loop and waits for what they handed over; {@link #start} may follow. */
+  async #stopLoop(): Promise<void> {
     if (!this.#receiving) return;
     this.#receiving = false;
     this.#stop.abort();
@@ -382,7 +402,7 @@ export class SignalAdapter implements Adapter {
 
   async disconnect(): Promise<void> {
     await this.stopReceiving();
-    this.#typing.stopAll();
+    await this.#flow.close();
   }
 
   // --- inbound -------------------------------------------------------------------------------
@@ -396,11 +416,17 @@ export class SignalAdapter implements Adapter {
   }
 
   async #receive(received: SignalReceived): Promise<void> {
-    const handler = this.#handler;
     const envelope = received?.envelope;
-    if (handler === null || envelope === null || envelope === undefined || typeof envelope !== "object") return;
+    if (envelope === null || envelope === undefined || typeof envelope !== "object") return;
     if (received.account && received.account !== this.number) return;
     this.#selfUuid ??= learnSignalSelfUuid(received, this.number);
+    // A reconnect or a restarted poll may hand a message out again: the flow takes a key once.
+    await this.#flow.take(signalMessageKey(envelope), () => this.#map(received));
+  }
+
+  /** The message as the flow takes it: a person by number or UUID, a group by either id; the full text of a long message once it is answered. */
+  async #map(received: SignalReceived): Promise<MappedInbound | null> {
+    const envelope = received.envelope!;
     const data = envelope.editMessage?.dataMessage ?? envelope.dataMessage;
     const internalGroupId = data?.groupInfo?.groupId;
     if (internalGroupId && !data?.groupInfo?.groupName) await this.#lookUpGroup(internalGroupId);
@@ -409,59 +435,30 @@ export class SignalAdapter implements Adapter {
       { number: this.number, uuid: this.#selfUuid },
       { apiUrl: this.#client.apiUrl, groupName: (id) => this.#groupNames.get(id) ?? null },
     );
-    if (mapped === null) return;
-    const decision = decideAnswer(this.#candidateFor(mapped), this.#rules);
-    if (!decision.answer) {
-      this.#log.debug?.({ platform: this.platform, reason: decision.reason }, "signal: message not answered");
-      return;
-    }
-    // A reconnect or a restarted poll may hand a message out again: it is no second turn.
-    const key = signalMessageKey(envelope);
-    if (!this.#seen.add(key)) return;
-    await this.#takeLongText(mapped.inbound);
-    const { inbound } = mapped;
-    this.#rememberAuthor(inbound.messageId!, mapped.author);
-    const chat = inbound.source.chatId!;
-    this.#typing.start(chat);
-    try {
-      const ack = await handler(inbound);
-      if (ack.status !== "accepted" && ack.status !== "queued") this.#stopTyping(chat);
-      if (ack.status !== "duplicate" && ack.status !== "rejected" && ack.status !== "refused" && this.#options.readReceipts !== false) {
-        this.#client
-          .readReceipt(mapped.author, mapped.timestamp)
-          .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
-      }
-      if (ack.status === "rejected") {
-        this.#log.warn(
-          { platform: this.platform, key: maskPhoneNumbers(ack.sessionKey, this.number), reason: ack.reason },
-          "signal: message refused by the gateway",
-        );
-        // Signal does not deliver a message twice: say why it was not taken.
-        await this.send(inbound.source, { text: ack.reason, kind: "notice", inReplyTo: [inbound.messageId!] }).catch(() => {});
-      }
-    } catch (error) {
-      this.#stopTyping(chat);
-      this.#seen.delete(key);
-      this.#log.error({ err: this.#safe(error), platform: this.platform }, "signal: the gateway could not take a message");
-      await this.send(inbound.source, {
-        text: "Sorry, your message could not be stored. Please send it again.",
-        kind: "error",
-        inReplyTo: [inbound.messageId!],
-      }).catch(() => {});
-    }
-  }
-
-  /** The answer candidate with the ids the allowlists name: a person by number or UUID, a group by either id. */
-  #candidateFor(mapped: MappedSignalMessage): AnswerCandidate {
-    const { candidate, inbound } = mapped;
+    if (mapped === null) return null;
+    const { inbound, candidate } = mapped;
     const users = [mapped.author, mapped.authorUuid].filter((id): id is string => typeof id === "string" && id !== "");
     const chats =
       inbound.source.chatType === "dm"
         ? users
         : [inbound.source.chatId, inbound.source.chatIdAlt].filter((id): id is string => typeof id === "string" && id !== "");
-    const allowedUser = users.find((id) => this.#rules.allowedUsers.includes(id));
-    const allowedChat = chats.find((id) => this.#rules.allowedChats.includes(id));
-    return { ...candidate, userId: allowedUser ?? candidate.userId, chatId: allowedChat ?? candidate.chatId };
+    return {
+      candidate,
+      otherUserIds: users,
+      otherChatIds: chats,
+      typingKey: inbound.source.chatId ?? null,
+      inbound: async () => {
+        await this.#takeLongText(inbound);
+        this.#rememberAuthor(inbound.messageId!, mapped.author);
+        return inbound;
+      },
+      onAck: (ack) => {
+        if (ack.status === "duplicate" || ack.status === "rejected" || ack.status === "refused" || this.#options.readReceipts === false) return;
+        this.#client
+          .readReceipt(mapped.author, mapped.timestamp)
+          .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: the read receipt failed"));
+      },
+    };
   }
 
   /** A long message arrives cut, with its full text as a `text/x-signal-plain` attachment: take the full text. */
@@ -512,7 +509,7 @@ export class SignalAdapter implements Adapter {
       if (message.text.trim() === "") return { messageId: null };
       const quote = this.#quoteFor(source, message);
       const group = recipient.startsWith(SIGNAL_GROUP_PREFIX);
-      if (message.kind !== "notice") this.#stopTyping(recipient);
+      if (message.kind !== "notice") this.#flow.stopTyping(recipient);
       let first: string | null = null;
       for (const [i, body] of signalMessageBodies(message.text, { styled: message.kind === "reply" }).entries()) {
         const result = await this.#sendWithRetry({ ...body, recipients: [recipient], ...(i === 0 && quote !== null ? quote : {}) });
@@ -530,7 +527,7 @@ export class SignalAdapter implements Adapter {
     } catch (error) {
       throw this.#sendError(error);
     } finally {
-      if (message.kind !== "notice") this.#stopTyping(recipient);
+      if (message.kind !== "notice") this.#flow.stopTyping(recipient);
     }
   }
 
@@ -542,24 +539,13 @@ export class SignalAdapter implements Adapter {
     return author ? { quote_timestamp: Number(id), quote_author: author } : null;
   }
 
-  /** Sends one body; a refused connection (nothing was sent) is tried again up to twice. */
-  async #sendWithRetry(request: Parameters<SignalRestClient["send"]>[0]): ReturnType<SignalRestClient["send"]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#client.send(request);
-      } catch (error) {
-        if (!(error instanceof SignalApiError) || !error.unreachable || attempt >= 3) throw error;
-        await abortableSleep(1_000 * attempt);
-      }
-    }
-  }
-
-  #stopTyping(chat: string): void {
-    if (!this.#typing.active.includes(chat)) return;
-    this.#typing.stop(chat);
-    this.#client
-      .typing(chat, false)
-      .catch((error: unknown) => this.#log.debug?.({ err: this.#safe(error), platform: this.platform }, "signal: hiding the typing indicator failed"));
+  /** Sends one body; a refused connection (nothing was sent) is tried again up to twice (after 1 s, then 2 s). */
+  #sendWithRetry(request: Parameters<SignalRestClient["send"]>[0]): ReturnType<SignalRestClient["send"]> {
+    return retry(() => this.#client.send(request), {
+      attempts: 3,
+      backoff: { initialMs: 1_000, maxMs: 2_000 },
+      isRetryable: (error) => error instanceof SignalApiError && error.unreachable,
+    });
   }
 
   // --- errors --------------------------------------------------------------------------------

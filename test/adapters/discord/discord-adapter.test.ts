@@ -9,7 +9,8 @@ import { DiscordAdapter } from "../../../src/adapters/discord/index.js";
 import type { AgentTurnInput } from "../../../src/agents/index.js";
 import { DISCORD_IDS, discordFixture, discordMessage, startFakeDiscordServer, type FakeDiscordOptions } from "../../fakes/discord/fake-discord-server.js";
 import { freePort } from "../../serve/gateway-process.js";
-import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapter-harness.js";
+import type { ReceiverHandlers } from "../../../src/gateway/index.js";
+import { TEST_RULES, adapterHarness, lastUserText, recordingLogger, useCleanups } from "../adapter-harness.js";
 
 const cleanups = useCleanups();
 
@@ -287,4 +288,52 @@ it("a refused token fails the connect with a clear error that does not contain i
   expect(error?.message).toMatch(/^discord: Discord refused the bot token/u);
   expect(JSON.stringify({ message: error?.message, stack: error?.stack, cause: String(error?.cause) })).not.toContain(wrong);
   await adapter.disconnect();
+});
+
+it("a standby replica sends through REST without a gateway login; under a receiver lease it connects only while it holds the lease, and again after a stop", async () => {
+  const fake = await startFakeDiscordServer();
+  cleanups.push(() => fake.close());
+  const logger = recordingLogger();
+  const adapter = await DiscordAdapter.create({ token: fake.token, apiUrl: fake.url, rules: TEST_RULES, logger });
+  cleanups.push(() => adapter.disconnect());
+  expect(adapter.exclusiveReceiver).toBe(true);
+  const taken: string[] = [];
+  let held: ReceiverHandlers | null = null;
+  await adapter.connect(
+    async (message) => {
+      taken.push(message.text);
+      return { status: "accepted", sessionKey: "k" };
+    },
+    {
+      deliveryFailed: () => {},
+      receiverLease: (name) => ({
+        hold: (handlers) => {
+          expect(name).toBe("discord");
+          held = handlers;
+          return () => handlers.stop();
+        },
+      }),
+    },
+  );
+  const dm = { platform: "discord", chatType: "dm" as const, chatId: DISCORD_IDS.dm };
+  await adapter.send(dm, { text: "from the standby", kind: "reply", inReplyTo: [] });
+  expect(fake.sentTo(DISCORD_IDS.dm).map((m) => m.content)).toEqual(["from the standby"]);
+  expect(fake.gatewayOps).toEqual([]);
+  expect(fake.callsOf("GET", /^\/gateway\/bot$/u)).toEqual([]);
+  const connections = (): number => logger.lines.filter((l) => l.msg === "discord adapter connected as @threadline_test (gateway)").length;
+  await held!.start();
+  expect(connections()).toBe(1);
+  fake.pushMessage(discordMessage("message-dm", { id: "1500000000000000901", content: "first" }));
+  await fake.waitFor(() => taken[0], "the first message");
+  // The lease is lost: the connection closes, sending still works; taken again: it connects again.
+  await held!.stop();
+  await fake.waitFor(() => !fake.connected || undefined, "the closed connection");
+  await adapter.send(dm, { text: "while stopped", kind: "reply", inReplyTo: [] });
+  await held!.start();
+  expect(connections()).toBe(2);
+  fake.pushMessage(discordMessage("message-dm", { id: "1500000000000000902", content: "second" }));
+  await fake.waitFor(() => taken[1], "the message after the restart");
+  expect(taken).toEqual(["first", "second"]);
+  expect(fake.sentTo(DISCORD_IDS.dm).map((m) => m.content)).toEqual(["from the standby", "while stopped"]);
+  expect(logger.text()).not.toContain(fake.token);
 });

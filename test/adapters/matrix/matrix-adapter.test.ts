@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { MATRIX_MESSAGE_LIMIT, MatrixAdapter, type MatrixAdapterOptions } from "../../../src/adapters/matrix/index.js";
 import type { AgentTurnInput } from "../../../src/agents/index.js";
-import { adapterStateInMeta } from "../../../src/gateway/index.js";
+import { adapterStateInMeta, type ReceiverHandlers } from "../../../src/gateway/index.js";
 import type { SessionDB } from "../../../src/store/index.js";
 import { MATRIX_IDS, matrixFixture, startFakeMatrixHomeserver, type FakeMatrixHomeserver } from "../../fakes/matrix/fake-matrix-homeserver.js";
 import { TEST_RULES, adapterHarness, lastUserText, recordingLogger, tempDatabase, useCleanups, type Logged } from "../adapter-harness.js";
@@ -341,4 +341,61 @@ it("a refused token or a user id that does not match stops connect with a clear 
   const notMatrix = await MatrixAdapter.create({ homeserverUrl: `${fake.url}/not-here`, accessToken: fake.token, logger: recordingLogger() });
   await expect(notMatrix.connect(async () => ({ status: "accepted", sessionKey: "x" }))).rejects.toThrow(/does not answer the Matrix Client-Server API .*404/u);
   await notMatrix.disconnect();
+});
+
+it("a standby replica sends without a sync loop; under a receiver lease it syncs only while it holds the lease, and syncs again after a stop", async () => {
+  const fake = await startFakeMatrixHomeserver({ maxPollMs: 1_000 });
+  cleanups.push(() => fake.close());
+  const db = await database();
+  const logger = recordingLogger();
+  const adapter = await MatrixAdapter.create({
+    homeserverUrl: fake.url,
+    accessToken: fake.token,
+    logger,
+    state: adapterStateInMeta(db, "matrix"),
+    pollTimeoutMs: 1_000,
+  });
+  cleanups.push(() => adapter.disconnect());
+  expect(adapter.exclusiveReceiver).toBe(true);
+  const taken: string[] = [];
+  let held: ReceiverHandlers | null = null;
+  const leases: string[] = [];
+  await adapter.connect(
+    async (message) => {
+      taken.push(message.text);
+      return { status: "accepted", sessionKey: "k" };
+    },
+    {
+      deliveryFailed: () => {},
+      receiverLease: (name) => {
+        leases.push(name);
+        return {
+          hold: (handlers) => {
+            held = handlers;
+            return () => handlers.stop();
+          },
+        };
+      },
+    },
+  );
+  expect(leases).toEqual(["matrix"]);
+  // Not holding the lease: no login, no sync, but sending works.
+  const sent = await adapter.send(
+    { platform: "matrix", chatType: "dm", chatId: DM, userId: ALICE },
+    { text: "from the standby", kind: "reply", inReplyTo: [] },
+  );
+  expect(sent.messageId).toBe(fake.sentTo(DM)[0]!.eventId);
+  expect(fake.callsOf("GET", /^\/sync$/u)).toEqual([]);
+  expect(fake.callsOf("GET", /^\/account\/whoami$/u)).toEqual([]);
+  // The lease is taken: it logs in and syncs.
+  await held!.start();
+  await fake.waitFor(() => connected(logger), "the startup line");
+  fake.pushMessage(DM, ALICE, "first");
+  await fake.waitFor(() => taken[0], "the first message");
+  // The lease is lost, then taken again: what was sent meanwhile arrives after the restart.
+  await held!.stop();
+  fake.pushMessage(DM, ALICE, "second");
+  await held!.start();
+  await fake.waitFor(() => taken[1], "the message sent while stopped");
+  expect(taken).toEqual(["first", "second"]);
 });

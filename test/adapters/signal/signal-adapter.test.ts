@@ -15,7 +15,8 @@ import {
   type FakeSignalServer,
 } from "../../fakes/signal/fake-signal-server.js";
 import { freePort, waitFor } from "../../serve/gateway-process.js";
-import { TEST_RULES, adapterHarness, lastUserText, useCleanups } from "../adapter-harness.js";
+import type { ReceiverHandlers } from "../../../src/gateway/index.js";
+import { TEST_RULES, adapterHarness, lastUserText, recordingLogger, useCleanups } from "../adapter-harness.js";
 
 const cleanups = useCleanups();
 
@@ -170,4 +171,49 @@ it("a receive WebSocket that goes quiet (no ping, no message) is replaced", asyn
   await waitFor(() => logger.lines.find((l) => l.msg === "signal: receive WebSocket reconnected"), { what: "the reconnect" });
   fake.push(signalMessage("receive-dm", { timestamp: 1767230500000, message: "still there?" }));
   await fake.waitFor(() => fake.sentTo(SIGNAL_IDS.alice)[0], "the reply");
+});
+
+it("a standby replica sends without receiving; under a receiver lease it receives only while it holds the lease, and again after a stop", async () => {
+  const fake = await startFakeSignalServer();
+  cleanups.push(() => fake.close());
+  const adapter = await SignalAdapter.create({ apiUrl: fake.url, number: SIGNAL_IDS.bot, rules: TEST_RULES, logger: recordingLogger() });
+  cleanups.push(() => adapter.disconnect());
+  expect(adapter.exclusiveReceiver).toBe(true);
+  const taken: string[] = [];
+  let held: ReceiverHandlers | null = null;
+  await adapter.connect(
+    async (message) => {
+      taken.push(message.text);
+      return { status: "accepted", sessionKey: "k" };
+    },
+    {
+      deliveryFailed: () => {},
+      receiverLease: (name) => ({
+        hold: (handlers) => {
+          expect(name).toBe("signal");
+          held = handlers;
+          return () => handlers.stop();
+        },
+      }),
+    },
+  );
+  const dm = { platform: "signal", chatType: "dm" as const, chatId: SIGNAL_IDS.alice };
+  await adapter.send(dm, { text: "from the standby", kind: "notice", inReplyTo: [] });
+  expect(fake.sentTo(SIGNAL_IDS.alice)).toHaveLength(1);
+  expect(fake.connections).toBe(0);
+  await held!.start();
+  await fake.waitFor(() => fake.connected, "the receive WebSocket");
+  fake.push(signalMessage("receive-dm", { timestamp: 1767230900000, message: "first" }));
+  await fake.waitFor(() => taken[0], "the first message");
+  // The lease is lost: the WebSocket closes, sending still works; taken again: it reconnects.
+  await held!.stop();
+  expect(fake.connected).toBe(false);
+  await adapter.send(dm, { text: "while stopped", kind: "notice", inReplyTo: [] });
+  await held!.start();
+  await fake.waitFor(() => fake.connected, "the receive WebSocket again");
+  fake.push(signalMessage("receive-dm", { timestamp: 1767230910000, message: "second" }));
+  await fake.waitFor(() => taken[1], "the message after the restart");
+  expect(taken).toEqual(["first", "second"]);
+  expect(fake.sentTo(SIGNAL_IDS.alice)).toHaveLength(2);
+  expect(fake.connections).toBe(2);
 });
