@@ -293,16 +293,18 @@ forEachBackend((backend) => {
     // The gateway's completion commits just before the terminal gives up: the outcome is returned.
     // A real race: another gateway's connection runs the store's own finishHandoff in a transaction it
     // keeps open (PostgreSQL: it holds the row lock; SQLite: the write lock of the file) while the terminal
-    // times out and tries to mark the handoff failed; then it commits.
-    const racing = requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 1_000, pollMs: 10 });
+    // times out and tries to mark the handoff failed; then it commits. The terminal polls once, at its
+    // deadline (pollMs > timeoutMs), and that poll cannot see the uncommitted completion.
+    const racing = requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 1_000, pollMs: 60_000 });
     let fast = null;
     while (fast === null) fast = await db.claimHandoff({ platforms: ["local"], holder: "fast-gw" });
+    // The terminal set its deadline when the handoff was created, before this claim returned.
+    const deadline = Date.now() + 1_000;
     const completion = { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" } as const;
     await withOpenCompletion(target, fast.id, checkHandoffResult(completion, Date.now() / 1000), async (holderPid) => {
       if (holderPid === null) {
-        // SQLite shows no waiter: wait until the terminal's deadline is past and it has polled again.
-        const deadline = fast.createdAt * 1000 + 1_000;
-        await waitFor(() => Date.now() > deadline + 50, { what: "the terminal's handoff deadline to pass" });
+        // SQLite shows no waiter: wait until the terminal's deadline (and so its one poll) is past.
+        await waitFor(() => Date.now() > deadline + 100, { what: "the terminal's handoff deadline to pass" });
       } else {
         await waitFor(() => handoffFinishWaiting(target, holderPid), { what: "the terminal's finishHandoff to wait on the handoff's row lock" });
       }
