@@ -5,6 +5,8 @@
  * path, refusals, the timeout (a late gateway does not run it), gateway-side failures
  * (no adapter, a failing thread, a failing summary turn) and `SessionRouter.bindKeyToSession`.
  */
+import Database from "better-sqlite3";
+import pg from "pg";
 import { expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { AgentError, EchoAgent, type Agent, type AgentTurnInput } from "../../src/agents/index.js";
@@ -19,8 +21,13 @@ import {
 } from "../../src/gateway/index.js";
 import { handoffNotice } from "../../src/gateway/handoff-worker.js";
 import type { SessionDB } from "../../src/store/index.js";
+import { checkHandoffResult, type CheckedHandoffResult } from "../../src/store/handoff-input.js";
+import { Sql, withDefaultUser } from "../../src/store/postgres/postgres-connection.js";
+import * as pgHandoffs from "../../src/store/postgres/postgres-handoffs.js";
+import { SqliteConnection } from "../../src/store/sqlite/sqlite-connection.js";
+import * as sqliteHandoffs from "../../src/store/sqlite/sqlite-handoffs.js";
 import { waitFor } from "../support/wait-for.js";
-import { forEachBackend } from "./backends.js";
+import { forEachBackend, type TestDatabase } from "./backends.js";
 
 /** An agent that answers like the echo agent, or fails when told to. */
 class SwitchAgent implements Agent {
@@ -51,6 +58,58 @@ async function serveWhile<T>(runner: GatewayRunner, homes: HomeChannels, done: P
   return finished;
 }
 
+/**
+ * Runs the store's own finishHandoff statements for `id` on another connection to the test's
+ * database, in a transaction left open while `whileOpen` runs (PostgreSQL: it holds the row
+ * lock; SQLite: the write lock of the file), then commits.
+ */
+async function withOpenCompletion(
+  target: TestDatabase["target"],
+  id: string,
+  result: CheckedHandoffResult,
+  whileOpen: (holderPid: number | null) => Promise<void>,
+): Promise<void> {
+  if (target.schema === undefined) {
+    const raw = new Database(target.url);
+    try {
+      raw.exec("BEGIN IMMEDIATE");
+      sqliteHandoffs.finishHandoff(new SqliteConnection(raw), id, result);
+      await whileOpen(null);
+      raw.exec("COMMIT");
+    } finally {
+      if (raw.inTransaction) raw.exec("ROLLBACK");
+      raw.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: withDefaultUser(target.url) });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO "${target.schema}"`);
+    await client.query("BEGIN");
+    await pgHandoffs.finishHandoff(new Sql(client), id, result);
+    await whileOpen((client as unknown as { processID: number }).processID);
+    await client.query("COMMIT");
+  } finally {
+    await client.end();
+  }
+}
+
+/** Whether a PostgreSQL session waits for `holderPid`'s lock in finishHandoff (its `SELECT … FOR UPDATE` of the handoff). */
+async function handoffFinishWaiting(target: TestDatabase["target"], holderPid: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: withDefaultUser(target.url) });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE 'SELECT status FROM handoffs WHERE id = $1 FOR UPDATE%'",
+      [holderPid],
+    );
+    return (rows[0] as { n: number }).n > 0;
+  } finally {
+    await client.end();
+  }
+}
+
 async function cliSession(db: SessionDB): Promise<string> {
   const { id } = await db.createSession({ source: "cli", title: "Storage design" });
   await db.appendTurn(id, [
@@ -74,7 +133,7 @@ async function expectHandoffError(call: Promise<unknown>, reason: HandoffError["
 
 forEachBackend((backend) => {
   async function setup(options: { threads?: boolean; agent?: () => Agent; extraAdapters?: LocalAdapter[]; sharedChannels?: boolean } = {}) {
-    const { db } = await backend.fresh();
+    const { db, target } = await backend.fresh();
     const store = new SessionRouter({ db, keySettings: { groupSessionsPerUser: options.sharedChannels !== true } });
     const local = new LocalAdapter(options.threads === undefined ? {} : { threads: options.threads });
     const runner = new GatewayRunner({
@@ -83,7 +142,7 @@ forEachBackend((backend) => {
       adapters: [local, ...(options.extraAdapters ?? [])],
     });
     await runner.start();
-    return { db, store, local, runner };
+    return { db, target, store, local, runner };
   }
 
   it("thread path: a thread in the home channel routes to the same session, gets the summary, and the record completes", async () => {
@@ -218,7 +277,7 @@ forEachBackend((backend) => {
   });
 
   it("timeout while a gateway runs it: cancelled (failed: timeout); a completion that lands first wins", async () => {
-    const { db } = await setup();
+    const { db, target } = await setup();
     const id = await cliSession(db);
     const homes: HomeChannels = { local: { chatId: "home" } };
     // A gateway claims it but never finishes.
@@ -232,22 +291,25 @@ forEachBackend((backend) => {
     );
 
     // The gateway's completion commits just before the terminal gives up: the outcome is returned.
-    const racing = new Proxy(db, {
-      get(target, property) {
-        if (property === "finishHandoff") {
-          return async (handoffId: string, result: Parameters<SessionDB["finishHandoff"]>[1]) => {
-            if (result.status === "failed") {
-              await target.claimHandoff({ platforms: ["local"], holder: "fast-gw" });
-              await target.finishHandoff(handoffId, { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" });
-            }
-            return target.finishHandoff(handoffId, result);
-          };
-        }
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
+    // A real race: another gateway's connection runs the store's own finishHandoff in a transaction it
+    // keeps open (PostgreSQL: it holds the row lock; SQLite: the write lock of the file) while the terminal
+    // times out and tries to mark the handoff failed; then it commits. The terminal polls once, at its
+    // deadline (pollMs > timeoutMs), and that poll cannot see the uncommitted completion.
+    const racing = requestHandoff(db, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 1_000, pollMs: 60_000 });
+    let fast = null;
+    while (fast === null) fast = await db.claimHandoff({ platforms: ["local"], holder: "fast-gw" });
+    // The terminal set its deadline when the handoff was created, before this claim returned.
+    const deadline = Date.now() + 1_000;
+    const completion = { status: "completed", chatId: "home", sessionKey: "agent:main:local:channel:home" } as const;
+    await withOpenCompletion(target, fast.id, checkHandoffResult(completion, Date.now() / 1000), async (holderPid) => {
+      if (holderPid === null) {
+        // SQLite shows no waiter: wait until the terminal's deadline (and so its one poll) is past.
+        await waitFor(() => Date.now() > deadline + 100, { what: "the terminal's handoff deadline to pass" });
+      } else {
+        await waitFor(() => handoffFinishWaiting(target, holderPid), { what: "the terminal's finishHandoff to wait on the handoff's row lock" });
+      }
     });
-    const won = await requestHandoff(racing, { sessionId: id, platform: "local" }, { homeChannels: homes, timeoutMs: 50, pollMs: 10 });
+    const won = await racing;
     expect(won).toMatchObject({ status: "completed", chatId: "home", threadId: null, sessionKey: "agent:main:local:channel:home" });
     expect(await db.getHandoff(won.id)).toMatchObject({ status: "completed", claimedBy: "fast-gw" });
   });

@@ -4,6 +4,7 @@
  * delete, the streamed exports (identical to SessionDB.exportSessions) and stats.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Readable } from "node:stream";
 import { afterEach, expect, it } from "vitest";
 import { forEachBackend } from "../gateway/backends.js";
 import { waitFor } from "../support/wait-for.js";
@@ -210,49 +211,68 @@ forEachBackend((backend) => {
     expect(report).toEqual({ imported: 120, skipped: 0, errors: [] });
   });
 
-  it("GET /export is streamed with back-pressure: a slow reader holds the store's generator back, and a client that goes away closes it", async () => {
+  it("GET /export is streamed with back-pressure: a slow reader holds the store's export back, and a client that goes away closes it", async () => {
     const { db } = await backend.fresh();
-    const state = { produced: 0, closed: false };
-    const big = "y".repeat(4096);
-    const streaming = new Proxy(db, {
-      get(target, property, receiver) {
-        if (property === "exportSessions") {
-          return async function* () {
-            try {
-              for (let i = 0; i < 100_000; i++) {
-                state.produced += 1;
-                yield { format: "threadline.session", version: 1, session: { id: `s${i}` }, messages: [{ role: "user", content: big }] };
-              }
-            } finally {
-              state.closed = true;
-            }
-          };
-        }
-        const value = Reflect.get(target, property, receiver) as unknown;
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-    const api = await startApi(streaming);
-    // The server's side of the export response: its writableNeedDrain says the socket is full.
-    let exportResponse: ServerResponse | null = null;
+    // 160 sessions of 256 KiB: about 40 MiB, far more than the socket buffers hold.
+    const big = "y".repeat(256 * 1024);
+    const ids = Array.from({ length: 160 }, (_, i) => `big-${String(i).padStart(3, "0")}`);
+    for (const [i, id] of ids.entries()) {
+      await db.createSession({ id, source: "cli", startedAt: 1_700_000_000 + i });
+      await db.appendMessage(id, { role: "user", content: big, timestamp: 1_700_000_000 + i });
+    }
+    let exportBytes = 0;
+    for await (const record of db.exportSessions()) exportBytes += JSON.stringify(record).length + 1;
+    const api = await startApi(db);
+    // The server's side of each export: its response, and the stream it pipes into it (sendJsonLines' body).
+    const served: Array<{ response: ServerResponse; body: Readable | null }> = [];
     api.app.server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-      if (request.url === "/export") exportResponse = response;
+      if (request.url !== "/export") return;
+      const side: { response: ServerResponse; body: Readable | null } = { response, body: null };
+      response.on("pipe", (source: Readable) => {
+        side.body = source;
+      });
+      served.push(side);
     });
-    const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
-    expect(response.status).toBe(200);
-    const reader = response.body!.getReader();
-    const first = await reader.read();
-    expect(new TextDecoder().decode(first.value).startsWith('{"format":"threadline.session"')).toBe(true);
-    // The barrier: the server's writes back up (the reader reads no more), so from here on the
-    // stream pulls at most one more buffer's worth from the generator.
-    await waitFor(() => exportResponse?.writableNeedDrain === true, {
-      what: "the export response to wait for drain",
-      describe: () => `records produced: ${state.produced}`,
+    /** An export whose client reads the first chunk and then no more, until the server's writes back up. */
+    const stalledExport = async () => {
+      const response = await fetch(`${api.url}/export`, { headers: { "x-api-key": ADMIN } });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      expect(first.startsWith('{"format":"threadline.session"')).toBe(true);
+      const server = served.at(-1)!;
+      // The barrier: the server's writes back up (the reader reads no more).
+      await waitFor(() => server.response.writableNeedDrain === true, { what: "the export response to wait for drain" });
+      return { reader, first, server };
+    };
+
+    // A client that stops reading, then goes away.
+    const gone = await stalledExport();
+    // What the server has handed to the socket (sent or queued) is a small part of the export.
+    expect(gone.server.response.socket!.bytesWritten).toBeLessThan(exportBytes / 4);
+    await gone.reader.cancel();
+    // The server closes its response and destroys the export stream. That stream closes only once
+    // sendJsonLines' generator has returned, which awaits the store export's return().
+    await waitFor(() => gone.server.response.closed && gone.server.body?.closed === true, {
+      what: "the server's export response and stream to close",
     });
-    // 100,000 records of 4 KiB would be 400 MiB; only what fits the socket and stream buffers was produced.
-    expect(state.produced).toBeLessThan(2_000);
-    await reader.cancel();
-    await waitFor(() => state.closed, { what: "the store's generator to be closed", timeoutMs: 5_000 });
+    expect(gone.server.body!.destroyed).toBe(true);
+    // Nothing of the export is left holding the store: a whole export still runs to the end.
+    const whole = await call(api, "GET", "/export");
+    expect(whole.text.length).toBe(exportBytes);
+    expect((jsonLines(whole.text) as Array<{ session: { id: string } }>).map((r) => r.session.id)).toEqual(ids);
+
+    // How far the store's export ran while its client did not read. The export reads each session
+    // afresh before it yields it and skips deleted ones, so once every session is deleted, what the
+    // client still receives is exactly what the store had produced.
+    const slow = await stalledExport();
+    for (const id of ids) expect(await db.deleteSession(id)).toBe(true);
+    let rest = "";
+    const decoder = new TextDecoder();
+    for (let chunk = await slow.reader.read(); chunk.done !== true; chunk = await slow.reader.read()) rest += decoder.decode(chunk.value, { stream: true });
+    const produced = (jsonLines(slow.first + rest) as Array<{ session: { id: string } }>).map((r) => r.session.id);
+    expect(produced).toEqual(ids.slice(0, produced.length));
+    expect(produced.length).toBeLessThan(ids.length / 4);
   });
 
   it("GET /stats: admin keys get the totals; a scoped key gets 403", async () => {

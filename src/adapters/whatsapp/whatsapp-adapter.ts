@@ -27,7 +27,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
 import { noopLogger, normalizeIdentity } from "../../gateway/index.js";
-import { InvalidInputError, PlatformError } from "../../store/index.js";
+import { InvalidInputError, type PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, InboundFlow, PlatformFailures, SeenMessageIds, splitMessage, type AnswerRules } from "../chat/index.js";
 import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
 import { WhatsAppApiError, WhatsAppGraphApi } from "./whatsapp-graph-api.js";
