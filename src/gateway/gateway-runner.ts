@@ -17,6 +17,7 @@ import {
   InvalidInputError,
   ThreadlineError,
   type ConversationMessage,
+  type InboundClaim,
   type Lease,
   type NewMessage,
   type UsageUpdate,
@@ -31,6 +32,8 @@ import { failureRef, modelFailureText } from "./chat-safe-errors.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
+import { claimCommand, inboundClaimOf, isClaimedElsewhere } from "./inbound-claims.js";
+import { storeReceiverLeases } from "./receiver-lease.js";
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { SessionEntry } from "./session-entry.js";
 import { SessionQueue, type InboundEvent } from "./session-queue.js";
@@ -108,6 +111,13 @@ export interface GatewayRunnerOptions {
    * chat gets their own). A failure is logged and the turn runs without memory.
    */
   memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
+}
+
+/** What a turn tells its caller, and the inbound claims its user messages are stored with. */
+interface TurnHooks {
+  durable: () => void;
+  failed: (error: unknown) => void;
+  claims?: InboundClaim[] | undefined;
 }
 
 /** What a running session is doing. */
@@ -222,6 +232,9 @@ export class GatewayRunner implements CommandHost {
     this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+    // Several replicas: a connection-style adapter receives in one of them at a time (see ReceiverLease).
+    if (this.#leases !== null)
+      this.#adapterEvents.receiverLease = storeReceiverLeases(this.db, { ...this.#leases, clock: this.store.clock, logger: this.#log });
     this.#systemPrompts = new SystemPromptRecords(this.db, { limit: RECORDED_MODELS });
     // Compression measures against the same window the turns are built within.
     const windowFor = options.contextWindow;
@@ -345,6 +358,8 @@ export class GatewayRunner implements CommandHost {
     if (!this.#accepting) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
     const command = parseSlashCommand(message.text);
     if (command !== null && isGatewayCommand(command)) {
+      // Claimed before it runs: a command delivered to several replicas runs once.
+      if (!(await claimCommand(this.db, message))) return { status: "duplicate", sessionKey: key };
       await runSlashCommand(this, key, message, command);
       return { status: "command", sessionKey: key };
     }
@@ -357,8 +372,16 @@ export class GatewayRunner implements CommandHost {
       if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
       this.#remember(id);
     }
-    if (await this.#startNow(key, message)) return { status: "accepted", sessionKey: key };
-    return this.enqueue(key, message);
+    // Claimed with what it becomes (the stored user message, or the queued event): another replica's claim makes it a duplicate.
+    const claim = inboundClaimOf(message);
+    const claims = claim === null ? undefined : [claim];
+    try {
+      if (await this.#startNow(key, message, claims)) return { status: "accepted", sessionKey: key };
+    } catch (error) {
+      if (isClaimedElsewhere(error)) return { status: "duplicate", sessionKey: key };
+      throw error;
+    }
+    return this.enqueue(key, message, claims);
   }
 
   /**
@@ -433,7 +456,7 @@ export class GatewayRunner implements CommandHost {
    * Runs a message at once when the session is idle here (and its lease, if any, is
    * free): resolves `true` once the user message is stored, `false` when it must queue.
    */
-  async #startNow(key: string, message: InboundMessage): Promise<boolean> {
+  async #startNow(key: string, message: InboundMessage, claims?: InboundClaim[]): Promise<boolean> {
     if (this.#running.has(key)) return false;
     const lease = await this.#acquire(key);
     if (lease === false) return false;
@@ -447,14 +470,15 @@ export class GatewayRunner implements CommandHost {
       durable = resolve;
       failed = reject;
     });
-    this.#startWorker(key, message.source, lease, { messages: [message], durable, failed });
+    this.#startWorker(key, message.source, lease, { messages: [message], durable, failed, claims });
     await stored;
     return true;
   }
 
   /** Queues a message for a key (durably) and makes sure some worker will run it. */
-  async enqueue(key: string, message: InboundMessage): Promise<InboundAck> {
+  async enqueue(key: string, message: InboundMessage, claims?: InboundClaim[]): Promise<InboundAck> {
     const event: InboundEvent = {
+      ...(claims === undefined ? {} : { claims }),
       messageId: message.messageId ?? null,
       senderId: message.source.userId ?? null,
       kind: (message.media?.length ?? 0) > 0 ? "media" : "text",
@@ -585,7 +609,7 @@ export class GatewayRunner implements CommandHost {
     source: SessionSource,
     lease: Lease | null,
     first:
-      | { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void }
+      | { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void; claims?: InboundClaim[] | undefined }
       | { resume: SessionEntry }
       | { rerun: SessionEntry; ids: string[]; model?: string | undefined }
       | null,
@@ -604,7 +628,7 @@ export class GatewayRunner implements CommandHost {
         // replica before the sweep did never overtakes it.
         if (lease !== null && (first === null || "messages" in first)) await this.#resumeOrphanedTurn(key, state);
         if (first !== null && "messages" in first) {
-          await this.#turn(key, state, first.messages, { durable: first.durable, failed: first.failed });
+          await this.#turn(key, state, first.messages, { durable: first.durable, failed: first.failed, claims: first.claims });
         } else if (first !== null && "resume" in first) {
           await this.#resumeTurn(key, state, first.resume);
         } else if (first !== null && "rerun" in first) {
@@ -738,7 +762,7 @@ export class GatewayRunner implements CommandHost {
   }
 
   /** One turn: store the user message(s), run the agent, commit, reply. */
-  async #turn(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
+  async #turn(key: string, state: Running, messages: InboundMessage[], hooks: TurnHooks): Promise<void> {
     state.phase = "turn";
     try {
       await this.#turnSteps(key, state, messages, hooks);
@@ -747,7 +771,7 @@ export class GatewayRunner implements CommandHost {
     }
   }
 
-  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
+  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: TurnHooks): Promise<void> {
     const started = performance.now();
     const source = messages[messages.length - 1]!.source;
     const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
@@ -758,9 +782,14 @@ export class GatewayRunner implements CommandHost {
       await this.compressor.beforeTurn(key);
       // Routing decision, turn marker and the user message(s): one write.
       const fence = this.#fence(key, state);
-      entry = await this.#timed("startTurn", () => this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence }));
+      const claims = hooks.claims === undefined ? {} : { claims: hooks.claims };
+      entry = await this.#timed("startTurn", () =>
+        this.store.startTurn(source, userMessagesOf(messages, this.store.clock.now()), { key, ...fence, ...claims }),
+      );
     } catch (error) {
       hooks.failed(error);
+      // Another replica stored this message first: admission answers `duplicate`, nothing to log.
+      if (isClaimedElsewhere(error)) return;
       throw error;
     }
     hooks.durable();

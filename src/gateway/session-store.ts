@@ -14,6 +14,7 @@ import {
   SUMMARY_MESSAGE_PREFIX,
   summaryMessageText,
   type ConversationMessage,
+  type InboundClaim,
   type LeaseFence,
   type ListRoutesOptions,
   type UsageUpdate,
@@ -92,11 +93,14 @@ interface TurnExtras {
   turnStartedAt?: number;
   appendMessages?: NewMessage[];
   fence?: LeaseFence;
+  /** The platform messages the turn's user messages are (see {@link RouteWrite.claims}). */
+  claims?: InboundClaim[];
 }
 
 function withExtras(write: RouteWrite, extras: TurnExtras): void {
   if (extras.appendMessages !== undefined && extras.appendMessages.length > 0) write.appendMessages = extras.appendMessages;
   if (extras.fence !== undefined) write.fence = extras.fence;
+  if (extras.claims !== undefined && extras.claims.length > 0) write.claims = extras.claims;
 }
 
 /**
@@ -204,10 +208,16 @@ export class SessionStore {
    * Starts a turn: the routing decision of {@link getOrCreateSession}, the turn marker and
    * the user message(s) of the turn, committed together in one write (one commit per
    * inbound message). The messages go to the session the entry routes to afterwards.
+   * `claims` are taken in that write: one claimed already rejects with `InboundClaimedError`, nothing written.
    */
-  async startTurn(source: SessionSource, messages: NewMessage[], options: GetOrCreateOptions & { fence?: LeaseFence } = {}): Promise<SessionEntry> {
+  async startTurn(
+    source: SessionSource,
+    messages: NewMessage[],
+    options: GetOrCreateOptions & { fence?: LeaseFence; claims?: InboundClaim[] } = {},
+  ): Promise<SessionEntry> {
     const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
     if (options.fence !== undefined) extras.fence = options.fence;
+    if (options.claims !== undefined) extras.claims = options.claims;
     return this.#route(source, options, extras);
   }
 

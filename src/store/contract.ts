@@ -10,6 +10,9 @@
  *
  * @module
  */
+import type { ClaimedWrite, InboundClaimStore } from "./inbound-claim-contract.js";
+
+export * from "./inbound-claim-contract.js";
 
 /** One part of a structured (multi-part) message content, OpenAI style. */
 export interface ContentPart {
@@ -596,7 +599,7 @@ export interface Route extends RouteFields {
  * A conditional write of a routing entry together with the session rows it implies,
  * committed in one transaction.
  */
-export interface RouteWrite {
+export interface RouteWrite extends ClaimedWrite {
   key: string;
   /** The version last read, or `null` when the key must have no entry yet. */
   expectedVersion: number | null;
@@ -674,7 +677,7 @@ export interface ListRoutesOptions {
 }
 
 /** One inbound event to queue for a busy session. */
-export interface NewQueuedEvent {
+export interface NewQueuedEvent extends ClaimedWrite {
   /** The platform's message id: an id already queued for the key makes the call a `duplicate`. */
   messageId?: string | null;
   /** The event (any JSON value). */
@@ -1346,9 +1349,9 @@ export interface PairingStore {
 
 /**
  * Everything a chat gateway keeps beside the transcripts: routing entries, identity
- * aliases, inbound queues, leases, handoffs and pairing.
+ * aliases, inbound queues, leases, handoffs, pairing and inbound claims.
  */
-export interface GatewayState extends RouteStore, AliasStore, QueueStore, LeaseStore, HandoffStore, PairingStore {}
+export interface GatewayState extends RouteStore, AliasStore, QueueStore, LeaseStore, HandoffStore, PairingStore, InboundClaimStore {}
 
 /** Execution sessions: the stored results of agent and workflow runs (see `threadline/executions`). */
 export interface ExecutionStore {

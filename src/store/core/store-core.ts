@@ -10,6 +10,7 @@
 import type {
   AutoPruneOptions,
   ClaimHandoffOptions,
+  ClaimInboundOptions,
   ContinuationWrite,
   ConversationMessage,
   ConversationOptions,
@@ -24,6 +25,7 @@ import type {
   Handoff,
   HandoffResult,
   ImportReport,
+  InboundClaim,
   Insights,
   InsightsOptions,
   ListMemoriesOptions,
@@ -50,6 +52,7 @@ import type {
   PairingCodeOutcome,
   PairingCodeRequestOptions,
   PairingList,
+  PruneInboundClaimsOptions,
   PruneOptions,
   QueuedItem,
   RewindResult,
@@ -112,6 +115,7 @@ import { applyUsage, endSessionRow, insertNewSession, reopenSessionRow, requireR
 import { messageWindowSql, restoreRewound, rewindLastMessages, rewindTurns } from "./transcript-steps.js";
 import { exportLine, exportMessagesSql, exportRecord, importRecord } from "./transfer-steps.js";
 import * as queue from "./queue-steps.js";
+import * as claims from "./inbound-claims.js";
 import * as pairing from "./pairing-steps.js";
 import * as memory from "./memory-steps.js";
 import { checkListMemories, checkMemoryKind, checkMemoryOwner, checkMemoryWrite } from "../memory-input.js";
@@ -737,6 +741,7 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     const at = now();
     const checked = checkRouteWrite(write, at);
+    const taking = claims.checkClaims(write.claims);
     const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
     const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => d.storeMessage(m));
     // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
@@ -749,6 +754,7 @@ export class StoreCore implements SessionDB {
           yield* checkFence(checked.fence, d);
           const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
           if (claim === null) return null;
+          yield* claims.takeClaims(taking, at);
           if (checked.endSession !== null) {
             const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
             // A message appended since the caller read the session: nothing is written (rolled back).
@@ -823,8 +829,11 @@ export class StoreCore implements SessionDB {
   async enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
     checkPathSafe(key, "key");
     const checked = checkQueuedEvent(event, options, now());
+    const taking = claims.checkClaims(event.claims);
     // The queue lane keeps this instance's enqueues of a key in call order (FIFO as called).
-    return this.#queueWrite(`queueing an event for ${key}`, key, () => queue.enqueue(key, checked.event, checked.maxDepth));
+    return this.#queueWrite(`queueing an event for ${key}`, key, () =>
+      claims.enqueueClaimed(taking, checked.event.at, key, () => queue.enqueue(key, checked.event, checked.maxDepth)),
+    ).catch(claims.notQueuedResult);
   }
 
   async listQueue(key: string): Promise<QueuedItem[]> {
@@ -897,6 +906,17 @@ export class StoreCore implements SessionDB {
     const d = this.#d;
     checkPathSafe(key, "key");
     return d.read("reading a lease", () => leases.getLease(key));
+  }
+
+  async claimInbound(claim: InboundClaim, options: ClaimInboundOptions = {}): Promise<boolean> {
+    const checked = claims.checkClaim(claim);
+    const at = checkTime(options.at, "at", now());
+    return this.#d.write("claiming an inbound message", () => claims.takeClaim(checked, at));
+  }
+
+  async pruneInboundClaims(options: PruneInboundClaimsOptions): Promise<number> {
+    const before = claims.checkPruneBefore(options);
+    return this.#d.write("pruning inbound claims", () => claims.pruneClaims(before));
   }
 
   // --- cross-platform handoffs --------------------------------------------------
