@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
+import { DISCORD_IDS, discordMessage, startFakeDiscordServer } from "../fakes/discord/fake-discord-server.js";
 import { FAKE_PHONE_NUMBER_ID, startFakeWhatsAppServer, type FakeWhatsAppServer } from "../fakes/whatsapp/fake-whatsapp-server.js";
 import { postWhatsAppWebhook, whatsappWebhook } from "../fakes/whatsapp/whatsapp-webhooks.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
@@ -125,6 +126,62 @@ describe("replicas on PostgreSQL with a webhook platform (WhatsApp)", () => {
       expect(await deliver(survivor, third)).toBe(200);
       expect(await deliver(survivor, dm("fourth question"))).toBe(200);
       await whatsapp.waitFor(() => replies().some((r) => r.includes("fourth question")), "the reply to the fourth message");
+      expect(replies()).toHaveLength(4);
+      expect(await storedUserTexts(db)).toEqual(["first question", "second question", "third question", "fourth question"]);
+    },
+    TEST_TIMEOUT,
+  );
+});
+
+/**
+ * A connection platform: every replica connects to the fake Discord gateway, which sends each
+ * event to every session of the token, as Discord does. With the receiver lease (adapters call
+ * `AdapterEvents.receiverLease`), one replica holds `receiver:discord` and connects, the other
+ * stands by; without it both receive and the inbound claim keeps the answer single. Either way
+ * the same message is answered once, and after the receiving replica is killed the other one
+ * receives (within the lease time) and answers once.
+ */
+describe("replicas on PostgreSQL with a connection platform (Discord)", () => {
+  it(
+    "a DM delivered to every connected replica is stored and answered once; after the receiving replica is killed, the other receives and answers once",
+    async () => {
+      const discord = await startFakeDiscordServer({ everySession: true });
+      closers.push(() => discord.close());
+      const provider = await model();
+      const { url, db } = await freshDatabase();
+      const adapters = { discord: { apiUrl: discord.url, access: "open" } };
+      const env = { OPENAI_BASE_URL: provider.url, DISCORD_BOT_TOKEN: discord.token };
+      const a = await replica("replica-a", url, adapters, env);
+      const b = await replica("replica-b", url, adapters, env);
+      const replies = (): string[] => discord.sentTo(DISCORD_IDS.dm).map((m) => m.content);
+      await discord.waitFor(() => discord.connected, "a gateway connection");
+      const dm = (id: string, content: string): Record<string, unknown> => discordMessage("message-dm", { id, content });
+      /** The replica that receives: the holder of `receiver:discord`, or A when the adapters receive without the lease. */
+      const receiving = async (): Promise<GatewayProcess> => {
+        const holder = (await db.getLease("receiver:discord"))?.holder ?? "";
+        return holder.startsWith("replica-b-") ? b : a;
+      };
+      // Both replicas connected (each session gets every event), or one holds the receiver lease and the other stands by.
+      await waitFor(async () => discord.connectedSessions === ((await db.getLease("receiver:discord")) === null ? 2 : 1), {
+        what: "both replicas connected, or one receiving under the lease",
+        describe: () => `${discord.connectedSessions} sessions connected`,
+      });
+      discord.pushMessage(dm("1500000000000000101", "first question"));
+      await discord.waitFor(() => replies().some((r) => r.includes("first question")), "the reply to the first message");
+      // A barrier: the second message's reply comes after anything the first one caused.
+      discord.pushMessage(dm("1500000000000000102", "second question"));
+      await discord.waitFor(() => replies().some((r) => r.includes("second question")), "the reply to the second message");
+      expect(replies()).toEqual([expect.stringContaining("first question"), expect.stringContaining("second question")]);
+      expect(await storedUserTexts(db)).toEqual(["first question", "second question"]);
+
+      const killed = await receiving();
+      await killed.kill();
+      // The other replica receives (it was connected already, or it connects once the lease has run out).
+      await discord.waitFor(() => discord.connectedSessions === 1, "the surviving replica's gateway connection", LEASE_TTL_SECONDS * 1000 + 20_000);
+      discord.pushMessage(dm("1500000000000000103", "third question"));
+      await discord.waitFor(() => replies().some((r) => r.includes("third question")), "the reply to the third message");
+      discord.pushMessage(dm("1500000000000000104", "fourth question"));
+      await discord.waitFor(() => replies().some((r) => r.includes("fourth question")), "the reply to the fourth message");
       expect(replies()).toHaveLength(4);
       expect(await storedUserTexts(db)).toEqual(["first question", "second question", "third question", "fourth question"]);
     },
