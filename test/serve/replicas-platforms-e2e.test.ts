@@ -54,7 +54,7 @@ async function replica(name: string, database: string, adapters: Record<string, 
     gateway: { replicaId: name, leases: "on", leaseTtlSeconds: LEASE_TTL_SECONDS, drainTimeoutSeconds: 1 },
     adapters: { apiServer: { enabled: false }, ...adapters },
   });
-  return spawnGateway({ home, args: ["--db", database], env: { THREADLINE_MODEL: "fake-model", OPENAI_API_KEY: FAKE_KEY, ...env } });
+  return spawnGateway({ home, args: ["--db", database], env: { THREADLINE_MODEL: "fake-model", OPENAI_API_KEY: FAKE_KEY, ...env }, timeoutMs: 60_000 });
 }
 
 /** The user messages stored for the test's conversations, in order, across every session. */
