@@ -543,11 +543,7 @@ export class SessionRouter {
    * set counts towards the stuck-loop guard. Resolves `false` when the key has no entry.
    */
   startTurn(key: string): Promise<boolean>;
-  async startTurn(
-    target: SessionSource | string,
-    messages: NewMessage[] = [],
-    options: StartTurnOptions = {},
-  ): Promise<SessionEntry | boolean> {
+  async startTurn(target: SessionSource | string, messages: NewMessage[] = [], options: StartTurnOptions = {}): Promise<SessionEntry | boolean> {
     if (typeof target === "string") {
       assertSafeKey(target);
       const now = this.clock.now();
