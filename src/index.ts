@@ -39,6 +39,7 @@ export type {
   QueueStore,
   LeaseStore,
   HandoffStore,
+  InboundClaimStore,
   ExecutionStore,
   MemoryStore,
   MetaStore,
@@ -100,7 +101,7 @@ export type {
 } from "./store/index.js";
 
 // Gateway routing state: routes, leases, queues, handoffs.
-export { HANDOFF_STATUSES } from "./store/index.js";
+export { HANDOFF_STATUSES, INBOUND_CLAIM_RETENTION_SECONDS } from "./store/index.js";
 export type {
   Route,
   RouteFields,
@@ -114,6 +115,10 @@ export type {
   QueuedItem,
   NewQueuedEvent,
   EnqueueResult,
+  InboundClaim,
+  ClaimedWrite,
+  ClaimInboundOptions,
+  PruneInboundClaimsOptions,
   Handoff,
   NewHandoff,
   HandoffStatus,
@@ -162,6 +167,7 @@ export {
   StoreClosedError,
   SchemaVersionError,
   LeaseLostError,
+  InboundClaimedError,
   AmbiguousIdError,
   DatabaseCorruptError,
   DriverMissingError,

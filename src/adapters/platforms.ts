@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { InvalidInputError } from "../store/errors.js";
 import type { ChatPlatform, ChatPlatformConfigOf } from "./chat-platform.js";
 import { discordPlatform } from "./discord/discord-platform.js";
 import { matrixPlatform } from "./matrix/matrix-platform.js";
@@ -32,10 +33,12 @@ const registered: ChatPlatform[] = [];
  * {@link chatPlatforms} sees it from then on. A platform of the product gets its line in
  * {@link PLATFORMS} instead.
  *
- * @throws {Error} when a platform of that name is known already.
+ * @throws {InvalidInputError} when a platform of that name is known already.
  */
 export function registerChatPlatform(platform: ChatPlatform): () => void {
-  if (chatPlatforms().some((p) => p.name === platform.name)) throw new Error(`a chat platform named ${JSON.stringify(platform.name)} is known already`);
+  if (chatPlatforms().some((p) => p.name === platform.name)) {
+    throw new InvalidInputError(`a chat platform named ${JSON.stringify(platform.name)} is known already; give the platform another name.`, { field: "name" });
+  }
   registered.push(platform);
   return () => {
     const at = registered.indexOf(platform);

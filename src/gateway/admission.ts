@@ -6,8 +6,10 @@
  *
  * @module
  */
+import type { InboundClaim } from "../store/index.js";
 import type { InboundAck, InboundMessage } from "./adapter.js";
 import type { AccessGate } from "./access-gate.js";
+import { claimCommand, inboundClaimOf, isClaimedElsewhere } from "./inbound-claims.js";
 import type { RunnerContext } from "./runner-context.js";
 import type { InboundEvent } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
@@ -74,6 +76,8 @@ export class Admission {
     if (!this.#ctx.isAccepting()) return { status: "rejected", sessionKey: key, reason: "The gateway is shutting down; send the message again in a moment." };
     const command = parseSlashCommand(message.text);
     if (command !== null && isGatewayCommand(command)) {
+      // Claimed before it runs: a command delivered to several replicas runs once.
+      if (!(await claimCommand(this.#ctx.db, message))) return { status: "duplicate", sessionKey: key };
       await runSlashCommand(this.#commands, key, message, command);
       return { status: "command", sessionKey: key };
     }
@@ -86,8 +90,16 @@ export class Admission {
       if (this.#recentIds.has(id)) return { status: "duplicate", sessionKey: key };
       this.#remember(id);
     }
-    if (await this.#startNow(key, message)) return { status: "accepted", sessionKey: key };
-    return this.enqueue(key, message);
+    // Claimed with what it becomes (the stored user message, or the queued event): another replica's claim makes it a duplicate.
+    const claim = inboundClaimOf(message);
+    const claims = claim === null ? undefined : [claim];
+    try {
+      if (await this.#startNow(key, message, claims)) return { status: "accepted", sessionKey: key };
+    } catch (error) {
+      if (isClaimedElsewhere(error)) return { status: "duplicate", sessionKey: key };
+      throw error;
+    }
+    return this.enqueue(key, message, claims);
   }
 
   /**
@@ -169,7 +181,7 @@ export class Admission {
    * Runs a message at once when the session is idle here (and its lease, if any, is
    * free): resolves `true` once the user message is stored, `false` when it must queue.
    */
-  async #startNow(key: string, message: InboundMessage): Promise<boolean> {
+  async #startNow(key: string, message: InboundMessage, claims?: InboundClaim[]): Promise<boolean> {
     const running = this.#workers.running;
     if (running.has(key)) return false;
     const lease = await this.#workers.acquire(key);
@@ -184,15 +196,16 @@ export class Admission {
       durable = resolve;
       failed = reject;
     });
-    this.#workers.startWorker(key, message.source, lease, { messages: [message], durable, failed });
+    this.#workers.startWorker(key, message.source, lease, { messages: [message], durable, failed, claims });
     await stored;
     return true;
   }
 
   /** Queues a message for a key (durably) and makes sure some worker will run it. */
-  async enqueue(key: string, message: InboundMessage): Promise<InboundAck> {
+  async enqueue(key: string, message: InboundMessage, claims?: InboundClaim[]): Promise<InboundAck> {
     const running = this.#workers.running;
     const event: InboundEvent = {
+      ...(claims === undefined ? {} : { claims }),
       messageId: message.messageId ?? null,
       senderId: message.source.userId ?? null,
       kind: (message.media?.length ?? 0) > 0 ? "media" : "text",

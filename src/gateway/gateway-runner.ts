@@ -25,6 +25,7 @@ import { redactingLogger } from "./log-redaction.js";
 import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
+import { storeReceiverLeases } from "./receiver-lease.js";
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { GatewayMetrics, RunnerContext, RunnerLeases } from "./runner-context.js";
 import type { SessionEntry } from "./session-entry.js";
@@ -160,6 +161,9 @@ export class GatewayRunner implements CommandHost {
     this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
     this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+    // Several replicas: a connection-style adapter receives in one of them at a time (see ReceiverLease).
+    if (this.#leases !== null)
+      this.#adapterEvents.receiverLease = storeReceiverLeases(this.db, { ...this.#leases, clock: this.store.clock, logger: this.#log });
     this.#context = {
       store: this.store,
       db: this.db,

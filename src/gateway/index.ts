@@ -38,7 +38,7 @@ export { IdentityAliases } from "./identity-aliases.js";
 
 // Routing entries and the routing store.
 export { toSessionEntry, hadActivity, type SessionEntry, type ResetNotice } from "./session-entry.js";
-export { SessionRouter, type SessionRouterOptions, type GetOrCreateOptions, type GatewayDB } from "./session-router.js";
+export { SessionRouter, type SessionRouterOptions, type GetOrCreateOptions, type StartTurnOptions, type GatewayDB } from "./session-router.js";
 export { SessionStore, type SessionStoreOptions } from "./session-store.js";
 
 // Reset policies and the config file.

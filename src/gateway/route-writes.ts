@@ -8,6 +8,7 @@
 import {
   SUMMARY_MESSAGE_PREFIX,
   summaryMessageText,
+  type InboundClaim,
   type LeaseFence,
   type NewMessage,
   type NewSession,
@@ -28,12 +29,15 @@ export interface TurnExtras {
   turnStartedAt?: number;
   appendMessages?: NewMessage[];
   fence?: LeaseFence;
+  /** The platform messages the turn's user messages are (see {@link RouteWrite.claims}). */
+  claims?: InboundClaim[];
 }
 
-/** Puts a turn's messages and fence on a routing write. */
+/** Puts a turn's messages, fence and inbound claims on a routing write. */
 export function withExtras(write: RouteWrite, extras: TurnExtras): void {
   if (extras.appendMessages !== undefined && extras.appendMessages.length > 0) write.appendMessages = extras.appendMessages;
   if (extras.fence !== undefined) write.fence = extras.fence;
+  if (extras.claims !== undefined && extras.claims.length > 0) write.claims = extras.claims;
 }
 
 /**

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { InvalidInputError, type EnqueueResult, type QueuedItem, type QueueStore } from "../store/index.js";
+import { InvalidInputError, type EnqueueResult, type InboundClaim, type QueuedItem, type QueueStore } from "../store/index.js";
 import { systemClock, type Clock } from "./clock.js";
 import { assertSafeKey } from "./session-key.js";
 
@@ -28,6 +28,8 @@ export interface InboundEvent {
   albumId?: string | null;
   /** The event itself (any JSON value: text, attachments, …). */
   payload: unknown;
+  /** Claim these platform messages with it (see `NewQueuedEvent.claims`): one claimed already makes it a `duplicate`. */
+  claims?: InboundClaim[];
 }
 
 /** What {@link SessionQueue.enqueue} did. */
@@ -97,6 +99,7 @@ export class SessionQueue {
         mergeKey,
         mergeWithinSeconds: album === null ? MEDIA_BURST_WINDOW_SECONDS : null,
         at: this.#clock.now(),
+        ...(event.claims === undefined || event.claims.length === 0 ? {} : { claims: event.claims }),
       },
       { maxDepth: this.maxDepth },
     );

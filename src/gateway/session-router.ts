@@ -12,6 +12,7 @@ import {
   newSessionId,
   NotFoundError,
   type ConversationMessage,
+  type InboundClaim,
   type LeaseFence,
   type ListRoutesOptions,
   type UsageUpdate,
@@ -80,6 +81,14 @@ export interface GetOrCreateOptions {
    * {@link SessionRouter.sessionKeyFor} (saves resolving the aliases again).
    */
   key?: string;
+}
+
+/** Options of {@link SessionRouter.startTurn} on a new message. */
+export interface StartTurnOptions extends GetOrCreateOptions {
+  /** The lease the turn runs under: the write fails when another holder took it. */
+  fence?: LeaseFence;
+  /** The platform messages the turn's user messages are (see `RouteWrite.claims`). */
+  claims?: InboundClaim[];
 }
 
 const MAX_ATTEMPTS = 8;
@@ -524,8 +533,9 @@ export class SessionRouter {
    * Starts a turn on a new message: the routing decision of {@link getOrCreateSession}, the
    * turn marker and the user message(s) of the turn, committed together in one write (one
    * commit per inbound message). The messages go to the session the entry routes to afterwards.
+   * `claims` are taken in that write: one claimed already rejects with `InboundClaimedError`, nothing written.
    */
-  startTurn(source: SessionSource, messages: NewMessage[], options?: GetOrCreateOptions & { fence?: LeaseFence }): Promise<SessionEntry>;
+  startTurn(source: SessionSource, messages: NewMessage[], options?: StartTurnOptions): Promise<SessionEntry>;
   /**
    * Starts a turn again on the key's current session, its user message being stored already
    * (a turn resumed after a restart, or a re-run of a failed one): no routing decision and no
@@ -533,11 +543,7 @@ export class SessionRouter {
    * set counts towards the stuck-loop guard. Resolves `false` when the key has no entry.
    */
   startTurn(key: string): Promise<boolean>;
-  async startTurn(
-    target: SessionSource | string,
-    messages: NewMessage[] = [],
-    options: GetOrCreateOptions & { fence?: LeaseFence } = {},
-  ): Promise<SessionEntry | boolean> {
+  async startTurn(target: SessionSource | string, messages: NewMessage[] = [], options: StartTurnOptions = {}): Promise<SessionEntry | boolean> {
     if (typeof target === "string") {
       assertSafeKey(target);
       const now = this.clock.now();
@@ -546,6 +552,7 @@ export class SessionRouter {
     }
     const extras: TurnExtras = { turnStartedAt: this.clock.now(), appendMessages: messages };
     if (options.fence !== undefined) extras.fence = options.fence;
+    if (options.claims !== undefined) extras.claims = options.claims;
     return this.#route(target, options, extras);
   }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Lease } from "../store/index.js";
+import type { InboundClaim, Lease } from "../store/index.js";
 import type { InboundMessage } from "./adapter.js";
 import { serves, sourceOfEntry, type RunnerContext, type Running } from "./runner-context.js";
 import type { SessionEntry } from "./session-entry.js";
@@ -16,7 +16,7 @@ import type { TurnRunner } from "./turn-runner.js";
 
 /** What a new worker does first, before it looks at the key's queue. */
 export type FirstWork =
-  | { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void }
+  | { messages: InboundMessage[]; durable: () => void; failed: (e: unknown) => void; claims?: InboundClaim[] | undefined }
   | { resume: SessionEntry }
   | { rerun: SessionEntry; ids: string[]; model?: string | undefined }
   | null;
@@ -158,7 +158,7 @@ export class SessionWorkers {
         // replica before the sweep did never overtakes it.
         if (lease !== null && (first === null || "messages" in first)) await this.#resumeOrphanedTurn(key, state);
         if (first !== null && "messages" in first) {
-          await this.#turns.turn(key, state, first.messages, { durable: first.durable, failed: first.failed });
+          await this.#turns.turn(key, state, first.messages, { durable: first.durable, failed: first.failed, claims: first.claims });
         } else if (first !== null && "resume" in first) {
           await this.#turns.resumeTurn(key, state, first.resume);
         } else if (first !== null && "rerun" in first) {

@@ -8,10 +8,19 @@
  * @module
  */
 import type { Agent, TurnSpeaker } from "../agents/index.js";
-import { syntheticMessageKind, InterruptedError, ThreadlineError, type ConversationMessage, type NewMessage, type UsageUpdate } from "../store/index.js";
+import {
+  syntheticMessageKind,
+  InterruptedError,
+  ThreadlineError,
+  type ConversationMessage,
+  type InboundClaim,
+  type NewMessage,
+  type UsageUpdate,
+} from "../store/index.js";
 import type { InboundMessage, OutboundMessage } from "./adapter.js";
 import type { AgentCache } from "./agent-cache.js";
 import { failureRef, modelFailureText } from "./chat-safe-errors.js";
+import { isClaimedElsewhere } from "./inbound-claims.js";
 import { fenceOf, sourceOfEntry, timed, type RunnerContext, type Running } from "./runner-context.js";
 import { senderLabel, withSenderPrefixes } from "./sender-prefix.js";
 import type { SessionCompressor } from "./session-compressor.js";
@@ -30,6 +39,16 @@ const WINDOW_FULL_SHARE = 0.8;
 const RECORDED_MODELS = 10_000;
 /** Messages a resumed turn reads to see whether its reply is missing and which tool results to repair. */
 const RESUME_TAIL = 50;
+
+/** What a turn tells its caller, and the inbound claims its user messages are stored with. */
+export interface TurnHooks {
+  /** The user message(s) are stored. */
+  durable: () => void;
+  /** Storing them failed (the turn does not run). */
+  failed: (error: unknown) => void;
+  /** Claims taken in the write that stores them (see `RouteWrite.claims`). */
+  claims?: InboundClaim[] | undefined;
+}
 
 /** What a {@link TurnRunner} is made of. */
 export interface TurnRunnerOptions {
@@ -84,7 +103,7 @@ export class TurnRunner {
   }
 
   /** One turn: store the user message(s), run the agent, commit, reply. */
-  async turn(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
+  async turn(key: string, state: Running, messages: InboundMessage[], hooks: TurnHooks): Promise<void> {
     state.phase = "turn";
     try {
       await this.#turnSteps(key, state, messages, hooks);
@@ -93,7 +112,7 @@ export class TurnRunner {
     }
   }
 
-  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: { durable: () => void; failed: (error: unknown) => void }): Promise<void> {
+  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: TurnHooks): Promise<void> {
     const store = this.#ctx.store;
     const started = performance.now();
     const source = messages[messages.length - 1]!.source;
@@ -105,9 +124,12 @@ export class TurnRunner {
       await this.#compressor.beforeTurn(key);
       // Routing decision, turn marker and the user message(s): one write.
       const fence = fenceOf(key, state);
-      entry = await timed(this.#ctx, "startTurn", () => store.startTurn(source, userMessagesOf(messages, store.clock.now()), { key, ...fence }));
+      const claims = hooks.claims === undefined ? {} : { claims: hooks.claims };
+      entry = await timed(this.#ctx, "startTurn", () => store.startTurn(source, userMessagesOf(messages, store.clock.now()), { key, ...fence, ...claims }));
     } catch (error) {
       hooks.failed(error);
+      // Another replica stored this message first: admission answers `duplicate`, nothing to log.
+      if (isClaimedElsewhere(error)) return;
       throw error;
     }
     hooks.durable();

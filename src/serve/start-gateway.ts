@@ -39,7 +39,7 @@ import {
   type GatewayLiveSource,
 } from "../http-api/internal.js";
 import type { ContextWindow } from "../context/index.js";
-import { InvalidInputError } from "../store/index.js";
+import { INBOUND_CLAIM_RETENTION_SECONDS, InvalidInputError } from "../store/index.js";
 import { gatewayLiveSource } from "./gateway-live-status.js";
 import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
@@ -455,6 +455,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     pruneTimer = setInterval(prune, 3600_000);
     pruneTimer.unref();
   }
+  // Inbound claims (one per platform message) are kept while a platform may still redeliver the message, then go.
+  const pruneClaims = (): void =>
+    void db
+      .pruneInboundClaims({ before: store.clock.now() - INBOUND_CLAIM_RETENTION_SECONDS })
+      .catch((error: unknown) => logger.warn({ err: error }, "pruning inbound claims failed"));
+  pruneClaims();
+  const claimsTimer = setInterval(pruneClaims, 3600_000);
+  claimsTimer.unref();
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
     sweep = setInterval(
@@ -480,6 +488,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       logger.info({ reason }, "shutting down: draining running turns");
       if (sweep !== null) clearInterval(sweep);
       if (pruneTimer !== null) clearInterval(pruneTimer);
+      clearInterval(claimsTimer);
       clearInterval(handoffTimer);
       await watcher.stop();
       const result = await runner.drain(config.gateway.drainTimeoutSeconds * 1000);

@@ -154,6 +154,29 @@ export class LeaseLostError extends ThreadlineError {
   }
 }
 
+/**
+ * A write that claims inbound platform messages (`RouteWrite.claims`) found one of them claimed
+ * already: another process (a gateway replica) stored that message first. Nothing was written;
+ * the message is a duplicate and must not be answered again.
+ */
+export class InboundClaimedError extends ConflictError {
+  /** The platform of the message. */
+  readonly platform: string;
+  /** Its chat. */
+  readonly chat: string;
+  /** The platform's message id. */
+  readonly messageId: string;
+
+  constructor(claim: { platform: string; chat: string; messageId: string }) {
+    super(
+      `The ${claim.platform} message ${claim.messageId} of chat ${claim.chat} was already taken (by this or another gateway replica); nothing was written.`,
+    );
+    this.platform = claim.platform;
+    this.chat = claim.chat;
+    this.messageId = claim.messageId;
+  }
+}
+
 /** One record an ambiguous id could mean (see {@link AmbiguousIdError}). */
 export interface AmbiguousIdCandidate {
   id: string;

@@ -18,6 +18,7 @@ import { exportImportTests } from "./spec/export-import.js";
 import { gatewayStateTests } from "./spec/gateway-state.js";
 import { handoffsTests } from "./spec/handoffs.js";
 import { identityScopeTests } from "./spec/identity-scope.js";
+import { inboundClaimsTests } from "./spec/inbound-claims.js";
 import { insightsTests } from "./spec/insights.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
@@ -61,6 +62,7 @@ export const CONTRACT_AREAS = {
   pairing: pairingTests,
   "identity-scope": identityScopeTests,
   memory: memoryTests,
+  "inbound-claims": inboundClaimsTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

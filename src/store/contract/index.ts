@@ -34,6 +34,7 @@ export * from "./queue.js";
 export * from "./leases.js";
 export * from "./handoffs.js";
 export * from "./pairing.js";
+export * from "./inbound-claims.js";
 export * from "./gateway-state.js";
 export * from "./executions.js";
 export * from "./memory.js";

@@ -4,9 +4,10 @@
  *
  * @module
  */
+import type { ClaimedWrite } from "./inbound-claims.js";
 
 /** One inbound event to queue for a busy session. */
-export interface NewQueuedEvent {
+export interface NewQueuedEvent extends ClaimedWrite {
   /** The platform's message id: an id already queued for the key makes the call a `duplicate`. */
   messageId?: string | null;
   /** The event (any JSON value). */

@@ -5,6 +5,7 @@
  * @module
  */
 import type { NewMessage, NewSession, Session, UsageUpdate } from "./history.js";
+import type { ClaimedWrite } from "./inbound-claims.js";
 import type { LeaseFence } from "./leases.js";
 import type { Page } from "./page.js";
 
@@ -64,7 +65,7 @@ export interface Route extends RouteFields {
  * A conditional write of a routing entry together with the session rows it implies,
  * committed in one transaction.
  */
-export interface RouteWrite {
+export interface RouteWrite extends ClaimedWrite {
   key: string;
   /** The version last read, or `null` when the key must have no entry yet. */
   expectedVersion: number | null;

@@ -6,9 +6,11 @@
  */
 import type {
   ClaimHandoffOptions,
+  ClaimInboundOptions,
   EnqueueResult,
   Handoff,
   HandoffResult,
+  InboundClaim,
   Lease,
   LeaseOptions,
   ListPairingOptions,
@@ -21,6 +23,7 @@ import type {
   PairingCodeOutcome,
   PairingCodeRequestOptions,
   PairingList,
+  PruneInboundClaimsOptions,
   QueuedItem,
   Route,
   RouteWrite,
@@ -33,6 +36,7 @@ import { checkListPairing, checkPairingApproval, checkPairingCodeRequest } from 
 import { checkItemId, checkLeaseRequest, checkLeaseToken, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
 import { type SessionRow, toSession } from "../session-rows.js";
 import * as aliases from "./alias-steps.js";
+import * as claims from "./inbound-claims.js";
 import { now } from "./clock.js";
 import * as leases from "./lease-steps.js";
 import { checkFence } from "./lease-steps.js";
@@ -69,6 +73,7 @@ export async function listRoutes(d: StoreDialect<unknown>, options: ListRoutesOp
 export async function writeRoute(d: StoreDialect<unknown>, write: RouteWrite): Promise<Route | null> {
   const at = now();
   const checked = checkRouteWrite(write, at);
+  const taking = claims.checkClaims(write.claims);
   const prepared = checked.createSession === null ? null : prepareNewSession(checked.createSession, at);
   const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => d.storeMessage(m));
   // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
@@ -81,6 +86,7 @@ export async function writeRoute(d: StoreDialect<unknown>, write: RouteWrite): P
         yield* checkFence(checked.fence, d);
         const claim = yield* d.claimRoute(checked.key, checked.expectedVersion, checked.route);
         if (claim === null) return null;
+        yield* claims.takeClaims(taking, at);
         if (checked.endSession !== null) {
           const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
           // A message appended since the caller read the session: nothing is written (rolled back).
@@ -150,8 +156,11 @@ export async function listAliases(d: StoreDialect<unknown>, namespace: string, i
 export async function enqueue(d: StoreDialect<unknown>, key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
   checkPathSafe(key, "key");
   const checked = checkQueuedEvent(event, options, now());
+  const taking = claims.checkClaims(event.claims);
   // The queue lane keeps this instance's enqueues of a key in call order (FIFO as called).
-  return queueWrite(d, `queueing an event for ${key}`, key, () => queue.enqueue(key, checked.event, checked.maxDepth));
+  return queueWrite(d, `queueing an event for ${key}`, key, () =>
+    claims.enqueueClaimed(taking, checked.event.at, key, () => queue.enqueue(key, checked.event, checked.maxDepth)),
+  ).catch(claims.notQueuedResult);
 }
 
 export async function listQueue(d: StoreDialect<unknown>, key: string): Promise<QueuedItem[]> {
@@ -217,6 +226,17 @@ export async function releaseLease(d: StoreDialect<unknown>, key: string, holder
 export async function getLease(d: StoreDialect<unknown>, key: string): Promise<Lease | null> {
   checkPathSafe(key, "key");
   return d.read("reading a lease", () => leases.getLease(key));
+}
+
+export async function claimInbound(d: StoreDialect<unknown>, claim: InboundClaim, options: ClaimInboundOptions = {}): Promise<boolean> {
+  const checked = claims.checkClaim(claim);
+  const at = checkTime(options.at, "at", now());
+  return d.write("claiming an inbound message", () => claims.takeClaim(checked, at));
+}
+
+export async function pruneInboundClaims(d: StoreDialect<unknown>, options: PruneInboundClaimsOptions): Promise<number> {
+  const before = claims.checkPruneBefore(options);
+  return d.write("pruning inbound claims", () => claims.pruneClaims(before));
 }
 
 export async function createHandoff(d: StoreDialect<unknown>, input: NewHandoff): Promise<Handoff> {

@@ -17,6 +17,7 @@
 import type {
   AutoPruneOptions,
   ClaimHandoffOptions,
+  ClaimInboundOptions,
   ContinuationWrite,
   ConversationMessage,
   ConversationOptions,
@@ -31,6 +32,7 @@ import type {
   Handoff,
   HandoffResult,
   ImportReport,
+  InboundClaim,
   Insights,
   InsightsOptions,
   Lease,
@@ -57,6 +59,7 @@ import type {
   PairingCodeOutcome,
   PairingCodeRequestOptions,
   PairingList,
+  PruneInboundClaimsOptions,
   PruneOptions,
   QueuedItem,
   RewindResult,
@@ -371,6 +374,14 @@ export class StoreCore implements SessionDB {
 
   getLease(key: string): Promise<Lease | null> {
     return gateway.getLease(this.#d, key);
+  }
+
+  claimInbound(claim: InboundClaim, options: ClaimInboundOptions = {}): Promise<boolean> {
+    return gateway.claimInbound(this.#d, claim, options);
+  }
+
+  pruneInboundClaims(options: PruneInboundClaimsOptions): Promise<number> {
+    return gateway.pruneInboundClaims(this.#d, options);
   }
 
   // --- cross-platform handoffs --------------------------------------------------

@@ -336,6 +336,19 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX memories_user_recent ON memories(user_id, updated_at, platform, kind);
     `,
   },
+  {
+    description: "inbound claims: the platform messages the gateway has taken (platform, chat, message id), so replicas store and answer each once",
+    sql: `
+      CREATE TABLE inbound_claims (
+        platform   text COLLATE "C" NOT NULL,
+        chat       text COLLATE "C" NOT NULL,
+        message_id text COLLATE "C" NOT NULL,
+        claimed_at double precision NOT NULL,
+        PRIMARY KEY (platform, chat, message_id)
+      );
+      CREATE INDEX inbound_claims_age ON inbound_claims(claimed_at);
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -385,6 +385,21 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description: "inbound claims: the platform messages the gateway has taken (platform, chat, message id), so replicas store and answer each once",
+    up(db) {
+      db.exec(`
+        CREATE TABLE inbound_claims (
+          platform   TEXT NOT NULL,
+          chat       TEXT NOT NULL,
+          message_id TEXT NOT NULL,
+          claimed_at REAL NOT NULL,
+          PRIMARY KEY (platform, chat, message_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX inbound_claims_age ON inbound_claims(claimed_at);
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

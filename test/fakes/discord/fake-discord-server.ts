@@ -114,6 +114,12 @@ export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
   /** The URL GET /gateway/bot names (default the fake's own gateway). */
   advertisedGatewayUrl?: string;
+  /**
+   * Keep every identified session of the token and send each event to all of them, as Discord
+   * does for several connections of one bot (several gateway replicas). Default false: a new
+   * connection replaces the previous one.
+   */
+  everySession?: boolean;
 }
 
 /** A running fake. */
@@ -133,6 +139,8 @@ export interface FakeDiscordServer {
   readonly connectionQueries: URLSearchParams[];
   /** Whether a client is connected and identified or resumed. */
   readonly connected: boolean;
+  /** With `everySession`: how many sessions have a connection now (otherwise 0 or 1). */
+  readonly connectedSessions: number;
   /** Dispatches an event to the current session (kept for a RESUME when no connection is open); returns its sequence number. */
   dispatch(type: string, data: Record<string, unknown>): number;
   /** Dispatches MESSAGE_CREATE (built with {@link discordMessage}). */
@@ -186,14 +194,24 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
   let session: Session | null = null;
   let socket: WebSocket | null = null;
   let ready = false;
+  /** With `everySession`: every identified session and its connection (null while it has none). */
+  const everySession = options.everySession === true;
+  const links: Array<{ session: Session; ws: WebSocket | null }> = [];
   let connections = 0;
   let base = "";
 
   const send = (ws: WebSocket, payload: Record<string, unknown>): void => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(payload));
   };
+  const dispatchTo = (link: { session: Session; ws: WebSocket | null }, t: string, d: Record<string, unknown>): number => {
+    const s = ++link.session.seq;
+    link.session.events.push({ s, t, d });
+    if (link.ws !== null) send(link.ws, { op: 0, t, s, d });
+    return s;
+  };
   const dispatch = (t: string, d: Record<string, unknown>): number => {
     if (session === null) throw new Error("fake discord: no gateway session yet (the bot has not identified)");
+    if (everySession) return Math.max(...links.map((link) => dispatchTo(link, t, d)));
     const s = ++session.seq;
     session.events.push({ s, t, d });
     if (socket !== null && ready) send(socket, { op: 0, t, s, d });
@@ -218,7 +236,7 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
       ws.close(4002, "Decode error: the fake speaks v10 JSON without compression");
       return;
     }
-    socket?.terminate();
+    if (!everySession) socket?.terminate();
     socket = ws;
     ready = false;
     send(ws, { op: 10, d: { heartbeat_interval: options.heartbeatIntervalMs ?? 41_250 }, s: null, t: null });
@@ -238,11 +256,28 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
         readyPayload["session_id"] = session.id;
         readyPayload["resume_gateway_url"] = `${base.replace(/^http/u, "ws")}/gateway`;
         readyPayload["application"] = { id: DISCORD_IDS.bot, flags: messageContent ? 1 << 18 : 0 };
+        if (everySession) {
+          // READY and GUILD_CREATE go to the new session only.
+          const link = { session, ws };
+          links.push(link);
+          dispatchTo(link, "READY", readyPayload);
+          dispatchTo(link, "GUILD_CREATE", { ...guild, threads: [...(guild["threads"] as unknown[]), ...threads] });
+          return;
+        }
         dispatch("READY", readyPayload);
         dispatch("GUILD_CREATE", { ...guild, threads: [...(guild["threads"] as unknown[]), ...threads] });
       } else if (payload.op === 6) {
         const d = payload.d;
         if (d["token"] !== token) return ws.close(4004, "Authentication failed.");
+        const link = everySession ? links.find((l) => l.session.id === d["session_id"]) : undefined;
+        if (everySession) {
+          if (link === undefined) return send(ws, { op: 9, d: false, s: null, t: null });
+          link.ws = ws;
+          ready = true;
+          for (const event of link.session.events.filter((e) => e.s > Number(d["seq"] ?? 0))) send(ws, { op: 0, t: event.t, s: event.s, d: event.d });
+          dispatchTo(link, "RESUMED", {});
+          return;
+        }
         if (session === null || d["session_id"] !== session.id) return send(ws, { op: 9, d: false, s: null, t: null });
         const from = Number(d["seq"] ?? 0);
         ready = true;
@@ -251,6 +286,7 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
       }
     });
     ws.on("close", () => {
+      for (const link of links) if (link.ws === ws) link.ws = null;
       if (socket === ws) {
         socket = null;
         ready = false;
@@ -393,7 +429,10 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
     connectionQueries,
     threads,
     get connected() {
-      return socket !== null && ready;
+      return everySession ? links.some((link) => link.ws !== null) : socket !== null && ready;
+    },
+    get connectedSessions() {
+      return everySession ? links.filter((link) => link.ws !== null).length : socket !== null && ready ? 1 : 0;
     },
     dispatch,
     pushMessage(message) {
