@@ -99,7 +99,8 @@ export class Admission {
       if (isClaimedElsewhere(error)) return { status: "duplicate", sessionKey: key };
       throw error;
     }
-    return this.enqueue(key, message, claims);
+    // The adapter that handed the message over tells the chat why a rejected one was not taken.
+    return this.enqueue(key, message, claims, { tellRejected: false });
   }
 
   /**
@@ -201,8 +202,12 @@ export class Admission {
     return true;
   }
 
-  /** Queues a message for a key (durably) and makes sure some worker will run it. */
-  async enqueue(key: string, message: InboundMessage, claims?: InboundClaim[]): Promise<InboundAck> {
+  /**
+   * Queues a message for a key (durably) and makes sure some worker will run it. A refusal (the
+   * queue is full) is told to the chat unless `tellRejected` is false: an adapter's own message
+   * gets the reason in its ack and tells the chat itself, so it would hear it twice.
+   */
+  async enqueue(key: string, message: InboundMessage, claims?: InboundClaim[], options: { tellRejected?: boolean } = {}): Promise<InboundAck> {
     const running = this.#workers.running;
     const event: InboundEvent = {
       ...(claims === undefined ? {} : { claims }),
@@ -214,7 +219,7 @@ export class Admission {
     };
     const outcome = await this.#ctx.queue.enqueue(key, event);
     if (outcome.status === "rejected") {
-      await this.#ctx.notify(message.source, outcome.reason, [message.messageId ?? ""].filter(Boolean), "error");
+      if (options.tellRejected !== false) await this.#ctx.notify(message.source, outcome.reason, [message.messageId ?? ""].filter(Boolean), "error");
       return { status: "rejected", sessionKey: key, reason: outcome.reason };
     }
     if (outcome.status === "duplicate") {

@@ -6,7 +6,7 @@
  */
 import { expect, it } from "vitest";
 import { COULD_NOT_STORE, InboundFlow, type MappedInbound } from "../../../src/adapters/chat/index.js";
-import { GatewayRunner, SessionStore, type OutboundMessage, type ReceiverHandlers, type SessionSource } from "../../../src/gateway/index.js";
+import { GatewayRunner, SessionQueue, SessionStore, type OutboundMessage, type ReceiverHandlers, type SessionSource } from "../../../src/gateway/index.js";
 import { ReplyAgent, TEST_RULES, recordingLogger, tempDatabase, useCleanups } from "../adapter-harness.js";
 
 const cleanups = useCleanups();
@@ -123,6 +123,63 @@ it("a rejected message: the chat is told the reason in reply; while a redeliveri
   expect(await redelivering.flow.take("s", () => mapped)).toBe("redeliver");
   await stop;
   expect(redelivering.told).toEqual([]);
+});
+
+it("a message refused because the session's queue is full: the chat hears the reason once (the gateway leaves it to the adapter)", async () => {
+  const db = await tempDatabase(cleanups, "flow-full");
+  const told: OutboundMessage[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const turnStarted = new Promise<void>((resolve) => (started = resolve));
+  const agent = {
+    name: "held",
+    async runTurn() {
+      started();
+      await held;
+      return { messages: [{ role: "assistant" as const, content: "ok" }] };
+    },
+  };
+  // The platform's adapter as the runner sees it: what it is asked to send lands where the flow's sends land.
+  const adapter = {
+    platform: "demo",
+    connect: async () => {},
+    disconnect: async () => {},
+    send: async (_source: SessionSource, message: OutboundMessage) => {
+      told.push(message);
+      return {};
+    },
+  };
+  const runner = new GatewayRunner({
+    store: new SessionStore({ db }),
+    queue: new SessionQueue(db, { maxDepth: 1 }),
+    agentFactory: () => agent,
+    adapters: [adapter],
+  });
+  await runner.start();
+  cleanups.push(async () => {
+    release();
+    await runner.stop();
+    await db.close().catch(() => {});
+  });
+  const flow = new InboundFlow({
+    platform: "demo",
+    redelivers: false,
+    rules: TEST_RULES,
+    send: async (_source, message) => void told.push(message),
+    redact: (e) => (e instanceof Error ? e : new Error(String(e))),
+  });
+  flow.connect((message) => runner.handle(message));
+  cleanups.push(() => flow.close());
+  await flow.receive();
+  expect(await flow.take("q1", () => dm("q1", "first"))).toBe("taken");
+  await turnStarted;
+  expect(await flow.take("q2", () => dm("q2", "second"))).toBe("taken");
+  expect(await flow.take("q3", () => dm("q3", "third"))).toBe("taken");
+  const refusals = told.filter((m) => m.inReplyTo.includes("q3"));
+  expect(refusals).toHaveLength(1);
+  expect(refusals[0]!.text).toContain("the limit is 1");
+  release();
 });
 
 it("receiving: at once without a lease (start awaited, stop on stopReceiving, start again after); under a lease when the runner gives one", async () => {
