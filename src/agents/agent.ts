@@ -126,8 +126,30 @@ export interface Agent {
    * count them against the model's context window; none when the agent sends no tools.
    */
   toolDefinitions?(): readonly AgentToolDefinition[];
+  /**
+   * Optional: speech to text, for voice notes and audio files (the OpenAI-compatible provider's
+   * `/audio/transcriptions` with `provider.transcriptionModel`). Absent: voice is not enabled, and
+   * the gateway tells the chat so. Resolves with the text; throws when the provider fails.
+   */
+  transcribe?(audio: AudioInput, options?: { signal?: AbortSignal }): Promise<string>;
+  /**
+   * Optional: whether a request to `model` (default: the agent's own) may carry images now, as
+   * OpenAI-style `image_url` parts with data URLs (`provider.vision`: `on` → true, `off` → false,
+   * `auto` → true until the endpoint refused images for that model). Absent: never; the gateway
+   * then sends each image as its caption and a `[image: type, size]` note.
+   */
+  acceptsImages?(model?: string): boolean;
   /** Releases resources (called when the gateway's agent cache evicts it). */
   dispose?(): void | Promise<void>;
+}
+
+/** Audio to transcribe (see {@link Agent.transcribe}). */
+export interface AudioInput {
+  bytes: Uint8Array;
+  /** The type found by its bytes (`audio/ogg`, `audio/mpeg`, …). */
+  mimeType: string;
+  /** A file name for the upload (default from the type, e.g. `voice.ogg`). */
+  fileName?: string;
 }
 
 /** A tool as a request describes it to the model (see {@link Agent.toolDefinitions}). */

@@ -22,6 +22,7 @@ export {
   type AgentResetInput,
   type AgentTool,
   type AgentToolDefinition,
+  type AudioInput,
   type ToolCallContext,
   type TurnSpeaker,
   type Titler,

@@ -5,18 +5,69 @@
  *
  * @module
  */
+import type { AttachmentRef } from "../store/index.js";
 import type { SessionSource } from "./session-source.js";
 
 /** An attachment of an inbound message. */
 export interface InboundMedia {
   /** `image`, `audio`, `video`, `file`, … */
   kind: string;
+  /**
+   * Where the platform's file API serves it (a Slack `url_private`, a Discord attachment URL, a
+   * Matrix `mxc://` URI), or a `data:` URL (an API client's image part). Only the adapter's
+   * {@link Adapter.fetchMedia} ever fetches it, and only from the platform's own file endpoints;
+   * never stored, never logged (it may carry a token).
+   */
   url?: string | null;
   /** The platform's own id of the file (e.g. a Telegram `file_id`), when there is no URL to fetch it from. */
   fileId?: string | null;
   mimeType?: string | null;
   fileName?: string | null;
   caption?: string | null;
+  /** The size the platform declared, in bytes: a file over the limit is refused before it is downloaded. */
+  size?: number | null;
+  /** A voice note recorded in the chat (kind `audio`), not an audio file someone sent. */
+  voice?: boolean;
+  /** Extra facts the platform gave (`{ durationSeconds }`, `{ width, height }`). */
+  meta?: Record<string, unknown> | null;
+  /** Set by the gateway once the bytes are stored: what the turn's user message refers to. */
+  stored?: AttachmentRef | null;
+  /** Set by the gateway when it was not kept (too big, a refused type, the download failed): the sentence the chat was told. */
+  refused?: string | null;
+}
+
+/** What {@link Adapter.fetchMedia} is asked for. */
+export interface MediaFetchRequest {
+  /** The chat the message came from. */
+  source: SessionSource;
+  /** The most bytes that will be kept (`media.maxBytes`, or less): an adapter may refuse a larger file before downloading. */
+  maxBytes: number;
+  /** Aborts the download (the gateway stopping, a timeout). */
+  signal: AbortSignal;
+}
+
+/** The bytes of an inbound attachment as the platform's file API serves them (see {@link Adapter.fetchMedia}). */
+export interface FetchedMedia {
+  /** The bytes as they arrive (the gateway reads them with the size limit, never all at once). */
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>;
+  /** The length the file API announced, when it did (checked against the limit before reading). */
+  size?: number | null;
+  /** The type the file API announced. */
+  mimeType?: string | null;
+  /** The file name the file API announced. */
+  fileName?: string | null;
+}
+
+/**
+ * Thrown by {@link Adapter.fetchMedia} when the platform will not give the file (too big for its
+ * file API, gone, expired): its message is said to the chat, so it must be a plain sentence
+ * without secrets ("Telegram lets bots download files of at most 20 MB.").
+ */
+export class MediaUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "MediaUnavailableError";
+  }
 }
 
 /** A message from a platform. */
@@ -177,4 +228,13 @@ export interface Adapter {
   createThread?(source: SessionSource, title: string): Promise<SessionSource>;
   /** Optional: edits a message it sent earlier. */
   editMessage?(source: SessionSource, messageId: string, text: string): Promise<void>;
+  /**
+   * Optional: fetches an inbound attachment's bytes through the platform's own file API (Telegram
+   * `getFile`, Slack `url_private` with the bot token, the WhatsApp media endpoint, …), never from
+   * a URL that a message names. The gateway calls it in the turn that takes the message (after the
+   * sender was let in), reads the body with the size limit and checks the type by the bytes. Throw
+   * {@link MediaUnavailableError} when the platform will not give it; any other error is reported
+   * as a failed download. An adapter without it gets its attachments noted as text only.
+   */
+  fetchMedia?(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia>;
 }

@@ -88,11 +88,14 @@ export type {
   DeliveryFailure,
   InboundMessage,
   InboundMedia,
+  MediaFetchRequest,
+  FetchedMedia,
   InboundHandler,
   InboundAck,
   OutboundMessage,
   OutboundDelta,
 } from "./adapter.js";
+export { MediaUnavailableError } from "./adapter.js";
 export { adapterStateInMeta, adapterStateInMemory, type AdapterStateStore } from "./adapter-state.js";
 export {
   INTERRUPTED_TOOL_RESULT,

@@ -14,6 +14,7 @@ import type { ExecutionStore } from "./executions.js";
 import type { GatewayState } from "./gateway-state.js";
 import type { SessionHistory } from "./history.js";
 import type { StoreMaintenance } from "./maintenance.js";
+import type { MediaStore } from "./media.js";
 import type { MemoryStore } from "./memory.js";
 import type { MetaStore } from "./meta.js";
 import type { SessionSearch } from "./search.js";
@@ -38,6 +39,7 @@ export * from "./inbound-claims.js";
 export * from "./gateway-state.js";
 export * from "./executions.js";
 export * from "./memory.js";
+export * from "./media.js";
 export * from "./meta.js";
 export * from "./maintenance.js";
 
@@ -47,6 +49,6 @@ export * from "./maintenance.js";
  * promise resolves. One instance may be shared by any number of concurrent callers in a
  * process; several processes may share one database. Code that uses only part of it asks
  * for that role ({@link SessionHistory}, {@link SessionSearch}, {@link GatewayState} and its
- * parts, {@link ExecutionStore}, {@link MemoryStore}, {@link MetaStore}, {@link StoreMaintenance}).
+ * parts, {@link ExecutionStore}, {@link MemoryStore}, {@link MediaStore}, {@link MetaStore}, {@link StoreMaintenance}).
  */
-export interface SessionDB extends SessionHistory, SessionSearch, GatewayState, ExecutionStore, MemoryStore, MetaStore, StoreMaintenance {}
+export interface SessionDB extends SessionHistory, SessionSearch, GatewayState, ExecutionStore, MemoryStore, MediaStore, MetaStore, StoreMaintenance {}

@@ -47,6 +47,12 @@ import type {
   MemoryOwner,
   MemoryRecord,
   MemoryWrite,
+  MediaCheck,
+  MediaInput,
+  PutMediaOptions,
+  SessionAttachment,
+  StoredMedia,
+  SweepMediaOptions,
   Message,
   MessageWindowOptions,
   NewHandoff,
@@ -84,6 +90,7 @@ import { now } from "./clock.js";
 import * as executions from "./execution-methods.js";
 import * as gateway from "./gateway-state-methods.js";
 import * as lineage from "./lineage-methods.js";
+import * as media from "./media-methods.js";
 import * as memory from "./memory-methods.js";
 import * as meta from "./meta-methods.js";
 import * as retention from "./retention-methods.js";
@@ -440,6 +447,40 @@ export class StoreCore implements SessionDB {
 
   listMemories(options?: ListMemoriesOptions): Promise<Page<MemoryRecord>> {
     return memory.listMemories(this.#d, options);
+  }
+
+  // --- media ------------------------------------------------------------------
+
+  putMedia(input: MediaInput, options: PutMediaOptions): Promise<StoredMedia> {
+    return media.putMedia(this.#d, input, options);
+  }
+
+  getMedia(sha256: string): Promise<StoredMedia | null> {
+    return media.getMedia(this.#d, sha256);
+  }
+
+  readMedia(sha256: string): Promise<Uint8Array | null> {
+    return media.readMedia(this.#d, sha256);
+  }
+
+  streamMedia(sha256: string): Promise<AsyncIterable<Uint8Array> | null> {
+    return media.streamMedia(this.#d, sha256);
+  }
+
+  listAttachments(sessionId: string): Promise<SessionAttachment[]> {
+    return media.listAttachments(this.#d, sessionId);
+  }
+
+  findAttachment(sessionId: string, sha256: string): Promise<SessionAttachment | null> {
+    return media.findAttachment(this.#d, sessionId, sha256);
+  }
+
+  sweepMedia(options: SweepMediaOptions = {}): Promise<number> {
+    return media.sweepMedia(this.#d, options);
+  }
+
+  checkMedia(options: { verify?: boolean } = {}): Promise<MediaCheck> {
+    return media.checkMedia(this.#d, options);
   }
 
   // --- meta -------------------------------------------------------------------
