@@ -11,8 +11,10 @@ export {
   DEFAULT_MAX_IMAGES_IN_CONTEXT,
   DEFAULT_MEDIA_MAX_BYTES,
   DEFAULT_MEDIA_SETTINGS,
+  MAX_MEDIA_MAX_BYTES,
   MediaTooLargeError,
   humanSize,
+  parseByteSize,
   mediaSettingsOf,
   type MediaSettings,
 } from "./media-limits.js";

@@ -7,8 +7,8 @@
  *
  * @module
  */
-import type { Agent } from "../agents/agent.js";
-import type { FetchedMedia, InboundMedia, InboundMessage, MediaFetchRequest } from "../gateway/adapter.js";
+import type { Agent } from "../agents/index.js";
+import type { FetchedMedia, InboundMedia, InboundMessage, MediaFetchRequest } from "../gateway/index.js";
 import type { AttachmentRef, MediaStore } from "../store/index.js";
 import { decodeDataUrl, isDataUrl, removeSpooled, spoolMedia, type MediaBody, type SpooledMedia } from "./media-download.js";
 import { MediaTooLargeError, type MediaSettings } from "./media-limits.js";

@@ -75,3 +75,34 @@ export class MediaTooLargeError extends Error {
     this.limit = limit;
   }
 }
+
+/** The largest `media.maxBytes` accepted: 2 GiB. */
+export const MAX_MEDIA_MAX_BYTES = 2 * 1024 * 1024 * 1024;
+
+const UNIT_BYTES: Readonly<Record<string, number>> = Object.freeze({
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+});
+
+/**
+ * A byte count from a number or a string such as `"20MB"`, `"20 MiB"`, `"512 KB"` (powers of
+ * 1,024, as {@link humanSize} prints them); `null` when it is neither.
+ *
+ * @example
+ * parseByteSize("20MB"); // 20971520
+ */
+export function parseByteSize(value: unknown): number | null {
+  if (typeof value === "number") return Number.isSafeInteger(value) ? value : null;
+  if (typeof value !== "string") return null;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/iu.exec(value);
+  if (match === null) return null;
+  const unit = UNIT_BYTES[(match[2] || "b").toLowerCase()];
+  if (unit === undefined) return null;
+  const bytes = Math.round(Number(match[1]) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : null;
+}
