@@ -138,6 +138,9 @@ export async function detectMediaType(head: Uint8Array, size: number, declared: 
   const wanted = constrainedKind(declared);
   const declaredType = essenceOf(declared.mimeType);
   let mimeType: string;
+  if (found !== undefined && (found.mime === "application/xml" || found.mime === "text/xml") && isSvgText(head)) {
+    return { ok: true, mimeType: "image/svg+xml", kind: "file" };
+  }
   if (found !== undefined) {
     mimeType = essenceOf(found.mime) ?? found.mime;
     if (isProgramType(mimeType)) return { ok: false, mimeType, reason: `it is a program (${mimeType}), and programs are not accepted` };

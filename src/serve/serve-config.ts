@@ -166,7 +166,8 @@ const MEDIA_MAX_BYTES_EXPECTED =
 /** A `media.maxBytes` value: a whole number of bytes or a size such as "20MB", from 1 byte to 2 GiB. */
 const byteLimit = z.union([z.number(), z.string()]).superRefine((value, ctx) => {
   const bytes = parseByteSize(value);
-  if (bytes === null || bytes < 1 || bytes > MAX_MEDIA_MAX_BYTES) ctx.addIssue({ code: "custom", message: `must be ${MEDIA_MAX_BYTES_EXPECTED} (got ${JSON.stringify(value)})` });
+  if (bytes === null || bytes < 1 || bytes > MAX_MEDIA_MAX_BYTES)
+    ctx.addIssue({ code: "custom", message: `must be ${MEDIA_MAX_BYTES_EXPECTED} (got ${JSON.stringify(value)})` });
 });
 /** `media`: inbound attachments. */
 const mediaSchema = z.strictObject({
