@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { type AttachmentRef, type ContentPart, MEDIA_GRACE_SECONDS, type NewMessage, type SessionDB, type StoredMedia } from "../../../src/store/contract.js";
-import { InvalidInputError, LeaseLostError } from "../../../src/store/errors.js";
+import { InvalidInputError, LeaseLostError, NotFoundError } from "../../../src/store/errors.js";
 import { collect, contractArea, expectReject, nowSeconds, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -107,6 +107,14 @@ export function mediaTests(init: SessionDBTestInitializer): void {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    test("a blob removed while it is streamed ends the stream with NotFoundError", async () => {
+      const stored = await put(db(), randomBytes(600 * 1024));
+      const stream = (await db().streamMedia(stored.sha256))![Symbol.asyncIterator]();
+      expect((await stream.next()).value.byteLength).toBe(256 * 1024);
+      expect(await db().sweepMedia({ before: nowSeconds() + 60 })).toBe(1);
+      await expectReject(() => stream.next(), NotFoundError, /removed/);
     });
 
     test("two handles storing the same bytes at once both succeed with one blob", async () => {
