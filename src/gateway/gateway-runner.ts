@@ -60,12 +60,7 @@ export interface GatewayRunnerOptions {
   contextWindow?: ContextWindowResolver;
   /** An extra cap on the messages sent per turn, on top of the token budget (`gateway.historyLimit`; default none). */
   historyLimit?: number;
-  /**
-   * At most this many images (the newest) go to the model as image parts in a turn's request, when
-   * the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
-   * (`media.maxImagesInContext`; default 4; 0: never send images).
-   */
-  maxImagesInContext?: number;
+
   /** Connected platforms and home channels for the context prompt. */
   contextConfig?: SessionContextConfig;
   /** Hash user and chat ids in the context prompt (default false). */
@@ -101,6 +96,12 @@ export interface GatewayRunnerOptions {
    * chat gets their own). A failure is logged and the turn runs without memory.
    */
   memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
+  /**
+   * Inbound media (`media.*`). `maxImagesInContext`: at most this many images (the newest) go to
+   * the model as image parts in a turn's request, when the agent's `acceptsImages(model)` says it
+   * takes them; older ones go as text placeholders (default 4; 0: never send images).
+   */
+  media?: { maxImagesInContext?: number };
 }
 
 /** The pairing store of a runner whose platforms use no pairing (never called). */
@@ -196,7 +197,7 @@ export class GatewayRunner implements CommandHost {
       contexts: new TurnContexts(this.db, {
         ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
         ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
-        ...(options.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.maxImagesInContext }),
+        ...(options.media?.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.media.maxImagesInContext }),
       }),
       contextConfig: this.#contextConfig,
       redactPii: options.redactPii ?? false,
