@@ -30,7 +30,7 @@ import {
   type ContextWindow,
   type TokenCounter,
 } from "../context/index.js";
-import { attachmentsForModel, countModelImages, type AttachmentReader } from "../context/model-attachments.js";
+import { attachmentsForModel, countModelImages, type AttachmentReader } from "../context/internal.js";
 import type { ConversationMessage, MediaStore, NewMessage, SessionHistory } from "../store/index.js";
 
 /** How many images a request may carry as image parts unless told otherwise (`media.maxImagesInContext`). */
