@@ -81,7 +81,7 @@ export interface ImportProblem {
 /** What {@link StoreMaintenance.importSessions} did. */
 export interface ImportReport {
   imported: number;
-  /** Sessions that already existed (nothing changed). */
+  /** Sessions that already existed (nothing changed, except attachments of theirs that were not stored, filled in from the record's media). */
   skipped: number;
   /** Lines that were rejected; nothing of them was written. */
   errors: ImportProblem[];
@@ -286,8 +286,9 @@ export interface StoreMaintenance {
   exportSessionLines(options?: ExportOptions): AsyncIterable<Uint8Array>;
   /**
    * Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are
-   * skipped. A record's media (its `data`, or the file in `options.mediaDir`) is checked against
-   * its SHA-256 and size and stored before the session is written; a bad entry rejects the line.
+   * skipped (only attachments of theirs that are not stored are filled in from the record). A
+   * record's media (its `data`, or the file in `options.mediaDir`) are checked against their
+   * SHA-256 and size and stored before the session is written; a bad entry rejects the line.
    */
   importSessions(lines: AsyncIterable<string> | Iterable<string>, options?: ImportOptions): Promise<ImportReport>;
 

@@ -15,7 +15,7 @@ import { ConflictError, InvalidInputError } from "../errors.js";
 import { checkHash, decodeRecordMedia, entryName, referencedBlobs } from "../record-media.js";
 import type { ValidRecord } from "../session-record.js";
 import { sessionRow } from "./lineage-steps.js";
-import { putMedia, readMedia, streamMedia } from "./media-methods.js";
+import { getMedia, putMedia, readMedia, streamMedia } from "./media-methods.js";
 import { all, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 
@@ -118,14 +118,21 @@ function vanished(sessionId: string, entry: MediaEntry): ConflictError {
  * decodes to `size` bytes hashing to `sha256`; without data, the file `<mediaDir>/<sha256>`
  * when a folder is given), and only when all are good, stores them. Entries no message refers
  * to are ignored; entries without data and without a folder are left out (the references dangle
- * until the bytes come). Nothing is stored for a session that already exists (its import is
- * skipped). A bad entry throws {@link InvalidInputError}: the line is rejected with nothing stored.
+ * until the bytes come). For a session that already exists (its import is skipped) only blobs
+ * that are not stored are written: importing an export made with media over an import made
+ * without fills in the missing attachments. A bad entry throws {@link InvalidInputError}: the
+ * line is rejected with nothing stored.
  */
 export async function storeRecordMedia(d: StoreDialect<unknown>, record: ValidRecord, options: ImportOptions): Promise<void> {
   if (record.media.length === 0) return;
-  if ((await d.read("checking an imported session", () => sessionRow(record.session.id))) !== undefined) return;
+  const exists = (await d.read("checking an imported session", () => sessionRow(record.session.id))) !== undefined;
   const referenced = referencedBlobs(record.messages.map((m) => m.message.content));
-  const wanted = record.media.map((entry, index) => ({ entry, index })).filter(({ entry }) => referenced.has(entry.sha256));
+  const wanted: Array<{ entry: ValidRecord["media"][number]; index: number }> = [];
+  for (const [index, entry] of record.media.entries()) {
+    if (!referenced.has(entry.sha256)) continue;
+    if (exists && (await getMedia(d, entry.sha256)) !== null) continue;
+    wanted.push({ entry, index });
+  }
   // First every check (one blob in memory at a time), then the writes: a bad entry stores nothing.
   const files = new Map<number, string>();
   for (const { entry, index } of wanted) {
