@@ -203,7 +203,9 @@ describe("sessions export / import with attachments (SQLite)", { timeout: 120_00
     const file = join(t.dir, "x.jsonl");
     const bad = await t.run(["sessions", "export", file, "--media", "base64", "--db", t.db]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("--media <mode>' argument 'base64' is invalid. Allowed choices are inline, skip.");
+    expect(bad.stderr).toBe(
+      'threadline: option "--media <mode>" argument "base64" is invalid. Allowed choices are inline, skip. Run "threadline sessions export --help" for usage.\n',
+    );
     const both = await t.run(["sessions", "export", file, "--media", "skip", "--media-dir", t.dir, "--db", t.db]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain("--media skip and --media-dir do not go together");
