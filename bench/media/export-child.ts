@@ -1,7 +1,7 @@
 /**
  * The media benchmark's export, in a process of its own so its peak memory is its own:
  * `export-child.ts <target> <out.jsonl> <inline|skip|dir:FOLDER>` opens the database, exports
- * every session as `threadline sessions export` does (`exportSessionLines` + `writeLines` into a
+ * every session as `threadline sessions export` does (`exportSessionLines` chunked + `writeLines` into a
  * file; `dir:` through the CLI's sidecar writer) and prints one JSON line: seconds, bytes
  * written, lines, the resident set after opening (`rss_open_bytes`) and the process's peak
  * (`max_rss_bytes`, from `process.resourceUsage().maxRSS`).
@@ -24,7 +24,7 @@ const file = createWriteStream(out, { highWaterMark: EXPORT_STREAM_BUFFER_BYTES 
 const t0 = performance.now();
 const lines = mode.startsWith("dir:")
   ? await writeLines(linesWithMediaDir(db, {}, mode.slice("dir:".length)), file)
-  : await writeLines(db.exportSessionLines({ media: mode as "inline" | "skip" }), file);
+  : await writeLines(db.exportSessionLines({ media: mode as "inline" | "skip", chunked: true }), file);
 file.end();
 await finished(file);
 const seconds = (performance.now() - t0) / 1000;

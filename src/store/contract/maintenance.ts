@@ -59,6 +59,13 @@ export interface ExportOptions {
   userId?: string;
   /** How the bytes of attachments travel (default `"inline"`); see {@link ExportMediaMode}. */
   media?: ExportMediaMode;
+  /**
+   * {@link StoreMaintenance.exportSessionLines} only: a line carrying media inline comes as
+   * several items (its session and messages, then each blob's base64 a stored chunk at a time),
+   * only the last ending in `\n`, so memory holds one chunk of a blob instead of the whole line
+   * (default false: one item per line). `writeLines` counts lines either way.
+   */
+  chunked?: boolean;
 }
 
 /** Options of {@link StoreMaintenance.importSessions}. */
@@ -275,13 +282,12 @@ export interface StoreMaintenance {
   /** Streams sessions as records, in constant memory. */
   exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
   /**
-   * The same export as JSON Lines, ready to write, as UTF-8 bytes: byte for byte
-   * `JSON.stringify(record) + "\n"` of what {@link exportSessions} yields. A record without
-   * media data is one item ending in `\n`; a record carrying media inline comes in several
-   * items (its session and messages, then each blob's base64 a stored chunk at a time), only the
-   * last ending in `\n`, so memory stays bounded by one record's messages and one chunk of a
-   * blob, whatever the attachments weigh. Faster where the database writes the messages itself
-   * (SQLite). Write them with `writeLines` (which counts lines, not items).
+   * The same export as JSON Lines, ready to write: each item is one record's line as UTF-8
+   * bytes, ending in `\n`, byte for byte `JSON.stringify(record) + "\n"` of what
+   * {@link exportSessions} yields (with `chunked`, a line with inline media comes in several
+   * items). Faster where the database writes the lines itself (SQLite), in memory bounded by one
+   * line (`chunked`: by one record's messages and one stored chunk of a blob). Write them with
+   * `writeLines`.
    */
   exportSessionLines(options?: ExportOptions): AsyncIterable<Uint8Array>;
   /**

@@ -36,8 +36,9 @@ export async function* exportSessions(d: StoreDialect<unknown>, options: ExportO
 }
 
 /**
- * Lines with their media (`options.media`): a line with inline media comes in pieces, each blob's
- * base64 a stored chunk at a time (see {@link linePieces}).
+ * Lines with their media (`options.media`); with `options.chunked`, a line with inline media
+ * comes in pieces, each blob's base64 a stored chunk at a time (see {@link linePieces}),
+ * otherwise the pieces are joined into the line.
  */
 export async function* exportSessionLines(d: StoreDialect<unknown>, options: ExportOptions = {}): AsyncIterable<Uint8Array> {
   const includeRewound = options.includeRewound === true;
@@ -47,7 +48,15 @@ export async function* exportSessionLines(d: StoreDialect<unknown>, options: Exp
     const line = yield* exportLine(d, row, messagesSql, includeRewound);
     return { id: row.id, line, entries: mode === "skip" ? [] : yield* exportedMedia(row.id, includeRewound) };
   };
-  for await (const { id, line, entries } of exportEach(d, options, read)) yield* linePieces(d, id, line, entries, mode);
+  for await (const { id, line, entries } of exportEach(d, options, read)) {
+    if (options.chunked === true) {
+      yield* linePieces(d, id, line, entries, mode);
+      continue;
+    }
+    const pieces: Uint8Array[] = [];
+    for await (const piece of linePieces(d, id, line, entries, mode)) pieces.push(piece);
+    yield pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  }
 }
 
 /** The sessions an export selects, oldest first, each read fresh and turned into `T` by `each` in a read of its own. */

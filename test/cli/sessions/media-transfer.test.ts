@@ -107,15 +107,18 @@ describe("sessions export / import with attachments (SQLite)", { timeout: 120_00
     await seed(t);
     await withDb(t.db, async (db) => {
       for (const media of ["inline", "refs", "skip"] as const) {
-        const pieces = await collect(db.exportSessionLines({ media }));
+        const pieces = await collect(db.exportSessionLines({ media, chunked: true }));
         const lines = Buffer.concat(pieces).toString("utf8");
         const recordLines = (await collect(db.exportSessions({ media }))).map((r) => `${JSON.stringify(r)}\n`).join("");
         expect(lines, media).toBe(recordLines);
       }
-      // Inline, a line with media comes in pieces (a blob's base64 a chunk at a time): only the last ends it.
-      const pieces = await collect(db.exportSessionLines({ sessionId: "media_photos" }));
+      // Chunked, a line with inline media comes in pieces (a blob's base64 a chunk at a time): only the last ends it.
+      const pieces = await collect(db.exportSessionLines({ sessionId: "media_photos", chunked: true }));
       expect(pieces.length).toBeGreaterThan(3);
       expect(pieces.filter((p) => p[p.length - 1] === 0x0a)).toHaveLength(1);
+      const whole = await collect(db.exportSessionLines({ sessionId: "media_photos" }));
+      expect(whole).toHaveLength(1);
+      expect(Buffer.from(whole[0]!).equals(Buffer.concat(pieces))).toBe(true);
       await expect(collect(db.exportSessionLines({ media: "all" as never }))).rejects.toThrow(/media must be "inline", "refs" or "skip"/u);
     });
   });

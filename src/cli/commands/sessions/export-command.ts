@@ -60,7 +60,7 @@ export function makeExportCommand(io: CliIo): Command {
         }
         const selection = { ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) };
         const records = counted(
-          options.mediaDir === undefined ? db.exportSessionLines({ ...selection, media }) : linesWithMediaDir(db, selection, options.mediaDir),
+          options.mediaDir === undefined ? db.exportSessionLines({ ...selection, media, chunked: true }) : linesWithMediaDir(db, selection, options.mediaDir),
         );
         let exported: number;
         try {
