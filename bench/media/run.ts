@@ -34,6 +34,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { openSessionDB, type SessionDB } from "../../src/index.js";
+import { withDefaultUser } from "../../src/store/postgres/postgres-connection.js";
 import { log } from "../log.js";
 import { nearestRank } from "../percentile.js";
 import { FilesMediaStore } from "./files-store.js";
@@ -243,7 +244,7 @@ async function timeReads(read: (sha256: string) => Promise<Uint8Array | null>, h
 
 async function postgresRun(args: Args, dir: string) {
   const url = args.postgres!;
-  const admin = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  const admin = new pg.Client({ connectionString: withDefaultUser(url), connectionTimeoutMillis: 3000 });
   try {
     await admin.connect();
   } catch (error) {
