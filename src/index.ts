@@ -20,7 +20,9 @@
 export { openSessionDB, diagnoseDatabase, repairDatabase } from "./store/index.js";
 export type {
   OpenSessionDBOptions,
+  DiagnoseOptions,
   DoctorReport,
+  MediaDoctorCheck,
   SqliteDoctorReport,
   PostgresDoctorReport,
   RepairReport,
@@ -97,7 +99,10 @@ export type {
   SourceIdentity,
   ContextMessage,
   SessionRecord,
+  SessionRecordMedia,
   ExportOptions,
+  ExportMediaMode,
+  ImportOptions,
   ImportReport,
   ImportProblem,
   PruneOptions,

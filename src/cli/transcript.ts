@@ -11,6 +11,9 @@
  * conversation (<session>)` and `system note`, their text without the brackets the model
  * reads (`full` shows the stored text).
  *
+ * Attachments are named in place (`[image: photo.jpg, image/jpeg, 195.3 KiB]`, `[voice note,
+ * audio/ogg, 12.0 KiB]`), their names and captions stripped of escape sequences.
+ *
  * @module
  */
 import { SUMMARY_MESSAGE_PREFIX, syntheticMessageBody, syntheticMessageKind, type Message } from "../store/index.js";
@@ -27,6 +30,8 @@ export interface TranscriptOptions {
   color?: boolean;
   /** Shown first when `full` is set. */
   systemPrompt?: string | null;
+  /** Blobs that are not stored: their attachments are labelled `; bytes not stored`. */
+  missingMedia?: ReadonlySet<string>;
 }
 
 interface Block {
@@ -44,7 +49,10 @@ interface Block {
  * @example
  * io.stdout.write(renderTranscript(await db.getMessages(id), { full: false }) + "\n");
  */
-export function renderTranscript(messages: readonly Message[], { full = false, color = false, systemPrompt = null }: TranscriptOptions = {}): string {
+export function renderTranscript(
+  messages: readonly Message[],
+  { full = false, color = false, systemPrompt = null, missingMedia = new Set() }: TranscriptOptions = {},
+): string {
   const s = styles(color);
   const roleStyle = (role: string): string => {
     switch (role) {
@@ -70,7 +78,7 @@ export function renderTranscript(messages: readonly Message[], { full = false, c
   if (full && systemPrompt) blocks.push({ heading: roleStyle("system prompt"), lines: textLines(systemPrompt), calls: null });
 
   for (const message of messages) {
-    const text = messageText(message.content).replace(/\s+$/u, "");
+    const text = messageText(message.content, { missingMedia }).replace(/\s+$/u, "");
     const collecting: Block | null = current !== null && current.calls !== null ? current : null;
     if (message.role === "tool") {
       if (full) {

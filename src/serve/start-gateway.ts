@@ -469,10 +469,19 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     pruneTimer.unref();
   }
   // Inbound claims (one per platform message) are kept while a platform may still redeliver the message, then go.
-  const pruneClaims = (): void =>
+  // Stored media nothing refers to any more (a turn that died before writing its message, an
+  // import whose session was refused) goes in the same hourly pass, once past its grace period.
+  const pruneClaims = (): void => {
     void db
       .pruneInboundClaims({ before: store.clock.now() - INBOUND_CLAIM_RETENTION_SECONDS })
       .catch((error: unknown) => logger.warn({ err: error }, "pruning inbound claims failed"));
+    void db
+      .sweepMedia()
+      .then((removed) => {
+        if (removed > 0) logger.info({ removed }, "media sweep removed blobs nothing refers to");
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "media sweep failed"));
+  };
   pruneClaims();
   const claimsTimer = setInterval(pruneClaims, 3600_000);
   claimsTimer.unref();

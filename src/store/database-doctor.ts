@@ -6,26 +6,38 @@
  */
 import type { DoctorReport, RepairReport } from "./doctor-report.js";
 import { InvalidInputError } from "./errors.js";
+import { checkReportMedia } from "./media-doctor.js";
 import { chooseDatabaseTarget } from "./open-session-db.js";
 
 /**
  * Checks a database without changing it. SQLite: integrity, the search index, schema
  * version, WAL and free space. PostgreSQL: connectivity, schema version and the server's
- * view. The target is resolved as {@link openSessionDB} resolves it.
+ * view. Both: that every attachment reference resolves (`media`, through the store, when the
+ * other checks allow opening it). The target is resolved as {@link openSessionDB} resolves it.
  *
  * @throws {NotFoundError} when a SQLite target names no file.
  * @example
  * const report = await diagnoseDatabase("/tmp/state.db");
  * if (!report.healthy) console.log(report.problems.join("\n"));
  */
-export async function diagnoseDatabase(target?: string): Promise<DoctorReport> {
+export async function diagnoseDatabase(target?: string, options: DiagnoseOptions = {}): Promise<DoctorReport> {
   const chosen = chooseDatabaseTarget(target);
+  let report: DoctorReport;
   if (chosen.backend === "postgres") {
     const { diagnosePostgres } = await import("./postgres/postgres-doctor.js");
-    return diagnosePostgres({ connectionString: chosen.url, ...(chosen.schema === undefined ? {} : { schema: chosen.schema }) });
+    report = await diagnosePostgres({ connectionString: chosen.url, ...(chosen.schema === undefined ? {} : { schema: chosen.schema }) });
+  } else {
+    const { diagnoseSqlite } = await import("./sqlite/sqlite-doctor.js");
+    report = diagnoseSqlite(chosen.path);
   }
-  const { diagnoseSqlite } = await import("./sqlite/sqlite-doctor.js");
-  return diagnoseSqlite(chosen.path);
+  await checkReportMedia(report, target, { verify: options.verifyMedia === true });
+  return report;
+}
+
+/** Options of {@link diagnoseDatabase}. */
+export interface DiagnoseOptions {
+  /** Re-hash every stored attachment (reads every blob; default false: references only). */
+  verifyMedia?: boolean;
 }
 
 /**

@@ -5,6 +5,35 @@
  * @module
  */
 
+/**
+ * The media check (`SessionDB.checkMedia`): that every attachment reference resolves to a
+ * stored blob. Made through the store once the other checks allow opening it (the schema is
+ * this Threadline's, the file is intact, the server answers); otherwise `ok` is `null` and
+ * `skipped` says why.
+ */
+export interface MediaDoctorCheck {
+  /** `true`: every reference resolves (and, verified, every blob hashes to its id); `false`: see `problems`; `null`: not checked. */
+  ok: boolean | null;
+  /** Why the check did not run, or `null`. */
+  skipped: string | null;
+  /** Whether every blob was re-hashed (`doctor --verify-media`). */
+  verified: boolean;
+  /** Blobs stored, and their bytes. */
+  blobs: number;
+  bytes: number;
+  /** Attachment references in messages. */
+  references: number;
+  /** References whose blob is not stored, in all; `missing` lists up to 100 (session, message, blob). */
+  missingCount: number;
+  missing: Array<{ sessionId: string; messageId: number; sha256: string }>;
+  /** Blobs nothing refers to (not a problem: the sweep removes them once past the grace period). */
+  unreferenced: number;
+  /** Blobs whose bytes no longer hash to their id (only when verified; up to 100). */
+  corrupt: string[];
+  /** The media problems, one sentence each (also in the report's `problems`). */
+  problems: string[];
+}
+
 /** The health of a SQLite database file. */
 export interface SqliteDoctorReport {
   backend: "sqlite";
@@ -38,6 +67,8 @@ export interface SqliteDoctorReport {
     freelistBytes: number | null;
     diskFreeBytes: number | null;
   };
+  /** Attachments: every reference resolves (see {@link MediaDoctorCheck}). */
+  media: MediaDoctorCheck;
 }
 
 /** The health of a PostgreSQL target (repair is SQLite-only). */
@@ -56,6 +87,8 @@ export interface PostgresDoctorReport {
   schema: string;
   /** The server's view: its version, the database, its size, and data-checksum failures when the server counts them. */
   server: { version: string; database: string; databaseBytes: number; checksumFailures: number | null } | null;
+  /** Attachments: every reference resolves (see {@link MediaDoctorCheck}). */
+  media: MediaDoctorCheck;
 }
 
 /** What {@link diagnoseDatabase} returns. */

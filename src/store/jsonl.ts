@@ -23,9 +23,9 @@ export async function writeJsonl(records: AsyncIterable<unknown>, out: Writable)
 }
 
 /**
- * Writes lines that are already serialised (each ending in `\n`, as
- * `SessionDB.exportSessionLines` yields them) as they are, with the back-pressure of
- * {@link writeJsonl}; returns the number of lines.
+ * Writes lines that are already serialised (as `SessionDB.exportSessionLines` yields them: a
+ * line may come in several pieces, only its last ending in `\n`) as they are, with the
+ * back-pressure of {@link writeJsonl}; returns the number of lines (pieces ending in `\n`).
  */
 export async function writeLines(lines: AsyncIterable<Uint8Array | string>, out: Writable): Promise<number> {
   let count = 0;
@@ -40,10 +40,15 @@ export async function writeLines(lines: AsyncIterable<Uint8Array | string>, out:
       // Awaited before the next write or at the end; an error before then must not count as unhandled.
       draining.catch(() => {});
     }
-    count += 1;
+    if (endsLine(line)) count += 1;
   }
   if (draining !== null) await draining;
   return count;
+}
+
+/** Whether a piece is the end of a line. */
+function endsLine(piece: Uint8Array | string): boolean {
+  return typeof piece === "string" ? piece.endsWith("\n") : piece.length > 0 && piece[piece.length - 1] === 0x0a;
 }
 
 /**

@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { Message, Session, SessionRecord } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
 import { checkNewSession, normalizeMessage, type NormalizedMessage } from "./input-validation.js";
+import { recordMediaSchema } from "./record-media.js";
 import { sanitizeTitle } from "./titles.js";
 
 /** The `format` tag of a record. */
@@ -63,12 +64,15 @@ const recordSchema = z.object({
       .optional(),
   }),
   messages: z.array(z.record(z.string(), z.unknown())),
+  media: z.array(recordMediaSchema).optional(),
 });
 
 /** A record that passed validation, its messages normalised. */
 export interface ValidRecord {
   session: z.infer<typeof recordSchema>["session"] & { title: string | null };
   messages: Array<{ message: NormalizedMessage; rewoundAt: number | null }>;
+  /** The record's media entries (empty when it has none). */
+  media: z.infer<typeof recordMediaSchema>[];
 }
 
 /** Parses and validates one line; throws {@link InvalidInputError} saying what is wrong. */
@@ -85,7 +89,7 @@ export function parseSessionRecord(line: string): ValidRecord {
     const path = issue.path.length ? issue.path.join(".") : "record";
     throw new InvalidInputError(`${path}: ${issue.message} (expected a "${RECORD_FORMAT}" version ${RECORD_VERSION} record)`);
   }
-  const { session, messages } = result.data;
+  const { session, messages, media = [] } = result.data;
   checkNewSession({ ...session, title: null } as Parameters<typeof checkNewSession>[0]);
   const title = sanitizeTitle(session.title ?? null);
   const normalized = messages.map((raw, i) => {
@@ -98,5 +102,5 @@ export function parseSessionRecord(line: string): ValidRecord {
       rewoundAt: (rewoundAt as number | null | undefined) ?? null,
     };
   });
-  return { session: { ...session, title }, messages: normalized };
+  return { session: { ...session, title }, messages: normalized, media };
 }

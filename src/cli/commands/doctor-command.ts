@@ -1,8 +1,9 @@
 /**
- * `threadline doctor [--repair] [--db target] [--json]`: checks a database (integrity, the
- * search index, schema version, WAL, free space; for PostgreSQL connectivity, schema version
- * and the server's view) and, with `--repair`, salvages a damaged SQLite file into a fresh
- * one, keeping the damaged file as a backup.
+ * `threadline doctor [--repair] [--verify-media] [--db target] [--json]`: checks a database
+ * (integrity, the search index, schema version, WAL, free space; for PostgreSQL connectivity,
+ * schema version and the server's view; on both, that every attachment reference resolves)
+ * and, with `--repair`, salvages a damaged SQLite file into a fresh one, keeping the damaged
+ * file as a backup.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import {
   diagnoseDatabase,
   repairDatabase,
   type DoctorReport,
+  type MediaDoctorCheck,
   type PostgresDoctorReport,
   type RepairReport,
   type SqliteDoctorReport,
@@ -35,6 +37,7 @@ interface DoctorOptions {
   db?: string;
   json?: boolean;
   repair?: boolean;
+  verifyMedia?: boolean;
 }
 
 /** Control characters of text read from a damaged file, made visible. */
@@ -45,7 +48,8 @@ function clean(text: string): string {
 
 /**
  * Builds `doctor`. Exit codes: 0 healthy (or repaired; also the default database not created
- * yet: nothing to check), 1 damage found (without `--repair`), 2 `--repair` on a PostgreSQL
+ * yet: nothing to check), 1 damage found (without `--repair`; also attachment references that do
+ * not resolve, with or without it: a repair cannot bring bytes back), 2 `--repair` on a PostgreSQL
  * target, 3 no such file (`--db` or THREADLINE_DB), 4 repair refused (another process has the
  * file open, or the file is from a newer Threadline).
  *
@@ -55,13 +59,14 @@ function clean(text: string): string {
  */
 export function makeDoctorCommand(io: CliIo): Command {
   return new Command("doctor")
-    .description("check the database (integrity, search index, schema, WAL, free space); --repair salvages a damaged SQLite file")
+    .description("check the database (integrity, search index, schema, WAL, free space, attachments); --repair salvages a damaged SQLite file")
     .addOption(
       new Option(
         "--repair",
         "copy every readable session and message of a damaged SQLite file into a fresh file (the damaged one is kept as <file>.damaged-<time>)",
       ),
     )
+    .addOption(new Option("--verify-media", "also re-hash every stored attachment (reads every blob)"))
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (options: DoctorOptions) => {
@@ -81,7 +86,7 @@ export function makeDoctorCommand(io: CliIo): Command {
         }
         return;
       }
-      const diagnosis = await diagnoseDatabase(target);
+      const diagnosis = await diagnoseDatabase(target, { verifyMedia: options.verifyMedia === true });
       const s = styles(useColor(io));
       if (!options.repair) {
         if (options.json) writeJson(io, diagnosis);
@@ -102,6 +107,13 @@ export function makeDoctorCommand(io: CliIo): Command {
         else io.stdout.write(`${describe(diagnosis, s)}\n${s.green("Healthy: nothing to repair.")}\n`);
         return;
       }
+      if (onlyMediaProblems(diagnosis)) {
+        // Missing or damaged attachments are not damage a salvage copy can mend.
+        if (options.json) writeJson(io, { diagnosis, repair: null });
+        else io.stdout.write(`${describe(diagnosis, s)}\n${verdict(diagnosis, s)}\n${s.yellow("Nothing for --repair to do: the file itself is intact.")}\n`);
+        io.exitCode = EXIT.failure;
+        return;
+      }
       if (diagnosis.schemaVersion !== null && diagnosis.schemaVersion > diagnosis.supportedSchemaVersion) {
         throw new CliError(
           "TL_ERR_CONFLICT",
@@ -117,8 +129,31 @@ export function makeDoctorCommand(io: CliIo): Command {
 
 type Styles = ReturnType<typeof styles>;
 
+/** Whether every problem found is a media one (a repair cannot mend those). */
+function onlyMediaProblems(report: DoctorReport): boolean {
+  return report.problems.length > 0 && report.problems.every((p) => report.media.problems.includes(p));
+}
+
 function describe(report: DoctorReport, s: Styles): string {
-  return report.backend === "sqlite" ? describeSqlite(report, s) : describePostgres(report, s);
+  return `${report.backend === "sqlite" ? describeSqlite(report, s) : describePostgres(report, s)}\n${describeMedia(report.media, s)}`;
+}
+
+/** The media check's row: counts, what is missing, what the sweep will remove. */
+function describeMedia(m: MediaDoctorCheck, s: Styles): string {
+  const n = (v: number): string => v.toLocaleString("en-US");
+  if (m.ok === null) return row(s, "Media", s.yellow(clean(m.skipped ?? "not checked")));
+  const counts = `${n(m.references)} reference(s) to ${n(m.blobs)} stored attachment(s) (${formatBytes(m.bytes)})${m.verified ? ", every blob re-hashed" : ""}`;
+  const lines = [row(s, "Media", `${m.ok ? mark(true, s) : s.red("PROBLEMS")}, ${counts}`)];
+  if (m.missingCount > 0) {
+    lines.push(`${" ".repeat(14)}${s.red(`${n(m.missingCount)} missing`)} (bytes not stored):`);
+    for (const x of m.missing.slice(0, 10)) lines.push(`${" ".repeat(16)}session ${clean(x.sessionId)}, message ${x.messageId}: ${x.sha256}`);
+    if (m.missingCount > 10) lines.push(`${" ".repeat(16)}… and ${n(m.missingCount - 10)} more (--json lists up to 100)`);
+  }
+  for (const sha of m.corrupt.slice(0, 10)) lines.push(`${" ".repeat(14)}${s.red("damaged")}: ${sha}`);
+  if (m.unreferenced > 0) {
+    lines.push(`${" ".repeat(14)}${n(m.unreferenced)} attachment(s) nothing refers to (not a problem: the gateway's hourly sweep removes them after an hour)`);
+  }
+  return lines.join("\n");
 }
 
 function row(s: Styles, label: string, value: string): string {
@@ -182,8 +217,9 @@ function describePostgres(r: PostgresDoctorReport, s: Styles): string {
 function verdict(report: DoctorReport, s: Styles): string {
   if (report.healthy) return `\n${s.green("Healthy.")}`;
   const problems = report.problems.map((p) => `  - ${clean(p)}`).join("\n");
-  const next =
-    report.backend === "sqlite"
+  const next = onlyMediaProblems(report)
+    ? "Only attachments are affected: do what is named above (a --repair would not bring them back)."
+    : report.backend === "sqlite"
       ? `Stop the processes that use it, then run "threadline doctor --repair --db ${report.location}" to copy everything readable into a fresh file (the damaged one is kept).`
       : "Fix what is named above; repair is SQLite-only.";
   return `\n${s.red("Problems found:")}\n${problems}\n${next}`;

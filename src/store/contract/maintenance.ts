@@ -7,13 +7,45 @@
  */
 import type { Message, Session } from "./history.js";
 
+/**
+ * One stored blob an exported session's messages refer to (see {@link SessionRecord.media}).
+ * `data` is the bytes as standard base64 (with `=` padding); without it, the bytes travel
+ * beside the export (a sidecar folder of files named by `sha256`) or not at all.
+ */
+export interface SessionRecordMedia {
+  /** Lower-case hex SHA-256 of the bytes. */
+  sha256: string;
+  /** The stored type. */
+  mimeType: string;
+  /** Bytes. */
+  size: number;
+  /** The bytes, base64 (`media: "inline"`, the default); absent with `media: "refs"`. */
+  data?: string;
+}
+
 /** One exported session: its metadata and messages. One JSON line of an export. */
 export interface SessionRecord {
   format: "threadline.session";
   version: 1;
   session: Omit<Session, "messageCount" | "toolCallCount" | "lastActiveAt" | "preview">;
   messages: Array<Omit<Message, "id" | "sessionId">>;
+  /**
+   * The blobs the exported messages' attachment parts refer to, one entry per distinct blob
+   * that is stored, in the order the messages first refer to them. Left out when there are
+   * none, and with `media: "skip"` (the references then dangle after an import until the
+   * bytes are imported too; `doctor` names them). Always the record's last key.
+   */
+  media?: SessionRecordMedia[];
 }
+
+/**
+ * How an export carries the bytes of attachments:
+ * - `"inline"` (default): each {@link SessionRecordMedia} with its `data`;
+ * - `"refs"`: the entries without `data` (the caller writes the bytes elsewhere, e.g. the CLI's
+ *   `--media-dir` folder, from {@link MediaStore.streamMedia});
+ * - `"skip"`: no `media` field.
+ */
+export type ExportMediaMode = "inline" | "refs" | "skip";
 
 /** Options of {@link StoreMaintenance.exportSessions} and {@link StoreMaintenance.exportSessionLines}. */
 export interface ExportOptions {
@@ -25,6 +57,25 @@ export interface ExportOptions {
   includeRewound?: boolean;
   /** Only sessions of this user (`Session.userId`); with `sessionId`, another user's session is not found. */
   userId?: string;
+  /** How the bytes of attachments travel (default `"inline"`); see {@link ExportMediaMode}. */
+  media?: ExportMediaMode;
+  /**
+   * {@link StoreMaintenance.exportSessionLines} only: a line carrying media inline comes as
+   * several items (its session and messages, then each blob's base64 a stored chunk at a time),
+   * only the last ending in `\n`, so memory holds one chunk of a blob instead of the whole line
+   * (default false: one item per line). `writeLines` counts lines either way.
+   */
+  chunked?: boolean;
+}
+
+/** Options of {@link StoreMaintenance.importSessions}. */
+export interface ImportOptions {
+  /**
+   * A folder holding blobs as files named by their SHA-256 (what `sessions export --media-dir`
+   * writes): a record's media entry without `data` is read from `<mediaDir>/<sha256>`; a file
+   * that is missing there rejects the record (nothing of it written).
+   */
+  mediaDir?: string;
 }
 
 /** One rejected import line. */
@@ -37,7 +88,7 @@ export interface ImportProblem {
 /** What {@link StoreMaintenance.importSessions} did. */
 export interface ImportReport {
   imported: number;
-  /** Sessions that already existed (nothing changed). */
+  /** Sessions that already existed (nothing changed, except attachments of theirs that were not stored, filled in from the record's media). */
   skipped: number;
   /** Lines that were rejected; nothing of them was written. */
   errors: ImportProblem[];
@@ -231,14 +282,21 @@ export interface StoreMaintenance {
   /** Streams sessions as records, in constant memory. */
   exportSessions(options?: ExportOptions): AsyncIterable<SessionRecord>;
   /**
-   * The same export as JSON Lines, ready to write: each item is one record's line as UTF-8 bytes,
-   * ending in `\n`, byte for byte `JSON.stringify(record) + "\n"` of what {@link exportSessions}
-   * yields. Faster where the database writes the lines itself (SQLite), in constant memory (one
-   * line at a time). Write them with `writeLines`.
+   * The same export as JSON Lines, ready to write: each item is one record's line as UTF-8
+   * bytes, ending in `\n`, byte for byte `JSON.stringify(record) + "\n"` of what
+   * {@link exportSessions} yields (with `chunked`, a line with inline media comes in several
+   * items). Faster where the database writes the lines itself (SQLite), in memory bounded by one
+   * line (`chunked`: by one record's messages and one stored chunk of a blob). Write them with
+   * `writeLines`.
    */
   exportSessionLines(options?: ExportOptions): AsyncIterable<Uint8Array>;
-  /** Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are skipped. */
-  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport>;
+  /**
+   * Imports JSONL lines (as exported). Bad lines are reported and skipped; existing sessions are
+   * skipped (only attachments of theirs that are not stored are filled in from the record). A
+   * record's media (its `data`, or the file in `options.mediaDir`) are checked against their
+   * SHA-256 and size and stored before the session is written; a bad entry rejects the line.
+   */
+  importSessions(lines: AsyncIterable<string> | Iterable<string>, options?: ImportOptions): Promise<ImportReport>;
 
   // --- retention ------------------------------------------------------------
 

@@ -31,6 +31,7 @@ import type {
   FindExecutionsOptions,
   Handoff,
   HandoffResult,
+  ImportOptions,
   ImportReport,
   InboundClaim,
   Insights,
@@ -247,8 +248,8 @@ export class StoreCore implements SessionDB {
     return transfer.exportSessionLines(this.#d, options);
   }
 
-  importSessions(lines: AsyncIterable<string> | Iterable<string>): Promise<ImportReport> {
-    return transfer.importSessions(this.#d, lines);
+  importSessions(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions = {}): Promise<ImportReport> {
+    return transfer.importSessions(this.#d, lines, options);
   }
 
   // --- deletion and retention -------------------------------------------------

@@ -8,6 +8,7 @@
 import type { PostgresDoctorReport } from "../doctor-report.js";
 import { createPool, Sql } from "./postgres-connection.js";
 import { redactPassword, resolvePostgresConfig, type PostgresConfig } from "./postgres-config.js";
+import { mediaNotChecked } from "../media-doctor.js";
 import { POSTGRES_SCHEMA_VERSION } from "./postgres-migrations.js";
 
 /** Checks a PostgreSQL target without changing it (the schema is not created or migrated). */
@@ -24,6 +25,7 @@ export async function diagnosePostgres(config: PostgresConfig): Promise<Postgres
     supportedSchemaVersion: POSTGRES_SCHEMA_VERSION,
     schema: resolved.schema,
     server: null,
+    media: mediaNotChecked(),
   };
   const pool = createPool({ ...resolved, poolSize: 1 });
   try {

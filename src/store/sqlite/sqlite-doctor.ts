@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { existsSync, statSync, statfsSync } from "node:fs";
 import type { SqliteDoctorReport } from "../doctor-report.js";
 import { NotFoundError } from "../errors.js";
+import { mediaNotChecked } from "../media-doctor.js";
 import { isSqliteBusy } from "./sqlite-errors.js";
 import { SQLITE_SCHEMA_VERSION } from "./sqlite-migrations.js";
 import { INDEX_WATERMARK_KEY } from "./sqlite-search-index.js";
@@ -66,6 +67,7 @@ export function diagnoseSqlite(path: string): SqliteDoctorReport {
     searchIndex: { ok: false, finding: null, indexedUpTo: null, newestMessageId: null },
     wal: { journalMode: null, walBytes, walFrames: 0 },
     space: { fileBytes: fileSize(path), pageSize: null, pageCount: null, freelistPages: null, freelistBytes: null, diskFreeBytes: null },
+    media: mediaNotChecked(),
   };
   report.space.diskFreeBytes = attempt(problems, "Reading the disk's free space", () => {
     const fs = statfsSync(path);

@@ -1,8 +1,10 @@
 /**
- * `threadline sessions export <file|-> [--source S] [--session-id SESSION…]`: sessions as
- * JSON Lines (one `threadline.session` record per line), to a file or stdout. Like the
+ * `threadline sessions export <file|-> [--source S] [--session-id SESSION…] [--media inline|skip | --media-dir FOLDER]`:
+ * sessions as JSON Lines (one `threadline.session` record per line), to a file or stdout. Like the
  * positional session arguments of `show` and `delete`, `--session-id` takes the words after
  * it up to the next option, joined with spaces, so a multi-word title needs no quotes.
+ * Attachments go inline as base64 (default), not at all (`--media skip`), or as files in a
+ * sidecar folder (`--media-dir`).
  *
  * @module
  */
@@ -16,6 +18,7 @@ import type { CliIo } from "../../cli-output.js";
 import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
+import { exportMediaDirOption, exportMediaMode, linesWithMediaDir, type MEDIA_CHOICES, mediaOption } from "./export-media.js";
 
 interface ExportOptions {
   db?: string;
@@ -23,6 +26,8 @@ interface ExportOptions {
   source?: string[];
   /** The words after `--session-id` (a title may be several words, typed without quotes). */
   sessionId?: string[];
+  media?: (typeof MEDIA_CHOICES)[number];
+  mediaDir?: string;
 }
 
 /**
@@ -35,21 +40,28 @@ export function makeExportCommand(io: CliIo): Command {
     .argument("<file>", 'output file, or "-" for stdout')
     .addOption(sourceOption())
     .option("--session-id <session...>", "only this session (id, unique id prefix, or title; takes the rest of the line, so quotes are optional)")
+    .addOption(mediaOption())
+    .addOption(exportMediaDirOption())
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ExportOptions) => {
+      const media = exportMediaMode(options.media, options.mediaDir);
       await withExistingDatabase(options.db, io.env, async (db) => {
         const sessionId = options.sessionId === undefined ? undefined : await resolveSessionRef(db, options.sessionId.join(" "), { note: noteOnStderr(io) });
         const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
         const total = progressWanted(io) ? await countToExport(db, sessionId, sources) : 0;
         const bar = startProgressBar(io, { label: "Exporting", total });
         async function* counted(lines: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-          for await (const line of lines) {
-            yield line;
-            bar.increment();
+          for await (const piece of lines) {
+            yield piece;
+            // A record with inline media comes in pieces; the last one ends the line.
+            if (piece[piece.length - 1] === 0x0a) bar.increment();
           }
         }
-        const records = counted(db.exportSessionLines({ ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) }));
+        const selection = { ...(sessionId === undefined ? {} : { sessionId }), ...(sources === undefined ? {} : { sources }) };
+        const records = counted(
+          options.mediaDir === undefined ? db.exportSessionLines({ ...selection, media, chunked: true }) : linesWithMediaDir(db, selection, options.mediaDir),
+        );
         let exported: number;
         try {
           exported = file === "-" ? await writeTo(io.stdout as unknown as Writable, records, false) : await writeToFile(file, records);

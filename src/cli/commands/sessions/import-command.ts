@@ -1,6 +1,7 @@
 /**
- * `threadline sessions import [--from jsonl|hermes|aurite] <source>`: the one import verb.
- * `jsonl` (the default) reads JSON Lines as written by `export`; `hermes` a hermes-agent
+ * `threadline sessions import [--from jsonl|hermes|aurite] <source> [--media-dir FOLDER]`: the one
+ * import verb. `jsonl` (the default) reads JSON Lines as written by `export` (attachments from
+ * the records' base64, or from the folder `export --media-dir` wrote); `hermes` a hermes-agent
  * `state.db` (read-only); `aurite` a directory of Aurite execution records. Existing sessions
  * are skipped, so importing twice changes nothing the second time.
  *
@@ -15,6 +16,7 @@ import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withDatabase } from "../../cli-context.js";
 import { dbOption, jsonOption } from "../../command-options.js";
 import { progressWanted, startProgressBar } from "../../progress-bar.js";
+import { checkImportMediaDir, importMediaDirOption } from "./export-media.js";
 import { runAuriteImport } from "./import-aurite.js";
 import { runHermesImport } from "./import-hermes.js";
 
@@ -27,6 +29,7 @@ interface ImportOptions {
   from: (typeof IMPORT_FORMATS)[number];
   dryRun?: boolean;
   user?: string;
+  mediaDir?: string;
 }
 
 /** Bad lines listed in the error message (the JSON report always has them all). */
@@ -48,6 +51,7 @@ export function makeImportCommand(io: CliIo): Command {
     .addOption(new Option("--from <format>", "what the input is").choices(IMPORT_FORMATS).default("jsonl"))
     .addOption(new Option("--dry-run", "with --from hermes: read and check everything, print what would be imported, write nothing"))
     .addOption(new Option("--user <id>", "with --from aurite: the owner of every imported execution session"))
+    .addOption(importMediaDirOption())
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (file: string, options: ImportOptions) => {
@@ -56,6 +60,10 @@ export function makeImportCommand(io: CliIo): Command {
       }
       if (options.user !== undefined && options.from !== "aurite") {
         throw new CliError("TL_ERR_USAGE", `--user works with --from aurite only (not --from ${options.from}).`);
+      }
+      if (options.mediaDir !== undefined) {
+        if (options.from !== "jsonl") throw new CliError("TL_ERR_USAGE", `--media-dir works with --from jsonl only (not --from ${options.from}).`);
+        await checkImportMediaDir(options.mediaDir);
       }
       if (options.from === "hermes") {
         if (file === "-") throw new CliError("TL_ERR_USAGE", "--from hermes reads a state.db file; name the file (stdin cannot be read as a database).");
@@ -84,7 +92,7 @@ export function makeImportCommand(io: CliIo): Command {
           }
         }
         try {
-          return await db.importSessions(counted(readJsonlLines(input)));
+          return await db.importSessions(counted(readJsonlLines(input)), options.mediaDir === undefined ? {} : { mediaDir: options.mediaDir });
         } finally {
           bar.stop();
           if (file !== "-") input.destroy();

@@ -1,5 +1,6 @@
 /**
- * `threadline sessions show <id|title> [--full]`: a session's metadata and transcript.
+ * `threadline sessions show <id|title> [--full]`: a session's metadata and transcript, attachments
+ * named in it (`[image: photo.jpg, image/jpeg, 195.3 KiB]`; `; bytes not stored` when the blob is missing).
  *
  * @module
  */
@@ -40,7 +41,8 @@ export function makeShowCommand(io: CliIo): Command {
         }
         const color = useColor(io);
         io.stdout.write(`${describeSession(session, io.now(), color, options.full === true)}\n`);
-        const transcript = renderTranscript(messages, { full: options.full === true, color, systemPrompt: session.systemPrompt });
+        const missingMedia = new Set((await db.listAttachments(id)).filter((a) => !a.stored).map((a) => a.sha256));
+        const transcript = renderTranscript(messages, { full: options.full === true, color, systemPrompt: session.systemPrompt, missingMedia });
         io.stdout.write(transcript === "" ? "\n(no messages)\n" : `\n${transcript}\n`);
       });
     });
