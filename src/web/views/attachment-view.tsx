@@ -124,7 +124,10 @@ function Player(props: { sessionId: string; attachment: AttachmentRef; display: 
   let media: preact.JSX.Element | null = null;
   if (url !== null) {
     if (display === "image") media = <img class="attachment-image" src={url} alt={alt} />;
+    // No timed captions exist: a transcribed voice note's transcript is the message's text, shown above the player.
+    // biome-ignore lint/a11y/useMediaCaption: no caption track exists for people's recordings (see above).
     else if (display === "audio") media = <audio class="attachment-audio" controls preload="metadata" src={url} aria-label={alt} />;
+    // biome-ignore lint/a11y/useMediaCaption: no caption track exists for people's recordings (see above).
     else media = <video class="attachment-video" controls preload="metadata" src={url} aria-label={alt} />;
   }
   return (
