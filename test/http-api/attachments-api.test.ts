@@ -97,7 +97,7 @@ forEachBackend((backend) => {
     const gone = await call(api, "GET", `/sessions/${a1}/attachments/${missing}`, { key: ALICE });
     expect(gone.status).toBe(404);
     expect(gone.body.error.code).toBe("TL_ERR_NOT_FOUND");
-    expect(gone.body.error.message).toMatch(/is not stored: the session was imported from an export made without media/u);
+    expect(gone.body.error.message).toMatch(/is not stored: the session was imported from a copy exported without media/u);
     expect(gone.body.error.details).toEqual({ sha256: missing, stored: false });
     expect(gone.headers.get("content-disposition")).toBeNull();
 

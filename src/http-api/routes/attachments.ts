@@ -42,8 +42,8 @@ export function attachmentId(raw: string): string {
 function notStored(id: string, sha256: string): HttpError {
   return new HttpError(
     "TL_ERR_NOT_FOUND",
-    `The attachment ${sha256} of session '${id}' is not stored: the session was imported from an export made without media ` +
-      "(sessions export --media skip), so only its description is kept. Import an export made with --media inline to get the bytes back.",
+    `The attachment ${sha256} of session '${id}' is not stored: the session was imported from a copy exported without media ` +
+      "(sessions export --media skip), so only its description is kept. Import a copy exported with its media to get the bytes back.",
     { details: { sha256, stored: false } },
   );
 }
