@@ -99,10 +99,28 @@ describe("web page: attachments in the transcript", () => {
     await screenshot(page, "attachments");
 
     // Leaving the transcript revokes the blob: URLs.
-    expect(await page.evaluate((url) => fetch(url).then(() => "alive", () => "revoked"), src)).toBe("alive");
+    expect(
+      await page.evaluate(
+        (url) =>
+          fetch(url).then(
+            () => "alive",
+            () => "revoked",
+          ),
+        src,
+      ),
+    ).toBe("alive");
     await page.getByRole("link", { name: "← Sessions" }).click();
     await page.locator("li.session-row").first().waitFor();
-    expect(await page.evaluate((url) => fetch(url).then(() => "alive", () => "revoked"), src)).toBe("revoked");
+    expect(
+      await page.evaluate(
+        (url) =>
+          fetch(url).then(
+            () => "alive",
+            () => "revoked",
+          ),
+        src,
+      ),
+    ).toBe("revoked");
 
     expect(watch.pageErrors).toEqual([]);
     expect(watch.dialogs).toEqual([]);
