@@ -67,7 +67,7 @@ describe("web page: attachments in the transcript", () => {
     await img.waitFor();
     await page.waitForFunction(() => {
       const el = document.querySelector<HTMLImageElement>("figure.attachment-image img");
-      return el !== null && el.complete && el.naturalWidth > 0;
+      return el?.complete === true && el.naturalWidth > 0;
     });
     const src = (await img.getAttribute("src")) ?? "";
     expect(src.startsWith("blob:")).toBe(true);
