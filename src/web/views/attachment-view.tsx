@@ -106,10 +106,12 @@ function Description(props: { attachment: AttachmentRef }): preact.JSX.Element {
 
 function Unavailable(props: { error: ApiError | Error }): preact.JSX.Element {
   const code = (props.error as Partial<ApiError>).code;
+  const notStored = code === "TL_ERR_NOT_FOUND" && /exported without media/u.test(props.error.message);
   return (
-    <span class="attachment-missing error">
-      {code === "TL_ERR_NOT_FOUND" ? "Not available: " : "Could not load it: "}
-      {props.error.message}
+    <span class="attachment-missing error" title={props.error.message}>
+      {notStored
+        ? "Not stored: this session was imported from a copy exported without media."
+        : `${code === "TL_ERR_NOT_FOUND" ? "Not available" : "Could not load it"}: ${props.error.message}`}
     </span>
   );
 }
