@@ -60,6 +60,12 @@ export interface GatewayRunnerOptions {
   contextWindow?: ContextWindowResolver;
   /** An extra cap on the messages sent per turn, on top of the token budget (`gateway.historyLimit`; default none). */
   historyLimit?: number;
+  /**
+   * At most this many images (the newest) go to the model as image parts in a turn's request, when
+   * the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
+   * (`media.maxImagesInContext`; default 4; 0: never send images).
+   */
+  maxImagesInContext?: number;
   /** Connected platforms and home channels for the context prompt. */
   contextConfig?: SessionContextConfig;
   /** Hash user and chat ids in the context prompt (default false). */
@@ -190,6 +196,7 @@ export class GatewayRunner implements CommandHost {
       contexts: new TurnContexts(this.db, {
         ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
         ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
+        ...(options.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.maxImagesInContext }),
       }),
       contextConfig: this.#contextConfig,
       redactPii: options.redactPii ?? false,
