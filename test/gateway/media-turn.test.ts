@@ -4,14 +4,14 @@
  * real store on both backends, and the OpenAI-compatible agent against the fake provider.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { OpenAiCompatibleAgent, type Agent, type AudioInput } from "../../src/agents/index.js";
 import { GatewayRunner, SessionRouter, type FetchedMedia, type InboundMedia, type MediaFetchRequest } from "../../src/gateway/index.js";
-import type { MediaSettings } from "../../src/media/index.js";
+import { mediaTempDir, type MediaSettings } from "../../src/media/index.js";
 import type { ContentPart, Message as StoredMessage } from "../../src/store/index.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
@@ -167,6 +167,8 @@ forEachBackend((backend) => {
     expect(provider.chatRequests()).toHaveLength(1);
     // No notice: everything was kept.
     expect(adapter.sent.filter((d) => d.message.kind !== "reply")).toEqual([]);
+    // The temp file the download went through is gone.
+    expect(readdirSync(await mediaTempDir())).toEqual([]);
   });
 
   it("a file over the limit is refused (by its declared size before downloading, or while counting) and the text still goes through", async () => {
@@ -221,7 +223,7 @@ forEachBackend((backend) => {
       return null;
     });
     const photos = [fixture("pixel.png"), fixture("pixel.jpg"), new Uint8Array([...fixture("pixel.png"), 0])];
-    photos.forEach((bytes, i) => files.add(`album-${i}`, bytes, "image/png"));
+    for (const [i, bytes] of photos.entries()) files.add(`album-${i}`, bytes, "image/png");
     await adapter.receive("hold on");
     await waitFor(() => provider.chatRequests().length === 1, { what: "the first turn's model call" });
     for (const [i] of photos.entries()) {
