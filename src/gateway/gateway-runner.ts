@@ -14,6 +14,7 @@
  * @module
  */
 import type { Agent, Titler, TurnSpeaker } from "../agents/index.js";
+import { mediaSettingsOf, type MediaSettings } from "../media/index.js";
 import { InternalError, InvalidInputError } from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AccessGate, type PairingGateStore } from "./access-gate.js";
@@ -101,6 +102,13 @@ export interface GatewayRunnerOptions {
    * chat gets their own). A failure is logged and the turn runs without memory.
    */
   memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
+  /**
+   * Inbound media (`media.*`): `maxBytes` (default 20 MiB), `downloadTimeoutSeconds` (default 60)
+   * and `maxImagesInContext` (default 4). Each turn reads its messages' attachments through their
+   * platform adapter's `fetchMedia` (or decodes their `data:` URL), keeps them in the store and
+   * transcribes audio with the agent's `transcribe` before the user messages are stored.
+   */
+  media?: Partial<MediaSettings>;
 }
 
 /** The pairing store of a runner whose platforms use no pairing (never called). */
@@ -178,6 +186,7 @@ export class GatewayRunner implements CommandHost {
       metrics: this.#metrics,
       leases: this.#leases,
       adapters: this.#adapters,
+      mediaSettings: mediaSettingsOf(options.media),
       isAccepting: () => this.#accepting,
       send: (source, message) => this.#send(source, message),
       notify: (source, text, inReplyTo, kind, extra) => this.notify(source, text, inReplyTo, kind, extra),

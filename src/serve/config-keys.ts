@@ -53,6 +53,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "threshold", "protectFirstN", "protectLastN", "targetRatio", "abortOnSummaryFailure", "hardMessageLimit", "model", "notify"].map(
     (k) => `compression.${k}`,
   ),
+  ...["maxBytes", "maxImagesInContext", "downloadTimeoutSeconds"].map((k) => `media.${k}`),
   ...[
     "groupSessionsPerUser",
     "threadSessionsPerUser",

@@ -376,6 +376,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ),
     },
     redactPii: lifecycle.redactPii,
+    media: config.media,
     logger,
     metrics: metrics.hooks,
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
