@@ -35,7 +35,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ),
   "gateway.owner.*",
   "gateway.admins.*",
-  ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow"].map((k) => `provider.${k}`),
+  ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow", "vision", "transcriptionModel"].map((k) => `provider.${k}`),
   "provider.models.*",
   ...["model", "contextWindow"].map((k) => `provider.models.*.${k}`),
   "titles.enabled",

@@ -72,6 +72,10 @@ export interface ServeConfig {
     models?: Record<string, string | { model: string; contextWindow?: number | undefined }>;
     /** The context window of `model` in tokens (default: the table of well-known models, else 8,192). */
     contextWindow?: number;
+    /** `auto` (default: images until the provider refuses them for a model), `on` or `off`. */
+    vision?: "auto" | "on" | "off";
+    /** The speech-to-text model for voice notes (e.g. `whisper-1`); unset: voice is not transcribed. */
+    transcriptionModel?: string;
   } | null;
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
