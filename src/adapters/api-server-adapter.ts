@@ -2,7 +2,8 @@
  * The `api-server` adapter: an OpenAI-compatible `POST /v1/chat/completions` whose
  * session comes from the `X-Threadline-Session-Key` header (or the `user` field), so
  * any OpenAI client library can talk to a persistent session. The server keeps the
- * history: only the last user message of each request is new input. `stream: true`
+ * history: only the last user message of each request is new input: its text, and its images
+ * (`image_url` parts with `data:` URLs only; see `./api-server-input.ts`). `stream: true`
  * passes the model's tokens through as server-sent events as they arrive; `model` picks
  * among the configured models (others get a 400), and responses name the model that answered.
  *
@@ -22,6 +23,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
 import { bearerIndex, isLoopbackClient, TrustedProxies } from "../net/index.js";
+import { ChatInputError, lastUserInput, type ChatInput } from "./api-server-input.js";
 
 /** A bearer token: a string is an operator token (may act as anyone); `{ token, userId }` acts as that person only. */
 export type ApiServerTokenEntry = string | { token: string; userId: string; name?: string | null };
@@ -51,7 +53,19 @@ export interface ApiServerAdapterOptions {
   models?: ApiServerModels | null;
   /** Where unexpected errors and joined retries are logged. */
   logger?: GatewayLogger;
+  /**
+   * Largest `POST /v1/chat/completions` body in bytes (default {@link DEFAULT_CHAT_BODY_LIMIT}, 32 MiB:
+   * a 20 MiB image as a base64 data URL is about 27 MiB). A larger body gets a 413.
+   */
+  maxBodyBytes?: number;
 }
+
+/**
+ * Default largest chat request body: 32 MiB, room for one image at the default `media.maxBytes`
+ * (20 MiB, about 27 MiB as base64) with its conversation. Images over `media.maxBytes` that fit are
+ * refused by the gateway's media ingest with a notice; the text still goes through.
+ */
+export const DEFAULT_CHAT_BODY_LIMIT = 32 * 1024 * 1024;
 
 /** The models an api-server answers with (from `provider.model` and `provider.models`). */
 export interface ApiServerModels {
@@ -118,23 +132,6 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function lastUserText(messages: unknown): string | null {
-  if (!Array.isArray(messages)) return null;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] as { role?: unknown; content?: unknown } | null;
-    if (m === null || typeof m !== "object" || m.role !== "user") continue;
-    if (typeof m.content === "string") return m.content;
-    if (Array.isArray(m.content)) {
-      return m.content
-        .filter((p: unknown): p is { type: string; text: string } => typeof p === "object" && p !== null && (p as { type?: unknown }).type === "text")
-        .map((p) => p.text)
-        .join("\n");
-    }
-    return null;
-  }
-  return null;
-}
-
 /**
  * The OpenAI-compatible HTTP adapter. Register its routes on the gateway's HTTP server
  * with {@link ApiServerAdapter.routes}.
@@ -155,6 +152,7 @@ export class ApiServerAdapter implements Adapter {
   /** (session key, body hash) → message id of the latest request, for retries without an Idempotency-Key. */
   readonly #attempts = new Map<string, string>();
   readonly #log: GatewayLogger | null;
+  readonly #bodyLimit: number;
   #handler: InboundHandler | null = null;
 
   constructor(options: ApiServerAdapterOptions = {}) {
@@ -167,6 +165,7 @@ export class ApiServerAdapter implements Adapter {
     this.#timeoutMs = options.replyTimeoutMs ?? 600_000;
     this.#model = options.modelName ?? "threadline";
     this.#models = options.models ?? null;
+    this.#bodyLimit = options.maxBodyBytes ?? DEFAULT_CHAT_BODY_LIMIT;
   }
 
   /** Whether bearer tokens are required (otherwise only loopback clients are allowed). */
@@ -259,6 +258,13 @@ export class ApiServerAdapter implements Adapter {
             this.#log?.error({ err: error, method: request.method, route: request.routeOptions.url }, "api-server request failed");
             return openAiError(reply, status, "The gateway failed to handle the request (see its log); retry, and report it if it keeps happening.");
           }
+          if (status === 413) {
+            return openAiError(
+              reply,
+              413,
+              `The request body is over this gateway's limit of ${this.#bodyLimit} bytes. Send smaller images (each at most media.maxBytes once decoded), or fewer of them per request.`,
+            );
+          }
           return openAiError(reply, status, `${error.message.replace(/\.?$/u, ".")} Send a JSON body: {"messages":[{"role":"user","content":"…"}]}.`);
         });
         v1.setNotFoundHandler(async (request, reply) =>
@@ -272,7 +278,9 @@ export class ApiServerAdapter implements Adapter {
           object: "list",
           data: this.#modelNames().map((id) => ({ id, object: "model", created: 0, owned_by: "threadline" })),
         }));
-        v1.post("/chat/completions", { onRequest: authorize }, async (request, reply) => this.#complete(request, reply, callers.get(request) ?? null));
+        v1.post("/chat/completions", { onRequest: authorize, bodyLimit: this.#bodyLimit }, async (request, reply) =>
+          this.#complete(request, reply, callers.get(request) ?? null),
+        );
       },
       { prefix: "/v1" },
     );
@@ -282,8 +290,14 @@ export class ApiServerAdapter implements Adapter {
     if (caller === null) return openAiError(reply, 401, "The request was not authenticated.");
     const body = (request.body ?? {}) as ChatBody;
     if (body === null || typeof body !== "object" || Array.isArray(body)) return openAiError(reply, 400, "The body must be a JSON object.");
-    const text = lastUserText(body.messages);
-    if (text === null) return openAiError(reply, 400, 'messages must be a list with at least one {"role":"user","content":…} message.');
+    let input: ChatInput | null;
+    try {
+      input = lastUserInput(body.messages);
+    } catch (error) {
+      if (error instanceof ChatInputError) return openAiError(reply, 400, error.message);
+      throw error;
+    }
+    if (input === null) return openAiError(reply, 400, 'messages must be a list with at least one {"role":"user","content":…} message.');
     const named = header(request, "x-threadline-session-key");
     let sessionKey: string | undefined;
     let userId: string;
@@ -357,7 +371,8 @@ export class ApiServerAdapter implements Adapter {
           userId,
           userName,
         },
-        text,
+        text: input.text,
+        ...(input.media.length === 0 ? {} : { media: input.media }),
         messageId,
         ...(idempotencyKey === undefined && retryOf === undefined ? {} : { idempotent: true }),
         ...(model === null ? {} : { model }),

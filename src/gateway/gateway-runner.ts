@@ -102,8 +102,9 @@ export interface GatewayRunnerOptions {
    * and `maxImagesInContext` (default 4). Each turn reads its messages' attachments through their
    * platform adapter's `fetchMedia` (or decodes their `data:` URL), keeps them in the store and
    * transcribes audio with the agent's `transcribe` before the user messages are stored. At most
-   * `maxImagesInContext` images (the newest) go to the model as image parts when the agent's
-   * `acceptsImages(model)` says it takes them (0: never).
+   * `maxImagesInContext` images (the newest) go to the model as image parts in a turn's request,
+   * when the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
+   * (0: never send images).
    */
   media?: Partial<MediaSettings>;
 }
@@ -202,7 +203,7 @@ export class GatewayRunner implements CommandHost {
       contexts: new TurnContexts(this.db, {
         ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
         ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
-        ...(options.media?.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.media.maxImagesInContext }),
+        maxImagesInContext: this.#context.mediaSettings.maxImagesInContext,
       }),
       contextConfig: this.#contextConfig,
       redactPii: options.redactPii ?? false,

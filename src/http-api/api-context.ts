@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Executions } from "../executions/index.js";
 import {
   NotFoundError,
+  type MediaStore,
   type MemoryStore,
   type PairingStore,
   type Session,
@@ -23,9 +24,9 @@ import type { RouteRegistry } from "./openapi.js";
 
 /**
  * The roles of the store the API's routes call: sessions and transcripts, search, export
- * and totals, pairing and memory. Execution sessions go through {@link Executions} (an `ExecutionStore`).
+ * and totals, pairing, memory and media (attachments). Execution sessions go through {@link Executions} (an `ExecutionStore`).
  */
-export type ApiStore = SessionHistory & SessionSearch & StoreMaintenance & PairingStore & MemoryStore;
+export type ApiStore = SessionHistory & SessionSearch & StoreMaintenance & PairingStore & MemoryStore & MediaStore;
 
 /** The options of each resource plugin (`routes/<resource>.ts`). */
 export interface ApiContext {

@@ -16,6 +16,7 @@ import { Executions } from "../executions/index.js";
 import {
   InvalidInputError,
   type ExecutionStore,
+  type MediaStore,
   type MemoryStore,
   type PairingStore,
   type SessionHistory,
@@ -28,6 +29,7 @@ import type { GatewayLiveSource } from "./gateway-live.js";
 import { makeErrorHandler, notFoundHandler, type ErrorLogger } from "./error-handler.js";
 import { RouteRegistry, type ApiRouteConfig } from "./openapi.js";
 import { guardRequests, hostNamesFor } from "./request-guard.js";
+import { attachmentRoutes } from "./routes/attachments.js";
 import { executionRoutes } from "./routes/executions.js";
 import { gatewayRoutes } from "./routes/gateway.js";
 import { memoryRoutes } from "./routes/memory.js";
@@ -43,7 +45,7 @@ import { trackUnusedConnections } from "../net/index.js";
 /** Options of {@link apiRoutes} (and of {@link buildServer}). */
 export interface ApiOptions {
   /** The database the API serves: any `SessionDB` (the API calls these roles of it). */
-  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore & PairingStore & MemoryStore;
+  db: SessionHistory & SessionSearch & StoreMaintenance & ExecutionStore & PairingStore & MemoryStore & MediaStore;
   /** Execution sessions on `db` (default: `new Executions(db)`). */
   executions?: Executions;
   /** Accepted API keys; a key with `userId` sees only that user's sessions and runs. */
@@ -80,7 +82,7 @@ function rejectUnknown(names: string[] | null, given: unknown, where: "query" | 
 }
 
 /**
- * The API as a Fastify plugin: sessions, search, export, stats, execution history, pairing, memory and
+ * The API as a Fastify plugin: sessions and their attachments, search, export, stats, execution history, pairing, memory and
  * `/openapi.json`, behind API keys. Register it on any Fastify server, with an optional
  * `prefix`. Throws {@link InvalidInputError} when the access settings are unsafe (no keys
  * without `allowUnauthenticatedLoopback` on a loopback host, a short or repeated key).
@@ -129,6 +131,7 @@ export const apiRoutes: FastifyPluginAsync<ApiOptions> = async (api, options) =>
   for (const plugin of [
     sessionRoutes,
     sessionLineageRoutes,
+    attachmentRoutes,
     searchRoutes,
     exportRoutes,
     statsRoutes,

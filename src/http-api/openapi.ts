@@ -20,7 +20,7 @@ export interface ApiResponse {
 
 /** A route of the API. */
 export interface ApiRoute {
-  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  method: "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Fastify path syntax (`/sessions/:id`), relative to the API's prefix. */
   url: string;
   operationId: string;

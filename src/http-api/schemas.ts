@@ -127,7 +127,11 @@ export const messageSchema = named("Message", {
     id: int,
     sessionId: str,
     role: roleSchema,
-    content: { ...anyJson, description: "A string, an array of content parts, or null." },
+    content: {
+      ...anyJson,
+      description:
+        'A string, an array of content parts, or null. An attachment is a part { "type": "attachment", "attachment": { sha256, kind, mimeType, size, fileName, caption, voice, meta } }: GET /sessions/{id}/attachments/{sha256} serves its bytes.',
+    },
     toolCalls: { type: ["array", "null"], items: { type: "object", additionalProperties: true } },
     toolCallId: nullable("string"),
     toolName: nullable("string"),
@@ -580,3 +584,39 @@ export const memoryWriteBody: JsonSchema = {
     expectedVersion: { type: ["integer", "null"], minimum: 1, description: "The version you read; null when the record must not exist yet." },
   },
 };
+
+/** The path of one attachment of a session. */
+export const attachmentParams: JsonSchema = {
+  type: "object",
+  required: ["id", "sha256"],
+  additionalProperties: false,
+  properties: {
+    id: { type: "string", minLength: 1, maxLength: 256, description: "The session id (exact)." },
+    // Checked by the route (64 hex digits), so that anything else is a 400 naming the rule.
+    sha256: { type: "string", description: "The attachment's id: the 64 lower-case hex digits of its SHA-256, as its attachment part names it." },
+  },
+};
+
+/** One attachment of a session (`SessionAttachment`). */
+export const attachmentSchema = named("SessionAttachment", {
+  type: "object",
+  properties: {
+    sha256: { ...str, description: "The blob's SHA-256 (64 lower-case hex digits): its id in GET /sessions/{id}/attachments/{sha256}." },
+    kind: { type: "string", enum: ["image", "audio", "video", "file"] },
+    mimeType: { ...str, description: "The type its bytes were found to be (e.g. image/jpeg)." },
+    size: { ...int, description: "Bytes." },
+    fileName: nullable("string"),
+    caption: nullable("string"),
+    voice: { type: "boolean", description: "A voice note recorded in the chat." },
+    meta: { type: ["object", "null"], additionalProperties: true, description: "Extra facts ({ durationSeconds }, { width, height }, { transcribed })." },
+    sessionId: str,
+    messageId: { ...int, description: "The message that refers to it." },
+    stored: { type: "boolean", description: "Whether its bytes are stored (false after an import of an export made without media)." },
+  },
+});
+
+/** `GET /sessions/{id}/attachments`. */
+export const attachmentListSchema = named("SessionAttachmentList", {
+  type: "object",
+  properties: { items: { type: "array", items: attachmentSchema, description: "One entry per reference, oldest message first." } },
+});

@@ -134,19 +134,25 @@ export async function api<T>(path: string, options: RequestOptions = {}): Promis
 }
 
 /**
- * Downloads an API route's body (a JSONL export) with the stored key and saves it as
- * `filename` through a temporary object URL. Used when a key is stored: a plain link
- * cannot send the `Authorization` header. (Without a key the page uses a plain
- * `<a download>`, which the browser streams to disk.) Throws {@link ApiError}.
+ * Fetches an API route's body as a `Blob` (an attachment, a JSONL export) with the stored
+ * key (`cache` defaults to `no-store`; attachments, whose bytes never change, may use the
+ * browser's cache). Throws {@link ApiError} (the server's error, or `TL_ERR_NETWORK`); a
+ * 401/403 calls the auth listener as {@link api} does.
  */
-export async function apiDownload(path: string, query: QueryInput, filename: string): Promise<void> {
+export async function apiBlob(path: string, options: { query?: QueryInput; signal?: AbortSignal; cache?: RequestCache } = {}): Promise<Blob> {
   const headers: Record<string, string> = {};
   const key = storedKey();
   if (key !== null && key !== "") headers["authorization"] = `Bearer ${key}`;
   let response: Response;
   try {
-    response = await fetch(apiUrl(path, query), { headers, credentials: "omit", cache: "no-store" });
-  } catch {
+    response = await fetch(apiUrl(path, options.query), {
+      headers,
+      credentials: "omit",
+      cache: options.cache ?? "no-store",
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+  } catch (error) {
+    if (error instanceof DOMException && error.name === "AbortError") throw error;
     throw new ApiError(0, "TL_ERR_NETWORK", "The server could not be reached. Check that threadline is running, then retry.");
   }
   if (!response.ok) {
@@ -164,7 +170,12 @@ export async function apiDownload(path: string, query: QueryInput, filename: str
     if (error.needsLogin) authListener?.(error);
     throw error;
   }
-  const url = URL.createObjectURL(await response.blob());
+  return response.blob();
+}
+
+/** Saves `blob` as `filename` through a temporary object URL (revoked once the download has started). */
+export function saveBlob(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
   try {
     const anchor = document.createElement("a");
     anchor.href = url;
@@ -177,4 +188,14 @@ export async function apiDownload(path: string, query: QueryInput, filename: str
     // Give the browser a moment to start the download before the URL goes.
     window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
   }
+}
+
+/**
+ * Downloads an API route's body (a JSONL export, an attachment) with the stored key and saves
+ * it as `filename` through a temporary object URL. Used when a key is stored: a plain link
+ * cannot send the `Authorization` header. (Without a key the page uses a plain
+ * `<a download>`, which the browser streams to disk.) Throws {@link ApiError}.
+ */
+export async function apiDownload(path: string, query: QueryInput, filename: string): Promise<void> {
+  saveBlob(await apiBlob(path, { query }), filename);
 }

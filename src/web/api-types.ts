@@ -50,6 +50,19 @@ export interface ContentPart {
   [key: string]: unknown;
 }
 
+/** The `attachment` of an attachment part (`{ type: "attachment", attachment }`): a stored photo, voice note or file. */
+export interface AttachmentRef {
+  /** Its id: the SHA-256 of the bytes (`GET /sessions/{id}/attachments/{sha256}`). */
+  sha256: string;
+  kind: "image" | "audio" | "video" | "file";
+  mimeType: string;
+  size: number;
+  fileName?: string | null;
+  caption?: string | null;
+  voice?: boolean;
+  meta?: Record<string, unknown> | null;
+}
+
 /** An OpenAI-style tool call. */
 export interface ToolCall {
   id: string;

@@ -27,11 +27,24 @@ export function formatCost(usd: number): string {
   return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
 }
 
-/** The text of a message's content: a string, the text parts joined, or `""`. Non-text parts are named. */
+/**
+ * The text of a message's content: a string, the text parts joined, or `""`. Other parts are
+ * named (`[image_url]`), except attachments, which the transcript shows on their own.
+ */
 export function contentText(content: Message["content"]): string {
   if (content === null) return "";
   if (typeof content === "string") return content;
-  return content.map((part: ContentPart) => (part.type === "text" && typeof part.text === "string" ? part.text : `[${part.type}]`)).join("\n");
+  return content
+    .filter((part: ContentPart) => part.type !== "attachment")
+    .map((part: ContentPart) => (part.type === "text" && typeof part.text === "string" ? part.text : `[${part.type}]`))
+    .join("\n");
+}
+
+/** A size in bytes, in binary units as people read them (`812 B`, `200 KB`, `3.4 MB`). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** Local date `YYYY-MM-DD` → epoch seconds at local midnight (`end`: the next midnight), or `null`. */

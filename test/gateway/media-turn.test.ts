@@ -4,14 +4,14 @@
  * real store on both backends, and the OpenAI-compatible agent against the fake provider.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
 import { OpenAiCompatibleAgent, type Agent, type AudioInput } from "../../src/agents/index.js";
-import { GatewayRunner, SessionRouter, type FetchedMedia, type InboundMedia, type MediaFetchRequest } from "../../src/gateway/index.js";
-import type { MediaSettings } from "../../src/media/index.js";
+import { GatewayRunner, MediaUnavailableError, SessionRouter, type FetchedMedia, type InboundMedia, type MediaFetchRequest } from "../../src/gateway/index.js";
+import { mediaTempDir, type MediaSettings } from "../../src/media/index.js";
 import type { ContentPart, Message as StoredMessage } from "../../src/store/index.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
@@ -24,6 +24,8 @@ const sha256 = (bytes: Uint8Array): string => createHash("sha256").update(bytes)
 class FileServer {
   readonly files = new Map<string, { bytes: Uint8Array; type: string; announceLength: boolean }>();
   readonly requested: string[] = [];
+  /** Files whose download starts and never ends. */
+  readonly stalled = new Set<string>();
   #server: Server | null = null;
   url = "";
 
@@ -31,6 +33,11 @@ class FileServer {
     this.#server = createServer((req, res) => {
       const id = decodeURIComponent((req.url ?? "").replace(/^\/files\//u, ""));
       this.requested.push(id);
+      if (this.stalled.has(id)) {
+        res.writeHead(200, { "content-type": "image/jpeg" });
+        res.write(new Uint8Array([0xff, 0xd8, 0xff]));
+        return;
+      }
       const file = this.files.get(id);
       if (file === undefined) {
         res.writeHead(404).end();
@@ -64,6 +71,7 @@ class MediaAdapter extends LocalAdapter {
   }
 
   async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    if (media.fileId === "expired") throw new MediaUnavailableError("This platform keeps files for 30 days, and this one is older.");
     const response = await fetch(`${this.files.url}/files/${encodeURIComponent(media.fileId ?? "")}`, { signal: request.signal });
     if (!response.ok || response.body === null) throw new Error(`the file API answered ${response.status}`);
     const length = response.headers.get("content-length");
@@ -167,6 +175,8 @@ forEachBackend((backend) => {
     expect(provider.chatRequests()).toHaveLength(1);
     // No notice: everything was kept.
     expect(adapter.sent.filter((d) => d.message.kind !== "reply")).toEqual([]);
+    // The temp file the download went through is gone.
+    expect(readdirSync(await mediaTempDir())).toEqual([]);
   });
 
   it("a file over the limit is refused (by its declared size before downloading, or while counting) and the text still goes through", async () => {
@@ -196,6 +206,32 @@ forEachBackend((backend) => {
     expect(provider.chatRequests()).toHaveLength(2);
   });
 
+  it("a file the platform will not give, or whose download takes too long, is refused with the reason", async () => {
+    const { files, adapter, userMessages } = await setup({ media: { downloadTimeoutSeconds: 0.5 } });
+    files.stalled.add("slow");
+    await adapter.receive(
+      "two photos",
+      {},
+      {
+        media: [
+          { kind: "image", fileId: "expired" },
+          { kind: "image", fileId: "slow" },
+        ],
+      },
+    );
+    const notice = await adapter.nextMessage((d) => d.message.kind === "notice");
+    expect(notice.message.text).toBe(
+      "Your photo was not kept: This platform keeps files for 30 days, and this one is older. " +
+        "Your photo was not kept: the download took longer than 0.5 seconds. The text of your message went through.",
+    );
+    await adapter.nextMessage((d) => d.message.kind === "reply");
+    const [stored] = await userMessages(1);
+    expect(partsOf(stored).slice(1)).toEqual([
+      { type: "text", text: "[image not kept: This platform keeps files for 30 days, and this one is older]" },
+      { type: "text", text: "[image not kept: the download took longer than 0.5 seconds]" },
+    ]);
+  });
+
   it("a program is refused whatever it was sent as", async () => {
     const { files, adapter, userMessages, db } = await setup();
     const elf = fixture("program.elf");
@@ -221,7 +257,7 @@ forEachBackend((backend) => {
       return null;
     });
     const photos = [fixture("pixel.png"), fixture("pixel.jpg"), new Uint8Array([...fixture("pixel.png"), 0])];
-    photos.forEach((bytes, i) => files.add(`album-${i}`, bytes, "image/png"));
+    for (const [i, bytes] of photos.entries()) files.add(`album-${i}`, bytes, "image/png");
     await adapter.receive("hold on");
     await waitFor(() => provider.chatRequests().length === 1, { what: "the first turn's model call" });
     for (const [i] of photos.entries()) {

@@ -6,6 +6,7 @@
 import { afterEach, expect, it } from "vitest";
 import { forEachBackend } from "../gateway/backends.js";
 import { call, closeServers, seed, startApi } from "./api-harness.js";
+import { attach, PNG_BYTES } from "./attachment-fixtures.js";
 
 afterEach(closeServers);
 
@@ -20,6 +21,9 @@ const ROUTES = [
   "GET /sessions/{id}/export",
   "GET /sessions/{id}/lineage",
   "GET /sessions/{id}/delete-preview",
+  "GET /sessions/{id}/attachments",
+  "GET /sessions/{id}/attachments/{sha256}",
+  "HEAD /sessions/{id}/attachments/{sha256}",
   "GET /search",
   "GET /export",
   "GET /stats",
@@ -142,6 +146,7 @@ forEachBackend((backend) => {
     for (const kind of ["memory", "user"] as const) {
       await db.writeMemory({ owner: { platform: "telegram", userId: "4242" }, kind, entries: ["x"], expectedVersion: null });
     }
+    const [photo] = await attach(db, "sess-alice-1", [{ bytes: PNG_BYTES, kind: "image", mimeType: "image/png" }]);
     const api = await startApi(db);
     // Deletes last, so that the other routes still find the session.
     for (const route of [...ROUTES.filter((r) => !r.startsWith("DELETE")), ...ROUTES.filter((r) => r.startsWith("DELETE"))]) {
@@ -150,7 +155,8 @@ forEachBackend((backend) => {
         .replace("{id}", path.startsWith("/execution") ? "agent-calc-alice" : "sess-alice-1")
         .replace("{platform}", "telegram")
         .replace("{userId}", "4242")
-        .replace("{kind}", "memory");
+        .replace("{kind}", "memory")
+        .replace("{sha256}", photo!.sha256);
       const postBody =
         concrete === "/pairing/approve" ? { platform: "telegram", code: pairingCode } : concrete.endsWith("/cleanup") ? {} : { role: "user", content: "x" };
       const putBody = concrete.startsWith("/memory/") ? { entries: ["y"], expectedVersion: 1 } : { title: "t" };

@@ -4,7 +4,8 @@
  * assets (`dist/web/`, built by `scripts/build-web.mjs`) under `assets/` with hashed names.
  *
  * Headers: a strict Content-Security-Policy (only this origin's scripts and styles, no
- * inline script, no eval, no framing), `X-Content-Type-Options: nosniff`, no referrer;
+ * inline script, no eval, no framing; images from this origin and `blob:` URLs, audio and
+ * video from `blob:` URLs only), `X-Content-Type-Options: nosniff`, no referrer;
  * `Cache-Control: no-cache` for the page and `immutable` for the hashed assets.
  *
  * The page finds its API and its own root through relative URLs only (a per-request
@@ -34,7 +35,9 @@ export const UI_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  // Attachments are fetched with the API key and shown from blob: URLs; nothing remote, no data: URLs.
+  "img-src 'self' blob:",
+  "media-src blob:",
   "connect-src 'self'",
   "font-src 'self'",
   "object-src 'none'",

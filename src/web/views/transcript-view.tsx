@@ -4,7 +4,8 @@
  * scrolls to the end (a sentinel watched by an IntersectionObserver, plus a button).
  *
  * User and assistant text is Markdown rendered safely (markdown.ts); tool calls are folded
- * (`<details>`) with their arguments and, when loaded, their result; reasoning sits behind
+ * (`<details>`) with their arguments and, when loaded, their result; attachments (photos,
+ * voice notes, files) show under the text (attachment-view.tsx); reasoning sits behind
  * its own toggle; every message shows its time and token count. Escape goes back to the
  * list (with its filters).
  *
@@ -22,6 +23,7 @@ import { contentText, formatCost, formatCount, formatTime, isoTime } from "../fo
 import { renderMarkdown } from "../markdown.js";
 import { summarisedSession, syntheticMessageBody, syntheticMessageKind } from "../message-origin.js";
 import { listLocation, navigate, onLinkClick } from "../router.js";
+import { Attachments } from "./attachment-view.js";
 import { LineagePanel } from "./lineage-panel.js";
 import { SessionActions } from "./session-actions.js";
 
@@ -140,6 +142,7 @@ function MessageItem(props: { message: Message; results: Map<string, Message>; t
         </details>
       ) : null}
       {text !== "" ? <MarkdownBody text={text} /> : null}
+      <Attachments sessionId={m.sessionId} content={m.content} />
       {(m.toolCalls ?? []).map((call, i) => (
         <ToolCallBlock key={call.id ?? i} call={call} result={call.id ? props.results.get(call.id) : undefined} />
       ))}
