@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { AttachmentRef } from "../store/index.js";
+import { type AttachmentRef, ThreadlineError } from "../store/index.js";
 import type { SessionSource } from "./session-source.js";
 
 /** An attachment of an inbound message. */
@@ -65,9 +65,9 @@ export interface FetchedMedia {
  * file API, gone, expired): its message is said to the chat, so it must be a plain sentence
  * without secrets ("Telegram lets bots download files of at most 20 MB.").
  */
-export class MediaUnavailableError extends Error {
+export class MediaUnavailableError extends ThreadlineError {
   constructor(message: string) {
-    super(message);
+    super("TL_ERR_PLATFORM", message);
     this.name = "MediaUnavailableError";
   }
 }
