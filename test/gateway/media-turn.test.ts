@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
 import { LocalAdapter } from "../../src/adapters/index.js";
-import { OpenAiCompatibleAgent, type Agent, type AudioInput } from "../../src/agents/index.js";
+import { OpenAiCompatibleAgent } from "../../src/agents/index.js";
 import { GatewayRunner, MediaUnavailableError, SessionRouter, type FetchedMedia, type InboundMedia, type MediaFetchRequest } from "../../src/gateway/index.js";
 import { mediaTempDir, type MediaSettings } from "../../src/media/index.js";
 import type { ContentPart, Message as StoredMessage } from "../../src/store/index.js";
@@ -79,26 +79,6 @@ class MediaAdapter extends LocalAdapter {
   }
 }
 
-/** The provider's agent, with speech to text from a stand-in for the provider's transcription model. */
-class TranscribingAgent implements Agent {
-  readonly name = "transcribing";
-  readonly heard: AudioInput[] = [];
-  readonly #inner: OpenAiCompatibleAgent;
-  constructor(
-    inner: OpenAiCompatibleAgent,
-    readonly words: string,
-  ) {
-    this.#inner = inner;
-  }
-  runTurn(input: Parameters<Agent["runTurn"]>[0]) {
-    return this.#inner.runTurn(input);
-  }
-  async transcribe(audio: AudioInput): Promise<string> {
-    this.heard.push(audio);
-    return this.words;
-  }
-}
-
 const partsOf = (message: StoredMessage | undefined): ContentPart[] => (Array.isArray(message?.content) ? (message.content as ContentPart[]) : []);
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -107,20 +87,27 @@ afterEach(async () => {
 });
 
 forEachBackend((backend) => {
-  async function setup(options: { media?: Partial<MediaSettings>; agent?: (provider: OpenAiCompatibleAgent) => Agent } = {}) {
+  async function setup(options: { media?: Partial<MediaSettings>; transcript?: string } = {}) {
     const { db } = await backend.fresh();
     const files = new FileServer();
     await files.start();
-    const provider: FakeOpenAiServer = await startFakeOpenAiServer();
+    const provider: FakeOpenAiServer = await startFakeOpenAiServer(options.transcript === undefined ? {} : { transcript: options.transcript });
     cleanups.push(
       () => files.close(),
       () => provider.close(),
     );
     const adapter = new MediaAdapter(files);
-    const model = () => new OpenAiCompatibleAgent({ baseUrl: provider.url, apiKey: "sk-test", model: "fake-model" });
+    // Voice is on when the test gives the provider's transcription model something to say.
+    const model = () =>
+      new OpenAiCompatibleAgent({
+        baseUrl: provider.url,
+        apiKey: "sk-test",
+        model: "fake-model",
+        ...(options.transcript === undefined ? {} : { transcriptionModel: "whisper-1" }),
+      });
     const runner = new GatewayRunner({
       store: new SessionRouter({ db }),
-      agentFactory: () => (options.agent === undefined ? model() : options.agent(model())),
+      agentFactory: model,
       adapters: [adapter],
       ...(options.media === undefined ? {} : { media: options.media }),
     });
@@ -173,6 +160,9 @@ forEachBackend((backend) => {
     expect(Buffer.from((await db.readMedia(sha256(photo)))!)).toEqual(Buffer.from(photo));
     expect(files.requested).toEqual(["photo-1"]);
     expect(provider.chatRequests()).toHaveLength(1);
+    // The model got the photo as an image part carrying exactly the bytes the platform served.
+    const sent = provider.chatRequests()[0]!.body!.messages!.at(-1)!;
+    expect(sent.content).toContainEqual({ type: "image_url", image_url: { url: `data:image/jpeg;base64,${Buffer.from(photo).toString("base64")}` } });
     // No notice: everything was kept.
     expect(adapter.sent.filter((d) => d.message.kind !== "reply")).toEqual([]);
     // The temp file the download went through is gone.
@@ -311,18 +301,16 @@ forEachBackend((backend) => {
   });
 
   it("a transcribed voice note is the message's text: the model gets it and search finds it", async () => {
-    let agent: TranscribingAgent | null = null;
-    const { files, provider, adapter, userMessages, db } = await setup({
-      agent: (inner) => (agent = new TranscribingAgent(inner, "please remember to buy oat milk")),
-    });
+    const { files, provider, adapter, userMessages, db } = await setup({ transcript: "please remember to buy oat milk" });
     const voice = fixture("voice.ogg");
     files.add("voice-2", voice, "audio/ogg");
     await adapter.receive("", {}, { media: [{ kind: "audio", voice: true, fileId: "voice-2", mimeType: "audio/ogg" }] });
     const reply = await adapter.nextMessage((d) => d.message.kind === "reply");
-    expect(reply.message.text).toBe("Reply to: please remember to buy oat milk");
-    expect(agent!.heard).toHaveLength(1);
-    expect(Buffer.from(agent!.heard[0]!.bytes)).toEqual(Buffer.from(voice));
-    expect(agent!.heard[0]!.mimeType).toBe("audio/ogg");
+    // The transcript reaches the model as the message's text (the audio itself as a note).
+    expect(reply.message.text).toBe("Reply to: please remember to buy oat milk [voice note: transcribed above]");
+    expect(provider.transcriptions).toHaveLength(1);
+    expect(provider.transcriptions[0]).toMatchObject({ model: "whisper-1", mimeType: "audio/ogg" });
+    expect(Buffer.from(provider.transcriptions[0]!.bytes)).toEqual(Buffer.from(voice));
     const [stored] = await userMessages(1);
     expect(partsOf(stored)).toEqual([
       { type: "text", text: "please remember to buy oat milk" },
