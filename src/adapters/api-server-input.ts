@@ -13,6 +13,7 @@
  * @module
  */
 import type { InboundMedia } from "../gateway/index.js";
+import { InvalidInputError } from "../store/index.js";
 
 /** The image types an API client may send (the types vision models take). */
 export const API_IMAGE_TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"] as const;
@@ -26,10 +27,9 @@ export interface ChatInput {
 }
 
 /** A content part the gateway cannot take; its message is the 400's. */
-export class ChatInputError extends Error {
+export class ChatInputError extends InvalidInputError {
   constructor(message: string) {
-    super(message);
-    this.name = "ChatInputError";
+    super(message, { field: "messages" });
   }
 }
 

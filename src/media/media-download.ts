@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MediaTooLargeError } from "./media-limits.js";
 import { MEDIA_HEAD_BYTES } from "./media-type.js";
+import { InvalidInputError } from "../store/index.js";
 
 /** An attachment's bytes written to a temp file. */
 export interface SpooledMedia {
@@ -138,10 +139,9 @@ export async function spoolMedia(body: MediaBody, options: SpoolOptions): Promis
 }
 
 /** Thrown by {@link decodeDataUrl} for a URL that is not a `data:` URL it can read. */
-export class InvalidDataUrlError extends Error {
+export class InvalidDataUrlError extends InvalidInputError {
   constructor(message: string) {
-    super(message);
-    this.name = "InvalidDataUrlError";
+    super(message, { field: "url" });
   }
 }
 

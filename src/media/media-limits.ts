@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { ThreadlineError } from "../store/index.js";
 
 /** Default `media.maxBytes`: 20 MiB. */
 export const DEFAULT_MEDIA_MAX_BYTES = 20 * 1024 * 1024;
@@ -62,15 +63,17 @@ export function humanSize(bytes: number): string {
 }
 
 /** Thrown when an attachment is over the limit: by its declared or announced size, or while its bytes are counted. */
-export class MediaTooLargeError extends Error {
+export class MediaTooLargeError extends ThreadlineError {
   /** Its size when known (declared, or a data URL's length); `null` when reading stopped past the limit. */
   readonly size: number | null;
   /** The limit in bytes. */
   readonly limit: number;
 
   constructor(size: number | null, limit: number) {
-    super(size === null ? `it is larger than the limit of ${humanSize(limit)}` : `it is ${humanSize(size)} and the limit is ${humanSize(limit)}`);
-    this.name = "MediaTooLargeError";
+    super(
+      "TL_ERR_PAYLOAD_TOO_LARGE",
+      size === null ? `it is larger than the limit of ${humanSize(limit)}` : `it is ${humanSize(size)} and the limit is ${humanSize(limit)}`,
+    );
     this.size = size;
     this.limit = limit;
   }
