@@ -4,6 +4,7 @@
  * normal-mode polling) through `adapters.signal.apiUrl`, with the fake OpenAI-compatible
  * provider as the model. Nothing leaves 127.0.0.1.
  */
+import { readFile } from "node:fs/promises";
 import { hashIdentifier } from "../../src/gateway/session-context.js";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -16,6 +17,7 @@ import {
 } from "../fakes/signal/fake-signal-server.js";
 import { startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { cleanupProcesses, makeHome, runServe, spawnGateway, waitFor, withDatabase, type GatewayProcess } from "./gateway-process.js";
+import { imageBytesSent } from "./media-model-requests.js";
 import { contentText, dialogue, requestFor, requestMatching } from "./model-dialogue.js";
 
 const TEST_TIMEOUT = 90_000;
@@ -193,22 +195,25 @@ describe("threadline serve with Signal", () => {
       const gateway = await spawnGateway({ home, env: env(model) });
       await started(gateway);
       await signal.waitFor(() => signal.connected, "the receive WebSocket");
+      const jpeg = await readFile(new URL("../media/fixtures/pixel.jpg", import.meta.url));
+      const ogg = await readFile(new URL("../media/fixtures/voice.ogg", import.meta.url));
+      signal.setAttachment("P0xLq3sEXAMPLEid.jpg", jpeg, "image/jpeg");
+      signal.setAttachment("VNaud1oEXAMPLEid.aac", ogg, "audio/ogg");
       signal.push(signalMessage("receive-attachments", { timestamp: 1767225900000 }));
       const withMedia = await requestMatching(model, (t) => t.startsWith("what is on this photo?"), "the message with attachments");
-      expect(dialogue(withMedia).at(-1)![1]).toBe(
-        [
-          "what is on this photo?",
-          "[image photo.jpg image/jpeg file id P0xLq3sEXAMPLEid.jpg]",
-          `[audio audio/aac ${signal.url}/v1/attachments/VNaud1oEXAMPLEid.aac]`,
-        ].join("\n"),
-      );
+      // Both attachments were fetched from the REST API: the photo went to the model as an image;
+      // without provider.transcriptionModel the voice note is kept untranscribed and the chat is told.
+      expect(dialogue(withMedia).at(-1)![1]).toContain("what is on this photo?");
+      expect(imageBytesSent(model).map((i) => i.bytes.equals(jpeg))).toEqual([true]);
+      await signal.waitFor(() => signal.sentTo(ALICE)[1], "the notice and the reply");
+      expect(signal.sentTo(ALICE)[0]!.message).toMatch(/^Voice notes are not enabled here/u);
       const full = `${"Long story. ".repeat(200)}The end.`;
       signal.setAttachment("L0ngTextEXAMPLEid.txt", full);
       signal.push(signalMessage("receive-long-text", { timestamp: 1767225960000, message: full.slice(0, 2000) }));
       await requestFor(model, full);
       // The echoed reply is over Signal's 2,000 bytes: two messages, the first quoting the question.
       await signal.waitFor(() => signal.sentTo(ALICE).some((m) => m.message.endsWith("The end.")), "the long reply");
-      const long = signal.sentTo(ALICE).slice(1);
+      const long = signal.sentTo(ALICE).slice(2);
       expect(long).toHaveLength(2);
       for (const part of long) expect(Buffer.byteLength(part.message, "utf8")).toBeLessThanOrEqual(2000);
       expect(long.map((m) => m.message).join(" ")).toBe(`Reply to: ${full}`);
@@ -222,8 +227,8 @@ describe("threadline serve with Signal", () => {
       expect(gateway.logLines().some((l) => String(l["msg"]).startsWith("signal: receive WebSocket connection lost"))).toBe(true);
       expect(signal.connections).toBe(2);
       signal.push(dm(1767226000000, "after the reconnect"));
-      await signal.waitFor(() => signal.sentTo(ALICE)[3], "the reply after the reconnect");
-      expect(signal.sentTo(ALICE)[3]!.message).toBe("Reply to: after the reconnect");
+      await signal.waitFor(() => signal.sentTo(ALICE)[4], "the reply after the reconnect");
+      expect(signal.sentTo(ALICE)[4]!.message).toBe("Reply to: after the reconnect");
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
     },
     TEST_TIMEOUT,

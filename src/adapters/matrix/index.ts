@@ -7,4 +7,5 @@
 export * from "./matrix-adapter.js";
 export * from "./matrix-source.js";
 export * from "./matrix-format.js";
+export * from "./matrix-media.js";
 export * from "./matrix-sync-store.js";

@@ -33,6 +33,9 @@
  *   out (`retry_after_ms`, at most 60 s a time), 5xx and connection errors retried, 4 retries
  *   with the same transaction id; a refused send (403 `M_FORBIDDEN`, …) is thrown as a clear
  *   error.
+ * - Media: `m.image`/`m.audio`/`m.video`/`m.file` carry their `mxc://` URI; the gateway fetches
+ *   them in the turn through {@link MatrixAdapter.fetchMedia} (the homeserver's authenticated
+ *   media API, {@link downloadMatrixMedia}; never an `http(s)` URL an event names).
  * - matrix-js-sdk's own log lines go to the gateway's logger at warn and error only (its
  *   unused call support is silenced). The access token never appears in anything this
  *   adapter logs or throws.
@@ -41,17 +44,23 @@
  */
 import type { MatrixClient } from "matrix-js-sdk";
 import {
+  MediaUnavailableError,
   noopLogger,
   type Adapter,
   type AdapterEvents,
   type AdapterStateStore,
+  type FetchedMedia,
   type GatewayLogger,
   type InboundHandler,
+  type InboundMedia,
+  type MediaFetchRequest,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
 import { DEFAULT_ANSWER_RULES, InboundFlow, connectInBackground, loadSdk, redactError, type AnswerRules, type MappedInbound } from "../chat/index.js";
+import { PlatformError } from "../../store/index.js";
 import { MatrixBotPosts } from "./matrix-bot-posts.js";
+import { downloadMatrixMedia } from "./matrix-media.js";
 import { MatrixRooms, type RoomInfo } from "./matrix-rooms.js";
 import { clientSdkLogger, routeSdkLogs, setSdkLogSink, type SdkLoggerModule } from "./matrix-sdk-log.js";
 import { MatrixSender } from "./matrix-send.js";
@@ -226,6 +235,21 @@ export class MatrixAdapter implements Adapter {
   /** Edits a message the bot sent (`m.replace`). */
   editMessage(source: SessionSource, messageId: string, text: string): Promise<void> {
     return this.#sender.editMessage(source, messageId, text);
+  }
+
+  /**
+   * The bytes of an inbound file: its `mxc://` URI through the configured homeserver's
+   * authenticated media API with the access token (see {@link downloadMatrixMedia}). Errors
+   * never carry the token.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    try {
+      return await downloadMatrixMedia(media, { homeserverUrl: this.#options.homeserverUrl, accessToken: this.#options.accessToken, signal: request.signal });
+    } catch (error) {
+      if (error instanceof MediaUnavailableError || error instanceof PlatformError || request.signal.aborted) throw error;
+      const safe = this.#safe(error);
+      throw new PlatformError(MATRIX_PLATFORM, `matrix: the media download failed: ${safe.message}`, { cause: safe });
+    }
   }
 
   // --- inbound -----------------------------------------------------------------------

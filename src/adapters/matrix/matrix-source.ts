@@ -16,8 +16,11 @@
  * - text is the `body` without its reply fallback (the leading `> <@user> …` lines) and
  *   without a leading address to the bot (`Threadline: …`); an edit (`m.replace`) is a new
  *   message with the new text; `m.image`/`m.file`/`m.audio`/`m.video` become
- *   {@link InboundMedia} with the `mxc://` URL, MIME type and file name (a caption, when the
- *   body differs from the file name, is the text);
+ *   {@link InboundMedia} with the `mxc://` URI (nothing else: an `http(s)` URL in an event is
+ *   dropped), MIME type, file name, declared size and `{ width, height, durationSeconds }`; a
+ *   caption (spec v1.10: a `filename` and a `body` that differs from it) is the text; a voice
+ *   note (`org.matrix.msc3245.voice`, or `m.voice`) gets `voice: true`. Matrix has no albums:
+ *   each file is its own event;
  * - `m.notice` is what bots send: its sender counts as a bot (not answered unless `answerBots`).
  *
  * @module
@@ -171,6 +174,31 @@ function mediaKind(msgtype: string): string | null {
   }
 }
 
+/** A number the event's `info` declares (a size, a dimension, a duration), when it is one. */
+function count(value: unknown): number | null {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : null;
+}
+
+/** The attachment of a media message: the `mxc://` URI only, what `info` declares, the caption, whether it is a voice note. */
+function mediaOf(kind: string, content: Record<string, unknown>, body: string): InboundMedia {
+  const info = record(content["info"]);
+  const fileName = text(content["filename"]) ?? body;
+  const caption = text(content["filename"]) !== null && body !== fileName && body.trim() !== "" ? body : null;
+  const url = text(content["url"]);
+  const media: InboundMedia = { kind, url: url?.startsWith("mxc://") ? url : null, mimeType: text(info?.["mimetype"]), fileName: fileName || null, caption };
+  const size = count(info?.["size"]);
+  if (size !== null) media.size = size;
+  if (kind === "audio" && (content["org.matrix.msc3245.voice"] !== undefined || content["m.voice"] !== undefined)) media.voice = true;
+  const meta: Record<string, unknown> = {};
+  const width = count(info?.["w"]);
+  const height = count(info?.["h"]);
+  const duration = count(info?.["duration"]);
+  if (width !== null && height !== null) Object.assign(meta, { width, height });
+  if (duration !== null) meta["durationSeconds"] = duration / 1000;
+  if (Object.keys(meta).length > 0) media.meta = meta;
+  return media;
+}
+
 /** The localpart of a user id (`@alice:example.org` → `alice`). */
 export function matrixLocalpart(userId: string): string {
   const match = /^@([^:]+):/u.exec(userId);
@@ -192,11 +220,8 @@ export function mapMatrixEvent(event: MatrixRawEvent, room: MatrixRoomFacts, bot
   const media: InboundMedia[] = [];
   const kind = mediaKind(msgtype);
   if (kind !== null) {
-    const info = record(content["info"]);
-    const fileName = text(content["filename"]) ?? body;
-    const caption = text(content["filename"]) !== null && body !== fileName ? body : null;
-    media.push({ kind, url: text(content["url"]), mimeType: text(info?.["mimetype"]), fileName: fileName || null, caption });
-    body = caption ?? "";
+    media.push(mediaOf(kind, content, body));
+    body = media[0]!.caption ?? "";
   }
   const mentionsBot = mentionsMatrixBot(content, body, bot) || (rel.edits !== null && mentionsMatrixBot(event.content, text(event.content["body"]) ?? "", bot));
   const said = kind === null ? withoutAddress(body, bot) : body;

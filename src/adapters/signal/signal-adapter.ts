@@ -24,6 +24,10 @@
  * - Signal does not deliver a message twice: the REST API hands a message to the connected
  *   WebSocket or poll only, so a message refused while the gateway shuts down is answered
  *   with the reason, and messages sent while no connection is open are not received.
+ * - Media: attachments carry their REST API id ({@link mapSignalMessage}); the gateway fetches
+ *   them in the turn through {@link SignalAdapter.fetchMedia} (`GET /v1/attachments/{id}` of the
+ *   configured REST API, never a URL a message names). A long message's text attachment is
+ *   read as its text, not kept as a file.
  * - Phone numbers of other people never appear in full in what this adapter logs (session
  *   keys included); errors of the REST API are passed on with numbers shortened
  *   ({@link maskPhoneNumbers}).
@@ -32,12 +36,16 @@
  */
 import type { WebSocket as WsSocket } from "ws";
 import {
+  MediaUnavailableError,
   noopLogger,
   type Adapter,
   type AdapterEvents,
+  type FetchedMedia,
   type GatewayLogger,
   type InboundHandler,
+  type InboundMedia,
   type InboundMessage,
+  type MediaFetchRequest,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
@@ -430,11 +438,7 @@ export class SignalAdapter implements Adapter {
     const data = envelope.editMessage?.dataMessage ?? envelope.dataMessage;
     const internalGroupId = data?.groupInfo?.groupId;
     if (internalGroupId && !data?.groupInfo?.groupName) await this.#lookUpGroup(internalGroupId);
-    const mapped = mapSignalMessage(
-      received,
-      { number: this.number, uuid: this.#selfUuid },
-      { apiUrl: this.#client.apiUrl, groupName: (id) => this.#groupNames.get(id) ?? null },
-    );
+    const mapped = mapSignalMessage(received, { number: this.number, uuid: this.#selfUuid }, { groupName: (id) => this.#groupNames.get(id) ?? null });
     if (mapped === null) return null;
     const { inbound, candidate } = mapped;
     const users = [mapped.author, mapped.authorUuid].filter((id): id is string => typeof id === "string" && id !== "");
@@ -476,6 +480,37 @@ export class SignalAdapter implements Adapter {
     } catch (error) {
       this.#log.warn({ err: this.#safe(error), platform: this.platform }, "signal: could not read the full text of a long message; taking the shown part");
     }
+  }
+
+  /**
+   * The bytes of a received attachment: `GET /v1/attachments/{id}` of the configured REST API
+   * (the id, never a URL, so nothing a message names is fetched), with the length and type it
+   * announces. An attachment the REST API no longer has (404) is a {@link MediaUnavailableError};
+   * other failures are thrown with other people's numbers shortened.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    const id = media.fileId;
+    if (typeof id !== "string" || id === "") throw new MediaUnavailableError("This Signal message did not say which attachment it carries.");
+    let response: Response;
+    try {
+      response = await this.#client.attachment(id, request.signal);
+    } catch (error) {
+      if (error instanceof SignalApiError && error.status === 404)
+        throw new MediaUnavailableError("The Signal server no longer has this attachment (it may have been deleted).");
+      if (request.signal.aborted) throw error;
+      const safe = this.#safe(error);
+      throw new PlatformError(this.platform, `signal: ${safe.message}`, { cause: safe });
+    }
+    const length = Number(response.headers.get("content-length"));
+    const type = response.headers.get("content-type");
+    return {
+      // Node's web streams are async iterable (breaking out of the loop cancels the download).
+      body: (response.body ?? emptyBody()) as unknown as AsyncIterable<Uint8Array>,
+      size: response.headers.has("content-length") && Number.isSafeInteger(length) && length >= 0 ? length : null,
+      // The REST API guesses a type from the bytes; what the sender declared is said too.
+      mimeType: media.mimeType ?? (type !== null && type !== "application/octet-stream" ? type : null),
+      fileName: media.fileName ?? null,
+    };
   }
 
   /** Fills the group-name cache from `GET /v1/groups` (at most once a minute, waiting at most 2 s). */
@@ -579,3 +614,6 @@ export class SignalAdapter implements Adapter {
     return cleanedError(error, (text) => maskPhoneNumbers(text, this.number));
   }
 }
+
+/** A body with no bytes. */
+async function* emptyBody(): AsyncGenerator<Uint8Array> {}

@@ -11,7 +11,8 @@
  *   with per-recipient failures); errors are `{ error }` with 400 (an unregistered or
  *   untrusted recipient, a bad group id), 429 with `challenge_tokens` for a rate limit;
  * - `PUT`/`DELETE /v1/typing-indicator/{number}` `{ recipient }`, `POST /v1/receipts/{number}`
- *   `{ recipient, receipt_type, timestamp }`, `GET /v1/groups/{number}`, `GET /v1/attachments/{id}`.
+ *   `{ recipient, receipt_type, timestamp }`, `GET /v1/groups/{number}`, `GET /v1/attachments/{id}`
+ *   (the bytes of a received attachment, {@link SignalRestClient.attachment}).
  *
  * The REST API has no authentication. Every error thrown is a {@link SignalApiError} whose
  * message names the call and what the REST API said; phone numbers other than the bot's are
@@ -77,6 +78,9 @@ export function maskPhoneNumbers(text: string, keep: string | null = null): stri
 }
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "UND_ERR_SOCKET"]);
+
+/** The characters of an attachment id (signal-cli names the file `<random id>.<extension>`): nothing that could change the request path. */
+const ATTACHMENT_ID = /^[A-Za-z0-9_-]+(?:\.[A-Za-z0-9]+)*$/u;
 
 /** A client of one account of one signal-cli REST API. */
 export class SignalRestClient {
@@ -151,19 +155,35 @@ export class SignalRestClient {
     return buffer.length > maxBytes ? null : buffer.toString("utf8");
   }
 
+  /**
+   * `GET /v1/attachments/{id}`: the response once its status is 2xx, its body unread (the
+   * caller streams it). An id that is not an attachment id (a `/`, `..`, anything but letters,
+   * digits, `_`, `-` and dotted extensions) is refused without a request.
+   */
+  async attachment(id: string, signal: AbortSignal): Promise<Response> {
+    if (id.length > 256 || !ATTACHMENT_ID.test(id))
+      throw new SignalApiError("an attachment id has characters signal-cli's attachment ids do not have; the file was not fetched", 0, null);
+    const response = await this.#fetch("GET", `/v1/attachments/${encodeURIComponent(id)}`, undefined, 0, signal);
+    if (!response.ok) throw await this.#httpError("GET", "/v1/attachments/{id}", response);
+    return response;
+  }
+
   get #account(): string {
     return encodeURIComponent(this.number);
   }
 
-  async #fetch(method: string, path: string, body: unknown, timeoutMs: number): Promise<Response> {
+  /** One request; `timeoutMs` 0: none but `signal`'s. */
+  async #fetch(method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<Response> {
+    const signals = [...(timeoutMs > 0 ? [AbortSignal.timeout(timeoutMs)] : []), ...(signal === undefined ? [] : [signal])];
     try {
       return await fetch(`${this.apiUrl}${path}`, {
         method,
         headers: body === undefined ? {} : { "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals),
       });
     } catch (error) {
+      if (signal?.aborted === true) throw error;
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const code = cause?.code ?? (error as { code?: string }).code;
       const timedOut = (error as Error).name === "TimeoutError" || (error as Error).name === "AbortError";

@@ -13,7 +13,12 @@
  *   envelope's `groupInfo.groupId`; one session per person by default
  *   (`agent:main:signal:group:group.<base64>:<number>`);
  * - the message id is the message's timestamp (Signal's id of a message, with its author);
- *   attachments become `InboundMedia` with the attachment id; mentions (U+FFFC in the text)
+ *   attachments become `InboundMedia` with the attachment id as `fileId` (no URL: the adapter
+ *   fetches it from the configured REST API, `SignalAdapter.fetchMedia`), the declared
+ *   size, type, file name, caption and `{ width, height }`; a voice note gets `voice: true`
+ *   (`voiceNote`, which older signal-cli releases write; else an audio attachment without a
+ *   file name, which is how Signal apps send a recording made in the chat). Several
+ *   attachments of one message (an album) stay one message; mentions (U+FFFC in the text)
  *   become `@name`, a leading mention of the bot is dropped; an edit is a new message with
  *   `editOf` = the edited message's timestamp.
  * - sync messages (what the account's other devices sent), receipts, typing notices,
@@ -46,6 +51,8 @@ export interface SignalAttachment {
   caption?: string | null;
   width?: number | null;
   height?: number | null;
+  /** A voice note recorded in the chat (written by older signal-cli releases). */
+  voiceNote?: boolean | null;
 }
 
 /** A mention in a data message: the range (UTF-16 offsets) holds U+FFFC. */
@@ -156,18 +163,19 @@ export function isSignalSelf(self: SignalSelf, ...ids: Array<string | null | und
 }
 
 /**
- * Media of a message. Every attachment keeps its REST API id as `fileId`; all but images
- * also get their REST API URL (`<apiUrl>/v1/attachments/<id>`). Images do not: the gateway
- * hands an image URL to the model as an image to fetch, and a model provider cannot reach
- * the REST API (it has no authentication and belongs on a private network).
+ * Media of a message: every attachment by its REST API id (`fileId`), never a URL (the REST
+ * API has no authentication and belongs on a private network: only the adapter fetches from it).
  */
-function mediaOf(data: SignalDataMessage, apiUrl: string | null): InboundMedia[] {
+function mediaOf(data: SignalDataMessage): InboundMedia[] {
   return (data.attachments ?? []).map((a) => {
     const mimeType = a.contentType ?? null;
     const kind = mediaKindOf(mimeType);
-    const id = a.id ?? null;
-    const url = id !== null && apiUrl !== null && kind !== "image" ? `${apiUrl}/v1/attachments/${encodeURIComponent(id)}` : null;
-    return { kind, url, fileId: id, mimeType, fileName: a.filename ?? null, caption: a.caption ?? null };
+    const fileName = a.filename ?? null;
+    const media: InboundMedia = { kind, url: null, fileId: a.id ?? null, mimeType, fileName, caption: a.caption ?? null };
+    if (typeof a.size === "number" && Number.isSafeInteger(a.size) && a.size >= 0) media.size = a.size;
+    if (kind === "audio" && (a.voiceNote === true || (a.voiceNote !== false && (fileName === null || fileName === "")))) media.voice = true;
+    if (typeof a.width === "number" && typeof a.height === "number") media.meta = { width: a.width, height: a.height };
+    return media;
   });
 }
 
@@ -204,20 +212,19 @@ function textWithMentions(text: string, mentions: readonly SignalMention[], self
  *
  * @param self the bot: its number (and UUID once known) decide what is its own, and which
  *   mentions and quotes address it.
- * @param options.apiUrl the REST API base, for attachment URLs.
  * @param options.groupName a group's name when the envelope does not carry it.
  */
 export function mapSignalMessage(
   received: SignalReceived,
   self: SignalSelf,
-  options: { apiUrl?: string | null; groupName?: (internalId: string) => string | null } = {},
+  options: { groupName?: (internalId: string) => string | null } = {},
 ): MappedSignalMessage | null {
   const envelope = received.envelope;
   if (envelope === null || envelope === undefined || typeof envelope !== "object") return null;
   const edit = envelope.editMessage ?? null;
   const data = edit?.dataMessage ?? envelope.dataMessage ?? null;
   if (data === null || typeof data !== "object") return null;
-  const media = mediaOf(data, options.apiUrl?.replace(/\/+$/u, "") ?? null);
+  const media = mediaOf(data);
   const { text, mentionsBot } = textWithMentions(data.message ?? "", data.mentions ?? [], self);
   if (text.trim() === "" && media.length === 0) return null;
 

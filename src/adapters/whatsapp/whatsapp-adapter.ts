@@ -19,14 +19,28 @@
  *   message (`context.message_id`); notices are plain text. A send Meta refuses (e.g. 131047
  *   outside the window, 131026 undeliverable) throws a clear error the gateway logs and
  *   counts; rate limits and server errors are retried with back-off.
+ * - Media: inbound images, voice notes, audio, video, documents and stickers carry their media
+ *   id ({@link mapWhatsAppMessage}); the gateway fetches them in the turn through
+ *   {@link WhatsAppAdapter.fetchMedia} (the media endpoint, then the file on Meta's media host
+ *   with the token; never the `url` a webhook names).
  * - The access token, the app secret and the verify token never appear in anything this
  *   adapter logs or throws.
  *
  * @module
  */
 import type { FastifyInstance } from "fastify";
-import type { Adapter, AdapterEvents, GatewayLogger, InboundHandler, OutboundMessage, SessionSource } from "../../gateway/index.js";
-import { noopLogger, normalizeIdentity } from "../../gateway/index.js";
+import type {
+  Adapter,
+  AdapterEvents,
+  FetchedMedia,
+  GatewayLogger,
+  InboundHandler,
+  InboundMedia,
+  MediaFetchRequest,
+  OutboundMessage,
+  SessionSource,
+} from "../../gateway/index.js";
+import { MediaUnavailableError, noopLogger, normalizeIdentity } from "../../gateway/index.js";
 import { InvalidInputError, type PlatformError } from "../../store/index.js";
 import { DEFAULT_ANSWER_RULES, InboundFlow, PlatformFailures, SeenMessageIds, splitMessage, type AnswerRules } from "../chat/index.js";
 import { WHATSAPP_MESSAGE_LIMIT, markdownToWhatsApp } from "./whatsapp-format.js";
@@ -240,6 +254,44 @@ export class WhatsAppAdapter implements Adapter {
     }
   }
 
+  /**
+   * The bytes of an inbound media file: `GET /<media-id>` (its URL, type and size), then the
+   * file from that URL with the access token — only on the media host (see
+   * `whatsappMediaOrigins`). When the declared `file_size` is over `maxBytes` nothing is
+   * downloaded: the size is returned for the gateway to refuse, and the body refuses to be read.
+   * The download starts when the body is first read. A media id WhatsApp no longer has (media
+   * is kept 30 days) is a {@link MediaUnavailableError}; other failures are thrown without the token.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    const mediaId = media.fileId;
+    if (typeof mediaId !== "string" || mediaId === "") throw new MediaUnavailableError("This WhatsApp message did not say which file it carries.");
+    let info: Awaited<ReturnType<WhatsAppGraphApi["mediaInfo"]>>;
+    try {
+      info = await this.#api.mediaInfo(mediaId, request.signal);
+    } catch (error) {
+      if (error instanceof WhatsAppApiError && (error.platformCode === 100 || error.status === 404))
+        throw new MediaUnavailableError("WhatsApp no longer has this file (it keeps media for 30 days).");
+      throw this.#failures.failure(error);
+    }
+    const api = this.#api;
+    const failures = this.#failures;
+    const { maxBytes, signal } = request;
+    async function* body(): AsyncGenerator<Uint8Array> {
+      if (info.size !== null && info.size > maxBytes)
+        throw new MediaUnavailableError(`The file is ${megabytes(info.size)} and at most ${megabytes(maxBytes)} is kept here, so it was not downloaded.`);
+      let response: Response;
+      try {
+        response = await api.downloadMedia(info.url, signal);
+      } catch (error) {
+        throw failures.failure(error);
+      }
+      if (response.body === null) return;
+      // Node's web streams are async iterable (breaking out of the loop cancels the download).
+      yield* response.body as unknown as AsyncIterable<Uint8Array>;
+    }
+    return { body: body(), size: info.size, mimeType: info.mimeType ?? media.mimeType ?? null, fileName: media.fileName ?? null };
+  }
+
   // --- inbound -----------------------------------------------------------------------
 
   /** Handles a verified notification; resolves with the HTTP status for Meta. */
@@ -351,6 +403,11 @@ export class WhatsAppAdapter implements Adapter {
         : `the Graph API refused the phone number look-up: ${this.#failures.safe(error).message}`;
     return this.#failures.connectError(why, error);
   }
+}
+
+/** A size for people: `25.3 MB`. */
+function megabytes(bytes: number): string {
+  return `${(bytes / 1_048_576).toFixed(1)} MB`;
 }
 
 /** The access lists with WhatsApp ids in canonical form (`+49 151 …` → `49151…`; group ids as given). */

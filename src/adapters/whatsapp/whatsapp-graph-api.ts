@@ -6,6 +6,12 @@
  * - `POST /<version>/<phone-number-id>/messages` with a text message
  *   ({@link WhatsAppGraphApi.sendText}), and with `status: "read"` (+ `typing_indicator`) to
  *   mark an inbound message read and show "typing…" ({@link WhatsAppGraphApi.markRead}).
+ * - `GET /<version>/<media-id>?phone_number_id=…` — where an inbound media file is
+ *   ({@link WhatsAppGraphApi.mediaInfo}: `url`, `mime_type`, `file_size`), then `GET <url>`
+ *   with the token ({@link WhatsAppGraphApi.downloadMedia}), only on the media host
+ *   ({@link whatsappMediaOrigins}: Meta's `lookaside.fbsbx.com` behind the real Graph API, the
+ *   configured API's own origin behind any other, such as a test fake), never following a
+ *   redirect (the token would go along).
  *
  * The access token goes in the `Authorization` header only. A refused call throws a
  * {@link WhatsAppApiError} carrying the Graph error code and a plain explanation
@@ -38,6 +44,40 @@ export interface WhatsAppGraphApiOptions {
   requestTimeoutMs?: number;
   /** Told before each retry (for a log line). */
   onRetry?: (info: { attempt: number; delayMs: number; status: number; code: number | null }) => void;
+}
+
+/** The Graph API Meta runs: its media files are served by {@link META_MEDIA_ORIGIN}. */
+const META_GRAPH_ORIGIN = "https://graph.facebook.com";
+
+/** Where Meta serves the files of inbound media (`https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=…`). */
+const META_MEDIA_ORIGIN = "https://lookaside.fbsbx.com";
+
+/** The characters of a media id (digits on the Cloud API): nothing that could change the request path. */
+const MEDIA_ID = /^[A-Za-z0-9_-]{1,128}$/u;
+
+/**
+ * The origins the access token may be sent to for a media download: Meta's media host when the
+ * Graph API is Meta's, else the configured Graph API's own origin (a proxy or a test fake).
+ *
+ * @example
+ * ```ts
+ * whatsappMediaOrigins("https://graph.facebook.com"); // ["https://lookaside.fbsbx.com"]
+ * whatsappMediaOrigins("http://127.0.0.1:4010"); // ["http://127.0.0.1:4010"]
+ * ```
+ */
+export function whatsappMediaOrigins(apiUrl: string): string[] {
+  const origin = new URL(apiUrl).origin;
+  return origin === META_GRAPH_ORIGIN ? [META_MEDIA_ORIGIN] : [origin];
+}
+
+/** What `GET /<media-id>` tells of an inbound media file. */
+export interface WhatsAppMediaInfo {
+  /** Where the file is downloaded from (with the access token); valid for 5 minutes. */
+  url: string;
+  /** `mime_type`. */
+  mimeType: string | null;
+  /** `file_size`, in bytes. */
+  size: number | null;
 }
 
 /** Graph error codes that mean "too much, too fast" (or a passing server error): a send is retried after a pause. */
@@ -97,6 +137,7 @@ const retryAfterOf = new WeakMap<WhatsAppApiError, string | null>();
 export class WhatsAppGraphApi {
   readonly #token: string;
   readonly #base: string;
+  readonly #mediaOrigins: readonly string[];
   readonly #phoneNumberId: string;
   readonly #options: WhatsAppGraphApiOptions;
 
@@ -106,6 +147,7 @@ export class WhatsAppGraphApi {
     this.#phoneNumberId = options.phoneNumberId;
     const root = (options.apiUrl ?? "https://graph.facebook.com").replace(/\/+$/u, "");
     this.#base = `${root}/${options.apiVersion ?? "v26.0"}`;
+    this.#mediaOrigins = whatsappMediaOrigins(root);
   }
 
   /** The versioned base URL (`https://graph.facebook.com/v26.0`). */
@@ -156,6 +198,66 @@ export class WhatsAppGraphApi {
     );
   }
 
+  /**
+   * Where an inbound media file is and what it is (`GET /<media-id>?phone_number_id=…`: only
+   * media sent to this business number). A media id that is not one (anything but letters,
+   * digits, `_` and `-`) is refused without a request.
+   */
+  async mediaInfo(mediaId: string, signal?: AbortSignal): Promise<WhatsAppMediaInfo> {
+    if (!MEDIA_ID.test(mediaId))
+      throw new WhatsAppApiError("whatsapp: an inbound media id has characters a Graph API media id does not have; the file was not fetched", {
+        status: 0,
+        graphCode: null,
+      });
+    const path = `/${mediaId}?phone_number_id=${encodeURIComponent(this.#phoneNumberId)}`;
+    const body = (await this.#requestOnce("GET", path, undefined, signal)) as { url?: unknown; mime_type?: unknown; file_size?: unknown };
+    if (typeof body.url !== "string" || body.url === "")
+      throw new WhatsAppApiError("whatsapp: the Graph API answered a media look-up without a url; check that adapters.whatsapp.apiUrl is the Graph API", {
+        status: 200,
+        graphCode: null,
+      });
+    const size = Number(body.file_size);
+    return {
+      url: body.url,
+      mimeType: typeof body.mime_type === "string" && body.mime_type !== "" ? body.mime_type : null,
+      size: body.file_size !== undefined && body.file_size !== null && Number.isSafeInteger(size) && size >= 0 ? size : null,
+    };
+  }
+
+  /**
+   * Opens the download of a media file at `url` (from {@link WhatsAppGraphApi.mediaInfo}) with
+   * the access token. The token goes only to the media host ({@link whatsappMediaOrigins}): a
+   * URL anywhere else is refused without a request, and a redirect is not followed.
+   * Resolves with the response once its status is 2xx.
+   */
+  async downloadMedia(url: string, signal: AbortSignal): Promise<Response> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      target = new URL("invalid:");
+    }
+    if (!this.#mediaOrigins.includes(target.origin))
+      throw new WhatsAppApiError(
+        `whatsapp: the Graph API named a media URL outside the media host (${this.#mediaOrigins.join(", ")}); it was not fetched and the access token was not sent`,
+        { status: 0, graphCode: null },
+      );
+    let response: Response;
+    try {
+      response = await fetch(target, { headers: { authorization: `Bearer ${this.#token}` }, redirect: "error", signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (error as Error).message;
+      throw new WhatsAppApiError(`whatsapp: the media download from ${target.origin} failed (${why})`, { status: 0, graphCode: null }, { cause: error });
+    }
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => {});
+      throw new WhatsAppApiError(`whatsapp: the media host refused the download (HTTP ${response.status})`, { status: response.status, graphCode: null });
+    }
+    return response;
+  }
+
   async #request(method: "GET" | "POST", path: string, body: unknown, retryable: boolean): Promise<unknown> {
     return retry(() => this.#requestOnce(method, path, body), {
       attempts: retryable ? (this.#options.maxRetries ?? 5) + 1 : 1,
@@ -171,16 +273,19 @@ export class WhatsAppGraphApi {
     });
   }
 
-  async #requestOnce(method: "GET" | "POST", path: string, body: unknown): Promise<unknown> {
+  async #requestOnce(method: "GET" | "POST", path: string, body: unknown, signal?: AbortSignal): Promise<unknown> {
     let response: Response;
+    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000);
     try {
       response = await fetch(`${this.#base}${path}`, {
         method,
         headers: { authorization: `Bearer ${this.#token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.#options.requestTimeoutMs ?? 30_000),
+        redirect: "error",
+        signal: signal === undefined ? timeout : AbortSignal.any([timeout, signal]),
       });
     } catch (error) {
+      if (signal?.aborted === true) throw error;
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error as Error).message;
       throw new WhatsAppApiError(`whatsapp: no answer from the Graph API at ${this.#base} (${why})`, { status: 0, graphCode: null }, { cause: error });

@@ -17,7 +17,10 @@
  *   `dm` (`agent:main:whatsapp:dm:<phone>`), under the default key settings.
  * - text, captions, button and list replies, locations and shared contacts become text;
  *   image/audio/video/document/sticker become `InboundMedia` with the media id as `fileId`
- *   (its download URL needs the access token, so none is passed on).
+ *   (its download URL needs the access token, so none is passed on; the `url` a webhook may
+ *   carry is never used), `voice: true` for a voice note (`audio.voice`), the caption, the
+ *   document's file name, and `meta: { sticker, animated }` for a sticker. WhatsApp has no
+ *   albums: each photo of a burst is its own message.
  * - a reply (`context.id`) is a reply to the bot when `context.from` is the business number
  *   or the id is one of the bot's own messages.
  * - in a group, the bot is mentioned by `@<its phone number>` in the text (how WhatsApp writes a
@@ -154,22 +157,26 @@ function present(value: string | null | undefined): value is string {
 
 function mediaOf(message: WhatsAppMessage): InboundMedia[] {
   const out: InboundMedia[] = [];
-  const add = (kind: string, media: WhatsAppMedia | undefined, fallbackMime: string | null): void => {
+  const add = (kind: string, media: WhatsAppMedia | undefined, fallbackMime: string | null, meta: Record<string, unknown> | null = null): void => {
     if (media === undefined) return;
-    out.push({
+    const item: InboundMedia = {
       kind,
+      // The webhook's `url` (Meta's media host) is never taken: the file is fetched by its id.
       url: null,
       fileId: media.id ?? null,
       mimeType: media.mime_type ?? fallbackMime,
       fileName: media.filename ?? null,
       caption: media.caption ?? null,
-    });
+    };
+    if (media.voice === true) item.voice = true;
+    if (meta !== null) item.meta = meta;
+    out.push(item);
   };
   add("image", message.image, "image/jpeg");
   add("video", message.video, null);
   add("audio", message.audio, null);
   add("file", message.document, null);
-  add("image", message.sticker, "image/webp");
+  add("image", message.sticker, "image/webp", { sticker: true, animated: message.sticker?.animated === true });
   return out;
 }
 

@@ -132,8 +132,39 @@ describe("mapMatrixEvent", () => {
     const image = mapMatrixEvent(event("event-message-image"), dm, BOT, none)!;
     expect(image.inbound.text).toBe("");
     expect(image.inbound.media).toEqual([
-      { kind: "image", url: "mxc://example.org/JWEIFJgwEIhweiWJE", mimeType: "image/jpeg", fileName: "filename.jpg", caption: null },
+      {
+        kind: "image",
+        url: "mxc://example.org/JWEIFJgwEIhweiWJE",
+        mimeType: "image/jpeg",
+        fileName: "filename.jpg",
+        caption: null,
+        size: 31037,
+        meta: { width: 394, height: 398 },
+      },
     ]);
+    // A voice note (MSC3245, as Element sends it): audio with voice: true and its duration; no caption.
+    const voice = mapMatrixEvent(event("event-message-voice"), dm, BOT, none)!;
+    expect(voice.inbound.text).toBe("");
+    expect(voice.inbound.media).toEqual([
+      {
+        kind: "audio",
+        url: "mxc://example.org/VoiceNoteMediaId4200",
+        mimeType: "audio/ogg",
+        fileName: "Voice message",
+        caption: null,
+        size: 8034,
+        voice: true,
+        meta: { durationSeconds: 4.2 },
+      },
+    ]);
+    // An http(s) URL in an event is never taken as the file's address.
+    const remote = mapMatrixEvent(
+      event("event-message-image", { content: { msgtype: "m.image", body: "x.png", url: "https://evil.example/x.png", info: { mimetype: "image/png" } } }),
+      dm,
+      BOT,
+      none,
+    )!;
+    expect(remote.inbound.media![0]!.url).toBeNull();
     const captioned = mapMatrixEvent(
       event("event-message-image", {
         content: { msgtype: "m.file", body: "the report", filename: "report.pdf", info: { mimetype: "application/pdf" }, url: "mxc://example.org/abc" },

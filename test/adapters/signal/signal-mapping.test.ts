@@ -20,9 +20,8 @@ import {
 import { buildSessionKey } from "../../../src/gateway/index.js";
 import { SIGNAL_IDS, signalFixture, signalMessage } from "../../fakes/signal/fake-signal-server.js";
 
-const API = "http://127.0.0.1:8080";
 const self = { number: SIGNAL_IDS.bot, uuid: null };
-const map = (received: unknown, me: { number: string; uuid: string | null } = self) => mapSignalMessage(received as SignalReceived, me, { apiUrl: API });
+const map = (received: unknown, me: { number: string; uuid: string | null } = self) => mapSignalMessage(received as SignalReceived, me);
 
 describe("mapSignalMessage", () => {
   it("a DM: chat and user are the sender's number, the UUID is userIdAlt; the message id is its timestamp", () => {
@@ -100,19 +99,28 @@ describe("mapSignalMessage", () => {
     expect(learnSignalSelfUuid(signalFixture("receive-dm"), SIGNAL_IDS.bot)).toBeNull();
   });
 
-  it("attachments are media with their id (URL for all but images); an edit is a new message with editOf", () => {
+  it("attachments are media of one message with their id (never a URL), size and type; an audio recording is a voice note; an edit is a new message with editOf", () => {
     const mapped = map(signalFixture("receive-attachments"))!;
+    expect(mapped.inbound.albumId).toBeUndefined();
     expect(mapped.inbound.media).toEqual([
-      { kind: "image", url: null, fileId: "P0xLq3sEXAMPLEid.jpg", mimeType: "image/jpeg", fileName: "photo.jpg", caption: null },
       {
-        kind: "audio",
-        url: `${API}/v1/attachments/VNaud1oEXAMPLEid.aac`,
-        fileId: "VNaud1oEXAMPLEid.aac",
-        mimeType: "audio/aac",
-        fileName: null,
+        kind: "image",
+        url: null,
+        fileId: "P0xLq3sEXAMPLEid.jpg",
+        mimeType: "image/jpeg",
+        fileName: "photo.jpg",
         caption: null,
+        size: 48213,
+        meta: { width: 1024, height: 768 },
       },
+      { kind: "audio", url: null, fileId: "VNaud1oEXAMPLEid.aac", mimeType: "audio/aac", fileName: null, caption: null, size: 9120, voice: true },
     ]);
+    // An audio file someone shared keeps its name and is no voice note, unless signal-cli says it is one.
+    const attachment = (fields: Record<string, unknown>) =>
+      map(signalMessage("receive-dm", { data: { attachments: [{ contentType: "audio/mpeg", id: "AuD10.mp3", size: 10, ...fields }] } }))!.inbound.media![0]!;
+    expect(attachment({ filename: "song.mp3" }).voice).toBeUndefined();
+    expect(attachment({ filename: "note.m4a", voiceNote: true }).voice).toBe(true);
+    expect(attachment({ filename: null, voiceNote: false }).voice).toBeUndefined();
     const edit = map(signalFixture("receive-edit"))!;
     expect(edit.inbound).toMatchObject({ text: "hello, edited", messageId: "1767226260000", editOf: "1767225600000" });
   });

@@ -4,6 +4,8 @@
  * SQLite store and the real GatewayRunner.
  */
 import { hashIdentifier } from "../../../src/gateway/session-context.js";
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { WhatsAppAdapter } from "../../../src/adapters/whatsapp/index.js";
@@ -102,11 +104,18 @@ it("replies are WhatsApp formatting, split at 4,096 characters with only the fir
   expect(status.body).not.toMatch(/^\*/u);
 });
 
-it("media reach the model with the media id; reactions and status callbacks are no user messages; notifications for another number are ignored", async () => {
+it("an image is fetched by its media id and kept with the message; reactions and status callbacks are no user messages; notifications for another number are ignored", async () => {
   const { fake, agent, db, deliver } = await setup();
+  const jpeg = await readFile(new URL("../../media/fixtures/pixel.jpg", import.meta.url));
+  fake.setMedia("1003383421387256", { bytes: jpeg, mimeType: "image/jpeg" });
   await deliver(whatsappWebhook("webhook-image"));
   await fake.waitFor(() => fake.sentTo(USER)[0], "the reply to the image");
-  expect(lastUserText(agent.inputs[0]!)).toContain("[image image/jpeg file id 1003383421387256: Is this the right one?]");
+  expect(fake.downloads).toEqual([{ mediaId: "1003383421387256", authorized: true, status: 200 }]);
+  // The test agent takes no images: it reads the caption and the image's placeholder.
+  expect(lastUserText(agent.inputs[0]!)).toContain("Is this the right one?");
+  expect(lastUserText(agent.inputs[0]!)).toContain("[image: image/jpeg");
+  const sha256 = createHash("sha256").update(jpeg).digest("hex");
+  expect(Buffer.from((await db.readMedia(sha256))!).equals(jpeg)).toBe(true);
   await deliver(whatsappWebhook("webhook-reaction"));
   await deliver(whatsappWebhook("webhook-status-delivered"));
   await deliver(dm("an ordinary message"));

@@ -86,10 +86,17 @@ it("media: image, document, voice, video and sticker become InboundMedia with th
   const voice = map("webhook-audio")!;
   expect(voice.inbound.text).toBe("");
   expect(voice.inbound.media).toEqual([
-    { kind: "audio", url: null, fileId: "1047268730519838", mimeType: "audio/ogg; codecs=opus", fileName: null, caption: null },
+    { kind: "audio", url: null, fileId: "1047268730519838", mimeType: "audio/ogg; codecs=opus", fileName: null, caption: null, voice: true },
   ]);
   expect(map("webhook-video")!.inbound.media![0]).toMatchObject({ kind: "video", fileId: "1526419358412771", mimeType: "video/mp4" });
-  expect(map("webhook-sticker")!.inbound.media![0]).toMatchObject({ kind: "image", fileId: "1209839467426785", mimeType: "image/webp" });
+  expect(map("webhook-sticker")!.inbound.media![0]).toMatchObject({
+    kind: "image",
+    fileId: "1209839467426785",
+    mimeType: "image/webp",
+    meta: { sticker: true, animated: false },
+  });
+  // An audio file someone sent (not recorded in the chat) is no voice note.
+  expect(map("webhook-audio", { audio: { id: "1", mime_type: "audio/mpeg", voice: false } })!.inbound.media![0]!.voice).toBeUndefined();
 });
 
 it("locations and button taps become text; reactions, system notices and errored or unsupported messages are not user messages", () => {

@@ -11,6 +11,12 @@
  * /rooms/{roomId}/joined_members`, `GET /rooms/{roomId}/state` (and `…/state/{type}/{key}`),
  * `GET /rooms/{roomId}/event/{eventId}`, `GET /joined_rooms`, `GET|PUT
  * /user/{userId}/account_data/{type}`; `GET /_matrix/client/versions` without a token.
+ * Media (spec v1.11, "Content repository"): `GET
+ * /_matrix/client/v1/media/download/{serverName}/{mediaId}` (authenticated: the token as for
+ * any call) and the legacy unauthenticated `GET /_matrix/media/v3/download/{serverName}/{mediaId}`
+ * serve what {@link FakeMatrixHomeserver.setMedia} stored (`Content-Type`, `Content-Length`,
+ * `Content-Disposition`); an unknown file is 404 `M_NOT_FOUND`. With `authenticatedMedia:
+ * false` the homeserver predates v1.11: the v1 endpoint answers 404 `M_UNRECOGNIZED`.
  * Anything else answers 404 `M_UNRECOGNIZED`, as a homeserver does.
  *
  * Behaviour as on a homeserver: a missing token gets 401 `M_MISSING_TOKEN`, a wrong one 401
@@ -109,6 +115,19 @@ export interface FakeMatrixOptions {
   token?: string;
   /** The longest long-poll of `/sync`, in ms (default 30,000). */
   maxPollMs?: number;
+  /** Whether the authenticated media API (v1.11) is served (default true). */
+  authenticatedMedia?: boolean;
+}
+
+/** A request for a file's bytes. */
+export interface MatrixMediaDownload {
+  /** `v1`: the authenticated media API; `v3`: the legacy one. */
+  api: "v1" | "v3";
+  serverName: string;
+  mediaId: string;
+  /** Whether it came with the right access token. */
+  authorized: boolean;
+  status: number;
 }
 
 /** A running fake. */
@@ -118,6 +137,10 @@ export interface FakeMatrixHomeserver {
   readonly token: string;
   /** Every call, oldest first (a live array). */
   readonly calls: MatrixCall[];
+  /** Every request for a file's bytes, oldest first (a live array). */
+  readonly mediaDownloads: MatrixMediaDownload[];
+  /** Stores a file served for `mxc://<server>/<mediaId>` (server default `example.org`); returns that URI. */
+  setMedia(mediaId: string, bytes: Buffer, contentType: string, options?: { serverName?: string; fileName?: string }): string;
   /** Every event the bot sent, oldest first (a live array; a repeated txnId is not added again). */
   readonly sent: SentMatrixEvent[];
   /** Typing notifications: room, on/off and timeout (a live array). */
@@ -184,6 +207,8 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
   let waiters: Array<() => void> = [];
   let closed = false;
   const sockets = new Set<import("node:net").Socket>();
+  const media = new Map<string, { bytes: Buffer; contentType: string; fileName: string | null }>();
+  const mediaDownloads: MatrixMediaDownload[] = [];
 
   const bump = (): number => {
     pos += 1;
@@ -374,9 +399,47 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
       reply(res, status, payload, headers);
     };
     if (method === "GET" && url.pathname === "/_matrix/client/versions") return answer(200, matrixFixture("versions"));
-    if (match === null) return answer(404, matrixFixture("error-unrecognized"));
     const auth = req.headers.authorization;
     const given = auth?.startsWith("Bearer ") ? auth.slice(7) : url.searchParams.get("access_token");
+    const download = /^\/_matrix\/(client\/v1\/media|media\/v3)\/download\/([^/]+)\/([^/]+)(?:\/[^/]+)?$/u.exec(url.pathname);
+    if (method === "GET" && download !== null) {
+      const api = download[1] === "media/v3" ? "v3" : "v1";
+      const record = (status: number): void => {
+        mediaDownloads.push({
+          api,
+          serverName: decodeURIComponent(download[2]!),
+          mediaId: decodeURIComponent(download[3]!),
+          authorized: given === token,
+          status,
+        });
+      };
+      if (api === "v1" && options.authenticatedMedia === false) {
+        record(404);
+        return answer(404, matrixFixture("error-unrecognized"));
+      }
+      if (api === "v1" && (given === null || given === undefined || given !== token)) {
+        record(401);
+        return answer(401, matrixFixture(given ? "error-unknown-token" : "error-missing-token"));
+      }
+      const file = media.get(`${decodeURIComponent(download[2]!)}/${decodeURIComponent(download[3]!)}`);
+      if (file === undefined) {
+        record(404);
+        return answer(404, matrixFixture("error-media-not-found"));
+      }
+      record(200);
+      call.status = 200;
+      res
+        .writeHead(200, {
+          "content-type": file.contentType,
+          "content-length": String(file.bytes.length),
+          "content-disposition": file.fileName === null ? "inline" : `inline; filename=${encodeURIComponent(file.fileName)}`,
+          "content-security-policy":
+            "sandbox; default-src 'none'; script-src 'none'; plugin-types application/pdf; style-src 'unsafe-inline'; object-src 'self';",
+        })
+        .end(file.bytes);
+      return;
+    }
+    if (match === null) return answer(404, matrixFixture("error-unrecognized"));
     if (given === null || given === undefined) return answer(401, matrixFixture("error-missing-token"));
     if (given !== token) return answer(401, matrixFixture("error-unknown-token"));
 
@@ -504,6 +567,12 @@ export async function startFakeMatrixHomeserver(options: FakeMatrixOptions = {})
     calls,
     sent,
     typing,
+    mediaDownloads,
+    setMedia(mediaId, bytes, contentType, spec = {}) {
+      const serverName = spec.serverName ?? MATRIX_IDS.server;
+      media.set(`${serverName}/${mediaId}`, { bytes, contentType, fileName: spec.fileName ?? null });
+      return `mxc://${serverName}/${mediaId}`;
+    },
     get position() {
       return pos;
     },

@@ -141,8 +141,11 @@ export interface FakeSignalServer {
   dropConnection(): void;
   /** The next `count` calls of `method` whose path matches `path` fail with `failure`. */
   failNext(method: string, path: RegExp, failure: SignalFailure, count?: number): void;
-  /** Stores an attachment served at GET /v1/attachments/{id}. */
-  setAttachment(id: string, content: string | Buffer): void;
+  /**
+   * Stores an attachment served at GET /v1/attachments/{id} with `contentType` (default
+   * `application/octet-stream`; the REST API guesses the type from the bytes).
+   */
+  setAttachment(id: string, content: string | Buffer, contentType?: string): void;
   callsOf(method: string, path: RegExp): SignalCall[];
   /** Messages the bot sent to one recipient (number, UUID or group id), in order. */
   sentTo(recipient: string): SentSignalMessage[];
@@ -161,7 +164,7 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
   const typing: Array<{ on: boolean; recipient: string }> = [];
   const receipts: Array<{ recipient: string; receipt_type: string; timestamp: number }> = [];
   const failures: Array<{ method: string; path: RegExp; failure: SignalFailure }> = [];
-  const attachments = new Map<string, Buffer>();
+  const attachments = new Map<string, { content: Buffer; contentType: string }>();
   const groups = signalFixture<Array<{ id: string }>>("groups");
   const queue: Array<Record<string, unknown>> = [];
   const polls = new Set<() => void>();
@@ -293,10 +296,10 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     if (method === "GET" && ofAccount("/v1/groups")) return answer(200, groups);
     const attachment = /^\/v1\/attachments\/(.+)$/u.exec(path);
     if (method === "GET" && attachment !== null) {
-      const content = attachments.get(attachment[1]!);
-      if (content === undefined) return answer(404, { error: "No attachment with that name found" });
+      const stored = attachments.get(attachment[1]!);
+      if (stored === undefined) return answer(404, { error: "No attachment with that name found" });
       call.status = 200;
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(content.length) }).end(content);
+      res.writeHead(200, { "content-type": stored.contentType, "content-length": String(stored.content.length) }).end(stored.content);
       return;
     }
     answer(404, { error: "404 page not found" });
@@ -348,8 +351,8 @@ export async function startFakeSignalServer(options: FakeSignalOptions = {}): Pr
     failNext(method, path, failure, count = 1) {
       for (let i = 0; i < count; i += 1) failures.push({ method, path, failure });
     },
-    setAttachment(id, content) {
-      attachments.set(id, typeof content === "string" ? Buffer.from(content, "utf8") : content);
+    setAttachment(id, content, contentType = "application/octet-stream") {
+      attachments.set(id, { content: typeof content === "string" ? Buffer.from(content, "utf8") : content, contentType });
     },
     callsOf(method, path) {
       return calls.filter((c) => c.method === method && path.test(c.path));

@@ -12,13 +12,22 @@
  *   `context.message_id`): recorded and answered with a fresh `wamid`; or `status: "read"`
  *   (with `typing_indicator`): recorded as a read receipt, `{ success: true }`.
  *
- * The access token must come as `Authorization: Bearer …`; a wrong one gets HTTP 401 with the
- * documented 190 error. {@link FakeWhatsAppServer.failNext} queues failures of the next sends
+ * - `GET /<version>/<media-id>?phone_number_id=…` — a media file registered with
+ *   {@link FakeWhatsAppServer.setMedia} (`media-url`: `url`, `mime_type`, `sha256`, `file_size`,
+ *   `id`); an unknown id gets the documented 100/33 error. The `url` is on the fake's own origin
+ *   (`/whatsapp_business/attachments/?mid=…`, the path Meta's media host uses) unless the test
+ *   names another one.
+ * - `GET /whatsapp_business/attachments/?mid=<media-id>&…` — the file's bytes, with its
+ *   `Content-Type` and `Content-Length` (recorded in {@link FakeWhatsAppServer.downloads}).
+ *
+ * The access token must come as `Authorization: Bearer …` (the file download too); a wrong or
+ * missing one gets HTTP 401 with the documented 190 error. {@link FakeWhatsAppServer.failNext} queues failures of the next sends
  * (an error fixture with its HTTP status, e.g. 131047 → 400, or a 429 with `Retry-After`).
  * Webhooks go the other way: see `./whatsapp-webhooks.ts`.
  *
  * @module
  */
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -73,6 +82,26 @@ export interface WhatsAppFailure {
   retryAfter?: number;
 }
 
+/** A media file the fake serves (see {@link FakeWhatsAppServer.setMedia}). */
+export interface FakeWhatsAppMedia {
+  bytes: Buffer;
+  mimeType: string;
+  /** The `file_size` the media endpoint declares (default: the bytes' length). */
+  fileSize?: number;
+  /** The `url` the media endpoint names (default: the fake's own download path). */
+  url?: string;
+  /** The download answers `302 Found` with this `Location` instead of the bytes. */
+  redirectTo?: string;
+}
+
+/** A request for a media file's bytes. */
+export interface WhatsAppMediaDownload {
+  mediaId: string;
+  /** Whether it came with the access token. */
+  authorized: boolean;
+  status: number;
+}
+
 /** A running fake. */
 export interface FakeWhatsAppServer {
   /** The base URL to configure (`adapters.whatsapp.apiUrl`). */
@@ -83,7 +112,11 @@ export interface FakeWhatsAppServer {
   readonly calls: WhatsAppCall[];
   readonly sent: SentWhatsAppMessage[];
   readonly reads: WhatsAppRead[];
+  /** Every request for a media file's bytes (a live array). */
+  readonly downloads: WhatsAppMediaDownload[];
   failNext(failure: WhatsAppFailure, count?: number): void;
+  /** Registers a media file under `mediaId` (what an inbound webhook's `image.id`, `audio.id`, … names). */
+  setMedia(mediaId: string, media: FakeWhatsAppMedia): void;
   /** Messages sent to a phone number (`to`, digits), a BSUID (`recipient`) or a group id, in order. */
   sentTo(id: string): SentWhatsAppMessage[];
   waitFor<T>(check: () => T | null | undefined | false, what: string, timeoutMs?: number): Promise<T>;
@@ -109,7 +142,28 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
   const sent: SentWhatsAppMessage[] = [];
   const reads: WhatsAppRead[] = [];
   const failures: WhatsAppFailure[] = [];
+  const media = new Map<string, FakeWhatsAppMedia>();
+  const downloads: WhatsAppMediaDownload[] = [];
+  let base = "";
   let counter = 0;
+
+  function mediaInfo(mediaId: string, query: URLSearchParams): { status: number; body: Record<string, unknown> } {
+    const file = media.get(mediaId);
+    const owner = query.get("phone_number_id");
+    if (file === undefined || (owner !== null && owner !== FAKE_PHONE_NUMBER_ID)) {
+      const error = whatsappFixture<{ error: { message: string } }>("error-100-unknown-id");
+      error.error.message = error.error.message.replace("999999999999999", mediaId);
+      return { status: 400, body: error };
+    }
+    const info = whatsappFixture<Record<string, unknown>>("media-url");
+    const ext = Math.floor(Date.now() / 1000) + 300;
+    info["url"] = file.url ?? `${base}/whatsapp_business/attachments/?mid=${mediaId}&ext=${ext}&hash=ATfake${mediaId}`;
+    info["mime_type"] = file.mimeType;
+    info["sha256"] = createHash("sha256").update(file.bytes).digest("base64");
+    info["file_size"] = file.fileSize ?? file.bytes.length;
+    info["id"] = mediaId;
+    return { status: 200, body: info };
+  }
 
   function send(body: Record<string, unknown>): { status: number; body: Record<string, unknown>; headers?: Record<string, string> } {
     if (body["messaging_product"] !== "whatsapp") return graphError(100, "The parameter messaging_product is required.");
@@ -158,6 +212,7 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     const match = /^\/v\d+\.\d+\/(\d+)(\/messages)?$/u.exec(path);
     if (match === null) return graphError(100, "Unknown path components", 400);
     const [, id, messages] = match;
+    if (messages === undefined && method === "GET" && id !== FAKE_PHONE_NUMBER_ID) return mediaInfo(id!, query);
     if (id !== FAKE_PHONE_NUMBER_ID) {
       const error = whatsappFixture<{ error: { message: string } }>("error-100-unknown-id");
       error.error.message = error.error.message.replace("999999999999999", id!);
@@ -177,9 +232,28 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
       const url = new URL(req.url ?? "/", "http://127.0.0.1");
       let result: { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
       let body: Record<string, unknown> | null = null;
+      const header = String(req.headers["authorization"] ?? "");
+      if (req.method === "GET" && url.pathname === "/whatsapp_business/attachments/") {
+        const mediaId = url.searchParams.get("mid") ?? "";
+        const file = media.get(mediaId);
+        const authorized = header === `Bearer ${accessToken}`;
+        const status = !authorized ? 401 : file === undefined ? 404 : 200;
+        downloads.push({ mediaId, authorized, status });
+        calls.push({ method: "GET", path: url.pathname, body: null, status, code: status === 401 ? 190 : null });
+        if (status === 200 && file!.redirectTo !== undefined) {
+          res.writeHead(302, { location: file!.redirectTo }).end();
+          return;
+        }
+        if (status !== 200) {
+          const error = status === 401 ? whatsappFixture("error-media-download-401") : graphError(100, "The media file does not exist.", 404).body;
+          res.writeHead(status, { "content-type": "application/json; charset=UTF-8" }).end(JSON.stringify(error));
+          return;
+        }
+        res.writeHead(200, { "content-type": file!.mimeType, "content-length": String(file!.bytes.length) }).end(file!.bytes);
+        return;
+      }
       try {
         body = await readBody(req);
-        const header = String(req.headers["authorization"] ?? "");
         result =
           header !== `Bearer ${accessToken}`
             ? { status: 401, body: whatsappFixture("error-190") }
@@ -198,6 +272,7 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | null = null;
   return {
     url: `http://127.0.0.1:${port}`,
@@ -206,8 +281,12 @@ export async function startFakeWhatsAppServer(options: { accessToken?: string } 
     calls,
     sent,
     reads,
+    downloads,
     failNext(failure, count = 1) {
       for (let i = 0; i < count; i++) failures.push(failure);
+    },
+    setMedia(mediaId, file) {
+      media.set(mediaId, file);
     },
     sentTo: (id) => sent.filter((m) => m.to === id || m.recipient === id),
     waitFor(check, what, timeoutMs = 20_000) {
