@@ -1,0 +1,41 @@
+/**
+ * Reading what an adapter's `fetchMedia` returned, for the chat adapters' media tests:
+ * {@link fetchedBytes} collects the body (a web stream or an async iterable) into one buffer;
+ * {@link pngImage} makes a real PNG (so checks of the type by its bytes see an image).
+ *
+ * @module
+ */
+import { crc32, deflateSync } from "node:zlib";
+import type { FetchedMedia } from "../../src/gateway/index.js";
+
+/** Every byte of a fetched body, in order. */
+export async function fetchedBytes(fetched: FetchedMedia): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of fetched.body as AsyncIterable<Uint8Array>) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A valid RGB PNG of `width` × `height` pixels whose colours depend on `seed` (different seeds, different bytes). */
+export function pngImage(width: number, height: number, seed = 1): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows: Buffer[] = [];
+  for (let y = 0; y < height; y += 1) {
+    const row = Buffer.alloc(1 + width * 3);
+    for (let x = 0; x < width * 3; x += 1) row[1 + x] = (x * 7 + y * 13 + seed * 101) % 256;
+    rows.push(row);
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(Buffer.concat(rows))), pngChunk("IEND", Buffer.alloc(0))]);
+}
