@@ -37,19 +37,23 @@ export interface PlatformDownload {
   platform: string;
   /** The origins the file may come from (redirects included). */
   origins: ReadonlySet<string>;
+  /** What those origins are, for errors ("Slack's file host", "Discord's CDN"). */
+  host: string;
   /** Request headers (a bearer token); sent only to `origins`. */
   headers?: Record<string, string>;
   signal: AbortSignal;
   /** Removes secrets from a text that may name the URL (a network error's message). */
   redact(text: string): string;
+  /** Follow redirects within `origins` (default true); false: a redirect is a {@link FileDownloadError}. */
+  followRedirects?: boolean;
 }
 
 /** A download the file host answered with a non-2xx status: `status` is the HTTP status (no URL, no secret in the message). */
 export class FileDownloadError extends PlatformError {
   /** The HTTP status the file host answered. */
   readonly status: number;
-  constructor(platform: string, status: number) {
-    super(platform, `${platform}: the file host answered HTTP ${status} to the download`, { platformCode: status });
+  constructor(platform: string, status: number, why = "") {
+    super(platform, `${platform}: the file host answered HTTP ${status} to the download${why}`, { platformCode: status });
     this.status = status;
   }
 }
@@ -68,8 +72,8 @@ export async function downloadPlatformFile(url: string, options: PlatformDownloa
       throw new PlatformError(
         platform,
         hop === 0
-          ? `${platform}: the attachment's URL is not on ${platform}'s file host, so it was not downloaded`
-          : `${platform}: the file host redirected the download away from ${platform}'s file host, so it was not followed`,
+          ? `${platform}: the attachment's URL is not on ${options.host}, so it was not downloaded`
+          : `${platform}: the download was redirected away from ${options.host}, so the redirect was not followed`,
       );
     }
     let response: Response;
@@ -80,7 +84,12 @@ export async function downloadPlatformFile(url: string, options: PlatformDownloa
       const message = error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ""}` : String(error);
       throw new PlatformError(platform, `${platform}: the file download failed: ${options.redact(message)}`);
     }
-    if (response.status >= 300 && response.status < 400 && response.headers.has("location") && hop < MAX_REDIRECTS) {
+    const redirect = response.status >= 300 && response.status < 400 && response.headers.has("location");
+    if (redirect && (options.followRedirects === false || hop >= MAX_REDIRECTS)) {
+      await response.body?.cancel().catch(() => {});
+      throw new FileDownloadError(platform, response.status, " (a redirect, not followed)");
+    }
+    if (redirect) {
       await response.body?.cancel().catch(() => {});
       current = new URL(response.headers.get("location")!, current).href;
       continue;

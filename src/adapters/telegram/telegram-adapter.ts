@@ -359,6 +359,7 @@ export class TelegramAdapter implements Adapter {
     const fetched = await downloadPlatformFile(`${this.#apiRoot}/file/bot${token}/${path}`, {
       platform: this.platform,
       origins: new Set([httpOrigin(this.#apiRoot) ?? TELEGRAM_API_ROOT]),
+      host: "the Bot API server",
       signal: request.signal,
       redact: (text) => redactText(text, [token]),
     });
