@@ -41,5 +41,6 @@ export {
   type ResolvedProviderConfig,
 } from "./provider-config.js";
 export { ToolSupport, type ToolSupportOptions } from "./tool-support.js";
+export { VisionSupport, type VisionSupportOptions, type ProviderVisionSetting } from "./vision-support.js";
 export { EchoAgent, type EchoAgentOptions } from "./echo-agent.js";
 export { HeuristicTitler } from "./heuristic-titler.js";

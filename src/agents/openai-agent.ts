@@ -2,20 +2,33 @@
  * {@link OpenAiCompatibleAgent}: an {@link Agent} for any OpenAI-compatible chat-completions
  * endpoint (OpenAI, OpenRouter, vLLM, llama.cpp, Ollama's `/v1`, LiteLLM…), using Node's global
  * `fetch`. Tools given in `tools` are executed; a call to any other gets a synthetic "not available"
- * result and the model is asked again, so every turn ends with an assistant reply.
+ * result and the model is asked again, so every turn ends with an assistant reply. Images go as
+ * `image_url` parts to models that take them (`vision`, learned per endpoint and model), and
+ * voice is transcribed through `/audio/transcriptions` when a `transcriptionModel` is set.
  *
  * @module
  */
+import { withAttachmentPlaceholders } from "../context/attachment-parts.js";
 import { InvalidInputError } from "../store/index.js";
-import type { ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
+import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";
-import type { Agent, AgentResetInput, AgentTool, AgentToolDefinition, AgentTurnInput, AgentTurnResult, ToolCallContext } from "./agent.js";
+import type { Agent, AgentResetInput, AgentTool, AgentToolDefinition, AgentTurnInput, AgentTurnResult, AudioInput, ToolCallContext } from "./agent.js";
+import { transcriptionForm } from "./audio-upload.js";
 import { DEFAULT_PROVIDER_TIMEOUT_MS, resolveProviderConfig, type ProviderConfigSection } from "./provider-config.js";
 import { isToolsUnsupportedError, PROCESS_TOOL_SUPPORT, type ToolSupport } from "./tool-support.js";
+import {
+  imagePartPlaceholder,
+  isImagesUnsupportedError,
+  PROCESS_VISION_SUPPORT,
+  PROVIDER_VISION_SETTINGS,
+  type ProviderVisionSetting,
+  type VisionSupport,
+} from "./vision-support.js";
 import {
   makeEndpoint,
   partsText,
   postChatCompletion,
+  postTranscription,
   trimTrailingSlashes,
   type Endpoint,
   type FetchFunction,
@@ -69,6 +82,24 @@ export interface OpenAiCompatibleAgentOptions {
    * turns for that endpoint and model leave them out.
    */
   toolSupport?: ToolSupport;
+  /**
+   * Whether requests may carry images as `image_url` parts (default `auto`): `on` always (a
+   * refusal is an error), `off` never (each image part is sent as its `[image: type, size]`
+   * placeholder), `auto` until the endpoint refuses images for a model (see `visionSupport`).
+   */
+  vision?: ProviderVisionSetting;
+  /**
+   * Remembers models that refused images (default: {@link PROCESS_VISION_SUPPORT}, one per
+   * process). With `vision: "auto"`, a request refused for carrying images is sent again once
+   * with each image replaced by its placeholder, and later requests for that endpoint and model
+   * carry none.
+   */
+  visionSupport?: VisionSupport;
+  /**
+   * The speech-to-text model (e.g. `whisper-1`) of `POST <baseUrl>/audio/transcriptions`. Unset:
+   * the agent has no `transcribe` method (voice is not enabled).
+   */
+  transcriptionModel?: string;
 }
 
 /**
@@ -106,6 +137,17 @@ export class OpenAiCompatibleAgent implements Agent {
   readonly #temperature: number | undefined;
   readonly #tools: Map<string, AgentTool>;
   readonly #toolSupport: ToolSupport;
+  readonly #vision: ProviderVisionSetting;
+  readonly #visionSupport: VisionSupport;
+  /** The speech-to-text model, or `null` when none is set (then {@link transcribe} is absent). */
+  readonly transcriptionModel: string | null;
+  /**
+   * Speech to text (see {@link Agent.transcribe}): present only when `transcriptionModel` is set.
+   * Posts the audio to `<baseUrl>/audio/transcriptions` (multipart: `file` named after its type,
+   * `model`, `response_format=json`) with the chat requests' key, headers and timeout; resolves
+   * with the reply's `text`, throws {@link AgentError} (or {@link AgentInterruptedError}) as a chat call does.
+   */
+  declare readonly transcribe?: (audio: AudioInput, options?: { signal?: AbortSignal }) => Promise<string>;
 
   constructor(options: OpenAiCompatibleAgentOptions) {
     const { baseUrl, apiKey, model, timeoutMs = DEFAULT_PROVIDER_TIMEOUT_MS, maxTokens, temperature, headers } = options;
@@ -127,11 +169,40 @@ export class OpenAiCompatibleAgent implements Agent {
     this.#temperature = temperature;
     this.#tools = new Map((options.tools ?? []).map((tool) => [tool.name, tool]));
     this.#toolSupport = options.toolSupport ?? PROCESS_TOOL_SUPPORT;
+    const vision = options.vision ?? "auto";
+    if (!PROVIDER_VISION_SETTINGS.includes(vision)) {
+      throw new InvalidInputError(`vision must be auto, on or off (got ${JSON.stringify(vision)}).`, { field: "vision" });
+    }
+    this.#vision = vision;
+    this.#visionSupport = options.visionSupport ?? PROCESS_VISION_SUPPORT;
+    const transcriptionModel = options.transcriptionModel;
+    if (transcriptionModel !== undefined && (typeof transcriptionModel !== "string" || transcriptionModel.trim() === "")) {
+      throw new InvalidInputError(
+        `transcriptionModel must be a speech-to-text model name such as whisper-1 (got ${JSON.stringify(transcriptionModel)}); leave it out to disable voice.`,
+        { field: "transcriptionModel" },
+      );
+    }
+    this.transcriptionModel = transcriptionModel === undefined ? null : transcriptionModel.trim();
+    if (this.transcriptionModel !== null) {
+      const model = this.transcriptionModel;
+      this.transcribe = (audio, transcribeOptions) => postTranscription(this.#endpoint, transcriptionForm(audio, model), transcribeOptions?.signal, model);
+    }
   }
 
   /**
-   * Builds an agent from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `THREADLINE_MODEL`
-   * (`overrides` win over the environment). Returns `null` when neither a base URL nor an
+   * Whether a request to `model` (default: the agent's own) may carry images now: `vision: "on"`
+   * → true, `"off"` → false, `"auto"` → true until the endpoint refused images for that model.
+   */
+  acceptsImages(model?: string): boolean {
+    if (this.#vision === "off") return false;
+    if (this.#vision === "on") return true;
+    const name = model !== undefined && model.trim() !== "" ? model.trim() : this.model;
+    return !this.#visionSupport.refused(this.baseUrl, name);
+  }
+
+  /**
+   * Builds an agent from `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `THREADLINE_MODEL` (and
+   * `THREADLINE_PROVIDER_VISION`, `THREADLINE_TRANSCRIPTION_MODEL`; `overrides` win over the environment). Returns `null` when neither a base URL nor an
    * API key is set, so callers can fall back to the echo agent. Throws
    * {@link InvalidInputError} for an invalid URL or a missing model.
    *
@@ -144,6 +215,8 @@ export class OpenAiCompatibleAgent implements Agent {
     if (overrides.apiKey !== undefined) section.apiKey = overrides.apiKey;
     if (overrides.model !== undefined) section.model = overrides.model;
     if (overrides.timeoutMs !== undefined) section.timeoutMs = overrides.timeoutMs;
+    if (overrides.vision !== undefined) section.vision = overrides.vision;
+    if (overrides.transcriptionModel !== undefined) section.transcriptionModel = overrides.transcriptionModel;
     const config = resolveProviderConfig(section, env);
     if (config === null) return null;
     const { tools: _setting, models: _models, contextWindow: _window, contextWindows: _windows, ...connection } = config;
@@ -191,6 +264,8 @@ export class OpenAiCompatibleAgent implements Agent {
     const { messages, contextPrompt, signal, onDelta } = input;
     const model = input.model !== undefined && input.model.trim() !== "" ? input.model.trim() : this.model;
     const history = withContextPrompt(messages.map(toWireMessage), contextPrompt);
+    // Images only to a model that takes them; otherwise each goes as its placeholder.
+    if (!this.acceptsImages(model)) replaceImageParts(history);
     const produced: NewMessage[] = [];
     const usage: UsageUpdate = {};
     let promptTokens: number | undefined;
@@ -219,6 +294,17 @@ export class OpenAiCompatibleAgent implements Agent {
       } catch (error) {
         if (error instanceof AgentInterruptedError) {
           throw new AgentInterruptedError(produced, hasUsage(usage) ? usage : undefined, { cause: error.cause });
+        }
+        if (
+          this.#vision === "auto" &&
+          error instanceof AgentError &&
+          isImagesUnsupportedError(error.status, error.providerMessage) &&
+          replaceImageParts(history)
+        ) {
+          // The model cannot take images: remember it and ask again once with their placeholders (same call number).
+          this.#visionSupport.markRefused(this.baseUrl, model, error.providerMessage ?? "");
+          call -= 1;
+          continue;
         }
         if (withTools && error instanceof AgentError && isToolsUnsupportedError(error.status, error.providerMessage)) {
           // The provider cannot take tools: remember it and ask again without them (same call number).
@@ -291,13 +377,40 @@ export class OpenAiCompatibleAgent implements Agent {
   }
 }
 
-/** History messages in wire shape: reasoning fields are dropped (several providers reject them as input). */
+/**
+ * History messages in wire shape: reasoning fields are dropped (several providers reject them as
+ * input), and stored `attachment` parts, which no provider knows, become their text placeholders.
+ */
 function toWireMessage(message: ConversationMessage): WireMessage {
-  const wire: WireMessage = { role: message.role, content: message.content ?? null };
+  const wire: WireMessage = { role: message.role, content: withAttachmentPlaceholders(message.content ?? null) };
   if (message.tool_calls !== undefined && message.tool_calls.length > 0) wire.tool_calls = message.tool_calls;
   if (message.tool_call_id !== undefined) wire.tool_call_id = message.tool_call_id;
   if (message.name !== undefined) wire.name = message.name;
   return wire;
+}
+
+/**
+ * Replaces, in place, every `image_url` (and `input_image`) part of the messages with its
+ * `[image: type, size]` text placeholder; `true` when there was one.
+ */
+function replaceImageParts(history: WireMessage[]): boolean {
+  let replaced = false;
+  for (const message of history) {
+    if (!Array.isArray(message.content) || !message.content.some(isImagePart)) continue;
+    message.content = message.content.map((part): ContentPart => (isImagePart(part) ? { type: "text", text: imagePartPlaceholder(imageUrlOf(part)) } : part));
+    replaced = true;
+  }
+  return replaced;
+}
+
+function isImagePart(part: ContentPart): boolean {
+  return part.type === "image_url" || part.type === "input_image";
+}
+
+function imageUrlOf(part: ContentPart): unknown {
+  // Chat completions: `{ image_url: { url } }`; the Responses shape: `{ image_url: "<url>" }`.
+  const value = part.image_url;
+  return typeof value === "object" && value !== null ? (value as { url?: unknown }).url : value;
 }
 
 function withContextPrompt(history: WireMessage[], contextPrompt: string): WireMessage[] {

@@ -3,6 +3,8 @@
  * caller abort, streaming, a retry of a connection reset before any reply) and the
  * classification of its failures into {@link AgentError}s that say what to do, plus the
  * mapping of a reply to Threadline's message and usage shapes. Shared by the agent and the titler.
+ * Also one speech-to-text call (`POST <baseUrl>/audio/transcriptions`, multipart), with the
+ * same headers, timeout and failures ({@link postTranscription}).
  *
  * @module
  */
@@ -16,6 +18,8 @@ export type FetchFunction = typeof globalThis.fetch;
 
 /** Where and how requests go: the chat-completions URL, headers, timeout and `fetch`. */
 export interface Endpoint {
+  /** The API root without trailing slashes (other routes are built from it). */
+  baseUrl: string;
   url: string;
   /** The URL as shown in messages (no credentials). */
   shownUrl: string;
@@ -53,7 +57,13 @@ export function makeEndpoint(
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (apiKey !== undefined && apiKey !== "") headers.authorization = `Bearer ${apiKey}`;
   for (const [name, value] of Object.entries(extraHeaders ?? {})) headers[name.toLowerCase()] = value;
-  return { url, shownUrl: redactUrl(url), headers, timeoutMs, fetch: fetchFunction ?? globalThis.fetch };
+  return { baseUrl, url, shownUrl: redactUrl(url), headers, timeoutMs, fetch: fetchFunction ?? globalThis.fetch };
+}
+
+/** The same endpoint for another route of the API root (`/audio/transcriptions`). */
+export function routeOf(endpoint: Endpoint, route: string): Endpoint {
+  const url = `${endpoint.baseUrl}${route}`;
+  return { ...endpoint, url, shownUrl: redactUrl(url) };
 }
 
 function redactUrl(url: string): string {
@@ -84,47 +94,32 @@ export async function postChatCompletion(
   model: string,
   onDelta?: (text: string) => void,
 ): Promise<ParsedReply> {
-  if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: callerSignal.reason });
-  const timeout = new AbortController();
-  const timer = setTimeout(
-    () => timeout.abort(new ThreadlineError("TL_ERR_TIMEOUT", `The model provider sent no reply within ${endpoint.timeoutMs} ms.`)),
-    endpoint.timeoutMs,
-  );
-  const signal = callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal]);
   let status = 0;
   let text = "";
-  let retryAfter: string | null;
+  let retryAfter: string | null = null;
   let streamed: Record<string, unknown> | null = null;
-  try {
+  await exchange(endpoint, callerSignal, async (signal) => {
     const headers = onDelta === undefined ? endpoint.headers : { ...endpoint.headers, accept: "text/event-stream, application/json" };
     const response = await fetchResettable(endpoint, { method: "POST", headers, body: JSON.stringify(body), signal });
     status = response.status;
     retryAfter = response.headers.get("retry-after");
     const type = response.headers.get("content-type") ?? "";
-    if (onDelta !== undefined && status >= 200 && status <= 299 && type.includes("text/event-stream")) {
-      streamed = await readChatStream(response.body, onDelta);
-    } else {
-      text = await response.text();
+    try {
+      if (onDelta !== undefined && status >= 200 && status <= 299 && type.includes("text/event-stream")) {
+        streamed = await readChatStream(response.body, onDelta);
+      } else {
+        text = await response.text();
+      }
+    } catch (error) {
+      if (error instanceof StreamErrorChunk) {
+        throw new AgentError(
+          `The model provider reported an error in the middle of its streamed reply (${endpoint.shownUrl}). Provider said: ${quoteExcerpt(error.providerMessage)}.`,
+          { status, providerMessage: error.providerMessage },
+        );
+      }
+      throw error;
     }
-  } catch (error) {
-    if (error instanceof StreamErrorChunk) {
-      throw new AgentError(
-        `The model provider reported an error in the middle of its streamed reply (${endpoint.shownUrl}). Provider said: ${quoteExcerpt(error.providerMessage)}.`,
-        { status, providerMessage: error.providerMessage },
-      );
-    }
-    if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: error });
-    if (timeout.signal.aborted) {
-      throw new AgentError(
-        `The model provider sent no reply within ${endpoint.timeoutMs} ms (${endpoint.shownUrl}). ` +
-          `It may be overloaded or the model slow to load: retry, or raise provider.timeoutMs.`,
-        { cause: error },
-      );
-    }
-    throw connectionError(endpoint, error);
-  } finally {
-    clearTimeout(timer);
-  }
+  });
 
   if (streamed !== null) return parseCompletion(endpoint, status, streamed);
   let json: unknown;
@@ -158,6 +153,82 @@ export async function postChatCompletion(
   }
   return parsed;
 }
+
+/**
+ * Runs one request and the reading of its reply within the endpoint's timeout: an abort by
+ * `callerSignal` throws {@link AgentInterruptedError} (no partial), the timeout and network
+ * failures throw {@link AgentError}s that say what to do; an `AgentError` thrown by `run` passes.
+ */
+async function exchange(endpoint: Endpoint, callerSignal: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: callerSignal.reason });
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () => timeout.abort(new ThreadlineError("TL_ERR_TIMEOUT", `The model provider sent no reply within ${endpoint.timeoutMs} ms.`)),
+    endpoint.timeoutMs,
+  );
+  const signal = callerSignal === undefined ? timeout.signal : AbortSignal.any([callerSignal, timeout.signal]);
+  try {
+    await run(signal);
+  } catch (error) {
+    if (error instanceof AgentError) throw error;
+    if (callerSignal?.aborted) throw new AgentInterruptedError([], undefined, { cause: error });
+    if (timeout.signal.aborted) {
+      throw new AgentError(
+        `The model provider sent no reply within ${endpoint.timeoutMs} ms (${endpoint.shownUrl}). ` +
+          `It may be overloaded or the model slow to load: retry, or raise provider.timeoutMs.`,
+        { cause: error },
+      );
+    }
+    throw connectionError(endpoint, error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * One speech-to-text call: `form` (multipart: `file`, `model`, …) to the endpoint's
+ * `/audio/transcriptions` route with its headers (the key; the multipart type is set by
+ * `fetch`), its timeout and the same failures as a chat call. Resolves with the reply's `text`
+ * (a JSON `{ text }`, or a plain-text body). Throws {@link AgentInterruptedError} when
+ * `callerSignal` aborts, {@link AgentError} for every other failure.
+ */
+export async function postTranscription(endpoint: Endpoint, form: FormData, callerSignal: AbortSignal | undefined, model: string): Promise<string> {
+  const target = routeOf(endpoint, "/audio/transcriptions");
+  let status = 0;
+  let text = "";
+  let retryAfter: string | null = null;
+  let type = "";
+  await exchange(target, callerSignal, async (signal) => {
+    const { "content-type": _json, ...headers } = target.headers;
+    const response = await fetchResettable(target, { method: "POST", headers, body: form, signal });
+    status = response.status;
+    retryAfter = response.headers.get("retry-after");
+    type = response.headers.get("content-type") ?? "";
+    text = await response.text();
+  });
+  let json: unknown;
+  let parsedJson = true;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    parsedJson = false;
+  }
+  if (status < 200 || status > 299) {
+    throw statusError(target, status, parsedJson ? json : text, model, retryAfter, TRANSCRIPTION_MODEL_HINT);
+  }
+  if (parsedJson && isRecord(json) && typeof json.text === "string") return json.text.trim();
+  if (!parsedJson && !type.includes("json") && !/^\s*</u.test(text)) return text.trim();
+  throw new AgentError(
+    `The transcription reply has no text (HTTP ${status} from ${target.shownUrl}): ${quoteExcerpt(text)}. ` +
+      `Check that the base URL points at an OpenAI-compatible API root with /audio/transcriptions.`,
+    { status },
+  );
+}
+
+/** Where the model name of a chat call is set. */
+const CHAT_MODEL_HINT = "the model name (THREADLINE_MODEL or provider.model)";
+/** Where the model name of a transcription is set. */
+const TRANSCRIPTION_MODEL_HINT = "the transcription model (THREADLINE_TRANSCRIPTION_MODEL or provider.transcriptionModel)";
 
 /** Attempts of a request whose connection is reset before any reply arrives (the first try included). */
 const RESET_ATTEMPTS = 3;
@@ -227,7 +298,7 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function statusError(endpoint: Endpoint, status: number, body: unknown, model: string, retryAfter: string | null): AgentError {
+function statusError(endpoint: Endpoint, status: number, body: unknown, model: string, retryAfter: string | null, modelHint = CHAT_MODEL_HINT): AgentError {
   const said = providerMessage(body);
   const saidPart = said === null ? "" : ` Provider said: ${quoteExcerpt(said)}.`;
   let advice: string;
@@ -236,7 +307,7 @@ function statusError(endpoint: Endpoint, status: number, body: unknown, model: s
   } else if (status === 404) {
     advice =
       `The model provider answered HTTP 404 (${endpoint.shownUrl}, model "${model}"): check the base URL ` +
-      `(OPENAI_BASE_URL or provider.baseUrl) and the model name (THREADLINE_MODEL or provider.model).`;
+      `(OPENAI_BASE_URL or provider.baseUrl) and ${modelHint}.`;
   } else if (status === 429) {
     const wait = retryAfter === null ? "" : ` (the provider suggests waiting ${retryAfter} s)`;
     advice = `The model provider rate-limited the request (HTTP 429): retry later${wait}, or check the account's quota.`;

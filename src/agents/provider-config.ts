@@ -9,6 +9,7 @@
  * @module
  */
 import { InvalidInputError } from "../store/index.js";
+import { PROVIDER_VISION_SETTINGS, type ProviderVisionSetting } from "./vision-support.js";
 
 /** The base URL used when only an API key is configured. */
 export const DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -43,6 +44,10 @@ export interface ProviderConfigSection {
   models?: Record<string, string | ProviderModelEntry>;
   /** The context window of `model` in tokens (default: the table of well-known models, else 8,192). */
   contextWindow?: number;
+  /** Whether requests may carry images (see {@link ProviderVisionSetting}; default `auto`). */
+  vision?: ProviderVisionSetting;
+  /** The speech-to-text model of `/audio/transcriptions` (e.g. `whisper-1`); unset: voice notes are not transcribed. */
+  transcriptionModel?: string;
 }
 
 /** An entry of `provider.models` with its context window. */
@@ -67,6 +72,10 @@ export interface ResolvedProviderConfig {
   contextWindow?: number;
   /** Provider model → the context window its `provider.models` entry gives (absent unless an entry gives one). */
   contextWindows?: Record<string, number>;
+  /** `auto` unless configured (section, else `THREADLINE_PROVIDER_VISION`). */
+  vision: ProviderVisionSetting;
+  /** The speech-to-text model (section, else `THREADLINE_TRANSCRIPTION_MODEL`); absent: no transcription. */
+  transcriptionModel?: string;
 }
 
 /** Options of {@link providerSectionProblems}. */
@@ -88,7 +97,7 @@ export interface ProviderSectionProblem {
 }
 
 /** The keys of a `provider` section, in the order they are listed. */
-const SECTION_KEYS = ["baseUrl", "apiKey", "model", "timeoutMs", "tools", "models", "contextWindow"] as const;
+const SECTION_KEYS = ["baseUrl", "apiKey", "model", "timeoutMs", "tools", "models", "contextWindow", "vision", "transcriptionModel"] as const;
 
 /**
  * What each key of a `provider` section must be (`provider.models.*` is an entry of `models`),
@@ -112,6 +121,9 @@ export function providerExpected(options: ProviderSectionCheckOptions = {}): Rea
     "provider.models.*.model": "the provider model answering requests for this name",
     "provider.models.*.contextWindow": `a whole number of tokens ≥ ${MIN_WINDOW}: this model's context window, e.g. 8192`,
     "provider.contextWindow": `a whole number of tokens ≥ ${MIN_WINDOW}: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192)`,
+    "provider.vision": "auto (default: images are sent until the provider refuses them for a model), on or off (or set THREADLINE_PROVIDER_VISION)",
+    "provider.transcriptionModel":
+      "a speech-to-text model name such as whisper-1, for voice notes and audio files (default: unset, voice is not transcribed; or set THREADLINE_TRANSCRIPTION_MODEL)",
   };
 }
 
@@ -182,12 +194,17 @@ export function providerSectionProblems(section: unknown, options: ProviderSecti
   if (set("contextWindow") && !isWholeAtLeast(section.contextWindow, MIN_WINDOW)) {
     mustBe(["contextWindow"], expected["provider.contextWindow"]!, section.contextWindow);
   }
+  if (set("vision") && !isVisionSetting(section.vision)) mustBe(["vision"], expected["provider.vision"]!, section.vision);
+  if (set("transcriptionModel") && (typeof section.transcriptionModel !== "string" || section.transcriptionModel.trim() === "")) {
+    mustBe(["transcriptionModel"], expected["provider.transcriptionModel"]!, section.transcriptionModel);
+  }
   return problems;
 }
 
 /**
  * Merges a configuration-file `provider` section over the environment (`OPENAI_BASE_URL`,
- * `OPENAI_API_KEY`, `THREADLINE_MODEL`) and validates the result. Empty strings count as
+ * `OPENAI_API_KEY`, `THREADLINE_MODEL`, `THREADLINE_PROVIDER_VISION`,
+ * `THREADLINE_TRANSCRIPTION_MODEL`) and validates the result. Empty strings count as
  * unset. Returns `null` when no provider is configured, that is when neither a base URL
  * nor an API key is set anywhere (callers then fall back to the echo agent); the base URL
  * defaults to {@link DEFAULT_OPENAI_BASE_URL} when only a key is set.
@@ -197,7 +214,7 @@ export function providerSectionProblems(section: unknown, options: ProviderSecti
  *
  * @example
  * resolveProviderConfig({ model: "gpt-4o-mini" }, { OPENAI_API_KEY: "sk-…" });
- * // { baseUrl: "https://api.openai.com/v1", apiKey: "sk-…", model: "gpt-4o-mini", timeoutMs: 60000 }
+ * // { baseUrl: "https://api.openai.com/v1", apiKey: "sk-…", model: "gpt-4o-mini", timeoutMs: 60000, tools: "auto", models: {}, vision: "auto" }
  * resolveProviderConfig(undefined, {}); // null
  */
 export function resolveProviderConfig(
@@ -229,6 +246,15 @@ export function resolveProviderConfig(
     });
   }
 
+  const vision = pickString(section, "vision", env, "THREADLINE_PROVIDER_VISION");
+  if (vision !== undefined && !isVisionSetting(vision.value)) {
+    throw new InvalidInputError(
+      `provider.vision: must be ${providerExpected()["provider.vision"]} (got ${JSON.stringify(vision.value)}${fromEnv(vision.envName)})`,
+      { field: "provider.vision" },
+    );
+  }
+  const transcriptionModel = pickString(section, "transcriptionModel", env, "THREADLINE_TRANSCRIPTION_MODEL");
+
   const timeoutMs = typeof section.timeoutMs === "number" ? section.timeoutMs : DEFAULT_PROVIDER_TIMEOUT_MS;
   const tools: ProviderToolsSetting = Array.isArray(section.tools)
     ? section.tools.map((name: string) => name.trim())
@@ -236,7 +262,15 @@ export function resolveProviderConfig(
       ? "off"
       : "auto";
   const { models, contextWindows } = resolveModelMap(section.models);
-  const resolved: ResolvedProviderConfig = { baseUrl: resolvedBaseUrl, model: model.value, timeoutMs, tools, models };
+  const resolved: ResolvedProviderConfig = {
+    baseUrl: resolvedBaseUrl,
+    model: model.value,
+    timeoutMs,
+    tools,
+    models,
+    vision: (vision?.value as ProviderVisionSetting | undefined) ?? "auto",
+  };
+  if (transcriptionModel !== undefined) resolved.transcriptionModel = transcriptionModel.value;
   if (Object.keys(contextWindows).length > 0) resolved.contextWindows = contextWindows;
   if (typeof section.contextWindow === "number") resolved.contextWindow = section.contextWindow;
   if (apiKey !== undefined) resolved.apiKey = apiKey.value;
@@ -303,6 +337,10 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+function isVisionSetting(value: unknown): value is ProviderVisionSetting {
+  return typeof value === "string" && (PROVIDER_VISION_SETTINGS as readonly string[]).includes(value);
 }
 
 function isWholeAtLeast(value: unknown, min: number): boolean {

@@ -29,6 +29,7 @@ import {
   type Session,
   type SessionHistory,
 } from "../store/index.js";
+import { attachmentPlaceholder, isAttachmentPart } from "./attachment-parts.js";
 import { DEFAULT_COMPRESSION_SETTINGS, thresholdTokens as thresholdTokensOf } from "./compression-settings.js";
 import { planCompression, type CompressionPlan } from "./compression-plan.js";
 import { contextWindowFor } from "./context-windows.js";
@@ -359,11 +360,16 @@ function neutralised(text: string): string {
   return text.replace(/<\s*\/?\s*conversation\s*>/giu, (tag) => tag.replace("<", "‹").replace(">", "›"));
 }
 
+/** The text of a message for the transcript: text parts, attachments as their placeholders, other parts as `[<type>]`. */
 function textOf(content: string | ContentPart[] | null): string {
   if (content === null) return "";
   if (typeof content === "string") return content;
   return content
-    .map((part) => (part.type === "text" && typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : `[${part.type}]`))
+    .map((part) => {
+      if (part.type === "text" && typeof (part as { text?: unknown }).text === "string") return (part as { text: string }).text;
+      if (isAttachmentPart(part)) return attachmentPlaceholder(part.attachment);
+      return part.type === "image_url" ? "[image]" : `[${part.type}]`;
+    })
     .join(" ");
 }
 

@@ -8,6 +8,7 @@
  * @module
  */
 import type { ContentPart, ConversationMessage } from "../store/index.js";
+import { attachmentPlaceholder, isAttachmentPart } from "./attachment-parts.js";
 
 /** The encodings counted exactly. */
 export type TokenEncoding = "o200k_base" | "cl100k_base";
@@ -62,12 +63,20 @@ async function loadEncoding(encoding: TokenEncoding): Promise<CountFn> {
   return pending;
 }
 
+/**
+ * The text of a message's parts and the number of image parts. A stored `attachment` part is
+ * counted as its placeholder text (the longest form, with the "bytes not stored" note), whatever
+ * it is finally sent as: the count of a stored message does not depend on which images a request
+ * sends, so it can be cached; the images a request sends are accounted for by whoever chooses
+ * them (see `TurnContexts`). Any other non-text part counts as an image.
+ */
 function textOfParts(parts: ContentPart[]): { text: string; images: number } {
   let text = "";
   let images = 0;
   for (const part of parts) {
     const p = part as { type?: string; text?: unknown };
     if (typeof p.text === "string") text += p.text;
+    else if (isAttachmentPart(part)) text += attachmentPlaceholder(part.attachment, { missing: true });
     else if (p.type !== undefined && p.type !== "text") images += 1;
   }
   return { text, images };

@@ -34,6 +34,8 @@ export interface InboundMedia {
   stored?: AttachmentRef | null;
   /** Set by the gateway when it was not kept (too big, a refused type, the download failed): the sentence the chat was told. */
   refused?: string | null;
+  /** Set by the gateway on a stored audio it transcribed: the text, stored as a text part of the user message (search finds it). */
+  transcript?: string | null;
 }
 
 /** What {@link Adapter.fetchMedia} is asked for. */

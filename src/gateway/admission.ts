@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { isDataUrl } from "../media/index.js";
 import type { InboundClaim } from "../store/index.js";
 import type { InboundAck, InboundMessage } from "./adapter.js";
 import type { AccessGate } from "./access-gate.js";
@@ -94,13 +95,21 @@ export class Admission {
     const claim = inboundClaimOf(message);
     const claims = claim === null ? undefined : [claim];
     try {
-      if (await this.#startNow(key, message, claims)) return { status: "accepted", sessionKey: key };
+      // Attachments to download wait in the durable queue: the platform's delivery is acknowledged
+      // now (a webhook must answer fast), and the turn downloads them.
+      if (!this.#downloadsInTurn(message) && (await this.#startNow(key, message, claims))) return { status: "accepted", sessionKey: key };
     } catch (error) {
       if (isClaimedElsewhere(error)) return { status: "duplicate", sessionKey: key };
       throw error;
     }
     // The adapter that handed the message over tells the chat why a rejected one was not taken.
     return this.enqueue(key, message, claims, { tellRejected: false });
+  }
+
+  /** Whether the turn of a message will download attachments through its platform's adapter (`fetchMedia`). */
+  #downloadsInTurn(message: InboundMessage): boolean {
+    if (this.#ctx.adapters.get(message.source.platform)?.fetchMedia === undefined) return false;
+    return (message.media ?? []).some((m) => !m.stored && !m.refused && !isDataUrl(m.url));
   }
 
   /**

@@ -14,6 +14,7 @@
  * @module
  */
 import type { Agent, Titler, TurnSpeaker } from "../agents/index.js";
+import { mediaSettingsOf, type MediaSettings } from "../media/index.js";
 import { InternalError, InvalidInputError } from "../store/index.js";
 import type { Adapter, AdapterEvents, DeliveryFailure, InboundAck, InboundMessage, OutboundMessage } from "./adapter.js";
 import { AccessGate, type PairingGateStore } from "./access-gate.js";
@@ -60,6 +61,12 @@ export interface GatewayRunnerOptions {
   contextWindow?: ContextWindowResolver;
   /** An extra cap on the messages sent per turn, on top of the token budget (`gateway.historyLimit`; default none). */
   historyLimit?: number;
+  /**
+   * At most this many images (the newest) go to the model as image parts in a turn's request, when
+   * the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
+   * (`media.maxImagesInContext`; default 4; 0: never send images).
+   */
+  maxImagesInContext?: number;
   /** Connected platforms and home channels for the context prompt. */
   contextConfig?: SessionContextConfig;
   /** Hash user and chat ids in the context prompt (default false). */
@@ -95,6 +102,13 @@ export interface GatewayRunnerOptions {
    * chat gets their own). A failure is logged and the turn runs without memory.
    */
   memoryFor?: (speaker: TurnSpeaker) => Promise<string | null>;
+  /**
+   * Inbound media (`media.*`): `maxBytes` (default 20 MiB), `downloadTimeoutSeconds` (default 60)
+   * and `maxImagesInContext` (default 4). Each turn reads its messages' attachments through their
+   * platform adapter's `fetchMedia` (or decodes their `data:` URL), keeps them in the store and
+   * transcribes audio with the agent's `transcribe` before the user messages are stored.
+   */
+  media?: Partial<MediaSettings>;
 }
 
 /** The pairing store of a runner whose platforms use no pairing (never called). */
@@ -172,6 +186,7 @@ export class GatewayRunner implements CommandHost {
       metrics: this.#metrics,
       leases: this.#leases,
       adapters: this.#adapters,
+      mediaSettings: mediaSettingsOf(options.media),
       isAccepting: () => this.#accepting,
       send: (source, message) => this.#send(source, message),
       notify: (source, text, inReplyTo, kind, extra) => this.notify(source, text, inReplyTo, kind, extra),
@@ -190,6 +205,7 @@ export class GatewayRunner implements CommandHost {
       contexts: new TurnContexts(this.db, {
         ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
         ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
+        ...(options.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.maxImagesInContext }),
       }),
       contextConfig: this.#contextConfig,
       redactPii: options.redactPii ?? false,

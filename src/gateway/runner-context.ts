@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { MediaSettings } from "../media/index.js";
 import type { Lease } from "../store/index.js";
 import type { Adapter, OutboundMessage } from "./adapter.js";
 import type { GatewayLogger } from "./gateway-logger.js";
@@ -55,6 +56,12 @@ export interface RunnerContext {
   readonly leases: RunnerLeases | null;
   /** The adapters by platform. */
   readonly adapters: ReadonlyMap<string, Adapter>;
+  /**
+   * The `media.*` settings: the size limit and download timeout of inbound attachments (the
+   * turn's media step) and `maxImagesInContext` (how many of a request's newest images go to
+   * the model as images).
+   */
+  readonly mediaSettings: MediaSettings;
   /** Whether the gateway accepts messages. */
   isAccepting(): boolean;
   /** Sends to the platform of `source`; a failure is logged and counted, never thrown. */

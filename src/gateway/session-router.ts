@@ -23,6 +23,7 @@ import {
   type RouteFields,
   type RouteWrite,
   type GatewayState,
+  type MediaStore,
   type MetaStore,
   type SessionHistory,
 } from "../store/index.js";
@@ -46,10 +47,10 @@ export const END_REASON_SWITCH = "session_switch";
 /**
  * The roles of the store a gateway calls, from its {@link SessionRouter} on: sessions and
  * transcripts, the gateway's own state (routing entries, identity aliases, inbound queues,
- * leases, handoffs) and small named values (home channels, adapter state, restart markers).
- * Any `SessionDB` is one.
+ * leases, handoffs), small named values (home channels, adapter state, restart markers) and
+ * media (the attachments a turn stores). Any `SessionDB` is one.
  */
-export type GatewayDB = SessionHistory & GatewayState & MetaStore;
+export type GatewayDB = SessionHistory & GatewayState & MetaStore & MediaStore;
 
 /** Options of a {@link SessionRouter}. */
 export interface SessionRouterOptions {

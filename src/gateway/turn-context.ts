@@ -6,11 +6,21 @@
  * session (for compression) and tells the model, in one context-prompt line, when earlier
  * messages were left out.
  *
+ * Attachments: the stored messages' `attachment` parts become what the model is sent
+ * ({@link attachmentsForModel}): the newest `maxImagesInContext` images (jpeg/png/gif/webp) as
+ * `image_url` parts when the agent's `acceptsImages(model)` is true, every other attachment its
+ * text placeholder. The turns are chosen on the messages' cached counts (an attachment counts as
+ * its placeholder) within a budget less {@link IMAGE_PART_TOKENS} per image the request may send,
+ * so the final request fits whichever images it carries, and a message's cached count never
+ * depends on which of its images were sent.
+ *
  * @module
  */
 import type { Agent, AgentToolDefinition, AgentTurnResult } from "../agents/index.js";
+import { InvalidInputError } from "../store/index.js";
 import {
   DEFAULT_CONTEXT_WINDOW,
+  IMAGE_PART_TOKENS,
   MessageTokenCache,
   TokenCalibration,
   buildContext,
@@ -20,7 +30,11 @@ import {
   type ContextWindow,
   type TokenCounter,
 } from "../context/index.js";
-import type { ConversationMessage, NewMessage, SessionHistory } from "../store/index.js";
+import { attachmentsForModel, countModelImages, type AttachmentReader } from "../context/model-attachments.js";
+import type { ConversationMessage, MediaStore, NewMessage, SessionHistory } from "../store/index.js";
+
+/** How many images a request may carry as image parts unless told otherwise (`media.maxImagesInContext`). */
+export const DEFAULT_MAX_IMAGES_IN_CONTEXT = 4;
 
 /**
  * The context window of a turn's provider model: `model` is the model the turn asked for
@@ -42,8 +56,10 @@ export interface ContextMeasure {
   budget: number;
   /** Tokens of the whole request as counted: messages, context prompt and tool schemas. */
   requestTokens: number;
-  /** Tokens of the messages sent. */
+  /** Tokens of the messages sent (images counted as {@link IMAGE_PART_TOKENS} each). */
   messageTokens: number;
+  /** Images sent as image parts. */
+  images: number;
   /** Tokens of the session's whole conversation, the turn's stored messages included once it is stored (what compression compares with its threshold). */
   fullTokens: number;
   /** Messages in the session's whole conversation (the turn's included once it is stored). */
@@ -67,7 +83,8 @@ export interface AssembledContext {
 /** What an {@link TurnContexts.assemble} call is given. */
 export interface AssembleInput {
   sessionId: string;
-  agent: Pick<Agent, "toolDefinitions">;
+  /** The agent: its tool schemas are counted, and images go as image parts only when `acceptsImages(model)` is true. */
+  agent: Pick<Agent, "toolDefinitions" | "acceptsImages">;
   /** The context prompt (system message) the turn sends. */
   contextPrompt: string;
   /** The model the turn asks for (`undefined`: the agent's default). */
@@ -107,21 +124,40 @@ export function toolSchemaTokens(tools: readonly AgentToolDefinition[], counter:
   return counter.count(JSON.stringify(wire)) + TOOL_FRAMING_TOKENS * tools.length;
 }
 
+/** The store a {@link TurnContexts} reads: the transcript, and the blobs of images (a `SessionDB` has both). */
+export type TurnContextsDB = Pick<SessionHistory, "getMessages" | "getSession"> & Partial<Pick<MediaStore, "readMedia" | "getMedia">>;
+
+/** Options of {@link TurnContexts}. */
+export interface TurnContextsOptions {
+  /** The context window of a turn's model (default: {@link DEFAULT_CONTEXT_WINDOW} for every model). */
+  windowFor?: ContextWindowResolver;
+  /** An extra cap on the messages sent (`gateway.historyLimit`; default none). */
+  historyLimit?: number;
+  /** At most this many images go as image parts, the newest (`media.maxImagesInContext`; default {@link DEFAULT_MAX_IMAGES_IN_CONTEXT}; 0: none). */
+  maxImagesInContext?: number;
+}
+
 /** Assembles turn contexts for one database: counters, message counts, corrections and measures. */
 export class TurnContexts {
-  readonly #db: Pick<SessionHistory, "getMessages" | "getSession">;
+  readonly #db: TurnContextsDB;
   readonly #windowFor: ContextWindowResolver;
   readonly #historyLimit: number | undefined;
+  readonly #maxImages: number;
   readonly #cache = new MessageTokenCache();
   readonly #counters = new Map<string, Promise<TokenCounter>>();
   readonly #measures = new Map<string, ContextMeasure>();
   /** Corrections from the provider's reported prompt tokens. */
   readonly calibration = new TokenCalibration();
 
-  constructor(db: Pick<SessionHistory, "getMessages" | "getSession">, options: { windowFor?: ContextWindowResolver; historyLimit?: number } = {}) {
+  constructor(db: TurnContextsDB, options: TurnContextsOptions = {}) {
     this.#db = db;
     this.#windowFor = options.windowFor ?? defaultContextWindows;
     this.#historyLimit = options.historyLimit;
+    const max = options.maxImagesInContext ?? DEFAULT_MAX_IMAGES_IN_CONTEXT;
+    if (!Number.isInteger(max) || max < 0) {
+      throw new InvalidInputError(`maxImagesInContext must be a whole number ≥ 0 (got ${JSON.stringify(max)}).`, { field: "maxImagesInContext" });
+    }
+    this.#maxImages = max;
   }
 
   /** The token counter for a model (one per model, kept). */
@@ -145,20 +181,31 @@ export class TurnContexts {
     const extra = (input.extraText ?? []).reduce((sum, text) => sum + counter.count(text) + 1, input.extraTokens ?? 0);
     const tools = input.noTools === true ? 0 : toolSchemaTokens(input.agent.toolDefinitions?.() ?? [], counter);
     const budget = requestBudget({ window: window.tokens, promptTokens: prompt + extra, toolTokens: tools, correction });
-    const built = await buildContext(this.#db, input.sessionId, {
-      budget,
-      counter,
-      cache: this.#cache,
-      ...(this.#historyLimit === undefined ? {} : { historyLimit: this.#historyLimit }),
-    });
+    const build = (imageTokens: number): Promise<BuiltContext> =>
+      buildContext(this.#db, input.sessionId, {
+        budget: Math.max(0, budget - imageTokens),
+        counter,
+        cache: this.#cache,
+        ...(this.#historyLimit === undefined ? {} : { historyLimit: this.#historyLimit }),
+      });
+    // Room for the images the request may carry; then, when the chosen turns hold fewer, the turns
+    // are chosen again with room for those only (the newest images stay the same: a larger budget
+    // only adds older turns).
+    const maxImages = this.#imagesAllowed(input);
+    let built = await build(maxImages * IMAGE_PART_TOKENS);
+    const images = Math.min(maxImages, countModelImages(built.messages));
+    if (images < maxImages) built = await build(images * IMAGE_PART_TOKENS);
+    const sent = await attachmentsForModel(built.messages, this.#reader(), { maxImages: images });
+    const messageTokens = sent.messages === built.messages ? built.tokens : counter.countMessages(sent.messages);
     const contextPrompt = built.dropped > 0 ? `${input.contextPrompt}\n\n${droppedNote(built.dropped)}` : input.contextPrompt;
     const sentPrompt = counter.countMessage({ role: "system", content: contextPrompt });
     const measure: ContextMeasure = {
       model: window.model,
       window: window.tokens,
       budget,
-      requestTokens: built.tokens + sentPrompt + extra + tools,
-      messageTokens: built.tokens,
+      requestTokens: messageTokens + sentPrompt + extra + tools,
+      messageTokens,
+      images: sent.images,
       fullTokens: built.fullTokens,
       fullCount: built.fullCount,
       dropped: built.dropped,
@@ -167,7 +214,28 @@ export class TurnContexts {
     this.#measures.delete(input.sessionId);
     this.#measures.set(input.sessionId, measure);
     if (this.#measures.size > MEASURED_SESSIONS) this.#measures.delete(this.#measures.keys().next().value!);
-    return { messages: built.messages, contextPrompt, built, measure };
+    return { messages: sent.messages, contextPrompt, built, measure };
+  }
+
+  /** How many images the turn's request may carry as image parts. */
+  #imagesAllowed(input: AssembleInput): number {
+    if (this.#maxImages === 0 || this.#db.readMedia === undefined) return 0;
+    let accepts = false;
+    try {
+      accepts = input.agent.acceptsImages?.(input.model) === true;
+    } catch {
+      // An agent that cannot say gets no images.
+    }
+    return accepts ? this.#maxImages : 0;
+  }
+
+  /** The store's blob reads, as {@link attachmentsForModel} uses them. */
+  #reader(): AttachmentReader {
+    const db = this.#db;
+    return {
+      readMedia: (sha256) => (db.readMedia === undefined ? Promise.resolve(null) : db.readMedia(sha256)),
+      ...(db.getMedia === undefined ? {} : { getMedia: (sha256: string) => db.getMedia!(sha256) }),
+    };
   }
 
   /**

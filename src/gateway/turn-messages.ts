@@ -6,12 +6,20 @@
  * @module
  */
 import type { ContentPart, ConversationMessage, NewMessage } from "../store/index.js";
+import { refusalReason } from "../media/index.js";
 import type { InboundMessage } from "./adapter.js";
 
 /** The content of a synthetic result for a tool call whose turn was interrupted. */
 export const INTERRUPTED_TOOL_RESULT = "[interrupted: this tool call did not finish; do not assume it ran]";
 
-/** One stored user message per inbound message (media become content parts). */
+/**
+ * One stored user message per inbound message. A message with only text stays a plain string;
+ * one with media gets content parts, in order: its text (when not empty), the transcript of
+ * each transcribed audio, an `attachment` part per stored attachment, a `[photo not kept: …]`
+ * note per refused one, and a `[image: type, name: caption]` note per attachment that could
+ * not be read (its platform has no `fetchMedia`). Never a URL or a platform file id: either
+ * may carry a token.
+ */
 export function userMessagesOf(messages: InboundMessage[], at: number): NewMessage[] {
   return messages.map((message) => {
     const media = message.media ?? [];
@@ -20,11 +28,15 @@ export function userMessagesOf(messages: InboundMessage[], at: number): NewMessa
       const parts: ContentPart[] = [];
       if (message.text) parts.push({ type: "text", text: message.text });
       for (const item of media) {
-        if (item.kind === "image" && item.url) parts.push({ type: "image_url", image_url: { url: item.url } });
-        else {
-          const label = [item.kind, item.fileName, item.mimeType, item.url ?? (item.fileId ? `file id ${item.fileId}` : null)].filter(Boolean).join(" ");
-          parts.push({ type: "text", text: `[${label}${item.caption ? `: ${item.caption}` : ""}]` });
-        }
+        const transcript = item.stored ? (item.transcript ?? "").trim() : "";
+        if (transcript !== "") parts.push({ type: "text", text: transcript });
+      }
+      for (const item of media) if (item.stored) parts.push({ type: "attachment", attachment: item.stored });
+      for (const item of media) if (!item.stored && item.refused) parts.push({ type: "text", text: `[${item.kind} not kept: ${refusalReason(item.refused)}]` });
+      for (const item of media) {
+        if (item.stored || item.refused) continue;
+        const details = [item.mimeType, item.fileName].filter(Boolean).join(", ");
+        parts.push({ type: "text", text: `[${item.kind}${details ? `: ${details}` : ""}${item.caption ? `: ${item.caption}` : ""}]` });
       }
       content = parts;
     }

@@ -8,6 +8,7 @@
  * @module
  */
 import type { Agent, TurnSpeaker } from "../agents/index.js";
+import { ingestMedia, needsMediaIngest, type MediaIngestResult, type MediaNotice } from "../media/index.js";
 import {
   syntheticMessageKind,
   InterruptedError,
@@ -32,6 +33,11 @@ import { composeTurnPrompt, SystemPromptRecords, type TurnPrompt } from "./syste
 import type { AssembledContext, ContextMeasure, TurnContexts } from "./turn-context.js";
 import { speakerOfSource } from "./turn-speaker.js";
 import { closeOpenToolCalls, failedTurnRecord, isFailedTurnRecord, missingToolResults, replyTextOf, userMessagesOf } from "./turn-messages.js";
+
+/** The platform message id of an inbound message, as `inReplyTo` lists it. */
+function idsOf(message: InboundMessage): string[] {
+  return message.messageId ? [message.messageId] : [];
+}
 
 /** Share of a turn's message budget past which its session is compressed even below the threshold. */
 const WINDOW_FULL_SHARE = 0.8;
@@ -112,14 +118,21 @@ export class TurnRunner {
     }
   }
 
-  async #turnSteps(key: string, state: Running, messages: InboundMessage[], hooks: TurnHooks): Promise<void> {
+  async #turnSteps(key: string, state: Running, inbound: InboundMessage[], hooks: TurnHooks): Promise<void> {
     const store = this.#ctx.store;
     const started = performance.now();
-    const source = messages[messages.length - 1]!.source;
-    const ids = messages.map((m) => m.messageId ?? "").filter(Boolean);
+    const source = inbound[inbound.length - 1]!.source;
+    const ids = inbound.map((m) => m.messageId ?? "").filter(Boolean);
     if (await this.#refusedWhileFrozen(key, source, ids, hooks)) return;
     let entry: SessionEntry;
+    let messages = inbound;
+    let media: MediaIngestResult | null = null;
     try {
+      // Attachments are read, checked, stored (and audio transcribed) before the user messages that refer to them.
+      if (inbound.some(needsMediaIngest)) {
+        media = await this.#ingestMedia(key, state, inbound, source);
+        messages = media.messages;
+      }
       // A compression whose summary is written switches to its child first (one write).
       await this.#compressor.beforeTurn(key);
       // Routing decision, turn marker and the user message(s): one write.
@@ -134,11 +147,65 @@ export class TurnRunner {
     }
     hooks.durable();
     if (entry.resetNotice?.user) await this.#ctx.notify(source, entry.resetNotice.user, ids, "notice");
+    if (media !== null && !media.answerable) {
+      await this.#finishUnanswered(key, state, entry, media.notices);
+      return;
+    }
+    for (const notice of media?.notices ?? []) await this.#ctx.notify(notice.message.source, notice.text, idsOf(notice.message), "notice");
     const notices = entry.resetNotice ? [entry.resetNotice.model] : [];
     const model = messages[messages.length - 1]!.model ?? undefined;
     // A message the gateway wrote itself (a handoff's note) has no sender to name.
     const senders = messages.map((m) => (syntheticMessageKind({ role: "user", platformMessageId: m.messageId ?? null }) === null ? m.source : null));
     await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders });
+  }
+
+  /**
+   * The media step of a turn (see `ingestMedia`): downloads through the platform's adapter,
+   * stopped with the turn (`/stop`, shutdown). The agent transcribes audio; it is made (and its
+   * session's entry, on a chat's very first message) only when an audio was stored.
+   */
+  async #ingestMedia(key: string, state: Running, messages: InboundMessage[], source: SessionSource): Promise<MediaIngestResult> {
+    const controller = new AbortController();
+    state.controller = controller;
+    if (state.abortReason !== null) controller.abort();
+    let agentTaken = false;
+    try {
+      return await ingestMedia(messages, {
+        store: this.#ctx.db,
+        fetcherFor: (platform) => {
+          const adapter = this.#ctx.adapters.get(platform);
+          return adapter?.fetchMedia === undefined ? null : (item, request) => adapter.fetchMedia!(item, request);
+        },
+        transcriber: async () => {
+          const entry = (await this.#ctx.store.getEntry(key)) ?? (await this.#ctx.store.getOrCreateSession(source, { key }));
+          const agent = await this.agentFor(key, entry);
+          agentTaken = true;
+          return agent;
+        },
+        settings: this.#ctx.mediaSettings,
+        signal: controller.signal,
+        log: this.#ctx.log,
+      });
+    } finally {
+      if (agentTaken) this.#agents.endTurn(key);
+      state.controller = null;
+    }
+  }
+
+  /**
+   * A turn whose messages left nothing for the model (no text; every attachment refused, or an
+   * audio that could not be transcribed): the messages are stored, the chat is told why, and the
+   * turn ends without a model call. The last notice goes as a refusal (kind `error`, `refused`),
+   * so a request/response adapter answers with it and a chat's typing indicator stops.
+   */
+  async #finishUnanswered(key: string, state: Running, entry: SessionEntry, notices: MediaNotice[]): Promise<void> {
+    await timed(this.#ctx, "finishTurn", () =>
+      this.#ctx.store.finishTurn(key, { sessionId: entry.sessionId, messages: [], outcome: "ok", fence: fenceOf(key, state)?.fence }),
+    );
+    for (const [i, notice] of notices.entries()) {
+      const last = i === notices.length - 1;
+      await this.#ctx.notify(notice.message.source, notice.text, idsOf(notice.message), last ? "error" : "notice", last ? { refused: true } : undefined);
+    }
   }
 
   /** Auto-resume after a restart (or a replica's death): the user message is already stored; run the agent on the history. */

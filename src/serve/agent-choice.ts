@@ -12,6 +12,7 @@ import {
   OpenAiTitler,
   resolveProviderConfig,
   ToolSupport,
+  VisionSupport,
   type Agent,
   type AgentTool,
   type ResolvedProviderConfig,
@@ -75,12 +76,14 @@ export function memoryOwnerIdentities(config: Pick<ServeConfig, "gateway">, term
 export interface AgentChoiceHooks {
   /** The provider refused a request for carrying tools; its turns go on without them for the rest of the process. */
   onToolsRefused?: (info: { baseUrl: string; model: string; providerMessage: string }) => void;
+  /** The provider refused images for a model (`provider.vision: auto`); its requests go on with placeholders for the rest of the process. */
+  onImagesRefused?: (info: { baseUrl: string; model: string; providerMessage: string }) => void;
 }
 
 /**
  * Chooses the agent for `config` and `env` (OPENAI_BASE_URL, OPENAI_API_KEY, THREADLINE_MODEL).
  * The provider's agents get the tools `provider.tools` allows (`auto`: every enabled tool;
- * `off`: none; a list: those named) and share one memo of refused tools.
+ * `off`: none; a list: those named) and share one memo of refused tools, and one of models that refused images.
  */
 export function chooseAgent(
   config: ServeConfig,
@@ -124,8 +127,9 @@ export function chooseAgent(
   const withMemory = config.tools.memory.enabled && allowed("memory");
   if (withMemory) tools.push(memoryTool(db, { owner: memoryOwner }));
   const toolSupport = new ToolSupport(hooks.onToolsRefused === undefined ? {} : { onRefused: hooks.onToolsRefused });
+  const visionSupport = new VisionSupport(hooks.onImagesRefused === undefined ? {} : { onRefused: hooks.onImagesRefused });
   return {
-    factory: () => new OpenAiCompatibleAgent({ ...connection, tools, toolSupport }),
+    factory: () => new OpenAiCompatibleAgent({ ...connection, tools, toolSupport, visionSupport }),
     titler: config.titles.enabled ? new OpenAiTitler(provider) : null,
     provider,
     memoryFor: withMemory ? (speaker) => memoryPromptFor(db, speaker, memoryOwner) : null,

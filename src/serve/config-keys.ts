@@ -35,7 +35,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ),
   "gateway.owner.*",
   "gateway.admins.*",
-  ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow"].map((k) => `provider.${k}`),
+  ...["baseUrl", "apiKey", "model", "timeoutMs", "tools", "contextWindow", "vision", "transcriptionModel"].map((k) => `provider.${k}`),
   "provider.models.*",
   ...["model", "contextWindow"].map((k) => `provider.models.*.${k}`),
   "titles.enabled",
@@ -53,6 +53,7 @@ export const CONFIG_KEY_PATHS: readonly string[] = Object.freeze([
   ...["enabled", "threshold", "protectFirstN", "protectLastN", "targetRatio", "abortOnSummaryFailure", "hardMessageLimit", "model", "notify"].map(
     (k) => `compression.${k}`,
   ),
+  ...["maxBytes", "maxImagesInContext", "downloadTimeoutSeconds"].map((k) => `media.${k}`),
   ...[
     "groupSessionsPerUser",
     "threadSessionsPerUser",

@@ -18,6 +18,7 @@ import { ownerPlatforms, unknownOwnerPlatform } from "./owner-identities.js";
 import { chatPlatformNames, chatPlatforms, type ChatPlatformConfigs } from "../adapters/internal.js";
 import { chatAdapterProblems, secretConfigKeys, type ChatAdaptersConfig } from "./chat-config.js";
 import { COMPRESSION_EXPECTED, resolveCompressionSettings, type CompressionSettings } from "../context/index.js";
+import { DEFAULT_MEDIA_SETTINGS, MAX_MEDIA_MAX_BYTES, parseByteSize, type MediaSettings } from "../media/index.js";
 
 /** Everything `serve` needs, defaults resolved. */
 export interface ServeConfig {
@@ -71,6 +72,10 @@ export interface ServeConfig {
     models?: Record<string, string | { model: string; contextWindow?: number | undefined }>;
     /** The context window of `model` in tokens (default: the table of well-known models, else 8,192). */
     contextWindow?: number;
+    /** `auto` (default: images until the provider refuses them for a model), `on` or `off`. */
+    vision?: "auto" | "on" | "off";
+    /** The speech-to-text model for voice notes (e.g. `whisper-1`); unset: voice is not transcribed. */
+    transcriptionModel?: string;
   } | null;
   titles: { enabled: boolean };
   /** SQLite durability: `FULL` (default; every commit survives power loss) or `NORMAL` (survives process crashes; about twice the turn rate). */
@@ -105,6 +110,8 @@ export interface ServeConfig {
   ui: { enabled: boolean };
   /** Automatic compression of long sessions into continuation sessions (hermes-agent's `compression`, its defaults). */
   compression: CompressionSettings;
+  /** Inbound media: the size limit, the download timeout, and how many images a request carries (docs/architecture.md, Media). */
+  media: MediaSettings;
 }
 
 /** An `adapters.apiServer.tokens` entry: an operator token, or a token bound to one person. */
@@ -137,6 +144,7 @@ const SECTIONS = [
   "display",
   "autoPrune",
   "compression",
+  "media",
   "sessions",
   "reset",
   "api",
@@ -154,6 +162,22 @@ const compressionSchema = z.strictObject({
   hardMessageLimit: z.number().int().min(10).max(1_000_000).optional(),
   model: z.string().trim().min(1).max(200).nullable().optional(),
   notify: z.boolean().optional(),
+});
+
+/** What `media.maxBytes` must be. */
+const MEDIA_MAX_BYTES_EXPECTED =
+  'the largest attachment kept, in bytes (a whole number) or as a size such as "20MB" or "512KB", from 1 byte to 2 GB (default 20 MB)';
+/** A `media.maxBytes` value: a whole number of bytes or a size such as "20MB", from 1 byte to 2 GiB. */
+const byteLimit = z.union([z.number(), z.string()]).superRefine((value, ctx) => {
+  const bytes = parseByteSize(value);
+  if (bytes === null || bytes < 1 || bytes > MAX_MEDIA_MAX_BYTES)
+    ctx.addIssue({ code: "custom", message: `must be ${MEDIA_MAX_BYTES_EXPECTED} (got ${JSON.stringify(value)})` });
+});
+/** `media`: inbound attachments. */
+const mediaSchema = z.strictObject({
+  maxBytes: byteLimit.optional(),
+  maxImagesInContext: z.number().int().min(0).max(100).optional(),
+  downloadTimeoutSeconds: z.number().gt(0).max(3600).optional(),
 });
 
 /** A host name (or IP address) without scheme, port or path. */
@@ -308,6 +332,7 @@ const fileSchema = () =>
     api: apiSchema.optional(),
     ui: z.strictObject({ enabled: z.boolean().optional() }).optional(),
     compression: compressionSchema.optional(),
+    media: mediaSchema.optional(),
     sessions: z.unknown().optional(),
     reset: z.unknown().optional(),
   });
@@ -364,6 +389,10 @@ const expectedLines = (): Record<string, string> => ({
   "api.allowUnauthenticatedLoopback": "true or false",
   "ui.enabled": "true or false",
   ...COMPRESSION_EXPECTED,
+  media: "a mapping of media settings (maxBytes, maxImagesInContext, downloadTimeoutSeconds)",
+  "media.maxBytes": MEDIA_MAX_BYTES_EXPECTED,
+  "media.maxImagesInContext": "a whole number of images from 0 (never send images to the model) to 100 (default 4)",
+  "media.downloadTimeoutSeconds": "a number of seconds above 0 and at most 3600 (default 60)",
 });
 
 function valueAt(root: unknown, path: PropertyKey[]): unknown {
@@ -644,5 +673,10 @@ export function parseServeConfig(doc: Record<string, unknown> = {}, options: { e
     },
     ui: { enabled: f.ui?.enabled ?? true },
     compression: resolveCompressionSettings(f.compression ?? {}),
+    media: {
+      maxBytes: f.media?.maxBytes === undefined ? DEFAULT_MEDIA_SETTINGS.maxBytes : parseByteSize(f.media.maxBytes)!,
+      maxImagesInContext: f.media?.maxImagesInContext ?? DEFAULT_MEDIA_SETTINGS.maxImagesInContext,
+      downloadTimeoutSeconds: f.media?.downloadTimeoutSeconds ?? DEFAULT_MEDIA_SETTINGS.downloadTimeoutSeconds,
+    },
   };
 }

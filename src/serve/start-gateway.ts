@@ -260,6 +260,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           { model, providerMessage },
           "the model provider refused tools: this process sends its requests without them from now on (set provider.tools: off to skip the refused first request)",
         ),
+      onImagesRefused: ({ model, providerMessage }) =>
+        logger.warn(
+          { model, providerMessage },
+          "the model provider refused images: this process sends this model each image as a short text note from now on (set provider.vision: off to skip the refused first request, or on if the model does take images)",
+        ),
     });
     agentFactory = choice.factory;
     titler = choice.titler;
@@ -270,7 +275,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     else {
       models = { default: choice.provider.model, aliases: choice.provider.models };
       logger.info(
-        { baseUrl: choice.provider.baseUrl, model: choice.provider.model, models: choice.provider.models, tools: choice.provider.tools },
+        {
+          baseUrl: choice.provider.baseUrl,
+          model: choice.provider.model,
+          models: choice.provider.models,
+          tools: choice.provider.tools,
+          vision: choice.provider.vision,
+          transcriptionModel: choice.provider.transcriptionModel ?? null,
+        },
         "model provider configured",
       );
     }
@@ -364,6 +376,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ),
     },
     redactPii: lifecycle.redactPii,
+    media: config.media,
     logger,
     metrics: metrics.hooks,
     leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,

@@ -20,6 +20,7 @@ import {
   type ToolCall,
   type UsageUpdate,
 } from "./contract.js";
+import { checkAttachmentPart } from "./attachment-input.js";
 import { InvalidInputError } from "./errors.js";
 import { newSessionId } from "./session-id.js";
 import { assertWellFormed, sanitizeTitle } from "./titles.js";
@@ -208,6 +209,7 @@ function checkContent(content: unknown, field: string): MessageContent {
     if (text !== undefined && typeof text !== "string") {
       throw new InvalidInputError(`${field}[${i}].text must be a string.`, { field: `${field}[${i}].text` });
     }
+    if ((part as ContentPart).type === "attachment") checkAttachmentPart(part as ContentPart, `${field}[${i}]`);
   });
   toJson(content, field);
   return content as ContentPart[];

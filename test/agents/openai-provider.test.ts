@@ -469,6 +469,7 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
       timeoutMs: 60_000,
       tools: "auto",
       models: {},
+      vision: "auto",
     });
     const agent = OpenAiCompatibleAgent.fromEnv({ OPENAI_BASE_URL: "http://localhost:11434/v1/", THREADLINE_MODEL: "llama3" });
     expect(agent?.name).toBe("openai:llama3");
@@ -484,6 +485,7 @@ describe("OpenAiCompatibleAgent.fromEnv and resolveProviderConfig", () => {
       timeoutMs: 5_000,
       tools: "auto",
       models: {},
+      vision: "auto",
     });
   });
 

@@ -24,7 +24,7 @@ describe("one provider-config validator (issue 29)", () => {
       "provider.contextWindow: must be a whole number of tokens ≥ 1024: the model's context window, e.g. 128000 (default: the table of well-known models, else 8192) (got 512)",
     ],
     [{ models: { big: { model: "x", window: 1 } } }, 'provider.models.big: unknown key(s) "window"; allowed: model, contextWindow'],
-    [{ modles: {} }, 'provider: unknown key(s) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models, contextWindow'],
+    [{ modles: {} }, 'provider: unknown key(s) "modles"; allowed: baseUrl, apiKey, model, timeoutMs, tools, models, contextWindow, vision, transcriptionModel'],
   ];
 
   it.each(cases)("serve's config file and resolveProviderConfig refuse %j with one message", (section, message) => {

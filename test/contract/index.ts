@@ -23,6 +23,7 @@ import { insightsTests } from "./spec/insights.js";
 import { leasesTests } from "./spec/leases.js";
 import { lineageTests } from "./spec/lineage.js";
 import { listingTests } from "./spec/listing.js";
+import { mediaTests } from "./spec/media.js";
 import { memoryTests } from "./spec/memory.js";
 import { messagesTests } from "./spec/messages.js";
 import { pairingTests } from "./spec/pairing.js";
@@ -63,6 +64,7 @@ export const CONTRACT_AREAS = {
   "identity-scope": identityScopeTests,
   memory: memoryTests,
   "inbound-claims": inboundClaimsTests,
+  media: mediaTests,
 } as const satisfies Record<string, (init: SessionDBTestInitializer) => void>;
 
 /** An area of the contract suite. */

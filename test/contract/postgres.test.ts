@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import pg from "pg";
 import { openSessionDB } from "../../src/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { StoreClosedError } from "../../src/store/errors.js";
+import { withDefaultUser } from "../../src/store/postgres/postgres-connection.js";
 import { runContract } from "./index.js";
 import { dropSchema, requirePostgres, SchemaResetter, TEST_PG_URL } from "./postgres-server.js";
 
@@ -44,5 +46,18 @@ runContract({
   },
   async openAnother(store) {
     return openSessionDB(TEST_PG_URL, { schema: schemas.get(store)!, poolSize: 4 });
+  },
+  async execRaw(store, sql, params) {
+    const client = new pg.Client({ connectionString: withDefaultUser(TEST_PG_URL), options: `-c search_path=${schemas.get(store)!}` });
+    await client.connect();
+    try {
+      let n = 0;
+      await client.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
+    } finally {
+      await client.end();
+    }
   },
 });

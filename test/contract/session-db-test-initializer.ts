@@ -34,6 +34,12 @@ export interface SessionDBTestInitializer {
    */
   openAnother(store: SessionDB): Promise<SessionDB>;
   /**
+   * Runs one statement straight on the store's database, outside the store (`?` placeholders),
+   * for the specs that must damage stored data to see the store notice it. Optional: the specs
+   * that need it are skipped without it.
+   */
+  execRaw?(store: SessionDB, sql: string, params: unknown[]): Promise<void>;
+  /**
    * Tests this backend cannot run, each group with the reason. A test is named
    * `"<area>: <test name>"` (e.g. `"search: CJK: Korean substrings"`) or just by its name.
    */

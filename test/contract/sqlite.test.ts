@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { openSessionDB } from "../../src/index.js";
 import type { SessionDB } from "../../src/store/contract.js";
 import { StoreClosedError } from "../../src/store/errors.js";
@@ -25,5 +26,14 @@ runContract({
   },
   async openAnother(store) {
     return openSessionDB(store.location);
+  },
+  async execRaw(store, sql, params) {
+    const raw = new Database(store.location);
+    try {
+      raw.pragma("busy_timeout = 5000");
+      raw.prepare(sql).run(...params);
+    } finally {
+      raw.close();
+    }
   },
 });

@@ -22,6 +22,16 @@
  *   settles, so a test can look at what a client received mid-stream.
  *   With `rejectTools`, a request that carries `tools` is refused (before the script) the way
  *   a server without tool support refuses it: Ollama, vLLM or llama.cpp wording.
+ *   With `rejectImages`, a request whose messages carry an `image_url` part is refused (before
+ *   the script and the tool check) the way a server whose model cannot take images refuses it:
+ *   OpenAI, vLLM, Ollama, llama.cpp or LM Studio wording (see `FAKE_IMAGE_REJECTIONS`).
+ * - `POST /v1/audio/transcriptions` (kind `"transcription"`): the multipart/form-data upload
+ *   (`file`, `model`, optional `response_format`, `language`) is parsed with the platform's
+ *   `Request.formData()` and recorded in `server.transcriptions` (`{ model, fileName, mimeType,
+ *   bytes }`, also on the request as `upload`) before any check; after the key check and the
+ *   script, it is answered `{ "text": … }` (plain text with `response_format=text`) from the
+ *   `transcript` option (a string or a function of the upload; default `Transcript of <n> bytes`).
+ *   A body without a `file` or without a `model` gets OpenAI's 400.
  * - `GET /v1/models`: the `models` option (or `["fake-model"]`) as a model list.
  * - anything else: 404 with an OpenAI-style error body.
  *
@@ -45,6 +55,17 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { AddressInfo } from "node:net";
 import { tokenCounterFor } from "../../src/context/token-count.js";
 import type { ConversationMessage } from "../../src/store/index.js";
+import {
+  defaultTranscript,
+  FAKE_IMAGE_REJECTIONS,
+  type FakeImageRejection,
+  type FakeTranscription,
+  hasImagePart,
+  imageRefusalBody,
+  parseTranscriptionUpload,
+} from "./fake-openai-media.js";
+
+export { FAKE_IMAGE_REJECTIONS, type FakeImageRejection, type FakeTranscription } from "./fake-openai-media.js";
 
 /** A message as received in a chat-completions request. */
 export interface FakeChatMessage {
@@ -76,8 +97,13 @@ export interface FakeOpenAiRequest {
   /** The parsed JSON body, or `null` when the body was empty or not a JSON object. */
   body: FakeChatBody | null;
   rawBody: string;
-  /** `"title"` for a title request, `"chat"` for other chat completions, `"other"` for the rest. */
-  kind: "chat" | "title" | "other";
+  /**
+   * `"title"` for a title request, `"chat"` for other chat completions, `"transcription"` for
+   * `POST /v1/audio/transcriptions`, `"other"` for the rest.
+   */
+  kind: "chat" | "title" | "transcription" | "other";
+  /** A transcription request's parsed upload (`null` when its body was not a multipart upload with a `file`). */
+  upload?: FakeTranscription | null;
   /** 0-based position among every request received. */
   index: number;
   /**
@@ -148,6 +174,10 @@ export interface FakeOpenAiServerOptions {
   tokenDelayMs?: number;
   /** Refuse every request that carries `tools`, worded like this server (see {@link FAKE_TOOL_REJECTIONS}). */
   rejectTools?: FakeToolRejection;
+  /** Refuse every chat request that carries an image part, worded like this server (see {@link FAKE_IMAGE_REJECTIONS}). */
+  rejectImages?: FakeImageRejection;
+  /** The answer to transcription uploads: a text, or a function of the upload (default `Transcript of <n> bytes`). */
+  transcript?: string | ((upload: FakeTranscription) => string);
   /** The `model` of every completion (the model that answered); default: the requested one. */
   servedModel?: string;
   /**
@@ -180,13 +210,15 @@ export interface FakeOpenAiServer {
   readonly port: number;
   /** Every request received, oldest first (a live array). */
   readonly requests: FakeOpenAiRequest[];
+  /** Every transcription upload received (parsed), oldest first (a live array; refused ones too). */
+  readonly transcriptions: FakeTranscription[];
   /** The chat-completions requests that were not title requests. */
   chatRequests(): FakeOpenAiRequest[];
   /** Replaces the script (`null` removes it). */
   setScript(script: FakeScript | null): void;
   /** Queues replies for the next chat requests. */
   enqueue(...replies: FakeReply[]): void;
-  /** Clears the recorded requests, the queue and the script. */
+  /** Clears the recorded requests (and transcriptions), the queue and the script. */
   reset(): void;
   /** The window check's figures; `null` without `contextWindow`. */
   window(): FakeWindowStats | null;
@@ -213,23 +245,52 @@ const TITLE_ASK = /\b(?:write|give|generate|propose|suggest|create|make)\b[^\n.]
  * await server.close();
  */
 export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
-  const { apiKey, delayMs = 0, title = FAKE_TITLE, models, streamTokens = false, tokenDelayMs = 0, rejectTools, servedModel, contextWindow, onReply } = options;
+  const {
+    apiKey,
+    delayMs = 0,
+    title = FAKE_TITLE,
+    models,
+    streamTokens = false,
+    tokenDelayMs = 0,
+    rejectTools,
+    rejectImages,
+    servedModel,
+    contextWindow,
+    onReply,
+  } = options;
+  const transcriptOf =
+    typeof options.transcript === "function"
+      ? options.transcript
+      : (upload: FakeTranscription) => (options.transcript as string | undefined) ?? defaultTranscript(upload);
   const windowStats: FakeWindowStats | null = contextWindow === undefined ? null : { window: contextWindow, counted: 0, maxTokens: 0, refusals: 0 };
   const isTitleRequest = options.isTitleRequest ?? defaultIsTitleRequest;
   const requests: FakeOpenAiRequest[] = [];
+  const transcriptions: FakeTranscription[] = [];
   const queue: FakeReply[] = [...(options.replies ?? [])];
   let script: FakeScript | null = options.script ?? null;
   let completions = 0;
   const closing = new AbortController();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const rawBody = await readBody(req);
+    const bytes = await readBody(req);
+    const rawBody = bytes.toString("utf8");
     const path = (req.url ?? "/").split("?")[0] ?? "/";
     const method = req.method ?? "GET";
-    const body = parseBody(rawBody);
+    const isTranscription = method === "POST" && path === "/v1/audio/transcriptions";
+    const body = isTranscription ? null : parseBody(rawBody);
     const isChat = method === "POST" && path === "/v1/chat/completions";
-    const kind: FakeOpenAiRequest["kind"] = isChat && body !== null && title !== null && isTitleRequest(body) ? "title" : isChat ? "chat" : "other";
+    const kind: FakeOpenAiRequest["kind"] = isTranscription
+      ? "transcription"
+      : isChat && body !== null && title !== null && isTitleRequest(body)
+        ? "title"
+        : isChat
+          ? "chat"
+          : "other";
     const request: FakeOpenAiRequest = { method, path, headers: req.headers, body, rawBody, kind, index: requests.length };
+    if (isTranscription) {
+      request.upload = await parseTranscriptionUpload(bytes, req.headers["content-type"]);
+      if (request.upload !== null) transcriptions.push(request.upload);
+    }
     requests.push(request);
 
     // The client going away (or the server closing) ends any delay.
@@ -260,6 +321,9 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
       const given = request.headers.authorization === undefined ? "You didn't provide an API key." : "Incorrect API key provided.";
       return fakeErrorReply(401, given, { type: "invalid_request_error", code: "invalid_api_key" });
     }
+    if (rejectImages !== undefined && request.kind !== "other" && hasImagePart(body?.messages)) {
+      return { status: FAKE_IMAGE_REJECTIONS[rejectImages].status, json: imageRefusalBody(rejectImages, String(body?.model)) };
+    }
     if (rejectTools !== undefined && Array.isArray(body?.tools) && body.tools.length > 0) {
       const rejection = FAKE_TOOL_REJECTIONS[rejectTools];
       return fakeErrorReply(rejection.status, rejection.message(String(body.model)));
@@ -280,6 +344,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
         },
       };
     }
+    if (request.kind === "transcription") return transcriptionReply(request.upload ?? null);
     if (request.kind === "other") {
       return fakeErrorReply(404, `Unknown request URL: ${method} ${path}.`, { code: "unknown_url" });
     }
@@ -342,8 +407,17 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     res.end(JSON.stringify(json));
   };
 
+  const transcriptionReply = (upload: FakeTranscription | null): FakeReply => {
+    if (upload === null) return fakeErrorReply(400, "Could not parse multipart form", { code: null });
+    if (upload.model === "") return fakeErrorReply(400, "you must provide a model parameter");
+    const text = transcriptOf(upload);
+    if (upload.responseFormat === "text") return { text };
+    return { json: { text } };
+  };
+
   const withDefaultBody = (reply: FakeReply, request: FakeOpenAiRequest): FakeReply => {
     if (reply.json !== undefined || reply.text !== undefined) return reply;
+    if (request.kind === "transcription") return { ...transcriptionReply(request.upload ?? null), ...reply };
     const fallback = request.body !== null && Array.isArray(request.body.messages) ? defaultReply(request.body) : {};
     return { ...fallback, ...reply };
   };
@@ -379,6 +453,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     url: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    transcriptions,
     chatRequests: () => requests.filter((request) => request.kind === "chat"),
     setScript(next) {
       script = next;
@@ -388,6 +463,7 @@ export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {
     },
     reset() {
       requests.length = 0;
+      transcriptions.length = 0;
       queue.length = 0;
       script = null;
     },
@@ -557,10 +633,10 @@ function parseBody(raw: string): FakeChatBody | null {
   }
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }
 
 /** Resolves `true` after `ms`, `false` as soon as `signal` aborts. */

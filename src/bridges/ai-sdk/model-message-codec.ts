@@ -11,11 +11,13 @@
  *
  * The rest (provider options, output types, approvals, how binary data was given) is the
  * envelope in the first row's `reasoningDetails` (see stored-rows.ts); rows without one are
- * read naturally.
+ * read naturally. A stored attachment (a photo or voice note a gateway kept) has no bytes here:
+ * it is read as its text placeholder (`[image: image/jpeg, 200 KB]`), which any model takes.
  *
  * @module
  */
 import type { ModelMessage } from "ai";
+import { attachmentPlaceholder, isAttachmentPart } from "../../context/attachment-parts.js";
 import { InvalidInputError, type ContentPart, type Message, type NewMessage, type ToolCall } from "../../store/index.js";
 import {
   contentParts,
@@ -266,7 +268,7 @@ function naturalMessage(rows: readonly Message[], start: number): { message: Mod
       if (cp.type === "text" && typeof cp.text === "string") content.push({ type: "text", text: cp.text });
       else if (cp.type === "image_url" && typeof (cp.image_url as { url?: unknown } | undefined)?.url === "string") {
         content.push({ type: "image", image: (cp.image_url as { url: string }).url });
-      }
+      } else if (isAttachmentPart(cp)) content.push({ type: "text", text: attachmentPlaceholder(cp.attachment) });
     }
     return { message: { role: "user", content } as unknown as ModelMessage, rows: 1 };
   }

@@ -18,6 +18,7 @@
  * @module
  */
 import type { UIMessage } from "ai";
+import { attachmentPlaceholder, isAttachmentPart } from "../../context/attachment-parts.js";
 import { InvalidInputError, type ContentPart, type Message, type NewMessage, type ToolCall } from "../../store/index.js";
 import {
   contentParts,
@@ -285,6 +286,8 @@ function naturalMessage(rows: readonly Message[], start: number): { message: UIM
     const parts: JsonObject[] = [];
     for (const cp of contentParts(row)) {
       if (cp.type === "text" && typeof cp.text === "string") parts.push({ type: "text", text: cp.text });
+      // A stored attachment has no URL a UI could load here: its placeholder says what it was.
+      else if (isAttachmentPart(cp)) parts.push({ type: "text", text: attachmentPlaceholder(cp.attachment) });
       else if (cp.type === "image_url" || cp.type === "file") {
         try {
           const f = fileFields(cp);

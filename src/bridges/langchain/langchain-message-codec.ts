@@ -19,6 +19,7 @@
  * @module
  */
 import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
+import { withAttachmentPlaceholders } from "../../context/attachment-parts.js";
 import { InvalidInputError, type ContentPart, type Message, type MessageRole, type NewMessage, type ToolCall } from "../../store/index.js";
 
 /** `format` of the envelope in `reasoningDetails`. */
@@ -127,9 +128,9 @@ function envelopeOf(row: Message): LangchainEnvelope | null {
   return d as LangchainEnvelope;
 }
 
-/** A row without an envelope, as LangChain would have stored it. */
+/** A row without an envelope, as LangChain would have stored it (a stored attachment part, which no model knows, as its text placeholder). */
 function naturalStoredMessage(row: Message): StoredMessage {
-  const content = row.content ?? "";
+  const content = withAttachmentPlaceholders(row.content ?? "");
   const base = { content, additional_kwargs: row.reasoning ? { reasoning_content: row.reasoning } : {}, response_metadata: {} };
   switch (row.role) {
     case "assistant":

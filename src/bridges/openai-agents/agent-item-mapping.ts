@@ -30,6 +30,7 @@
  * @module
  */
 import type { AgentInputItem } from "@openai/agents";
+import { attachmentPlaceholder, isAttachmentPart } from "../../context/attachment-parts.js";
 import { InvalidInputError, type ContentPart, type Message, type MessageContent, type MessageRole, type NewMessage, type ToolCall } from "../../store/index.js";
 
 type JsonObject = Record<string, unknown>;
@@ -252,6 +253,8 @@ function foreignItems(m: Message): JsonObject[] {
         if (p.type === "text" && typeof p.text === "string") return [{ type: "input_text", text: p.text }];
         const url = (p.image_url as { url?: unknown } | undefined)?.url;
         if (p.type === "image_url" && typeof url === "string") return [{ type: "input_image", image: url }];
+        // A stored attachment (no bytes here): its text placeholder.
+        if (isAttachmentPart(p)) return [{ type: "input_text", text: attachmentPlaceholder(p.attachment) }];
         return [];
       });
       return [{ type: "message", role: "user", content: parts }];

@@ -12,8 +12,12 @@
  *
  * @module
  */
+import { MEDIA_GRACE_SECONDS } from "../contract.js";
 import type { SessionRow } from "../session-rows.js";
+import { blobsOfSessions, dropUnreferenced } from "./attachment-steps.js";
+import { now } from "./clock.js";
 import { childIds, refreshChain } from "./lineage-steps.js";
+import { MEDIA_CHUNK_BYTES } from "./media-steps.js";
 import { all, placeholders, run, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 
@@ -22,7 +26,8 @@ const DELETE_CHUNK = 500;
 
 /**
  * The work one prune batch may do. Deleting a session costs about one row per message
- * (the message, its search-index entry), so the budget counts messages; the session cap
+ * (the message, its search-index entry), so the budget counts messages (and each attachment
+ * reference as one plus the chunks of its blob, which may go with it); the session cap
  * bounds batches of empty sessions. Measured on the medium benchmark data set (SQLite, 2
  * shared cores), a batch at this budget holds the write lock for well under 100 ms.
  */
@@ -32,13 +37,15 @@ export const PRUNE_BATCH = { sessions: 200, messages: 2_000 } as const;
 export type DeletableRow = Pick<SessionRow, "id" | "parent_session_id">;
 
 /**
- * Deletes sessions (messages, tool tallies and handoffs go by cascade; children are
- * detached by the foreign key) and refreshes the chain columns of every surviving parent
- * and child. Relatives that a later batch deletes are refreshed here too (harmless), so
+ * Deletes sessions (messages, their attachment references, tool tallies and handoffs go by
+ * cascade; children are detached by the foreign key) and refreshes the chain columns of every
+ * surviving parent and child; then removes the blobs their messages referred to that nothing
+ * refers to any more, unless stored in the last {@link MEDIA_GRACE_SECONDS} before `at`. Relatives that a later batch deletes are refreshed here too (harmless), so
  * whatever survives the last batch is refreshed after its relative went.
  */
-export function* deleteRows(rows: readonly DeletableRow[]): Steps<void> {
+export function* deleteRows(d: StoreDialect<unknown>, rows: readonly DeletableRow[], at: number = now()): Steps<void> {
   const gone = new Set(rows.map((r) => r.id));
+  const blobs = yield* blobsOfSessions([...gone]);
   const touched = new Set<string>();
   for (const row of rows) {
     for (const child of yield* childIds(row.id)) if (!gone.has(child)) touched.add(child);
@@ -50,6 +57,7 @@ export function* deleteRows(rows: readonly DeletableRow[]): Steps<void> {
     yield* run(`DELETE FROM sessions WHERE id IN (${placeholders(chunk.length)})`, chunk);
   }
   for (const id of touched) yield* refreshChain(id);
+  if (blobs.length > 0) yield* dropUnreferenced(blobs, at - MEDIA_GRACE_SECONDS, d);
 }
 
 /** The outcome of one {@link pruneBatch}. */
@@ -77,21 +85,25 @@ export interface PruneScope {
 export function* pruneBatch(d: StoreDialect<unknown>, scope: PruneScope, budget = PRUNE_BATCH): Steps<PruneBatchResult> {
   const { cutoff, sources, after } = scope;
   const filter = sources === null ? "" : ` AND source IN (${placeholders(sources.length)})`;
-  const rows = yield* all<DeletableRow & { message_count: number }>(
-    `SELECT id, parent_session_id, message_count FROM sessions
+  // Attachments are work too: a reference row, and the chunks of a blob that may go with it.
+  const rows = yield* all<DeletableRow & { message_count: number; media_work: number | string | null }>(
+    `SELECT id, parent_session_id, message_count,
+            (SELECT sum(1 + a.size / ${MEDIA_CHUNK_BYTES}) FROM message_attachments a WHERE a.session_id = sessions.id) AS media_work
+       FROM sessions
       WHERE ended_at IS NOT NULL AND last_active_at < ?${filter} AND id > ?
       ORDER BY id LIMIT ${budget.sessions}${d.forUpdate}`,
     [cutoff, ...(sources ?? []), after],
   );
   let take = 0;
   let messages = 0;
-  while (take < rows.length && (take === 0 || messages + rows[take]!.message_count <= budget.messages)) {
-    messages += rows[take]!.message_count;
+  const work = (row: (typeof rows)[number]): number => row.message_count + Number(row.media_work ?? 0);
+  while (take < rows.length && (take === 0 || messages + work(rows[take]!) <= budget.messages)) {
+    messages += work(rows[take]!);
     take++;
   }
   const batch = rows.slice(0, take);
   yield* d.holdIndexMerges();
-  yield* deleteRows(batch);
+  yield* deleteRows(d, batch);
   yield* d.releaseIndexMerges();
   const more = take < rows.length || rows.length === budget.sessions;
   return { deleted: batch.length, next: more ? batch[batch.length - 1]!.id : null };

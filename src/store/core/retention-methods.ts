@@ -22,7 +22,7 @@ export async function deleteSession(d: StoreDialect<unknown>, id: string): Promi
   return d.write(`deleting session ${id}`, function* () {
     const row = yield* sessionRow(id, d.forUpdate);
     if (row === undefined) return false;
-    yield* deleteRows([row]);
+    yield* deleteRows(d, [row]);
     return true;
   });
 }

@@ -22,6 +22,7 @@ import type {
   SessionUsage,
   UsageUpdate,
 } from "../contract.js";
+import { MEDIA_GRACE_SECONDS } from "../contract.js";
 import { InvalidInputError } from "../errors.js";
 import {
   checkId,
@@ -38,6 +39,7 @@ import { fenceOf } from "../routing-input.js";
 import { toSession } from "../session-rows.js";
 import { checkUsageMode, planUsageUpdate } from "../usage-update.js";
 import { assertOpen } from "./assert-open.js";
+import { blobsOfSessions, dropUnreferenced } from "./attachment-steps.js";
 import { now } from "./clock.js";
 import { checkFence } from "./lease-steps.js";
 import { sessionRow } from "./lineage-steps.js";
@@ -160,9 +162,11 @@ export async function replaceMessages(d: StoreDialect<unknown>, sessionId: strin
   return d.write(`replacing the transcript of ${sessionId}`, function* () {
     yield* checkFence(fence, d);
     yield* requireSession(d, sessionId, true);
+    const blobs = yield* blobsOfSessions([sessionId]);
     yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
     const ids = yield* d.insertMessages(sessionId, stored);
     yield* d.recomputeSummary(sessionId);
+    if (blobs.length > 0) yield* dropUnreferenced(blobs, at - MEDIA_GRACE_SECONDS, d);
     return ids;
   });
 }
@@ -209,8 +213,10 @@ export async function clearMessages(d: StoreDialect<unknown>, sessionId: string)
   checkId(sessionId, "sessionId");
   return d.write(`clearing session ${sessionId}`, function* () {
     yield* requireSession(d, sessionId, true);
+    const blobs = yield* blobsOfSessions([sessionId]);
     const deleted = yield* run("DELETE FROM messages WHERE session_id = ?", [sessionId]);
     yield* d.recomputeSummary(sessionId);
+    if (blobs.length > 0) yield* dropUnreferenced(blobs, now() - MEDIA_GRACE_SECONDS, d);
     return deleted;
   });
 }

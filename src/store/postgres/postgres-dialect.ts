@@ -10,6 +10,8 @@
  */
 import type pg from "pg";
 import type { Handoff, Insights, LeaseFence, Message, Page, Route, RouteFields, SearchHit, SearchOptions, StoreCapabilities, StoreStats } from "../contract.js";
+import { indexAttachments } from "../core/attachment-steps.js";
+import { checkFence } from "../core/lease-steps.js";
 import { native, type Steps } from "../core/steps.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
 import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
@@ -238,15 +240,36 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
     return toStoredMessage(message, rewoundAt);
   }
 
-  insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
-    return native(async (sql: Sql) => {
+  *insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    const ids = yield* native(async (sql: Sql) => {
       const ids = await insertMessages(sql, sessionId, messages);
       this.#statistics.wrote(ids.length);
       return ids;
     });
+    yield* this.#indexAttachments(sessionId, ids, messages);
+    return ids;
   }
 
-  appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+  /** The attachment parts of messages just inserted, in the reference index (see attachment-steps.ts). */
+  *#indexAttachments(sessionId: string, ids: number[], messages: StoredMessage[]): Steps<void> {
+    if (messages.some((m) => m.attachments.length > 0)) {
+      yield* indexAttachments(
+        sessionId,
+        ids,
+        messages.map((m) => m.attachments),
+        encodeText,
+        this,
+      );
+    }
+  }
+
+  *appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    const ids = yield* this.#appendRows(sessionId, messages);
+    yield* this.#indexAttachments(sessionId, ids, messages);
+    return ids;
+  }
+
+  #appendRows(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
     return native(async (sql: Sql) => {
       // The row lock (taken by the counter update) serialises every writer of this
       // session, in any process, until commit: a turn's ids stay contiguous.
@@ -267,6 +290,8 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
    */
   append(doing: string, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<number[]> {
     if (this.#closed) return Promise.reject(new StoreClosedError());
+    // Attachments are indexed in the same transaction: the fence check and appendMessages, in the session's lane.
+    if (messages.some((m) => m.attachments.length > 0)) return this.write(doing, () => this.#fencedAppend(sessionId, messages, fence), sessionId);
     return this.#inLane(sessionId, () =>
       this.#statement(doing, async (sql) => {
         const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
@@ -278,6 +303,11 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
         throw await appendRefused(sql, sessionId);
       }),
     );
+  }
+
+  *#fencedAppend(sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Steps<number[]> {
+    yield* checkFence(fence, this);
+    return yield* this.appendMessages(sessionId, messages);
   }
 
   recomputeSummary(sessionId: string): Steps<void> {

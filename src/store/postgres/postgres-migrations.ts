@@ -349,6 +349,43 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       CREATE INDEX inbound_claims_age ON inbound_claims(claimed_at);
     `,
   },
+  {
+    description:
+      "media: content-addressed blobs (sha256) stored in 256 KiB chunks, and the index of the attachment parts of every message (which message of which session refers to which blob)",
+    sql: `
+      CREATE TABLE media (
+        sha256     text COLLATE "C" PRIMARY KEY,
+        mime_type  text NOT NULL,
+        size       bigint NOT NULL,
+        created_at double precision NOT NULL,
+        touched_at double precision NOT NULL
+      );
+      CREATE INDEX media_touched ON media(touched_at);
+
+      CREATE TABLE media_chunks (
+        sha256 text COLLATE "C" NOT NULL REFERENCES media(sha256) ON DELETE CASCADE,
+        seq    integer NOT NULL,
+        data   bytea NOT NULL,
+        PRIMARY KEY (sha256, seq)
+      );
+      ALTER TABLE media_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+
+      CREATE TABLE message_attachments (
+        message_id bigint NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        position   integer NOT NULL,
+        session_id text COLLATE "C" NOT NULL,
+        sha256     text COLLATE "C" NOT NULL,
+        kind       text NOT NULL,
+        mime_type  text NOT NULL,
+        size       bigint NOT NULL,
+        file_name  text,
+        attachment text NOT NULL,
+        PRIMARY KEY (message_id, position)
+      );
+      CREATE INDEX message_attachments_blob ON message_attachments(sha256);
+      CREATE INDEX message_attachments_session ON message_attachments(session_id, sha256);
+    `,
+  },
 ];
 
 /** The version this code writes. */

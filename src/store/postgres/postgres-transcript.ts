@@ -7,6 +7,8 @@
  * @module
  */
 import type { LeaseFence } from "../contract.js";
+import { attachmentsOf } from "../attachment-input.js";
+import type { AttachmentRef } from "../contract.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
@@ -35,6 +37,8 @@ export interface StoredMessage {
   searchVector: string | null;
   /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
+  /** Its attachment parts, in order (indexed in `message_attachments` when it is inserted). */
+  attachments: AttachmentRef[];
   /** The names its tool calls call, one per call, as stored (for the per-session tool tally). */
   toolNames: string[];
 }
@@ -60,6 +64,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewindBatch: rewoundAt === null ? null : 0,
     searchVector: messageVector(m.content, m.toolName, m.toolCalls),
     preview: m.role === "user" && syntheticMessageKind(m) === null ? encodeText(makePreview(m.content)) : null,
+    attachments: attachmentsOf(m.content),
     toolNames: calledToolNames(m.toolCalls).map((name) => encodeText(name)),
   };
 }

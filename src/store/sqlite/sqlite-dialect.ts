@@ -12,6 +12,7 @@ import type { Handoff, Insights, LeaseFence, Page, Route, RouteFields, SearchHit
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
+import { indexAttachments } from "../core/attachment-steps.js";
 import { checkFence } from "../core/lease-steps.js";
 import { native, type Steps } from "../core/steps.js";
 import { ConflictError, NotFoundError, StoreBusyError, StoreClosedError } from "../errors.js";
@@ -182,11 +183,32 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     return toStoredMessage(message, rewoundAt);
   }
 
-  insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
-    return native((conn: SqliteConnection) => insertMessages(conn, sessionId, messages));
+  *insertMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    const ids = yield* native((conn: SqliteConnection) => insertMessages(conn, sessionId, messages));
+    yield* this.#indexAttachments(sessionId, ids, messages);
+    return ids;
   }
 
-  appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+  /** The attachment parts of messages just inserted, in the reference index (see attachment-steps.ts). */
+  *#indexAttachments(sessionId: string, ids: number[], messages: StoredMessage[]): Steps<void> {
+    if (messages.some((m) => m.attachments.length > 0)) {
+      yield* indexAttachments(
+        sessionId,
+        ids,
+        messages.map((m) => m.attachments),
+        this.encodeText,
+        this,
+      );
+    }
+  }
+
+  *appendMessages(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
+    const ids = yield* this.#appendRows(sessionId, messages);
+    yield* this.#indexAttachments(sessionId, ids, messages);
+    return ids;
+  }
+
+  #appendRows(sessionId: string, messages: StoredMessage[]): Steps<number[]> {
     return native((conn: SqliteConnection) => {
       // The counter update only touches a live session, so it is also the liveness check; a
       // second look runs only when it changed nothing (or had nothing to count).

@@ -400,6 +400,44 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    description:
+      "media: content-addressed blobs (sha256) stored in 256 KiB chunks, and the index of the attachment parts of every message (which message of which session refers to which blob)",
+    up(db) {
+      db.exec(`
+        CREATE TABLE media (
+          sha256     TEXT PRIMARY KEY,
+          mime_type  TEXT NOT NULL,
+          size       INTEGER NOT NULL,
+          created_at REAL NOT NULL,
+          touched_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX media_touched ON media(touched_at);
+
+        CREATE TABLE media_chunks (
+          sha256 TEXT NOT NULL REFERENCES media(sha256) ON DELETE CASCADE,
+          seq    INTEGER NOT NULL,
+          data   BLOB NOT NULL,
+          PRIMARY KEY (sha256, seq)
+        );
+
+        CREATE TABLE message_attachments (
+          message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+          position   INTEGER NOT NULL,
+          session_id TEXT NOT NULL,
+          sha256     TEXT NOT NULL,
+          kind       TEXT NOT NULL,
+          mime_type  TEXT NOT NULL,
+          size       INTEGER NOT NULL,
+          file_name  TEXT,
+          attachment TEXT NOT NULL,
+          PRIMARY KEY (message_id, position)
+        ) WITHOUT ROWID;
+        CREATE INDEX message_attachments_blob ON message_attachments(sha256);
+        CREATE INDEX message_attachments_session ON message_attachments(session_id, sha256);
+      `);
+    },
+  },
 ];
 
 /** The version this code writes. */

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import { attachmentsOf } from "../attachment-input.js";
+import type { AttachmentRef } from "../contract.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import { calledToolNames, tallyTools } from "../insights.js";
 import { makePreview } from "../preview.js";
@@ -38,6 +40,8 @@ export interface StoredMessage {
   rewindBatch: number | null;
   /** The preview this message would give its session (user messages only, not summaries or notes). */
   preview: string | null;
+  /** Its attachment parts, in order (indexed in `message_attachments` when it is inserted). */
+  attachments: AttachmentRef[];
   /** The names its tool calls call, one per call (for the per-session tool tally). */
   toolNames: string[];
 }
@@ -64,6 +68,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
     rewoundAt,
     rewindBatch: rewoundAt === null ? null : 0,
     preview: m.role === "user" && syntheticMessageKind(m) === null ? makePreview(m.content) : null,
+    attachments: attachmentsOf(m.content),
     toolNames: calledToolNames(m.toolCalls),
   };
 }
@@ -74,7 +79,7 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
  */
 export function insertMessages(conn: SqliteConnection, sessionId: string, messages: StoredMessage[]): number[] {
   const insert = conn.stmt(INSERT_MESSAGE);
-  return messages.map(({ toolNames: _names, ...m }) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
+  return messages.map(({ toolNames: _names, attachments: _attachments, ...m }) => Number(insert.run({ ...m, sessionId }).lastInsertRowid));
 }
 
 /**
