@@ -39,3 +39,25 @@ export function pngImage(width: number, height: number, seed = 1): Buffer {
   const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
   return Buffer.concat([signature, pngChunk("IHDR", header), pngChunk("IDAT", deflateSync(Buffer.concat(rows))), pngChunk("IEND", Buffer.alloc(0))]);
 }
+
+/**
+ * The start of an Ogg Opus recording (the first page with its `OpusHead`, then `seed`-dependent
+ * bytes): what a voice note's bytes look like to a check of the type by its bytes.
+ */
+export function oggOpusVoice(seed = 1, extra = 256): Buffer {
+  const head = Buffer.alloc(19);
+  head.write("OpusHead", 0, "latin1");
+  head[8] = 1; // version
+  head[9] = 1; // channels
+  head.writeUInt16LE(312, 10); // pre-skip
+  head.writeUInt32LE(48_000, 12); // input sample rate
+  const page = Buffer.alloc(28);
+  page.write("OggS", 0, "latin1");
+  page[5] = 2; // beginning of stream
+  page.writeUInt32LE(seed, 14); // serial number
+  page[26] = 1; // one segment
+  page[27] = head.length;
+  const tail = Buffer.alloc(extra);
+  for (let i = 0; i < extra; i += 1) tail[i] = (i * 29 + seed * 7) % 256;
+  return Buffer.concat([page, head, tail]);
+}

@@ -58,10 +58,13 @@ const MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
 /** Discord's CDN: attachment `url`s (`cdn.discordapp.com`) and their `proxy_url`s (`media.discordapp.net`). */
 export const DISCORD_CDN_ORIGINS: readonly string[] = Object.freeze(["https://cdn.discordapp.com", "https://media.discordapp.net"]);
 
-/** The origins attachments are downloaded from: Discord's CDN, and the configured `cdnUrl`'s origin (a proxy, a test fake). */
+/**
+ * The origins attachments are downloaded from: Discord's CDN; with `cdnUrl` (a proxy in front of
+ * the CDN, a test fake) that origin only.
+ */
 export function discordFileOrigins(cdnUrl: string | null | undefined): ReadonlySet<string> {
   const origin = cdnUrl ? httpOrigin(cdnUrl) : null;
-  return new Set(origin === null ? DISCORD_CDN_ORIGINS : [...DISCORD_CDN_ORIGINS, origin]);
+  return new Set(origin === null ? DISCORD_CDN_ORIGINS : [origin]);
 }
 
 /** Options of a {@link DiscordAdapter}. */
@@ -72,7 +75,7 @@ export interface DiscordAdapterOptions {
   apiUrl?: string | null;
   /** The gateway WebSocket URL (default: the one `GET /gateway/bot` answers). */
   gatewayUrl?: string | null;
-  /** The CDN base (discord.js `rest.cdn`, default `https://cdn.discordapp.com`; a test fake): attachments are downloaded from Discord's CDN or this origin only. */
+  /** The CDN base (discord.js `rest.cdn`, default `https://cdn.discordapp.com`; a proxy, a test fake): when set, attachments are downloaded from this origin only. */
   cdnUrl?: string | null;
   /** Who is answered (default: DMs, and mentions/replies/the bot's threads in servers; no bots; no allowlists). */
   rules?: AnswerRules;
@@ -314,7 +317,7 @@ export class DiscordAdapter implements Adapter {
 
   /**
    * Downloads an attachment from its CDN `url` (the one the gateway's MESSAGE_CREATE gave), only
-   * when it is on Discord's CDN or the configured `cdnUrl`'s origin ({@link discordFileOrigins}):
+   * when it is on Discord's CDN, or on the configured `cdnUrl`'s origin when there is one ({@link discordFileOrigins}):
    * a URL anywhere else is refused before any request. Discord's CDN needs no token, so none is sent.
    */
   async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {

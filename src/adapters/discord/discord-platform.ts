@@ -47,7 +47,7 @@ export interface DiscordConfig extends ChatAccess, LinkPreviewsConfig {
   apiUrl: string | null;
   /** The gateway WebSocket URL; `null`: the URL GET /gateway/bot answers. */
   gatewayUrl: string | null;
-  /** The CDN base (discord.js `rest.cdn`); attachments are downloaded from Discord's CDN or this origin only. `null`: https://cdn.discordapp.com. */
+  /** The CDN base (discord.js `rest.cdn`); when set, attachments are downloaded from this origin only. `null`: Discord's CDN (cdn.discordapp.com, media.discordapp.net). */
   cdnUrl: string | null;
 }
 
@@ -59,7 +59,7 @@ export const discordPlatform = defineChatPlatform({
     token: `the bot token from the Developer Portal (Bot → Reset Token), three parts joined by dots (or set ${DISCORD_TOKEN_ENV})`,
     apiUrl: "the REST API base URL (default https://discord.com/api)",
     gatewayUrl: "a ws:// or wss:// gateway URL (default: the one GET /gateway/bot names)",
-    cdnUrl: "the CDN base URL attachments may also be downloaded from (default https://cdn.discordapp.com)",
+    cdnUrl: "the CDN base URL attachments are downloaded from (default: Discord's CDN, cdn.discordapp.com and media.discordapp.net)",
     ...CHAT_ACCESS_EXPECTED,
     ...LINK_PREVIEWS_EXPECTED,
   },

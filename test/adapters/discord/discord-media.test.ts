@@ -76,7 +76,7 @@ it("a CDN URL whose signature is wrong is answered 404 and reported with the sta
   expect(fake.downloads(photo.id)).toBe(0);
 });
 
-it("attachments come only from Discord's CDN, or the configured cdnUrl's origin", () => {
+it("attachments come only from Discord's CDN, or only from the configured cdnUrl's origin", () => {
   expect([...discordFileOrigins(null)]).toEqual(["https://cdn.discordapp.com", "https://media.discordapp.net"]);
-  expect([...discordFileOrigins("http://127.0.0.1:4567/")]).toEqual(["https://cdn.discordapp.com", "https://media.discordapp.net", "http://127.0.0.1:4567"]);
+  expect([...discordFileOrigins("http://127.0.0.1:4567/")]).toEqual(["http://127.0.0.1:4567"]);
 });
