@@ -61,3 +61,15 @@ export function oggOpusVoice(seed = 1, extra = 256): Buffer {
   for (let i = 0; i < extra; i += 1) tail[i] = (i * 29 + seed * 7) % 256;
   return Buffer.concat([page, head, tail]);
 }
+
+/**
+ * The start of a WebM recording (the EBML header naming DocType `webm`, then `seed`-dependent
+ * bytes): what a Slack audio clip's bytes look like to a check of the type by its bytes.
+ */
+export function webmClip(seed = 1, extra = 256): Buffer {
+  const docType = Buffer.from([0x42, 0x82, 0x84, ...Buffer.from("webm", "latin1")]);
+  const header = Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3, 0x80 | docType.length]), docType]);
+  const tail = Buffer.alloc(extra);
+  for (let i = 0; i < extra; i += 1) tail[i] = (i * 23 + seed * 11) % 256;
+  return Buffer.concat([header, tail]);
+}
