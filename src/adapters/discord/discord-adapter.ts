@@ -18,6 +18,8 @@
  *   adapter logs them. Intents: Guilds, GuildMessages, DirectMessages and MessageContent
  *   (left out, with a warning, when the application does not have the Message Content
  *   intent enabled, because Discord would refuse the connection).
+ * - Attachments: {@link DiscordAdapter.fetchMedia} downloads from the attachment's CDN URL, only
+ *   when it is on Discord's CDN (or the configured `cdnUrl`: {@link discordFileOrigins}).
  * - The bot token never appears in anything this adapter logs or throws.
  *
  * @module
@@ -41,12 +43,13 @@ import {
   InboundFlow,
   PlatformFailures,
   connectInBackground,
+  downloadPlatformFile,
+  httpOrigin,
   loadSdk,
   redactText,
   type AnswerRules,
   type MappedInbound,
 } from "../chat/index.js";
-import { downloadPlatformFile, httpOrigin } from "../chat/media-download.js";
 import { DISCORD_SUPPRESS_EMBEDS, discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 

@@ -23,6 +23,8 @@
  * - No typing indicator by default (Slack has none for bots on the Web API); with
  *   `assistantStatus`, `assistant.threads.setStatus` shows "is thinking…" in the thread
  *   while the turn runs (apps with the Agents & AI Apps feature).
+ * - Files: {@link SlackAdapter.fetchMedia} downloads a shared file from its private URL with the
+ *   bot token, only from Slack's file host ({@link slackFileOrigins}).
  * - The tokens and the signing secret never appear in anything this adapter logs or throws.
  *
  * @module
@@ -44,8 +46,17 @@ import {
   type SessionSource,
 } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { InboundFlow, PlatformFailures, loadSdk, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
-import { FileDownloadError, downloadPlatformFile, httpOrigin } from "../chat/media-download.js";
+import {
+  FileDownloadError,
+  InboundFlow,
+  PlatformFailures,
+  downloadPlatformFile,
+  httpOrigin,
+  loadSdk,
+  redactText,
+  splitMessage,
+  type AnswerRules,
+} from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn, neutralizeSlackBroadcasts } from "./slack-format.js";
 import {

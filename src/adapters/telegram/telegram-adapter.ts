@@ -20,6 +20,9 @@
  *   60 s) and is restarted with the same back-off if it stops (a 409 conflict, a revoked
  *   token). With several replicas it runs under the receiver lease (one replica polls:
  *   Telegram answers a second `getUpdates` with 409); sending works on every replica.
+ * - Media: {@link TelegramAdapter.fetchMedia} downloads an inbound file through the Bot API
+ *   (`getFile`, then `<apiRoot>/file/bot<token>/<file_path>`), refusing files over the 20 MB a
+ *   bot may download before any download.
  * - The bot token never appears in anything this adapter logs or throws.
  *
  * @module
@@ -48,13 +51,14 @@ import {
   PlatformFailures,
   abortableSleep,
   connectInBackground,
+  downloadPlatformFile,
+  httpOrigin,
   loadSdk,
   redactText,
   splitMessage,
   type AnswerRules,
   type MappedInbound,
 } from "../chat/index.js";
-import { downloadPlatformFile, httpOrigin } from "../chat/media-download.js";
 import { secretsEqual } from "../../net/index.js";
 import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml, telegramRenderedLength } from "./telegram-format.js";
 import { TELEGRAM_DOWNLOAD_LIMIT, TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
