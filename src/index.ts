@@ -42,10 +42,26 @@ export type {
   InboundClaimStore,
   ExecutionStore,
   MemoryStore,
+  MediaStore,
   MetaStore,
   StoreMaintenance,
   StoreCapabilities,
   Page,
+} from "./store/index.js";
+
+// Media: stored blobs and the attachment parts of messages that refer to them.
+export { MEDIA_GRACE_SECONDS } from "./store/index.js";
+export type {
+  AttachmentKind,
+  AttachmentRef,
+  AttachmentPart,
+  StoredMedia,
+  SessionAttachment,
+  MediaInput,
+  PutMediaOptions,
+  SweepMediaOptions,
+  MissingMedia,
+  MediaCheck,
 } from "./store/index.js";
 
 // The one implementation of the contract both backends extend (docs/architecture.md).

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { withAttachmentPlaceholders } from "../context/attachment-parts.js";
+import { withAttachmentPlaceholders } from "../context/internal.js";
 import { InvalidInputError } from "../store/index.js";
 import type { ContentPart, ConversationMessage, NewMessage, ToolCall, UsageUpdate } from "../store/index.js";
 import { AgentError, AgentInterruptedError } from "./agent.js";

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { imagePlaceholder } from "../context/attachment-parts.js";
+import { imagePlaceholder } from "../context/internal.js";
 
 /**
  * `provider.vision`: `auto` (default: images are sent until the endpoint refuses them for a

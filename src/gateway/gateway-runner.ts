@@ -61,12 +61,7 @@ export interface GatewayRunnerOptions {
   contextWindow?: ContextWindowResolver;
   /** An extra cap on the messages sent per turn, on top of the token budget (`gateway.historyLimit`; default none). */
   historyLimit?: number;
-  /**
-   * At most this many images (the newest) go to the model as image parts in a turn's request, when
-   * the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
-   * (`media.maxImagesInContext`; default 4; 0: never send images).
-   */
-  maxImagesInContext?: number;
+
   /** Connected platforms and home channels for the context prompt. */
   contextConfig?: SessionContextConfig;
   /** Hash user and chat ids in the context prompt (default false). */
@@ -106,7 +101,10 @@ export interface GatewayRunnerOptions {
    * Inbound media (`media.*`): `maxBytes` (default 20 MiB), `downloadTimeoutSeconds` (default 60)
    * and `maxImagesInContext` (default 4). Each turn reads its messages' attachments through their
    * platform adapter's `fetchMedia` (or decodes their `data:` URL), keeps them in the store and
-   * transcribes audio with the agent's `transcribe` before the user messages are stored.
+   * transcribes audio with the agent's `transcribe` before the user messages are stored. At most
+   * `maxImagesInContext` images (the newest) go to the model as image parts in a turn's request,
+   * when the agent's `acceptsImages(model)` says it takes them; older ones go as text placeholders
+   * (0: never send images).
    */
   media?: Partial<MediaSettings>;
 }
@@ -205,7 +203,7 @@ export class GatewayRunner implements CommandHost {
       contexts: new TurnContexts(this.db, {
         ...(options.contextWindow === undefined ? {} : { windowFor: options.contextWindow }),
         ...(options.historyLimit === undefined ? {} : { historyLimit: options.historyLimit }),
-        ...(options.maxImagesInContext === undefined ? {} : { maxImagesInContext: options.maxImagesInContext }),
+        maxImagesInContext: this.#context.mediaSettings.maxImagesInContext,
       }),
       contextConfig: this.#contextConfig,
       redactPii: options.redactPii ?? false,

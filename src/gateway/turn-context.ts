@@ -30,7 +30,7 @@ import {
   type ContextWindow,
   type TokenCounter,
 } from "../context/index.js";
-import { attachmentsForModel, countModelImages, type AttachmentReader } from "../context/model-attachments.js";
+import { attachmentsForModel, countModelImages, type AttachmentReader } from "../context/internal.js";
 import type { ConversationMessage, MediaStore, NewMessage, SessionHistory } from "../store/index.js";
 
 /** How many images a request may carry as image parts unless told otherwise (`media.maxImagesInContext`). */
@@ -84,7 +84,7 @@ export interface AssembledContext {
 export interface AssembleInput {
   sessionId: string;
   /** The agent: its tool schemas are counted, and images go as image parts only when `acceptsImages(model)` is true. */
-  agent: Pick<Agent, "toolDefinitions" | "acceptsImages">;
+  agent: Pick<Agent, "name" | "toolDefinitions" | "acceptsImages">;
   /** The context prompt (system message) the turn sends. */
   contextPrompt: string;
   /** The model the turn asks for (`undefined`: the agent's default). */
@@ -188,13 +188,20 @@ export class TurnContexts {
         cache: this.#cache,
         ...(this.#historyLimit === undefined ? {} : { historyLimit: this.#historyLimit }),
       });
-    // Room for the images the request may carry; then, when the chosen turns hold fewer, the turns
-    // are chosen again with room for those only (the newest images stay the same: a larger budget
-    // only adds older turns).
-    const maxImages = this.#imagesAllowed(input);
-    let built = await build(maxImages * IMAGE_PART_TOKENS);
-    const images = Math.min(maxImages, countModelImages(built.messages));
-    if (images < maxImages) built = await build(images * IMAGE_PART_TOKENS);
+    // Room for the images the request may carry. When that room cuts the newest message, one image
+    // less; when the chosen turns hold fewer images, the turns are chosen again with room for those
+    // only (the newest images stay the same: a larger budget only adds older turns).
+    let images = this.#imagesAllowed(input);
+    let built = await build(images * IMAGE_PART_TOKENS);
+    while (images > 0 && built.truncated) {
+      images -= 1;
+      built = await build(images * IMAGE_PART_TOKENS);
+    }
+    const held = countModelImages(built.messages);
+    if (held < images) {
+      images = held;
+      built = await build(images * IMAGE_PART_TOKENS);
+    }
     const sent = await attachmentsForModel(built.messages, this.#reader(), { maxImages: images });
     const messageTokens = sent.messages === built.messages ? built.tokens : counter.countMessages(sent.messages);
     const contextPrompt = built.dropped > 0 ? `${input.contextPrompt}\n\n${droppedNote(built.dropped)}` : input.contextPrompt;

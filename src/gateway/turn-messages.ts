@@ -35,7 +35,7 @@ export function userMessagesOf(messages: InboundMessage[], at: number): NewMessa
       for (const item of media) if (!item.stored && item.refused) parts.push({ type: "text", text: `[${item.kind} not kept: ${refusalReason(item.refused)}]` });
       for (const item of media) {
         if (item.stored || item.refused) continue;
-        const details = [item.mimeType, item.fileName].filter(Boolean).join(", ");
+        const details = [item.fileName, item.mimeType].filter(Boolean).join(", ");
         parts.push({ type: "text", text: `[${item.kind}${details ? `: ${details}` : ""}${item.caption ? `: ${item.caption}` : ""}]` });
       }
       content = parts;

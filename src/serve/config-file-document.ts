@@ -92,5 +92,6 @@ export function configFileDocument(config: ServeConfig): Record<string, unknown>
     },
     ui: { ...config.ui },
     compression: defined({ ...config.compression }),
+    media: { ...config.media },
   };
 }

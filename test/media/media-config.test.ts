@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { configFileProblems, parseServeConfig } from "../../src/serve/serve-config.js";
 import { CONFIG_KEY_PATHS } from "../../src/serve/config-keys.js";
+import { configFileDocument } from "../../src/serve/index.js";
 
 describe("the media section of the serve config", () => {
   it("defaults to 20 MB, 4 images and 60 seconds", () => {
@@ -26,6 +27,13 @@ describe("the media section of the serve config", () => {
     expect(configFileProblems({ media: { size: 1 } })).toEqual(['media: unknown key(s) "size"; allowed: maxBytes, maxImagesInContext, downloadTimeoutSeconds']);
     expect(configFileProblems({ media: { max_bytes: 1 } })).toEqual(['media.max_bytes: unknown key, did you mean "media.maxBytes"?']);
     expect(() => parseServeConfig({ media: { maxImagesInContext: 2.5 } })).toThrow("media.maxImagesInContext: must be a whole number");
+  });
+
+  it("is printed by config show in bytes, and reads back the same", () => {
+    const config = parseServeConfig({ media: { maxBytes: "25MB", maxImagesInContext: 2 } });
+    const file = configFileDocument(config);
+    expect(file["media"]).toEqual({ maxBytes: 26_214_400, maxImagesInContext: 2, downloadTimeoutSeconds: 60 });
+    expect(parseServeConfig(file).media).toEqual(config.media);
   });
 
   it("lists its keys among the config's key paths", () => {

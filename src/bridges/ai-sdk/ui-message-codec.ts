@@ -18,7 +18,7 @@
  * @module
  */
 import type { UIMessage } from "ai";
-import { attachmentPlaceholder, isAttachmentPart } from "../../context/attachment-parts.js";
+import { attachmentPlaceholder, isAttachmentPart } from "../../context/internal.js";
 import { InvalidInputError, type ContentPart, type Message, type NewMessage, type ToolCall } from "../../store/index.js";
 import {
   contentParts,

@@ -19,7 +19,7 @@
  * @module
  */
 import type { BaseMessage, StoredMessage } from "@langchain/core/messages";
-import { withAttachmentPlaceholders } from "../../context/attachment-parts.js";
+import { withAttachmentPlaceholders } from "../../context/internal.js";
 import { InvalidInputError, type ContentPart, type Message, type MessageRole, type NewMessage, type ToolCall } from "../../store/index.js";
 
 /** `format` of the envelope in `reasoningDetails`. */

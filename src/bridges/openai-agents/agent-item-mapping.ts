@@ -30,7 +30,7 @@
  * @module
  */
 import type { AgentInputItem } from "@openai/agents";
-import { attachmentPlaceholder, isAttachmentPart } from "../../context/attachment-parts.js";
+import { attachmentPlaceholder, isAttachmentPart } from "../../context/internal.js";
 import { InvalidInputError, type ContentPart, type Message, type MessageContent, type MessageRole, type NewMessage, type ToolCall } from "../../store/index.js";
 
 type JsonObject = Record<string, unknown>;

@@ -22,7 +22,7 @@ import {
   type SweepMediaOptions,
 } from "../contract.js";
 import { checkMimeType, checkSha256 } from "../attachment-input.js";
-import { DatabaseCorruptError, InvalidInputError } from "../errors.js";
+import { DatabaseCorruptError, InvalidInputError, NotFoundError } from "../errors.js";
 import { checkId, checkTime } from "../input-validation.js";
 import { assertOpen } from "./assert-open.js";
 import { dropUnreferenced, sessionAttachment, sessionAttachments } from "./attachment-steps.js";
@@ -128,8 +128,10 @@ export async function readMedia(d: StoreDialect<unknown>, sha256: string): Promi
     const size = Number(row.size);
     const chunks = yield* column<Uint8Array>("SELECT data FROM media_chunks WHERE sha256 = ? ORDER BY seq", [sha256]);
     const bytes = Buffer.concat(chunks.map(asBuffer));
-    if (bytes.byteLength !== size) throw damaged(d, sha256, `${bytes.byteLength} bytes are stored of ${size}`);
-    return bytes;
+    if (bytes.byteLength === size) return bytes;
+    // Removed between the two statements (a read that is not one snapshot), or damaged.
+    if ((yield* mediaRow(sha256)) === undefined) return null;
+    throw damaged(d, sha256, `${bytes.byteLength} bytes are stored of ${size}`);
   });
 }
 
@@ -148,7 +150,10 @@ async function* chunksOf(d: StoreDialect<unknown>, sha256: string, size: number)
   const chunks = chunkCount(size);
   for (let seq = 0; seq < chunks; seq++) {
     const bytes = await d.read(`reading media ${sha256}`, () => blobChunk(sha256, seq));
-    if (bytes === undefined) throw damaged(d, sha256, `chunk ${seq} of ${chunks} is missing`);
+    if (bytes === undefined) {
+      if ((await getMedia(d, sha256)) === null) throw new NotFoundError(`Media ${sha256} was removed while it was being read.`);
+      throw damaged(d, sha256, `chunk ${seq} of ${chunks} is missing`);
+    }
     yield asBuffer(bytes);
   }
 }

@@ -171,15 +171,19 @@ function copyEverything(source: Database.Database, target: SqliteConnection, loc
         continue;
       }
       const columns = targetColumns.filter((c) => sourceColumns.includes(c));
-      const salvage = /WITHOUT\s+ROWID/iu.test(sql) ? salvageWholeTable(source, name, columns) : salvageRowidTable(source, name, columns);
-      if (!salvage.readable) report.unreadableTables.push(name);
-      else report.unreadable.push(...salvage.unreadable);
-      let rows = salvage.rows;
-      // The search index is rebuilt here from scratch.
-      if (name === "meta") rows = rows.filter((r) => r["key"] !== INDEX_WATERMARK_KEY);
       const insert = db.prepare(`INSERT OR IGNORE INTO "${name}" (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
       let n = 0;
-      for (const row of rows) n += insert.run(...columns.map((c) => row[c])).changes;
+      const copy = (row: Record<string, unknown>): void => {
+        n += insert.run(...columns.map((c) => row[c])).changes;
+      };
+      // Rowid tables are copied as they are read (memory holds one batch; media chunks, 8 at a time).
+      const salvage = /WITHOUT\s+ROWID/iu.test(sql)
+        ? salvageWholeTable(source, name, columns)
+        : salvageRowidTable(source, name, columns, { sink: copy, batchRows: name === "media_chunks" ? 8 : undefined });
+      if (!salvage.readable) report.unreadableTables.push(name);
+      else report.unreadable.push(...salvage.unreadable);
+      // The search index is rebuilt here from scratch.
+      for (const row of salvage.rows) if (name !== "meta" || row["key"] !== INDEX_WATERMARK_KEY) copy(row);
       if (name === "sessions") report.copied.sessions = n;
       else if (name === "messages") report.copied.messages = n;
       else report.copied.other[name] = n;
@@ -282,6 +286,9 @@ function fixReferences(db: Database.Database, report: RepairReport): void {
   db.prepare("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IS NOT NULL AND parent_session_id NOT IN (SELECT id FROM sessions)").run();
   for (const [table, sql] of [
     ["handoffs", "DELETE FROM handoffs WHERE session_id NOT IN (SELECT id FROM sessions)"],
+    // References of lost messages, and chunks of lost blobs (a lost chunk shows in `checkMedia({ verify: true })`).
+    ["message_attachments", "DELETE FROM message_attachments WHERE message_id NOT IN (SELECT id FROM messages)"],
+    ["media_chunks", "DELETE FROM media_chunks WHERE sha256 NOT IN (SELECT sha256 FROM media)"],
     ["executions", "DELETE FROM executions WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM executions)"],
   ] as const) {
     const dropped = db.prepare(sql).run().changes;

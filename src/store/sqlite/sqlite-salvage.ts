@@ -20,11 +20,22 @@ export interface Salvage {
   readable: boolean;
 }
 
+/** Options of {@link salvageRowidTable}. */
+export interface SalvageOptions {
+  /** Takes each row as it is read (then `rows` stays empty): memory holds one batch, whatever the table's size. */
+  sink?: (row: Record<string, unknown>) => void;
+  /** Rows read at a time (default 500; fewer for tables of large rows, such as media chunks). */
+  batchRows?: number;
+}
+
 /**
  * Reads every readable row of a rowid table in rowid order, `BATCH` at a time; around a
  * batch that fails, narrows down to the readable rows and skips the damaged rowid range.
  */
-export function salvageRowidTable(db: Database.Database, table: string, columns: string[]): Salvage {
+export function salvageRowidTable(db: Database.Database, table: string, columns: string[], options: SalvageOptions = {}): Salvage {
+  const { sink, batchRows = BATCH } = options;
+  const sizes = [...new Set([batchRows, Math.min(50, batchRows), 5, 1])].filter((n) => n <= batchRows);
+  let kept = 0;
   const list = columns.map((c) => `"${c}"`).join(", ");
   const read = db.prepare(`SELECT rowid AS __rowid, ${list} FROM "${table}" WHERE rowid >= ? ORDER BY rowid LIMIT ?`);
   const firstAtOrAfter = db.prepare(`SELECT rowid FROM "${table}" WHERE rowid >= ? ORDER BY rowid LIMIT 1`).pluck();
@@ -45,7 +56,7 @@ export function salvageRowidTable(db: Database.Database, table: string, columns:
   };
   for (let guard = 0; guard < 10_000_000; guard++) {
     let batch: Array<Record<string, unknown>> | null = null;
-    for (const size of [BATCH, 50, 5, 1]) {
+    for (const size of sizes) {
       try {
         batch = read.all(from, size) as Array<Record<string, unknown>>;
         break;
@@ -59,7 +70,9 @@ export function salvageRowidTable(db: Database.Database, table: string, columns:
       for (const row of batch) {
         after = row["__rowid"] as number;
         delete row["__rowid"];
-        rows.push(row);
+        if (sink === undefined) rows.push(row);
+        else sink(row);
+        kept++;
       }
       from = after + 1;
       continue;
@@ -81,11 +94,11 @@ export function salvageRowidTable(db: Database.Database, table: string, columns:
     }
     // Failing again right where the last skip resumed: the same damaged run, reported once.
     const last = unreadable.at(-1);
-    const sameRun = last !== undefined && rows.length === rowsAtLastSkip;
+    const sameRun = last !== undefined && kept === rowsAtLastSkip;
     const skip = (beforeRowid: number | null): void => {
       if (sameRun) last.beforeRowid = beforeRowid;
       else unreadable.push({ table, afterRowid: after === Number.MIN_SAFE_INTEGER ? null : after, beforeRowid });
-      rowsAtLastSkip = rows.length;
+      rowsAtLastSkip = kept;
     };
     if (good === null) {
       skip(null);
@@ -108,7 +121,7 @@ export function salvageRowidTable(db: Database.Database, table: string, columns:
     if (next <= from) break; // no progress: give up on the rest of the table
     from = next;
   }
-  return { rows, unreadable, readable: readAny || rows.length > 0 };
+  return { rows, unreadable, readable: readAny || kept > 0 };
 }
 
 /** Reads a table without rowids whole (they are small: meta, aliases, leases, counts). */

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { type AttachmentRef, type ContentPart, MEDIA_GRACE_SECONDS, type NewMessage, type SessionDB, type StoredMedia } from "../../../src/store/contract.js";
-import { InvalidInputError } from "../../../src/store/errors.js";
+import { InvalidInputError, LeaseLostError, NotFoundError } from "../../../src/store/errors.js";
 import { collect, contractArea, expectReject, nowSeconds, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -109,6 +109,14 @@ export function mediaTests(init: SessionDBTestInitializer): void {
       }
     });
 
+    test("a blob removed while it is streamed ends the stream with NotFoundError", async () => {
+      const stored = await put(db(), randomBytes(600 * 1024));
+      const stream = (await db().streamMedia(stored.sha256))![Symbol.asyncIterator]();
+      expect((await stream.next()).value.byteLength).toBe(256 * 1024);
+      expect(await db().sweepMedia({ before: nowSeconds() + 60 })).toBe(1);
+      await expectReject(() => stream.next(), NotFoundError, /removed/);
+    });
+
     test("two handles storing the same bytes at once both succeed with one blob", async () => {
       const other = await anotherHandle();
       const bytes = randomBytes(600 * 1024);
@@ -171,6 +179,22 @@ export function mediaTests(init: SessionDBTestInitializer): void {
       list = await db().listAttachments("s");
       expect(list.map((x) => [x.sha256, x.kind])).toEqual([[c.sha256, "audio"]]);
       expect((await db().checkMedia()).references).toBe(3);
+    });
+
+    test("a fenced append with attachments indexes them, and a lost fence writes neither the message nor its references", async () => {
+      const a = await put(db(), Buffer.from("fenced photo"));
+      await db().createSession({ id: "s", source: "telegram" });
+      const lease = (await db().acquireLease("k", "me", { ttlSeconds: 60 }))!;
+      const fence = { key: "k", token: lease.token };
+      const [id] = await db().appendTurn("s", [withMedia("q", part(a))], { fence });
+      expect((await db().listAttachments("s")).map((x) => x.messageId)).toEqual([id]);
+      await db().releaseLease("k", "me", lease.token);
+      const taken = (await db().acquireLease("k", "other", { ttlSeconds: 60 }))!;
+      await expectReject(() => db().appendMessage("s", withMedia("late", part(a)), { fence }), LeaseLostError);
+      expect(await db().listAttachments("s")).toHaveLength(1);
+      expect((await db().getMessages("s")).map((m) => m.id)).toEqual([id]);
+      await db().appendMessage("s", withMedia("new holder", part(a)), { fence: { key: "k", token: taken.token } });
+      expect(await db().listAttachments("s")).toHaveLength(2);
     });
 
     test("continueSession and import index the attachments of the messages they write", async () => {
