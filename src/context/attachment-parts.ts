@@ -70,7 +70,7 @@ export function isModelImage(ref: Pick<AttachmentRef, "kind" | "mimeType">): boo
 export function formatSize(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 0) return "unknown size";
   if (bytes < 1024) return `${Math.round(bytes)} byte${Math.round(bytes) === 1 ? "" : "s"}`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  if (Math.round(bytes / 1024) < 1024) return `${Math.round(bytes / 1024)} KB`;
   const mb = bytes / (1024 * 1024);
   return `${mb < 100 ? mb.toFixed(1).replace(/\.0$/u, "") : Math.round(mb)} MB`;
 }

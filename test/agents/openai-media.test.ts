@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentError, AgentInterruptedError } from "../../src/agents/agent.js";
 import type { AgentTurnInput } from "../../src/agents/agent.js";
@@ -6,6 +9,8 @@ import { OpenAiCompatibleAgent, type OpenAiCompatibleAgentOptions } from "../../
 import { providerSectionProblems, resolveProviderConfig } from "../../src/agents/provider-config.js";
 import { imagePartPlaceholder, isImagesUnsupportedError, VisionSupport } from "../../src/agents/vision-support.js";
 import { InvalidInputError, type ConversationMessage } from "../../src/store/index.js";
+import { openSessionDB } from "../../src/index.js";
+import { chooseAgent } from "../../src/serve/agent-choice.js";
 import { parseServeConfig } from "../../src/serve/index.js";
 import { FAKE_IMAGE_REJECTIONS, fakeErrorReply, startFakeOpenAiServer, type FakeImageRejection, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 
@@ -258,5 +263,32 @@ describe("provider.vision and provider.transcriptionModel settings", () => {
     expect(() => new OpenAiCompatibleAgent({ baseUrl: "http://127.0.0.1:1/v1", model: "m", transcriptionModel: " " })).toThrow(
       /transcriptionModel must be a speech-to-text model name/u,
     );
+  });
+});
+
+describe("threadline serve's agents (chooseAgent)", () => {
+  it("share one memo of refused images (reported once) and get provider.vision and provider.transcriptionModel", async () => {
+    server = await startFakeOpenAiServer({ rejectImages: "vllm" });
+    const dir = mkdtempSync(join(tmpdir(), "tl-media-agent-"));
+    const db = await openSessionDB(join(dir, "state.db"));
+    try {
+      const refused: string[] = [];
+      const config = parseServeConfig({ provider: { baseUrl: server.url, model: "fake-model", transcriptionModel: "whisper-1" }, titles: { enabled: false } });
+      const choice = chooseAgent(config, {}, db, { onImagesRefused: ({ model, providerMessage }) => refused.push(`${model}: ${providerMessage}`) });
+      const [first, second] = [choice.factory(), choice.factory()];
+      await first.runTurn(turn(PHOTO_TURN));
+      expect(refused).toEqual(["fake-model: fake-model is not a multimodal model"]);
+      expect(second.acceptsImages?.()).toBe(false);
+      await second.runTurn(turn(PHOTO_TURN));
+      expect(refused).toHaveLength(1);
+      expect(await second.transcribe?.({ bytes: new Uint8Array([1, 2]), mimeType: "audio/ogg" })).toBe("Transcript of 2 bytes");
+
+      const off = chooseAgent(parseServeConfig({ provider: { baseUrl: server.url, model: "fake-model", vision: "off" } }), {}, db).factory();
+      expect(off.acceptsImages?.()).toBe(false);
+      expect(off.transcribe).toBeUndefined();
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
