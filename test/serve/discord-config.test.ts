@@ -8,17 +8,28 @@ import { chatAdapterProblems, parseServeConfig } from "../../src/serve/index.js"
 const TOKEN = "MTEwMDAwMDAwMDAwMDAwMDAwMQ.GabcDE.fake-token_value-0123456789";
 
 describe("adapters.discord", () => {
-  it("absent → null; token from the file or DISCORD_BOT_TOKEN; apiUrl and gatewayUrl; access lists as strings", () => {
+  it("absent → null; token from the file or DISCORD_BOT_TOKEN; apiUrl, gatewayUrl and cdnUrl; access lists as strings", () => {
     expect(parseServeConfig({}, { env: { DISCORD_BOT_TOKEN: TOKEN } }).adapters.discord).toBeNull();
     expect(parseServeConfig({ adapters: { discord: { enabled: false } } }, { env: { DISCORD_BOT_TOKEN: TOKEN } }).adapters.discord).toBeNull();
     const fromEnv = parseServeConfig(
-      { adapters: { discord: { apiUrl: "http://127.0.0.1:9/api", gatewayUrl: "ws://127.0.0.1:9/gateway", allowedUsers: [42], allowedChats: ["1200"] } } },
+      {
+        adapters: {
+          discord: {
+            apiUrl: "http://127.0.0.1:9/api",
+            gatewayUrl: "ws://127.0.0.1:9/gateway",
+            cdnUrl: "http://127.0.0.1:9",
+            allowedUsers: [42],
+            allowedChats: ["1200"],
+          },
+        },
+      },
       { env: { DISCORD_BOT_TOKEN: ` ${TOKEN} ` } },
     );
     expect(fromEnv.adapters.discord).toEqual({
       token: TOKEN,
       apiUrl: "http://127.0.0.1:9/api",
       gatewayUrl: "ws://127.0.0.1:9/gateway",
+      cdnUrl: "http://127.0.0.1:9",
       access: "allowlist",
       accessDefaulted: false,
       admins: [],
@@ -30,7 +41,7 @@ describe("adapters.discord", () => {
     });
     expect(chatAdapterProblems(fromEnv.adapters)).toEqual([]);
     const fromFile = parseServeConfig({ adapters: { discord: { token: TOKEN, groupReply: "all" } } }, { env: { DISCORD_BOT_TOKEN: "a.b.c" } });
-    expect(fromFile.adapters.discord).toMatchObject({ token: TOKEN, apiUrl: null, gatewayUrl: null, groupReply: "all" });
+    expect(fromFile.adapters.discord).toMatchObject({ token: TOKEN, apiUrl: null, gatewayUrl: null, cdnUrl: null, groupReply: "all" });
   });
 
   it("what is missing is named; a bad token is never echoed; bad URLs are refused with the expected form", () => {
@@ -54,6 +65,7 @@ describe("adapters.discord", () => {
       /adapters\.discord\.gatewayUrl: must be a ws:\/\/ or wss:\/\/ gateway URL/,
     );
     expect(() => parseServeConfig({ adapters: { discord: { apiUrl: "discord.com" } } })).toThrow(/adapters\.discord\.apiUrl: must be the REST API base URL/);
+    expect(() => parseServeConfig({ adapters: { discord: { cdnUrl: "ftp://cdn.example" } } })).toThrow(/adapters\.discord\.cdnUrl: must be the CDN base URL/);
     expect(() => parseServeConfig({ adapters: { discord: { tokn: "x" } } })).toThrow(
       /adapters\.discord: unknown key\(s\) "tokn"; allowed: .*token.*apiUrl.*gatewayUrl/,
     );

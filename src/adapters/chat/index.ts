@@ -9,7 +9,8 @@
  * splitting long replies on boundaries ({@link splitMessage}); tokens kept out of logs and
  * errors ({@link redactError}, {@link PlatformFailures}); lazy SDK loading ({@link loadSdk});
  * a `connect` that does not hold the gateway's start ({@link connectInBackground}); and an
- * attachment's kind from its MIME type ({@link mediaKindOf}). None of them imports an SDK.
+ * attachment's kind from its MIME type ({@link mediaKindOf}), and downloading an attachment from
+ * the platform's own file host only ({@link downloadPlatformFile}). None of them imports an SDK.
  * (The no-op logger an adapter falls back on is the gateway's `noopLogger`, beside
  * `GatewayLogger`.)
  *
@@ -27,3 +28,4 @@ export * from "./secret-redaction.js";
 export * from "./load-sdk.js";
 export * from "./connect-in-background.js";
 export * from "./media-kind.js";
+export * from "./media-download.js";

@@ -18,6 +18,8 @@
  *   adapter logs them. Intents: Guilds, GuildMessages, DirectMessages and MessageContent
  *   (left out, with a warning, when the application does not have the Message Content
  *   intent enabled, because Discord would refuse the connection).
+ * - Attachments: {@link DiscordAdapter.fetchMedia} downloads from the attachment's CDN URL, only
+ *   when it is on Discord's CDN (or the configured `cdnUrl`: {@link discordFileOrigins}).
  * - The bot token never appears in anything this adapter logs or throws.
  *
  * @module
@@ -27,13 +29,27 @@ import {
   noopLogger,
   type Adapter,
   type AdapterEvents,
+  type FetchedMedia,
   type GatewayLogger,
   type InboundHandler,
+  type InboundMedia,
+  type MediaFetchRequest,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { DEFAULT_ANSWER_RULES, InboundFlow, PlatformFailures, connectInBackground, loadSdk, type AnswerRules, type MappedInbound } from "../chat/index.js";
+import {
+  DEFAULT_ANSWER_RULES,
+  InboundFlow,
+  PlatformFailures,
+  connectInBackground,
+  downloadPlatformFile,
+  httpOrigin,
+  loadSdk,
+  redactText,
+  type AnswerRules,
+  type MappedInbound,
+} from "../chat/index.js";
 import { DISCORD_SUPPRESS_EMBEDS, discordMessageBodies } from "./discord-format.js";
 import { DISCORD_CHANNEL_TYPES, DISCORD_PLATFORM, mapDiscordMessage, type DiscordChannelFacts, type DiscordMessageFacts } from "./discord-source.js";
 
@@ -41,6 +57,18 @@ type DiscordJs = typeof import("discord.js");
 
 /** Application flags that mean the Message Content intent is enabled (Discord's documented bits). */
 const MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
+
+/** Discord's CDN: attachment `url`s (`cdn.discordapp.com`) and their `proxy_url`s (`media.discordapp.net`). */
+export const DISCORD_CDN_ORIGINS: readonly string[] = Object.freeze(["https://cdn.discordapp.com", "https://media.discordapp.net"]);
+
+/**
+ * The origins attachments are downloaded from: Discord's CDN; with `cdnUrl` (a proxy in front of
+ * the CDN, a test fake) that origin only.
+ */
+export function discordFileOrigins(cdnUrl: string | null | undefined): ReadonlySet<string> {
+  const origin = cdnUrl ? httpOrigin(cdnUrl) : null;
+  return new Set(origin === null ? DISCORD_CDN_ORIGINS : [origin]);
+}
 
 /** Options of a {@link DiscordAdapter}. */
 export interface DiscordAdapterOptions {
@@ -50,6 +78,8 @@ export interface DiscordAdapterOptions {
   apiUrl?: string | null;
   /** The gateway WebSocket URL (default: the one `GET /gateway/bot` answers). */
   gatewayUrl?: string | null;
+  /** The CDN base (discord.js `rest.cdn`, default `https://cdn.discordapp.com`; a proxy, a test fake): when set, attachments are downloaded from this origin only. */
+  cdnUrl?: string | null;
   /** Who is answered (default: DMs, and mentions/replies/the bot's threads in servers; no bots; no allowlists). */
   rules?: AnswerRules;
   logger?: GatewayLogger;
@@ -79,15 +109,17 @@ export class DiscordAdapter implements Adapter {
   #client: Client | null = null;
   #bot: { id: string; username: string } | null = null;
   #messageContent = true;
+  /** Where attachments may be downloaded from (see {@link discordFileOrigins}). */
+  readonly #fileOrigins: ReadonlySet<string>;
 
   private constructor(options: DiscordAdapterOptions, djs: DiscordJs) {
     this.#options = options;
     this.#djs = djs;
     this.#log = options.logger ?? noopLogger;
     this.#failures = new PlatformFailures(DISCORD_PLATFORM, [options.token]);
-    const api = options.apiUrl?.replace(/\/+$/u, "");
+    this.#fileOrigins = discordFileOrigins(options.cdnUrl);
     // Sends work before (and without) the gateway: after a restart the resumed reply goes out at once.
-    this.#rest = new djs.REST(api ? { api } : {}).setToken(options.token);
+    this.#rest = new djs.REST(this.#restOptions()).setToken(options.token);
     const rest = this.#rest;
     this.#flow = new InboundFlow({
       platform: DISCORD_PLATFORM,
@@ -196,14 +228,13 @@ export class DiscordAdapter implements Adapter {
   #newClient(): Client {
     const djs = this.#djs;
     const { Client, GatewayIntentBits, Partials, Events } = djs;
-    const api = this.#options.apiUrl?.replace(/\/+$/u, "");
     const intents = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages];
     if (this.#messageContent) intents.push(GatewayIntentBits.MessageContent);
     const client = new Client({
       intents,
       // DM channels are not cached before their first message: without this their messages are dropped.
       partials: [Partials.Channel],
-      rest: api ? { api } : {},
+      rest: this.#restOptions(),
     });
     const gatewayUrl = this.#options.gatewayUrl;
     if (gatewayUrl) {
@@ -287,6 +318,25 @@ export class DiscordAdapter implements Adapter {
     }
   }
 
+  /**
+   * Downloads an attachment from its CDN `url` (the one the gateway's MESSAGE_CREATE gave), only
+   * when it is on Discord's CDN, or on the configured `cdnUrl`'s origin when there is one ({@link discordFileOrigins}):
+   * a URL anywhere else is refused before any request. Discord's CDN needs no token, so none is sent.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    const url = media.url ?? null;
+    if (url === null || url === "") {
+      throw new PlatformError(this.platform, "discord: the attachment has no CDN URL, so it cannot be downloaded");
+    }
+    return downloadPlatformFile(url, {
+      platform: this.platform,
+      origins: this.#fileOrigins,
+      host: "Discord's CDN",
+      signal: request.signal,
+      redact: (text) => redactText(text, [this.#options.token]),
+    });
+  }
+
   // --- inbound -----------------------------------------------------------------------
 
   async #receive(client: Client, message: Message): Promise<void> {
@@ -322,7 +372,13 @@ export class DiscordAdapter implements Adapter {
         url: a.url,
         content_type: a.contentType,
         description: a.description,
+        size: a.size,
+        width: a.width,
+        height: a.height,
+        duration_secs: a.duration,
+        waveform: a.waveform,
       })),
+      flags: message.flags.bitfield,
       referencedAuthorId: message.mentions.repliedUser?.id ?? null,
     };
   }
@@ -344,6 +400,13 @@ export class DiscordAdapter implements Adapter {
   }
 
   // --- helpers -----------------------------------------------------------------------
+
+  /** discord.js REST options: the configured API and CDN bases (trailing slashes dropped). */
+  #restOptions(): { api?: string; cdn?: string } {
+    const api = this.#options.apiUrl?.replace(/\/+$/u, "");
+    const cdn = this.#options.cdnUrl?.replace(/\/+$/u, "");
+    return { ...(api ? { api } : {}), ...(cdn ? { cdn } : {}) };
+  }
 
   /** The channel id messages of `source` go to: its thread, else its chat. */
   #channelOf(source: SessionSource): string {

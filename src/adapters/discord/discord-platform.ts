@@ -32,6 +32,11 @@ const discordSchema = z.strictObject({
     .url()
     .regex(/^wss?:\/\//u)
     .optional(),
+  cdnUrl: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//u)
+    .optional(),
 });
 
 /** `adapters.discord`, resolved. */
@@ -42,6 +47,8 @@ export interface DiscordConfig extends ChatAccess, LinkPreviewsConfig {
   apiUrl: string | null;
   /** The gateway WebSocket URL; `null`: the URL GET /gateway/bot answers. */
   gatewayUrl: string | null;
+  /** The CDN base (discord.js `rest.cdn`); when set, attachments are downloaded from this origin only. `null`: Discord's CDN (cdn.discordapp.com, media.discordapp.net). */
+  cdnUrl: string | null;
 }
 
 /** The Discord platform: `adapters.discord` and its adapter (discord.js, loaded by `create` only). */
@@ -52,6 +59,7 @@ export const discordPlatform = defineChatPlatform({
     token: `the bot token from the Developer Portal (Bot → Reset Token), three parts joined by dots (or set ${DISCORD_TOKEN_ENV})`,
     apiUrl: "the REST API base URL (default https://discord.com/api)",
     gatewayUrl: "a ws:// or wss:// gateway URL (default: the one GET /gateway/bot names)",
+    cdnUrl: "the CDN base URL attachments are downloaded from (default: Discord's CDN, cdn.discordapp.com and media.discordapp.net)",
     ...CHAT_ACCESS_EXPECTED,
     ...LINK_PREVIEWS_EXPECTED,
   },
@@ -60,6 +68,7 @@ export const discordPlatform = defineChatPlatform({
     token: section.token ?? fromEnv(env, DISCORD_TOKEN_ENV),
     apiUrl: section.apiUrl ?? null,
     gatewayUrl: section.gatewayUrl ?? null,
+    cdnUrl: section.cdnUrl ?? null,
     ...resolveChatAccess(section),
     ...resolveLinkPreviews(section),
   }),
@@ -70,6 +79,7 @@ export const discordPlatform = defineChatPlatform({
       token: discord.token!,
       apiUrl: discord.apiUrl,
       gatewayUrl: discord.gatewayUrl,
+      cdnUrl: discord.cdnUrl,
       linkPreviews: discord.linkPreviews,
       rules,
       logger,

@@ -10,7 +10,9 @@
  *   channel as `chatId` and the thread channel as `threadId`, one shared session by default
  *   (`agent:main:discord:thread:<parentId>:<threadId>`);
  * - the guild id is `scopeId`, the channel topic `chatTopic`, the author's global (display)
- *   name, else username, `userName`; attachments become `InboundMedia` with their CDN URL.
+ *   name, else username, `userName`; attachments become `InboundMedia` with their CDN URL,
+ *   type, name, size and description (a voice message, flag IS_VOICE_MESSAGE or a waveform,
+ *   is a voice note: `voice: true`).
  *
  * @module
  */
@@ -64,7 +66,17 @@ export interface DiscordAttachmentFacts {
   url: string;
   content_type?: string | null;
   description?: string | null;
+  size?: number | null;
+  width?: number | null;
+  height?: number | null;
+  /** Voice messages: the length of the recording. */
+  duration_secs?: number | null;
+  /** Voice messages: the base64 waveform Discord shows. */
+  waveform?: string | null;
 }
+
+/** The message flag of a voice message (Discord's IS_VOICE_MESSAGE, 1 << 13). */
+export const DISCORD_VOICE_MESSAGE_FLAG = 1 << 13;
 
 /** What the mapping needs of a message (the fields of Discord's `message` object used). */
 export interface DiscordMessageFacts {
@@ -76,6 +88,8 @@ export interface DiscordMessageFacts {
   /** Users mentioned (`<@id>`). */
   mentions?: ReadonlyArray<{ id: string }>;
   attachments?: readonly DiscordAttachmentFacts[];
+  /** The message's flags (IS_VOICE_MESSAGE: {@link DISCORD_VOICE_MESSAGE_FLAG}). */
+  flags?: number | null;
   /** The message replied to (`message_reference`, and the referenced message's author when known). */
   referencedAuthorId?: string | null;
 }
@@ -87,9 +101,29 @@ export interface MappedDiscordMessage {
 }
 
 function mediaOf(message: DiscordMessageFacts): InboundMedia[] {
+  const voiceMessage = ((message.flags ?? 0) & DISCORD_VOICE_MESSAGE_FLAG) !== 0;
   return (message.attachments ?? []).map((a) => {
     const mimeType = a.content_type ?? null;
-    return { kind: mediaKindOf(mimeType), url: a.url, fileId: a.id, mimeType, fileName: a.filename, caption: a.description ?? null };
+    const meta: Record<string, unknown> = {};
+    if (typeof a.duration_secs === "number") meta["durationSeconds"] = a.duration_secs;
+    if (typeof a.width === "number") meta["width"] = a.width;
+    if (typeof a.height === "number") meta["height"] = a.height;
+    const media: InboundMedia = {
+      kind: mediaKindOf(mimeType),
+      url: a.url,
+      fileId: a.id,
+      mimeType,
+      fileName: a.filename,
+      caption: a.description ?? null,
+      size: typeof a.size === "number" ? a.size : null,
+      meta: Object.keys(meta).length > 0 ? meta : null,
+    };
+    // A voice message carries one audio attachment with its waveform.
+    if (voiceMessage || (typeof a.waveform === "string" && a.waveform !== "")) {
+      media.kind = "audio";
+      media.voice = true;
+    }
+    return media;
   });
 }
 

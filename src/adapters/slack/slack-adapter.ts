@@ -23,6 +23,8 @@
  * - No typing indicator by default (Slack has none for bots on the Web API); with
  *   `assistantStatus`, `assistant.threads.setStatus` shows "is thinking…" in the thread
  *   while the turn runs (apps with the Agents & AI Apps feature).
+ * - Files: {@link SlackAdapter.fetchMedia} downloads a shared file from its private URL with the
+ *   bot token, only from Slack's file host ({@link slackFileOrigins}).
  * - The tokens and the signing secret never appear in anything this adapter logs or throws.
  *
  * @module
@@ -33,14 +35,28 @@ import type { FastifyInstance } from "fastify";
 import {
   noopLogger,
   type Adapter,
+  MediaUnavailableError,
   type AdapterEvents,
+  type FetchedMedia,
   type GatewayLogger,
   type InboundHandler,
+  type InboundMedia,
+  type MediaFetchRequest,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
 import { InvalidInputError, PlatformError } from "../../store/index.js";
-import { InboundFlow, PlatformFailures, loadSdk, redactText, splitMessage, type AnswerRules } from "../chat/index.js";
+import {
+  FileDownloadError,
+  InboundFlow,
+  PlatformFailures,
+  downloadPlatformFile,
+  httpOrigin,
+  loadSdk,
+  redactText,
+  splitMessage,
+  type AnswerRules,
+} from "../chat/index.js";
 import { SlackEventsRoute } from "./slack-events-route.js";
 import { SLACK_MESSAGE_LIMIT, markdownToSlackMrkdwn, neutralizeSlackBroadcasts } from "./slack-format.js";
 import {
@@ -89,6 +105,21 @@ export interface SlackAdapterOptions {
 const FORMAT_REJECTIONS = new Set(["invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "invalid_arguments", "markdown_text_conflict"]);
 const LOOKUP_TTL_MS = 10 * 60_000;
 
+/** Slack's file host: `url_private` and `url_private_download` of files in slack.com workspaces. */
+export const SLACK_FILE_ORIGIN = "https://files.slack.com";
+
+/**
+ * The origins the adapter downloads files from: Slack's file host when the Web API is Slack's
+ * own (`apiUrl` unset or on slack.com); otherwise (a proxy, a test fake) the origin of `apiUrl`,
+ * which then serves the files too.
+ */
+export function slackFileOrigins(apiUrl: string | null | undefined): ReadonlySet<string> {
+  const origin = apiUrl ? httpOrigin(apiUrl) : null;
+  if (origin === null) return new Set([SLACK_FILE_ORIGIN]);
+  const host = new URL(origin).hostname;
+  return new Set([host === "slack.com" || host.endsWith(".slack.com") ? SLACK_FILE_ORIGIN : origin]);
+}
+
 /** Thrown by the event listener so the Events API route answers 500 and Slack sends the event again. */
 class NotTaken extends PlatformError {}
 
@@ -110,10 +141,13 @@ export class SlackAdapter implements Adapter {
   readonly #users = new Map<string, { name: string | null; at: number }>();
   readonly #channels = new Map<string, { info: SlackLookups; at: number }>();
   #me: (SlackBotIdentity & { name: string | null; team: string | null }) | null = null;
+  /** Where files may be downloaded from (see {@link slackFileOrigins}). */
+  readonly #fileOrigins: ReadonlySet<string>;
   #statusWarned = false;
 
   private constructor(options: SlackAdapterOptions, bolt: Bolt, webApi: WebApi) {
     this.#options = options;
+    this.#fileOrigins = slackFileOrigins(options.apiUrl);
     this.exclusiveReceiver = Boolean(options.appToken);
     this.#log = options.logger ?? noopLogger;
     this.#secrets = [options.botToken, options.signingSecret ?? "", options.appToken ?? ""].filter((s) => s !== "");
@@ -308,6 +342,56 @@ export class SlackAdapter implements Adapter {
       >[0]);
     } catch (error) {
       throw this.#failures.failure(error);
+    }
+  }
+
+  /**
+   * Downloads a shared file: its `url_private_download`/`url_private` (asked of `files.info` when
+   * only the file id is known) with `Authorization: Bearer <bot token>`, and only when that URL is
+   * on Slack's file host ({@link slackFileOrigins}): a URL anywhere else is refused before
+   * anything is sent. A redirect is not followed: Slack sends a request whose token it does not
+   * take to its sign-in page.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    let url = media.url ?? null;
+    let size: number | null = null;
+    if (url === null) {
+      if (typeof media.fileId !== "string" || media.fileId === "") {
+        throw new PlatformError(this.platform, "slack: the attachment has neither a file id nor a private URL, so it cannot be downloaded");
+      }
+      let file: { url_private?: string; url_private_download?: string; size?: number; mode?: string } | undefined;
+      try {
+        file = (await this.#client.files.info({ file: media.fileId })).file;
+      } catch (error) {
+        if (slackErrorCode(error) === "file_not_found" || slackErrorCode(error) === "file_deleted") {
+          throw new MediaUnavailableError("Slack no longer has this file (it was deleted), so it could not be kept.");
+        }
+        throw this.#failures.failure(error);
+      }
+      url = file?.url_private_download ?? file?.url_private ?? null;
+      size = typeof file?.size === "number" ? file.size : null;
+      if (url === null) throw new MediaUnavailableError("Slack does not give this file for download (an external or deleted file), so it could not be kept.");
+    }
+    try {
+      const fetched = await downloadPlatformFile(url, {
+        platform: this.platform,
+        origins: this.#fileOrigins,
+        host: "Slack's file host",
+        headers: { authorization: `Bearer ${this.#options.botToken}` },
+        signal: request.signal,
+        redact: (text) => redactText(text, this.#secrets),
+        followRedirects: false,
+      });
+      return { ...fetched, size: fetched.size ?? size };
+    } catch (error) {
+      if (error instanceof FileDownloadError && error.status >= 300 && error.status < 400) {
+        throw new PlatformError(
+          this.platform,
+          `slack: the file host sent the download to its sign-in page (HTTP ${error.status}): it did not take the bot token for this file; check that the app has the files:read scope and is in the conversation`,
+          { platformCode: error.status },
+        );
+      }
+      throw error;
     }
   }
 

@@ -15,8 +15,10 @@
  * - a leading mention of the bot (`<@U_BOT> /new`) is dropped from the text, so slash
  *   commands work after a mention (Slack's client takes a message starting with `/` for
  *   one of its own commands).
- * - shared files become `InboundMedia` (kind from the MIME type, name, the Slack file id; not
- *   `url_private`, which only opens with the bot token).
+ * - shared files become `InboundMedia`: kind from the MIME type, name, size, the Slack file id
+ *   and its `url_private_download` (else `url_private`), which only opens with the bot token
+ *   (the adapter's `fetchMedia` sends it, and only to Slack's file host); an audio clip recorded
+ *   in Slack (`subtype: "slack_audio"`) is a voice note (`voice: true`).
  *
  * @module
  */
@@ -32,7 +34,14 @@ export interface SlackFile {
   name?: string;
   title?: string;
   mimetype?: string;
+  /** `slack_audio` for an audio clip recorded in Slack (a voice note), `slack_video` for a video clip. */
+  subtype?: string;
+  size?: number;
   url_private?: string;
+  url_private_download?: string;
+  duration_ms?: number;
+  original_w?: number;
+  original_h?: number;
 }
 
 /** A `message` or `app_mention` event (the fields the adapter reads). */
@@ -97,6 +106,38 @@ export function isSpokenSlackMessage(event: SlackMessageEvent): boolean {
   );
 }
 
+/** `{ durationSeconds, width, height }` of what Slack told about a file, without the absent ones. */
+function slackMeta(file: SlackFile): Record<string, unknown> | null {
+  const meta: Record<string, unknown> = {};
+  if (typeof file.duration_ms === "number") meta["durationSeconds"] = Math.round(file.duration_ms / 100) / 10;
+  if (typeof file.original_w === "number") meta["width"] = file.original_w;
+  if (typeof file.original_h === "number") meta["height"] = file.original_h;
+  return Object.keys(meta).length > 0 ? meta : null;
+}
+
+/**
+ * A shared file as an attachment: its Slack id and private download URL (opened only with the
+ * bot token, on Slack's file host), the declared type, name and size; a Slack audio clip is a
+ * voice note.
+ */
+export function slackMedia(file: SlackFile, caption: string | null): InboundMedia {
+  const media: InboundMedia = {
+    kind: mediaKindOf(file.mimetype),
+    url: file.url_private_download ?? file.url_private ?? null,
+    fileId: file.id ?? null,
+    mimeType: file.mimetype ?? null,
+    fileName: file.name ?? file.title ?? null,
+    caption,
+    size: typeof file.size === "number" ? file.size : null,
+    meta: slackMeta(file),
+  };
+  if (file.subtype === "slack_audio") {
+    media.kind = "audio";
+    media.voice = true;
+  }
+  return media;
+}
+
 /**
  * Maps one event. Returns `null` for events that are not a message someone said (edits,
  * deletions, joins, …) or that carry neither text nor files.
@@ -112,15 +153,7 @@ export function mapSlackEvent(
 ): MappedSlackMessage | null {
   if (!isSpokenSlackMessage(event)) return null;
   const rawText = event.text ?? "";
-  const media: InboundMedia[] = (event.files ?? []).map((file) => ({
-    kind: mediaKindOf(file.mimetype),
-    // `url_private` needs the bot token to download, so a model cannot fetch it: the file id is what is passed on.
-    url: null,
-    fileId: file.id ?? null,
-    mimeType: file.mimetype ?? null,
-    fileName: file.name ?? file.title ?? null,
-    caption: rawText === "" ? null : rawText,
-  }));
+  const media = (event.files ?? []).map((file) => slackMedia(file, rawText === "" ? null : rawText));
   if (rawText.trim() === "" && media.length === 0) return null;
 
   const chatId = event.channel!;

@@ -20,6 +20,9 @@
  *   60 s) and is restarted with the same back-off if it stops (a 409 conflict, a revoked
  *   token). With several replicas it runs under the receiver lease (one replica polls:
  *   Telegram answers a second `getUpdates` with 409); sending works on every replica.
+ * - Media: {@link TelegramAdapter.fetchMedia} downloads an inbound file through the Bot API
+ *   (`getFile`, then `<apiRoot>/file/bot<token>/<file_path>`), refusing files over the 20 MB a
+ *   bot may download before any download.
  * - The bot token never appears in anything this adapter logs or throws.
  *
  * @module
@@ -31,9 +34,13 @@ import {
   SLASH_COMMANDS,
   noopLogger,
   type Adapter,
+  MediaUnavailableError,
   type AdapterEvents,
+  type FetchedMedia,
   type GatewayLogger,
   type InboundHandler,
+  type InboundMedia,
+  type MediaFetchRequest,
   type OutboundMessage,
   type SessionSource,
 } from "../../gateway/index.js";
@@ -44,14 +51,23 @@ import {
   PlatformFailures,
   abortableSleep,
   connectInBackground,
+  downloadPlatformFile,
+  httpOrigin,
   loadSdk,
+  redactText,
   splitMessage,
   type AnswerRules,
   type MappedInbound,
 } from "../chat/index.js";
 import { secretsEqual } from "../../net/index.js";
 import { TELEGRAM_MESSAGE_LIMIT, markdownToTelegramHtml, telegramRenderedLength } from "./telegram-format.js";
-import { TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
+import { TELEGRAM_DOWNLOAD_LIMIT, TELEGRAM_PLATFORM, mapTelegramMessage } from "./telegram-source.js";
+
+/** The Bot API's own address, when `apiRoot` is not set. */
+const TELEGRAM_API_ROOT = "https://api.telegram.org";
+
+/** What the chat is told when a file is over the Bot API's download limit. */
+const TOO_BIG_FOR_BOTS = "Telegram lets bots download files of at most 20 MB.";
 
 type Grammy = typeof import("grammy");
 type AutoRetry = typeof import("@grammyjs/auto-retry");
@@ -102,6 +118,8 @@ export class TelegramAdapter implements Adapter {
   #connecting = new AbortController();
   #polling: { loop: Promise<void>; stop: AbortController } | null = null;
   readonly #pollBackoff = new Backoff({ initialMs: 1_000, maxMs: 60_000 });
+  /** The Bot API base URL without a trailing slash (files are downloaded from `<apiRoot>/file/bot<token>/…`). */
+  readonly #apiRoot: string;
 
   private constructor(options: TelegramAdapterOptions, grammy: Grammy, retry: AutoRetry) {
     this.#options = options;
@@ -117,6 +135,7 @@ export class TelegramAdapter implements Adapter {
     this.#log = options.logger ?? noopLogger;
     this.#failures = new PlatformFailures(TELEGRAM_PLATFORM, [options.token], { codeOf: (error) => (error as { error_code?: number }).error_code });
     const apiRoot = options.apiRoot?.replace(/\/+$/u, "");
+    this.#apiRoot = apiRoot || TELEGRAM_API_ROOT;
     this.#bot = new grammy.Bot(options.token, apiRoot ? { client: { apiRoot } } : {});
     // Sends: 429 (retry_after) and 5xx are retried by the plugin; network errors fail the send (logged and counted).
     const sendRetry = retry.autoRetry({ maxRetryAttempts: options.maxRetryAttempts ?? 5, maxDelaySeconds: 300, rethrowHttpErrors: true });
@@ -311,6 +330,44 @@ export class TelegramAdapter implements Adapter {
     } catch (error) {
       throw this.#failures.failure(error);
     }
+  }
+
+  /**
+   * Downloads an inbound file through the Bot API: `getFile` gives its `file_path`, then
+   * `GET <apiRoot>/file/bot<token>/<file_path>` (the configured `apiRoot` only). A file over the
+   * Bot API's 20 MB download limit (declared, or as `getFile` tells) is refused with
+   * {@link MediaUnavailableError} before anything is downloaded. The token never appears in an
+   * error.
+   */
+  async fetchMedia(media: InboundMedia, request: MediaFetchRequest): Promise<FetchedMedia> {
+    const fileId = media.fileId;
+    if (typeof fileId !== "string" || fileId === "") {
+      throw new PlatformError(this.platform, "telegram: the attachment has no file_id, so it cannot be downloaded through getFile");
+    }
+    if (typeof media.size === "number" && media.size > TELEGRAM_DOWNLOAD_LIMIT) throw new MediaUnavailableError(TOO_BIG_FOR_BOTS);
+    let file: Awaited<ReturnType<Bot["api"]["getFile"]>>;
+    try {
+      file = await this.#bot.api.getFile(fileId, request.signal as Parameters<Bot["api"]["getFile"]>[1]);
+    } catch (error) {
+      if (this.#failures.codeOf(error) === 400 && /file is too big/iu.test(String((error as { description?: unknown }).description ?? ""))) {
+        throw new MediaUnavailableError(TOO_BIG_FOR_BOTS);
+      }
+      throw this.#failures.failure(error);
+    }
+    if (typeof file.file_size === "number" && file.file_size > TELEGRAM_DOWNLOAD_LIMIT) throw new MediaUnavailableError(TOO_BIG_FOR_BOTS);
+    if (typeof file.file_path !== "string" || file.file_path === "") {
+      throw new MediaUnavailableError("Telegram did not give the file for download (it may have expired); please send it again.");
+    }
+    const path = file.file_path.split("/").map(encodeURIComponent).join("/");
+    const token = this.#options.token;
+    const fetched = await downloadPlatformFile(`${this.#apiRoot}/file/bot${token}/${path}`, {
+      platform: this.platform,
+      origins: new Set([httpOrigin(this.#apiRoot) ?? TELEGRAM_API_ROOT]),
+      host: "the Bot API server",
+      signal: request.signal,
+      redact: (text) => redactText(text, [token]),
+    });
+    return { ...fetched, size: fetched.size ?? file.file_size ?? null };
   }
 
   // --- inbound -----------------------------------------------------------------------

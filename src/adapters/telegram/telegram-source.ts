@@ -8,8 +8,10 @@
  *   (`agent:main:telegram:group:<chatId>:<topicId>`), while plain group messages are per
  *   user (`agent:main:telegram:group:<chatId>:<userId>`) and DMs per chat
  *   (`agent:main:telegram:dm:<chatId>`), under the default key settings.
- * - photos (the largest size), voice, audio, video, video notes, animations, stickers and
- *   documents become `InboundMedia` with the Telegram `file_id`; `media_group_id` is the album.
+ * - photos (the largest size a bot may download), voice notes (`voice: true`), audio, video,
+ *   video notes, animations, stickers and documents become `InboundMedia` with the Telegram
+ *   `file_id`, the declared type, name and size (`meta`: duration, width, height; never a URL:
+ *   Telegram's file URLs carry the bot token); `media_group_id` is the album.
  *
  * @module
  */
@@ -35,47 +37,63 @@ function entityText(text: string, entity: MessageEntity): string {
   return text.slice(entity.offset, entity.offset + entity.length);
 }
 
+/** The most a bot may download from the Bot API (`getFile`): 20 MB. */
+export const TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
+
+/** `{ durationSeconds, width, height }` of what Telegram told, without the absent ones. */
+function metaOf(facts: { duration?: number; width?: number; height?: number }): Record<string, unknown> | null {
+  const meta: Record<string, unknown> = {};
+  if (facts.duration !== undefined) meta["durationSeconds"] = facts.duration;
+  if (facts.width !== undefined) meta["width"] = facts.width;
+  if (facts.height !== undefined) meta["height"] = facts.height;
+  return Object.keys(meta).length > 0 ? meta : null;
+}
+
+/** The largest size of a photo that a bot may download (else the smallest one, which is then refused with the reason). */
+function photoSize<T extends { file_size?: number; width: number; height: number }>(sizes: readonly T[]): T {
+  const fitting = sizes.filter((s) => s.file_size === undefined || s.file_size <= TELEGRAM_DOWNLOAD_LIMIT);
+  const pool = fitting.length > 0 ? fitting : [...sizes].sort((a, b) => (a.file_size ?? 0) - (b.file_size ?? 0)).slice(0, 1);
+  return pool.reduce((best, s) => (s.width * s.height > best.width * best.height ? s : best));
+}
+
 function mediaOf(message: Message): InboundMedia[] {
   const caption = message.caption ?? null;
   const out: InboundMedia[] = [];
-  if (message.photo !== undefined && message.photo.length > 0) {
-    const largest = message.photo[message.photo.length - 1]!;
-    out.push({ kind: "image", fileId: largest.file_id, mimeType: "image/jpeg", fileName: null, caption });
-  }
-  if (message.voice !== undefined)
-    out.push({ kind: "audio", fileId: message.voice.file_id, mimeType: message.voice.mime_type ?? "audio/ogg", fileName: null, caption });
-  if (message.audio !== undefined) {
-    out.push({ kind: "audio", fileId: message.audio.file_id, mimeType: message.audio.mime_type ?? null, fileName: message.audio.file_name ?? null, caption });
-  }
-  if (message.video !== undefined) {
-    out.push({ kind: "video", fileId: message.video.file_id, mimeType: message.video.mime_type ?? null, fileName: message.video.file_name ?? null, caption });
-  }
-  if (message.video_note !== undefined) out.push({ kind: "video", fileId: message.video_note.file_id, mimeType: "video/mp4", fileName: null, caption });
+  const add = (
+    kind: string,
+    file: { file_id: string; file_size?: number; duration?: number; width?: number; height?: number },
+    facts: { mimeType: string | null; fileName?: string | null; voice?: boolean; caption?: string | null },
+  ): void => {
+    const media: InboundMedia = {
+      kind,
+      fileId: file.file_id,
+      mimeType: facts.mimeType,
+      fileName: facts.fileName ?? null,
+      caption: facts.caption === undefined ? caption : facts.caption,
+      size: file.file_size ?? null,
+      meta: metaOf(file),
+    };
+    if (facts.voice === true) media.voice = true;
+    out.push(media);
+  };
+  if (message.photo !== undefined && message.photo.length > 0) add("image", photoSize(message.photo), { mimeType: "image/jpeg" });
+  if (message.voice !== undefined) add("audio", message.voice, { mimeType: message.voice.mime_type ?? "audio/ogg", voice: true });
+  if (message.audio !== undefined) add("audio", message.audio, { mimeType: message.audio.mime_type ?? null, fileName: message.audio.file_name ?? null });
+  if (message.video !== undefined) add("video", message.video, { mimeType: message.video.mime_type ?? null, fileName: message.video.file_name ?? null });
+  if (message.video_note !== undefined)
+    add("video", { ...message.video_note, width: message.video_note.length, height: message.video_note.length }, { mimeType: "video/mp4" });
   if (message.animation !== undefined) {
-    out.push({
-      kind: "video",
-      fileId: message.animation.file_id,
-      mimeType: message.animation.mime_type ?? null,
-      fileName: message.animation.file_name ?? null,
-      caption,
-    });
+    add("video", message.animation, { mimeType: message.animation.mime_type ?? null, fileName: message.animation.file_name ?? null });
   } else if (message.document !== undefined) {
-    out.push({
-      kind: "file",
-      fileId: message.document.file_id,
-      mimeType: message.document.mime_type ?? null,
-      fileName: message.document.file_name ?? null,
-      caption,
+    add("file", message.document, { mimeType: message.document.mime_type ?? null, fileName: message.document.file_name ?? null });
+  }
+  if (message.sticker !== undefined) {
+    const sticker = message.sticker;
+    add("image", sticker, {
+      mimeType: sticker.is_animated ? "application/x-tgsticker" : sticker.is_video ? "video/webm" : "image/webp",
+      caption: sticker.emoji ?? null,
     });
   }
-  if (message.sticker !== undefined)
-    out.push({
-      kind: "image",
-      fileId: message.sticker.file_id,
-      mimeType: message.sticker.is_animated ? "application/x-tgsticker" : "image/webp",
-      fileName: null,
-      caption: message.sticker.emoji ?? null,
-    });
   return out;
 }
 

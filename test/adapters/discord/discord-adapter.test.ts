@@ -3,6 +3,7 @@
  * from GET /gateway/bot or `gatewayUrl`) against the local fake Discord, a real SQLite
  * store and the real GatewayRunner.
  */
+import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { DiscordAdapter } from "../../../src/adapters/discord/index.js";
@@ -11,6 +12,7 @@ import { DISCORD_IDS, discordFixture, discordMessage, startFakeDiscordServer, ty
 import { freePort } from "../../serve/gateway-process.js";
 import type { ReceiverHandlers } from "../../../src/gateway/index.js";
 import { TEST_RULES, adapterHarness, lastUserText, recordingLogger, useCleanups } from "../adapter-harness.js";
+import { pngImage } from "../media-bytes.js";
 
 const cleanups = useCleanups();
 
@@ -31,6 +33,7 @@ async function setup(
       DiscordAdapter.create({
         token: fake.token,
         apiUrl: fake.url,
+        cdnUrl: fake.cdnUrl,
         gatewayUrl: options.gatewayUrl?.(fake.gatewayUrl) ?? null,
         rules: { ...TEST_RULES, ...options.rules },
         logger,
@@ -108,7 +111,7 @@ it("guild channels: unaddressed messages, other bots and the bot's own messages 
   expect(await db.searchMessages("beep")).toHaveLength(0);
 });
 
-it("threads: one shared session keyed by parent and thread; guild id, topic and names carried; attachments become media", async () => {
+it("threads: one shared session keyed by parent and thread; guild id, topic and names carried; attachments are stored with the message", async () => {
   const { fake, db, agent } = await setup();
   fake.pushMessage(discordMessage("message-thread", { id: "1500000000000000301", content: `<@${DISCORD_IDS.bot}> from alice` }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.thread)[0], "the first thread reply");
@@ -137,11 +140,24 @@ it("threads: one shared session keyed by parent and thread; guild id, topic and 
     chatName: "general",
   });
 
-  fake.pushMessage(discordMessage("message-attachment", { id: "1500000000000000303" }));
+  const png = pngImage(16, 16, 9);
+  const pdf = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n", "latin1");
+  const attachments = [
+    fake.addAttachment(png, { filename: "cat.png", contentType: "image/png" }),
+    fake.addAttachment(pdf, { filename: "notes.pdf", contentType: "application/pdf" }),
+  ];
+  fake.pushMessage(discordMessage("message-attachment", { id: "1500000000000000303", attachments }));
   await fake.waitFor(() => fake.sentTo(DISCORD_IDS.dm)[0], "the reply to the attachments");
-  const text = lastUserText(agent.inputs.at(-1)!);
-  expect(text).toContain("what is in this picture?");
-  expect(text).toContain("[file notes.pdf application/pdf https://cdn.discordapp.com/attachments/1300000000000000001/1600000000000000002/notes.pdf]");
+  expect(lastUserText(agent.inputs.at(-1)!)).toContain("what is in this picture?");
+  const dm = await db.getRoute(`agent:main:discord:dm:${DISCORD_IDS.dm}`);
+  const stored = (await db.getMessages(dm!.sessionId)).find((m) => m.role === "user")!;
+  const parts = (stored.content as Array<{ type: string; attachment?: { sha256: string; kind: string; fileName?: string | null } }>).filter(
+    (p) => p.type === "attachment",
+  );
+  expect(parts.map((p) => [p.attachment!.kind, p.attachment!.fileName, p.attachment!.sha256])).toEqual([
+    ["image", "cat.png", createHash("sha256").update(png).digest("hex")],
+    ["file", "notes.pdf", createHash("sha256").update(pdf).digest("hex")],
+  ]);
 });
 
 it("allowlists: a user or channel not listed is neither answered nor stored", async () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import {
   DISCORD_MESSAGE_LIMIT,
   DISCORD_SUPPRESS_EMBEDS,
+  DISCORD_VOICE_MESSAGE_FLAG,
   discordMessageBodies,
   mapDiscordMessage,
   type DiscordChannelFacts,
@@ -83,10 +84,52 @@ describe("mapDiscordMessage", () => {
       BOT,
     )!;
     expect(withFile.inbound.media).toEqual([
-      { kind: "audio", url: "https://cdn.example/v.ogg", fileId: "5", mimeType: "audio/ogg", fileName: "v.ogg", caption: null },
+      { kind: "audio", url: "https://cdn.example/v.ogg", fileId: "5", mimeType: "audio/ogg", fileName: "v.ogg", caption: null, size: null, meta: null },
     ]);
     expect(mapDiscordMessage(text(""), general, BOT)).toBeNull();
     expect(mapDiscordMessage(text(`<@${BOT}>`), general, BOT)).toBeNull();
+  });
+
+  it("a voice message (flag IS_VOICE_MESSAGE, or a waveform) is a voice note with its duration; sizes and dimensions are carried", () => {
+    const clip = {
+      id: "6",
+      filename: "voice-message.ogg",
+      url: "https://cdn.discordapp.com/a/6/voice-message.ogg",
+      content_type: "audio/ogg",
+      size: 9000,
+      duration_secs: 3.2,
+    };
+    const flagged = mapDiscordMessage(text("", { flags: DISCORD_VOICE_MESSAGE_FLAG, attachments: [clip] }), general, BOT)!;
+    expect(flagged.inbound.media).toEqual([
+      {
+        kind: "audio",
+        url: clip.url,
+        fileId: "6",
+        mimeType: "audio/ogg",
+        fileName: "voice-message.ogg",
+        caption: null,
+        size: 9000,
+        meta: { durationSeconds: 3.2 },
+        voice: true,
+      },
+    ]);
+    expect(mapDiscordMessage(text("", { attachments: [{ ...clip, waveform: "AAAA" }] }), general, BOT)!.inbound.media![0]!.voice).toBe(true);
+    const song = mapDiscordMessage(text("listen", { attachments: [{ ...clip, filename: "song.ogg" }] }), general, BOT)!.inbound.media![0]!;
+    expect(song.voice).toBeUndefined();
+    const photo = {
+      id: "7",
+      filename: "cat.png",
+      url: "https://cdn.discordapp.com/a/7/cat.png",
+      content_type: "image/png",
+      size: 12345,
+      width: 640,
+      height: 480,
+    };
+    expect(mapDiscordMessage(text("look", { attachments: [photo] }), general, BOT)!.inbound.media![0]).toMatchObject({
+      kind: "image",
+      size: 12345,
+      meta: { width: 640, height: 480 },
+    });
   });
 });
 

@@ -2,6 +2,7 @@
  * The Telegram adapter in-process: the REAL grammY (through `apiRoot`) against the local
  * fake Bot API, a real SQLite store and the real GatewayRunner.
  */
+import { createHash } from "node:crypto";
 import { expect, it } from "vitest";
 import type { AnswerRules } from "../../../src/adapters/chat/index.js";
 import { TelegramAdapter } from "../../../src/adapters/telegram/index.js";
@@ -10,6 +11,7 @@ import { HandoffError, requestHandoff } from "../../../src/gateway/index.js";
 import { startFakeTelegramServer, telegramFixture, telegramUpdate } from "../../fakes/telegram/fake-telegram-server.js";
 import { TEST_RULES, adapterHarness, lastUserText, serveWebhooks, recordingLogger, useCleanups } from "../adapter-harness.js";
 import { waitFor } from "../../support/wait-for.js";
+import { oggOpusVoice, pngImage } from "../media-bytes.js";
 
 const cleanups = useCleanups();
 
@@ -109,19 +111,33 @@ it("a forum topic is one session for everyone in it, and replies go to the topic
   expect((await db.getMessages(route!.sessionId)).filter((m) => m.role === "user")).toHaveLength(2);
 });
 
-it("media become InboundMedia with the Telegram file id: photo (largest size), voice, document", async () => {
-  const { fake, agent } = await setup();
+it("media are downloaded through getFile and stored with the message; a voice note without transcription gets the notice", async () => {
+  const { fake, agent, db } = await setup();
+  const photo = pngImage(24, 16, 4);
+  const pdf = Buffer.from("%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n", "latin1");
+  fake.addFile(photo, { fileId: "AgACAgQAAxkBAAIBlarge", filePath: "photos/file_1.jpg", mimeType: "image/jpeg" });
+  fake.addFile(oggOpusVoice(2), { fileId: "AwACAgQAAxkBAAIBvoice", filePath: "voice/file_2.oga", mimeType: "audio/ogg" });
+  fake.addFile(pdf, { fileId: "BQACAgQAAxkBAAIBdoc", filePath: "documents/file_3.pdf", mimeType: "application/pdf" });
   fake.pushUpdate(telegramUpdate("update-photo-album", { message_id: 30 }));
   await fake.waitFor(() => fake.sentTo(111111).length === 1, "the photo reply");
   fake.pushUpdate(telegramUpdate("update-voice", { message_id: 31 }));
-  await fake.waitFor(() => fake.sentTo(111111).length === 2, "the voice reply");
+  await fake.waitFor(() => fake.sentTo(111111).length === 2, "the voice notice");
+  expect(fake.sentTo(111111)[1]!.plain).toContain("Voice notes are not enabled here");
   fake.pushUpdate(telegramUpdate("update-document", { message_id: 32 }));
   await fake.waitFor(() => fake.sentTo(111111).length === 3, "the document reply");
-  const texts = agent.inputs.map(lastUserText);
-  expect(texts[0]).toContain("our whiteboard");
-  expect(texts[0]).toContain("image image/jpeg file id AgACAgQAAxkBAAIBlarge");
-  expect(texts[1]).toContain("audio audio/ogg file id AwACAgQAAxkBAAIBvoice");
-  expect(texts[2]).toContain("file report.pdf application/pdf file id BQACAgQAAxkBAAIBdoc");
+  // The voice note alone made no model call.
+  expect(agent.inputs.map(lastUserText)).toEqual([expect.stringContaining("our whiteboard"), expect.stringContaining("please summarise")]);
+  const route = await db.getRoute("agent:main:telegram:dm:111111");
+  const users = (await db.getMessages(route!.sessionId)).filter((m) => m.role === "user");
+  const attached = users.map((m) =>
+    (m.content as Array<{ type: string; attachment?: { sha256: string; kind: string; voice?: boolean } }>)
+      .filter((p) => p.type === "attachment")
+      .map((p) => p.attachment!),
+  );
+  expect(attached.map((list) => list.map((a) => a.kind))).toEqual([["image"], ["audio"], ["file"]]);
+  expect(attached[0]![0]!.sha256).toBe(createHash("sha256").update(photo).digest("hex"));
+  expect(attached[1]![0]!.voice).toBe(true);
+  expect(attached[2]![0]!.sha256).toBe(createHash("sha256").update(pdf).digest("hex"));
 });
 
 it("a reply Telegram cannot parse is sent again as plain text", async () => {

@@ -53,18 +53,47 @@ it("a forum topic message takes the topic as threadId: one shared key for the to
   expect(inBotTopic.candidate.inBotThread).toBe(true);
 });
 
-it("media: the largest photo with its file id and the album id; voice; documents with name and mime type", () => {
+it("media: the largest photo with its file id, size and dimensions and the album id; a voice note; documents with name and mime type", () => {
   const photo = mapTelegramMessage(messageOf(telegramFixture("update-photo-album")), me)!;
-  expect(photo.inbound.media).toEqual([{ kind: "image", fileId: "AgACAgQAAxkBAAIBlarge", mimeType: "image/jpeg", fileName: null, caption: "our whiteboard" }]);
+  expect(photo.inbound.media).toEqual([
+    {
+      kind: "image",
+      fileId: "AgACAgQAAxkBAAIBlarge",
+      mimeType: "image/jpeg",
+      fileName: null,
+      caption: "our whiteboard",
+      size: 88000,
+      meta: { width: 1280, height: 853 },
+    },
+  ]);
   expect(photo.inbound.albumId).toBe("13579246801357924");
   expect(photo.inbound.text).toBe("our whiteboard");
-  expect(mapTelegramMessage(messageOf(telegramFixture("update-voice")), me)!.inbound).toMatchObject({
-    text: "",
-    media: [{ kind: "audio", fileId: "AwACAgQAAxkBAAIBvoice", mimeType: "audio/ogg" }],
-  });
+  const voice = mapTelegramMessage(messageOf(telegramFixture("update-voice")), me)!.inbound;
+  expect(voice).toMatchObject({ text: "", media: [{ kind: "audio", fileId: "AwACAgQAAxkBAAIBvoice", mimeType: "audio/ogg", voice: true, size: 9000 }] });
+  expect(voice.media![0]!.meta).toEqual({ durationSeconds: 3 });
+  expect(voice.media![0]!.url).toBeUndefined();
   expect(mapTelegramMessage(messageOf(telegramFixture("update-document")), me)!.inbound.media).toEqual([
-    { kind: "file", fileId: "BQACAgQAAxkBAAIBdoc", mimeType: "application/pdf", fileName: "report.pdf", caption: "please summarise" },
+    { kind: "file", fileId: "BQACAgQAAxkBAAIBdoc", mimeType: "application/pdf", fileName: "report.pdf", caption: "please summarise", size: 52000, meta: null },
   ]);
+  // An audio file someone sent is not a voice note.
+  const audio = {
+    ...messageOf(telegramFixture("update-voice")),
+    voice: undefined,
+    audio: { file_id: "CQAC", file_unique_id: "u", duration: 60, mime_type: "audio/mpeg", file_name: "song.mp3" },
+  };
+  expect(mapTelegramMessage(audio as unknown as Message, me)!.inbound.media![0]).not.toHaveProperty("voice");
+});
+
+it("a photo takes the largest size a bot may download (20 MB); the smallest when none fits", () => {
+  const base = messageOf(telegramFixture("update-photo-album"));
+  const sizes = [
+    { file_id: "small", file_unique_id: "s", file_size: 1_000, width: 90, height: 60 },
+    { file_id: "medium", file_unique_id: "m", file_size: 15_000_000, width: 2560, height: 1706 },
+    { file_id: "huge", file_unique_id: "h", file_size: 25_000_000, width: 5120, height: 3412 },
+  ];
+  expect(mapTelegramMessage({ ...base, photo: sizes } as Message, me)!.inbound.media![0]!.fileId).toBe("medium");
+  const tooBig = sizes.map((size) => ({ ...size, file_size: size.file_size + 21_000_000 }));
+  expect(mapTelegramMessage({ ...base, photo: tooBig } as Message, me)!.inbound.media![0]!.fileId).toBe("small");
 });
 
 it("edits get their own message id; channel posts map to channel sources; bots are flagged; service messages are skipped", () => {

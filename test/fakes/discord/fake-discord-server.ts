@@ -13,6 +13,11 @@
  * /channels/{id}/messages/{id}/threads. A wrong `Authorization: Bot <token>` gets 401; queued
  * failures ({@link FakeDiscordServer.failNext}, e.g. 429 with `Retry-After`) answer first.
  *
+ * CDN: `GET /attachments/{channel}/{attachment}/{filename}?ex=…&is=…&hm=…` serves the bytes of
+ * an attachment the test registered ({@link FakeDiscordServer.addAttachment}); like Discord's
+ * CDN it needs no token, and a URL without the right signature (`hm`) is 404 "This content is
+ * no longer available.". Configure `adapters.discord.cdnUrl` as {@link FakeDiscordServer.cdnUrl}.
+ *
  * Gateway: HELLO (op 10) → IDENTIFY (op 2, token and intents checked: 4004 for a wrong token,
  * 4014 for the Message Content intent when the application lacks it) → READY and GUILD_CREATE
  * dispatches; HEARTBEAT (op 1) → HEARTBEAT_ACK (op 11); dispatches carry increasing sequence
@@ -122,12 +127,28 @@ export interface FakeDiscordOptions {
   everySession?: boolean;
 }
 
+/** An attachment object (Discord's `attachment`), as it goes into a MESSAGE_CREATE's `attachments`. */
+export type DiscordAttachmentObject = Record<string, unknown> & { id: string; filename: string; url: string; proxy_url: string; size: number };
+
 /** A running fake. */
 export interface FakeDiscordServer {
   /** The REST base to configure (`adapters.discord.apiUrl`), `http://127.0.0.1:<port>/api`. */
   readonly url: string;
   /** The gateway, `ws://127.0.0.1:<port>/gateway`. */
   readonly gatewayUrl: string;
+  /** The CDN base to configure (`adapters.discord.cdnUrl`), `http://127.0.0.1:<port>`. */
+  readonly cdnUrl: string;
+  /**
+   * Registers an attachment whose signed CDN URL (on this fake) serves exactly `bytes`; returns
+   * the attachment object for a message's `attachments`. `voice`: a voice message's recording
+   * (`duration_secs`, `waveform`; give the message `flags: 8192`).
+   */
+  addAttachment(
+    bytes: Uint8Array,
+    options?: { filename?: string; contentType?: string; channelId?: string; voice?: boolean; width?: number; height?: number },
+  ): DiscordAttachmentObject;
+  /** How many times an attachment's bytes were served. */
+  downloads(attachmentId: string): number;
   readonly token: string;
   /** Every REST call, oldest first (a live array). */
   readonly calls: DiscordCall[];
@@ -199,6 +220,7 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
   const links: Array<{ session: Session; ws: WebSocket | null }> = [];
   let connections = 0;
   let base = "";
+  const attachments = new Map<string, { bytes: Uint8Array; contentType: string; path: string; hm: string; downloads: number }>();
 
   const send = (ws: WebSocket, payload: Record<string, unknown>): void => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(payload));
@@ -305,6 +327,17 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
     const text = Buffer.concat(chunks).toString("utf8");
     const method = req.method ?? "GET";
     const url = new URL(req.url ?? "/", "http://x");
+    if (url.pathname.startsWith("/attachments/")) {
+      const m = /^\/attachments\/\d+\/(\d+)\/[^/]+$/u.exec(url.pathname);
+      const stored = m === null ? undefined : attachments.get(m[1]!);
+      if (stored === undefined || method !== "GET" || stored.path !== url.pathname || url.searchParams.get("hm") !== stored.hm) {
+        res.writeHead(404, { "content-type": "text/plain" }).end("This content is no longer available.");
+        return;
+      }
+      stored.downloads += 1;
+      res.writeHead(200, { "content-type": stored.contentType, "content-length": String(stored.bytes.length) }).end(Buffer.from(stored.bytes));
+      return;
+    }
     const match = /^\/api\/v10(\/.*)$/u.exec(url.pathname);
     const path = match?.[1] ?? url.pathname;
     let body: Record<string, unknown> | null = null;
@@ -422,6 +455,35 @@ export async function startFakeDiscordServer(options: FakeDiscordOptions = {}): 
   return {
     url: `${base}/api`,
     gatewayUrl: `${base.replace(/^http/u, "ws")}/gateway`,
+    cdnUrl: base,
+    addAttachment(bytes, attachmentOptions = {}) {
+      const id = snowflake();
+      const channelId = attachmentOptions.channelId ?? DISCORD_IDS.dm;
+      const filename = attachmentOptions.filename ?? (attachmentOptions.voice === true ? "voice-message.ogg" : "image.png");
+      const contentType = attachmentOptions.contentType ?? (attachmentOptions.voice === true ? "audio/ogg" : "image/png");
+      const path = `/attachments/${channelId}/${id}/${encodeURIComponent(filename)}`;
+      const hm = `${id.slice(-8)}a1b2c3d4`;
+      attachments.set(id, { bytes, contentType, path, hm, downloads: 0 });
+      const query = `?ex=6772d0c0&is=67717f40&hm=${hm}&`;
+      const template =
+        attachmentOptions.voice === true
+          ? (discordFixture<{ attachments: Array<Record<string, unknown>> }>("message-voice").attachments[0] as Record<string, unknown>)
+          : (discordFixture<{ attachments: Array<Record<string, unknown>> }>("message-attachment").attachments[0] as Record<string, unknown>);
+      const attachment: DiscordAttachmentObject = {
+        ...template,
+        id,
+        filename,
+        size: bytes.length,
+        url: `${base}${path}${query}`,
+        proxy_url: `${base}${path}${query}`,
+        content_type: contentType,
+      };
+      delete attachment["description"];
+      if (attachmentOptions.width !== undefined) attachment["width"] = attachmentOptions.width;
+      if (attachmentOptions.height !== undefined) attachment["height"] = attachmentOptions.height;
+      return attachment;
+    },
+    downloads: (attachmentId) => attachments.get(attachmentId)?.downloads ?? 0,
     token,
     calls,
     sent,

@@ -7,9 +7,15 @@
  *
  * Methods: auth.test, users.info, conversations.info, chat.postMessage (checks `channel`, a
  * `text` or `blocks`, Slack's 40,000-character text cap → `msg_too_long`, a section block's
- * 3,000-character text limit → `invalid_blocks`), chat.update, assistant.threads.setStatus.
- * The token comes as `Authorization: Bearer …` (or a `token` field); a wrong one gets
- * `invalid_auth`.
+ * 3,000-character text limit → `invalid_blocks`), chat.update, assistant.threads.setStatus,
+ * files.info (a file the test registered with {@link FakeSlackServer.addFile}, else
+ * `file_not_found`). The token comes as `Authorization: Bearer …` (or a `token` field); a
+ * wrong one gets `invalid_auth`.
+ *
+ * Files: the same server is the file host (`GET /files-pri/<team>-<file id>/<name>` and
+ * `…/download/<name>`, the `url_private` and `url_private_download` of registered files). It
+ * serves the bytes only with `Authorization: Bearer <bot token>`; without it, or with another
+ * token, it redirects to its sign-in page (`/signin`, an HTML page), as Slack's file host does.
  *
  * The test reads what the bot sent ({@link FakeSlackServer.sent}, {@link FakeSlackServer.calls})
  * and queues failures ({@link FakeSlackServer.failNext}). Events go the other way: see
@@ -53,6 +59,9 @@ export interface SentSlackMessage {
 /** A failure for the next call(s) of a method: a 429 with `Retry-After` seconds, or an `ok: false` error. */
 export type SlackFailure = { status: 429; retryAfter: number } | { error: string };
 
+/** A Slack file object (`files.info`'s `file`, an event's `files[]` entry). */
+export type SlackFileObject = Record<string, unknown> & { id: string; name: string; url_private: string; url_private_download: string; size: number };
+
 /** A running fake. */
 export interface FakeSlackServer {
   /** The Web API base URL to configure (`adapters.slack.apiUrl`), `http://127.0.0.1:<port>/api/`. */
@@ -66,6 +75,14 @@ export interface FakeSlackServer {
   /** Adds a user `users.info` knows (others get a generated name). */
   addUser(id: string, realName: string): void;
   failNext(method: string, failure: SlackFailure, count?: number): void;
+  /**
+   * Registers a file: `files.info` answers it and its `url_private`/`url_private_download` (on
+   * this fake) serve exactly `bytes` to the bot token. `audioClip`: an audio clip recorded in
+   * Slack (`subtype: "slack_audio"`). Returns the file object to put in an event's `files`.
+   */
+  addFile(bytes: Uint8Array, options?: { id?: string; name?: string; mimetype?: string; audioClip?: boolean }): SlackFileObject;
+  /** Requests for a file's bytes: how many were served, and how many were refused (no or a wrong token). */
+  fileRequests(id: string): { served: number; refused: number };
   callsOf(method: string): SlackCall[];
   /** Messages posted to one channel (optionally one thread: `null` = top level), in order. */
   sentTo(channel: string, threadTs?: string | null): SentSlackMessage[];
@@ -99,6 +116,8 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
   const sent: SentSlackMessage[] = [];
   const failures = new Map<string, SlackFailure[]>();
   const users = new Map<string, string>([["U0ALICE001", "Alice Doe"]]);
+  const files = new Map<string, { file: SlackFileObject; bytes: Uint8Array; served: number; refused: number }>();
+  let origin = "";
   let clock = 1_700_001_000;
   let counter = 0;
   const nextTs = (): string => {
@@ -171,6 +190,13 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
         target.text = String(params["text"] ?? "");
         return { status: 200, body: { ok: true, channel: target.channel, ts: target.ts, text: target.text } };
       }
+      case "files.info": {
+        const stored = files.get(String(params["file"] ?? ""));
+        if (stored === undefined) return { status: 200, body: slackFixture("error-file-not-found") };
+        const body = slackFixture<Record<string, unknown>>("files-info");
+        body["file"] = { ...stored.file };
+        return { status: 200, body };
+      }
       case "assistant.threads.setStatus":
         if (typeof params["channel_id"] !== "string" || typeof params["thread_ts"] !== "string")
           return { status: 200, body: { ok: false, error: "invalid_arguments" } };
@@ -180,7 +206,35 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
     }
   }
 
+  /** The file host: the bytes of a registered file to the bot token; to its sign-in page otherwise. */
+  const serveFile = (req: IncomingMessage, res: ServerResponse, path: string): void => {
+    if (path === "/signin") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!DOCTYPE html><html><body>Sign in to Slack</body></html>");
+      return;
+    }
+    const match = /^\/files-pri\/[A-Z0-9]+-([A-Z0-9]+)\/(?:download\/)?[^/]+$/u.exec(path);
+    const stored = match === null ? undefined : files.get(match[1]!);
+    if (stored === undefined || req.method !== "GET") {
+      res.writeHead(404, { "content-type": "text/plain" }).end("file not found");
+      return;
+    }
+    if (req.headers.authorization !== `Bearer ${botToken}`) {
+      stored.refused += 1;
+      res.writeHead(302, { location: `${origin}/signin?redir=${encodeURIComponent(path)}` }).end();
+      return;
+    }
+    stored.served += 1;
+    res
+      .writeHead(200, { "content-type": String(stored.file["mimetype"] ?? "application/octet-stream"), "content-length": String(stored.bytes.length) })
+      .end(Buffer.from(stored.bytes));
+  };
+
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "").split("?")[0]!;
+    if (path.startsWith("/files-pri/") || path === "/signin") {
+      serveFile(req, res, path);
+      return;
+    }
     void (async () => {
       const match = /^\/api\/([\w.]+)$/u.exec((req.url ?? "").split("?")[0]!);
       let result: { status: number; body: Record<string, unknown>; headers?: Record<string, string> };
@@ -208,6 +262,7 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
   let closing: Promise<void> | null = null;
   return {
     url: `http://127.0.0.1:${port}/api/`,
@@ -221,6 +276,25 @@ export async function startFakeSlackServer(options: { botToken?: string } = {}):
       for (let i = 0; i < count; i++) list.push(failure);
       failures.set(method, list);
     },
+    addFile(bytes, fileOptions = {}) {
+      const base = fileOptions.audioClip === true ? slackFixture("file-audio-clip") : slackFixture<{ file: Record<string, unknown> }>("files-info").file;
+      const id = fileOptions.id ?? `F0FAKE${String(files.size + 1).padStart(4, "0")}`;
+      const name = fileOptions.name ?? String(base["name"]);
+      const file: SlackFileObject = {
+        ...base,
+        id,
+        name,
+        title: name,
+        ...(fileOptions.mimetype !== undefined ? { mimetype: fileOptions.mimetype } : {}),
+        size: bytes.length,
+        url_private: `${origin}/files-pri/${auth.team_id}-${id}/${encodeURIComponent(name)}`,
+        url_private_download: `${origin}/files-pri/${auth.team_id}-${id}/download/${encodeURIComponent(name)}`,
+        permalink: `${origin}/files/U0ALICE001/${id}/${encodeURIComponent(name)}`,
+      };
+      files.set(id, { file, bytes, served: 0, refused: 0 });
+      return { ...file };
+    },
+    fileRequests: (id) => ({ served: files.get(id)?.served ?? 0, refused: files.get(id)?.refused ?? 0 }),
     callsOf: (method) => calls.filter((c) => c.method === method),
     sentTo: (channel, threadTs) => sent.filter((m) => m.channel === channel && (threadTs === undefined || m.thread_ts === threadTs)),
     waitFor(check, what, timeoutMs = 20_000) {

@@ -9,7 +9,11 @@
  * (getUpdates answers 409 while a webhook is set, as Telegram does), getWebhookInfo,
  * sendMessage (HTML checked for supported, balanced tags → 400 "can't parse entities";
  * 4,096-character limit after parsing → 400 "message is too long"), sendChatAction,
- * editMessageText (the same checks), setMyCommands, createForumTopic, getFile. A wrong token
+ * editMessageText (the same checks), setMyCommands, createForumTopic, getFile (a `File` for a
+ * file the test registered with {@link FakeTelegramServer.addFile}: its `file_path` and size;
+ * 400 "invalid file_id" for an unknown id; 400 "file is too big" over 20 MB, as for bots), and
+ * the file download `GET /file/bot<token>/<file_path>` (the registered bytes; 404 for a wrong
+ * token or path, as Telegram answers). A wrong token
  * gets 401. Lengths are counted as Telegram counts them: the parsed text, in UTF-16 code units.
  * Every call's parameters are recorded ({@link FakeTelegramServer.calls}), e.g. to check
  * `link_preview_options`.
@@ -60,6 +64,17 @@ export interface TelegramFailure {
   body: Record<string, unknown>;
 }
 
+/** A file the test registered ({@link FakeTelegramServer.addFile}). */
+export interface FakeTelegramFile {
+  /** The `file_id` to put in an update (`photo[].file_id`, `voice.file_id`, …). */
+  fileId: string;
+  fileUniqueId: string;
+  /** The `file_path` getFile answers. */
+  filePath: string;
+  /** The declared size (`file_size`). */
+  size: number;
+}
+
 /** A running fake. */
 export interface FakeTelegramServer {
   /** The Bot API root to configure (`adapters.telegram.apiRoot`), `http://127.0.0.1:<port>`. */
@@ -86,9 +101,23 @@ export interface FakeTelegramServer {
   sentTo(chatId: string | number, threadId?: number | null): SentTelegramMessage[];
   /** Waits until `check` returns a truthy value (bounded); throws with `what` and the calls so far. */
   waitFor<T>(check: () => T | null | undefined | false, what: string, timeoutMs?: number): Promise<T>;
+  /**
+   * Registers a file the bot can download: getFile answers its `file_path`, and
+   * `/file/bot<token>/<file_path>` serves exactly `bytes` (with `mimeType` as Content-Type).
+   * `declaredSize` (default the length of `bytes`) is what getFile tells; over 20 MB getFile
+   * answers "file is too big".
+   */
+  addFile(bytes: Uint8Array, options?: { fileId?: string; filePath?: string; mimeType?: string; declaredSize?: number }): FakeTelegramFile;
+  /** Lets a file's download link lapse (Telegram keeps a `file_path` valid for an hour): getFile still answers, the download is 404. */
+  expireFile(fileId: string): void;
+  /** How many times a file was downloaded (`/file/bot<token>/…` answered 200). */
+  downloads(fileId: string): number;
   /** Stops the server (pending long polls are answered with no updates). */
   close(): Promise<void>;
 }
+
+/** The most a bot may download (getFile refuses larger files). */
+const BOT_DOWNLOAD_LIMIT = 20 * 1024 * 1024;
 
 const ALLOWED_TAGS = new Set(["b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "a", "code", "pre", "blockquote", "tg-spoiler", "span", "tg-emoji"]);
 
@@ -193,6 +222,7 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
   const messageIds = new Map<string, number>();
   let nextUpdateId = 500_000;
   let nextTopic = 1000;
+  const files = new Map<string, FakeTelegramFile & { bytes: Uint8Array; mimeType: string; downloads: number; expired: boolean }>();
   let webhook: { url: string; secret: string | null } | null = null;
   let closed = false;
 
@@ -323,16 +353,37 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
         return ok({ message_thread_id: nextTopic, name, icon_color: 7322096 });
       }
       case "getFile": {
-        const fileId = String(params["file_id"] ?? "");
-        if (fileId === "") return fail(400, "Bad Request: invalid file_id");
-        return ok({ file_id: fileId, file_unique_id: `u${fileId.slice(-6)}`, file_size: 1234, file_path: `documents/${fileId}.bin` });
+        const file = files.get(String(params["file_id"] ?? ""));
+        if (file === undefined) return { status: 400, body: telegramFixture("error-400-invalid-file-id") };
+        if (file.size > BOT_DOWNLOAD_LIMIT) return { status: 400, body: telegramFixture("error-400-file-too-big") };
+        const result = telegramFixture("get-file");
+        Object.assign(result, { file_id: file.fileId, file_unique_id: file.fileUniqueId, file_size: file.size, file_path: file.filePath });
+        return ok(result);
       }
       default:
         return fail(404, "Not Found");
     }
   }
 
+  /** `GET /file/bot<token>/<file_path>`: the registered bytes (Telegram answers 404 for a wrong token or path). */
+  const serveFile = (req: IncomingMessage, res: ServerResponse, path: string): void => {
+    const match = /^\/file\/bot([^/]+)\/(.+)$/u.exec(path);
+    const file =
+      match !== null && decodeURIComponent(match[1]!) === token ? [...files.values()].find((f) => f.filePath === decodeURIComponent(match[2]!)) : undefined;
+    if (file === undefined || file.expired || req.method !== "GET") {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify(telegramFixture("error-404-file")));
+      return;
+    }
+    file.downloads += 1;
+    res.writeHead(200, { "content-type": file.mimeType, "content-length": String(file.bytes.length) }).end(Buffer.from(file.bytes));
+  };
+
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? "").split("?")[0]!;
+    if (path.startsWith("/file/")) {
+      serveFile(req, res, path);
+      return;
+    }
     void (async () => {
       const match = /^\/bot([^/]+)\/([A-Za-z]+)$/u.exec((req.url ?? "").split("?")[0]!);
       let result: { status: number; body: Record<string, unknown> };
@@ -381,6 +432,28 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
       failures.set(method, list);
     },
     callsOf: (method) => calls.filter((c) => c.method === method),
+    addFile(bytes, fileOptions = {}) {
+      const n = files.size + 1;
+      const fileId = fileOptions.fileId ?? `BQACAgQAAxkBAAIB${String(n).padStart(4, "0")}file`;
+      const file = {
+        fileId,
+        fileUniqueId: `AgAD${String(n).padStart(4, "0")}`,
+        filePath: fileOptions.filePath ?? `documents/file_${n}.bin`,
+        size: fileOptions.declaredSize ?? bytes.length,
+        bytes,
+        mimeType: fileOptions.mimeType ?? "application/octet-stream",
+        downloads: 0,
+        expired: false,
+      };
+      files.set(fileId, file);
+      return { fileId: file.fileId, fileUniqueId: file.fileUniqueId, filePath: file.filePath, size: file.size };
+    },
+    expireFile(fileId) {
+      const file = files.get(fileId);
+      if (file === undefined) throw new Error(`fake telegram: no file ${fileId} was added`);
+      file.expired = true;
+    },
+    downloads: (fileId) => files.get(fileId)?.downloads ?? 0,
     sentTo: (chatId, threadId) => sent.filter((m) => m.chat_id === String(chatId) && (threadId === undefined || m.message_thread_id === threadId)),
     waitFor(check, what, timeoutMs = 20_000) {
       return waitFor(() => check() || null, {
