@@ -96,6 +96,7 @@ export type {
   OutboundDelta,
 } from "./adapter.js";
 export { MediaUnavailableError } from "./adapter.js";
+export type { MediaSettings } from "../media/index.js";
 export { adapterStateInMeta, adapterStateInMemory, type AdapterStateStore } from "./adapter-state.js";
 export {
   INTERRUPTED_TOOL_RESULT,
