@@ -40,6 +40,7 @@ export {
   type ProviderToolsSetting,
   type ResolvedProviderConfig,
 } from "./provider-config.js";
+export { RefusalMemo, type RefusalMemoOptions } from "./refusal-memo.js";
 export { ToolSupport, type ToolSupportOptions } from "./tool-support.js";
 export { VisionSupport, type VisionSupportOptions, type ProviderVisionSetting } from "./vision-support.js";
 export { EchoAgent, type EchoAgentOptions } from "./echo-agent.js";

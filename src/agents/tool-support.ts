@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { RefusalMemo, type RefusalMemoOptions } from "./refusal-memo.js";
 
 /**
  * How OpenAI-compatible servers word "this model/server cannot take tools":
@@ -39,10 +40,7 @@ export function isToolsUnsupportedError(status: number | null, providerMessage: 
 }
 
 /** Options of {@link ToolSupport}. */
-export interface ToolSupportOptions {
-  /** Called once per endpoint and model when the provider first refuses tools. */
-  onRefused?: (info: { baseUrl: string; model: string; providerMessage: string }) => void;
-}
+export type ToolSupportOptions = RefusalMemoOptions;
 
 /**
  * Remembers which endpoint and model refused tools. Agents of one process share one
@@ -53,35 +51,7 @@ export interface ToolSupportOptions {
  * const support = new ToolSupport({ onRefused: ({ model }) => console.warn(`${model}: no tools`) });
  * new OpenAiCompatibleAgent({ baseUrl, model, tools, toolSupport: support });
  */
-export class ToolSupport {
-  readonly #refused = new Map<string, string>();
-  readonly #onRefused: ToolSupportOptions["onRefused"];
-
-  constructor(options: ToolSupportOptions = {}) {
-    this.#onRefused = options.onRefused;
-  }
-
-  /** Whether tools were refused by this endpoint for this model. */
-  refused(baseUrl: string, model: string): boolean {
-    return this.#refused.has(keyOf(baseUrl, model));
-  }
-
-  /** Records a refusal (the first one per endpoint and model is reported to `onRefused`). */
-  markRefused(baseUrl: string, model: string, providerMessage: string): void {
-    const key = keyOf(baseUrl, model);
-    if (this.#refused.has(key)) return;
-    this.#refused.set(key, providerMessage);
-    try {
-      this.#onRefused?.({ baseUrl, model, providerMessage });
-    } catch {
-      // A listener's failure must not fail the turn.
-    }
-  }
-}
+export class ToolSupport extends RefusalMemo {}
 
 /** The memo agents use when none is given: one per process. */
 export const PROCESS_TOOL_SUPPORT = new ToolSupport();
-
-function keyOf(baseUrl: string, model: string): string {
-  return `${baseUrl}\u0000${model}`;
-}

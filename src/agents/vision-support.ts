@@ -9,6 +9,7 @@
  * @module
  */
 import { imagePlaceholder } from "../context/internal.js";
+import { RefusalMemo, type RefusalMemoOptions } from "./refusal-memo.js";
 
 /**
  * `provider.vision`: `auto` (default: images are sent until the endpoint refuses them for a
@@ -55,10 +56,7 @@ export function isImagesUnsupportedError(status: number | null, providerMessage:
 }
 
 /** Options of {@link VisionSupport}. */
-export interface VisionSupportOptions {
-  /** Called once per endpoint and model when the provider first refuses images. */
-  onRefused?: (info: { baseUrl: string; model: string; providerMessage: string }) => void;
-}
+export type VisionSupportOptions = RefusalMemoOptions;
 
 /**
  * Remembers which endpoint and model refused images. Agents of one process share one (the
@@ -69,38 +67,10 @@ export interface VisionSupportOptions {
  * const vision = new VisionSupport({ onRefused: ({ model }) => console.warn(`${model}: no images`) });
  * new OpenAiCompatibleAgent({ baseUrl, model, visionSupport: vision });
  */
-export class VisionSupport {
-  readonly #refused = new Map<string, string>();
-  readonly #onRefused: VisionSupportOptions["onRefused"];
-
-  constructor(options: VisionSupportOptions = {}) {
-    this.#onRefused = options.onRefused;
-  }
-
-  /** Whether images were refused by this endpoint for this model. */
-  refused(baseUrl: string, model: string): boolean {
-    return this.#refused.has(keyOf(baseUrl, model));
-  }
-
-  /** Records a refusal (the first one per endpoint and model is reported to `onRefused`). */
-  markRefused(baseUrl: string, model: string, providerMessage: string): void {
-    const key = keyOf(baseUrl, model);
-    if (this.#refused.has(key)) return;
-    this.#refused.set(key, providerMessage);
-    try {
-      this.#onRefused?.({ baseUrl, model, providerMessage });
-    } catch {
-      // A listener's failure must not fail the turn.
-    }
-  }
-}
+export class VisionSupport extends RefusalMemo {}
 
 /** The memo agents use when none is given: one per process. */
 export const PROCESS_VISION_SUPPORT = new VisionSupport();
-
-function keyOf(baseUrl: string, model: string): string {
-  return `${baseUrl}\u0000${model}`;
-}
 
 /** The part of a `data:` URL that says its type and encoding, e.g. `data:image/png;base64,`. */
 const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*),/iu;
