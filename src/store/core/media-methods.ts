@@ -4,7 +4,8 @@
  *
  * A put hashes first (a file is read in chunks, outside any transaction), then writes in one
  * transaction, reading the chunks again one at a time (a file's bytes are hashed again on the
- * way and must match). Reads of one blob's bytes are one read per chunk when streamed.
+ * way and must match). A whole blob is read in one statement; streamed, it is one read per chunk
+ * (the first with the blob's row).
  *
  * @module
  */
@@ -28,7 +29,7 @@ import { assertOpen } from "./assert-open.js";
 import { dropUnreferenced, sessionAttachment, sessionAttachments } from "./attachment-steps.js";
 import { now } from "./clock.js";
 import { asBuffer, blobChunk, chunkCount, MEDIA_CHUNK_BYTES, mediaRow, storeBlob, toStoredMedia } from "./media-steps.js";
-import { all, column, value } from "./steps.js";
+import { all, column, tuples, value } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 
 /** Most missing references or corrupt blobs {@link checkMedia} lists. */
@@ -123,14 +124,17 @@ export async function getMedia(d: StoreDialect<unknown>, sha256: string): Promis
 export async function readMedia(d: StoreDialect<unknown>, sha256: string): Promise<Uint8Array | null> {
   checkSha256(sha256);
   return d.read(`reading media ${sha256}`, function* () {
-    const row = yield* mediaRow(sha256);
-    if (row === undefined) return null;
-    const size = Number(row.size);
-    const chunks = yield* column<Uint8Array>("SELECT data FROM media_chunks WHERE sha256 = ? ORDER BY seq", [sha256]);
-    const bytes = Buffer.concat(chunks.map(asBuffer));
+    // The row and every chunk in one statement (one round trip and one snapshot on PostgreSQL):
+    // no row, not stored; a row whose data is null, a blob without chunks.
+    const rows = yield* tuples("SELECT m.size, c.data FROM media m LEFT JOIN media_chunks c ON c.sha256 = m.sha256 WHERE m.sha256 = ? ORDER BY c.seq", [
+      sha256,
+    ]);
+    const first = rows[0];
+    if (first === undefined) return null;
+    const size = Number(first[0]);
+    const chunks = rows.flatMap((row) => (row[1] === null ? [] : [asBuffer(row[1] as Uint8Array)]));
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     if (bytes.byteLength === size) return bytes;
-    // Removed between the two statements (a read that is not one snapshot), or damaged.
-    if ((yield* mediaRow(sha256)) === undefined) return null;
     throw damaged(d, sha256, `${bytes.byteLength} bytes are stored of ${size}`);
   });
 }
@@ -140,16 +144,21 @@ function damaged(d: StoreDialect<unknown>, sha256: string, what: string): Databa
 }
 
 export async function streamMedia(d: StoreDialect<unknown>, sha256: string): Promise<AsyncIterable<Uint8Array> | null> {
-  const stored = await getMedia(d, sha256);
-  if (stored === null) return null;
-  return chunksOf(d, sha256, stored.size);
+  checkSha256(sha256);
+  // The row with the first chunk (one round trip for a blob of one chunk, most photos).
+  const rows = await d.read(`reading media ${sha256}`, () =>
+    tuples("SELECT m.size, c.data FROM media m LEFT JOIN media_chunks c ON c.sha256 = m.sha256 AND c.seq = 0 WHERE m.sha256 = ?", [sha256]),
+  );
+  const row = rows[0];
+  if (row === undefined) return null;
+  return chunksOf(d, sha256, Number(row[0]), (row[1] as Uint8Array | null) ?? undefined);
 }
 
-/** The chunks of a blob, one read each (a blob removed meanwhile ends the stream with an error). */
-async function* chunksOf(d: StoreDialect<unknown>, sha256: string, size: number): AsyncGenerator<Uint8Array> {
+/** The chunks of a blob, one read each after `first` (chunk 0, read with the row; a blob removed meanwhile ends the stream with an error). */
+async function* chunksOf(d: StoreDialect<unknown>, sha256: string, size: number, first: Uint8Array | undefined): AsyncGenerator<Uint8Array> {
   const chunks = chunkCount(size);
   for (let seq = 0; seq < chunks; seq++) {
-    const bytes = await d.read(`reading media ${sha256}`, () => blobChunk(sha256, seq));
+    const bytes = seq === 0 ? first : await d.read(`reading media ${sha256}`, () => blobChunk(sha256, seq));
     if (bytes === undefined) {
       if ((await getMedia(d, sha256)) === null) throw new NotFoundError(`Media ${sha256} was removed while it was being read.`);
       throw damaged(d, sha256, `chunk ${seq} of ${chunks} is missing`);

@@ -148,8 +148,11 @@ export async function getMessages(d: StoreDialect<unknown>, sessionId: string, o
   checkId(sessionId, "sessionId");
   const sql = messageWindowSql(d, checkMessageWindow(options), options.includeRewound === true);
   return d.read("reading messages", function* () {
-    yield* requireSession(d, sessionId);
-    return (yield* all<unknown>(sql, [sessionId])).map((row) => d.toMessage(row));
+    // The messages first: a transcript with rows proves its session exists (one round trip on
+    // PostgreSQL); only an empty window asks whether the session is there at all.
+    const rows = yield* all<unknown>(sql, [sessionId]);
+    if (rows.length === 0) yield* requireSession(d, sessionId);
+    return rows.map((row) => d.toMessage(row));
   });
 }
 

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { type AttachmentRef, type ContentPart, MEDIA_GRACE_SECONDS, type NewMessage, type SessionDB, type StoredMedia } from "../../../src/store/contract.js";
-import { InvalidInputError, LeaseLostError, NotFoundError } from "../../../src/store/errors.js";
+import { DatabaseCorruptError, InvalidInputError, LeaseLostError, NotFoundError } from "../../../src/store/errors.js";
 import { collect, contractArea, expectReject, nowSeconds, routeFields, user } from "../harness.js";
 import type { SessionDBTestInitializer } from "../session-db-test-initializer.js";
 
@@ -347,6 +347,19 @@ export function mediaTests(init: SessionDBTestInitializer): void {
         expect((await db().checkMedia({ verify: true })).corrupt).toEqual([bad.sha256]);
         expect((await db().checkMedia()).corrupt).toEqual([]);
         expect(await db().readMedia(good.sha256)).not.toBeNull();
+      });
+
+    if (execRaw !== undefined)
+      test("a blob missing a chunk reads as damaged, whole or streamed (the first chunk, read with the row, too)", async () => {
+        const first = await put(db(), randomBytes(300 * 1024));
+        const second = await put(db(), randomBytes(300 * 1024));
+        await execRaw(db(), "DELETE FROM media_chunks WHERE sha256 = ? AND seq = 0", [first.sha256]);
+        await execRaw(db(), "DELETE FROM media_chunks WHERE sha256 = ? AND seq = 1", [second.sha256]);
+        for (const { sha256 } of [first, second]) {
+          await expectReject(() => db().readMedia(sha256), DatabaseCorruptError, /damaged/);
+          const stream = (await db().streamMedia(sha256))!;
+          await expectReject(() => collect(stream), DatabaseCorruptError, /chunk \d of 2 is missing/);
+        }
       });
 
     test("attachment parts are checked on write; a bad one names its field and nothing is written", async () => {
