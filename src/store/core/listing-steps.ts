@@ -2,7 +2,8 @@
  * Session listing, once for every backend: bounded, index-backed, keyset-paged. Each filter
  * combination is answered by walking one or more index ranges newest-first and merging them
  * (listing-plan.ts), so the cost of a page never grows with the number of sessions or
- * messages in the database.
+ * messages in the database. The ranges of one listing are walked in one statement (each its own
+ * limited subquery under `UNION ALL`): one round trip on PostgreSQL however many ranges.
  *
  * @module
  */
@@ -32,6 +33,8 @@ export function* listSessionsPage(
   const sources = options.sources == null && options.excludeSources != null ? yield* distinctSources() : [];
   const plan = planListing(options, () => sources);
   const rows: SummaryRow[] = [];
+  let batch: RangeQuery[] = [];
+  let batchParams = 0;
   for (const { source, hidden } of plan.ranges) {
     const where: string[] = [];
     const params: unknown[] = [];
@@ -81,7 +84,42 @@ export function* listSessionsPage(
       params.push(plan.after.key, plan.after.id);
     }
     const sql = `SELECT ${SUMMARY_COLUMNS} FROM sessions${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY ${plan.key} DESC, id DESC LIMIT ?`;
-    rows.push(...(yield* all<SummaryRow>(sql, [...params, plan.limit + 1])));
+    if (batch.length > 0 && (batch.length >= MAX_RANGES_PER_STATEMENT || batchParams + params.length + 1 > MAX_PARAMS_PER_STATEMENT)) {
+      rows.push(...(yield* walkRanges(batch)));
+      batch = [];
+      batchParams = 0;
+    }
+    batch.push({ sql, params: [...params, plan.limit + 1] });
+    batchParams += params.length + 1;
   }
+  if (batch.length > 0) rows.push(...(yield* walkRanges(batch)));
   return mergeListing(plan, rows, decode);
+}
+
+/** One range's walk: its statement (`?` placeholders) and parameters. */
+interface RangeQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Ranges walked in one statement (one round trip on PostgreSQL), at most this many: far below
+ * SQLite's limit of 500 terms in a compound SELECT.
+ */
+const MAX_RANGES_PER_STATEMENT = 32;
+
+/** Parameters of one statement at most (filters with long `IN` lists split the ranges over more statements). */
+const MAX_PARAMS_PER_STATEMENT = 2_000;
+
+/**
+ * The rows of several range walks in one statement: each walk stays its own index-ordered,
+ * limited subquery (`UNION ALL` only concatenates them; the page is merged in `mergeListing`).
+ */
+function* walkRanges(ranges: RangeQuery[]): Steps<SummaryRow[]> {
+  if (ranges.length === 1) return yield* all<SummaryRow>(ranges[0]!.sql, ranges[0]!.params);
+  const sql = ranges.map((range, i) => `SELECT * FROM (${range.sql}) AS r${i}`).join(" UNION ALL ");
+  return yield* all<SummaryRow>(
+    sql,
+    ranges.flatMap((range) => range.params),
+  );
 }

@@ -2,8 +2,9 @@
  * The session listing on PostgreSQL walks an index newest-first and stops at the page's
  * end, as on SQLite: for each filter form, the statements the store core builds
  * (`listing-steps.ts`, driven here step by step) are explained on a table of 6,000 analysed
- * sessions, and each plan must be an index scan in its index's order (backward) under the
- * LIMIT, with no Sort node and no sequential scan of `sessions`. The planner chooses freely
+ * sessions, and each walk must be an index scan in its index's order (backward) under its
+ * LIMIT (several walks: one statement, side by side), with no Sort node and no sequential
+ * scan of `sessions`. The planner chooses freely
  * (nothing is switched off): a plan that sorted or scanned the table would be its real choice.
  */
 import { randomBytes } from "node:crypto";
@@ -60,27 +61,35 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
-/** Each statement's plan: a Limit over a backward index scan of one of `indexes`, nothing sorted, `sessions` never read whole. */
-async function expectKeysetWalk(options: ListSessionsOptions, indexes: string[], statements = 1): Promise<void> {
+/**
+ * The listing's plan: one statement, in which each of `ranges` walks is a Limit over a backward
+ * index scan of one of `indexes` (several walks side by side under an Append); nothing sorted,
+ * `sessions` never read whole.
+ */
+async function expectKeysetWalk(options: ListSessionsOptions, indexes: string[], ranges = 1): Promise<void> {
   const listing = statementsOf(options);
-  expect(listing).toHaveLength(statements);
-  for (const statement of listing) {
-    const plan = await planOf(statement);
-    const all = nodes(plan);
-    const shape = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"], n["Scan Direction"]]));
-    expect(plan["Node Type"], shape).toBe("Limit");
-    expect(
-      all.filter((n) => n["Node Type"] === "Sort" || n["Node Type"] === "Incremental Sort"),
-      shape,
-    ).toEqual([]);
-    expect(
-      all.filter((n) => n["Node Type"] === "Seq Scan" || n["Node Type"] === "Bitmap Heap Scan"),
-      shape,
-    ).toEqual([]);
-    const scans = all.filter((n) => n["Index Name"] !== undefined);
-    expect(scans, shape).toHaveLength(1);
-    expect(indexes, shape).toContain(scans[0]!["Index Name"]);
-    expect(scans[0]!["Scan Direction"], shape).toBe("Backward");
+  expect(listing).toHaveLength(1);
+  const plan = await planOf(listing[0]!);
+  const all = nodes(plan);
+  const shape = JSON.stringify(all.map((n) => [n["Node Type"], n["Index Name"], n["Scan Direction"]]));
+  expect(plan["Node Type"], shape).toBe(ranges === 1 ? "Limit" : "Append");
+  expect(
+    all.filter((n) => n["Node Type"] === "Sort" || n["Node Type"] === "Incremental Sort"),
+    shape,
+  ).toEqual([]);
+  expect(
+    all.filter((n) => n["Node Type"] === "Seq Scan" || n["Node Type"] === "Bitmap Heap Scan"),
+    shape,
+  ).toEqual([]);
+  expect(
+    all.filter((n) => n["Node Type"] === "Limit"),
+    shape,
+  ).toHaveLength(ranges);
+  const scans = all.filter((n) => n["Index Name"] !== undefined);
+  expect(scans, shape).toHaveLength(ranges);
+  for (const scan of scans) {
+    expect(indexes, shape).toContain(scan["Index Name"]);
+    expect(scan["Scan Direction"], shape).toBe("Backward");
   }
 }
 
@@ -125,15 +134,18 @@ describe("postgres: the session listing is a keyset walk of an index", () => {
 
   it("walks one range per source for several sources, and per other source when some are excluded", async () => {
     await expectKeysetWalk({ limit: 20, sources: ["telegram", "slack"] }, ["sessions_source_active"], 2);
-    // The loose scan of distinct sources, then one walk per remaining source.
+    // The loose scan of distinct sources first, then one walk per remaining source in one statement.
     const excluded = statementsOf({ limit: 20, excludeSources: ["cli"] });
-    expect(excluded).toHaveLength(4);
+    expect(excluded).toHaveLength(2);
     const loose = nodes(await planOf(excluded[0]!));
     expect(loose.filter((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "sessions")).toEqual([]);
-    for (const statement of excluded.slice(1)) {
-      const scans = nodes(await planOf(statement)).filter((n) => n["Index Name"] !== undefined);
-      expect(scans.map((n) => n["Index Name"])).toEqual(["sessions_source_active"]);
-    }
+    const walks = nodes(await planOf(excluded[1]!));
+    expect(walks.filter((n) => n["Node Type"] === "Sort")).toEqual([]);
+    expect(walks.filter((n) => n["Index Name"] !== undefined).map((n) => n["Index Name"])).toEqual([
+      "sessions_source_active",
+      "sessions_source_active",
+      "sessions_source_active",
+    ]);
   });
 
   it("includes continuation steps with one walk per hidden flag", async () => {
