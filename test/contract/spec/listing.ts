@@ -210,6 +210,18 @@ export function listingTests(init: SessionDBTestInitializer): void {
       expect(both).toHaveLength(5);
     });
 
+    test("a listing over many sources (more ranges than one statement walks) pages like the whole listing", async () => {
+      for (let i = 0; i < 40; i++) await db().createSession({ id: `m${pad(i)}`, source: `src${pad(i)}`, model: "m-a", startedAt: 1000 + ((i * 7) % 40) });
+      const everySource = Array.from({ length: 40 }, (_, i) => `src${pad(i)}`);
+      const whole = ids((await db().listSessions({ limit: 100, includeChildren: true })).items);
+      expect(whole).toHaveLength(40);
+      // 40 sources × 2 hidden flags = 80 ranges; with a long model list too, several statements.
+      for (const extra of [{}, { models: Array.from({ length: 300 }, (_, i) => `model-${i}`).concat(["m-a"]) }]) {
+        const paged = (await pages(db(), { sources: everySource, includeChildren: true, limit: 7, ...extra })).flat();
+        expect(ids(paged)).toEqual(whole);
+      }
+    });
+
     test("a compression chain is listed once, as its tip with the root's start time", async () => {
       await db().createSession({ id: "root", source: "cli", startedAt: 1000, title: "Chain" });
       await db().appendMessage("root", user("root question", 1001));
