@@ -2,7 +2,8 @@
  * PostgreSQL read latency against the server's round-trip floor, measured interleaved in one
  * run (issue 31): on a schema a store run kept (`npm run bench -- medium --db URL?schema=S --keep`),
  * each round times a bare `SELECT 1` on a pool of its own, then the store's listing (all
- * sources, then `telegram`), a transcript and a title lookup. On a shared machine the p99 of
+ * sources, then `telegram`, then with continuation steps: two index ranges), a transcript and a
+ * title lookup. On a shared machine the p99 of
  * every read follows the floor's (the operating system's scheduling of two processes per round
  * trip), so the floor is what a read's p99 is judged against.
  *
@@ -46,6 +47,7 @@ try {
     ["select_1", () => pool.query("SELECT 1")],
     ["list_recent", () => db.listSessions({ limit: 20 })],
     ["list_recent_source", () => db.listSessions({ limit: 20, sources: ["telegram"] })],
+    ["list_with_children", () => db.listSessions({ limit: 20, includeChildren: true })],
     ["get_messages", (i) => db.getMessages(ids[i % ids.length]!)],
     ["resolve_title", (i) => db.resolveByTitle(titles[i % titles.length]!)],
   ];
