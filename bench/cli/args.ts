@@ -27,10 +27,10 @@ export class CliBenchUsageError extends Error {}
 /** The value of `--name VALUE` or `--name=VALUE` at `argv[i]`, and the index of the last argument used. */
 function optionValue(argv: readonly string[], i: number, name: string): { value: string; next: number } {
   const arg = argv[i] as string;
-  if (arg.startsWith(`${name}=`)) return { value: arg.slice(name.length + 1), next: i };
-  const value = argv[i + 1];
+  const inline = arg.startsWith(`${name}=`);
+  const value = inline ? arg.slice(name.length + 1) : argv[i + 1];
   if (value === undefined || value === "") throw new CliBenchUsageError(`${name} needs a value`);
-  return { value, next: i + 1 };
+  return { value, next: inline ? i : i + 1 };
 }
 
 /**
