@@ -33,15 +33,15 @@ const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const BASELINE = "node_e0";
 const SERVE = "serve_healthz";
 
-/** The commit of `root` (with `+dirty` when its tree has changes), or `unknown` outside git. */
+/** What the build of a checkout is made of: a change elsewhere (docs, tests, bench) does not make it dirty. */
+const BUILD_INPUTS = ["src", "scripts", "package.json", "package-lock.json", "tsconfig.json", "tsconfig.base.json"];
+
+/** The commit of `root` (with `+dirty` when its build inputs have changes), or `unknown` outside git. */
 function commitOf(root: string): string {
   try {
-    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-      cwd: root,
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
+    const git = (args: string[]): string => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git(["rev-parse", "--short", "HEAD"]);
+    const dirty = git(["status", "--porcelain", "--untracked-files=no", "--", ...BUILD_INPUTS]);
     return dirty === "" ? commit : `${commit}+dirty`;
   } catch {
     return "unknown";
