@@ -34,6 +34,7 @@ import {
   guardRequests,
   hostNamesFor,
   isLoopbackHost,
+  lazySchemaCompilers,
   uiRoutes,
   type ApiOptions,
   type GatewayLiveSource,
@@ -45,12 +46,18 @@ import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
 import { chatPlatformAccess, configuredChatPlatforms, configuredChatSections } from "./chat-config.js";
-import { createGatewayMetrics } from "./gateway-metrics.js";
+import { deferredGatewayMetrics } from "./deferred-metrics.js";
 import { homesWithOwner } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** How often `serve` looks for pending handoffs (ms). */
 const HANDOFF_POLL_MS = 1000;
+/**
+ * How long after it listens `serve` starts the work nothing waits for (ms): the first
+ * auto-prune, inbound-claims prune and media sweep, creating the metrics registry and building
+ * the route schemas not used yet. Until then the gateway answers its first requests.
+ */
+const BACKGROUND_START_MS = 1000;
 
 /** Options of {@link startGateway}. */
 export interface StartGatewayOptions {
@@ -290,7 +297,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const adapters: Adapter[] = [];
   // Keep-alive connections must not hold a shutdown open.
-  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
+  // Route schemas are built when first used or in the background after listen, not before it.
+  const schemas = lazySchemaCompilers();
+  const http = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    forceCloseConnections: true,
+    genReqId: () => randomUUID(),
+    schemaController: schemas.schemaController,
+  });
   logRequests(http, logger);
   // Every route: Host must name this gateway, and browsers may not post across sites (docs/http.md).
   const hostNames = hostNamesFor(config.gateway.host, config.gateway.publicHosts, chatPublicUrls(config));
@@ -305,7 +320,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     );
   }
   let runnerRef: GatewayRunner | null = null;
-  const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
+  // The registry (and prom-client) is created after listen: see deferred-metrics.ts.
+  const metrics = deferredGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
     const apiTokens = config.adapters.apiServer.tokens;
     const api = new ApiServerAdapter({
@@ -416,7 +432,10 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     const ok = runner.accepting;
     return reply.code(ok ? 200 : 503).send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend });
   });
-  http.get("/metrics", async (_request, reply) => reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()));
+  http.get("/metrics", async (_request, reply) => {
+    const { registry } = metrics.bundle();
+    return reply.header("content-type", registry.contentType).send(await registry.metrics());
+  });
 
   await runner.start({ buffer: startup.inbound });
   const address = await http.listen({ host: config.gateway.host, port: config.gateway.port });
@@ -450,21 +469,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         : null,
   });
   watcher.start();
+  const prune = (): void => {
+    void db
+      .autoPrune({
+        olderThanDays: config.autoPrune.retentionDays,
+        intervalSeconds: config.autoPrune.minIntervalHours * 3600,
+        vacuum: config.autoPrune.vacuum,
+      })
+      .then(({ ran, deleted }) => {
+        if (ran) logger.info({ deleted, retentionDays: config.autoPrune.retentionDays }, "auto-prune ran");
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "auto-prune failed"));
+  };
   let pruneTimer: NodeJS.Timeout | null = null;
   if (config.autoPrune.enabled) {
-    const prune = (): void => {
-      void db
-        .autoPrune({
-          olderThanDays: config.autoPrune.retentionDays,
-          intervalSeconds: config.autoPrune.minIntervalHours * 3600,
-          vacuum: config.autoPrune.vacuum,
-        })
-        .then(({ ran, deleted }) => {
-          if (ran) logger.info({ deleted, retentionDays: config.autoPrune.retentionDays }, "auto-prune ran");
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, "auto-prune failed"));
-    };
-    prune();
     pruneTimer = setInterval(prune, 3600_000);
     pruneTimer.unref();
   }
@@ -482,9 +500,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       })
       .catch((error: unknown) => logger.warn({ err: error }, "media sweep failed"));
   };
-  pruneClaims();
   const claimsTimer = setInterval(pruneClaims, 3600_000);
   claimsTimer.unref();
+  // The first passes, the metrics registry and the remaining route schemas: once the gateway has answered its first requests.
+  const background = setTimeout(() => {
+    if (config.autoPrune.enabled) prune();
+    pruneClaims();
+    metrics.bundle();
+    void schemas.warm((error, route) => logger.error({ err: error, ...route }, "route schema failed to build"));
+  }, BACKGROUND_START_MS);
+  background.unref();
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
     sweep = setInterval(
@@ -508,6 +533,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const stop = (reason = "stop"): Promise<{ drained: boolean; stillRunning: string[] }> => {
     stopping ??= (async () => {
       logger.info({ reason }, "shutting down: draining running turns");
+      clearTimeout(background);
       if (sweep !== null) clearInterval(sweep);
       if (pruneTimer !== null) clearInterval(pruneTimer);
       clearInterval(claimsTimer);
