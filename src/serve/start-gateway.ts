@@ -369,24 +369,33 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger.info({ path: config.adapters.webhook.path, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook adapter enabled");
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
+  // They are created now (webhook-style ones mount their routes) and connected after listen.
+  let chatAdapters: Adapter[];
   try {
-    adapters.push(
-      ...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform), admins: config.gateway.admins })),
-    );
+    chatAdapters = await createChatAdapters(config.adapters, {
+      http,
+      logger,
+      state: (platform) => adapterStateInMeta(db, platform),
+      admins: config.gateway.admins,
+    });
   } catch (error) {
     await db.close();
     throw error;
   }
+  const httpAdapters = [...adapters];
+  adapters.push(...chatAdapters);
 
   const runner = new GatewayRunner({
     store,
     queue: new SessionQueue(db, { clock: store.clock, maxDepth: lifecycle.maxQueueDepth }),
     agentFactory,
-    adapters,
+    // The HTTP adapters connect at start (before listen); the chat platforms after listen, through addAdapter.
+    adapters: httpAdapters,
     titler,
     ...(contextWindow === undefined ? {} : { contextWindow }),
     ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
     contextConfig: {
+      connectedPlatforms: adapters.map((adapter) => adapter.platform),
       homeChannels: Object.fromEntries(
         Object.entries(config.homeChannels).map(([platform, c]) => [platform, c.name === null ? { chatId: c.chatId } : { chatId: c.chatId, name: c.name }]),
       ),
@@ -428,9 +437,13 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const uiMounted = await mountWebPage(http, config, db, logger, gatewayLiveSource(runner));
 
+  // Chat platforms whose adapter is still connecting (after listen): /healthz names them.
+  const connecting = new Set(chatAdapters.map((adapter) => adapter.platform));
   http.get("/healthz", async (_request, reply) => {
     const ok = runner.accepting;
-    return reply.code(ok ? 200 : 503).send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend });
+    return reply
+      .code(ok ? 200 : 503)
+      .send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend, connecting: [...connecting] });
   });
   http.get("/metrics", async (_request, reply) => {
     const { registry } = metrics.bundle();
@@ -442,6 +455,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const url = address.replace("[::1]", "127.0.0.1");
   logger.info({ url }, `gateway listening on ${url}`);
   if (uiMounted) logger.info({ url: `${url}${UI_PATH}/` }, `web page: ${url}${UI_PATH}/`);
+
+  // The chat platforms connect now that the gateway answers (a slow login or webhook
+  // registration does not hold /healthz back); one that fails stops the start as before.
+  try {
+    for (const adapter of chatAdapters) {
+      await runner.addAdapter(adapter);
+      connecting.delete(adapter.platform);
+    }
+  } catch (error) {
+    await runner.stop().catch(() => {});
+    await http.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw error;
+  }
 
   const resumed = await runner.resume(startup.autoResume);
   const replayed = await runner.replayQueues();
