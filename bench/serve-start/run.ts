@@ -7,7 +7,10 @@
  * min, max wall ms, and the median CPU time (user + system, from /proc) the child had used when
  * it first answered.
  *
- *   npx tsx bench/serve-start/run.ts --root <checkout> [--root <checkout>…] [--runs 10] [-- <node options>]
+ *   npx tsx bench/serve-start/run.ts --root <checkout> [--root <checkout>…] [--runs 10] [--existing-db] [-- <node options>]
+ *
+ * `--existing-db`: each checkout gets one home whose database an unmeasured first start creates;
+ * the measured starts open it (a restart), instead of creating a new one each time.
  *
  * With `--cpu-prof --cpu-prof-dir=<dir>` after `--`, each child writes a V8 CPU profile
  * (read it with bench/serve-start/profile-summary.ts).
@@ -20,18 +23,20 @@ import { join, resolve } from "node:path";
 
 const SCRUBBED = ["OPENAI_BASE_URL", "OPENAI_API_KEY", "THREADLINE_MODEL", "THREADLINE_DB", "THREADLINE_CONFIG", "NODE_OPTIONS", "TELEGRAM_BOT_TOKEN"];
 
-function parseArgs(argv: string[]): { roots: string[]; runs: number; nodeArgs: string[] } {
+function parseArgs(argv: string[]): { roots: string[]; runs: number; existingDb: boolean; nodeArgs: string[] } {
   const roots: string[] = [];
   let runs = 10;
+  let existingDb = false;
   const dash = argv.indexOf("--");
   const own = dash === -1 ? argv : argv.slice(0, dash);
   for (let i = 0; i < own.length; i++) {
     if (own[i] === "--root") roots.push(resolve(own[++i]!));
     else if (own[i] === "--runs") runs = Number(own[++i]);
+    else if (own[i] === "--existing-db") existingDb = true;
     else throw new Error(`unknown argument ${own[i]}`);
   }
   if (roots.length === 0) roots.push(process.cwd());
-  return { roots, runs, nodeArgs: dash === -1 ? [] : argv.slice(dash + 1) };
+  return { roots, runs, existingDb, nodeArgs: dash === -1 ? [] : argv.slice(dash + 1) };
 }
 
 function freePort(): Promise<number> {
@@ -51,9 +56,15 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-async function once(root: string, nodeArgs: string[]): Promise<{ wallMs: number; cpuMs: number }> {
+function newHome(): string {
   const home = mkdtempSync(join(tmpdir(), "threadline-serve-start-"));
   writeFileSync(join(home, "config.yaml"), "gateway:\n  logLevel: info\n");
+  return home;
+}
+
+/** One start in `home` (a new one, removed after, unless given). */
+async function once(root: string, nodeArgs: string[], given?: string): Promise<{ wallMs: number; cpuMs: number }> {
+  const home = given ?? newHome();
   const port = await freePort();
   const env: NodeJS.ProcessEnv = { ...process.env, THREADLINE_HOME: home };
   for (const name of SCRUBBED) delete env[name];
@@ -82,22 +93,26 @@ async function once(root: string, nodeArgs: string[]): Promise<{ wallMs: number;
   }
   child.kill("SIGTERM");
   await exited;
-  rmSync(home, { recursive: true, force: true });
+  if (given === undefined) rmSync(home, { recursive: true, force: true });
   if (result === null) throw new Error(`serve did not answer /healthz:\n${output}`);
   return result;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-const { roots, runs, nodeArgs } = parseArgs(process.argv.slice(2));
+const { roots, runs, existingDb, nodeArgs } = parseArgs(process.argv.slice(2));
+const homes = new Map(roots.map((root) => [root, existingDb ? newHome() : undefined]));
+for (const [root, home] of homes) if (home !== undefined) await once(root, [], home);
 const results = new Map(roots.map((root) => [root, [] as Array<{ wallMs: number; cpuMs: number }>]));
-for (let run = 0; run < runs; run++) for (const root of roots) results.get(root)!.push(await once(root, nodeArgs));
+for (let run = 0; run < runs; run++) for (const root of roots) results.get(root)!.push(await once(root, nodeArgs, homes.get(root)));
+for (const home of homes.values()) if (home !== undefined) rmSync(home, { recursive: true, force: true });
 for (const [root, samples] of results) {
   const wall = samples.map((s) => s.wallMs);
   console.log(
     JSON.stringify({
       root,
       runs,
+      database: existingDb ? "existing" : "new",
       medianMs: Math.round(median(wall)),
       minMs: Math.round(Math.min(...wall)),
       maxMs: Math.round(Math.max(...wall)),
