@@ -49,8 +49,11 @@ function fastifyDefaults(): { validator: ValidatorFactory; serializer: Serialize
 export interface LazySchemaCompilers {
   /** The `schemaController` option of `Fastify()`. */
   schemaController: NonNullable<FastifyServerOptions["schemaController"]>;
-  /** Builds every schema not built yet, one per event-loop turn (resolves when done; a schema that fails to build is reported to `onError`). */
-  warm(onError?: (error: unknown, route: { method: string; url: string }) => void): Promise<void>;
+  /**
+   * Builds every schema not built yet, one per event-loop turn (resolves when done, or early once
+   * `signal` aborts; a schema that fails to build is reported to `onError`).
+   */
+  warm(onError?: (error: unknown, route: { method: string; url: string }) => void, signal?: AbortSignal): Promise<void>;
   /** How many validators and serializers are still to be built. */
   readonly pending: number;
 }
@@ -115,13 +118,14 @@ export function lazySchemaCompilers(): LazySchemaCompilers {
     get pending() {
       return pending.size;
     },
-    async warm(onError) {
-      for (;;) {
+    async warm(onError, signal) {
+      const aborted = (): boolean => signal?.aborted === true;
+      while (!aborted()) {
         const next = pending.entries().next();
         if (next.done) return;
         const [build, route] = next.value;
         await new Promise((resolve) => setImmediate(resolve));
-        if (!pending.has(build)) continue;
+        if (!pending.has(build) || aborted()) continue;
         try {
           build();
         } catch (error) {

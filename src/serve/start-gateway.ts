@@ -530,11 +530,12 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const claimsTimer = setInterval(pruneClaims, 3600_000);
   claimsTimer.unref();
   // The first passes, the metrics registry and the remaining route schemas: once the gateway has answered its first requests.
+  const warming = new AbortController();
   const background = setTimeout(() => {
     if (config.autoPrune.enabled) prune();
     pruneClaims();
     metrics.bundle();
-    void schemas.warm((error, route) => logger.error({ err: error, ...route }, "route schema failed to build"));
+    void schemas.warm((error, route) => logger.error({ err: error, ...route }, "route schema failed to build"), warming.signal);
   }, BACKGROUND_START_MS);
   background.unref();
   let sweep: NodeJS.Timeout | null = null;
@@ -561,6 +562,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     stopping ??= (async () => {
       logger.info({ reason }, "shutting down: draining running turns");
       clearTimeout(background);
+      warming.abort();
       if (sweep !== null) clearInterval(sweep);
       if (pruneTimer !== null) clearInterval(pruneTimer);
       clearInterval(claimsTimer);

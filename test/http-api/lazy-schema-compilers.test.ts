@@ -79,4 +79,16 @@ describe("lazySchemaCompilers", () => {
     expect((await app.inject({ method: "GET", url: "/other?n=5" })).json()).toEqual({ n: 5 });
     await app.close();
   });
+
+  it("warm stops building once its signal aborts", async () => {
+    const schemas = lazySchemaCompilers();
+    const app = server(Fastify({ schemaController: schemas.schemaController }));
+    await app.ready();
+    const stop = new AbortController();
+    const warming = schemas.warm(undefined, stop.signal);
+    stop.abort();
+    await warming;
+    expect(schemas.pending).toBe(6);
+    await app.close();
+  });
 });
