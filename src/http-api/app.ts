@@ -28,6 +28,7 @@ import type { ApiContext } from "./api-context.js";
 import type { GatewayLiveSource } from "./gateway-live.js";
 import { makeErrorHandler, notFoundHandler, type ErrorLogger } from "./error-handler.js";
 import { RouteRegistry, type ApiRouteConfig } from "./openapi.js";
+import { lazySchemaCompilers } from "./lazy-schema-compilers.js";
 import { guardRequests, hostNamesFor } from "./request-guard.js";
 import { attachmentRoutes } from "./routes/attachments.js";
 import { executionRoutes } from "./routes/executions.js";
@@ -174,12 +175,18 @@ export interface BuildServerOptions extends ApiOptions {
  */
 export async function buildServer(options: BuildServerOptions): Promise<FastifyInstance> {
   const { logger, prefix = "", bodyLimit = 1024 * 1024, publicHosts = [], ...api } = options;
+  const schemas = lazySchemaCompilers();
   const app = Fastify({
     ...(logger === undefined ? { logger: false } : { loggerInstance: logger }),
     genReqId: () => randomUUID(),
     forceCloseConnections: "idle",
     bodyLimit,
+    schemaController: schemas.schemaController,
   }) as unknown as FastifyInstance;
+  // Route schemas are built on first use, and the rest once the server listens (not before it can answer).
+  app.addHook("onListen", async () => {
+    void schemas.warm((error, route) => app.log.error({ err: error, ...route }, "route schema failed to build"));
+  });
   const endUnusedConnections = trackUnusedConnections(app.server);
   app.addHook("preClose", async () => endUnusedConnections());
   app.setNotFoundHandler(notFoundHandler);

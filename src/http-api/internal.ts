@@ -9,3 +9,4 @@ export * from "./index.js";
 export { isLoopbackHost } from "./auth.js";
 export { crossSiteRefusal, guardRequests, hostNamesFor, hostRefusal, hostnameAllowed, normaliseHostname, type HostNames } from "./request-guard.js";
 export { MAX_LIVE_ROWS } from "./gateway-live.js";
+export { lazySchemaCompilers, type LazySchemaCompilers } from "./lazy-schema-compilers.js";

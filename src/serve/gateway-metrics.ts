@@ -4,10 +4,22 @@
  * failed when sent (`threadline_send_failures_total`) or were reported undelivered afterwards
  * (`threadline_delivery_failures_total`).
  *
+ * prom-client (and the OpenTelemetry API it loads) is required when metrics are first created,
+ * not when this module loads: `threadline serve` creates them after it listens.
+ *
  * @module
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { createRequire } from "node:module";
+import type { Registry } from "prom-client";
 import type { GatewayMetrics } from "../gateway/index.js";
+
+type PromClient = typeof import("prom-client");
+let promClient: PromClient | null = null;
+/** prom-client, loaded on first use. */
+function loadPromClient(): PromClient {
+  promClient ??= createRequire(import.meta.url)("prom-client") as PromClient;
+  return promClient;
+}
 
 /** The registry and the hooks the runner calls. */
 export interface GatewayMetricsBundle {
@@ -22,6 +34,7 @@ export interface GatewayMetricsBundle {
  * const { registry, hooks } = createGatewayMetrics(() => ({ activeTurns: runner.activeTurns, liveAgents: runner.agents.size }));
  */
 export function createGatewayMetrics(live: () => { activeTurns: number; liveAgents: number }): GatewayMetricsBundle {
+  const { Counter, Gauge, Histogram, Registry } = loadPromClient();
   const registry = new Registry();
   const turns = new Counter({ name: "threadline_turns_total", help: "Turns finished, by outcome.", labelNames: ["outcome"], registers: [registry] });
   const turnSeconds = new Histogram({

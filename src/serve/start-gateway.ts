@@ -34,6 +34,7 @@ import {
   guardRequests,
   hostNamesFor,
   isLoopbackHost,
+  lazySchemaCompilers,
   uiRoutes,
   type ApiOptions,
   type GatewayLiveSource,
@@ -45,12 +46,18 @@ import { openSessionDB, type SessionDB } from "../store/index.js";
 import { chooseAgent } from "./agent-choice.js";
 import { createChatAdapters } from "./chat-adapters.js";
 import { chatPlatformAccess, configuredChatPlatforms, configuredChatSections } from "./chat-config.js";
-import { createGatewayMetrics } from "./gateway-metrics.js";
+import { deferredGatewayMetrics } from "./deferred-metrics.js";
 import { homesWithOwner } from "./owner-identities.js";
 import type { ServeConfig } from "./serve-config.js";
 
 /** How often `serve` looks for pending handoffs (ms). */
 const HANDOFF_POLL_MS = 1000;
+/**
+ * How long after it listens `serve` starts the work nothing waits for (ms): the first
+ * auto-prune, inbound-claims prune and media sweep, creating the metrics registry and building
+ * the route schemas not used yet. Until then the gateway answers its first requests.
+ */
+const BACKGROUND_START_MS = 1000;
 
 /** Options of {@link startGateway}. */
 export interface StartGatewayOptions {
@@ -290,7 +297,15 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const adapters: Adapter[] = [];
   // Keep-alive connections must not hold a shutdown open.
-  const http = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024, forceCloseConnections: true, genReqId: () => randomUUID() });
+  // Route schemas are built when first used or in the background after listen, not before it.
+  const schemas = lazySchemaCompilers();
+  const http = Fastify({
+    logger: false,
+    bodyLimit: 16 * 1024 * 1024,
+    forceCloseConnections: true,
+    genReqId: () => randomUUID(),
+    schemaController: schemas.schemaController,
+  });
   logRequests(http, logger);
   // Every route: Host must name this gateway, and browsers may not post across sites (docs/http.md).
   const hostNames = hostNamesFor(config.gateway.host, config.gateway.publicHosts, chatPublicUrls(config));
@@ -305,7 +320,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     );
   }
   let runnerRef: GatewayRunner | null = null;
-  const metrics = createGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
+  // The registry (and prom-client) is created after listen: see deferred-metrics.ts.
+  const metrics = deferredGatewayMetrics(() => ({ activeTurns: runnerRef?.activeTurns ?? 0, liveAgents: runnerRef?.agents.size ?? 0 }));
   if (config.adapters.apiServer.enabled) {
     const apiTokens = config.adapters.apiServer.tokens;
     const api = new ApiServerAdapter({
@@ -353,24 +369,33 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     logger.info({ path: config.adapters.webhook.path, callback: urlOriginForLog(config.adapters.webhook.callbackUrl) }, "webhook adapter enabled");
   }
   // Chat platforms (Telegram, …): each SDK is loaded only when its section is configured.
+  // They are created now (webhook-style ones mount their routes) and connected after listen.
+  let chatAdapters: Adapter[];
   try {
-    adapters.push(
-      ...(await createChatAdapters(config.adapters, { http, logger, state: (platform) => adapterStateInMeta(db, platform), admins: config.gateway.admins })),
-    );
+    chatAdapters = await createChatAdapters(config.adapters, {
+      http,
+      logger,
+      state: (platform) => adapterStateInMeta(db, platform),
+      admins: config.gateway.admins,
+    });
   } catch (error) {
     await db.close();
     throw error;
   }
+  const httpAdapters = [...adapters];
+  adapters.push(...chatAdapters);
 
   const runner = new GatewayRunner({
     store,
     queue: new SessionQueue(db, { clock: store.clock, maxDepth: lifecycle.maxQueueDepth }),
     agentFactory,
-    adapters,
+    // The HTTP adapters connect at start (before listen); the chat platforms after listen, through addAdapter.
+    adapters: httpAdapters,
     titler,
     ...(contextWindow === undefined ? {} : { contextWindow }),
     ...(config.gateway.historyLimit === undefined ? {} : { historyLimit: config.gateway.historyLimit }),
     contextConfig: {
+      connectedPlatforms: adapters.map((adapter) => adapter.platform),
       homeChannels: Object.fromEntries(
         Object.entries(config.homeChannels).map(([platform, c]) => [platform, c.name === null ? { chatId: c.chatId } : { chatId: c.chatId, name: c.name }]),
       ),
@@ -412,17 +437,38 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
 
   const uiMounted = await mountWebPage(http, config, db, logger, gatewayLiveSource(runner));
 
+  // Chat platforms whose adapter is still connecting (after listen): /healthz names them.
+  const connecting = new Set(chatAdapters.map((adapter) => adapter.platform));
   http.get("/healthz", async (_request, reply) => {
     const ok = runner.accepting;
-    return reply.code(ok ? 200 : 503).send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend });
+    return reply
+      .code(ok ? 200 : 503)
+      .send({ status: ok ? "ok" : "draining", activeTurns: runner.activeTurns, backend: db.capabilities.backend, connecting: [...connecting] });
   });
-  http.get("/metrics", async (_request, reply) => reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()));
+  http.get("/metrics", async (_request, reply) => {
+    const { registry } = metrics.bundle();
+    return reply.header("content-type", registry.contentType).send(await registry.metrics());
+  });
 
   await runner.start({ buffer: startup.inbound });
   const address = await http.listen({ host: config.gateway.host, port: config.gateway.port });
   const url = address.replace("[::1]", "127.0.0.1");
   logger.info({ url }, `gateway listening on ${url}`);
   if (uiMounted) logger.info({ url: `${url}${UI_PATH}/` }, `web page: ${url}${UI_PATH}/`);
+
+  // The chat platforms connect now that the gateway answers (a slow login or webhook
+  // registration does not hold /healthz back); one that fails stops the start as before.
+  try {
+    for (const adapter of chatAdapters) {
+      await runner.addAdapter(adapter);
+      connecting.delete(adapter.platform);
+    }
+  } catch (error) {
+    await runner.stop().catch(() => {});
+    await http.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw error;
+  }
 
   const resumed = await runner.resume(startup.autoResume);
   const replayed = await runner.replayQueues();
@@ -450,21 +496,20 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         : null,
   });
   watcher.start();
+  const prune = (): void => {
+    void db
+      .autoPrune({
+        olderThanDays: config.autoPrune.retentionDays,
+        intervalSeconds: config.autoPrune.minIntervalHours * 3600,
+        vacuum: config.autoPrune.vacuum,
+      })
+      .then(({ ran, deleted }) => {
+        if (ran) logger.info({ deleted, retentionDays: config.autoPrune.retentionDays }, "auto-prune ran");
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, "auto-prune failed"));
+  };
   let pruneTimer: NodeJS.Timeout | null = null;
   if (config.autoPrune.enabled) {
-    const prune = (): void => {
-      void db
-        .autoPrune({
-          olderThanDays: config.autoPrune.retentionDays,
-          intervalSeconds: config.autoPrune.minIntervalHours * 3600,
-          vacuum: config.autoPrune.vacuum,
-        })
-        .then(({ ran, deleted }) => {
-          if (ran) logger.info({ deleted, retentionDays: config.autoPrune.retentionDays }, "auto-prune ran");
-        })
-        .catch((error: unknown) => logger.warn({ err: error }, "auto-prune failed"));
-    };
-    prune();
     pruneTimer = setInterval(prune, 3600_000);
     pruneTimer.unref();
   }
@@ -482,9 +527,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       })
       .catch((error: unknown) => logger.warn({ err: error }, "media sweep failed"));
   };
-  pruneClaims();
   const claimsTimer = setInterval(pruneClaims, 3600_000);
   claimsTimer.unref();
+  // The first passes, the metrics registry and the remaining route schemas: once the gateway has answered its first requests.
+  const warming = new AbortController();
+  const background = setTimeout(() => {
+    if (config.autoPrune.enabled) prune();
+    pruneClaims();
+    metrics.bundle();
+    void schemas.warm((error, route) => logger.error({ err: error, ...route }, "route schema failed to build"), warming.signal);
+  }, BACKGROUND_START_MS);
+  background.unref();
   let sweep: NodeJS.Timeout | null = null;
   if (useLeases) {
     sweep = setInterval(
@@ -508,6 +561,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const stop = (reason = "stop"): Promise<{ drained: boolean; stillRunning: string[] }> => {
     stopping ??= (async () => {
       logger.info({ reason }, "shutting down: draining running turns");
+      clearTimeout(background);
+      warming.abort();
       if (sweep !== null) clearInterval(sweep);
       if (pruneTimer !== null) clearInterval(pruneTimer);
       clearInterval(claimsTimer);

@@ -211,7 +211,7 @@ export interface SpawnGatewayOptions {
   timeoutMs?: number;
 }
 
-/** Starts `threadline serve` and resolves once `GET /healthz` answers 200. */
+/** Starts `threadline serve` and resolves once `GET /healthz` answers 200 with every chat platform connected. */
 export async function spawnGateway(options: SpawnGatewayOptions): Promise<GatewayProcess> {
   for (let attempt = 1; ; attempt++) {
     const port = options.port ?? (await freePort());
@@ -233,7 +233,10 @@ export async function spawnGateway(options: SpawnGatewayOptions): Promise<Gatewa
   }
 }
 
-/** Waits for `GET /healthz` to answer 200 `{status:"ok"}`; fails fast when the child exits. */
+/**
+ * Waits for `GET /healthz` to answer 200 `{status:"ok"}` with no chat platform still connecting
+ * (`connecting: []`: they connect after the gateway listens); fails fast when the child exits.
+ */
 export async function waitForHealth(gateway: GatewayProcess, timeoutMs = 20_000): Promise<void> {
   await waitFor(
     async () => {
@@ -244,8 +247,8 @@ export async function waitForHealth(gateway: GatewayProcess, timeoutMs = 20_000)
       try {
         const response = await fetch(`${gateway.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
         if (response.status !== 200) return false;
-        const body = (await response.json()) as { status?: string };
-        return body.status === "ok";
+        const body = (await response.json()) as { status?: string; connecting?: string[] };
+        return body.status === "ok" && body.connecting?.length === 0;
       } catch {
         return false;
       }
@@ -268,7 +271,9 @@ export async function runServe(options: {
   env?: Record<string, string | undefined>;
   timeoutMs?: number;
 }): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, "serve", ...(options.args ?? [])], {
+  // A free port unless the test names one: chat platforms connect (and may refuse the start) after the gateway listens.
+  const args = options.args ?? [];
+  const child = spawn(process.execPath, [BIN, "serve", ...args, ...(args.includes("--port") ? [] : ["--port", "0"])], {
     env: childEnv(options.home, options.env ?? {}),
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -124,12 +124,15 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
  * await app.register(uiRoutes, { prefix: "/ui", apiPrefix: "" });
  */
 export const uiRoutes: FastifyPluginAsync<UiOptions> = async (ui, options) => {
-  const page = loadPage(options.assetsDir ?? defaultAssetsDir());
+  // The bundle is read when the page is first asked for, not while the server starts.
+  const dir = options.assetsDir ?? defaultAssetsDir();
+  let loaded: BuiltPage | null | undefined;
+  const built = (): BuiltPage | null => (loaded === undefined ? (loaded = loadPage(dir)) : loaded);
   const mount = ui.prefix;
   const apiHref = relativeFolder(mount, options.apiPrefix);
 
   ui.get("/assets/:name", async (request, reply) => {
-    const asset = page?.assets.get((request.params as { name: string }).name);
+    const asset = built()?.assets.get((request.params as { name: string }).name);
     securityHeaders(reply);
     if (asset === undefined) return reply.code(404).header("cache-control", "no-cache").type("text/plain; charset=utf-8").send("Not found\n");
     return reply.header("cache-control", IMMUTABLE).type(asset.type).send(asset.body);
@@ -137,6 +140,7 @@ export const uiRoutes: FastifyPluginAsync<UiOptions> = async (ui, options) => {
 
   const servePage = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     securityHeaders(reply).header("cache-control", "no-cache");
+    const page = built();
     if (page === null) {
       return reply
         .code(503)

@@ -95,6 +95,8 @@ export interface FakeTelegramServer {
   pendingUpdates(): number;
   /** The next `count` calls of `method` fail with `failure`. */
   failNext(method: string, failure: TelegramFailure, count?: number): void;
+  /** The next call of `method` is not answered until the returned function is called (then as usual). */
+  holdNext(method: string): () => void;
   /** Calls of one method. */
   callsOf(method: string): TelegramCall[];
   /** Messages sent to one chat (optionally one topic), in order. */
@@ -218,6 +220,7 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
   const sent: SentTelegramMessage[] = [];
   const updates: Array<Record<string, unknown> & { update_id: number }> = [];
   const failures = new Map<string, TelegramFailure[]>();
+  const holds = new Map<string, Promise<void>>();
   const waiters = new Set<() => void>();
   const messageIds = new Map<string, number>();
   let nextUpdateId = 500_000;
@@ -231,6 +234,11 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
   };
 
   async function answer(method: string, params: Record<string, unknown>, req: IncomingMessage): Promise<{ status: number; body: Record<string, unknown> }> {
+    const hold = holds.get(method);
+    if (hold !== undefined) {
+      holds.delete(method);
+      await hold;
+    }
     const queued = failures.get(method);
     if (queued !== undefined && queued.length > 0) {
       const failure = queued.shift()!;
@@ -426,6 +434,11 @@ export async function startFakeTelegramServer(options: FakeTelegramOptions = {})
       return nextUpdateId;
     },
     pendingUpdates: () => updates.length,
+    holdNext(method) {
+      let release: () => void = () => {};
+      holds.set(method, new Promise<void>((resolve) => (release = resolve)));
+      return () => release();
+    },
     failNext(method, failure, count = 1) {
       const list = failures.get(method) ?? [];
       for (let i = 0; i < count; i++) list.push(failure);
