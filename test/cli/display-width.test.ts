@@ -1,6 +1,6 @@
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
-import { renderPicker } from "../../src/cli/commands/sessions/browse-command.js";
+import { renderPicker } from "../../src/cli/commands/sessions/session-picker.js";
 import { table, truncate } from "../../src/cli/cli-output.js";
 import { sessionTable } from "../../src/cli/session-table.js";
 import type { SessionSummary } from "../../src/store/index.js";
@@ -121,7 +121,7 @@ describe("the browse picker aligns by display width", () => {
 
 describe("the browse filter edits whole characters", () => {
   it("Backspace removes an accented letter or an emoji sequence whole", async () => {
-    const { applyKey } = await import("../../src/cli/commands/sessions/browse-command.js");
+    const { applyKey } = await import("../../src/cli/commands/sessions/session-picker.js");
     const back = (filter: string): string => applyKey({ filter, selected: 0, scroll: 0 }, { name: "backspace" }, [], 10).state.filter;
     expect(back("cafe\u0301")).toBe("caf");
     expect(back("hi 👨‍👩‍👧")).toBe("hi ");

@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import type { CliIo } from "../cli-io.js";
 import { portOption } from "../command-options.js";
-import { lazyAction } from "../lazy-action.js";
+import { lazyAction } from "../action-loading.js";
 import { bindEnv } from "../option-env.js";
 
 /** Builds the `api` command. */

@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import { CliError } from "../cli-errors.js";
 import type { CliIo } from "../cli-io.js";
-import { lazyAction } from "../lazy-action.js";
+import { lazyAction } from "../action-loading.js";
 import { addLazyHelpText } from "../lazy-help.js";
 import { bindEnv } from "../option-env.js";
 import type { ChatOptions } from "./chat/chat-session.js";

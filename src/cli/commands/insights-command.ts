@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import type { CliIo } from "../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../command-options.js";
-import { lazyAction } from "../lazy-action.js";
+import { lazyAction } from "../action-loading.js";
 
 /** Longest period `--days` accepts (100 years). */
 export const MAX_DAYS = 36_500;

@@ -7,7 +7,7 @@
 import { Command, Option, type AddHelpTextContext } from "commander";
 import type { CliIo } from "../cli-io.js";
 import { portOption } from "../command-options.js";
-import { lazyAction } from "../lazy-action.js";
+import { lazyAction } from "../action-loading.js";
 import { bindEnv } from "../option-env.js";
 
 /** The "Model:" and "Exit codes:" sections of `serve --help`, laid out like the options. */

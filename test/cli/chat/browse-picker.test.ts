@@ -8,7 +8,7 @@ import {
   visibleRowsFor,
   type PickerKey,
   type PickerState,
-} from "../../../src/cli/commands/sessions/browse-command.js";
+} from "../../../src/cli/commands/sessions/session-picker.js";
 import type { SessionSummary } from "../../../src/store/index.js";
 import { ZERO_USAGE } from "../../contract/harness.js";
 

@@ -7,7 +7,7 @@
 import { Command } from "commander";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 import { forOption, userOption } from "./memory-options.js";
 import { pairingConfigOption } from "../pairing/pairing-options.js";
 

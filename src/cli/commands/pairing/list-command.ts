@@ -7,7 +7,7 @@
 import { Command, Option } from "commander";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 import { pairingConfigOption } from "./pairing-options.js";
 
 /**

@@ -8,7 +8,7 @@ import { Command, Option } from "commander";
 import { CliError } from "../../cli-errors.js";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, sourceOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 import { bindEnv } from "../../option-env.js";
 
 /** Builds `sessions browse`. */

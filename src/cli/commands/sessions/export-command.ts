@@ -7,7 +7,7 @@
 import { Command } from "commander";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 import { exportMediaDirOption, mediaOption } from "./media-options.js";
 
 /**

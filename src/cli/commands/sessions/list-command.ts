@@ -8,7 +8,7 @@ import { Command, Option } from "commander";
 import { parseCount } from "../../cli-errors.js";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 
 /**
  * Builds `sessions list`. JSON: `{ "sessions": SessionSummary[], "more": number }` where

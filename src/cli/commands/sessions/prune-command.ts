@@ -8,7 +8,7 @@ import { Command, Option } from "commander";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
 import { InvalidInputError } from "../../../store/errors.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 
 function parseDays(value: string): number {
   const days = Number(value);

@@ -7,7 +7,7 @@
 import { Command } from "commander";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 
 /**
  * Builds `sessions rename`. A title another session holds is refused with the store's message

@@ -1,7 +1,6 @@
 import { InvalidInputError, type MessageRole, type SearchHit, type Session } from "../../../store/index.js";
 import { relativeTime, styles, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
-import { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } from "../../../tools/internal.js";
 
 interface SearchCommandOptions {
   discover?: boolean;
@@ -28,6 +27,8 @@ export interface SearchGroupJson {
 export async function run(io: CliIo, words: string[], options: SearchCommandOptions): Promise<void> {
   const query = words.join(" ");
   if (options.discover) {
+    // The agent's session_search tool (and the gateway's scope rules it uses) load only for --discover.
+    const { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } = await import("../../../tools/internal.js");
     await withExistingDatabase(options.db, io.env, async (db) => {
       const limit = Math.min(MAX_SESSION_SEARCH_LIMIT, options.limit === 20 ? 3 : options.limit);
       const result = await sessionSearch(db, query, {

@@ -8,9 +8,9 @@ import { Command, Option } from "commander";
 import { parseCount } from "../../cli-errors.js";
 import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { MESSAGE_ROLES, type MessageRole } from "../../../store/contract.js";
+import { MESSAGE_ROLES, type MessageRole } from "../../../store/contract/history.js";
 import { InvalidInputError } from "../../../store/errors.js";
-import { lazyAction } from "../../lazy-action.js";
+import { lazyAction } from "../../action-loading.js";
 
 function parseRole(value: string): MessageRole {
   const role = value.trim();
