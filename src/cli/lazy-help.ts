@@ -1,8 +1,8 @@
 /**
  * Help text that needs more than the program table (`chat --help` lists the gateway's slash
  * commands): {@link addLazyHelpText} registers a section whose text is loaded before the
- * command is dispatched ({@link prepareLazyHelp}, which `runCli` awaits in a `preSubcommand`
- * hook), so showing the program's or any other command's help loads nothing for it.
+ * command line is parsed when it asks for that command's help ({@link prepareLazyHelpFor},
+ * which `runCli` awaits), so showing the program's or any other command's help loads nothing for it.
  *
  * @module
  */
@@ -15,8 +15,8 @@ const loaders = new WeakMap<Command, () => Promise<void>>();
 
 /**
  * Adds a help section to `command` at `position`, its text made by the function `load` resolves
- * to. The text is there once {@link prepareLazyHelp} ran for the command (before commander
- * dispatches it); until then the section is empty.
+ * to. The text is there once {@link prepareLazyHelp} ran for the command (before the command
+ * line is parsed); until then the section is empty.
  *
  * @example
  * addLazyHelpText(chat, "after", async () => (await import("./chat/chat-session.js")).slashCommandHelp);
@@ -34,14 +34,23 @@ export async function prepareLazyHelp(command: Command): Promise<void> {
   await loaders.get(command)?.();
 }
 
+/** The words of a command line that ask for help. */
+const HELP_WORDS = new Set(["help", "-h", "--help"]);
+
 /**
- * Makes `program` and every command under it load a subcommand's lazy help before it is
- * dispatched (`threadline chat --help`, `threadline help chat`). Call once every command is added.
+ * Loads the lazy help sections of the commands a command line names, when it asks for help
+ * (`threadline chat --help`, `threadline help chat`, `threadline sessions help browse`): the
+ * words are followed down the command tree from `program`. Commander prints help synchronously
+ * (`help <command>` before any hook runs), so `runCli` awaits this before parsing. A line that
+ * does not ask for help loads nothing.
  */
-export function applyLazyHelp(program: Command): void {
-  const visit = (command: Command): void => {
-    if (command.commands.length > 0) command.hook("preSubcommand", (_hooked, sub) => prepareLazyHelp(sub));
-    for (const sub of command.commands) visit(sub);
-  };
-  visit(program);
+export async function prepareLazyHelpFor(program: Command, argv: readonly string[]): Promise<void> {
+  if (!argv.some((word) => HELP_WORDS.has(word))) return;
+  let command = program;
+  for (const word of argv) {
+    const sub = command.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (sub === undefined) continue;
+    command = sub;
+    await prepareLazyHelp(sub);
+  }
 }

@@ -20,7 +20,7 @@ import { makeMemoryCommand } from "./commands/memory-command.js";
 import { makePairingCommand } from "./commands/pairing-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
-import { applyLazyHelp } from "./lazy-help.js";
+import { prepareLazyHelpFor } from "./lazy-help.js";
 import { applyOptionEnv } from "./option-env.js";
 import { addTopLevel } from "./top-level.js";
 import { applyUsageErrorStyle } from "./usage-errors.js";
@@ -75,8 +75,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   io.exitCode = EXIT.ok;
   const program = makeProgram(io);
   applyUsageErrorStyle(program, io);
-  applyLazyHelp(program);
   try {
+    await prepareLazyHelpFor(program, argv);
     await program.parseAsync([...argv], { from: "user" });
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -26,7 +26,10 @@ export function staticImports(root, file) {
     if (match[2] !== undefined) continue; // import type / export type: erased
     const spec = match[3];
     if (spec.startsWith(".")) {
-      const target = relative(root, join(root, dirname(file), spec)).split(sep).join("/").replace(/\.js$/u, ".ts");
+      const target = relative(root, join(root, dirname(file), spec))
+        .split(sep)
+        .join("/")
+        .replace(/\.js$/u, ".ts");
       out.push({ kind: "file", id: target });
     } else if (spec.startsWith("node:")) {
       out.push({ kind: "builtin", id: spec });
@@ -90,7 +93,8 @@ export function cliImportGraphProblems(root) {
   for (const action of actions) {
     const heavyShown = new Set();
     for (const [id, path] of staticGraph(root, action)) {
-      if (id !== action && isAction(id)) problems.push(`${action} loads another command's action ${id} (${chain(path)}); share code through a module that is not an action`);
+      if (id !== action && isAction(id))
+        problems.push(`${action} loads another command's action ${id} (${chain(path)}); share code through a module that is not an action`);
       const heavy = STORE_ONLY_ACTIONS.test(action) ? HEAVY_FOR_STORE_ONLY.exec(id) : null;
       // One line per folder or package: the first chain that reaches it.
       if (heavy !== null && !heavyShown.has(heavy[0])) {
