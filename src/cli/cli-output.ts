@@ -4,10 +4,11 @@
  *
  * @module
  */
-import stringWidth from "string-width";
-
 export { processIo, type CliIo, type SignalSource } from "./cli-io.js";
 import type { CliIo } from "./cli-io.js";
+import { displayWidth, isOneColumnEach } from "./display-width.js";
+
+export { displayWidth } from "./display-width.js";
 
 /** Whether to colour output on this stream: a terminal, and NO_COLOR unset (or empty). */
 export function useColor(io: CliIo, stream: CliIo["stdout"] | CliIo["stderr"] = io.stdout): boolean {
@@ -49,12 +50,18 @@ export function relativeTime(at: number, now: number): string {
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/**
- * How many terminal columns `text` takes: East Asian wide characters and emoji count 2,
- * combining marks, zero-width joiners and variation selectors 0 (`string-width`).
- */
-export function displayWidth(text: string): number {
-  return stringWidth(text);
+/** {@link truncate} of text with escape sequences (string-width strips them from the whole text first): the whole text measured. */
+function cutMeasuringAll(folded: string, max: number, budget: number): string {
+  if (displayWidth(folded) <= max) return folded;
+  let kept = "";
+  let used = 0;
+  for (const { segment } of graphemes.segment(folded)) {
+    const width = displayWidth(segment);
+    if (used + width > budget) break;
+    kept += segment;
+    used += width;
+  }
+  return `${kept}…`;
 }
 
 /**
@@ -65,17 +72,21 @@ export function displayWidth(text: string): number {
  */
 export function truncate(text: string, max: number): string {
   const folded = text.replace(/\s+/gu, " ").trim();
-  if (displayWidth(folded) <= max) return folded;
   const budget = Math.max(0, max - 1);
+  if (isOneColumnEach(folded)) return folded.length <= max ? folded : `${folded.slice(0, budget)}…`;
+  if (/[\u001b\u009b]/u.test(folded)) return cutMeasuringAll(folded, max, budget);
+  // Only what comes before the cut is measured: a wide character far past it needs no string-width.
   let kept = "";
   let used = 0;
+  let cut: string | null = null;
   for (const { segment } of graphemes.segment(folded)) {
     const width = displayWidth(segment);
-    if (used + width > budget) break;
-    kept += segment;
+    if (cut === null && used + width > budget) cut = kept;
     used += width;
+    if (used > max) return `${cut ?? kept}…`;
+    kept += segment;
   }
-  return `${kept}…`;
+  return folded;
 }
 
 /** `text` padded with spaces to `width` columns (display width; longer text is left as is). */

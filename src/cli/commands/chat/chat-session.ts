@@ -33,6 +33,7 @@ import { chooseAgent, homeChannelPlatforms, parseServeConfig, unknownHomePlatfor
 import { defaultDatabasePath, newSessionId, NotFoundError, openSessionDB, type SessionHistory } from "../../../store/index.js";
 import { CliError, EXIT, missingDatabaseFile, noteOnStderr, reportError, resolveSessionRef } from "../../cli-context.js";
 import { styles, useColor, type CliIo } from "../../cli-output.js";
+import { loadDisplayWidth } from "../../display-width.js";
 import { buildRecap, recapOneLiner, renderRecapPanel } from "../../recap.js";
 import { END_REASON_ABANDONED, END_REASON_USER_EXIT, endAbandonedTerminalSessions } from "../../terminal-session-end.js";
 
@@ -240,6 +241,7 @@ function delay(ms: number): Promise<void> {
  * resume it on the way out.
  */
 export async function runChat(io: CliIo, options: ChatOptions = {}): Promise<number> {
+  await loadDisplayWidth();
   if (options.resume !== undefined && options.continue !== undefined && options.continue !== false) {
     throw new CliError("TL_ERR_USAGE", "Use either --continue or --resume, not both.");
   }

@@ -2,6 +2,7 @@ import { useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { collectSessions } from "../../session-pages.js";
 import { sessionTable } from "../../session-table.js";
+import { withDisplayWidth } from "../../display-width.js";
 
 interface ListOptions {
   db?: string;
@@ -10,6 +11,9 @@ interface ListOptions {
   limit: number;
   all?: boolean;
 }
+
+/** The table is measured inside withDisplayWidth: string-width loads only for text that needs it. */
+export const loadsDisplayWidthItself = true;
 
 /** Runs `list`: the action of makeListCommand (in list-command.ts), loaded when the command runs. */
 export async function run(io: CliIo, options: ListOptions): Promise<void> {
@@ -24,7 +28,7 @@ export async function run(io: CliIo, options: ListOptions): Promise<void> {
       io.stdout.write(sources === undefined ? "No sessions yet.\n" : `No sessions from ${sources.join(", ")}.\n`);
       return;
     }
-    io.stdout.write(`${sessionTable(items, { now: io.now(), color: useColor(io) })}\n`);
+    io.stdout.write(`${await withDisplayWidth(() => sessionTable(items, { now: io.now(), color: useColor(io) }))}\n`);
     if (more > 0) {
       io.stdout.write(
         `\n... ${more} more session${more === 1 ? "" : "s"} (use --limit ${items.length + more} or --all to see ${more === 1 ? "it" : "them"})\n`,

@@ -10,6 +10,9 @@ interface ShowOptions {
   full?: boolean;
 }
 
+/** Nothing here measures display width (the transcript is not laid out in columns): string-width is not loaded. */
+export const loadsDisplayWidthItself = true;
+
 /** Runs `show`: the action of makeShowCommand (in show-command.ts), loaded when the command runs. */
 export async function run(io: CliIo, words: string[], options: ShowOptions): Promise<void> {
   await withExistingDatabase(options.db, io.env, async (db) => {
