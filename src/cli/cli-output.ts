@@ -48,14 +48,21 @@ export function relativeTime(at: number, now: number): string {
   return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** The grapheme segmenter, made on first use (making one loads the ICU break data: milliseconds a command that never cuts non-ASCII text does not spend). */
+let segmenter: Intl.Segmenter | undefined;
+
+/** The grapheme clusters of `text` (characters as people see them). */
+function graphemes(text: string): Iterable<Intl.SegmentData> {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  return segmenter.segment(text);
+}
 
 /** {@link truncate} of text with escape sequences (string-width strips them from the whole text first): the whole text measured. */
 function cutMeasuringAll(folded: string, max: number, budget: number): string {
   if (displayWidth(folded) <= max) return folded;
   let kept = "";
   let used = 0;
-  for (const { segment } of graphemes.segment(folded)) {
+  for (const { segment } of graphemes(folded)) {
     const width = displayWidth(segment);
     if (used + width > budget) break;
     kept += segment;
@@ -79,7 +86,7 @@ export function truncate(text: string, max: number): string {
   let kept = "";
   let used = 0;
   let cut: string | null = null;
-  for (const { segment } of graphemes.segment(folded)) {
+  for (const { segment } of graphemes(folded)) {
     const width = displayWidth(segment);
     if (cut === null && used + width > budget) cut = kept;
     used += width;
