@@ -1,6 +1,6 @@
 /**
- * The definition of `api` (arguments, options, help); its action (api-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline api` (arguments, options, help); its action (api-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

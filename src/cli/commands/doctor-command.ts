@@ -1,6 +1,6 @@
 /**
- * The definition of `doctor` (arguments, options, help); its action (doctor-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline doctor` (arguments, options, help); its action (doctor-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

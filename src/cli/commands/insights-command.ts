@@ -1,6 +1,6 @@
 /**
- * The definition of `insights` (arguments, options, help); its action (insights-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline insights` (arguments, options, help); its action (insights-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `mcp` (arguments, options, help); its action (mcp-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline mcp` (arguments, options, help); its action (mcp-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `serve` (arguments, options, help); its action (serve-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline serve` (arguments, options, help); its action (serve-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

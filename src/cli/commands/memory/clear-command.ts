@@ -1,6 +1,6 @@
 /**
- * The definition of `clear` (arguments, options, help); its action (clear-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline memory clear` (arguments, options, help); its action (clear-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

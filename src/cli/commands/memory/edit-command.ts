@@ -1,6 +1,6 @@
 /**
- * The definition of `edit` (arguments, options, help); its action (edit-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline memory edit` (arguments, options, help); its action (edit-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `approve` (arguments, options, help); its action (approve-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline pairing approve` (arguments, options, help); its action (approve-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `list` (arguments, options, help); its action (list-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline pairing list` (arguments, options, help); its action (list-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

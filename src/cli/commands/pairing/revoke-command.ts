@@ -1,6 +1,6 @@
 /**
- * The definition of `revoke` (arguments, options, help); its action (revoke-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline pairing revoke` (arguments, options, help); its action (revoke-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

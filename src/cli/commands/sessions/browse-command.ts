@@ -1,6 +1,6 @@
 /**
- * The definition of `browse` (arguments, options, help); its action (browse-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions browse` (arguments, options, help); its action (browse-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `delete` (arguments, options, help); its action (delete-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions delete` (arguments, options, help); its action (delete-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `export` (arguments, options, help); its action (export-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions export` (arguments, options, help); its action (export-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

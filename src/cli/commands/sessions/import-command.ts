@@ -1,6 +1,6 @@
 /**
- * The definition of `import` (arguments, options, help); its action (import-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions import` (arguments, options, help); its action (import-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `prune` (arguments, options, help); its action (prune-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions prune` (arguments, options, help); its action (prune-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

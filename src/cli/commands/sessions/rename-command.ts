@@ -1,6 +1,6 @@
 /**
- * The definition of `rename` (arguments, options, help); its action (rename-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions rename` (arguments, options, help); its action (rename-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

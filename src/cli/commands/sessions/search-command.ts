@@ -1,6 +1,6 @@
 /**
- * The definition of `search` (arguments, options, help); its action (search-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions search` (arguments, options, help); its action (search-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `show` (arguments, options, help); its action (show-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions show` (arguments, options, help); its action (show-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * The definition of `stats` (arguments, options, help); its action (stats-action.ts) is
- * loaded only when the command runs.
+ * The definition of `threadline sessions stats` (arguments, options, help); its action (stats-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
