@@ -129,11 +129,17 @@ describe("what the built bin loads", { timeout: 60_000 }, () => {
     }
   });
 
-  it("sessions list loads its own action and the store, nothing of the gateway, the servers or another command", async () => {
-    const ids = await loaded(["sessions", "list", "--db", database]);
-    expect(ids).toContain("src/cli/commands/sessions/list-action.ts");
+  it.each([
+    ["list", ["sessions", "list"]],
+    ["show", ["sessions", "show", "s1"]],
+  ])("sessions %s loads its own action and the store, nothing of the gateway, the servers or another command", async (name, argv) => {
+    const ids = await loaded([...argv, "--db", database]);
+    const action = `src/cli/commands/sessions/${name}-action.ts`;
+    expect(ids).toContain(action);
     expect(ids).toContain("src/store/index.ts");
-    expect(ids.filter((id) => id.endsWith("-action.ts"))).toEqual(["src/cli/commands/sessions/list-action.ts"]);
+    expect(ids.filter((id) => id.endsWith("-action.ts"))).toEqual([action]);
+    // Plain text is measured without string-width (display-width.ts).
+    expect(ids).not.toContain("package:string-width");
     const heavy =
       /^(src\/(gateway|serve|http-api|adapters|agents|bridges|executions|importers|tools)\/|package:(fastify|@fastify\/.*|grammy|discord\.js|@slack\/.*|matrix-js-sdk|pg|pino|@modelcontextprotocol\/.*|yaml)$)/u;
     expect(ids.filter((id) => heavy.test(id))).toEqual([]);
