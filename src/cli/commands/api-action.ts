@@ -1,3 +1,14 @@
+/**
+ * `threadline api`: runs the HTTP API alone (no gateway) on `api.host`/`api.port` of the
+ * config file, with the web page at `/ui` (unless `ui.enabled: false`), with pino logs on stdout, until SIGTERM/SIGINT: then it stops accepting
+ * requests, lets running ones finish (up to 10 s), closes the database and exits 0. It owns
+ * its process (it exits it when stopped), so it runs only as the bin (tests start it as a
+ * child process); its config and database come from the io's environment.
+ *
+ * The action of the command defined in api-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { pino } from "pino";
 import { buildServer, checkApiAccess, uiRoutes } from "../../http-api/index.js";
 import { openSessionDB } from "../../store/index.js";

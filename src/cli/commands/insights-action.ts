@@ -1,3 +1,13 @@
+/**
+ * `threadline insights [--days 30] [--source S] [--top 5] [--json]`: token usage and
+ * estimated cost by model and by source, tool calls by tool, activity by weekday and hour
+ * (local time), and the longest and costliest sessions of a period — answered from the
+ * store's kept aggregates ({@link SessionDB.getInsights}), never by reading messages.
+ *
+ * The action of the command defined in insights-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import type { Insights, InsightsSession, InsightsTotals } from "../../store/index.js";
 import { styles, table, truncate, useColor, writeJson, type CliIo } from "../cli-output.js";
 import { CliError, parseCount, withExistingDatabase } from "../cli-context.js";

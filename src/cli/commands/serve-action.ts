@@ -1,3 +1,12 @@
+/**
+ * `threadline serve`: runs the gateway until SIGTERM/SIGINT, then drains and exits 0. It owns
+ * its process (it exits it when stopped), so it runs only as the bin (tests start it as a
+ * child process); its config, database and platform tokens come from the io's environment.
+ *
+ * The action of the command defined in serve-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { pino } from "pino";
 import { startGateway } from "../../serve/index.js";
 import type { CliIo } from "../cli-output.js";

@@ -1,3 +1,12 @@
+/**
+ * `threadline memory clear [--user] [--for P:ID] [--yes]`: deletes a person's MEMORY (or, with
+ * `--user`, USER) memory after asking on the terminal (without a terminal and without `--yes` it
+ * refuses, exit 4).
+ *
+ * The action of the command defined in clear-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withExistingDatabase } from "../../cli-context.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";

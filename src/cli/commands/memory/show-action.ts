@@ -1,3 +1,12 @@
+/**
+ * `threadline memory show [--user] [--for P:ID] [--json]`: a person's MEMORY (the agent's
+ * notes) or USER memory (about them), entries separated by lines holding only `§`, with the
+ * characters used of the limit.
+ *
+ * The action of the command defined in show-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { relativeTime, styles, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import {

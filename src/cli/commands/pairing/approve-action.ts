@@ -1,3 +1,13 @@
+/**
+ * `threadline pairing approve <platform> <code> [--json]`: approves a pending pairing code, so
+ * the person who was given it is answered from their next message on. The code is never
+ * echoed back (stderr may end up in a log): an unknown code is "not found" (exit 3), a
+ * platform locked out by failed approvals is refused (exit 4) with the time it ends.
+ *
+ * The action of the command defined in approve-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { NotFoundError } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withExistingDatabase } from "../../cli-context.js";

@@ -1,3 +1,12 @@
+/**
+ * `threadline pairing list [--platform P] [--json]`: the pending pairing codes (with who asked,
+ * how long ago, and when each expires) and the approved people. The codes are shown: the
+ * operator reads them here to approve them (never anywhere else: they are not logged).
+ *
+ * The action of the command defined in list-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { relativeTime, styles, table, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { pairingDatabaseTarget } from "./pairing-database.js";

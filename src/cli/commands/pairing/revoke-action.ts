@@ -1,3 +1,11 @@
+/**
+ * `threadline pairing revoke <platform> <userId> [--json]`: removes a person's approval; their
+ * next message is a stranger's again. A person who is not approved is "not found" (exit 3).
+ *
+ * The action of the command defined in revoke-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { NotFoundError } from "../../../store/index.js";
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";

@@ -1,3 +1,11 @@
+/**
+ * `threadline sessions delete <id> [--yes]`: deletes a session and all its messages, after
+ * asking on the terminal.
+ *
+ * The action of the command defined in delete-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 import { canPrompt, confirm } from "../../confirm-prompt.js";

@@ -1,3 +1,10 @@
+/**
+ * `threadline sessions list [--source S] [--limit 20] [--all]`: the newest sessions first.
+ *
+ * The action of the command defined in list-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { collectSessions } from "../../session-pages.js";

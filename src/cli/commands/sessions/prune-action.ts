@@ -1,3 +1,12 @@
+/**
+ * `threadline sessions prune [--older-than 90] [--source S] [--yes] [--dry-run] [--vacuum]`:
+ * deletes ended sessions whose last activity is older than N days; `--vacuum` then rewrites
+ * the whole file.
+ *
+ * The action of the command defined in prune-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import type { SessionSummary, StoreMaintenance } from "../../../store/index.js";
 import { relativeTime, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { CliError, withExistingDatabase } from "../../cli-context.js";

@@ -1,3 +1,11 @@
+/**
+ * `threadline sessions rename <id> <title…>`: sets a session's title (the words joined with
+ * spaces); an empty title clears it.
+ *
+ * The action of the command defined in rename-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { writeJson, type CliIo } from "../../cli-output.js";
 import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
 

@@ -1,3 +1,11 @@
+/**
+ * `threadline sessions search <query> [--source S] [--role R] [--limit N]`: full-text search,
+ * hits grouped by session.
+ *
+ * The action of the command defined in search-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { InvalidInputError, type MessageRole, type SearchHit, type Session } from "../../../store/index.js";
 import { relativeTime, styles, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";

@@ -1,3 +1,14 @@
+/**
+ * The interactive session picker of `threadline sessions browse`, in the terminal. Typing
+ * filters over title, preview, id and source (every word must match, case-insensitive);
+ * ↑/↓ (also PgUp/PgDn, Home/End) move; Enter picks the session (the action, browse-action.ts,
+ * resumes it in `threadline chat`); Esc clears the filter, or leaves when it is empty; Ctrl-C leaves.
+ *
+ * The pure parts (key decoding, filtering, the state machine, rendering) are exported for
+ * tests; {@link pickSession} runs them on a raw-mode terminal.
+ *
+ * @module
+ */
 import type { SessionSummary } from "../../../store/index.js";
 import { CliError } from "../../cli-context.js";
 import { displayWidth, padToWidth, relativeTime, styles, truncate, useColor, type CliIo } from "../../cli-output.js";

@@ -1,3 +1,11 @@
+/**
+ * `threadline sessions show <id|title> [--full]`: a session's metadata and transcript, attachments
+ * named in it (`[image: photo.jpg, image/jpeg, 195.3 KiB]`; `; bytes not stored` when the blob is missing).
+ *
+ * The action of the command defined in show-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { NotFoundError, type Session } from "../../../store/index.js";
 import { relativeTime, styles, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";

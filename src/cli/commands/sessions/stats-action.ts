@@ -1,3 +1,10 @@
+/**
+ * `threadline sessions stats`: totals, sessions per source and the database size.
+ *
+ * The action of the command defined in stats-command.ts, loaded with `import()` only when the command runs.
+ *
+ * @module
+ */
 import { styles, table, useColor, writeJson, type CliIo } from "../../cli-output.js";
 import { withExistingDatabase } from "../../cli-context.js";
 import { formatBytes } from "../../byte-size.js";
