@@ -21,8 +21,14 @@
 // 10. the agent frameworks are peers of their bridges only: `ai` is imported (as types only) by
 //     src/bridges/ai-sdk/, `@openai/agents` (as types only) by src/bridges/openai-agents/, `@langchain/*` by src/bridges/langchain/, and nothing else of src/
 //     imports them, so `threadline` and every other entry point load without them.
+// 11. the `threadline` command line loads each command's action only when the command runs: the
+//     program table (src/cli/main.ts, program.ts and every command's definition) statically imports
+//     only non-action src/cli/ modules, src/store/errors.ts, src/store/contract/, commander and node:
+//     built-ins; no *-action.ts module imports another command's; the actions on stored sessions load
+//     no gateway, server, adapter, agent or driver (scripts/cli-import-graph.js, docs/cli.md).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { cliImportGraphProblems } from "./cli-import-graph.js";
 
 const root = new URL("..", import.meta.url).pathname;
 const problems = [];
@@ -69,7 +75,9 @@ for (const dir of ["src", "test", "bench"]) {
       if (spec === "pg" && !rel.startsWith("src/store/postgres/")) problems.push(`${rel}: only src/store/postgres/ may import pg`);
       if (rel.startsWith("src/store/sqlite/") && spec.includes("/postgres/")) problems.push(`${rel}: backends must not import each other`);
       if (rel.startsWith("src/store/postgres/") && spec.includes("/sqlite/")) problems.push(`${rel}: backends must not import each other`);
-      if (/^src\/(gateway|executions|cli|server)\//.test(rel) && spec.startsWith("../store/") && spec !== "../store/index.js") {
+      // The CLI's program table may also take the core's light doors (errors.ts and the contract, which import nothing else; rule 11).
+      const lightDoor = rel.startsWith("src/cli/") && (spec === "../store/errors.js" || spec.startsWith("../store/contract/"));
+      if (/^src\/(gateway|executions|cli|server)\//.test(rel) && spec.startsWith("../store/") && spec !== "../store/index.js" && !lightDoor) {
         problems.push(`${rel}: reach the storage core through "../store/index.js", not "${spec}"`);
       }
       if (spec.startsWith(".") && !rel.startsWith("src/store/") && !rel.startsWith("src/web/")) {
@@ -108,6 +116,8 @@ for (const dir of ["src", "test", "bench"]) {
     }
   }
 }
+
+problems.push(...cliImportGraphProblems(root));
 
 const exportsMap = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).exports ?? {};
 for (const [subpath, target] of Object.entries(exportsMap)) {

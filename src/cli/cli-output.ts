@@ -4,57 +4,11 @@
  *
  * @module
  */
-import stringWidth from "string-width";
+export { processIo, type CliIo, type SignalSource } from "./cli-io.js";
+import type { CliIo } from "./cli-io.js";
+import { displayWidth, isOneColumnEach } from "./display-width.js";
 
-/** The process signals a command may react to (the bin: `process`; an in-process run: any emitter). */
-export interface SignalSource {
-  on(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
-  once(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
-  off(signal: "SIGINT" | "SIGTERM" | "SIGHUP", listener: () => void): unknown;
-}
-
-/**
- * Everything a command takes from its process: the three streams (with `isTTY`, `columns`
- * and raw mode where the stream is a terminal), the environment, the clock, the signals, and
- * the exit code it ends with. The bin passes {@link processIo}; tests pass their own streams
- * and environment and run the same program in process (`runCli` in program.ts). Commands
- * never touch `process.stdout`, `process.env`, `process.exitCode` … directly.
- */
-export interface CliIo {
-  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; hasColors?(count?: number, env?: NodeJS.ProcessEnv): boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; hasColors?(count?: number, env?: NodeJS.ProcessEnv): boolean };
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
-  /** The environment (THREADLINE_HOME, THREADLINE_DB, THREADLINE_CONFIG, NO_COLOR, FORCE_COLOR, provider settings, …). */
-  env: NodeJS.ProcessEnv;
-  /** "Now" in epoch seconds (tests pin it). */
-  now(): number;
-  /** SIGINT, SIGTERM and SIGHUP (a chat stops its reply, ends its session and leaves on each). */
-  signals: SignalSource;
-  /**
-   * The exit code the run ends with when no error is thrown (as `process.exitCode`: a command
-   * that reports a failure without an error, such as `doctor` finding damage, sets it).
-   * `runCli` starts it at 0 and returns it.
-   */
-  exitCode: number;
-}
-
-/** The process's own streams, environment, signals and exit code. */
-export function processIo(): CliIo {
-  return {
-    stdout: process.stdout,
-    stderr: process.stderr,
-    stdin: process.stdin,
-    env: process.env,
-    now: () => Date.now() / 1000,
-    signals: process,
-    get exitCode(): number {
-      return typeof process.exitCode === "number" ? process.exitCode : 0;
-    },
-    set exitCode(code: number) {
-      process.exitCode = code;
-    },
-  };
-}
+export { displayWidth } from "./display-width.js";
 
 /** Whether to colour output on this stream: a terminal, and NO_COLOR unset (or empty). */
 export function useColor(io: CliIo, stream: CliIo["stdout"] | CliIo["stderr"] = io.stdout): boolean {
@@ -94,14 +48,27 @@ export function relativeTime(at: number, now: number): string {
   return `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())}`;
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** The grapheme segmenter, made on first use (making one loads the ICU break data: milliseconds a command that never cuts non-ASCII text does not spend). */
+let segmenter: Intl.Segmenter | undefined;
 
-/**
- * How many terminal columns `text` takes: East Asian wide characters and emoji count 2,
- * combining marks, zero-width joiners and variation selectors 0 (`string-width`).
- */
-export function displayWidth(text: string): number {
-  return stringWidth(text);
+/** The grapheme clusters of `text` (characters as people see them). */
+function graphemes(text: string): Iterable<Intl.SegmentData> {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  return segmenter.segment(text);
+}
+
+/** {@link truncate} of text with escape sequences (string-width strips them from the whole text first): the whole text measured. */
+function cutMeasuringAll(folded: string, max: number, budget: number): string {
+  if (displayWidth(folded) <= max) return folded;
+  let kept = "";
+  let used = 0;
+  for (const { segment } of graphemes(folded)) {
+    const width = displayWidth(segment);
+    if (used + width > budget) break;
+    kept += segment;
+    used += width;
+  }
+  return `${kept}…`;
 }
 
 /**
@@ -112,17 +79,21 @@ export function displayWidth(text: string): number {
  */
 export function truncate(text: string, max: number): string {
   const folded = text.replace(/\s+/gu, " ").trim();
-  if (displayWidth(folded) <= max) return folded;
   const budget = Math.max(0, max - 1);
+  if (isOneColumnEach(folded)) return folded.length <= max ? folded : `${folded.slice(0, budget)}…`;
+  if (/[\u001b\u009b]/u.test(folded)) return cutMeasuringAll(folded, max, budget);
+  // Only what comes before the cut is measured: a wide character far past it needs no string-width.
   let kept = "";
   let used = 0;
-  for (const { segment } of graphemes.segment(folded)) {
+  let cut: string | null = null;
+  for (const { segment } of graphemes(folded)) {
     const width = displayWidth(segment);
-    if (used + width > budget) break;
-    kept += segment;
+    if (cut === null && used + width > budget) cut = kept;
     used += width;
+    if (used > max) return `${cut ?? kept}…`;
+    kept += segment;
   }
-  return `${kept}…`;
+  return folded;
 }
 
 /** `text` padded with spaces to `width` columns (display width; longer text is left as is). */

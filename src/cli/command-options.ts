@@ -1,14 +1,12 @@
 /**
  * Options that several `threadline` commands share, built one way: `--db` (bound to
- * THREADLINE_DB), `--json`, a repeatable `--source`, `--port`, and the config file of the
- * long-running commands.
+ * THREADLINE_DB), `--json`, a repeatable `--source` and `--port`. Only commander and the store's error classes are loaded: command
+ * definitions use these (the config file is read by serve-config-file.ts, in the actions).
  *
  * @module
  */
 import { Option } from "commander";
-import { defaultConfigPath, readConfigFile } from "../gateway/index.js";
-import { parseServeConfig, type ServeConfig } from "../serve/index.js";
-import { InvalidInputError, NotFoundError } from "../store/index.js";
+import { InvalidInputError } from "../store/errors.js";
 import type { withDatabase } from "./cli-context.js";
 import { bindEnv } from "./option-env.js";
 
@@ -55,21 +53,4 @@ export function portOption(what: string): Option {
     }
     return n;
   });
-}
-
-/**
- * The config file of a long-running command (`--config`, THREADLINE_CONFIG, else the default
- * path in `env`'s data home), validated; platform tokens missing from the file come from `env`.
- * A missing default file means the defaults; a missing file that was named explicitly is an
- * error.
- */
-export async function loadServeConfig(explicitPath: string | undefined, env: NodeJS.ProcessEnv): Promise<ServeConfig> {
-  const path = explicitPath || defaultConfigPath(env);
-  let doc: Record<string, unknown> = {};
-  try {
-    doc = await readConfigFile(path);
-  } catch (error) {
-    if (!(error instanceof NotFoundError) || explicitPath) throw error;
-  }
-  return parseServeConfig(doc, { env });
 }

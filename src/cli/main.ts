@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { processIo } from "./cli-output.js";
+import { processIo } from "./cli-io.js";
 import { runCli } from "./program.js";
 
 // A reader that stops early (`threadline sessions list | head`) is not an error.

@@ -9,8 +9,8 @@
  * @module
  */
 import { Help, type Command, type Option } from "commander";
-import { InternalError } from "../store/index.js";
-import type { CliIo } from "./cli-output.js";
+import { InternalError } from "../store/errors.js";
+import type { CliIo } from "./cli-io.js";
 
 /** The variable each bound option reads. */
 const boundVariables = new WeakMap<Option, string>();

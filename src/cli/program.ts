@@ -8,8 +8,8 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { ERROR_EXIT_CODE, EXIT, reportError } from "./cli-context.js";
-import type { CliIo } from "./cli-output.js";
+import { ERROR_EXIT_CODE, EXIT, reportError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
 import { makeApiCommand } from "./commands/api-command.js";
 import { makeChatCommand } from "./commands/chat-command.js";
 import { makeConfigCommand } from "./commands/config-command.js";
@@ -20,6 +20,7 @@ import { makeMemoryCommand } from "./commands/memory-command.js";
 import { makePairingCommand } from "./commands/pairing-command.js";
 import { makeServeCommand } from "./commands/serve-command.js";
 import { makeSessionsCommand } from "./commands/sessions-command.js";
+import { prepareLazyHelpFor } from "./lazy-help.js";
 import { applyOptionEnv } from "./option-env.js";
 import { addTopLevel } from "./top-level.js";
 import { applyUsageErrorStyle } from "./usage-errors.js";
@@ -75,6 +76,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const program = makeProgram(io);
   applyUsageErrorStyle(program, io);
   try {
+    await prepareLazyHelpFor(program, argv);
     await program.parseAsync([...argv], { from: "user" });
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -7,9 +7,9 @@
  * @module
  */
 import { Option, type Command } from "commander";
-import { CliError } from "./cli-context.js";
-import type { CliIo } from "./cli-output.js";
-import { chatTarget, runChat } from "./commands/chat-command.js";
+import { CliError } from "./cli-errors.js";
+import type { CliIo } from "./cli-io.js";
+import { chatTarget } from "./commands/chat-command.js";
 import { commandPath } from "./usage-errors.js";
 
 interface TopLevelOptions {
@@ -64,6 +64,7 @@ export function addTopLevel(program: Command, io: CliIo): Command {
         command.outputHelp();
         return;
       }
+      const { runChat } = await import("./commands/chat/chat-session.js");
       io.exitCode = await runChat(io, {
         ...chatTarget(options, words),
         ...(options.db === undefined ? {} : { db: options.db }),

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Command } from "commander";
-import type { CliIo } from "./cli-output.js";
+import type { CliIo } from "./cli-io.js";
 
 /** `threadline sessions show`: the command as typed, from the program down. */
 export function commandPath(command: Command): string {

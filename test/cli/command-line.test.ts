@@ -195,6 +195,22 @@ describe("help texts", { timeout: 120_000 }, () => {
     expect([...columns]).toHaveLength(1);
   });
 
+  it("the chat's slash commands (loaded only for its help) are in every way of asking for chat's help", async () => {
+    const full = (await t.run(["chat", "--help"])).stdout;
+    expect(full).toContain("In the chat:");
+    for (const argv of [
+      ["help", "chat"],
+      ["chat", "-h"],
+      ["--db", "x.db", "chat", "--help"],
+    ]) {
+      const { code, stdout } = await t.run(argv);
+      expect(code, argv.join(" ")).toBe(0);
+      expect(stdout, argv.join(" ")).toBe(full);
+    }
+    // The program's own help lists the commands only.
+    expect((await t.run(["--help"])).stdout).not.toContain("In the chat:");
+  });
+
   it("serve --help says how to choose a model and lists the exit codes", async () => {
     const { code, stdout } = await t.run(["serve", "--help"]);
     expect(code).toBe(0);

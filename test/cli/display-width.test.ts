@@ -1,7 +1,8 @@
 import stringWidth from "string-width";
-import { describe, expect, it } from "vitest";
-import { renderPicker } from "../../src/cli/commands/sessions/browse-command.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { renderPicker } from "../../src/cli/commands/sessions/session-picker.js";
 import { table, truncate } from "../../src/cli/cli-output.js";
+import { displayWidth, isOneColumnEach, loadDisplayWidth, withDisplayWidth } from "../../src/cli/display-width.js";
 import { sessionTable } from "../../src/cli/session-table.js";
 import type { SessionSummary } from "../../src/store/index.js";
 import { ZERO_USAGE } from "../contract/harness.js";
@@ -37,7 +38,39 @@ const columnOf = (line: string, needle: string): number => {
   return stringWidth(line.slice(0, at));
 };
 
+// string-width loads only for text that needs it (these run first, before anything loads it).
+describe("string-width loads only when text needs it", () => {
+  it("one-column text is measured without it; other text asks for it, and withDisplayWidth loads it", async () => {
+    expect(displayWidth("plain text, café – “quoted” … ‰")).toBe(31);
+    expect(() => displayWidth(JAPANESE)).toThrow(/loadDisplayWidth/u);
+    // Only what comes before the cut is measured: a wide character past it needs nothing.
+    expect(truncate(`${"word ".repeat(20)}${JAPANESE}`, 12)).toBe("word word w…");
+    expect(() => truncate(JAPANESE, 12)).toThrow(/loadDisplayWidth/u);
+    expect(await withDisplayWidth(() => truncate(JAPANESE, 12))).toBe("デプロイの…");
+    expect(displayWidth(JAPANESE)).toBe(stringWidth(JAPANESE));
+  });
+
+  it("the characters measured without string-width are one column each in string-width too", async () => {
+    await loadDisplayWidth();
+    const ranges: Array<[number, number]> = [
+      [0x20, 0x7e],
+      [0xa0, 0x2ff],
+      [0x2010, 0x2040],
+    ];
+    for (const [from, to] of ranges) {
+      for (let code = from; code <= to; code++) {
+        const char = String.fromCodePoint(code);
+        if (isOneColumnEach(char)) expect(stringWidth(char), `U+${code.toString(16)}`).toBe(1);
+      }
+    }
+    expect(isOneColumnEach("\u00ad")).toBe(false); // the soft hyphen takes no column
+    expect(isOneColumnEach("\u203c")).toBe(false); // ‼ may show as an emoji
+  });
+});
+
 describe("truncate measures display width", () => {
+  beforeAll(loadDisplayWidth);
+
   it.each([
     ["Japanese", JAPANESE],
     ["emoji with ZWJ and variation selectors", EMOJI],
@@ -70,6 +103,7 @@ describe("truncate measures display width", () => {
 });
 
 describe("tables align by display width", () => {
+  beforeAll(loadDisplayWidth);
   it("table() pads wide and zero-width text to the same column", () => {
     const text = table(
       ["Preview", "When"],
@@ -99,6 +133,7 @@ describe("tables align by display width", () => {
 });
 
 describe("the browse picker aligns by display width", () => {
+  beforeAll(loadDisplayWidth);
   it("every row's time starts in the header's column, and no line is wider than the screen", () => {
     const sessions = [
       summary("s_ascii", "Plain title", "plain ascii preview"),
@@ -120,8 +155,9 @@ describe("the browse picker aligns by display width", () => {
 });
 
 describe("the browse filter edits whole characters", () => {
+  beforeAll(loadDisplayWidth);
   it("Backspace removes an accented letter or an emoji sequence whole", async () => {
-    const { applyKey } = await import("../../src/cli/commands/sessions/browse-command.js");
+    const { applyKey } = await import("../../src/cli/commands/sessions/session-picker.js");
     const back = (filter: string): string => applyKey({ filter, selected: 0, scroll: 0 }, { name: "backspace" }, [], 10).state.filter;
     expect(back("cafe\u0301")).toBe("caf");
     expect(back("hi 👨‍👩‍👧")).toBe("hi ");

@@ -6,7 +6,7 @@
  * @module
  */
 import { Command } from "commander";
-import type { CliIo } from "../cli-output.js";
+import type { CliIo } from "../cli-io.js";
 import { makeMemoryClearCommand } from "./memory/clear-command.js";
 import { makeMemoryEditCommand } from "./memory/edit-command.js";
 import { makeMemoryShowCommand } from "./memory/show-command.js";

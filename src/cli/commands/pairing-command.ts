@@ -6,7 +6,7 @@
  * @module
  */
 import { Command } from "commander";
-import type { CliIo } from "../cli-output.js";
+import type { CliIo } from "../cli-io.js";
 import { makePairingApproveCommand } from "./pairing/approve-command.js";
 import { makePairingListCommand } from "./pairing/list-command.js";
 import { makePairingRevokeCommand } from "./pairing/revoke-command.js";

@@ -1,15 +1,13 @@
 /**
- * `threadline serve`: runs the gateway until SIGTERM/SIGINT, then drains and exits 0. It owns
- * its process (it exits it when stopped), so it runs only as the bin (tests start it as a
- * child process); its config, database and platform tokens come from the io's environment.
+ * The definition of `threadline serve` (arguments, options, help); its action (serve-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command, Option, type AddHelpTextContext } from "commander";
-import { pino } from "pino";
-import { startGateway } from "../../serve/index.js";
-import type { CliIo } from "../cli-output.js";
-import { loadServeConfig, portOption } from "../command-options.js";
+import type { CliIo } from "../cli-io.js";
+import { portOption } from "../command-options.js";
+import { lazyAction } from "../action-loading.js";
 import { bindEnv } from "../option-env.js";
 
 /** The "Model:" and "Exit codes:" sections of `serve --help`, laid out like the options. */
@@ -57,22 +55,5 @@ export function makeServeCommand(io: CliIo): Command {
     .addOption(portOption("gateway.port"))
     .addOption(new Option("--host <host>", "HTTP host (overrides gateway.host)"))
     .addHelpText("after", serveHelp)
-    .action(async (options: { config?: string; db?: string; port?: number; host?: string }) => {
-      const config = await loadServeConfig(options.config, io.env);
-      if (options.port !== undefined) config.gateway.port = options.port;
-      if (options.host !== undefined) config.gateway.host = options.host;
-      const logger = pino({ level: config.gateway.logLevel, base: { pid: process.pid } });
-      const gateway = await startGateway({ config, logger, env: io.env, ...(options.db ? { database: options.db } : {}) });
-      const shutdown = (signal: string): void => {
-        void gateway.stop(signal).then(
-          () => process.exit(0),
-          (error: unknown) => {
-            logger.error({ err: error }, "shutdown failed");
-            process.exit(1);
-          },
-        );
-      };
-      io.signals.once("SIGTERM", () => shutdown("SIGTERM"));
-      io.signals.once("SIGINT", () => shutdown("SIGINT"));
-    });
+    .action(lazyAction(io, () => import("./serve-action.js")));
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { Command } from "commander";
-import type { CliIo } from "../cli-output.js";
+import type { CliIo } from "../cli-io.js";
 import { makeBrowseCommand } from "./sessions/browse-command.js";
 import { makeDeleteCommand } from "./sessions/delete-command.js";
 import { makeExportCommand } from "./sessions/export-command.js";

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   applyKey,
   decodeKeys,
@@ -8,7 +8,8 @@ import {
   visibleRowsFor,
   type PickerKey,
   type PickerState,
-} from "../../../src/cli/commands/sessions/browse-command.js";
+} from "../../../src/cli/commands/sessions/session-picker.js";
+import { loadDisplayWidth } from "../../../src/cli/display-width.js";
 import type { SessionSummary } from "../../../src/store/index.js";
 import { ZERO_USAGE } from "../../contract/harness.js";
 
@@ -119,6 +120,7 @@ describe("applyKey", () => {
 });
 
 describe("renderPicker", () => {
+  beforeAll(loadDisplayWidth);
   it("shows the filter, the matching rows with the selection marked, and the count", () => {
     const screen = renderPicker({ filter: "cli", selected: 1, scroll: 0 }, sessions, { width: 120, height: 20, now: NOW, color: false });
     const lines = screen.split("\n");

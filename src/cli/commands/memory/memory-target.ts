@@ -5,11 +5,10 @@
  *
  * @module
  */
-import { Option } from "commander";
 import type { TurnSpeaker } from "../../../agents/index.js";
 import { memoryOwnerIdentities } from "../../../serve/internal.js";
 import { CliError } from "../../cli-context.js";
-import { loadServeConfig } from "../../command-options.js";
+import { loadServeConfig } from "../../serve-config-file.js";
 import { MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT, type AliasStore, type MemoryKind, type MemoryOwner } from "../../../store/index.js";
 import { memoryOwnerFor, OWNER_MEMORY } from "../../../tools/internal.js";
 import { printable } from "../pairing/pairing-text.js";
@@ -20,19 +19,6 @@ export interface MemoryTargetOptions {
   config?: string;
   for?: string;
   user?: boolean;
-}
-
-/** `--for <platform>:<userId>`. */
-export function forOption(): Option {
-  return new Option(
-    "--for <platform:userId>",
-    'whose memory: a person as <platform>:<userId> (e.g. telegram:123456789), or "owner" (default: the owner, the person at this terminal)',
-  );
-}
-
-/** `--user`. */
-export function userOption(): Option {
-  return new Option("--user", "the USER memory (what the agent knows about the person) instead of MEMORY (the agent's own notes)");
 }
 
 /** The kind `--user` selects. */

@@ -7,19 +7,12 @@
  *
  * @module
  */
-import { Option } from "commander";
-import { loadServeConfig } from "../../command-options.js";
-import { bindEnv } from "../../option-env.js";
+import { loadServeConfig } from "../../serve-config-file.js";
 
 /** The `--db` and `--config` values of a pairing subcommand. */
 export interface PairingDatabaseOptions {
   db?: string;
   config?: string;
-}
-
-/** `--config <file>`: the gateway's config file, for its `database`. */
-export function pairingConfigOption(): Option {
-  return bindEnv(new Option("--config <file>", "the gateway's config file, for its database (default: $THREADLINE_HOME/config.yaml)"), "THREADLINE_CONFIG");
 }
 
 /** The database target: `--db`/THREADLINE_DB, else the config file's `database`, else `undefined` (the default file). */

@@ -1,22 +1,14 @@
 /**
- * `threadline pairing revoke <platform> <userId> [--json]`: removes a person's approval; their
- * next message is a stranger's again. A person who is not approved is "not found" (exit 3).
+ * The definition of `threadline pairing revoke` (arguments, options, help); its action (revoke-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command } from "commander";
-import { NotFoundError } from "../../../store/index.js";
-import { writeJson, type CliIo } from "../../cli-output.js";
-import { withExistingDatabase } from "../../cli-context.js";
+import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-import { pairingConfigOption, pairingDatabaseTarget } from "./pairing-database.js";
-import { pairingPlatform, personText, printable } from "./pairing-text.js";
-
-interface RevokeOptions {
-  db?: string;
-  config?: string;
-  json?: boolean;
-}
+import { lazyAction } from "../../action-loading.js";
+import { pairingConfigOption } from "./pairing-options.js";
 
 /** Builds `pairing revoke`. JSON: `{ "revoked": { "platform", "userId", "userName" } }` (see docs/cli.md). */
 export function makePairingRevokeCommand(io: CliIo): Command {
@@ -27,22 +19,5 @@ export function makePairingRevokeCommand(io: CliIo): Command {
     .addOption(dbOption())
     .addOption(pairingConfigOption())
     .addOption(jsonOption())
-    .action(async (typedPlatform: string, userId: string, options: RevokeOptions) => {
-      const platform = pairingPlatform(typedPlatform);
-      await withExistingDatabase(await pairingDatabaseTarget(options, io.env), io.env, async (db) => {
-        const before = (await db.listPairing({ platform })).approved.find((a) => a.userId === userId);
-        const revoked = await db.revokePairing(platform, userId);
-        if (!revoked) {
-          throw new NotFoundError(
-            `No approval of user ${printable(userId)} on ${platform}. Run "threadline pairing list --platform ${platform}" to see who is approved.`,
-          );
-        }
-        const userName = before?.userName ?? null;
-        if (options.json) {
-          writeJson(io, { revoked: { platform, userId, userName } });
-          return;
-        }
-        io.stdout.write(`Revoked ${personText(userId, userName)} on ${platform}: their next message is treated as a stranger's.\n`);
-      });
-    });
+    .action(lazyAction(io, () => import("./revoke-action.js")));
 }

@@ -1,20 +1,13 @@
 /**
- * `threadline sessions delete <id> [--yes]`: deletes a session and all its messages, after
- * asking on the terminal.
+ * The definition of `threadline sessions delete` (arguments, options, help); its action (delete-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command, Option } from "commander";
-import { writeJson, type CliIo } from "../../cli-output.js";
-import { CliError, noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-import { canPrompt, confirm } from "../../confirm-prompt.js";
-
-interface DeleteOptions {
-  db?: string;
-  json?: boolean;
-  yes?: boolean;
-}
+import { lazyAction } from "../../action-loading.js";
 
 /**
  * Builds `sessions delete`. Asks `Delete session '<id>' ("<title>") and all its messages? [y/N]` on
@@ -28,28 +21,5 @@ export function makeDeleteCommand(io: CliIo): Command {
     .addOption(new Option("-y, --yes", "do not ask"))
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (words: string[], options: DeleteOptions) => {
-      await withExistingDatabase(options.db, io.env, async (db) => {
-        const id = await resolveSessionRef(db, words.join(" "), { note: noteOnStderr(io) });
-        const title = (await db.getSession(id))?.title;
-        const named = title ? `'${id}' ("${title}")` : `'${id}'`;
-        if (!options.yes) {
-          if (!canPrompt(io)) {
-            throw new CliError(
-              "TL_ERR_CONFIRMATION_REQUIRED",
-              `Refusing to delete session ${named} without confirmation: stdin is not a terminal. Pass --yes to delete it.`,
-            );
-          }
-          if (!(await confirm(io, `Delete session ${named} and all its messages? [y/N]`))) {
-            if (options.json) writeJson(io, { id, deleted: false });
-            else io.stdout.write("Cancelled; nothing was deleted.\n");
-            return;
-          }
-        }
-        const deleted = await db.deleteSession(id);
-        if (!deleted) throw new CliError("TL_ERR_NOT_FOUND", `Session '${id}' no longer exists (deleted meanwhile?).`);
-        if (options.json) writeJson(io, { id, deleted: true });
-        else io.stdout.write(`Deleted session ${named}.\n`);
-      });
-    });
+    .action(lazyAction(io, () => import("./delete-action.js")));
 }

@@ -1,6 +1,6 @@
 /**
- * The media options of `sessions export` and `sessions import`: `--media inline|skip` and the
- * sidecar folder `--media-dir <folder>` (each blob a file named by its SHA-256; the records
+ * The media of `sessions export` and `sessions import` (their options are in media-options.ts):
+ * `--media inline|skip` and the sidecar folder `--media-dir <folder>` (each blob a file named by its SHA-256; the records
  * carry their media entries without `data`).
  *
  * @module
@@ -10,30 +10,9 @@ import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { finished } from "node:stream/promises";
-import { Option } from "commander";
 import { ThreadlineError, type ExportMediaMode, type ExportOptions, type MediaStore, type SessionRecord, type StoreMaintenance } from "../../../store/index.js";
-import { CliError } from "../../cli-context.js";
-
-/** The values `--media` takes. */
-export const MEDIA_CHOICES = ["inline", "skip"] as const;
-
-/** `--media <mode>` of `sessions export` (no default here: an explicit value is checked against `--media-dir`). */
-export function mediaOption(): Option {
-  return new Option(
-    "--media <mode>",
-    'attachments (photos, voice notes, files): "inline" (default) writes their bytes into the records as base64, "skip" leaves them out',
-  ).choices(MEDIA_CHOICES);
-}
-
-/** `--media-dir <folder>` of `sessions export`. */
-export function exportMediaDirOption(): Option {
-  return new Option("--media-dir <folder>", "write each attachment as <folder>/<sha256> (created when missing) instead of inline; the records name them");
-}
-
-/** `--media-dir <folder>` of `sessions import`. */
-export function importMediaDirOption(): Option {
-  return new Option("--media-dir <folder>", 'read attachments the records name from <folder>/<sha256> (the folder "export --media-dir" wrote)');
-}
+import { CliError } from "../../cli-errors.js";
+import type { MEDIA_CHOICES } from "./media-options.js";
 
 /** The store's media mode for the export's options; throws a usage error for a contradiction. */
 export function exportMediaMode(media: (typeof MEDIA_CHOICES)[number] | undefined, mediaDir: string | undefined): ExportMediaMode {

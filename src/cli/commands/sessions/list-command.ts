@@ -1,22 +1,14 @@
 /**
- * `threadline sessions list [--source S] [--limit 20] [--all]`: the newest sessions first.
+ * The definition of `threadline sessions list` (arguments, options, help); its action (list-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command, Option } from "commander";
-import { useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { parseCount, withExistingDatabase } from "../../cli-context.js";
+import { parseCount } from "../../cli-errors.js";
+import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { collectSessions } from "../../session-pages.js";
-import { sessionTable } from "../../session-table.js";
-
-interface ListOptions {
-  db?: string;
-  json?: boolean;
-  source?: string[];
-  limit: number;
-  all?: boolean;
-}
+import { lazyAction } from "../../action-loading.js";
 
 /**
  * Builds `sessions list`. JSON: `{ "sessions": SessionSummary[], "more": number }` where
@@ -30,24 +22,5 @@ export function makeListCommand(io: CliIo): Command {
     .addOption(new Option("--all", "show every session (ignores --limit)"))
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (options: ListOptions) => {
-      await withExistingDatabase(options.db, io.env, async (db) => {
-        const sources = options.source !== undefined && options.source.length > 0 ? options.source : undefined;
-        const { items, more } = await collectSessions(db, sources === undefined ? {} : { sources }, options.all ? Infinity : options.limit);
-        if (options.json) {
-          writeJson(io, { sessions: items, more });
-          return;
-        }
-        if (items.length === 0) {
-          io.stdout.write(sources === undefined ? "No sessions yet.\n" : `No sessions from ${sources.join(", ")}.\n`);
-          return;
-        }
-        io.stdout.write(`${sessionTable(items, { now: io.now(), color: useColor(io) })}\n`);
-        if (more > 0) {
-          io.stdout.write(
-            `\n... ${more} more session${more === 1 ? "" : "s"} (use --limit ${items.length + more} or --all to see ${more === 1 ? "it" : "them"})\n`,
-          );
-        }
-      });
-    });
+    .action(lazyAction(io, () => import("./list-action.js")));
 }

@@ -1,18 +1,13 @@
 /**
- * `threadline sessions rename <id> <title…>`: sets a session's title (the words joined with
- * spaces); an empty title clears it.
+ * The definition of `threadline sessions rename` (arguments, options, help); its action (rename-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command } from "commander";
-import { writeJson, type CliIo } from "../../cli-output.js";
-import { noteOnStderr, resolveSessionRef, withExistingDatabase } from "../../cli-context.js";
+import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption } from "../../command-options.js";
-
-interface RenameOptions {
-  db?: string;
-  json?: boolean;
-}
+import { lazyAction } from "../../action-loading.js";
 
 /**
  * Builds `sessions rename`. A title another session holds is refused with the store's message
@@ -25,12 +20,5 @@ export function makeRenameCommand(io: CliIo): Command {
     .argument("<title...>", "the new title")
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (ref: string, words: string[], options: RenameOptions) => {
-      await withExistingDatabase(options.db, io.env, async (db) => {
-        const id = await resolveSessionRef(db, ref, { note: noteOnStderr(io) });
-        const title = await db.setTitle(id, words.join(" "));
-        if (options.json) writeJson(io, { id, title });
-        else io.stdout.write(title === null ? `Session '${id}' no longer has a title.\n` : `Session '${id}' is now titled "${title}".\n`);
-      });
-    });
+    .action(lazyAction(io, () => import("./rename-action.js")));
 }

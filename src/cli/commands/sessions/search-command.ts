@@ -1,35 +1,23 @@
 /**
- * `threadline sessions search <query> [--source S] [--role R] [--limit N]`: full-text search,
- * hits grouped by session.
+ * The definition of `threadline sessions search` (arguments, options, help); its action (search-action.ts)
+ * is loaded with `import()` only when the command runs.
  *
  * @module
  */
 import { Command, Option } from "commander";
-import { InvalidInputError, MESSAGE_ROLES, type MessageRole, type SearchHit, type Session } from "../../../store/index.js";
-import { relativeTime, styles, truncate, useColor, writeJson, type CliIo } from "../../cli-output.js";
-import { parseCount, withExistingDatabase } from "../../cli-context.js";
+import { parseCount } from "../../cli-errors.js";
+import type { CliIo } from "../../cli-io.js";
 import { dbOption, jsonOption, sourceOption } from "../../command-options.js";
-import { formatSessionSearch, MAX_SESSION_SEARCH_LIMIT, sessionSearch } from "../../../tools/internal.js";
+import { MESSAGE_ROLES, type MessageRole } from "../../../store/contract/history.js";
+import { InvalidInputError } from "../../../store/errors.js";
+import { lazyAction } from "../../action-loading.js";
 
-interface SearchCommandOptions {
-  discover?: boolean;
-  db?: string;
-  json?: boolean;
-  source?: string[];
-  role?: MessageRole[];
-  limit: number;
-}
-
-/** One session's hits in `sessions search --json`. */
-export interface SearchGroupJson {
-  sessionId: string;
-  title: string | null;
-  preview: string | null;
-  source: string;
-  model: string | null;
-  startedAt: number;
-  lastActiveAt: number | null;
-  hits: Array<Pick<SearchHit, "messageId" | "role" | "snippet" | "timestamp" | "toolName" | "context">>;
+function parseRole(value: string): MessageRole {
+  const role = value.trim();
+  if (!(MESSAGE_ROLES as readonly string[]).includes(role)) {
+    throw new InvalidInputError(`--role must be one of ${MESSAGE_ROLES.join(", ")} (got "${value}").`, { field: "--role" });
+  }
+  return role as MessageRole;
 }
 
 /**
@@ -54,93 +42,5 @@ export function makeSearchCommand(io: CliIo): Command {
     .addOption(new Option("--limit <n>", "most hits to return (1 to 1000)").default(20).argParser((v: string) => parseCount(v, "--limit")))
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (words: string[], options: SearchCommandOptions) => {
-      const query = words.join(" ");
-      if (options.discover) {
-        await withExistingDatabase(options.db, io.env, async (db) => {
-          const limit = Math.min(MAX_SESSION_SEARCH_LIMIT, options.limit === 20 ? 3 : options.limit);
-          const result = await sessionSearch(db, query, {
-            limit,
-            ...(options.source !== undefined && options.source.length > 0 ? { sources: options.source } : {}),
-          });
-          if (options.json) writeJson(io, result);
-          else io.stdout.write(`${formatSessionSearch(result)}\n`);
-        });
-        return;
-      }
-      if (query.trim() === "")
-        throw new InvalidInputError("Give something to search for (or --discover with no query to list recent sessions).", { field: "query" });
-      await withExistingDatabase(options.db, io.env, async (db) => {
-        const hits = await db.searchMessages(query, {
-          limit: options.limit,
-          ...(options.source !== undefined && options.source.length > 0 ? { sources: options.source } : {}),
-          ...(options.role !== undefined && options.role.length > 0 ? { roles: options.role } : {}),
-        });
-        const order: string[] = [];
-        const bySession = new Map<string, SearchHit[]>();
-        for (const hit of hits) {
-          const list = bySession.get(hit.sessionId);
-          if (list === undefined) {
-            order.push(hit.sessionId);
-            bySession.set(hit.sessionId, [hit]);
-          } else list.push(hit);
-        }
-        const sessions = new Map<string, Session | null>();
-        for (const id of order) sessions.set(id, await db.getSession(id));
-        const groups: SearchGroupJson[] = order.map((id) => {
-          const group = bySession.get(id)!;
-          const first = group[0]!;
-          const session = sessions.get(id) ?? null;
-          return {
-            sessionId: id,
-            title: session?.title ?? null,
-            preview: session?.preview ?? null,
-            source: first.source,
-            model: first.model,
-            startedAt: first.sessionStartedAt,
-            lastActiveAt: session?.lastActiveAt ?? null,
-            hits: group.map(({ messageId, role, snippet, timestamp, toolName, context }) => ({ messageId, role, snippet, timestamp, toolName, context })),
-          };
-        });
-        if (options.json) {
-          writeJson(io, { query, totalHits: hits.length, sessions: groups });
-          return;
-        }
-        if (groups.length === 0) {
-          io.stdout.write(`No matches for "${query}".\n`);
-          return;
-        }
-        const color = useColor(io);
-        const s = styles(color);
-        const now = io.now();
-        const out: string[] = [
-          `${hits.length} hit${hits.length === 1 ? "" : "s"} in ${groups.length} session${groups.length === 1 ? "" : "s"}${hits.length >= options.limit ? ` (the first ${options.limit}; raise --limit for more)` : ""}`,
-        ];
-        for (const group of groups) {
-          const name = group.title ?? (group.preview === null ? "" : truncate(group.preview, 50));
-          const when = relativeTime(group.lastActiveAt ?? group.startedAt, now);
-          out.push("", `${s.bold(group.sessionId)}${name ? `  ${name}` : ""}  ${s.dim(`${group.source} · ${when}`)}`);
-          for (const hit of group.hits) {
-            const who = hit.toolName ? `${hit.role} (${hit.toolName})` : hit.role;
-            out.push(`  ${s.dim(`${who} · ${relativeTime(hit.timestamp, now)}:`)} ${highlight(hit.snippet, color)}`);
-          }
-        }
-        io.stdout.write(`${out.join("\n")}\n`);
-      });
-    });
-}
-
-function parseRole(value: string): MessageRole {
-  const role = value.trim();
-  if (!(MESSAGE_ROLES as readonly string[]).includes(role)) {
-    throw new InvalidInputError(`--role must be one of ${MESSAGE_ROLES.join(", ")} (got "${value}").`, { field: "--role" });
-  }
-  return role as MessageRole;
-}
-
-/** The store's `>>>match<<<` markers as bold colour on a terminal, else as `**match**`. */
-function highlight(snippet: string, color: boolean): string {
-  const s = styles(color);
-  const folded = snippet.replace(/\s+/gu, " ").trim();
-  return folded.replace(/>>>(.*?)<<</gu, (_m, word: string) => (color ? s.bold(s.yellow(word)) : `**${word}**`));
+    .action(lazyAction(io, () => import("./search-action.js")));
 }
