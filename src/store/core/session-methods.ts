@@ -146,10 +146,12 @@ async function append(d: StoreDialect<unknown>, sessionId: string, messages: New
 
 export async function getMessages(d: StoreDialect<unknown>, sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
   checkId(sessionId, "sessionId");
-  const sql = messageWindowSql(d, checkMessageWindow(options), options.includeRewound === true);
+  const { sql, params } = messageWindowSql(d, sessionId, checkMessageWindow(options), options.includeRewound === true);
   return d.read("reading messages", function* () {
-    yield* requireSession(d, sessionId);
-    return (yield* all<unknown>(sql, [sessionId])).map((row) => d.toMessage(row));
+    const rows = yield* all<unknown>(sql, params);
+    // Rows prove the session exists; only an empty window needs the check (a missing session is an error).
+    if (rows.length === 0) yield* requireSession(d, sessionId);
+    return rows.map((row) => d.toMessage(row));
   });
 }
 
