@@ -207,7 +207,10 @@ export class TurnContexts {
       built = await build(images * IMAGE_PART_TOKENS);
     }
     const sent = await attachmentsForModel(built.messages, this.#reader(), { maxImages: images });
-    const messageTokens = sent.messages === built.messages ? built.tokens : counter.countMessages(sent.messages);
+    // Messages without attachments come back as they were: their count is the built one (no recount).
+    const unchanged =
+      sent.messages === built.messages || (sent.messages.length === built.messages.length && sent.messages.every((m, i) => m === built.messages[i]));
+    const messageTokens = unchanged ? built.tokens : counter.countMessages(sent.messages);
     const contextPrompt = built.dropped > 0 ? `${input.contextPrompt}\n\n${droppedNote(built.dropped)}` : input.contextPrompt;
     const sentPrompt = this.#countPrompt(counter, contextPrompt);
     const measure: ContextMeasure = {
