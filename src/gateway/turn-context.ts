@@ -295,7 +295,7 @@ export class TurnContexts {
       const shaped: ConversationMessage = { role: m.role, content: m.content ?? null };
       if (m.toolCalls) shaped.tool_calls = m.toolCalls;
       if (m.role === "tool" && m.toolName) shaped.name = m.toolName;
-      tokens += counter.countMessage(shaped);
+      tokens += this.#cache.countUnstored(counter, shaped);
     }
     measure.fullTokens += tokens;
     measure.fullCount += messages.length;
