@@ -37,16 +37,6 @@ import type { SessionSource } from "./session-source.js";
 import type { SessionRouter } from "./session-router.js";
 import { replyTextOf } from "./turn-messages.js";
 
-/** The whole conversation as a turn measured it after storing its messages (see `ContextMeasure`). */
-export interface MeasuredConversation {
-  /** Tokens of every visible message. */
-  tokens: number;
-  /** Visible messages. */
-  count: number;
-  /** The model counted for (`null`: unknown). */
-  model: string | null;
-}
-
 /** What the compressor needs from its runner. */
 export interface CompressorHost {
   readonly store: SessionRouter;
@@ -182,7 +172,16 @@ export class SessionCompressor {
    * After a turn's reply was sent: starts a background compression when the session is due
    * (never awaited by the turn). `source` is where the notice goes.
    */
-  afterTurn(key: string, entry: SessionEntry, source: SessionSource, turn: { windowFull?: boolean; measured?: MeasuredConversation } = {}): void {
+  afterTurn(
+    key: string,
+    entry: SessionEntry,
+    source: SessionSource,
+    turn: {
+      windowFull?: boolean;
+      /** The whole conversation as the turn measured it once its messages were stored: tokens and messages, the model counted for (see `ContextMeasure`). */
+      measured?: { tokens: number; count: number; model: string | null };
+    } = {},
+  ): void {
     if (!this.settings.enabled || this.#abort.signal.aborted || this.#jobs.has(key)) return;
     // The turn measured the whole conversation: far below the threshold nothing is due, and the
     // check (reading the session and its new messages, counting them again) is skipped.

@@ -24,7 +24,7 @@ import { failureRef, modelFailureText } from "./chat-safe-errors.js";
 import { isClaimedElsewhere } from "./inbound-claims.js";
 import { fenceOf, sourceOfEntry, timed, type RunnerContext, type Running } from "./runner-context.js";
 import { senderLabel, withSenderPrefixes } from "./sender-prefix.js";
-import type { MeasuredConversation, SessionCompressor } from "./session-compressor.js";
+import type { SessionCompressor } from "./session-compressor.js";
 import { buildSessionContext, buildSessionContextPrompt, type SessionContextConfig } from "./session-context.js";
 import type { SessionEntry } from "./session-entry.js";
 import type { SessionSource } from "./session-source.js";
@@ -489,7 +489,13 @@ export class TurnRunner {
   }
 
   /** After a turn's reply was sent: a compression starts in the background when the session is due (never awaited). */
-  #afterTurn(key: string, entry: SessionEntry, source: SessionSource, windowFull: boolean, measured: MeasuredConversation | undefined): void {
+  #afterTurn(
+    key: string,
+    entry: SessionEntry,
+    source: SessionSource,
+    windowFull: boolean,
+    measured: { tokens: number; count: number; model: string | null } | undefined,
+  ): void {
     this.#compressor.afterTurn(key, entry, source, measured === undefined ? { windowFull } : { windowFull, measured });
   }
 
