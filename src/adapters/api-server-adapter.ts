@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { createHash, randomUUID } from "node:crypto";
+import { hash, randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Adapter, GatewayLogger, InboundHandler, InboundMessage, OutboundDelta, OutboundMessage, SessionSource } from "../gateway/index.js";
@@ -348,12 +348,12 @@ export class ApiServerAdapter implements Adapter {
     // One message per (session key, idempotency key): a retry reuses the id, so it is never stored twice.
     // The official OpenAI clients send no Idempotency-Key but number their automatic retries
     // (X-Stainless-Retry-Count ≥ 1, same body): such a retry is the latest request with that body.
-    const attempt = `${sessionKey}\u0000${createHash("sha256").update(JSON.stringify(body), "utf8").digest("hex")}`;
+    const attempt = `${sessionKey}\u0000${hash("sha256", JSON.stringify(body), "hex")}`;
     const retryCount = Number(header(request, "x-stainless-retry-count") ?? "0");
     const retryOf = idempotencyKey === undefined && retryCount >= 1 ? this.#attempts.get(attempt) : undefined;
     const messageId =
       idempotencyKey !== undefined
-        ? `api-idem-${createHash("sha256").update(`${sessionKey}\u0000${idempotencyKey}`, "utf8").digest("hex").slice(0, 32)}`
+        ? `api-idem-${hash("sha256", `${sessionKey}\u0000${idempotencyKey}`, "hex").slice(0, 32)}`
         : (retryOf ?? `api-${randomUUID()}`);
     if (idempotencyKey === undefined) this.#rememberAttempt(attempt, messageId);
     const id = `chatcmpl-${messageId.slice(4)}`;

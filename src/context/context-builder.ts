@@ -80,6 +80,9 @@ export interface SessionTally {
 /** Sessions whose tally a {@link MessageTokenCache} keeps. */
 const TALLIED_SESSIONS = 10_000;
 
+/** Counts of not yet stored messages a {@link MessageTokenCache} keeps (see `countUnstored`). */
+const RECENT_UNSTORED = 1_000;
+
 /** Message counts remembered by a {@link MessageTokenCache} unless told otherwise. */
 export const DEFAULT_TOKEN_CACHE_ENTRIES = 100_000;
 
@@ -92,6 +95,8 @@ export class MessageTokenCache {
   readonly #max: number;
   readonly #counts = new Map<string, number>();
   readonly #tallies = new Map<string, SessionTally>();
+  /** Counts of plain messages counted before they were stored, by counter, role and text. */
+  readonly #recent = new Map<string, number>();
   readonly #counterIds = new WeakMap<TokenCounter, number>();
   #nextCounterId = 1;
 
@@ -121,6 +126,28 @@ export class MessageTokenCache {
     if (this.#tallies.size > TALLIED_SESSIONS) this.#tallies.delete(this.#tallies.keys().next().value!);
   }
 
+  /**
+   * The tokens of a message about to be stored (a turn's reply): counted now, and remembered so
+   * that its first {@link MessageTokenCache.count} once stored costs no second count. Only plain
+   * text messages (no tool calls, no name, string content) are remembered.
+   */
+  countUnstored(counter: TokenCounter, shaped: ConversationMessage): number {
+    const tokens = counter.countMessage(shaped);
+    const key = this.#recentKey(counter, shaped);
+    if (key !== null) {
+      this.#recent.delete(key);
+      this.#recent.set(key, tokens);
+      if (this.#recent.size > RECENT_UNSTORED) this.#recent.delete(this.#recent.keys().next().value!);
+    }
+    return tokens;
+  }
+
+  /** The key of a plain text message in {@link MessageTokenCache.#recent}, or `null`. */
+  #recentKey(counter: TokenCounter, shaped: ConversationMessage): string | null {
+    if (typeof shaped.content !== "string" || shaped.tool_calls !== undefined || shaped.name !== undefined) return null;
+    return `${this.#counterId(counter)}\u0000${shaped.role}\u0000${shaped.content}`;
+  }
+
   #counterId(counter: TokenCounter): number {
     let counterId = this.#counterIds.get(counter);
     if (counterId === undefined) {
@@ -139,7 +166,11 @@ export class MessageTokenCache {
       this.#counts.set(key, known);
       return known;
     }
-    const tokens = counter.countMessage(shaped);
+    // Counted just before it was stored (see countUnstored): the same text, not counted again.
+    const recentKey = this.#recentKey(counter, shaped);
+    const recent = recentKey === null ? undefined : this.#recent.get(recentKey);
+    if (recent !== undefined) this.#recent.delete(recentKey!);
+    const tokens = recent ?? counter.countMessage(shaped);
     this.#counts.set(key, tokens);
     if (this.#counts.size > this.#max) this.#counts.delete(this.#counts.keys().next().value!);
     return tokens;

@@ -57,6 +57,11 @@ export class IdentityAliases {
     return this.#db.resolveAlias(platform, normalizeIdentity(platform, id));
   }
 
+  /** Every id of the person `id` names: the canonical id first, then its recorded aliases (one read). */
+  async group(platform: string, id: string): Promise<string[]> {
+    return this.#db.listAliases(platform, normalizeIdentity(platform, id));
+  }
+
   /**
    * The source with its person identifiers in canonical form: `userId`, `userIdAlt` and,
    * in a DM (where the chat is the person), `chatId`. Group chat ids are kept as given.
@@ -64,9 +69,19 @@ export class IdentityAliases {
    */
   async canonicalizeSource(source: SessionSource): Promise<SessionSource> {
     const out: SessionSource = { ...source };
-    if (source.userId) out.userId = await this.resolve(source.platform, source.userId);
-    if (source.userIdAlt) out.userIdAlt = await this.resolve(source.platform, source.userIdAlt);
-    if (source.chatType === "dm" && source.chatId) out.chatId = await this.resolve(source.platform, source.chatId);
+    // A DM's chat id is usually its user id: each distinct id is looked up once.
+    const resolved = new Map<string, Promise<string>>();
+    const resolve = (id: string): Promise<string> => {
+      let pending = resolved.get(id);
+      if (pending === undefined) {
+        pending = this.resolve(source.platform, id);
+        resolved.set(id, pending);
+      }
+      return pending;
+    };
+    if (source.userId) out.userId = await resolve(source.userId);
+    if (source.userIdAlt) out.userIdAlt = await resolve(source.userIdAlt);
+    if (source.chatType === "dm" && source.chatId) out.chatId = await resolve(source.chatId);
     return out;
   }
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import type { Agent, TurnSpeaker } from "../agents/index.js";
-import { ConflictError, ThreadlineError, type ConversationMessage, type Lease } from "../store/index.js";
+import { ConflictError, ThreadlineError, type ConversationMessage, type Lease, type Session } from "../store/index.js";
 import {
   buildContinuation,
   cleanFocus,
@@ -82,6 +82,13 @@ export function compressionLeaseKey(key: string): string {
 }
 
 const LEASE_TTL_SECONDS = 60;
+/**
+ * A conversation the turn measured below this share of the threshold is not checked after the
+ * turn (the turn's count and the compressor's may differ slightly: the margin covers that).
+ */
+const SURE_NOT_DUE_SHARE = 0.9;
+/** Messages read per page when the whole conversation is counted (a short page is the last). */
+const COUNT_PAGE = 1000;
 /** How long a finished summary waits for the session to be between turns before it is given up. */
 const SWITCH_PATIENCE_MS = 10 * 60_000;
 
@@ -165,8 +172,28 @@ export class SessionCompressor {
    * After a turn's reply was sent: starts a background compression when the session is due
    * (never awaited by the turn). `source` is where the notice goes.
    */
-  afterTurn(key: string, entry: SessionEntry, source: SessionSource, turn: { windowFull?: boolean } = {}): void {
+  afterTurn(
+    key: string,
+    entry: SessionEntry,
+    source: SessionSource,
+    turn: {
+      windowFull?: boolean;
+      /** The whole conversation as the turn measured it once its messages were stored: tokens and messages, the model counted for (see `ContextMeasure`). */
+      measured?: { tokens: number; count: number; model: string | null };
+    } = {},
+  ): void {
     if (!this.settings.enabled || this.#abort.signal.aborted || this.#jobs.has(key)) return;
+    // The turn measured the whole conversation: far below the threshold nothing is due, and the
+    // check (reading the session and its new messages, counting them again) is skipped.
+    const measured = turn.measured;
+    if (
+      turn.windowFull !== true &&
+      measured !== undefined &&
+      measured.count <= this.settings.hardMessageLimit &&
+      measured.tokens < thresholdTokens(this.settings, this.#window(measured.model)) * SURE_NOT_DUE_SHARE
+    ) {
+      return;
+    }
     const job = this.#background(key, entry, source, turn.windowFull === true)
       .catch((error: unknown) => this.#host.log.warn({ err: error, key }, "automatic compression failed"))
       .finally(() => {
@@ -185,16 +212,16 @@ export class SessionCompressor {
    * Tokens of the session's whole conversation, counted incrementally. The one place that
    * measures the session (the context builder's `fullTokens` can replace it).
    */
-  async contextTokens(sessionId: string, model: string | null): Promise<{ tokens: number; count: number }> {
+  async contextTokens(sessionId: string, model: string | null, read?: Session | null): Promise<{ tokens: number; count: number }> {
     const db = this.#host.store.db;
-    const session = await db.getSession(sessionId);
+    const session = read !== undefined && read?.id === sessionId ? read : await db.getSession(sessionId);
     if (session === null) return { tokens: 0, count: 0 };
     let cached = this.#counted.get(sessionId);
     if (cached === undefined || cached.count > session.messageCount) {
       cached = { lastId: 0, count: 0, tokens: 0, counter: await tokenCounterFor(model ?? session.model) };
     }
     for (;;) {
-      const page = await db.getMessages(sessionId, { afterId: cached.lastId, limit: 1000 });
+      const page = await db.getMessages(sessionId, { afterId: cached.lastId, limit: COUNT_PAGE });
       if (page.length === 0) break;
       for (const m of page) {
         cached.tokens += cached.counter.countMessage({
@@ -205,6 +232,8 @@ export class SessionCompressor {
         cached.count += 1;
         cached.lastId = m.id;
       }
+      // A short page is the end: no further read to find nothing.
+      if (page.length < COUNT_PAGE) break;
     }
     this.#counted.delete(sessionId);
     this.#counted.set(sessionId, cached);
@@ -213,8 +242,8 @@ export class SessionCompressor {
   }
 
   /** Why a session is due (`tokens`: past the threshold of its window; `count`: past the hard message limit), or `null`. */
-  async isDue(sessionId: string, model: string | null): Promise<"tokens" | "count" | null> {
-    const { tokens, count } = await this.contextTokens(sessionId, model);
+  async isDue(sessionId: string, model: string | null, read?: Session | null): Promise<"tokens" | "count" | null> {
+    const { tokens, count } = await this.contextTokens(sessionId, model, read);
     if (tokens >= thresholdTokens(this.settings, this.#window(model))) return "tokens";
     if (count > this.settings.hardMessageLimit) return "count";
     return null;
@@ -226,7 +255,7 @@ export class SessionCompressor {
     if (session === null || session.endedAt !== null || this.#frozen.has(session.id)) return;
     // A turn whose request already left messages out (the window less the reply's share, the
     // prompt and the tools is below the threshold) is due too: nothing is lost unsummarised.
-    const due = (await this.isDue(session.id, session.model)) ?? (windowFull ? "tokens" : null);
+    const due = (await this.isDue(session.id, session.model, session)) ?? (windowFull ? "tokens" : null);
     if (due === null) return;
     const outcome = await this.#compress(key, entry, source, { focus: null, manual: false, byCount: due === "count" });
     if (outcome.status === "compressed" && this.settings.notify) {

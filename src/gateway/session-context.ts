@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import { InvalidInputError } from "../store/index.js";
 import { isSharedMultiUserSession, type KeySettings } from "./session-key.js";
 import { describeSessionSource, type SessionSource } from "./session-source.js";
@@ -25,8 +25,22 @@ export const MULTI_USER_NOTICE = "Multi-user session — messages are prefixed w
  * ```
  */
 export function hashIdentifier(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex").slice(0, 12);
+  const known = hashed.get(value);
+  if (known !== undefined) return known;
+  const hash = digest("sha256", value, "hex").slice(0, 12);
+  // The same few ids are hashed on every request and turn (log lines, prompts): remember the newest.
+  if (value.length <= MAX_REMEMBERED_ID) {
+    if (hashed.size >= REMEMBERED_HASHES) hashed.delete(hashed.keys().next().value!);
+    hashed.set(value, hash);
+  }
+  return hash;
 }
+
+/** How many {@link hashIdentifier} results are remembered (oldest out first). */
+const REMEMBERED_HASHES = 4096;
+/** Longer values are hashed every time (not remembered). */
+const MAX_REMEMBERED_ID = 256;
+const hashed = new Map<string, string>();
 
 function isExempt(platform: string): boolean {
   return PII_EXEMPT_PLATFORMS.includes(platform);

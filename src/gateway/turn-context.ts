@@ -101,6 +101,8 @@ export interface AssembleInput {
 const MEASURED_SESSIONS = 10_000;
 /** Models whose token counter is kept. */
 const COUNTERS = 64;
+/** Context prompts whose count is remembered per counter (prompts are per session; a few KB each at most). */
+const COUNTED_PROMPTS = 1_000;
 /** Tokens counted per tool definition besides its JSON (the provider's framing of each function). */
 const TOOL_FRAMING_TOKENS = 10;
 
@@ -146,6 +148,8 @@ export class TurnContexts {
   readonly #cache = new MessageTokenCache();
   readonly #counters = new Map<string, Promise<TokenCounter>>();
   readonly #measures = new Map<string, ContextMeasure>();
+  /** Counted context prompts, per counter (see {@link TurnContexts.#countPrompt}). */
+  readonly #promptCounts = new WeakMap<TokenCounter, Map<string, number>>();
   /** Corrections from the provider's reported prompt tokens. */
   readonly calibration = new TokenCalibration();
 
@@ -177,7 +181,7 @@ export class TurnContexts {
     const window = this.#windowFor(input.model);
     const counter = await this.counterFor(window.model);
     const correction = this.calibration.factor(input.sessionId);
-    const prompt = counter.countMessage({ role: "system", content: `${input.contextPrompt}\n\n${WIDEST_NOTE}` });
+    const prompt = this.#countPrompt(counter, `${input.contextPrompt}\n\n${WIDEST_NOTE}`);
     const extra = (input.extraText ?? []).reduce((sum, text) => sum + counter.count(text) + 1, input.extraTokens ?? 0);
     const tools = input.noTools === true ? 0 : toolSchemaTokens(input.agent.toolDefinitions?.() ?? [], counter);
     const budget = requestBudget({ window: window.tokens, promptTokens: prompt + extra, toolTokens: tools, correction });
@@ -203,9 +207,12 @@ export class TurnContexts {
       built = await build(images * IMAGE_PART_TOKENS);
     }
     const sent = await attachmentsForModel(built.messages, this.#reader(), { maxImages: images });
-    const messageTokens = sent.messages === built.messages ? built.tokens : counter.countMessages(sent.messages);
+    // Messages without attachments come back as they were: their count is the built one (no recount).
+    const unchanged =
+      sent.messages === built.messages || (sent.messages.length === built.messages.length && sent.messages.every((m, i) => m === built.messages[i]));
+    const messageTokens = unchanged ? built.tokens : counter.countMessages(sent.messages);
     const contextPrompt = built.dropped > 0 ? `${input.contextPrompt}\n\n${droppedNote(built.dropped)}` : input.contextPrompt;
-    const sentPrompt = counter.countMessage({ role: "system", content: contextPrompt });
+    const sentPrompt = this.#countPrompt(counter, contextPrompt);
     const measure: ContextMeasure = {
       model: window.model,
       window: window.tokens,
@@ -222,6 +229,24 @@ export class TurnContexts {
     this.#measures.set(input.sessionId, measure);
     if (this.#measures.size > MEASURED_SESSIONS) this.#measures.delete(this.#measures.keys().next().value!);
     return { messages: sent.messages, contextPrompt, built, measure };
+  }
+
+  /**
+   * Tokens of a context prompt as a system message. A session's prompt is the same turn after
+   * turn: its count is remembered (per counter, the newest {@link COUNTED_PROMPTS} prompts).
+   */
+  #countPrompt(counter: TokenCounter, prompt: string): number {
+    let counts = this.#promptCounts.get(counter);
+    if (counts === undefined) {
+      counts = new Map();
+      this.#promptCounts.set(counter, counts);
+    }
+    const known = counts.get(prompt);
+    if (known !== undefined) return known;
+    const tokens = counter.countMessage({ role: "system", content: prompt });
+    if (counts.size >= COUNTED_PROMPTS) counts.delete(counts.keys().next().value!);
+    counts.set(prompt, tokens);
+    return tokens;
   }
 
   /** How many images the turn's request may carry as image parts. */
@@ -270,7 +295,7 @@ export class TurnContexts {
       const shaped: ConversationMessage = { role: m.role, content: m.content ?? null };
       if (m.toolCalls) shaped.tool_calls = m.toolCalls;
       if (m.role === "tool" && m.toolName) shaped.name = m.toolName;
-      tokens += counter.countMessage(shaped);
+      tokens += this.#cache.countUnstored(counter, shaped);
     }
     measure.fullTokens += tokens;
     measure.fullCount += messages.length;

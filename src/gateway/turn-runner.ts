@@ -427,7 +427,13 @@ export class TurnRunner {
       // reply's share, the prompt and the tools can be below the threshold): the summary runs
       // while there is still room, and nothing is left out unsummarised.
       const measure = this.contextMeasure(entry.sessionId);
-      this.#afterTurn(key, entry, source, assembled.built.dropped > 0 || (measure !== undefined && measure.fullTokens > measure.budget * WINDOW_FULL_SHARE));
+      this.#afterTurn(
+        key,
+        entry,
+        source,
+        assembled.built.dropped > 0 || (measure !== undefined && measure.fullTokens > measure.budget * WINDOW_FULL_SHARE),
+        measure === undefined ? undefined : { tokens: measure.fullTokens, count: measure.fullCount, model: measure.model },
+      );
     } else if (outcome === "error") {
       // The chat gets a ref, the log above has the provider's detail under it (the terminal sees both).
       await this.#ctx.notify(source, modelFailureText(source.platform, failureRefId, failure), ids, "error");
@@ -483,8 +489,14 @@ export class TurnRunner {
   }
 
   /** After a turn's reply was sent: a compression starts in the background when the session is due (never awaited). */
-  #afterTurn(key: string, entry: SessionEntry, source: SessionSource, windowFull: boolean): void {
-    this.#compressor.afterTurn(key, entry, source, { windowFull });
+  #afterTurn(
+    key: string,
+    entry: SessionEntry,
+    source: SessionSource,
+    windowFull: boolean,
+    measured: { tokens: number; count: number; model: string | null } | undefined,
+  ): void {
+    this.#compressor.afterTurn(key, entry, source, measured === undefined ? { windowFull } : { windowFull, measured });
   }
 
   /**

@@ -15,16 +15,15 @@ import type { SessionSource } from "./session-source.js";
  * The speaker of a message from `source`. `unknown`: the sender is not known (a resumed turn);
  * only a direct chat's source still names the person then.
  */
-export async function speakerOfSource(aliases: IdentityAliases, db: AliasStore, source: SessionSource, unknown = false): Promise<TurnSpeaker> {
+export async function speakerOfSource(aliases: IdentityAliases, _db: AliasStore, source: SessionSource, unknown = false): Promise<TurnSpeaker> {
   const chatId = source.chatId ?? null;
   const userId = unknown && source.chatType !== "dm" ? null : (source.userId ?? null);
   if (userId === null) return { platform: source.platform, userId: null, aliases: [], chatType: source.chatType, chatId };
   const ids = new Set<string>([userId]);
   for (const id of [userId, source.userIdAlt ?? null]) {
     if (id === null || id === "") continue;
-    const canonical = await aliases.resolve(source.platform, id);
-    ids.add(canonical);
-    for (const alias of await db.listAliases(source.platform, canonical)) ids.add(alias);
+    // The group lists the canonical id first, then its aliases.
+    for (const alias of await aliases.group(source.platform, id)) ids.add(alias);
   }
   return { platform: source.platform, userId, aliases: [...ids], chatType: source.chatType, chatId };
 }

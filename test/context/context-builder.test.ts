@@ -267,6 +267,42 @@ for (const backend of backends) {
       expect(first).toEqual(await build(id, { budget: 5000 }));
     });
 
+    it("a reply counted before it was stored (countUnstored) is not counted again once stored; tool calls are", async () => {
+      let counted = 0;
+      const counting: TokenCounter = {
+        ...counter,
+        countMessage: (m) => {
+          counted++;
+          return counter.countMessage(m);
+        },
+      };
+      const cache = new MessageTokenCache();
+      const id = await session([{ role: "user", content: "what is the port?" }]);
+      await buildContext(db, id, { budget: 5000, counter: counting, cache });
+      const reply: ConversationMessage = { role: "assistant", content: "The server listens on port 8787." };
+      const call: ConversationMessage = {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } }],
+      };
+      counted = 0;
+      const replyTokens = cache.countUnstored(counting, reply);
+      cache.countUnstored(counting, call);
+      expect(counted).toBe(2);
+      await db.appendTurn(id, [
+        { role: "assistant", content: null, toolCalls: [{ id: "call_1", type: "function", function: { name: "lookup", arguments: "{}" } }] },
+        { role: "tool", content: "8787", toolCallId: "call_1", toolName: "lookup" },
+        { role: "assistant", content: "The server listens on port 8787." },
+      ]);
+      counted = 0;
+      const built = await buildContext(db, id, { budget: 5000, counter: counting, cache });
+      // The tool call and its result are counted; the plain reply is not counted a second time.
+      expect(counted).toBe(2);
+      expect(built.messages).toHaveLength(4);
+      expect(built).toEqual(await build(id, { budget: 5000 }));
+      expect(replyTokens).toBe(counter.countMessage(reply));
+    });
+
     it("reads newest first in pages with a cache, and gives what reading everything gives, through appends, undos and restores", async () => {
       const random = rng(42);
       const messages: NewMessage[] = [];

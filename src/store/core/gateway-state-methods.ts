@@ -78,7 +78,8 @@ export async function writeRoute(d: StoreDialect<unknown>, write: RouteWrite): P
   const appended = checked.appendMessages === null ? null : checked.appendMessages.map((m) => d.storeMessage(m));
   // With messages to append, the write joins the session's lane, so this instance's appends land in call order.
   const lane = appended === null ? undefined : checked.route.sessionId;
-  const guardMissed = new ConflictError("The session got a new message while it was being continued.");
+  // Made only when the guard misses (an Error captures a stack trace: not on every write).
+  let guardMissed: ConflictError | null = null;
   return d
     .write(
       `writing the routing entry ${checked.key}`,
@@ -90,7 +91,10 @@ export async function writeRoute(d: StoreDialect<unknown>, write: RouteWrite): P
         if (checked.endSession !== null) {
           const { id, reason, endedAt, ifLastMessageId } = checked.endSession;
           // A message appended since the caller read the session: nothing is written (rolled back).
-          if (ifLastMessageId !== undefined && !(yield* lastMessageIs(d, id, ifLastMessageId))) throw guardMissed;
+          if (ifLastMessageId !== undefined && !(yield* lastMessageIs(d, id, ifLastMessageId))) {
+            guardMissed = new ConflictError("The session got a new message while it was being continued.");
+            throw guardMissed;
+          }
           yield* endSessionRow(d, id, reason, endedAt);
         }
         if (checked.createSession !== null) yield* insertNewSession(d, checked.createSession, prepared!);
@@ -104,7 +108,7 @@ export async function writeRoute(d: StoreDialect<unknown>, write: RouteWrite): P
       lane,
     )
     .catch((error: unknown) => {
-      if (error === guardMissed) return null;
+      if (guardMissed !== null && error === guardMissed) return null;
       throw error;
     });
 }

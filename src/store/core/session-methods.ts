@@ -146,11 +146,11 @@ async function append(d: StoreDialect<unknown>, sessionId: string, messages: New
 
 export async function getMessages(d: StoreDialect<unknown>, sessionId: string, options: MessageWindowOptions = {}): Promise<Message[]> {
   checkId(sessionId, "sessionId");
-  const sql = messageWindowSql(d, checkMessageWindow(options), options.includeRewound === true);
+  const { sql, params } = messageWindowSql(d, sessionId, checkMessageWindow(options), options.includeRewound === true);
   return d.read("reading messages", function* () {
     // The messages first: a transcript with rows proves its session exists (one round trip on
     // PostgreSQL); only an empty window asks whether the session is there at all.
-    const rows = yield* all<unknown>(sql, [sessionId]);
+    const rows = yield* all<unknown>(sql, params);
     if (rows.length === 0) yield* requireSession(d, sessionId);
     return rows.map((row) => d.toMessage(row));
   });

@@ -12,15 +12,24 @@ import { requireRow } from "./session-steps.js";
 import { all, run, value, type Steps } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 
-/** The query of a message window (one `?`: the session id). */
-export function messageWindowSql(d: StoreDialect<unknown>, window: CheckedMessageWindow, includeRewound: boolean): string {
+/**
+ * The query of a message window and its parameters (the session id, then the `afterId` when
+ * given). The message id is a parameter, not part of the text, so the statement is prepared
+ * once (a prepared-statement cache keyed by SQL text stays small).
+ */
+export function messageWindowSql(
+  d: StoreDialect<unknown>,
+  sessionId: string,
+  window: CheckedMessageWindow,
+  includeRewound: boolean,
+): { sql: string; params: unknown[] } {
   const { last, afterId, limit, offset } = window;
   const visible = includeRewound ? "" : " AND rewound_at IS NULL";
   const from = `SELECT ${d.messageColumns} FROM messages WHERE session_id = ?${visible}`;
-  if (last !== null) return `SELECT * FROM (${from} ORDER BY id DESC LIMIT ${last}) AS w ORDER BY id`;
-  const after = afterId === null ? "" : ` AND id > ${afterId}`;
+  if (last !== null) return { sql: `SELECT * FROM (${from} ORDER BY id DESC LIMIT ${last}) AS w ORDER BY id`, params: [sessionId] };
   const page = limit === null && offset === 0 ? "" : d.limitOffset(limit, offset);
-  return `${from}${after} ORDER BY id${page}`;
+  if (afterId === null) return { sql: `${from} ORDER BY id${page}`, params: [sessionId] };
+  return { sql: `${from} AND id > ? ORDER BY id${page}`, params: [sessionId, afterId] };
 }
 
 /** Hides the last `turns` user turns (and everything after them) as one rewind batch. */

@@ -56,6 +56,11 @@ export class WalSync {
     if (this.#running === null) this.#running = this.#loop();
   }
 
+  /** The flush running now (it settles once no flush runs), or `null`. */
+  get running(): Promise<void> | null {
+    return this.#running;
+  }
+
   /** Resolves once every commit reported so far is flushed (or its flush failed). */
   async settled(): Promise<void> {
     while (this.#running !== null) await this.#running;

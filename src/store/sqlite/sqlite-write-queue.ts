@@ -151,6 +151,11 @@ export class SqliteWriteQueue {
 
   async #flushAll(): Promise<void> {
     while (this.#pending.length > 0) {
+      // Group commit: while the WAL flush of earlier commits runs, later writes gather into one
+      // transaction. They lose nothing by waiting: a write is resolved only by a flush that
+      // starts after its commit, so it would wait for this one to end either way.
+      const flushing = this.#walSync?.running;
+      if (flushing) await flushing;
       const batch = this.#pending.splice(0, MAX_BATCH);
       await this.#commitBatch(batch);
     }
