@@ -8,7 +8,9 @@
 // 4. the core (src/store outside backend folders) never imports a backend statically;
 // 5. outer folders (gateway, executions, cli, http-api, …) reach the core only through
 //    src/store/index.ts (the core's door for this package; the public part of it is the
-//    explicit list in src/index.ts), and the core never imports them;
+//    explicit list in src/index.ts), and the core never imports them; src/store/session-record.ts
+//    (parseSessionRecord, which loads zod) is reached directly by the folders that parse records
+//    (importers), so the door src/store/index.ts loads no zod;
 // 6. src/web/ (the browser page) imports nothing from the rest of src/, and nothing imports it;
 // 7. any other folder of src/ is reached from outside it only through a folder's index.ts
 //    (its public API: the package entry point, for the folders package.json exports) or
@@ -25,7 +27,8 @@
 //     program table (src/cli/main.ts, program.ts and every command's definition) statically imports
 //     only non-action src/cli/ modules, src/store/errors.ts, src/store/contract/, commander and node:
 //     built-ins; no *-action.ts module imports another command's; the actions on stored sessions load
-//     no gateway, server, adapter, agent or driver (scripts/cli-import-graph.js, docs/cli.md).
+//     no gateway, server, adapter, agent, driver, zod, file-type, gpt-tokenizer or yaml statically
+//     (scripts/cli-import-graph.js, docs/cli.md).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { cliImportGraphProblems } from "./cli-import-graph.js";

@@ -9,7 +9,9 @@
 //   modules that are not actions);
 // - the actions of the commands that only read or change stored sessions (sessions list, show,
 //   search, export, delete, rename, prune, stats; insights; doctor) load no gateway, server,
-//   adapter, agent or chat SDK, and no database driver statically (the store loads its backend).
+//   adapter, agent or chat SDK, no database driver statically (the store loads its backend), and
+//   no zod, file-type, gpt-tokenizer or yaml (the store loads its export/import path, which
+//   validates records with zod, with import() when it is used; issue 31).
 // Edges are the static `import … from`, `export … from` and `import "…"` of the sources; `import
 // type` / `export type` are erased by tsc and `import()` loads later, so neither is followed.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -78,7 +80,7 @@ export function allowedInProgramTable(id) {
 /** The actions that only read or change stored sessions, and what they must not load. */
 export const STORE_ONLY_ACTIONS = /^src\/cli\/commands\/(sessions\/(list|show|search|export|delete|rename|prune|stats)|insights|doctor)-action\.ts$/u;
 export const HEAVY_FOR_STORE_ONLY =
-  /^(src\/(gateway|serve|http-api|adapters|agents|bridges|executions|importers)\/|package:(fastify|@fastify\/.*|grammy|discord\.js|@slack\/.*|matrix-js-sdk|pg|better-sqlite3|pino|@modelcontextprotocol\/.*))/u;
+  /^(src\/(gateway|serve|http-api|adapters|agents|bridges|executions|importers)\/|package:(fastify|@fastify\/.*|grammy|discord\.js|@slack\/.*|matrix-js-sdk|pg|better-sqlite3|pino|@modelcontextprotocol\/.*|zod|file-type|gpt-tokenizer|yaml))/u;
 
 const chain = (path) => path.join(" → ");
 

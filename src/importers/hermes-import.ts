@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { InvalidInputError, parseSessionRecord, type SessionDB } from "../store/index.js";
+import { InvalidInputError, type SessionDB } from "../store/index.js";
+import { parseSessionRecord } from "../store/session-record.js";
 import { convertHermesSession, threadlineSessionId, type SkippedMessage } from "./hermes-record.js";
 import { HermesStateFile, type HermesSessionOutline } from "./hermes-state-file.js";
 

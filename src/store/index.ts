@@ -17,7 +17,8 @@ export type { DoctorReport, MediaDoctorCheck, PostgresDoctorReport, RepairReport
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { setTitleAvoidingCollision, type TitleRelation } from "./title-setting.js";
-export { RECORD_FORMAT, RECORD_VERSION, parseSessionRecord } from "./session-record.js";
+// parseSessionRecord (zod) is not here: its door is ./session-record.js, so this module loads no zod.
+export { RECORD_FORMAT, RECORD_VERSION } from "./record-format.js";
 export { checkId, normalizeMessage } from "./input-validation.js";
 export { openReadOnlySqliteFile, type ReadOnlySqliteFile, type SqlValue } from "./read-only-sqlite-file.js";
 export { writeJsonl, writeLines, readJsonlLines, EXPORT_STREAM_BUFFER_BYTES } from "./jsonl.js";

@@ -1,27 +1,18 @@
 /**
- * The `media` field of an export record (`SessionRecord.media`): its schema, and the checks an
- * import makes on an entry before its bytes are stored (base64 that decodes, the size it
- * names, the SHA-256 it names). Shared by every backend.
+ * The `media` field of an export record (`SessionRecord.media`): the checks an import makes
+ * on an entry before its bytes are stored (base64 that decodes, the size it names, the
+ * SHA-256 it names). Shared by every backend; its zod schema is in session-record.ts.
  *
  * @module
  */
 import { createHash } from "node:crypto";
-import { z } from "zod";
 import type { MessageContent, SessionRecordMedia } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
 
 /** Lower-case hex SHA-256. */
-const SHA256 = /^[0-9a-f]{64}$/u;
+export const SHA256 = /^[0-9a-f]{64}$/u;
 /** Standard base64 with padding (what `Buffer#toString("base64")` writes). */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/u;
-
-/** One entry of a record's `media`, as the schema of a record reads it. */
-export const recordMediaSchema = z.object({
-  sha256: z.string().regex(SHA256, "must be 64 lower-case hex digits (a SHA-256)"),
-  mimeType: z.string().min(1).max(255),
-  size: z.number().int().nonnegative(),
-  data: z.string().optional(),
-});
 
 /** The blobs the attachment parts of these messages' contents refer to. */
 export function referencedBlobs(contents: Iterable<MessageContent>): Set<string> {

@@ -1,29 +1,27 @@
 /**
- * The export/import format: one JSON line per session, `{ format, version,
- * session, messages }`. Shared by every backend; validated record by record.
+ * The parser of the export/import format (see record-format.ts): one JSON line per session,
+ * `{ format, version, session, messages }`, validated record by record with zod. Loaded only
+ * by an import (the store core loads its export/import methods with `import()`), so opening,
+ * listing and reading sessions never load zod.
  *
  * @module
  */
 import { z } from "zod";
-import type { Message, Session, SessionRecord } from "./contract.js";
 import { InvalidInputError } from "./errors.js";
 import { checkNewSession, normalizeMessage, type NormalizedMessage } from "./input-validation.js";
-import { recordMediaSchema } from "./record-media.js";
+import { RECORD_FORMAT, RECORD_VERSION } from "./record-format.js";
+import { SHA256 } from "./record-media.js";
 import { sanitizeTitle } from "./titles.js";
 
-/** The `format` tag of a record. */
-export const RECORD_FORMAT = "threadline.session";
-/** The record version this code writes and reads. */
-export const RECORD_VERSION = 1;
+export { RECORD_FORMAT, RECORD_VERSION } from "./record-format.js";
 
-/** A message of an export record: a {@link Message} without its `id` and `sessionId`. */
-export type ExportedMessage = SessionRecord["messages"][number];
-
-/** A session and its exported messages as an export record (derived counters left out: they are recomputed on import). */
-export function toSessionRecord(session: Session, messages: ExportedMessage[]): SessionRecord {
-  const { messageCount: _m, toolCallCount: _t, lastActiveAt: _l, preview: _p, ...rest } = session;
-  return { format: RECORD_FORMAT, version: RECORD_VERSION, session: rest, messages };
-}
+/** One entry of a record's `media`, as the schema of a record reads it. */
+const recordMediaSchema = z.object({
+  sha256: z.string().regex(SHA256, "must be 64 lower-case hex digits (a SHA-256)"),
+  mimeType: z.string().min(1).max(255),
+  size: z.number().int().nonnegative(),
+  data: z.string().optional(),
+});
 
 const nullableText = z.string().nullable().optional();
 const nullableNumber = z.number().nullable().optional();

@@ -143,5 +143,8 @@ describe("what the built bin loads", { timeout: 60_000 }, () => {
     const heavy =
       /^(src\/(gateway|serve|http-api|adapters|agents|bridges|executions|importers|tools)\/|package:(fastify|@fastify\/.*|grammy|discord\.js|@slack\/.*|matrix-js-sdk|pg|pino|@modelcontextprotocol\/.*|yaml)$)/u;
     expect(ids.filter((id) => heavy.test(id))).toEqual([]);
+    // The store loads its export/import path (zod: session-record.ts) and media sniffing only when used (issue 31).
+    const storeHeavy = /^(src\/store\/(session-record|session-import|core\/transfer-methods)\.ts|package:(zod|file-type|gpt-tokenizer))$/u;
+    expect(ids.filter((id) => storeHeavy.test(id))).toEqual([]);
   });
 });

@@ -98,7 +98,6 @@ import * as retention from "./retention-methods.js";
 import * as sessions from "./session-methods.js";
 import type { StoreDialect } from "./store-dialect.js";
 import * as titles from "./title-methods.js";
-import * as transfer from "./transfer-methods.js";
 
 /**
  * A {@link SessionDB} over a {@link StoreDialect}. Backends subclass it only to add their
@@ -240,15 +239,21 @@ export class StoreCore implements SessionDB {
 
   // --- export / import --------------------------------------------------------
 
-  exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
-    return transfer.exportSessions(this.#d, options);
+  // Loaded with import() when first called: the import path loads zod (session-record.ts),
+  // which opening, listing and reading sessions (the CLI's `sessions list`) do not need.
+
+  async *exportSessions(options: ExportOptions = {}): AsyncIterable<SessionRecord> {
+    const transfer = await import("./transfer-methods.js");
+    yield* transfer.exportSessions(this.#d, options);
   }
 
-  exportSessionLines(options: ExportOptions = {}): AsyncIterable<Uint8Array> {
-    return transfer.exportSessionLines(this.#d, options);
+  async *exportSessionLines(options: ExportOptions = {}): AsyncIterable<Uint8Array> {
+    const transfer = await import("./transfer-methods.js");
+    yield* transfer.exportSessionLines(this.#d, options);
   }
 
-  importSessions(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions = {}): Promise<ImportReport> {
+  async importSessions(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions = {}): Promise<ImportReport> {
+    const transfer = await import("./transfer-methods.js");
     return transfer.importSessions(this.#d, lines, options);
   }
 

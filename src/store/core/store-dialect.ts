@@ -25,7 +25,7 @@ import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } fro
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
 import type { CheckedListRoutes } from "../routing-input.js";
-import type { ExportedMessage } from "../session-record.js";
+import type { ExportedMessage } from "../record-format.js";
 import type { TextDecoder } from "../session-rows.js";
 import type { UsageValueKind } from "../usage-update.js";
 import type { Steps } from "./steps.js";

@@ -8,7 +8,8 @@
 import type { SessionRecord } from "../contract.js";
 import { InvalidInputError } from "../errors.js";
 import type { ImportOutcome } from "../session-import.js";
-import { toSessionRecord, type ExportedMessage, type ValidRecord } from "../session-record.js";
+import { toSessionRecord, type ExportedMessage } from "../record-format.js";
+import type { ValidRecord } from "../session-record.js";
 import { toSession, type SessionRow } from "../session-rows.js";
 import { refreshChain, sessionRow } from "./lineage-steps.js";
 import { insertSession } from "./session-insert.js";

@@ -7,7 +7,7 @@
  * @module
  */
 import type { ContentPart, Message, MessageContent, MessageRole, Session, SessionSummary, SessionUsage, ToolCall } from "../contract.js";
-import type { ExportedMessage } from "../session-record.js";
+import type { ExportedMessage } from "../record-format.js";
 import { toSession as sharedToSession, toSummary as sharedToSummary, toUsage as sharedToUsage, type SessionRow, type SummaryRow } from "../session-rows.js";
 
 export { SUMMARY_COLUMNS, type SessionRow, type SummaryRow } from "../session-rows.js";

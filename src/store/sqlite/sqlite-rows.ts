@@ -4,7 +4,7 @@
  * @module
  */
 import type { ContentPart, Message, MessageContent, MessageRole, ToolCall } from "../contract.js";
-import type { ExportedMessage } from "../session-record.js";
+import type { ExportedMessage } from "../record-format.js";
 
 export {
   SUMMARY_COLUMNS,
