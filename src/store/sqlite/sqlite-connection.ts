@@ -4,7 +4,8 @@
  *
  * @module
  */
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { Database as SqliteDatabase } from "./sqlite-driver.js";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { SchemaVersionError } from "../errors.js";
@@ -44,7 +45,7 @@ export async function openSqliteConnection(config: Required<SqliteConfig>): Prom
   let db: Database.Database;
   try {
     mkdirSync(dirname(config.path), { recursive: true });
-    db = new Database(config.path, { timeout: config.busyTimeoutMs });
+    db = new SqliteDatabase(config.path, { timeout: config.busyTimeoutMs });
   } catch (error) {
     throw translateSqliteError(error, `opening ${config.path}`, config.path);
   }

@@ -5,7 +5,8 @@
  *
  * @module
  */
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { Database as SqliteDatabase } from "./sqlite-driver.js";
 import { existsSync, statSync, statfsSync } from "node:fs";
 import type { SqliteDoctorReport } from "../doctor-report.js";
 import { NotFoundError } from "../errors.js";
@@ -77,7 +78,7 @@ export function diagnoseSqlite(path: string): SqliteDoctorReport {
   try {
     // Read-write only because FTS5's integrity check is an INSERT command; it runs inside a
     // transaction that is rolled back, and nothing else writes.
-    db = new Database(path, { fileMustExist: true, timeout: 5000 });
+    db = new SqliteDatabase(path, { fileMustExist: true, timeout: 5000 });
   } catch (error) {
     problems.push(`The file cannot be opened: ${message(error)}.`);
     return report;

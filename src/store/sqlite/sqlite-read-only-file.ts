@@ -4,7 +4,8 @@
  *
  * @module
  */
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { Database as SqliteDatabase } from "./sqlite-driver.js";
 import { InvalidInputError, NotFoundError, StoreBusyError } from "../errors.js";
 import type { ReadOnlySqliteFile, SqlValue } from "../read-only-sqlite-file.js";
 
@@ -15,7 +16,7 @@ const BUSY_TIMEOUT_MS = 5000;
 export function openSqliteFileReadOnly(path: string): ReadOnlySqliteFile {
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    db = new SqliteDatabase(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
   } catch (error) {
     throw translate(error, path, "opening it");
   }

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { Database as SqliteDatabase } from "./sqlite-driver.js";
 import { existsSync, renameSync, rmSync, statfsSync } from "node:fs";
 import type { RepairReport } from "../doctor-report.js";
 import { ConflictError, StoreError } from "../errors.js";
@@ -61,7 +62,7 @@ export async function repairSqlite(path: string, options: SqliteRepairOptions = 
       `The fresh copy needs up to ${need} bytes beside ${path}, but the disk has ${free} free. Free some space (or copy the file to a bigger disk) and run the repair again.`,
     );
   }
-  const source = new Database(path, { fileMustExist: true, timeout: 0 });
+  const source = new SqliteDatabase(path, { fileMustExist: true, timeout: 0 });
   let freshConn: SqliteConnection | null = null;
   try {
     holdExclusively(source, path);
