@@ -26,9 +26,29 @@ const CJK_CHAR = `${CJK_BASE}\\p{M}*`;
 const WORD_CHAR = `(?:(?!${CJK_BASE})[\\p{L}\\p{N}\\p{Co}\\p{M}])`;
 
 /** Group 1: a CJK run; group 2: a word. */
-const TOKEN_RUN = new RegExp(`((?:${CJK_CHAR})+)|(${WORD_CHAR}+)`, "gu");
-const CJK_CHARS = new RegExp(CJK_CHAR, "gu");
-const CJK_START = new RegExp(`^${CJK_BASE}`, "u");
+/**
+ * The patterns on Unicode script properties, built on first use: building them takes about
+ * 2 ms, which opening a store and listing sessions (the command line's `sessions list`) do
+ * not need to pay (issue 31).
+ */
+interface ScriptPatterns {
+  TOKEN_RUN: RegExp;
+  CJK_CHARS: RegExp;
+  CJK_START: RegExp;
+  CJK_RUNS: RegExp;
+  HAS_CJK: RegExp;
+}
+let scriptPatterns: ScriptPatterns | null = null;
+function patterns(): ScriptPatterns {
+  scriptPatterns ??= {
+    TOKEN_RUN: new RegExp(`((?:${CJK_CHAR})+)|(${WORD_CHAR}+)`, "gu"),
+    CJK_CHARS: new RegExp(CJK_CHAR, "gu"),
+    CJK_START: new RegExp(`^${CJK_BASE}`, "u"),
+    CJK_RUNS: new RegExp(`(?:${CJK_CHAR})+`, "gu"),
+    HAS_CJK: /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u,
+  };
+  return scriptPatterns;
+}
 const ONLY_MARKS = /^\p{M}+$/u;
 const MARKS = /\p{M}/gu;
 
@@ -43,7 +63,7 @@ export interface TextSpan {
  * without normalisation, so that offsets point into `text` itself.
  */
 export function* wordSpans(text: string): Generator<TextSpan> {
-  for (const m of text.matchAll(TOKEN_RUN)) {
+  for (const m of text.matchAll(patterns().TOKEN_RUN)) {
     if (m[2] !== undefined) yield { start: m.index, end: m.index + m[2].length };
   }
 }
@@ -66,11 +86,11 @@ export interface AnalyzedText {
 export function analyzeText(text: string): AnalyzedText {
   const tokens: string[] = [];
   const cjk: string[] = [];
-  for (const m of text.normalize("NFKC").matchAll(TOKEN_RUN)) {
+  for (const m of text.normalize("NFKC").matchAll(patterns().TOKEN_RUN)) {
     const run = m[1];
     if (run !== undefined) {
       cjk.push(run);
-      const chars = run.match(CJK_CHARS) ?? [];
+      const chars = run.match(patterns().CJK_CHARS) ?? [];
       if (chars.length === 1) tokens.push(run);
       for (let i = 0; i + 1 < chars.length; i++) tokens.push(`${chars[i]}${chars[i + 1]}`);
     } else if (m[2] !== undefined && !ONLY_MARKS.test(m[2])) {
@@ -95,6 +115,7 @@ export function tokenize(text: string): string[] {
  * 1 for a lone CJK character, 2 for a bigram.
  */
 export function cjkCharCount(token: string): number {
+  const { CJK_START, CJK_CHARS } = patterns();
   return CJK_START.test(token) ? (token.match(CJK_CHARS)?.length ?? 0) : 0;
 }
 
@@ -111,16 +132,14 @@ export function toIndexText(text: string, maxChars: number = DEFAULT_INDEX_MAX_C
   // splits the NFKC text into exactly the tokens we would, so hand it the text as is.
   if (ASCII_ONLY.test(capped)) return capped;
   const normalized = capped.normalize("NFKC");
+  const { HAS_CJK, CJK_RUNS } = patterns();
   if (!HAS_CJK.test(normalized)) return normalized;
   // Only CJK runs need rewriting (into bigrams, set apart by spaces); the rest is
   // tokenised by the index exactly as we would.
   return normalized.replace(CJK_RUNS, (run) => ` ${tokenize(run).join(" ")} `);
 }
 
-const CJK_RUNS = new RegExp(`(?:${CJK_CHAR})+`, "gu");
-
 const ASCII_ONLY = /^[\x00-\x7F]*$/;
-const HAS_CJK = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]/u;
 
 /**
  * Folds a string for comparing with index tokens the way the index does, approximately

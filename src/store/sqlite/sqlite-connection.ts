@@ -14,10 +14,14 @@ import { translateSqliteError } from "./sqlite-errors.js";
 import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./sqlite-migrations.js";
 import { beginImmediate } from "./sqlite-write-queue.js";
 
+/** Builds one row object from a row's values (see {@link SqliteConnection.rowMaker}). */
+export type RowMaker = (values: unknown[]) => Record<string, unknown>;
+
 /** An open connection and its statement cache. */
 export class SqliteConnection {
   readonly db: Database.Database;
   readonly #statements = new Map<string, Database.Statement>();
+  readonly #rowMakers = new Map<string, RowMaker | null>();
 
   constructor(db: Database.Database) {
     this.db = db;
@@ -37,6 +41,29 @@ export class SqliteConnection {
       statement.pluck(false);
     }
     return statement;
+  }
+
+  /**
+   * A function that builds a row object from a row's values in raw mode, with the keys and
+   * values better-sqlite3's object mode gives, for a statement with these column names (as
+   * `statement.columns()` names them after the read, so a statement SQLite prepared again for
+   * a changed schema gets its new columns); null when the names cannot be object-literal keys
+   * as they are. better-sqlite3 builds each row object key by key in native code, about three
+   * times slower than reading the values raw and building each object with one literal of a
+   * fixed shape: a page of 1,000 sessions reads in 10 ms less (issue 31).
+   */
+  rowMaker(names: string[]): RowMaker | null {
+    const key = names.join("\u0000");
+    let maker = this.#rowMakers.get(key);
+    if (maker === undefined) {
+      // `__proto__: value` in a literal sets the prototype instead of a key.
+      maker = names.includes("__proto__")
+        ? null
+        : // The names go in as JSON string literals, the values by index: no text of the SQL runs.
+          (new Function("t", `return {${names.map((name, i) => `${JSON.stringify(name)}: t[${i}]`).join(", ")}};`) as RowMaker);
+      this.#rowMakers.set(key, maker);
+    }
+    return maker;
   }
 }
 

@@ -20,8 +20,17 @@ function execute(conn: SqliteConnection, step: Step): unknown {
     }
   }
   switch (step.mode) {
-    case "all":
-      return statement.pluck(false).all(...step.params);
+    case "all": {
+      if (!statement.reader) return statement.pluck(false).all(...step.params); // throws as better-sqlite3 does
+      let rows: unknown[][];
+      try {
+        rows = statement.raw(true).all(...step.params) as unknown[][];
+      } finally {
+        statement.raw(false);
+      }
+      const maker = conn.rowMaker(statement.columns().map((c) => c.name));
+      return maker === null ? statement.all(...step.params) : rows.map(maker);
+    }
     case "one":
       return statement.pluck(false).get(...step.params);
     case "value":
