@@ -24,24 +24,26 @@ import type { SessionSearch } from "./search.js";
 // The contract is cut into the roles its callers play: a layer asks for the roles it calls
 // (the executions layer an `ExecutionStore`, the agent tools `SessionHistory & SessionSearch
 // & AliasStore`, …), and one object, a `SessionDB`, implements them all. Each role lives in
-// its own file with the records it reads and writes; this file re-exports them all.
+// its own file with the records it reads and writes; this file re-exports them all. A role
+// file that holds only types is re-exported with `export type *`: nothing loads it at run time
+// (eleven modules fewer for every process that opens a store; issue 31).
 
-export * from "./page.js";
+export type * from "./page.js";
 export * from "./history.js";
-export * from "./search.js";
-export * from "./routes.js";
-export * from "./aliases.js";
-export * from "./queue.js";
-export * from "./leases.js";
+export type * from "./search.js";
+export type * from "./routes.js";
+export type * from "./aliases.js";
+export type * from "./queue.js";
+export type * from "./leases.js";
 export * from "./handoffs.js";
-export * from "./pairing.js";
+export type * from "./pairing.js";
 export * from "./inbound-claims.js";
-export * from "./gateway-state.js";
-export * from "./executions.js";
+export type * from "./gateway-state.js";
+export type * from "./executions.js";
 export * from "./memory.js";
 export * from "./media.js";
-export * from "./meta.js";
-export * from "./maintenance.js";
+export type * from "./meta.js";
+export type * from "./maintenance.js";
 
 /**
  * The session storage contract: every role in one object, as `openSessionDB` returns it and
