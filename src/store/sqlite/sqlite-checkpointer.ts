@@ -23,7 +23,7 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { createRequire } from "node:module";
 import { endianness } from "node:os";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type Database from "better-sqlite3";
 
 /** WAL pages written since the last checkpoint that start the next one (SQLite's automatic default). */
@@ -153,6 +153,8 @@ export class WalCheckpointer {
 
   #start(): Worker {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
+    // node:worker_threads is loaded with the first checkpoint, not with every store (issue 31).
+    const { Worker } = createRequire(import.meta.url)("node:worker_threads") as typeof import("node:worker_threads");
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path: this.#db.name, restartWaitMs: RESTART_WAIT_MS } });
     // A checkpoint never keeps the process alive: one cut short is redone by the next.
     worker.unref();

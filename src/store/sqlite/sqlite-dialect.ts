@@ -26,11 +26,9 @@ import type { SqliteConnection } from "./sqlite-connection.js";
 import { isSqliteBusy, translateSqliteError } from "./sqlite-errors.js";
 import { exportMessagesLine, registerExportFunctions } from "./sqlite-export.js";
 import * as handoffs from "./sqlite-handoffs.js";
-import { readInsights } from "./sqlite-insights.js";
 import { messageIndexText } from "./sqlite-migrations.js";
 import { listRoutes, routeBySession, routeRow, storeRoute } from "./sqlite-routes.js";
 import { EXPORTED_MESSAGE_COLUMNS, toExportedMessage, toMessage, type MessageRow } from "./sqlite-rows.js";
-import { searchMessages } from "./sqlite-search.js";
 import {
   deferDeleteMerges,
   indexIsBehind,
@@ -267,6 +265,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
 
   async searchMessages(query: string, options: SearchOptions): Promise<SearchHit[]> {
     await this.#catchUpIndex();
+    // Loaded when first used (with the query parser and snippets): opening and listing do not need it (issue 31).
+    const { searchMessages } = await import("./sqlite-search.js");
     return this.#readWith("searching", (conn) => searchMessages(conn, query, options));
   }
 
@@ -485,7 +485,8 @@ export class SqliteDialect implements StoreDialect<StoredMessage> {
     });
   }
 
-  insights(checked: CheckedInsightsOptions): Promise<Insights> {
+  async insights(checked: CheckedInsightsOptions): Promise<Insights> {
+    const { readInsights } = await import("./sqlite-insights.js"); // loaded when first used (issue 31)
     return this.#readWith("reading insights", (conn) => readInsights(conn, checked));
   }
 
