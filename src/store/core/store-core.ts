@@ -96,6 +96,7 @@ import * as memory from "./memory-methods.js";
 import * as meta from "./meta-methods.js";
 import * as retention from "./retention-methods.js";
 import * as sessions from "./session-methods.js";
+import { startReading } from "./started-iterable.js";
 import type { StoreDialect } from "./store-dialect.js";
 import * as titles from "./title-methods.js";
 
@@ -253,8 +254,14 @@ export class StoreCore implements SessionDB {
   }
 
   async importSessions(lines: AsyncIterable<string> | Iterable<string>, options: ImportOptions = {}): Promise<ImportReport> {
-    const transfer = await import("./transfer-methods.js");
-    return transfer.importSessions(this.#d, lines, options);
+    // Reading starts now, before the pause of import() (see started-iterable.ts).
+    const started = startReading(lines);
+    try {
+      const transfer = await import("./transfer-methods.js");
+      return await transfer.importSessions(this.#d, started.lines, options);
+    } finally {
+      await started.close();
+    }
   }
 
   // --- deletion and retention -------------------------------------------------
