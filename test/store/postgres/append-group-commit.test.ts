@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { NewMessage, SessionDB } from "../../../src/index.js";
+import type { LeaseFence, NewMessage, SessionDB } from "../../../src/index.js";
 import { ConflictError, LeaseLostError, NotFoundError, StoreError } from "../../../src/index.js";
 import { withDefaultUser } from "../../../src/store/postgres/postgres-connection.js";
 import { PostgresSessionDB } from "../../../src/store/postgres/index.js";
@@ -124,7 +124,7 @@ describe("postgres: group commit of appends across sessions", () => {
   it("a fenced append whose lease was taken over fails alone with LeaseLostError; fenced and unfenced neighbours commit", async () => {
     const { db } = await openStore();
     const sessions = await createSessions(db, "fenced", 8);
-    const fences = [];
+    const fences: LeaseFence[] = [];
     for (const id of sessions) {
       const lease = (await db.acquireLease(`key:${id}`, "replica-a", { ttlSeconds: 30, now: 1_000 }))!;
       fences.push({ key: `key:${id}`, token: lease.token });
