@@ -2,8 +2,8 @@
  * Group commit of PostgreSQL appends in one process. Appends to different sessions that wait
  * at the same moment go to the server together, as one statement that is its own transaction
  * (`postgres-append-batch.ts`): one round trip and one commit for all of them, instead of one
- * each. A lone append goes at once (nothing waits to gather more); while batches are in
- * flight, new appends gather and leave together when one finishes.
+ * each. A lone append goes at once, as its own one-statement append (nothing waits to gather
+ * more); while batches are in flight, new appends gather and leave together when one finishes.
  *
  * - **Order**: the caller keeps per-session order (the dialect's lanes let a session's next
  *   write start only after its previous one settled); a batch never holds two appends to one
@@ -106,14 +106,12 @@ export class AppendQueue {
 
   /** Sends one batch and settles each of its appends; never throws. */
   async #send(batch: Waiting[]): Promise<void> {
+    // A lone append: its own statement, shaped for it (as before the queue existed).
+    if (batch.length === 1) return this.#sendAlone(batch[0]!);
     let outcomes: BatchedOutcome[];
     try {
       outcomes = await this.#withRetries(() => appendBatch(this.#sql, batch));
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(translatePostgresError(error, batch[0]!.doing, this.#location));
-        return;
-      }
+    } catch {
       // Something in the batch failed the statement: each append on its own, so only that one fails.
       await Promise.all(batch.map((w) => this.#sendAlone(w)));
       return;

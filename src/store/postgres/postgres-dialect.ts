@@ -2,7 +2,8 @@
  * The PostgreSQL side of the store core: how reads and writes run (a pooled client per
  * transaction, retried on serialization failures and deadlocks; per-session lanes so one
  * instance's writes to a session land in call order; an append as one prepared statement outside
- * BEGIN/COMMIT, in one round trip), the NUL escape of free text, row locks
+ * BEGIN/COMMIT, in one round trip, and appends to different sessions waiting at the same moment
+ * as one such statement, one commit: `postgres-append-queue.ts`), the NUL escape of free text, row locks
  * (`FOR UPDATE`), and the statements only PostgreSQL has: tsvector search maintained with
  * each insert, and the gateway state guarded by row locks rather than one database lock.
  *
@@ -49,7 +50,7 @@ const QUEUE_LOCK_CLASS = 0x746c6102;
 const PAIRING_LOCK_CLASS = 0x746c6104;
 
 /** Append batches on the server at once (the rest of the pool stays for other writes and reads). */
-const APPEND_BATCHES_IN_FLIGHT = Number(process.env["TL_PGW_INFLIGHT"] ?? 2);
+const APPEND_BATCHES_IN_FLIGHT = 2;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
