@@ -49,8 +49,14 @@ const QUEUE_LOCK_CLASS = 0x746c6102;
 /** Class id of the per-platform pairing advisory lock (two-key form; "tla" + 4; + 3 is the analyse lock). */
 const PAIRING_LOCK_CLASS = 0x746c6104;
 
-/** Append batches on the server at once (the rest of the pool stays for other writes and reads). */
-const APPEND_BATCHES_IN_FLIGHT = 2;
+/**
+ * Append batches on the server at once: all of the pool but two connections (kept for other
+ * writes and reads), so a few concurrent appends still run side by side on the server (whose
+ * own group commit shares their WAL flush) and batches form only when every slot is busy.
+ */
+function appendBatchesInFlight(poolSize: number): number {
+  return Math.max(1, poolSize - 2);
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -79,12 +85,12 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   readonly #appends: AppendQueue;
   #closed = false;
 
-  constructor(pool: pg.Pool, location: string, options: { autoAnalyze: boolean } = { autoAnalyze: true }) {
+  constructor(pool: pg.Pool, location: string, options: { autoAnalyze: boolean; poolSize?: number } = { autoAnalyze: true }) {
     this.#pool = pool;
     this.#sql = new Sql(pool);
     this.location = location;
     this.#statistics = new PlannerStatistics(pool, { enabled: options.autoAnalyze });
-    this.#appends = new AppendQueue(this.#sql, location, (rows) => this.#statistics.wrote(rows), APPEND_BATCHES_IN_FLIGHT);
+    this.#appends = new AppendQueue(this.#sql, location, (rows) => this.#statistics.wrote(rows), appendBatchesInFlight(options.poolSize ?? 10));
   }
 
   get closed(): boolean {
