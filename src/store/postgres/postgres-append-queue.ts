@@ -12,8 +12,10 @@
  *   is after its commit.
  * - **Failures**: an append whose session is missing or ended, or whose fence no longer holds,
  *   wrote nothing and fails alone (the others committed). An error of the whole statement is
- *   retried, whole, on serialization failures and deadlocks; any other error sends each append
- *   of the batch again on its own, so only the one that causes it fails.
+ *   retried, whole, on serialization failures and deadlocks; any other error the server reports
+ *   (it rolled the statement back) sends each append of the batch again on its own, so only the
+ *   one that causes it fails; a failed connection fails the batch's appends (the statement may
+ *   have committed, so nothing is sent twice).
  *
  * @module
  */
@@ -22,7 +24,7 @@ import { ConflictError, NotFoundError } from "../errors.js";
 import { assertFence } from "../lease-rows.js";
 import { appendBatch, type BatchedAppend, type BatchedOutcome } from "./postgres-append-batch.js";
 import type { Sql } from "./postgres-connection.js";
-import { isRetryable, translatePostgresError } from "./postgres-errors.js";
+import { isRetryable, pgCode, translatePostgresError } from "./postgres-errors.js";
 import { appendInOneStatement } from "./postgres-transcript.js";
 
 /** How often a batch is sent again after a serialization failure or deadlock. */
@@ -38,6 +40,17 @@ export async function appendRefused(sql: Sql, sessionId: string): Promise<NotFou
   const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
   if (row === undefined) return new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
   return new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
+}
+
+/**
+ * Whether the server reported `error` for the statement, which it then rolled back (a statement
+ * outside a transaction is all or nothing); not when the connection failed or the server was
+ * shut down, where the commit may have happened with its answer lost.
+ */
+function rolledBack(error: unknown): boolean {
+  if (typeof error !== "object" || error === null || typeof (error as { severity?: unknown }).severity !== "string") return false;
+  const code = pgCode(error) ?? "";
+  return !code.startsWith("08") && !code.startsWith("57");
 }
 
 interface Waiting extends BatchedAppend {
@@ -111,7 +124,12 @@ export class AppendQueue {
     let outcomes: BatchedOutcome[];
     try {
       outcomes = await this.#withRetries(() => appendBatch(this.#sql, batch));
-    } catch {
+    } catch (error) {
+      if (!rolledBack(error)) {
+        // The connection failed: the statement may have committed, so nothing is sent again.
+        for (const w of batch) w.reject(translatePostgresError(error, w.doing, this.#location));
+        return;
+      }
       // Something in the batch failed the statement: each append on its own, so only that one fails.
       await Promise.all(batch.map((w) => this.#sendAlone(w)));
       return;
