@@ -2,7 +2,8 @@
  * The PostgreSQL side of the store core: how reads and writes run (a pooled client per
  * transaction, retried on serialization failures and deadlocks; per-session lanes so one
  * instance's writes to a session land in call order; an append as one prepared statement outside
- * BEGIN/COMMIT, in one round trip), the NUL escape of free text, row locks
+ * BEGIN/COMMIT, in one round trip, and appends to different sessions waiting at the same moment
+ * as one such statement, one commit: `postgres-append-queue.ts`), the NUL escape of free text, row locks
  * (`FOR UPDATE`), and the statements only PostgreSQL has: tsvector search maintained with
  * each insert, and the gateway state guarded by row locks rather than one database lock.
  *
@@ -14,14 +15,14 @@ import { indexAttachments } from "../core/attachment-steps.js";
 import { checkFence } from "../core/lease-steps.js";
 import { native, type Steps } from "../core/steps.js";
 import type { RouteClaim, StoreDialect } from "../core/store-dialect.js";
-import { ConflictError, NotFoundError, StoreClosedError } from "../errors.js";
+import { StoreClosedError } from "../errors.js";
 import type { CheckedClaimHandoff, CheckedHandoffResult, CheckedNewHandoff } from "../handoff-input.js";
 import type { NormalizedMessage } from "../input-validation.js";
 import type { CheckedInsightsOptions } from "../insights.js";
-import { assertFence } from "../lease-rows.js";
 import type { RouteRow } from "../route-rows.js";
 import type { CheckedListRoutes } from "../routing-input.js";
 import type { UsageValueKind } from "../usage-update.js";
+import { AppendQueue, appendRefused } from "./postgres-append-queue.js";
 import { Sql } from "./postgres-connection.js";
 import { isRetryable, translatePostgresError } from "./postgres-errors.js";
 import * as handoffs from "./postgres-handoffs.js";
@@ -31,15 +32,7 @@ import { decodeText, encodeText, EXPORTED_MESSAGE_COLUMNS, MESSAGE_COLUMNS, toEx
 import { searchMessages } from "./postgres-search.js";
 import { PlannerStatistics } from "./postgres-statistics.js";
 import { runSteps } from "./postgres-steps.js";
-import {
-  appendInOneStatement,
-  insertMessages,
-  lockAndBumpForAppend,
-  recomputeSummary,
-  refreshLastActive,
-  toStoredMessage,
-  type StoredMessage,
-} from "./postgres-transcript.js";
+import { insertMessages, lockAndBumpForAppend, recomputeSummary, refreshLastActive, toStoredMessage, type StoredMessage } from "./postgres-transcript.js";
 
 /** How often a write transaction is retried after a serialization failure or deadlock. */
 const MAX_ATTEMPTS = 8;
@@ -56,18 +49,20 @@ const QUEUE_LOCK_CLASS = 0x746c6102;
 /** Class id of the per-platform pairing advisory lock (two-key form; "tla" + 4; + 3 is the analyse lock). */
 const PAIRING_LOCK_CLASS = 0x746c6104;
 
+/**
+ * Append batches on the server at once: all of the pool but two connections (kept for other
+ * writes and reads), so a few concurrent appends still run side by side on the server (whose
+ * own group commit shares their WAL flush) and batches form only when every slot is busy.
+ */
+function appendBatchesInFlight(poolSize: number): number {
+  return Math.max(1, poolSize - 2);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A route claimed by a write: the row inserted for a new key, else nothing (the existing row is locked). */
 interface PostgresRouteClaim extends RouteClaim {
   inserted: RouteRow | undefined;
-}
-
-/** Why an append to `sessionId` wrote nothing (read afresh): the session is missing, or it has ended. */
-async function appendRefused(sql: Sql, sessionId: string): Promise<NotFoundError | ConflictError> {
-  const row = await sql.one<{ ended_at: number | null }>("SELECT ended_at FROM sessions WHERE id = $1", [sessionId]);
-  if (row === undefined) return new NotFoundError(`No session with id "${sessionId}" to append to. Create it first.`);
-  return new ConflictError(`Session "${sessionId}" has ended; reopen it (reopenSession) before appending.`, { sessionId });
 }
 
 /** A {@link StoreDialect} on a node-postgres pool. */
@@ -86,13 +81,16 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   readonly #lanes = new Map<string, Promise<unknown>>();
   /** Runs `ANALYZE` in the background once enough rows were written (`postgres-statistics.ts`). */
   readonly #statistics: PlannerStatistics;
+  /** Group commit: appends to different sessions waiting at the same moment share one statement and one commit. */
+  readonly #appends: AppendQueue;
   #closed = false;
 
-  constructor(pool: pg.Pool, location: string, options: { autoAnalyze: boolean } = { autoAnalyze: true }) {
+  constructor(pool: pg.Pool, location: string, options: { autoAnalyze: boolean; poolSize?: number } = { autoAnalyze: true }) {
     this.#pool = pool;
     this.#sql = new Sql(pool);
     this.location = location;
     this.#statistics = new PlannerStatistics(pool, { enabled: options.autoAnalyze });
+    this.#appends = new AppendQueue(this.#sql, location, (rows) => this.#statistics.wrote(rows), appendBatchesInFlight(options.poolSize ?? 10));
   }
 
   get closed(): boolean {
@@ -283,26 +281,17 @@ export class PostgresDialect implements StoreDialect<StoredMessage> {
   }
 
   /**
-   * One statement, one round trip (`appendInOneStatement`): the fence, the session's counters,
-   * the rows with their search vectors and the tool tally, written only if the session is
-   * live and the fence holds. When nothing was written, the lease row the statement saw tells
-   * a lost lease; otherwise one more read tells a missing session from an ended one.
+   * In the session's lane, through the group commit (`postgres-append-queue.ts`): appends to
+   * different sessions waiting at the same moment go as one statement, its own transaction,
+   * with the fences, the sessions' counters, the rows with their search vectors and the tool
+   * tallies; each append is written only if its session is live and its fence holds, and
+   * resolves once that statement committed. A lone append is one statement, one round trip.
    */
   append(doing: string, sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Promise<number[]> {
     if (this.#closed) return Promise.reject(new StoreClosedError());
     // Attachments are indexed in the same transaction: the fence check and appendMessages, in the session's lane.
     if (messages.some((m) => m.attachments.length > 0)) return this.write(doing, () => this.#fencedAppend(sessionId, messages, fence), sessionId);
-    return this.#inLane(sessionId, () =>
-      this.#statement(doing, async (sql) => {
-        const outcome = await appendInOneStatement(sql, sessionId, messages, fence);
-        if (outcome.written) {
-          this.#statistics.wrote(outcome.ids.length);
-          return outcome.ids;
-        }
-        if (fence !== null) assertFence(fence, outcome.fenceRow);
-        throw await appendRefused(sql, sessionId);
-      }),
-    );
+    return this.#inLane(sessionId, () => this.#appends.append(doing, sessionId, messages, fence));
   }
 
   *#fencedAppend(sessionId: string, messages: StoredMessage[], fence: LeaseFence | null): Steps<number[]> {
