@@ -74,6 +74,39 @@ export function readCpuTimes(pid: number): CpuTimes {
   return { userMs: (Number(fields[11]) * 1000) / USER_HZ, systemMs: (Number(fields[12]) * 1000) / USER_HZ };
 }
 
+/** What {@link waitUntilIdle} saw: how long it waited and the CPU the process used meanwhile. */
+export interface IdleWait {
+  waitedMs: number;
+  cpuMs: number;
+  /** `false` when the process was still busy at the cap. */
+  idle: boolean;
+}
+
+/**
+ * Waits until a process is idle: at most one clock tick (10 ms) of CPU over `windowMs`,
+ * polled every 100 ms, for at most `maxMs`. A gateway that just started still does
+ * background work of its start-up after it answers (it builds the HTTP route schemas
+ * after /healthz answers, ~150 ms of CPU): waiting keeps that out of a phase's CPU per turn.
+ */
+export async function waitUntilIdle(pid: number, windowMs = 300, maxMs = 10_000): Promise<IdleWait> {
+  const total = (): number => {
+    const t = readCpuTimes(pid);
+    return t.userMs + t.systemMs;
+  };
+  const start = performance.now();
+  const first = total();
+  const samples: Array<{ at: number; cpu: number }> = [{ at: start, cpu: first }];
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const at = performance.now();
+    const cpu = total();
+    samples.push({ at, cpu });
+    while (samples.length > 1 && at - samples[1]!.at >= windowMs) samples.shift();
+    const idle = at - samples[0]!.at >= windowMs && cpu - samples[0]!.cpu <= 1000 / USER_HZ;
+    if (idle || at - start >= maxMs) return { waitedMs: Math.round(at - start), cpuMs: cpu - first, idle };
+  }
+}
+
 /** VmRSS and its parts (anonymous, file-backed, shared memory), bytes. */
 export interface RssBreakdown {
   rss: number;

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/gateway/profile-top.ts <file.cpuprofile|dir> [--top N] [--json]`: the top
+ * `npx tsx bench/gateway/profile-top.ts <file.cpuprofile|dir> [--top N] [--last-ms MS] [--max-gap-ms MS] [--json]`: the top
  * self-time and total-time entries of V8 CPU profiles (as written by `bench:gateway
  * --cpu-prof DIR`), by function + script, and the self time grouped by owner: ours (a
  * `dist/` or `src/` file outside node_modules), node internals (`node:` scripts), each
@@ -9,6 +9,13 @@
  * node. Total time of a function = every sample with that function anywhere on its stack,
  * counted once per sample (recursion is not double counted). Several profiles (a directory)
  * are summed. Prints a plain-text table on stdout, or one JSON object with `--json`.
+ *
+ * `--last-ms MS` keeps only the samples of each profile's last MS milliseconds (the last
+ * phase of a run: `bench:gateway --conversations-only` ends with C = 100, whose seconds it
+ * prints; the gateway's shutdown, a few ms, falls in it too). `--max-gap-ms MS` charges a
+ * sample at most MS: on a loaded machine the process (or V8's sampling thread) is sometimes
+ * descheduled for tens of ms, and the whole gap would otherwise go to whatever function
+ * happened to be sampled before it (the sampling interval is ~1 ms; 5 is a fair cap).
  *
  * @module
  */
@@ -92,8 +99,18 @@ function profileFiles(target: string): string[] {
     .map((name) => join(target, name));
 }
 
+/** Which samples {@link profileTop} counts, and how much at most each. */
+export interface ProfileWindow {
+  /** Only the samples of each profile's last this many ms (default: all). */
+  lastMs?: number;
+  /** A sample counts at most this many ms (default: its whole gap to the next sample). */
+  maxGapMs?: number;
+}
+
 /** Reads the profiles and ranks their functions and owners. */
-export function profileTop(target: string, top = 25): ProfileTop {
+export function profileTop(target: string, top = 25, window: ProfileWindow = {}): ProfileTop {
+  const fromEnd = window.lastMs === undefined ? Infinity : window.lastMs * 1000;
+  const cap = window.maxGapMs === undefined ? Infinity : window.maxGapMs * 1000;
   const files = profileFiles(target);
   const self = new Map<string, { group: string; us: number }>();
   const total = new Map<string, { group: string; us: number }>();
@@ -110,7 +127,8 @@ export function profileTop(target: string, top = 25): ProfileTop {
     const times = profile.timeDeltas.map((d) => (last += d));
     for (let i = 0; i < profile.samples.length; i++) {
       const next = i + 1 < times.length ? times[i + 1]! : profile.endTime;
-      const us = Math.max(0, next - times[i]!);
+      if (profile.endTime - times[i]! > fromEnd) continue;
+      const us = Math.min(cap, Math.max(0, next - times[i]!));
       const leaf = byId.get(profile.samples[i]!);
       if (leaf === undefined) continue;
       sampledUs += us;
@@ -171,17 +189,21 @@ function main(argv: string[]): void {
   let target: string | undefined;
   let top = 25;
   let json = false;
+  const window: ProfileWindow = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === "--top") top = Number(argv[++i]);
+    else if (arg === "--last-ms") window.lastMs = Number(argv[++i]);
+    else if (arg === "--max-gap-ms") window.maxGapMs = Number(argv[++i]);
     else if (arg === "--json") json = true;
     else target = arg;
   }
-  if (target === undefined || !Number.isInteger(top) || top < 1) {
-    process.stderr.write("usage: npx tsx bench/gateway/profile-top.ts <file.cpuprofile|dir> [--top N] [--json]\n");
+  const positive = (v: number | undefined): boolean => v === undefined || (Number.isFinite(v) && v > 0);
+  if (target === undefined || !Number.isInteger(top) || top < 1 || !positive(window.lastMs) || !positive(window.maxGapMs)) {
+    process.stderr.write("usage: npx tsx bench/gateway/profile-top.ts <file.cpuprofile|dir> [--top N] [--last-ms MS] [--max-gap-ms MS] [--json]\n");
     process.exit(2);
   }
-  const result = profileTop(target, top);
+  const result = profileTop(target, top, window);
   process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${format(result)}\n`);
 }
 

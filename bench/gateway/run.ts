@@ -47,7 +47,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { log } from "../log.js";
 import { startDriver, type DriverHandle } from "./driver-child.js";
-import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, type GatewayChild, type TelegramTarget } from "./gateway-child.js";
+import { GATEWAY_BIN, PROJECT_ROOT, startGatewayChild, waitUntilIdle, type GatewayChild, type TelegramTarget } from "./gateway-child.js";
 import { checkBursts, runConversations, runSessionsRss, sendBursts, type BurstReport, type ConversationsReport, type SessionsRssReport } from "./phases.js";
 import type { BenchPlatform } from "./protocol.js";
 import { mb } from "./stats.js";
@@ -347,6 +347,9 @@ async function main(): Promise<void> {
     log(`driver pid ${driver.pid}; warm-up: one conversation of ${TURNS} turns (not timed)`);
     const warm = await driver.run({ kind: "conversations", platform: args.platform, url: gw.url, concurrency: 1, turns: TURNS, tag: "warmup" });
     if (warm.kind === "conversations" && warm.errors > 0) log(`warm-up: ${warm.errors} errors, e.g. ${warm.errorExamples[0]}`);
+    // The start-up's background work (route schemas built after /healthz) is not a turn's.
+    const settled = await waitUntilIdle(gw.pid);
+    log(`gateway ${settled.idle ? "idle" : "still busy"} after ${settled.waitedMs} ms (${settled.cpuMs} ms CPU meanwhile)`);
     const conversations: ConversationsReport[] = [];
     for (const c of levels) {
       log(`conversations (${args.platform}): C = ${c} × ${turnsEach} turns`);
@@ -676,7 +679,7 @@ function buildReport(
         ? "loopback HTTP/1.1: the gateway's grammY client long-polls and calls sendMessage / sendChatAction on the fake; the driver pushes updates into the fake in its own process"
         : "loopback HTTP/1.1, keep-alive (node:http Agent), driver in its own process",
       cores_shared: "gateway and driver share the machine's cores",
-      warmup: `one conversation of ${TURNS} turns before the timed phases (not counted)${rss === null ? "" : `; ${rss.warmup_sessions} sessions before the RSS baseline`}`,
+      warmup: `one conversation of ${TURNS} turns before the timed phases (not counted), then a wait until the gateway is idle (≤ 10 ms CPU in 300 ms, at most 10 s: the start-up's background work is not a turn's)${rss === null ? "" : `; ${rss.warmup_sessions} sessions before the RSS baseline`}`,
     },
     method: {
       ...(telegram

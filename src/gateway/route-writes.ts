@@ -80,6 +80,38 @@ export function fieldsOf(route: Route): RouteFields {
   return fields;
 }
 
+/** The stored entry alone, without what a {@link SessionEntry}-like value adds to it (totals, title, notices). */
+export function routeOf(route: Route): Route {
+  const { key, version } = route;
+  return { ...fieldsOnly(route), key, version };
+}
+
+/** The entry's {@link RouteFields}, each named (no other property of the value comes along). */
+function fieldsOnly(route: RouteFields): RouteFields {
+  return {
+    sessionId: route.sessionId,
+    createdAt: route.createdAt,
+    updatedAt: route.updatedAt,
+    origin: route.origin,
+    displayName: route.displayName,
+    platform: route.platform,
+    chatType: route.chatType,
+    wasAutoReset: route.wasAutoReset,
+    autoResetReason: route.autoResetReason,
+    resetHadActivity: route.resetHadActivity,
+    isFreshReset: route.isFreshReset,
+    expiryFinalized: route.expiryFinalized,
+    suspended: route.suspended,
+    resumePending: route.resumePending,
+    resumeReason: route.resumeReason,
+    lastResumeMarkedAt: route.lastResumeMarkedAt,
+    lastPromptTokens: route.lastPromptTokens,
+    turnStartedAt: route.turnStartedAt,
+    interruptedRestarts: route.interruptedRestarts,
+    finalizeFailures: route.finalizeFailures,
+  };
+}
+
 /**
  * The fields of an entry after its turn finished: `ok` clears the turn and resume markers,
  * the reset flags and the stuck-loop count, bumps activity and records the last prompt size;

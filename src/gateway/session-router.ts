@@ -31,7 +31,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { IdentityAliases } from "./identity-aliases.js";
 import { decide, isResetConfig, resetNoticeFor, type Decision, type DecisionRules } from "./reset-decision.js";
 import { parseResetConfig, type ResetConfig } from "./reset-policy.js";
-import { compressionWrite, fieldsOf, finishedTurnFields, newRouteFields, newSessionWrite, withExtras, type TurnExtras } from "./route-writes.js";
+import { compressionWrite, fieldsOf, finishedTurnFields, newRouteFields, newSessionWrite, routeOf, withExtras, type TurnExtras } from "./route-writes.js";
 import { toSessionEntry, type SessionEntry } from "./session-entry.js";
 import { assertSafeKey, assertSafeSessionId, buildSessionKey, type KeySettings } from "./session-key.js";
 import type { SessionSource } from "./session-source.js";
@@ -577,12 +577,19 @@ export class SessionRouter {
       lastPromptTokens?: number | undefined;
       outcome: "ok" | "failed" | "interrupted";
       fence?: LeaseFence | undefined;
+      /**
+       * The entry as the caller last wrote it (the one `startTurn` returned): the first attempt
+       * writes over it without reading the entry again; when the entry changed meanwhile, its
+       * version no longer matches, nothing is written, and the next attempt reads it.
+       */
+      route?: Route | undefined;
     },
   ): Promise<boolean> {
     assertSafeKey(key);
     const messages = turn.messages ?? [];
+    const known = turn.route !== undefined && turn.route.key === key ? routeOf(turn.route) : null;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const route = await this.db.getRoute(key);
+      const route = attempt === 0 && known !== null ? known : await this.db.getRoute(key);
       const sessionId = turn.sessionId ?? route?.sessionId;
       if (sessionId === undefined) return false;
       if (route === null || route.sessionId !== sessionId) {

@@ -156,7 +156,8 @@ export class TurnRunner {
     const model = messages[messages.length - 1]!.model ?? undefined;
     // A message the gateway wrote itself (a handoff's note) has no sender to name.
     const senders = messages.map((m) => (syntheticMessageKind({ role: "user", platformMessageId: m.messageId ?? null }) === null ? m.source : null));
-    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders });
+    // The entry is the one this turn's start wrote: the finish writes over it without reading it again.
+    await this.#runAgent(key, state, entry, source, ids, notices, started, model, { senders, written: true });
   }
 
   /**
@@ -200,7 +201,7 @@ export class TurnRunner {
    */
   async #finishUnanswered(key: string, state: Running, entry: SessionEntry, notices: MediaNotice[]): Promise<void> {
     await timed(this.#ctx, "finishTurn", () =>
-      this.#ctx.store.finishTurn(key, { sessionId: entry.sessionId, messages: [], outcome: "ok", fence: fenceOf(key, state)?.fence }),
+      this.#ctx.store.finishTurn(key, { sessionId: entry.sessionId, messages: [], outcome: "ok", fence: fenceOf(key, state)?.fence, route: entry }),
     );
     for (const [i, notice] of notices.entries()) {
       const last = i === notices.length - 1;
@@ -298,7 +299,7 @@ export class TurnRunner {
     notices: string[],
     started: number,
     model?: string,
-    options: { rerun?: boolean; senders?: Array<SessionSource | null>; speakerUnknown?: boolean } = {},
+    options: { rerun?: boolean; senders?: Array<SessionSource | null>; speakerUnknown?: boolean; written?: boolean } = {},
   ): Promise<void> {
     const { store, log, metrics } = this.#ctx;
     let history: ConversationMessage[];
@@ -401,6 +402,7 @@ export class TurnRunner {
           lastPromptTokens: promptTokens,
           outcome: finish,
           fence: fenceOf(key, state)?.fence,
+          ...(options.written === true ? { route: entry } : {}),
         }),
       );
     } catch (error) {

@@ -100,11 +100,13 @@ function logRequests(http: FastifyInstance, logger: Logger): void {
   // response over from Fastify (stream: true) get their line too.
   http.addHook("onRequest", async (request, reply) => {
     reply.raw.once("close", () => {
+      // Fastify builds a new object on every read of routeOptions: read it once.
+      const options = request.routeOptions;
       const line: Record<string, unknown> = {
         reqId: request.id,
         method: request.method,
         // A route may name itself for the log (a webhook path that is itself a secret).
-        route: (request.routeOptions.config as { logAs?: unknown } | undefined)?.logAs ?? request.routeOptions.url ?? "(no route)",
+        route: (options.config as { logAs?: unknown } | undefined)?.logAs ?? options.url ?? "(no route)",
         status: reply.raw.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
       };

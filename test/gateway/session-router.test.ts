@@ -332,6 +332,33 @@ forEachBackend((backend) => {
     expect(await store.getEntry(first.key)).toMatchObject({ sessionId: first.sessionId, messageCount: 1, updatedAt: NOON + 15 });
   });
 
+  it("finishTurn over the entry startTurn returned: written without a read when unchanged, and over the current entry when it changed meanwhile", async () => {
+    const { store, db, clock } = await setup();
+    const started = await store.startTurn(alice, [{ role: "user", content: "one", timestamp: clock.now() }]);
+    clock.advance(5);
+    const reply = (text: string) => [{ role: "assistant" as const, content: text, timestamp: clock.now() }];
+    expect(
+      await store.finishTurn(started.key, { sessionId: started.sessionId, outcome: "ok", messages: reply("first"), lastPromptTokens: 7, route: started }),
+    ).toBe(true);
+    const after = (await store.getEntry(started.key))!;
+    expect(after).toMatchObject({ version: started.version + 1, turnStartedAt: null, lastPromptTokens: 7, updatedAt: NOON + 5, messageCount: 2 });
+    // The entry changes between the start and the finish (another writer): the stale entry's
+    // version no longer matches, so the finish reads the current one and keeps its change.
+    const second = await store.startTurn(alice, [{ role: "user", content: "two", timestamp: clock.now() }]);
+    await store.markResumePending(second.key, "restart_interrupted");
+    const marked = (await store.getEntry(second.key))!;
+    expect(marked.version).toBe(second.version + 1);
+    clock.advance(5);
+    expect(await store.finishTurn(second.key, { sessionId: second.sessionId, outcome: "failed", messages: reply("second"), route: second })).toBe(true);
+    const current = (await store.getEntry(second.key))!;
+    expect(current).toMatchObject({ version: marked.version + 1, turnStartedAt: null, resumePending: true, resumeReason: "restart_interrupted" });
+    expect((await db.getMessages(second.sessionId)).map((m) => m.content)).toEqual(["one", "first", "two", "second"]);
+    // An entry of another key is not used as this key's.
+    const bob = await store.startTurn({ ...alice, chatId: "43", userId: "43" }, []);
+    expect(await store.finishTurn(second.key, { outcome: "ok", route: bob })).toBe(true);
+    expect((await store.getEntry(bob.key))!.version).toBe(bob.version);
+  });
+
   it("SessionStore, the deprecated name, is a SessionRouter that keeps beginTurn/completeTurn/failTurn", async () => {
     const { db } = await backend.fresh();
     const old = new SessionStore({ db, clock: new ManualClock(NOON) });
