@@ -52,6 +52,6 @@ export class PostgresSessionDB extends StoreCore implements SessionDB {
       await pool.end().catch(() => {});
       throw translatePostgresError(error, "opening the database", location);
     }
-    return new PostgresSessionDB(new PostgresDialect(pool, location, { autoAnalyze: resolved.autoAnalyze, poolSize: resolved.poolSize }), resolved.schema);
+    return new PostgresSessionDB(new PostgresDialect(pool, location, { autoAnalyze: resolved.autoAnalyze }), resolved.schema);
   }
 }
