@@ -13,7 +13,7 @@
 import type { LeaseFence } from "../contract.js";
 import { tallyTools } from "../insights.js";
 import type { Sql } from "./postgres-connection.js";
-import type { NamedStatement, StoredMessage } from "./postgres-transcript.js";
+import { COLUMN_TYPES, COLUMNS, type NamedStatement, rowValues, type StoredMessage } from "./postgres-transcript.js";
 
 /** One append of a batch: a session, its messages (no attachments), and the fence it holds (if any). */
 export interface BatchedAppend {
@@ -25,47 +25,14 @@ export interface BatchedAppend {
 /** What the batch statement found for one append: the new ids, or why nothing was written. */
 export type BatchedOutcome = { written: true; ids: number[] } | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
 
-/** The message columns after `id, session_id`, with the PostgreSQL type of each array element. */
-const MESSAGE_COLUMNS: Array<[column: string, type: string]> = [
-  ["role", "text"],
-  ["content", "text"],
-  ["content_kind", "smallint"],
-  ["tool_calls", "text"],
-  ["tool_call_count", "integer"],
-  ["tool_call_id", "text"],
-  ["tool_name", "text"],
-  ["token_count", "integer"],
-  ["finish_reason", "text"],
-  ["reasoning", "text"],
-  ["reasoning_details", "text"],
-  ["platform_message_id", "text"],
-  ["timestamp", "double precision"],
-  ["rewound_at", "double precision"],
-  ["rewind_batch", "integer"],
-  ["search_vector", "text"],
-];
-
-/** A message's values in {@link MESSAGE_COLUMNS} order. */
-function messageValues(m: StoredMessage): unknown[] {
-  return [
-    m.role,
-    m.content,
-    m.contentKind,
-    m.toolCalls,
-    m.toolCallCount,
-    m.toolCallId,
-    m.toolName,
-    m.tokenCount,
-    m.finishReason,
-    m.reasoning,
-    m.reasoningDetails,
-    m.platformMessageId,
-    m.timestamp,
-    m.rewoundAt,
-    m.rewindBatch,
-    m.searchVector,
-  ];
-}
+/**
+ * The message columns after `id, session_id`, with the PostgreSQL type of each array element (the
+ * search vector travels as text and is cast in the statement).
+ */
+const MESSAGE_COLUMNS: Array<[column: string, type: string]> = COLUMNS.slice(2).map((column, i) => [
+  column,
+  COLUMN_TYPES[i] === "tsvector" ? "text" : COLUMN_TYPES[i]!,
+]);
 
 const FIRST_MESSAGE_PARAM = 9;
 const param = (n: number, type: string): string => `$${n}::${type}[]`;
@@ -169,7 +136,7 @@ export function appendBatchStatement(appends: BatchedAppend[]): NamedStatement {
     });
     for (const m of append.messages) {
       rows[0]!.push(a);
-      messageValues(m).forEach((v, k) => {
+      rowValues(m).forEach((v, k) => {
         rows[k + 1]!.push(v);
       });
     }

@@ -69,7 +69,8 @@ export function toStoredMessage(m: NormalizedMessage, rewoundAt: number | null =
   };
 }
 
-const COLUMNS = [
+/** The columns of `messages` a stored message is written to, in insert order. */
+export const COLUMNS = [
   "id",
   "session_id",
   "role",
@@ -199,7 +200,7 @@ export async function lockAndBumpForAppend(sql: Sql, sessionId: string, messages
 export type AppendOutcome = { written: true; ids: number[] } | { written: false; fenceRow: { holder: string | null; token: number } | undefined };
 
 /** The PostgreSQL type of each column after `id, session_id`, in {@link COLUMNS} order. */
-const COLUMN_TYPES = [
+export const COLUMN_TYPES = [
   "text",
   "text",
   "smallint",
@@ -219,7 +220,7 @@ const COLUMN_TYPES = [
 ];
 
 /** A message's values for the columns after `id, session_id`, in {@link COLUMNS} order. */
-function rowValues(m: StoredMessage): unknown[] {
+export function rowValues(m: StoredMessage): unknown[] {
   return [
     m.role,
     m.content,
