@@ -19,6 +19,7 @@ import {
   kindName,
   kindOf,
   limitOf,
+  memoryJson,
   memoryConfig,
   memoryDatabaseTarget,
   memoryOwnerOfOption,
@@ -79,17 +80,7 @@ export async function run(io: CliIo, options: EditOptions): Promise<void> {
       }
       const unchanged = before !== null && after.length === before.entries.length && after.every((e, i) => e === before.entries[i]);
       if (unchanged || (before === null && after.length === 0)) {
-        if (options.json)
-          writeJson(io, {
-            owner,
-            kind,
-            entries: before?.entries ?? [],
-            chars: before?.chars ?? 0,
-            limit,
-            updatedAt: before?.updatedAt ?? null,
-            version: before?.version ?? null,
-            changed: false,
-          });
+        if (options.json) writeJson(io, { ...memoryJson(owner, kind, before), changed: false });
         else io.stdout.write("No changes; nothing was saved.\n");
         return;
       }
@@ -100,16 +91,7 @@ export async function run(io: CliIo, options: EditOptions): Promise<void> {
         );
       }
       if (options.json) {
-        writeJson(io, {
-          owner,
-          kind,
-          entries: written.entries,
-          chars: written.chars,
-          limit,
-          updatedAt: written.updatedAt,
-          version: written.version,
-          changed: true,
-        });
+        writeJson(io, { ...memoryJson(owner, kind, written), changed: true });
         return;
       }
       const n = written.entries.length;

@@ -9,7 +9,7 @@ import type { TurnSpeaker } from "../../../agents/index.js";
 import { memoryOwnerIdentities } from "../../../serve/internal.js";
 import { CliError } from "../../cli-context.js";
 import { loadServeConfig } from "../../serve-config-file.js";
-import { MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT, type AliasStore, type MemoryKind, type MemoryOwner } from "../../../store/index.js";
+import { MEMORY_CHAR_LIMIT, USER_CHAR_LIMIT, type AliasStore, type MemoryKind, type MemoryOwner, type MemoryRecord } from "../../../store/index.js";
 import { memoryOwnerFor, OWNER_MEMORY } from "../../../tools/internal.js";
 import { printable } from "../pairing/pairing-text.js";
 
@@ -89,4 +89,17 @@ export function printableLines(text: string): string {
     .split("\n")
     .map((line) => printable(line.replace(/\t/gu, "    ")))
     .join("\n");
+}
+
+/** The `--json` form of one memory (`show`, `edit`): its entries, size, limit and version; empty when there is none. */
+export function memoryJson(owner: MemoryOwner, kind: MemoryKind, record: MemoryRecord | null) {
+  return {
+    owner,
+    kind,
+    entries: record?.entries ?? [],
+    chars: record?.chars ?? 0,
+    limit: limitOf(kind),
+    updatedAt: record?.updatedAt ?? null,
+    version: record?.version ?? null,
+  };
 }

@@ -15,6 +15,7 @@ import {
   kindName,
   kindOf,
   limitOf,
+  memoryJson,
   memoryConfig,
   memoryDatabaseTarget,
   memoryOwnerOfOption,
@@ -35,15 +36,7 @@ export async function run(io: CliIo, options: ShowOptions): Promise<void> {
     const record = await db.getMemory(owner, kind);
     const limit = limitOf(kind);
     if (options.json) {
-      writeJson(io, {
-        owner,
-        kind,
-        entries: record?.entries ?? [],
-        chars: record?.chars ?? 0,
-        limit,
-        updatedAt: record?.updatedAt ?? null,
-        version: record?.version ?? null,
-      });
+      writeJson(io, memoryJson(owner, kind, record));
       return;
     }
     const s = styles(useColor(io));
