@@ -13,7 +13,7 @@
 import type { LeaseFence } from "../contract.js";
 import { tallyTools } from "../insights.js";
 import type { Sql } from "./postgres-connection.js";
-import { COLUMN_TYPES, COLUMNS, type NamedStatement, rowValues, type StoredMessage } from "./postgres-transcript.js";
+import { COLUMN_TYPES, COLUMNS, type NamedStatement, rowValues, type StoredMessage, summarize } from "./postgres-transcript.js";
 
 /** One append of a batch: a session, its messages (no attachments), and the fence it holds (if any). */
 export interface BatchedAppend {
@@ -102,22 +102,6 @@ const TEXT = `WITH req AS MATERIALIZED (
 
 /** The prepared name: a new text needs a new name (a name always stands for one text on a connection). */
 const NAME = "threadline_append_batch_1";
-
-/** What one append adds to its session: visible rows, tool calls, the newest time, the first preview. */
-function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
-  let count = 0;
-  let toolCalls = 0;
-  let last: number | null = null;
-  let preview: string | null = null;
-  for (const m of messages) {
-    if (m.rewoundAt !== null) continue;
-    count += 1;
-    toolCalls += m.toolCallCount;
-    last = last === null ? m.timestamp : Math.max(last, m.timestamp);
-    if (preview === null && m.preview !== null) preview = m.preview;
-  }
-  return { count, toolCalls, last, preview };
-}
 
 /**
  * The batch statement for `appends` (each to a different session; none with attachments).

@@ -350,7 +350,8 @@ export async function appendInOneStatement(sql: Sql, sessionId: string, messages
   return { written: false, fenceRow: row.leased > 0 ? { holder: row.holder, token: Number(row.token) } : undefined };
 }
 
-function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
+/** What appending `messages` adds to their session: visible rows, tool calls, the newest time, the first preview. */
+export function summarize(messages: StoredMessage[]): { count: number; toolCalls: number; last: number | null; preview: string | null } {
   let count = 0;
   let toolCalls = 0;
   let last: number | null = null;
