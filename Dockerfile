@@ -1,8 +1,9 @@
 # Threadline's gateway (`threadline serve`) as a container image.
 #
 #   docker build -t threadline .
-#   docker run -d --name threadline --init --stop-timeout 45 -p 127.0.0.1:8787:8787 \
-#     -v threadline-data:/data -v "$PWD/threadline.yaml:/etc/threadline/config.yaml:ro" \
+#   docker run -d --name threadline --init --restart unless-stopped --stop-timeout 45 \
+#     -p 127.0.0.1:8787:8787 -v threadline-data:/data \
+#     -v "$HOME/threadline/config.yaml:/etc/threadline/config.yaml:ro" \
 #     -e THREADLINE_CONFIG=/etc/threadline/config.yaml threadline
 #
 # docs/deploy.md ("In a container") says what to put in the config file (the keys: a gateway on
