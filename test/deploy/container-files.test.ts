@@ -12,7 +12,6 @@ import { parse as parseYaml } from "yaml";
 import { builtCli } from "../cli/cli-run.js";
 import {
   copyParts,
-  dockerCommands,
   dockerignoreExcludes,
   type DockerStage,
   execForm,
@@ -22,6 +21,7 @@ import {
   parseDockerfile,
   ROOT,
   repoFile,
+  shellCommands,
 } from "./container-files.js";
 
 const stages = parseDockerfile(repoFile("Dockerfile"));
@@ -304,9 +304,17 @@ function checkDockerCommands(where: string, markdown: string): Set<string> {
   const services = Object.keys(compose.services);
   const entrypoint = execForm(instructions(runtime, "ENTRYPOINT").at(-1)!);
   let container: string | null = null;
-  for (const words of dockerCommands(markdown)) {
-    const [, command, ...rest] = words;
+  for (const words of shellCommands(markdown)) {
+    const [program, command, ...rest] = words;
     const line = `${where}: ${words.join(" ")}`;
+    if (program === "cp") {
+      // cp deploy/docker/example.env .env: the example exists, and .env is what compose reads.
+      expect(existsSync(`${ROOT}${command}`), line).toBe(true);
+      expect(rest, line).toEqual([".env"]);
+      kinds.add("cp");
+      continue;
+    }
+    expect(program, `${line}: a docker command`).toBe("docker");
     kinds.add(command === "compose" ? `compose ${rest[0]}` : command!);
     if (command === "build") {
       expect(rest, line).toEqual(["-t", "threadline", "."]);
@@ -363,14 +371,14 @@ describe("the docs' docker commands", () => {
   it("README's 'In a container' builds, runs and composes what these files define", () => {
     const section = markdownSection(markdownSection(repoFile("README.md"), "## Run it for real"), "### In a container");
     const kinds = checkDockerCommands("README.md", section);
-    expect([...kinds]).toEqual(expect.arrayContaining(["build", "run", "compose up"]));
+    expect([...kinds]).toEqual(expect.arrayContaining(["build", "run", "cp", "compose up"]));
     expect(section).toMatch(/not built on our machines/u);
   });
 
   it("docs/deploy.md's container section does too", () => {
     const section = markdownSection(repoFile("docs/deploy.md"), "## In a container (Docker, Compose)");
     const kinds = checkDockerCommands("docs/deploy.md", section);
-    expect([...kinds]).toEqual(expect.arrayContaining(["build", "run", "compose up", "exec", "compose exec"]));
+    expect([...kinds]).toEqual(expect.arrayContaining(["build", "run", "cp", "compose up", "exec", "compose exec"]));
     expect(section).toMatch(/Not built or run here/u);
   });
 });

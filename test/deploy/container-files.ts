@@ -162,16 +162,16 @@ export function interpolate(value: string, env: Record<string, string | undefine
 }
 
 /**
- * The `docker …` commands of the sh code blocks in `markdown`, each split into words as sh
- * would (quotes removed, `\` + newline joins lines, `#` comments dropped).
+ * The commands of the sh code blocks in `markdown`, each split into words as sh would (quotes
+ * removed, `\` + newline joins lines, `#` comments and blank lines dropped).
  */
-export function dockerCommands(markdown: string): string[][] {
+export function shellCommands(markdown: string): string[][] {
   const commands: string[][] = [];
   for (const block of markdown.matchAll(/^```sh\n([\s\S]*?)^```/gmu)) {
     const text = block[1]!.replace(/\\\n/gu, " ");
     for (const line of text.split("\n")) {
       const words = shellWords(line);
-      if (words[0] === "docker") commands.push(words);
+      if (words.length > 0) commands.push(words);
     }
   }
   return commands;
