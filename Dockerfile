@@ -33,9 +33,15 @@ RUN npm run build
 # pg is an optional peer dependency (a devDependency here, for the tests): the image keeps it so
 # that THREADLINE_DB=postgres://… works. Listed as a dependency for the prune only; the runtime
 # stage copies the unchanged package.json from the build context.
+# The compiler's intermediate files and SQLite's sources stay behind too (about 27 MB): only
+# build/Release/better_sqlite3.node is loaded.
 RUN npm pkg set "dependencies.pg=$(npm pkg get devDependencies.pg | tr -d '"')" \
   && npm pkg delete devDependencies.pg \
   && npm prune --omit=dev --no-audit --no-fund \
+  && cd node_modules/better-sqlite3 \
+  && rm -rf build/Release/obj build/Release/obj.target build/Release/.deps build/Release/sqlite3.a \
+    build/Release/test_extension.node build/deps deps src \
+  && cd /app \
   && node -e "new (require('better-sqlite3'))(':memory:').close(); require('pg')"
 
 # --- runtime: node, the built code and its production dependencies ----------------------------
