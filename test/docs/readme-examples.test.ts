@@ -45,6 +45,7 @@ type Kind =
   | "api-session" // starts the API and calls it
   | "platform-config" // a config.yaml with chat platform adapters
   | "platform-serve" // starts the gateway with platform tokens
+  | "container" // docker commands: no container engine here; test/deploy/container-files.test.ts checks them against the files
   | "typescript";
 
 /** What a block is; `null` when no rule covers it (the test then fails). */
@@ -57,6 +58,7 @@ function classify(block: Block): Kind | null {
   ) {
     return "not-an-example";
   }
+  if (block.lang === "sh" && /^(docker |cp deploy\/docker\/)/u.test(code)) return "container";
   if (block.lang === "sh" && code.startsWith("npx threadline api &")) return "api-session";
   if (block.lang === "sh" && /_BOT_TOKEN=\S+ .*npx threadline serve/u.test(code)) return "platform-serve";
   if (block.lang === "yaml" && /^adapters:\n(\s+(#.*|(telegram|slack|discord):.*)\n?)+$/u.test(code.replace(/^#.*\n/u, ""))) return "platform-config";
