@@ -8,7 +8,7 @@
  */
 import { request as httpRequest } from "node:http";
 import { connect } from "node:tls";
-import { PUBLIC_NAME } from "./proxy-nginx-process.js";
+import { PUBLIC_NAME } from "./proxy-process.js";
 
 /** How a raw exchange ended: the response head nginx sent, or how the connection failed. */
 export interface RawOutcome {
