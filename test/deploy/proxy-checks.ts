@@ -3,9 +3,10 @@
  * for the substitutions its `proxy-<name>-process.ts` documents) on loopback ports in front of
  * the BUILT `threadline serve` (`npm run build` first) started with the shipped config.yaml
  * paired with it: as shipped except for real keys in place of its CHANGE-ME placeholders and,
- * where a block says so, the generic webhook adapter. Every request to the proxy goes over
- * HTTPS to 127.0.0.1 with the public name as SNI and Host, trusting only the test's CA.
- * `proxy-proxy.test.ts` and `proxy-caddy.test.ts` call {@link describeProxyExample}.
+ * where a block says so, the generic webhook adapter (with titles off, so every model request
+ * is a turn the test scripted). Every request to the proxy goes over HTTPS to 127.0.0.1 with
+ * the public name as SNI and Host, trusting only the test's CA.
+ * `proxy-nginx.test.ts` and `proxy-caddy.test.ts` call {@link describeProxyExample}.
  *
  * @module
  */
@@ -191,7 +192,7 @@ export function describeProxyExample(example: ProxyExample): void {
         });
         expect(response.status).toBe(200);
         expect(response.headers["content-type"]).toMatch(/^text\/event-stream/u);
-        // The model holds "delta" back: the client already has the first three words through proxy.
+        // The model holds "delta" back: the client already has the first three words through the proxy.
         await waitFor(() => streamedText(response.text()) === "alpha beta gamma ", {
           what: "the first three streamed words through the proxy",
           describe: () => response.text(),

@@ -8,12 +8,13 @@
  * IPv6 `listen [::]:…` lines are dropped), the certificate paths, and the upstream port.
  * Each must match exactly as often as the shipped file has it. The site is included in a
  * minimal main config ({@link nginxMainConfig}) holding only what a non-packaged nginx needs:
- * temp paths in the temp directory and, as root, workers as `nobody`.
+ * temp paths in the temp directory and, as root, workers as `nobody`. {@link testShippedSite}
+ * runs `nginx -t` on the file with only its certificate paths replaced.
  *
  * @module
  */
 import { execFile, spawn } from "node:child_process";
-import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,21 +41,47 @@ export interface CertificateFiles {
  */
 export function renderNginxSite(source: string, ports: SitePorts, cert: CertificateFiles): string {
   const file = "deploy/nginx/threadline.conf";
-  let text = source;
+  let text = withCertificate(source, cert);
   text = substitute(file, text, /^[ \t]*listen \[::\]:(?:80|443)\b[^;\n]*;\n/gmu, "", 3, "IPv6 listen lines");
   text = substitute(file, text, /^([ \t]*)listen 80;/gmu, `$1listen 127.0.0.1:${ports.http};`, 1, "`listen 80;`");
   text = substitute(file, text, /^([ \t]*)listen 443 /gmu, `$1listen 127.0.0.1:${ports.https} `, 2, "`listen 443 …;`");
-  text = substitute(file, text, /\bssl_certificate \/etc\/letsencrypt\/live\/[^;\s]+;/gu, `ssl_certificate ${cert.cert};`, 1, "ssl_certificate paths");
-  text = substitute(
-    file,
-    text,
-    /\bssl_certificate_key \/etc\/letsencrypt\/live\/[^;\s]+;/gu,
-    `ssl_certificate_key ${cert.key};`,
-    1,
-    "ssl_certificate_key paths",
-  );
   text = substitute(file, text, /\bserver 127\.0\.0\.1:8787;/gu, `server 127.0.0.1:${ports.upstream};`, 1, "upstream `server 127.0.0.1:8787;`");
   return text;
+}
+
+/** The shipped site with only its two `/etc/letsencrypt/…` paths replaced by `cert`'s. */
+export function withCertificate(source: string, cert: CertificateFiles): string {
+  const file = "deploy/nginx/threadline.conf";
+  const certPath = /\bssl_certificate \/etc\/letsencrypt\/live\/[^;\s]+;/gu;
+  const keyPath = /\bssl_certificate_key \/etc\/letsencrypt\/live\/[^;\s]+;/gu;
+  const text = substitute(file, source, certPath, `ssl_certificate ${cert.cert};`, 1, "ssl_certificate paths");
+  return substitute(file, text, keyPath, `ssl_certificate_key ${cert.key};`, 1, "ssl_certificate_key paths");
+}
+
+/**
+ * `nginx -t` on the shipped site with nothing but its certificate paths replaced (its own
+ * ports 80 and 443 and IPv6 listeners included: `-t` binds nothing). Resolves with the exit
+ * code and what nginx said.
+ */
+export async function testShippedSite(): Promise<{ code: number; output: string }> {
+  const binary = findBinary("nginx", "install it with `apt-get install nginx` (.ci/run does) and run the test again.");
+  const dir = await mkdtemp(join(tmpdir(), "threadline-nginx-t-"));
+  try {
+    const cert = await selfSignedCertificate(dir, PUBLIC_NAME);
+    const sitePath = join(dir, "threadline.conf");
+    await writeFile(sitePath, withCertificate(await readFile(NGINX_SITE, "utf8"), cert), "utf8");
+    const confPath = join(dir, "nginx.conf");
+    await writeFile(confPath, nginxMainConfig(dir, sitePath), "utf8");
+    try {
+      const { stdout, stderr } = await run(binary, ["-t", "-p", dir, "-e", "stderr", "-c", confPath, "-g", `pid ${join(dir, "nginx.pid")};`]);
+      return { code: 0, output: stdout + stderr };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return { code: typeof failed.code === "number" ? failed.code : 1, output: `${failed.stdout ?? ""}${failed.stderr ?? ""}` };
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /** A main config that includes `sitePath`: temp paths under `dir`, and `user nobody nogroup` when running as root. */
