@@ -407,9 +407,34 @@ function valueAt(root: unknown, path: PropertyKey[]): unknown {
 const HOME_CHANNEL_HINT =
   'a home channel { chatId, name?, threadsSupported?, chatType? (dm, group or channel), userId? } (e.g. homeChannels: { telegram: { chatId: "-100123", chatType: group } })';
 
-/** How a rejected value is shown: secrets by their length only. */
-function shown(path: string, value: unknown): string {
-  if (secretConfigKeys().has(path) && typeof value === "string") return `a string of ${value.length} characters`;
+/**
+ * The config keys outside the chat platforms' sections whose values are secrets, as paths without
+ * list indexes (`api.keys.0.key` is `api.keys.key`; a string entry of `adapters.apiServer.tokens` is
+ * the list's own path).
+ */
+const SECRET_KEYS_OUTSIDE_PLATFORMS: ReadonlySet<string> = new Set([
+  "api.keys.key",
+  "adapters.apiServer.tokens",
+  "adapters.apiServer.tokens.token",
+  "adapters.webhook.secret",
+  "provider.apiKey",
+]);
+
+/**
+ * How a rejected value is shown: a secret, or a value where a secret belongs below (`api.keys: ["…"]`
+ * written without `key:`), by its length only; a mapping or list that may hold one, not at all.
+ */
+function shown(path: PropertyKey[], value: unknown): string {
+  const dotted = path.map(String).join(".");
+  const listPath = path
+    .filter((part) => typeof part !== "number")
+    .map(String)
+    .join(".");
+  const secretKeys = [...secretConfigKeys(), ...SECRET_KEYS_OUTSIDE_PLATFORMS];
+  const secretHere = secretConfigKeys().has(dotted) || SECRET_KEYS_OUTSIDE_PLATFORMS.has(listPath);
+  const secretBelow = secretKeys.some((key) => listPath === "" || key.startsWith(`${listPath}.`));
+  if ((secretHere || secretBelow) && typeof value === "string") return `a string of ${value.length} characters`;
+  if ((secretHere || secretBelow) && value !== null && typeof value === "object") return "a value not shown here (it may hold a secret)";
   return JSON.stringify(value);
 }
 
@@ -488,7 +513,7 @@ function schemaProblems(doc: Record<string, unknown>): ConfigProblem[] {
         ? `a list of the operator's user ids on ${String(issue.path[2])} (each 1–256 characters), e.g. ["123456789"]`
         : undefined;
     const expected = EXPECTED[path] ?? EXPECTED[listPath] ?? home ?? ownerIds ?? "a mapping of settings";
-    return { field: path || "config", message: `${path || "config"}: must be ${expected} (got ${shown(path, valueAt(doc, issue.path))})` };
+    return { field: path || "config", message: `${path || "config"}: must be ${expected} (got ${shown(issue.path, valueAt(doc, issue.path))})` };
   });
 }
 

@@ -135,7 +135,7 @@ describe("serve config", () => {
       allowUnauthenticatedLoopback: false,
     });
     expect(() => parseServeConfig({ api: { keys: [{ key: "short" }] } })).toThrow(
-      /api\.keys\.0\.key: must be an API key of at least 16 characters \(got "short"\)/,
+      /api\.keys\.0\.key: must be an API key of at least 16 characters \(got a string of 5 characters\)/,
     );
     expect(() => parseServeConfig({ api: { keys: [{ key: "admin-key-0123456789", tenant: "x" }] } })).toThrow(
       /api\.keys\.0: unknown key\(s\) "tenant"; allowed: key, userId, name/,
