@@ -1,7 +1,8 @@
 /**
  * How a value is written into a systemd unit so systemd reads back exactly that value
  * (systemd.syntax(7), systemd.service(5) "Command lines"): `%` specifiers are doubled
- * everywhere, `$` is doubled in command lines (systemd expands `$VAR` there), and a word with
+ * everywhere, `$` is doubled in a command line's arguments (systemd expands `$VAR` there, not in
+ * the executable's path), and a word with
  * anything but plain path characters is double-quoted with `\` and `"` escaped.
  *
  * @module
@@ -24,12 +25,15 @@ export function systemdWord(word: string): string {
 
 /** One argument of `ExecStart=`: as {@link systemdWord}, with `$` doubled (no variable expansion). */
 export function execArgument(argument: string): string {
-  return systemdWord(argument).replaceAll("$", "$$");
+  return systemdWord(argument).replaceAll("$", () => "$$");
 }
 
-/** A whole `ExecStart=` command line from its argv. */
+/**
+ * A whole `ExecStart=` command line from its argv. The executable (the first word) is not
+ * `$`-expanded by systemd, so only the arguments after it get `$` doubled.
+ */
 export function execCommandLine(argv: readonly string[]): string {
-  return argv.map(execArgument).join(" ");
+  return argv.map((word, i) => (i === 0 ? systemdWord(word) : execArgument(word))).join(" ");
 }
 
 /** An `Environment=` assignment: `"NAME=value"` quoted as one word, specifiers doubled. */
