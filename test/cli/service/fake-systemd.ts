@@ -3,8 +3,8 @@
  * as PID 1, so the real `systemctl --user` cannot run; docs/deploy.md says so): `systemctl` and
  * `journalctl` shell scripts in a temp bin folder put first on PATH. Each call appends its
  * argv to a log ({@link FakeSystemd.calls}); `systemctl` keeps the unit's state
- * (active/inactive) in a file, answers `show` with it, and with `down: true` answers every call
- * as systemctl does without a reachable manager.
+ * (active/inactive) in a file, answers `show` with it, and with `down` answers every call as
+ * systemctl does without a reachable manager; `journalctl -f` prints two lines and waits until killed.
  *
  * @module
  */
@@ -50,6 +50,9 @@ exit 0
 const JOURNALCTL = `#!/bin/sh
 ${RECORD}
 printf 'gateway log line one\\ngateway log line two\\n'
+# -f: follow until killed, as journalctl does.
+for a in "$@"; do [ "$a" = "-f" ] && exec sleep 600; done
+exit 0
 `;
 
 /** Creates the fakes; `down`: answer like systemctl without a manager (the message it prints). */

@@ -12,7 +12,7 @@ import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { systemdUnitText } from "../../../src/service/index.js";
 import { BIN, builtCli, runChild } from "../cli-run.js";
-import { freePort } from "../../serve/gateway-process.js";
+import { cleanupProcesses, freePort, spawnGateway } from "../../serve/gateway-process.js";
 import { fakeSystemd, type FakeSystemd } from "./fake-systemd.js";
 
 let root: string;
@@ -57,7 +57,8 @@ beforeEach(async () => {
   };
 });
 
-afterEach(() => {
+afterEach(async () => {
+  await cleanupProcesses();
   fake.remove();
   rmSync(root, { recursive: true, force: true });
 });
@@ -140,6 +141,19 @@ describe("threadline service with a (fake) systemd user manager", () => {
     expect(status.stdout).toContain(`GET http://127.0.0.1:${port}/healthz: connection refused`);
     expect(status.stdout).toContain("  gateway log line two");
     expect(fake.calls()).toContain("journalctl --user -u threadline.service -n 2 --no-pager -o cat");
+
+    const gateway = await spawnGateway({ home, port });
+    const healthy = await run("status", "--json");
+    expect(healthy.code).toBe(0);
+    expect(JSON.parse(healthy.stdout)).toMatchObject({
+      manager: "systemd",
+      scope: "user",
+      running: true,
+      pid: 4242,
+      health: { ok: true, summary: "200 ok" },
+      logs: ["gateway log line one", "gateway log line two"],
+    });
+    expect(await gateway.stop()).toEqual({ code: 0, signal: null });
 
     fake.clearCalls();
     const logs = await run("logs", "--no-follow", "-n", "5");
