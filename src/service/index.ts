@@ -23,7 +23,7 @@ export {
 export { escapeSpecifiers, execArgument, execCommandLine, environmentAssignment, systemdWord } from "./systemd-quoting.js";
 export { START_LIMIT_BURST, START_LIMIT_INTERVAL_SECONDS, systemdUnitPath, systemdUnitText } from "./systemd-unit.js";
 export { launchdPlistPath, launchdPlistText, launchdProgramArguments } from "./launchd-plist.js";
-export { envFileLine, isServiceVariable, mergeEnvFile, serviceVariables, SERVICE_ENV_NAMES, type EnvFileMerge } from "./service-env-file.js";
+export { envFileLine, isServiceVariable, mergeEnvFile, readEnvFile, serviceVariables, SERVICE_ENV_NAMES, type EnvFileMerge } from "./service-env-file.js";
 export { readIfExists, removeDefinition, writeDefinition, writeServiceEnv, type EnvFileWrite } from "./service-files.js";
 export { ServiceManagerError, WITHOUT_A_MANAGER } from "./service-errors.js";
 export { defaultManagerName, type LogsCommand, type ServiceManager, type ServiceState } from "./service-manager.js";

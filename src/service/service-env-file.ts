@@ -113,3 +113,20 @@ export function mergeEnvFile(existing: string | null, variables: ReadonlyArray<r
   for (const [name, line] of wanted) if (!done.has(name)) out.push(line);
   return { text: `${out.join("\n")}\n`, written: [...wanted.keys()], kept };
 }
+
+/**
+ * The variables an env file assigns, read as {@link envFileLine} writes them (bare or
+ * single-quoted values; a double-quoted value loses its quotes), later lines winning. Used to
+ * see what a service will get from lines an earlier install or the user wrote.
+ */
+export function readEnvFile(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const name = assignedName(line);
+    if (name === null) continue;
+    const raw = line.slice(line.indexOf("=") + 1).trim();
+    const quoted = /^(['"])(.*)\1$/su.exec(raw);
+    out[name] = quoted === null ? raw : quoted[2]!;
+  }
+  return out;
+}

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { envFileLine, isServiceVariable, mergeEnvFile, serviceVariables } from "../../src/service/index.js";
+import { envFileLine, isServiceVariable, mergeEnvFile, readEnvFile, serviceVariables } from "../../src/service/index.js";
 import { parseEnvironmentFile } from "./systemd-reading.js";
 
 const scratch = mkdtempSync(join(tmpdir(), "threadline-env-file-"));
@@ -95,6 +95,15 @@ describe("merging into an existing service.env", () => {
     expect(merged.text).toBe(["# my notes", "CUSTOM_FLAG=1", "OPENAI_API_KEY=sk-new", "export OTHER='x y'", "TELEGRAM_BOT_TOKEN=1:abc", ""].join("\n"));
     expect(merged.kept).toEqual(["CUSTOM_FLAG", "OTHER"]);
     expect(merged.written).toEqual(["OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN"]);
+  });
+
+  it("reads back what it wrote, and the lines it kept (later lines win)", () => {
+    const vars: Array<[string, string]> = [
+      ["OPENAI_API_KEY", "sk with space"],
+      ["THREADLINE_DB", "/mnt/db/state.db"],
+    ];
+    const text = mergeEnvFile('CUSTOM=1\nexport QUOTED="a b"\nCUSTOM=2\n', vars).text;
+    expect(readEnvFile(text)).toEqual({ CUSTOM: "2", QUOTED: "a b", OPENAI_API_KEY: "sk with space", THREADLINE_DB: "/mnt/db/state.db" });
   });
 
   it("is idempotent: merging the same variables again gives the same text", () => {

@@ -130,6 +130,21 @@ describe("threadline service with a (fake) systemd user manager", () => {
     expect(readFileSync(envFile, "utf8")).toContain("THREADLINE_MODEL=another-model\n");
   }, 60_000);
 
+  it("a SQLite file outside THREADLINE_HOME is writable in the unit, also on a re-install from a shell without THREADLINE_DB", async () => {
+    const dbFolder = join(root, "db folder");
+    mkdirSync(dbFolder);
+    env = { ...env, THREADLINE_DB: join(dbFolder, "state.db") };
+    expect((await run("install")).code).toBe(0);
+    const writable = `ReadWritePaths="${home}" "${dbFolder}"\n`;
+    expect(readFileSync(unitPath(), "utf8")).toContain(writable);
+    expect(readFileSync(join(home, "service.env"), "utf8")).toContain(`THREADLINE_DB='${join(dbFolder, "state.db")}'\n`);
+    const { THREADLINE_DB: _, ...withoutDb } = env;
+    env = withoutDb;
+    const again = await run("install");
+    expect(again.stdout).toContain("Already installed, up to date");
+    expect(readFileSync(unitPath(), "utf8")).toContain(writable);
+  }, 60_000);
+
   it("status, logs and stop ask systemctl and journalctl; status checks /healthz of the configured port", async () => {
     expect((await run("status")).code).toBe(3);
     expect((await run("install")).code).toBe(0);

@@ -8,10 +8,14 @@
 import { existsSync } from "node:fs";
 import { userInfo } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   builtCliEntry,
   defaultManagerName,
   LaunchdManager,
+  readEnvFile,
+  readIfExists,
+  serviceEnvPath,
   ServiceManagerError,
   SystemdManager,
   WITHOUT_A_MANAGER,
@@ -73,9 +77,13 @@ export async function serviceConfig(io: CliIo, options: ServiceOptions): Promise
   return { config: await loadServeConfig(explicit && path !== null ? path : undefined, io.env), path };
 }
 
-/** The SQLite database's folder when it is outside THREADLINE_HOME (the unit must let the gateway write there). */
-function databaseFolder(io: CliIo, config: ServeConfig, home: string): string | null {
-  const fromEnv = io.env["THREADLINE_DB"]?.trim() ? io.env["THREADLINE_DB"] : undefined;
+/**
+ * The SQLite database's folder when it is outside THREADLINE_HOME (the unit must let the gateway
+ * write there): THREADLINE_DB of this environment, else of service.env, else the config's.
+ */
+async function databaseFolder(io: CliIo, config: ServeConfig, home: string): Promise<string | null> {
+  const kept = readEnvFile((await readIfExists(serviceEnvPath(home))) ?? "")["THREADLINE_DB"];
+  const fromEnv = io.env["THREADLINE_DB"]?.trim() ? io.env["THREADLINE_DB"] : kept?.trim() ? kept : undefined;
   const target = fromEnv ?? config.database ?? defaultDatabasePath(io.env);
   if (/^postgres(?:ql)?:\/\//iu.test(target) || target === ":memory:") return null;
   const folder = dirname(isAbsolute(target) ? target : resolve(target));
@@ -96,12 +104,12 @@ export async function serviceSpec(
     entryPath = builtCliEntry();
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error;
-    entryPath = resolve(new URL("../../main.js", import.meta.url).pathname);
+    entryPath = fileURLToPath(new URL("../../main.js", import.meta.url));
     entryBuilt = false;
   }
   const system = manager.scope === "system";
   const runAs = system ? (options.runAs ?? (io.env["SUDO_USER"]?.trim() ? io.env["SUDO_USER"] : userInfo().username)) : null;
-  const folder = databaseFolder(io, config, home);
+  const folder = await databaseFolder(io, config, home);
   const spec: ServiceSpec = {
     nodePath: process.execPath,
     entryPath,
