@@ -5,6 +5,7 @@
  * argv to a log ({@link FakeSystemd.calls}); `systemctl` keeps the unit's state
  * (active/inactive) in a file, answers `show` with it, and with `down` answers every call as
  * systemctl does without a reachable manager; `journalctl -f` prints two lines and waits until killed.
+ * A fake `launchctl` keeps whether the agent is loaded (bootstrap/bootout) and answers `print`.
  *
  * @module
  */
@@ -55,6 +56,21 @@ for a in "$@"; do [ "$a" = "-f" ] && exec sleep 600; done
 exit 0
 `;
 
+const LAUNCHCTL = `#!/bin/sh
+${RECORD}
+loaded="$FAKE_SYSTEMD_STATE.launchd"
+case "$1" in
+  print)
+    case "$2" in
+      */dev.threadline.gateway) [ -f "$loaded" ] || { echo "Could not find service" >&2; exit 113; }; printf 'state = running\\n\\tpid = 777\\n' ;;
+      *) echo "domain = $2" ;;
+    esac ;;
+  bootstrap) touch "$loaded" ;;
+  bootout) rm -f "$loaded" ;;
+esac
+exit 0
+`;
+
 /** Creates the fakes; `down`: answer like systemctl without a manager (the message it prints). */
 export function fakeSystemd(options: { down?: string } = {}): FakeSystemd {
   const root = mkdtempSync(join(tmpdir(), "threadline-fake-systemd-"));
@@ -63,6 +79,7 @@ export function fakeSystemd(options: { down?: string } = {}): FakeSystemd {
   for (const [name, text] of [
     ["systemctl", SYSTEMCTL],
     ["journalctl", JOURNALCTL],
+    ["launchctl", LAUNCHCTL],
   ] as const) {
     writeFileSync(join(bin, name), text);
     chmodSync(join(bin, name), 0o755);
