@@ -47,4 +47,9 @@ export interface BackupOptions {
    * database's page count (both restart at 0 when the backup starts over).
    */
   onProgress?: (copiedPages: number, totalPages: number) => void;
+  /**
+   * Pages copied per step while nobody else writes (default 4,096: 16 MiB at 4 KiB pages); the
+   * event loop gets a turn between steps. After a restart the rest goes in one step whatever this is.
+   */
+  pagesPerStep?: number;
 }

@@ -15,9 +15,9 @@ import { chmodSync, closeSync, fsyncSync, openSync, realpathSync, renameSync, rm
 import { basename, dirname, join, resolve } from "node:path";
 import type { BackupOptions, BackupReport } from "../backup-report.js";
 import { ConflictError, DatabaseCorruptError, InvalidInputError, NotFoundError, StoreError } from "../errors.js";
-import { translateSqliteError } from "./sqlite-errors.js";
+import { isSqliteCorrupt, translateSqliteError } from "./sqlite-errors.js";
 
-/** Pages copied per step while nobody else writes (16 MiB at 4 KiB pages): the event loop gets a turn between steps. */
+/** Pages copied per step by default while nobody else writes (16 MiB at 4 KiB pages): the event loop gets a turn between steps. */
 const PAGES_PER_STEP = 4096;
 
 /** "All the rest in one step" for better-sqlite3 (its largest rate). */
@@ -115,6 +115,9 @@ export async function backupSqlite(sourcePath: string, destinationPath: string, 
   const destination = resolve(destinationPath);
   if (statOrNull(source)?.isFile() !== true)
     throw new NotFoundError(`There is no database file at ${source}; nothing to back up. Check --db (or THREADLINE_DB).`);
+  const step = options.pagesPerStep ?? PAGES_PER_STEP;
+  if (!Number.isSafeInteger(step) || step < 1)
+    throw new InvalidInputError(`pagesPerStep must be a whole number of at least 1, not ${step}.`, { field: "pagesPerStep" });
   const replaced = checkDestination(source, destination, options.force === true);
 
   let db: Database.Database;
@@ -152,7 +155,7 @@ export async function backupSqlite(sourcePath: string, destinationPath: string, 
           if (lastCopied > 0 && copied <= lastCopied) restarts++;
           lastCopied = copied;
           options.onProgress?.(copied, totalPages);
-          return restarts > 0 ? ALL_PAGES : PAGES_PER_STEP;
+          return restarts > 0 ? ALL_PAGES : step;
         },
       });
       pages = done.totalPages;
@@ -202,13 +205,7 @@ function verifyCopy(temp: string, source: string, schemaVersion: number): Pick<B
     copy.pragma("journal_mode = DELETE");
     const findings = copy.pragma("integrity_check", { simple: false }) as Array<{ integrity_check: string }>;
     const problems = findings.map((row) => row.integrity_check).filter((text) => text !== "ok");
-    if (problems.length > 0) {
-      throw new DatabaseCorruptError(
-        source,
-        `The copy of ${source} failed its integrity check (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""}), so no backup was written. ` +
-          `The database itself is probably damaged: run "threadline doctor --db ${source}".`,
-      );
-    }
+    if (problems.length > 0) throw damagedCopy(source, `${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""}`);
     const copiedVersion = copy.pragma("user_version", { simple: true }) as number;
     if (copiedVersion !== schemaVersion) {
       throw new StoreError(
@@ -226,8 +223,19 @@ function verifyCopy(temp: string, source: string, schemaVersion: number): Pick<B
       },
     };
   } catch (error) {
+    if (isSqliteCorrupt(error)) throw damagedCopy(source, error instanceof Error ? error.message : String(error), error);
     throw translateSqliteError(error, `checking the copy ${temp}`, temp);
   } finally {
     copy.close();
   }
+}
+
+/** The copy is damaged, so the database it came from is: nothing is written, doctor is next. */
+function damagedCopy(source: string, finding: string, cause?: unknown): DatabaseCorruptError {
+  return new DatabaseCorruptError(
+    source,
+    `The copy of ${source} failed its integrity check (SQLite: ${finding}), so no backup was written. ` +
+      `The database itself is probably damaged: run "threadline doctor --db ${source}" (it says what is damaged and how to repair it).`,
+    { cause },
+  );
 }
