@@ -2,7 +2,7 @@
  * A gateway's write load, as a process of its own (run with `node --import tsx`): appends
  * messages to a SQLite file through the store, a new session every 20 messages and a 32 KiB
  * attachment blob every 10, until its stdin closes, `maxMessages` are written or `maxSeconds`
- * pass (bounded either way). It prints `ready` once the first 50 messages are written, and
+ * pass (bounded either way). It prints `ready` once the first 200 messages are written, and
  * `done <messages>` at the end.
  *
  * Usage: backup-writer.ts <db file> [maxMessages] [maxSeconds]
@@ -30,7 +30,7 @@ while (!stop && written < maxMessages && Date.now() < deadline) {
   if (written % 10 === 0) await db.putMedia({ bytes: randomBytes(32 * 1024) }, { mimeType: "application/octet-stream" });
   await db.appendMessage(session, { role: written % 2 === 0 ? "user" : "assistant", content: `message ${written} ${"x".repeat(200)}` });
   written++;
-  if (written === 50) process.stdout.write("ready\n");
+  if (written === 200) process.stdout.write("ready\n");
 }
 await db.close();
 process.stdout.write(`done ${written}\n`);
