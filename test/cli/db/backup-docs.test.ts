@@ -87,19 +87,19 @@ describe("docs/deploy.md: scheduled backups", { timeout: 120_000 }, () => {
     const service = units().get("threadline-backup.service")!;
     const { home, backups } = await userHome();
     oldAndRecent(backups);
-    const unescape = (value: string): string => value.replaceAll("%h", home).replaceAll("%%", "%");
+    const expand = (value: string): string => value.replaceAll("%h", home).replaceAll("%%", "%");
     const start = /^ExecStart=\/bin\/sh -c '(.*)'$/mu.exec(service)?.[1];
     const post = /^ExecStartPost=(.*)$/mu.exec(service)?.[1];
     const homeVar = /^Environment=THREADLINE_HOME=(.*)$/mu.exec(service)?.[1];
     expect(start).toBeDefined();
     expect(post).toBeDefined();
     expect(homeVar).toBeDefined();
-    const env = { ...t.env({ THREADLINE_HOME: unescape(homeVar!) }), HOME: home };
-    const made = await run("/bin/sh", ["-c", `umask 000; ${withBuiltBin(unescape(start!))}`], { cwd: home, env });
+    const env = { ...t.env({ THREADLINE_HOME: expand(homeVar!) }), HOME: home };
+    const made = await run("/bin/sh", ["-c", `umask 000; ${withBuiltBin(expand(start!))}`], { cwd: home, env });
     expect(made.code, made.stderr).toBe(0);
     expect(made.stdout).toContain("Holds         2 session(s), 6 message(s)");
     // ExecStartPost is one command line, no shell: split on spaces as systemd does for these unquoted words.
-    const [program, ...args] = unescape(post!).split(" ");
+    const [program, ...args] = expand(post!).split(" ");
     execFileSync(program!, args, { env });
     expect(madeBackups(backups)).toEqual([{ name: expect.stringMatching(/^state-\d{8}-\d{4}\.db$/u), mode: 0o600 }]);
     expect(readdirSync(backups)).not.toContain("state-20200101-0315.db");
