@@ -3,14 +3,17 @@
  * `systemd-analyze verify` (offline, as system units: there is no user manager here), and the
  * service's ExecStart and ExecStartPost and the cron line run for real through `sh` with the
  * built bin in place of `/usr/local/bin/threadline`, making a dated 0600 backup and keeping
- * the 14 newest days.
+ * the 14 newest days. The restore steps run too (the `threadline service` lines left out: the
+ * gateway is a process killed mid-write here, leaving a `-wal` the steps must move aside).
  */
-import { execFileSync } from "node:child_process";
+import Database from "better-sqlite3";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { codeBlocks, run } from "../../docs/markdown-examples.js";
 import { seedDatabase } from "../../support/damaged-sqlite.js";
+import { waitFor } from "../../support/wait-for.js";
 import { builtCli, shellQuote } from "../cli-run.js";
 import { makeTempHome, type TempHome } from "../sessions/cli-harness.js";
 
@@ -120,5 +123,54 @@ describe("docs/deploy.md: scheduled backups", { timeout: 120_000 }, () => {
     expect(madeBackups(backups)).toEqual([{ name: expect.stringMatching(/^state-\d{8}-\d{4}\.db$/u), mode: 0o600 }]);
     expect(readdirSync(backups)).not.toContain("state-20200101-0315.db");
     expect(readdirSync(backups)).toContain("state-20990101-0315.db");
+  });
+
+  it("the restore steps put the backup in place and move the crashed database and its -wal aside", async () => {
+    const { home, backups } = await userHome();
+    const data = join(home, ".threadline");
+    const made = await run(builtCli()[0]!, [...builtCli().slice(1), "db", "backup", join(backups, "state-20261128-0315.db"), "--db", join(data, "state.db")], {
+      cwd: home,
+      env: t.env(),
+    });
+    expect(made.code, made.stderr).toBe(0);
+    // A gateway writes after the backup and dies (SIGKILL) with its last writes only in the -wal.
+    const script = `const db = new (require("better-sqlite3"))(process.argv[1]); db.pragma("wal_autocheckpoint = 0");
+      db.prepare("UPDATE sessions SET title = 'after the backup ' || rowid").run(); process.stdout.write("written\\n"); process.stdin.resume();`;
+    const gateway = spawn(process.execPath, ["-e", script, join(data, "state.db")], { cwd: process.cwd(), stdio: ["pipe", "pipe", "pipe"] });
+    let said = "";
+    let errors = "";
+    gateway.stdout.setEncoding("utf8").on("data", (d: string) => (said += d));
+    gateway.stderr.setEncoding("utf8").on("data", (d: string) => (errors += d));
+    const exited = new Promise((resolve) => gateway.on("exit", resolve));
+    await waitFor(() => said.includes("written\n") || gateway.exitCode !== null, { what: "the write after the backup", describe: () => errors });
+    expect(said, errors).toBe("written\n");
+    gateway.kill("SIGKILL");
+    await exited;
+    expect(statSync(join(data, "state.db-wal")).size).toBeGreaterThan(0);
+
+    const block = codeBlocks(DEPLOY).find((b) => b.section === "Backups" && b.code.startsWith("threadline service stop"));
+    expect(block).toBeDefined();
+    const steps = block!.code
+      .split("\n")
+      .filter((line) => !line.startsWith("threadline service "))
+      .map((line) => line.replace(/^threadline /u, `${builtCli().map(shellQuote).join(" ")} `))
+      .join("\n");
+    const restored = await run("/bin/sh", ["-c", steps], { cwd: home, env: { ...t.env({ THREADLINE_HOME: data }), HOME: home } });
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stdout).toMatch(/^Healthy\.$/mu);
+    expect(statSync(join(data, "state.db")).mode & 0o777).toBe(0o600);
+    const titles = (path: string): string[] => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return db.prepare("SELECT DISTINCT title FROM sessions ORDER BY title").pluck().all() as string[];
+      } finally {
+        db.close();
+      }
+    };
+    // The restored file is the backup, not the backup with the dead gateway's WAL replayed into it...
+    expect(titles(join(data, "state.db"))).toEqual(["seeded 0", "seeded 1"]);
+    // ...and nothing was lost: the crashed database, with its WAL, is kept aside.
+    expect(readdirSync(join(data, "before-restore")).sort()).toEqual(["state.db", "state.db-shm", "state.db-wal"]);
+    expect(titles(join(data, "before-restore", "state.db"))).toEqual(["after the backup 1", "after the backup 2"]);
   });
 });
