@@ -52,4 +52,9 @@ export interface BackupOptions {
    * event loop gets a turn between steps. After a restart the rest goes in one step whatever this is.
    */
   pagesPerStep?: number;
+  /**
+   * Stops the backup (Ctrl-C): checked between steps and before the copy is renamed into place;
+   * the temp copy is removed and nothing is written at the destination (`InterruptedError`).
+   */
+  signal?: AbortSignal;
 }

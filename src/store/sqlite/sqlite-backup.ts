@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, openSync, realpathSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { BackupOptions, BackupReport } from "../backup-report.js";
-import { ConflictError, DatabaseCorruptError, InvalidInputError, NotFoundError, StoreError } from "../errors.js";
+import { ConflictError, DatabaseCorruptError, InterruptedError, InvalidInputError, NotFoundError, StoreError } from "../errors.js";
 import { isSqliteCorrupt, translateSqliteError } from "./sqlite-errors.js";
 
 /** Pages copied per step by default while nobody else writes (16 MiB at 4 KiB pages): the event loop gets a turn between steps. */
@@ -119,6 +119,12 @@ export async function backupSqlite(sourcePath: string, destinationPath: string, 
   if (!Number.isSafeInteger(step) || step < 1)
     throw new InvalidInputError(`pagesPerStep must be a whole number of at least 1, not ${step}.`, { field: "pagesPerStep" });
   const replaced = checkDestination(source, destination, options.force === true);
+  const stopIfAsked = (): void => {
+    if (options.signal?.aborted === true) {
+      throw new InterruptedError(`The backup was interrupted; nothing was written to ${destination} (the partial copy was removed).`);
+    }
+  };
+  stopIfAsked();
 
   let db: Database.Database;
   try {
@@ -150,6 +156,7 @@ export async function backupSqlite(sourcePath: string, destinationPath: string, 
     try {
       const done = await db.backup(temp, {
         progress: ({ totalPages, remainingPages }) => {
+          stopIfAsked();
           const copied = totalPages - remainingPages;
           // A pass that copied no more than the last one means SQLite started over (another process wrote).
           if (lastCopied > 0 && copied <= lastCopied) restarts++;
@@ -162,10 +169,12 @@ export async function backupSqlite(sourcePath: string, destinationPath: string, 
     } catch (error) {
       throw translateSqliteError(error, `copying ${source} to ${temp}`, source);
     }
+    stopIfAsked();
     options.onProgress?.(pages, pages);
     const found = verifyCopy(temp, source, schemaVersion);
     fsyncPath(temp);
     chmodSync(temp, BACKUP_MODE);
+    stopIfAsked();
     if (replaced || options.force === true) for (const suffix of ["-journal", "-wal", "-shm"]) rmSync(`${destination}${suffix}`, { force: true });
     renameSync(temp, destination);
     fsyncPath(dirname(destination), true);

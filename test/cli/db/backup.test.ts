@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { BackupReport } from "../../../src/store/index.js";
+import { backupDatabase, InterruptedError, type BackupReport } from "../../../src/store/index.js";
 import { SQLITE_SCHEMA_VERSION } from "../../../src/store/sqlite/index.js";
 import { seedDatabase, zeroMiddleLeaf } from "../../support/damaged-sqlite.js";
 import { makeTempHome, parseJson, type TempHome } from "../sessions/cli-harness.js";
@@ -174,5 +174,32 @@ describe("threadline db backup", { timeout: 120_000 }, () => {
     const plain = await t.run(["db", "backup", file, "--db", "postgresql://127.0.0.1/test"]);
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain(`pg_dump --format=custom --schema=public --file=${file} postgresql://127.0.0.1/test`);
+  });
+
+  it("an interrupted backup (Ctrl-C: its abort signal) removes its partial copy and writes nothing", async () => {
+    await seedDatabase(t.db, { sessions: 6, messages: 20 });
+    const file = join(t.dir, "b.db");
+    const stop = new AbortController();
+    let steps = 0;
+    const error = await backupDatabase(t.db, file, {
+      pagesPerStep: 2,
+      signal: stop.signal,
+      onProgress: (copied) => {
+        steps++;
+        // Mid-copy: the temp file is there, with part of the database in it.
+        if (copied >= 4 && !stop.signal.aborted) {
+          expect(strayFiles().filter((name) => /^\.b\.db\.tmp-\d+-[0-9a-f]{8}$/u.test(name))).toHaveLength(1);
+          stop.abort();
+        }
+      },
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InterruptedError);
+    expect((error as Error).message).toBe(`The backup was interrupted; nothing was written to ${file} (the partial copy was removed).`);
+    expect(steps).toBeGreaterThan(2);
+    expect(strayFiles()).toEqual([]);
+    // An aborted signal before the start: nothing is even opened.
+    const early = await backupDatabase(t.db, file, { signal: AbortSignal.abort() }).catch((e: unknown) => e);
+    expect(early).toBeInstanceOf(InterruptedError);
+    expect(strayFiles()).toEqual([]);
   });
 });

@@ -28,7 +28,18 @@ export async function run(io: CliIo, file: string, options: BackupCommandOptions
       `No database at ${resolve(missing)}, so there is nothing to back up. Name the database with --db (or THREADLINE_DB), or check THREADLINE_HOME.`,
     );
   }
-  const report = await backupDatabase(target, file, { force: options.force === true });
+  // Ctrl-C (or a service manager's SIGTERM) stops the copy at its next step and removes the partial file.
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  io.signals.on("SIGINT", onSignal);
+  io.signals.on("SIGTERM", onSignal);
+  let report: BackupReport;
+  try {
+    report = await backupDatabase(target, file, { force: options.force === true, signal: stop.signal });
+  } finally {
+    io.signals.off("SIGINT", onSignal);
+    io.signals.off("SIGTERM", onSignal);
+  }
   if (options.json) {
     writeJson(io, report);
     return;
