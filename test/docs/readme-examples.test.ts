@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -46,6 +46,7 @@ type Kind =
   | "platform-config" // a config.yaml with chat platform adapters
   | "platform-serve" // starts the gateway with platform tokens
   | "container" // docker commands: no container engine here; test/deploy/container-files.test.ts checks them against the files
+  | "operations" // "Run it for real" steps (service, backup, copy): each is tested where it is documented; here, that they name real commands and options
   | "typescript";
 
 /** What a block is; `null` when no rule covers it (the test then fails). */
@@ -59,6 +60,7 @@ function classify(block: Block): Kind | null {
     return "not-an-example";
   }
   if (block.lang === "sh" && /^(docker |cp deploy\/docker\/)/u.test(code)) return "container";
+  if (block.lang === "sh" && block.section === "Run it for real") return "operations";
   if (block.lang === "sh" && code.startsWith("npx threadline api &")) return "api-session";
   if (block.lang === "sh" && /_BOT_TOKEN=\S+ .*npx threadline serve/u.test(code)) return "platform-serve";
   if (block.lang === "yaml" && /^adapters:\n(\s+(#.*|(telegram|slack|discord):.*)\n?)+$/u.test(code.replace(/^#.*\n/u, ""))) return "platform-config";
@@ -284,6 +286,28 @@ describe("README examples", { timeout: 600_000 }, () => {
       await Promise.all([telegram.close(), slack.close(), discord.close()]);
     }
   }
+
+  it("the steps of 'Run it for real' name real commands and options", () => {
+    const steps = blocks.filter((b) => classify(b) === "operations");
+    expect(steps.length, "the service, backup and copy steps").toBeGreaterThanOrEqual(3);
+    for (const block of steps) {
+      for (const raw of block.code.split("\n")) {
+        const line = raw.replace(/\s+#.*$/u, "").trim();
+        if (line === "" || line.startsWith("#")) continue;
+        // Not ours: the directory a backup goes to, and systemd's linger (docs/deploy.md says what they do).
+        if (/^(mkdir -p |loginctl enable-linger )/u.test(line)) continue;
+        expect(line, `README line ${block.line}: a step is a threadline command`).toMatch(/^npx threadline /u);
+        const words = line.split(/\s+/u).slice(2);
+        const options = words.filter((w) => w.startsWith("-")).map((w) => w.split("=")[0]!);
+        const positional = words.filter((w) => !w.startsWith("-"));
+        const help = spawnSync(process.execPath, [BIN, ...positional, "--help"], { encoding: "utf8", env: env() });
+        expect(help.status, `${line}: --help of its command`).toBe(0);
+        const usage = /^Usage: threadline ([a-z -]+?) \[/mu.exec(help.stdout)?.[1] ?? "";
+        expect(positional.join(" ").startsWith(usage) && usage.split(" ").length >= 2, `${line}: names a subcommand (help is for "${usage}")`).toBe(true);
+        for (const option of options) expect(help.stdout, `${line}: ${option} is an option of threadline ${usage}`).toContain(option);
+      }
+    }
+  });
 
   for (const round of [1, 2]) {
     it(`round ${round}: every example runs as written`, async () => {
