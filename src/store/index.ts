@@ -14,6 +14,13 @@ export * from "./errors.js";
 export { openSessionDB, type OpenSessionDBOptions } from "./open-session-db.js";
 export { diagnoseDatabase, repairDatabase, type DiagnoseOptions } from "./database-doctor.js";
 export type { DoctorReport, MediaDoctorCheck, PostgresDoctorReport, RepairReport, SqliteDoctorReport, UnreadableRange } from "./doctor-report.js";
+export {
+  copyDatabase,
+  databaseContents,
+  type DatabaseCopyCounts,
+  type DatabaseCopyOptions,
+  type DatabaseCopyReport,
+} from "./database-copy.js";
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { setTitleAvoidingCollision, type TitleRelation } from "./title-setting.js";

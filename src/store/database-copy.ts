@@ -1,0 +1,179 @@
+/**
+ * `threadline db copy`, backend-agnostic: moves a whole database into another through the
+ * `SessionDB` contract only (so SQLite → PostgreSQL, PostgreSQL → SQLite and SQLite → SQLite all
+ * work): every session with its messages and attachments, then the durable state a gateway needs
+ * (execution sessions, memory, pairing approvals, identity aliases, routing entries, meta values
+ * such as the home channels). What is transient (leases, inbound claims and queue items, pending
+ * pairing codes and their counters, handoffs in flight) is left out: see docs/deploy.md.
+ *
+ * Memory stays bounded: sessions stream one at a time out of the export, each blob goes through
+ * a spool file a stored chunk at a time, and every other table is read a page at a time.
+ *
+ * @module
+ */
+import { createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import type { ImportProblem, SessionDB, SessionRecord } from "./contract.js";
+import { copyGatewayState, type StateCounts } from "./database-copy-state.js";
+import { ConflictError, InvalidInputError } from "./errors.js";
+
+/** How many of each kind {@link copyDatabase} wrote. */
+export interface DatabaseCopyCounts extends StateCounts {
+  sessions: number;
+  /** Messages of the copied sessions (rewound ones included). */
+  messages: number;
+  /** Distinct attachment blobs stored in the target. */
+  mediaBlobs: number;
+  /** Their bytes. */
+  mediaBytes: number;
+}
+
+/** What {@link copyDatabase} did. */
+export interface DatabaseCopyReport {
+  counts: DatabaseCopyCounts;
+  /** Wall-clock seconds the copy took. */
+  seconds: number;
+  /** Sessions the target refused (nothing of each was written), by their position in the source's export. */
+  sessionErrors: ImportProblem[];
+  /** Other records the target refused (`"route <key>: …"`), nothing of each written. */
+  stateErrors: string[];
+}
+
+/** Options of {@link copyDatabase}. */
+export interface DatabaseCopyOptions {
+  /** Called after each session is written, with the running counts (for a progress bar). */
+  onSession?: (counts: Readonly<DatabaseCopyCounts>) => void;
+  /** Where blobs are spooled on their way (default: a new folder under the OS temp dir, removed after). */
+  spoolParent?: string;
+}
+
+/**
+ * What durable data a database already holds, as phrases (`"3 sessions"`, `"execution
+ * sessions"`); empty when it holds none. Reads one row of each listing.
+ */
+export async function databaseContents(db: SessionDB): Promise<string[]> {
+  const held: string[] = [];
+  const sessions = await db.getStats({ searchIndexBytes: false });
+  if (sessions.totalSessions > 0) held.push(`${sessions.totalSessions} session${sessions.totalSessions === 1 ? "" : "s"}`);
+  const executions = await db.listExecutions({ limit: 1 });
+  if (executions.total > 0) held.push(`${executions.total} execution session${executions.total === 1 ? "" : "s"}`);
+  if ((await db.listMemories({ limit: 1 })).items.length > 0) held.push("memory");
+  if ((await db.listRoutes({ limit: 1 })).items.length > 0) held.push("routing entries");
+  if ((await db.listPairing()).approved.length > 0) held.push("pairing approvals");
+  if ((await db.listAliasEntries({ limit: 1 })).items.length > 0) held.push("identity aliases");
+  if ((await db.listMeta({ limit: 1 })).items.length > 0) held.push("gateway settings (meta)");
+  return held;
+}
+
+/**
+ * Copies everything durable from `from` into `to`, which must be empty (a new SQLite file, or
+ * a new PostgreSQL database or schema). Stop every process writing `from` first: what is written
+ * during the copy may be missed.
+ *
+ * @throws {InvalidInputError} when `from` and `to` are the same database.
+ * @throws {ConflictError} when `to` already holds data (nothing is written).
+ * @example
+ * const report = await copyDatabase(await openSessionDB("state.db"), await openSessionDB("postgres://db/threadline"));
+ * console.log(report.counts.sessions, report.seconds);
+ */
+export async function copyDatabase(from: SessionDB, to: SessionDB, options: DatabaseCopyOptions = {}): Promise<DatabaseCopyReport> {
+  const started = performance.now();
+  if (from.location === to.location) {
+    throw new InvalidInputError(`The source and the target are the same database (${from.location}); name another target.`, { field: "to" });
+  }
+  const held = await databaseContents(to);
+  if (held.length > 0) {
+    throw new ConflictError(
+      `The target ${to.location} already holds ${held.join(", ")}; db copy writes only into an empty database. ` +
+        "Name a new SQLite file, or an empty PostgreSQL database or schema (e.g. ?schema=threadline_new), or empty this one first.",
+    );
+  }
+  const counts: DatabaseCopyCounts = {
+    sessions: 0,
+    messages: 0,
+    mediaBlobs: 0,
+    mediaBytes: 0,
+    executions: 0,
+    memories: 0,
+    pairingApprovals: 0,
+    aliases: 0,
+    routes: 0,
+    meta: 0,
+  };
+  const spool = await mkdtemp(join(options.spoolParent ?? tmpdir(), "threadline-copy-"));
+  let sessionErrors: ImportProblem[];
+  try {
+    const lines = sessionLines(from, to, spool, counts, options.onSession);
+    const report = await to.importSessions(lines, { mediaDir: spool });
+    sessionErrors = report.errors;
+    counts.sessions = report.imported;
+  } finally {
+    await rm(spool, { recursive: true, force: true });
+  }
+  const stateErrors = await copyGatewayState(from, to, counts);
+  return { counts, seconds: (performance.now() - started) / 1000, sessionErrors, stateErrors };
+}
+
+/**
+ * The source's sessions as import lines, oldest first, rewound messages included. Each blob a
+ * record names that the target does not hold yet is spooled to `<spool>/<sha256>` before its
+ * line is handed over (the import reads it from there) and removed when the next line is asked
+ * for (the import has stored it by then); a blob the target holds already is left out of the
+ * record (its references resolve to the stored one).
+ */
+async function* sessionLines(
+  from: SessionDB,
+  to: SessionDB,
+  spool: string,
+  counts: DatabaseCopyCounts,
+  onSession: DatabaseCopyOptions["onSession"],
+): AsyncIterable<string> {
+  let spooled: string[] = [];
+  let previous: SessionRecord | null = null;
+  for await (const record of from.exportSessions({ includeRewound: true, media: "refs" })) {
+    await afterImport(to, previous, spooled, counts, onSession);
+    spooled = [];
+    const media: NonNullable<SessionRecord["media"]> = [];
+    for (const entry of record.media ?? []) {
+      if ((await to.getMedia(entry.sha256)) !== null) continue;
+      const chunks = await from.streamMedia(entry.sha256);
+      if (chunks === null) continue; // removed since the export read the session: the reference dangles, as in the source
+      const file = join(spool, entry.sha256);
+      await pipeline(chunks, createWriteStream(file, { mode: 0o600 }));
+      spooled.push(file);
+      media.push(entry);
+    }
+    if (record.media !== undefined) {
+      if (media.length > 0) record.media = media;
+      else delete record.media;
+    }
+    previous = record;
+    yield JSON.stringify(record);
+  }
+  await afterImport(to, previous, spooled, counts, onSession);
+}
+
+/** After the import took `record`'s line: counts what it stored and removes its spool files. */
+async function afterImport(
+  to: SessionDB,
+  record: SessionRecord | null,
+  spooled: string[],
+  counts: DatabaseCopyCounts,
+  onSession: DatabaseCopyOptions["onSession"],
+): Promise<void> {
+  if (record === null) return;
+  const stored = (await to.getSession(record.session.id)) !== null;
+  if (stored) {
+    counts.sessions += 1;
+    counts.messages += record.messages.length;
+    for (const entry of record.media ?? []) {
+      counts.mediaBlobs += 1;
+      counts.mediaBytes += entry.size;
+    }
+  }
+  for (const file of spooled) await rm(file, { force: true });
+  onSession?.(counts);
+}
