@@ -6,30 +6,25 @@
  * such as the home channels). What is transient (leases, inbound claims and queue items, pending
  * pairing codes and their counters, handoffs in flight) is left out: see docs/deploy.md.
  *
- * Memory stays bounded: sessions stream one at a time out of the export, each blob goes through
- * a spool file a stored chunk at a time, and every other table is read a page at a time.
+ * Memory stays bounded: sessions stream out of the export a few at a time (database-copy-sessions.ts),
+ * each blob goes through a spool file a stored chunk at a time, and every other table is read a
+ * page at a time.
  *
  * @module
  */
-import { createWriteStream } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pipeline } from "node:stream/promises";
-import type { ImportProblem, SessionDB, SessionRecord } from "./contract.js";
+import type { ImportProblem, SessionDB } from "./contract.js";
+import { copySessions, type SessionCounts } from "./database-copy-sessions.js";
 import { copyGatewayState, type StateCounts } from "./database-copy-state.js";
 import { ConflictError, InvalidInputError } from "./errors.js";
 
 /** How many of each kind {@link copyDatabase} wrote. */
-export interface DatabaseCopyCounts extends StateCounts {
-  sessions: number;
-  /** Messages of the copied sessions (rewound ones included). */
-  messages: number;
-  /** Distinct attachment blobs stored in the target. */
-  mediaBlobs: number;
-  /** Their bytes. */
-  mediaBytes: number;
-}
+export interface DatabaseCopyCounts extends StateCounts, SessionCounts {}
+
+/** Sessions written at once into a database server (PostgreSQL): lanes, each a connection of the pool. */
+const SERVER_LANES = 4;
 
 /** What {@link copyDatabase} did. */
 export interface DatabaseCopyReport {
@@ -106,74 +101,12 @@ export async function copyDatabase(from: SessionDB, to: SessionDB, options: Data
   const spool = await mkdtemp(join(options.spoolParent ?? tmpdir(), "threadline-copy-"));
   let sessionErrors: ImportProblem[];
   try {
-    const lines = sessionLines(from, to, spool, counts, options.onSession);
-    const report = await to.importSessions(lines, { mediaDir: spool });
-    sessionErrors = report.errors;
-    counts.sessions = report.imported;
+    // A server takes several sessions at once (one connection each); a SQLite file one writer at a time.
+    const lanes = to.capabilities.multiHost ? SERVER_LANES : 1;
+    sessionErrors = await copySessions(from, to, spool, lanes, counts, () => options.onSession?.(counts));
   } finally {
     await rm(spool, { recursive: true, force: true });
   }
   const stateErrors = await copyGatewayState(from, to, counts);
   return { counts, seconds: (performance.now() - started) / 1000, sessionErrors, stateErrors };
-}
-
-/**
- * The source's sessions as import lines, oldest first, rewound messages included. Each blob a
- * record names that the target does not hold yet is spooled to `<spool>/<sha256>` before its
- * line is handed over (the import reads it from there) and removed when the next line is asked
- * for (the import has stored it by then); a blob the target holds already is left out of the
- * record (its references resolve to the stored one).
- */
-async function* sessionLines(
-  from: SessionDB,
-  to: SessionDB,
-  spool: string,
-  counts: DatabaseCopyCounts,
-  onSession: DatabaseCopyOptions["onSession"],
-): AsyncIterable<string> {
-  let spooled: string[] = [];
-  let previous: SessionRecord | null = null;
-  for await (const record of from.exportSessions({ includeRewound: true, media: "refs" })) {
-    await afterImport(to, previous, spooled, counts, onSession);
-    spooled = [];
-    const media: NonNullable<SessionRecord["media"]> = [];
-    for (const entry of record.media ?? []) {
-      if ((await to.getMedia(entry.sha256)) !== null) continue;
-      const chunks = await from.streamMedia(entry.sha256);
-      if (chunks === null) continue; // removed since the export read the session: the reference dangles, as in the source
-      const file = join(spool, entry.sha256);
-      await pipeline(chunks, createWriteStream(file, { mode: 0o600 }));
-      spooled.push(file);
-      media.push(entry);
-    }
-    if (record.media !== undefined) {
-      if (media.length > 0) record.media = media;
-      else delete record.media;
-    }
-    previous = record;
-    yield JSON.stringify(record);
-  }
-  await afterImport(to, previous, spooled, counts, onSession);
-}
-
-/** After the import took `record`'s line: counts what it stored and removes its spool files. */
-async function afterImport(
-  to: SessionDB,
-  record: SessionRecord | null,
-  spooled: string[],
-  counts: DatabaseCopyCounts,
-  onSession: DatabaseCopyOptions["onSession"],
-): Promise<void> {
-  if (record === null) return;
-  const stored = (await to.getSession(record.session.id)) !== null;
-  if (stored) {
-    counts.sessions += 1;
-    counts.messages += record.messages.length;
-    for (const entry of record.media ?? []) {
-      counts.mediaBlobs += 1;
-      counts.mediaBytes += entry.size;
-    }
-  }
-  for (const file of spooled) await rm(file, { force: true });
-  onSession?.(counts);
 }

@@ -44,6 +44,10 @@ export async function seedEverything(db: SessionDB): Promise<void> {
   await db.setTitle(child.id, "Deploy staging #2");
   await db.appendMessage(child.id, { role: "user", content: "continue", platformMessageId: "m-1", timestamp: T0 + 21 });
 
+  // A child that started before its parent: the export gives it first, and the copy must still link them.
+  const late = await db.createSession({ id: "20260101_103000_1a7e0000", source: "cli", startedAt: T0 + 100 });
+  await db.createSession({ id: "20260101_101500_ea71e500", source: "cli", parentSessionId: late.id, startedAt: T0 - 50 });
+
   const shared = pngBytes(300_000); // more than one stored chunk
   const first = await addMediaSession(db, {
     id: "20260101_110000_0ed1a001",

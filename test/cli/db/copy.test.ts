@@ -52,7 +52,7 @@ describe("threadline db copy", { timeout: 120_000 }, () => {
     expect(messages).toBeGreaterThan(10);
     const copied = parseJson<CopyJson>(await t.run(["db", "copy", t.db, pg, "--json"]));
     expect(copied.counts).toEqual({
-      sessions: 5,
+      sessions: 7,
       messages,
       mediaBlobs: 2,
       mediaBytes: 300_500,
@@ -72,7 +72,7 @@ describe("threadline db copy", { timeout: 120_000 }, () => {
     const back = join(t.dir, "back.db");
     const text = await t.run(["db", "copy", pg, back]);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(new RegExp(`^Copied 5 sessions with ${messages} messages in \\d+\\.\\d s \\(\\d+ messages/s\\)\\.$`, "mu"));
+    expect(text.stdout).toMatch(new RegExp(`^Copied 7 sessions with ${messages} messages in \\d+\\.\\d s \\(\\d+ messages/s\\)\\.$`, "mu"));
     expect(text.stdout).toMatch(/^ {2}attachments {8}2 blobs, 0\.3 MiB$/mu);
     expect(text.stdout).toMatch(/^ {2}pairing approvals {2}2$/mu);
     expect(await snapshotOf(back)).toEqual(original);
