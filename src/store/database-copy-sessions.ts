@@ -166,7 +166,9 @@ export async function copySessions(
   reports.forEach((report, i) => {
     // A lane's report numbers its own lines; its refused sessions, in the same order, give their export positions.
     const refused = all[i]!.refused;
-    report.errors.forEach((e, k) => problems.push({ line: refused[k] ?? e.line, message: e.message }));
+    report.errors.forEach((e, k) => {
+      problems.push({ line: refused[k] ?? e.line, message: e.message });
+    });
   });
   return problems.sort((a, b) => a.line - b.line);
 }
