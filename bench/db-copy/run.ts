@@ -1,7 +1,7 @@
 /**
  * `threadline db copy` from SQLite into PostgreSQL on the shared workload's dataset (issue 32).
  *
- *     npx tsx bench/db-copy/run.ts [--size medium] [--db postgres://127.0.0.1:5432/test]
+ *     npx tsx bench/db-copy/run.ts [--size medium] [--db postgres://127.0.0.1:5432/test] [--lanes N]
  *
  * The SQLite database is bench:cli's cached one (the dataset ingested through this checkout's
  * `dist/`, so `npm run build` first; see bench/cli/sessions-database.ts). It is copied with
@@ -23,14 +23,19 @@ import { withDefaultUser } from "../../src/store/postgres/postgres-connection.js
 import { ensureSessionsDatabase } from "../cli/sessions-database.js";
 import { log } from "../log.js";
 
-const USAGE = "usage: tsx bench/db-copy/run.ts [--size small|medium|large|N] [--db postgres://…]";
+const USAGE = "usage: tsx bench/db-copy/run.ts [--size small|medium|large|N] [--db postgres://…] [--lanes N]";
 
-function parse(argv: string[]): { size: string; db: string } {
-  const options = { size: "medium", db: process.env["THREADLINE_TEST_PG_URL"] ?? "postgres://127.0.0.1:5432/test" };
+function parse(argv: string[]): { size: string; db: string; lanes: number | undefined } {
+  const options: { size: string; db: string; lanes: number | undefined } = {
+    size: "medium",
+    db: process.env["THREADLINE_TEST_PG_URL"] ?? "postgres://127.0.0.1:5432/test",
+    lanes: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
     if (argv[i] === "--size" && value !== undefined) options.size = value;
     else if (argv[i] === "--db" && value !== undefined) options.db = value;
+    else if (argv[i] === "--lanes" && value !== undefined) options.lanes = Number(value);
     else throw new Error(USAGE);
     i += 1;
   }
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
     log(`copying ${source.path} (${source.sessions} sessions, ${source.messages} messages) into schema ${schema}`);
     let last = 0;
     const report = await copyDatabase(from, to, {
+      ...(options.lanes === undefined ? {} : { lanes: options.lanes }),
       onSession: (c) => {
         if (c.sessions - last >= 500) {
           last = c.sessions;
@@ -80,6 +86,7 @@ async function main(): Promise<void> {
     if (problems.length > 0) throw new Error(`the copy does not match: ${problems.join("; ")}`);
     const result = {
       dataset: options.size,
+      lanes: options.lanes ?? "default (4)",
       loadAverage: { before: Number(loadBefore.toFixed(2)), after: Number(loadavg()[0]!.toFixed(2)) },
       counts: c,
       targetTotals: { sessions: stats.totalSessions, messages: stats.totalMessages },

@@ -41,6 +41,11 @@ export interface DatabaseCopyReport {
 export interface DatabaseCopyOptions {
   /** Called after each session is written, with the running counts (for a progress bar). */
   onSession?: (counts: Readonly<DatabaseCopyCounts>) => void;
+  /**
+   * Sessions written at once (default: {@link SERVER_LANES} into a database server, 1 into a SQLite
+   * file, whose writes are one at a time anyway); 1 to 16.
+   */
+  lanes?: number;
   /** Where blobs are spooled on their way (default: a new folder under the OS temp dir, removed after). */
   spoolParent?: string;
 }
@@ -76,6 +81,9 @@ export async function databaseContents(db: SessionDB): Promise<string[]> {
  */
 export async function copyDatabase(from: SessionDB, to: SessionDB, options: DatabaseCopyOptions = {}): Promise<DatabaseCopyReport> {
   const started = performance.now();
+  if (options.lanes !== undefined && (!Number.isInteger(options.lanes) || options.lanes < 1 || options.lanes > 16)) {
+    throw new InvalidInputError("lanes must be a whole number from 1 to 16.", { field: "lanes" });
+  }
   if (from.location === to.location) {
     throw new InvalidInputError(`The source and the target are the same database (${from.location}); name another target.`, { field: "to" });
   }
@@ -102,7 +110,7 @@ export async function copyDatabase(from: SessionDB, to: SessionDB, options: Data
   let sessionErrors: ImportProblem[];
   try {
     // A server takes several sessions at once (one connection each); a SQLite file one writer at a time.
-    const lanes = to.capabilities.multiHost ? SERVER_LANES : 1;
+    const lanes = options.lanes ?? (to.capabilities.multiHost ? SERVER_LANES : 1);
     sessionErrors = await copySessions(from, to, spool, lanes, counts, () => options.onSession?.(counts));
   } finally {
     await rm(spool, { recursive: true, force: true });
