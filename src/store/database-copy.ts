@@ -84,7 +84,8 @@ export async function copyDatabase(from: SessionDB, to: SessionDB, options: Data
   if (options.lanes !== undefined && (!Number.isInteger(options.lanes) || options.lanes < 1 || options.lanes > 16)) {
     throw new InvalidInputError("lanes must be a whole number from 1 to 16.", { field: "lanes" });
   }
-  if (from.location === to.location) {
+  // A server's location leaves the schema out: two schemas of one database are two databases.
+  if (from === to || (!from.capabilities.multiHost && from.location === to.location)) {
     throw new InvalidInputError(`The source and the target are the same database (${from.location}); name another target.`, { field: "to" });
   }
   const held = await databaseContents(to);

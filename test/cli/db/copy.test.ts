@@ -76,6 +76,11 @@ describe("threadline db copy", { timeout: 120_000 }, () => {
     expect(text.stdout).toMatch(/^ {2}attachments {8}2 blobs, 0\.3 MiB$/mu);
     expect(text.stdout).toMatch(/^ {2}pairing approvals {2}2$/mu);
     expect(await snapshotOf(back)).toEqual(original);
+
+    // PostgreSQL → another schema of the same database: two databases, not one.
+    const other = pgTarget();
+    expect((await t.run(["db", "copy", pg, other])).code).toBe(0);
+    expect(await snapshotOf(other)).toEqual(original);
   });
 
   it("refuses a target that holds data, and the same database twice, writing nothing", async () => {
@@ -101,6 +106,11 @@ describe("threadline db copy", { timeout: 120_000 }, () => {
     const pg = pgTarget();
     const samePg = await t.run(["db", "copy", pg, `${pg}&application_name=x`]);
     expect(samePg.code).toBe(2);
+    const withPassword = pg.replace("://", "://tester:hunter2@");
+    const samePassword = await t.run(["db", "copy", withPassword, withPassword]);
+    expect(samePassword.code).toBe(2);
+    expect(samePassword.stderr).toContain("tester:***@");
+    expect(samePassword.stderr).not.toContain("hunter2");
 
     const missing = await t.run(["db", "copy", join(t.dir, "nope.db"), join(t.dir, "never.db")]);
     expect(missing.code).toBe(3);

@@ -25,7 +25,7 @@ const LISTED_PROBLEMS = 20;
 export async function run(io: CliIo, from: string, to: string, options: CopyOptions): Promise<void> {
   if (from.trim() === "" || to.trim() === "") throw new CliError("TL_ERR_USAGE", "Name both databases: threadline db copy <from> <to>.");
   if ((await sameDatabase(from, to)) !== null) {
-    throw new CliError("TL_ERR_USAGE", `<from> and <to> name the same database (${from}); name a new, empty database as <to>.`);
+    throw new CliError("TL_ERR_USAGE", `<from> and <to> name the same database (${withoutPassword(from)}); name a new, empty database as <to>.`);
   }
   const source = await openExistingDatabase(from, io.env);
   let target: SessionDB | null = null;
@@ -52,7 +52,7 @@ export async function run(io: CliIo, from: string, to: string, options: CopyOpti
     await source.close();
     await target?.close();
   }
-  if (options.json) writeJson(io, { from: source.location, to: target === null ? to : target.location, ...report });
+  if (options.json) writeJson(io, { from: withoutPassword(from), to: withoutPassword(to), ...report });
   else io.stdout.write(summary(report.counts, report.seconds));
   const problems = [...report.sessionErrors.map((p) => `session #${p.line}: ${p.message}`), ...report.stateErrors];
   if (problems.length > 0) {
@@ -89,6 +89,11 @@ async function sameDatabase(from: string, to: string): Promise<string | null> {
     return realpath(path).catch(() => path);
   };
   return (await file(from)) === (await file(to)) ? from : null;
+}
+
+/** A target as it may be shown: a URL's password replaced by `***`. */
+function withoutPassword(target: string): string {
+  return target.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/iu, "$1***@");
 }
 
 /** The text summary: one line per kind, then the time. */
