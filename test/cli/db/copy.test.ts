@@ -116,4 +116,18 @@ describe("threadline db copy", { timeout: 120_000 }, () => {
     expect(missing.code).toBe(3);
     expect(existsSync(join(t.dir, "never.db"))).toBe(false);
   });
+
+  it("draws a progress bar on a terminal, then the summary", async () => {
+    const bulk = join(t.dir, "bulk.db");
+    const db = await openSessionDB(bulk);
+    try {
+      for (let i = 0; i < 120; i++) await db.appendMessage((await db.createSession({ source: "cli" })).id, { role: "user", content: `bulk ${i}` });
+    } finally {
+      await db.close();
+    }
+    const run = await t.runInTerminal(["db", "copy", bulk, join(t.dir, "bulk-copy.db")]);
+    expect(run.code).toBe(0);
+    expect(run.output).toMatch(/Copying sessions .* 100% \| 120\/120/u);
+    expect(run.output).toMatch(/Copied 120 sessions with 120 messages in /u);
+  });
 });
