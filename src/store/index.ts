@@ -16,6 +16,13 @@ export { diagnoseDatabase, repairDatabase, type DiagnoseOptions } from "./databa
 export type { DoctorReport, MediaDoctorCheck, PostgresDoctorReport, RepairReport, SqliteDoctorReport, UnreadableRange } from "./doctor-report.js";
 export { backupDatabase } from "./database-backup.js";
 export type { BackupOptions, BackupReport } from "./backup-report.js";
+export {
+  copyDatabase,
+  databaseContents,
+  type DatabaseCopyCounts,
+  type DatabaseCopyOptions,
+  type DatabaseCopyReport,
+} from "./database-copy.js";
 export { defaultDatabasePath, threadlineHome } from "./data-home.js";
 export { sanitizeTitle, parseLineageTitle, MAX_TITLE_CODE_POINTS, type LineageTitle } from "./titles.js";
 export { setTitleAvoidingCollision, type TitleRelation } from "./title-setting.js";

@@ -4,6 +4,21 @@
  *
  * @module
  */
+import type { Page } from "./page.js";
+
+/** One value of {@link MetaStore.listMeta}. */
+export interface MetaEntry {
+  key: string;
+  value: string;
+}
+
+/** Options of {@link MetaStore.listMeta}. Entries come in key order. */
+export interface ListMetaOptions {
+  /** Page size, 1 to 1,000 (default 100). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string | null;
+}
 
 /** Small named values kept in the database (settings and markers, e.g. the gateway's home channels). */
 export interface MetaStore {
@@ -13,4 +28,10 @@ export interface MetaStore {
   setMeta(key: string, value: string): Promise<void>;
   /** Removes `key`; returns whether it existed. */
   deleteMeta(key: string): Promise<boolean>;
+  /**
+   * Every value callers stored, in key order, with a keyset cursor (what `threadline db copy`
+   * carries over). The store's own bookkeeping (its search-index watermark, the last automatic
+   * prune) is left out: it describes this database, not the data.
+   */
+  listMeta(options?: ListMetaOptions): Promise<Page<MetaEntry>>;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type {
+  AliasEntry,
   ClaimHandoffOptions,
   ClaimInboundOptions,
   EnqueueResult,
@@ -13,6 +14,7 @@ import type {
   InboundClaim,
   Lease,
   LeaseOptions,
+  ListAliasEntriesOptions,
   ListPairingOptions,
   ListRoutesOptions,
   NewHandoff,
@@ -29,9 +31,10 @@ import type {
   RouteWrite,
   Session,
 } from "../contract.js";
-import { ConflictError } from "../errors.js";
+import { decodeCursor, encodeCursor } from "../cursor.js";
+import { ConflictError, InvalidInputError } from "../errors.js";
 import { checkClaimHandoff, checkHandoffResult, checkNewHandoff } from "../handoff-input.js";
-import { checkId, checkTime, prepareNewSession } from "../input-validation.js";
+import { checkId, checkLimit, checkTime, prepareNewSession } from "../input-validation.js";
 import { checkListPairing, checkPairingApproval, checkPairingCodeRequest } from "../pairing-input.js";
 import { checkItemId, checkLeaseRequest, checkLeaseToken, checkListRoutes, checkPathSafe, checkQueuedEvent, checkRouteWrite } from "../routing-input.js";
 import { type SessionRow, toSession } from "../session-rows.js";
@@ -43,7 +46,7 @@ import { checkFence } from "./lease-steps.js";
 import * as pairing from "./pairing-steps.js";
 import * as queue from "./queue-steps.js";
 import { applyUsage, endSessionRow, insertNewSession, reopenSessionRow, requireSession } from "./session-steps.js";
-import { type Steps, column, one, run } from "./steps.js";
+import { type Steps, all, column, one, run } from "./steps.js";
 import type { StoreDialect } from "./store-dialect.js";
 import { lastMessageIs } from "./transcript-steps.js";
 
@@ -155,6 +158,40 @@ export async function listAliases(d: StoreDialect<unknown>, namespace: string, i
   checkId(namespace, "namespace");
   checkId(id, "id");
   return d.read("listing identity aliases", () => aliases.listAliases(namespace, id, d.bytewiseOrder));
+}
+
+/** The ordering name of an alias listing's cursor. */
+const ALIAS_ORDER = "aliases";
+
+export async function listAliasEntries(d: StoreDialect<unknown>, options: ListAliasEntriesOptions = {}): Promise<Page<AliasEntry>> {
+  const limit = checkLimit(options.limit, 100);
+  const after = options.cursor === undefined || options.cursor === null ? null : aliasCursorPosition(options.cursor);
+  const rows = await d.read("listing identity aliases", () =>
+    all<AliasEntry>(
+      `SELECT namespace, alias, canonical FROM identity_aliases${after === null ? "" : " WHERE (namespace, alias) > (?, ?)"} ORDER BY namespace, alias LIMIT ?`,
+      [...(after ?? []), limit + 1],
+    ),
+  );
+  const items = rows.slice(0, limit).map((row) => ({ namespace: row.namespace, alias: row.alias, canonical: row.canonical }));
+  const last = items[items.length - 1];
+  const nextCursor =
+    rows.length > limit && last !== undefined ? encodeCursor({ order: ALIAS_ORDER, key: 0, id: JSON.stringify([last.namespace, last.alias]) }) : null;
+  return { items, nextCursor };
+}
+
+/** The (namespace, alias) after which an alias listing's next page starts. */
+function aliasCursorPosition(cursor: string): [string, string] {
+  const { id } = decodeCursor(cursor, ALIAS_ORDER);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(id);
+  } catch {
+    parsed = null;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") {
+    throw new InvalidInputError("The cursor is not valid (malformed). Pass the nextCursor of the previous page unchanged.", { field: "cursor" });
+  }
+  return [parsed[0], parsed[1]];
 }
 
 export async function enqueue(d: StoreDialect<unknown>, key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {

@@ -15,6 +15,7 @@
  * @module
  */
 import type {
+  AliasEntry,
   AutoPruneOptions,
   ClaimHandoffOptions,
   ClaimInboundOptions,
@@ -38,9 +39,11 @@ import type {
   InsightsOptions,
   Lease,
   LeaseOptions,
+  ListAliasEntriesOptions,
   ListExecutionUnitsOptions,
   ListExecutionsOptions,
   ListMemoriesOptions,
+  ListMetaOptions,
   ListPairingOptions,
   ListRoutesOptions,
   ListSessionsOptions,
@@ -56,6 +59,7 @@ import type {
   SweepMediaOptions,
   Message,
   MessageWindowOptions,
+  MetaEntry,
   NewHandoff,
   NewMessage,
   NewQueuedEvent,
@@ -356,6 +360,10 @@ export class StoreCore implements SessionDB {
     return gateway.listAliases(this.#d, namespace, id);
   }
 
+  listAliasEntries(options: ListAliasEntriesOptions = {}): Promise<Page<AliasEntry>> {
+    return gateway.listAliasEntries(this.#d, options);
+  }
+
   enqueue(key: string, event: NewQueuedEvent, options: { maxDepth?: number } = {}): Promise<EnqueueResult> {
     return gateway.enqueue(this.#d, key, event, options);
   }
@@ -508,6 +516,10 @@ export class StoreCore implements SessionDB {
 
   deleteMeta(key: string): Promise<boolean> {
     return meta.deleteMeta(this.#d, key);
+  }
+
+  listMeta(options: ListMetaOptions = {}): Promise<Page<MetaEntry>> {
+    return meta.listMeta(this.#d, options);
   }
 
   async close(): Promise<void> {

@@ -169,6 +169,8 @@ export function errorsTests(init: SessionDBTestInitializer): void {
         ["getMeta", () => db().getMeta("k")],
         ["setMeta", () => db().setMeta("k", "v")],
         ["deleteMeta", () => db().deleteMeta("k")],
+        ["listMeta", () => db().listMeta()],
+        ["listAliasEntries", () => db().listAliasEntries()],
       ];
       for (const [name, call] of calls) {
         let caught: unknown;

@@ -572,6 +572,33 @@ export function gatewayStateTests(init: SessionDBTestInitializer): void {
       expect((await db().getConversation(S2)).map((m) => m.content)).toEqual(["fresh start"]);
     });
 
+    test("listAliasEntries pages through every registered id of every namespace, each with its canonical id", async () => {
+      expect(await db().listAliasEntries()).toEqual({ items: [], nextCursor: null });
+      await db().recordAlias("whatsapp", "999999999999999", "15551234567");
+      await db().recordAlias("whatsapp", "88888888888888888", "999999999999999");
+      await db().recordAlias("signal", "bbb", "aab");
+      const seen: Array<{ namespace: string; alias: string; canonical: string }> = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 10; page++) {
+        const result: Awaited<ReturnType<ReturnType<typeof db>["listAliasEntries"]>> = await db().listAliasEntries({ limit: 2, cursor });
+        expect(result.items.length).toBeLessThanOrEqual(2);
+        seen.push(...result.items);
+        cursor = result.nextCursor;
+        if (cursor === null) break;
+      }
+      expect(cursor).toBeNull();
+      expect(seen).toEqual([
+        { namespace: "signal", alias: "aab", canonical: "aab" },
+        { namespace: "signal", alias: "bbb", canonical: "aab" },
+        { namespace: "whatsapp", alias: "15551234567", canonical: "15551234567" },
+        { namespace: "whatsapp", alias: "88888888888888888", canonical: "15551234567" },
+        { namespace: "whatsapp", alias: "999999999999999", canonical: "15551234567" },
+      ]);
+      // Recording every entry again elsewhere rebuilds the same groups (what `db copy` does).
+      for (const entry of seen) expect(await db().recordAlias(entry.namespace, entry.alias, entry.canonical)).toBe(entry.canonical);
+      await expect(db().listAliasEntries({ cursor: "bad" })).rejects.toMatchObject({ code: "TL_ERR_INVALID_INPUT" });
+    });
+
     test("a routing entry does not change the transcript of its session", async () => {
       await db().writeRoute(create(KEY, S1));
       await db().appendMessage(S1, user("hello"));

@@ -124,6 +124,28 @@ export function statsMetaTests(init: SessionDBTestInitializer): void {
       expect(await db().getMeta("other")).toBe("x");
     });
 
+    test("listMeta pages through every value callers stored, in key order, without the store's own bookkeeping", async () => {
+      expect(await db().listMeta()).toEqual({ items: [], nextCursor: null });
+      for (const key of ["home_channels", "c2", "a", "c10", "b"]) await db().setMeta(key, `value of ${key}`);
+      // The store's own keys: SQLite's search-index watermark (moved by a message), the last automatic prune.
+      await db().createSession({ id: "s", source: "cli" });
+      await db().appendMessage("s", user("indexed words"));
+      expect((await db().autoPrune({ olderThanDays: 30, intervalSeconds: 1 })).ran).toBe(true);
+      const seen: Array<{ key: string; value: string }> = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 10; page++) {
+        const result: Awaited<ReturnType<ReturnType<typeof db>["listMeta"]>> = await db().listMeta({ limit: 2, cursor });
+        expect(result.items.length).toBeLessThanOrEqual(2);
+        seen.push(...result.items);
+        cursor = result.nextCursor;
+        if (cursor === null) break;
+      }
+      expect(cursor).toBeNull();
+      expect(seen).toEqual(["a", "b", "c10", "c2", "home_channels"].map((key) => ({ key, value: `value of ${key}` })));
+      await expect(db().listMeta({ limit: 0 })).rejects.toMatchObject({ code: "TL_ERR_INVALID_INPUT" });
+      await expect(db().listMeta({ cursor: "not a cursor" })).rejects.toMatchObject({ code: "TL_ERR_INVALID_INPUT" });
+    });
+
     test("meta does not touch sessions", async () => {
       await db().setMeta("note", "value");
       const stats = await db().getStats();
