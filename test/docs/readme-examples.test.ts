@@ -292,7 +292,11 @@ describe("README examples", { timeout: 600_000 }, () => {
     expect(steps.length, "the service, backup and copy steps").toBeGreaterThanOrEqual(3);
     for (const block of steps) {
       for (const raw of block.code.split("\n")) {
-        const line = raw.replace(/\s+#.*$/u, "").trim();
+        // A step may set variables for its command (`PGPASSWORD=… npx threadline db copy …`).
+        const line = raw
+          .replace(/\s+#.*$/u, "")
+          .trim()
+          .replace(/^([A-Z_]+=\S*\s+)+/u, "");
         if (line === "" || line.startsWith("#")) continue;
         // Not ours: the directory a backup goes to, and systemd's linger (docs/deploy.md says what they do).
         if (/^(mkdir -p |loginctl enable-linger )/u.test(line)) continue;
