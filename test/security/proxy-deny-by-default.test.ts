@@ -5,11 +5,8 @@
  * webhooks with their methods, `/v1/`, `/ui`, `/healthz`): run for real in front of a recording
  * upstream, exactly those requests arrive, whatever path tricks the others use.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCaddy } from "../deploy/proxy-caddy-process.js";
-import { startNginx } from "../deploy/proxy-nginx-process.js";
-import type { ProxyProcess } from "../deploy/proxy-process.js";
-import { startRecordingUpstream, type RecordingUpstream } from "../deploy/proxy-recording-upstream.js";
+import { describe, expect, it } from "vitest";
+import { proxyBeforeRecorder, SHIPPED_PROXIES } from "../deploy/proxy-before-recorder.js";
 
 /** Requests that must reach the gateway ([method, path]). */
 const FORWARDED: Array<[string, string]> = [
@@ -51,35 +48,21 @@ const REFUSED: Array<[string, string]> = [
   ["POST", "/healthz"],
 ];
 
-describe.each([
-  ["nginx", startNginx],
-  ["caddy", startCaddy],
-] as const)("%s (the shipped example) forwards only the listed routes", (_name, start) => {
-  let upstream: RecordingUpstream;
-  let proxy: ProxyProcess;
-
-  beforeAll(async () => {
-    upstream = await startRecordingUpstream();
-    proxy = await start(upstream.port);
-  });
-
-  afterAll(async () => {
-    await proxy?.stop();
-    await upstream?.close();
-  });
+describe.each(SHIPPED_PROXIES)("%s (the shipped example) forwards only the listed routes", (_name, start) => {
+  const site = proxyBeforeRecorder(start);
 
   it("the listed routes arrive; nothing else does", async () => {
     const tagged = (i: number, path: string): string => `${path}${path.includes("?") ? "&" : "?"}probe=${i}`;
     for (const [i, [method, path]] of REFUSED.entries()) {
-      const response = await proxy.request({ method, path: tagged(i, path), body: method === "GET" ? undefined : "{}" });
+      const response = await site.proxy.request({ method, path: tagged(i, path), body: method === "GET" ? undefined : "{}" });
       expect({ method, path, status: response.status, body: response.body }).not.toMatchObject({ body: "upstream" });
     }
     // Ordered after every refused request: once these arrived, any refused one would have too.
     for (const [i, [method, path]] of FORWARDED.entries()) {
-      const response = await proxy.request({ method, path: tagged(100 + i, path), body: method === "GET" ? undefined : "{}" });
+      const response = await site.proxy.request({ method, path: tagged(100 + i, path), body: method === "GET" ? undefined : "{}" });
       expect({ method, path, status: response.status }).toEqual({ method, path, status: 200 });
     }
-    const arrived = upstream.requests.map((r) => `${r.method} ${r.url.replace(/[?&]probe=\d+$/u, "")}`);
+    const arrived = site.upstream.requests.map((r) => `${r.method} ${r.url.replace(/[?&]probe=\d+$/u, "")}`);
     expect(arrived).toEqual(FORWARDED.map(([method, path]) => `${method} ${path}`));
   });
 });

@@ -7,44 +7,28 @@
  * lets the client name itself. Both shipped proxy examples, run for real in front of a
  * recording upstream, must always tell the upstream the address they saw, and only that.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCaddy } from "../deploy/proxy-caddy-process.js";
-import { startNginx } from "../deploy/proxy-nginx-process.js";
-import { PUBLIC_NAME, type ProxyProcess } from "../deploy/proxy-process.js";
-import { startRecordingUpstream, type RecordingUpstream } from "../deploy/proxy-recording-upstream.js";
+import { describe, expect, it } from "vitest";
+import { PUBLIC_NAME } from "../deploy/proxy-process.js";
+import { proxyBeforeRecorder, SHIPPED_PROXIES } from "../deploy/proxy-before-recorder.js";
 
 const SPOOFED = { "x-forwarded-for": "198.51.100.7", "x-real-ip": "198.51.100.7", forwarded: "for=198.51.100.7;proto=https" };
 
-describe.each([
-  ["nginx", startNginx],
-  ["caddy", startCaddy],
-] as const)("%s (the shipped example) tells the gateway who the client is, and only what it saw", (_name, start) => {
-  let upstream: RecordingUpstream;
-  let proxy: ProxyProcess;
-
-  beforeAll(async () => {
-    upstream = await startRecordingUpstream();
-    proxy = await start(upstream.port);
-  });
-
-  afterAll(async () => {
-    await proxy?.stop();
-    await upstream?.close();
-  });
+describe.each(SHIPPED_PROXIES)("%s (the shipped example) tells the gateway who the client is, and only what it saw", (_name, start) => {
+  const site = proxyBeforeRecorder(start);
 
   it("a request without forwarding headers arrives with X-Forwarded-For naming the client, the public Host and https", async () => {
-    const response = await proxy.request({ path: "/healthz?plain" });
+    const response = await site.proxy.request({ path: "/healthz?plain" });
     expect(response.status).toBe(200);
-    const seen = upstream.requests.find((r) => r.url === "/healthz?plain");
+    const seen = site.upstream.requests.find((r) => r.url === "/healthz?plain");
     expect(seen?.headers["x-forwarded-for"]).toBe("127.0.0.1");
     expect(seen?.headers["x-forwarded-proto"]).toBe("https");
     expect(seen?.headers.host).toBe(PUBLIC_NAME);
   });
 
   it("a client's own X-Forwarded-For, X-Real-IP and Forwarded are replaced or dropped, never passed on", async () => {
-    const response = await proxy.request({ path: "/healthz?spoofed", headers: SPOOFED });
+    const response = await site.proxy.request({ path: "/healthz?spoofed", headers: SPOOFED });
     expect(response.status).toBe(200);
-    const seen = upstream.requests.find((r) => r.url === "/healthz?spoofed");
+    const seen = site.upstream.requests.find((r) => r.url === "/healthz?spoofed");
     expect(seen?.headers["x-forwarded-for"]).toBe("127.0.0.1");
     expect([undefined, "127.0.0.1"]).toContain(seen?.headers["x-real-ip"]);
     expect(seen?.headers.forwarded).toBeUndefined();
