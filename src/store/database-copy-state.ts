@@ -12,6 +12,7 @@
  * @module
  */
 import type { ExecutionWrite, SessionDB } from "./contract.js";
+import { ConflictError } from "./errors.js";
 
 /** How many records of each kind of state were copied. */
 export interface StateCounts {
@@ -59,9 +60,9 @@ export async function copyGatewayState(from: SessionDB, to: SessionDB, counts: S
       // The contract writes an approval only by approving a code: ask for one at the original
       // time and approve it at once, by the original approver (the code never leaves here).
       const asked = await to.requestPairingCode(a.platform, a.userId, { userName: a.userName, now: a.approvedAt });
-      if (asked.kind !== "code") throw new Error(`the target answered "${asked.kind}" to the pairing request`);
+      if (asked.kind !== "code") throw new ConflictError(`the target answered "${asked.kind}" to the pairing request`);
       const approved = await to.approvePairingCode(a.platform, asked.code, { by: a.approvedBy, now: a.approvedAt });
-      if (approved.kind !== "approved") throw new Error(`the target answered "${approved.kind}" to the approval`);
+      if (approved.kind !== "approved") throw new ConflictError(`the target answered "${approved.kind}" to the approval`);
     });
     if (copied) counts.pairingApprovals += 1;
   }
@@ -80,7 +81,8 @@ export async function copyGatewayState(from: SessionDB, to: SessionDB, counts: S
     const page = await from.listRoutes({ limit: 1000, cursor });
     for (const { key, version: _version, ...route } of page.items) {
       const copied = await attempt(`route ${key}`, async () => {
-        if ((await to.writeRoute({ key, expectedVersion: null, route })) === null) throw new Error("the target has an entry for this key already");
+        if ((await to.writeRoute({ key, expectedVersion: null, route })) === null)
+          throw new ConflictError("the target has a routing entry for this key already");
       });
       if (copied) counts.routes += 1;
     }

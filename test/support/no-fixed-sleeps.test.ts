@@ -51,6 +51,11 @@ const ALLOWED: Allowed[] = [
     contains: 'setTimeout(() => resolve("timer"), 0)',
     reason: "abortableSleep's test: a zero-delay timer as the reference the sleep is raced against (which settles first), not a wait",
   },
+  {
+    file: "test/deploy/proxy-process.ts",
+    contains: "req.setTimeout(0);",
+    reason: "turns the request's idle timeout off once a streamed answer has begun (not a timer: the caller bounds the read with withDeadline)",
+  },
   // Fakes that are slow on purpose, or hold a long poll.
   { file: "test/support/fake-openai-server.ts", contains: "function delay(", reason: "the fake provider's abortable pause, for scripted slow answers" },
   {
