@@ -175,7 +175,11 @@ describe("replicas on PostgreSQL with a connection platform (Discord)", () => {
       expect(await storedUserTexts(db)).toEqual(["first question", "second question"]);
 
       const killed = await receiving();
+      const connectedBefore = discord.connectedSessions;
       await killed.kill();
+      // The fake sees the killed replica's connection close (until then it still counts it, and a
+      // message pushed meanwhile would go to the dead connection only).
+      await discord.waitFor(() => discord.connectedSessions < connectedBefore, "the killed replica's gateway connection to close");
       // The other replica receives (it was connected already, or it connects once the lease has run out).
       await discord.waitFor(() => discord.connectedSessions === 1, "the surviving replica's gateway connection", LEASE_TTL_SECONDS * 1000 + 20_000);
       discord.pushMessage(dm("1500000000000000103", "third question"));
