@@ -27,6 +27,7 @@ import type { HomeChannels } from "./handoff.js";
 import { effectiveHomeChannels } from "./home-channels.js";
 import { HandoffWorker, type ProcessHandoffsOptions } from "./handoff-worker.js";
 import { storeReceiverLeases } from "./receiver-lease.js";
+import type { StaleHolderTest } from "./stale-leases.js";
 import type { InboundBuffer } from "./inbound-buffer.js";
 import type { GatewayMetrics, RunnerContext, RunnerLeases } from "./runner-context.js";
 import type { SessionEntry } from "./session-entry.js";
@@ -72,9 +73,12 @@ export interface GatewayRunnerOptions {
   metrics?: GatewayMetrics;
   /**
    * Several replicas on one database: hold a per-session lease while running turns and
-   * fence every transcript write with its token. `holder` names this replica.
+   * fence every transcript write with its token. `holder` names this process of the replica
+   * (`leaseHolderName`). `stale` says which other holders are dead earlier processes of
+   * this replica (`staleHolderTest`): their session and receiver leases are taken over at
+   * once instead of after they expire.
    */
-  leases?: { holder: string; ttlSeconds?: number } | null;
+  leases?: { holder: string; ttlSeconds?: number; stale?: StaleHolderTest } | null;
   /**
    * Who may talk to the agent on each chat platform (`adapters.<platform>.access`, `allowedUsers`,
    * `allowedChats`, `admins`). Platforms not listed (and every platform without this option)
@@ -172,7 +176,9 @@ export class GatewayRunner implements CommandHost {
     // Session keys with phone numbers (WhatsApp, Signal) are logged as hashes.
     this.#log = redactingLogger(options.logger ?? noopLogger);
     this.#metrics = options.metrics ?? {};
-    this.#leases = options.leases ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30 } : null;
+    this.#leases = options.leases
+      ? { holder: options.leases.holder, ttlSeconds: options.leases.ttlSeconds ?? 30, stale: options.leases.stale ?? (() => false) }
+      : null;
     // Several replicas: a connection-style adapter receives in one of them at a time (see ReceiverLease).
     if (this.#leases !== null)
       this.#adapterEvents.receiverLease = storeReceiverLeases(this.db, { ...this.#leases, clock: this.store.clock, logger: this.#log });

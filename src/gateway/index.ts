@@ -77,6 +77,7 @@ export { buildSessionContext, buildSessionContextPrompt, type SessionContext, ty
 
 // The running gateway and its adapters.
 export { GatewayRunner, type GatewayRunnerOptions, type GatewayMetrics, type DrainResult } from "./gateway-runner.js";
+export { leaseHolderName, staleHolderTest, type LeaseHolderIdentity, type StaleHolderTest } from "./stale-leases.js";
 export { defaultContextWindows, droppedNote, type ContextMeasure, type ContextWindowResolver } from "./turn-context.js";
 export { SessionCompressor, compressionLeaseKey, type CompressorHost, type SessionCompressorOptions, type CompressOutcome } from "./session-compressor.js";
 export { noopLogger, type GatewayLogger } from "./gateway-logger.js";

@@ -17,11 +17,14 @@ import type { LeaseStore } from "../store/index.js";
 import type { ReceiverHandlers, ReceiverLease } from "./adapter.js";
 import { systemClock, type Clock } from "./clock.js";
 import { noopLogger, type GatewayLogger } from "./gateway-logger.js";
+import { releaseStaleLease, type StaleHolderTest } from "./stale-leases.js";
 
 /** Options of a {@link StoreReceiverLease}. */
 export interface StoreReceiverLeaseOptions {
   /** The runner's lease holder id (unique to this process, never reused after a restart). */
   holder: string;
+  /** Holders that are dead earlier processes of this replica: their lease is taken over at once (default: none). */
+  stale?: StaleHolderTest;
   /** How long a lease lasts without renewal, in seconds (the gateway's `leaseTtlSeconds`): the longest a takeover waits. */
   ttlSeconds: number;
   /** Time source of the lease expiries (default: the system clock). */
@@ -48,6 +51,7 @@ export class StoreReceiverLease implements ReceiverLease {
   readonly #platform: string;
   readonly #key: string;
   readonly #holder: string;
+  readonly #stale: StaleHolderTest;
   readonly #ttl: number;
   readonly #clock: Clock;
   readonly #log: GatewayLogger;
@@ -57,6 +61,7 @@ export class StoreReceiverLease implements ReceiverLease {
     this.#platform = platform;
     this.#key = receiverLeaseKey(platform);
     this.#holder = options.holder;
+    this.#stale = options.stale ?? (() => false);
     this.#ttl = options.ttlSeconds;
     this.#clock = options.clock ?? systemClock;
     this.#log = options.logger ?? noopLogger;
@@ -119,7 +124,10 @@ export class StoreReceiverLease implements ReceiverLease {
       const now = this.#clock.now();
       let pause = this.#every;
       try {
-        const lease = await this.#store.acquireLease(this.#key, this.#holder, { ttlSeconds: this.#ttl, now });
+        let lease = await this.#store.acquireLease(this.#key, this.#holder, { ttlSeconds: this.#ttl, now });
+        // A dead earlier process of this replica (killed, then restarted) holds it: take it over now.
+        if (lease === null && (await releaseStaleLease(this.#store, this.#key, this.#stale)))
+          lease = await this.#store.acquireLease(this.#key, this.#holder, { ttlSeconds: this.#ttl, now: this.#clock.now() });
         if (lease !== null) {
           if (ended.aborted) {
             await this.#release(lease.token);

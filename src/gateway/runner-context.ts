@@ -12,6 +12,7 @@ import type { Adapter, OutboundMessage } from "./adapter.js";
 import type { GatewayLogger } from "./gateway-logger.js";
 import type { SessionQueue } from "./session-queue.js";
 import type { SessionSource } from "./session-source.js";
+import type { StaleHolderTest } from "./stale-leases.js";
 import type { GatewayDB, SessionRouter } from "./session-router.js";
 
 /** Hooks for metrics (the `serve` command feeds Prometheus from them). */
@@ -29,6 +30,8 @@ export interface GatewayMetrics {
 export interface RunnerLeases {
   holder: string;
   ttlSeconds: number;
+  /** Holders that are dead earlier processes of this replica (their leases are taken over at once). */
+  stale: StaleHolderTest;
 }
 
 /** What a running session is doing. */

@@ -12,6 +12,7 @@ import type { InboundMessage } from "./adapter.js";
 import { serves, sourceOfEntry, type RunnerContext, type Running } from "./runner-context.js";
 import type { SessionEntry } from "./session-entry.js";
 import type { SessionSource } from "./session-source.js";
+import { releaseStaleLease } from "./stale-leases.js";
 import type { TurnRunner } from "./turn-runner.js";
 
 /** What a new worker does first, before it looks at the key's queue. */
@@ -239,9 +240,14 @@ export class SessionWorkers {
   async acquire(key: string): Promise<Lease | null | false> {
     const leases = this.#ctx.leases;
     if (leases === null) return null;
-    const lease = await this.#leaseOp(key, () =>
-      this.#ctx.db.acquireLease(key, leases.holder, { ttlSeconds: leases.ttlSeconds, now: this.#ctx.store.clock.now() }),
-    );
+    const take = (): Promise<Lease | null> =>
+      this.#ctx.db.acquireLease(key, leases.holder, { ttlSeconds: leases.ttlSeconds, now: this.#ctx.store.clock.now() });
+    const lease = await this.#leaseOp(key, async () => {
+      const granted = await take();
+      // A dead earlier process of this replica (killed, then restarted) holds it: take it over now.
+      if (granted === null && (await releaseStaleLease(this.#ctx.db, key, leases.stale))) return take();
+      return granted;
+    });
     return lease ?? false;
   }
 

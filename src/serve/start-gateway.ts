@@ -8,6 +8,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { HeuristicTitler, type Agent, type Titler, type TurnSpeaker } from "../agents/index.js";
@@ -18,7 +19,9 @@ import {
   GatewayRecovery,
   GatewayRunner,
   hashIdentifier,
+  leaseHolderName,
   redactLogFields,
+  staleHolderTest,
   urlOriginForLog,
   SessionQueue,
   SessionRouter,
@@ -232,14 +235,17 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const useLeases = config.gateway.leases === "on" || (config.gateway.leases === "auto" && db.capabilities.multiHost);
   // Restart bookkeeping is per replica name (stable across restarts); a lease holder is one
   // process (its pid added), so a restarted replica never takes over its predecessor's token.
-  const holder = `${config.gateway.replicaId}-${process.pid}`;
+  const self = { replicaId: config.gateway.replicaId, host: hostname(), pid: process.pid };
+  const holder = leaseHolderName(self);
+  // The leases a dead earlier process of this replica on this host held are taken over at once.
+  const stale = staleHolderTest(self);
   const recovery = new GatewayRecovery(store, {
     gatewayId: useLeases ? config.gateway.replicaId.replace(/[^\w-]/gu, "_").slice(0, 64) : "main",
   });
   const skipKey = useLeases
     ? async (key: string): Promise<boolean> => {
         const lease = await db.getLease(key);
-        return lease !== null && lease.holder !== holder && lease.expiresAt > store.clock.now();
+        return lease !== null && lease.holder !== holder && !stale(lease.holder) && lease.expiresAt > store.clock.now();
       }
     : undefined;
   const startup = await recovery.startup<InboundMessage>(skipKey ? { skipKey } : {});
@@ -406,7 +412,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     media: config.media,
     logger,
     metrics: metrics.hooks,
-    leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds } : null,
+    leases: useLeases ? { holder, ttlSeconds: config.gateway.leaseTtlSeconds, stale } : null,
     access: chatPlatformAccess(config.adapters, config.gateway.admins),
     pairingStore: db,
     compression: {
