@@ -159,7 +159,7 @@ describe("replicas on PostgreSQL with a connection platform (Discord)", () => {
       /** The replica that receives: the holder of `receiver:discord`, or A when the adapters receive without the lease. */
       const receiving = async (): Promise<GatewayProcess> => {
         const holder = (await db.getLease("receiver:discord"))?.holder ?? "";
-        return holder.startsWith("replica-b-") ? b : a;
+        return holder.startsWith("replica-b@") ? b : a;
       };
       // Both replicas connected (each session gets every event), or one holds the receiver lease and the other stands by.
       await waitFor(async () => discord.connectedSessions === ((await db.getLease("receiver:discord")) === null ? 2 : 1), {
