@@ -8,9 +8,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
 import { dropSchema, requirePostgres, TEST_PG_URL } from "../contract/postgres-server.js";
-import { cleanupProcesses, databaseOf, makeHome, postChat, spawnGateway } from "../serve/gateway-process.js";
+import { cleanupProcesses, databaseOf, makeHome, postChat, spawnGateway, withDatabaseAt } from "../serve/gateway-process.js";
 
 const TEST_TIMEOUT = 60_000;
 const ALICE = "alice-token-0123456789abcdef";
@@ -30,15 +29,6 @@ async function databaseFor(backend: "sqlite" | "postgres", home: string): Promis
   const schema = `tl_sec_${randomBytes(5).toString("hex")}`;
   schemas.push(schema);
   return `${TEST_PG_URL}?schema=${schema}`;
-}
-
-async function withDb<T>(target: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(target);
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
 }
 
 describe.each(["sqlite", "postgres"] as const)("api-server tokens bound to a person (%s)", (backend) => {
@@ -82,7 +72,7 @@ describe.each(["sqlite", "postgres"] as const)("api-server tokens bound to a per
       expect((await postChat(gateway.url, "operator here", { user: "carol", token: OPERATOR })).status).toBe(200);
 
       expect(await gateway.stop()).toEqual({ code: 0, signal: null });
-      await withDb(database, async (db) => {
+      await withDatabaseAt(database, async (db) => {
         const owner = async (id: string | null): Promise<string | null | undefined> => (await db.getSession(id!))?.userId;
         expect(await owner(aliceSession)).toBe("alice");
         expect(await owner(bobSameKey.headers.get("x-threadline-session-id"))).toBe("bob");

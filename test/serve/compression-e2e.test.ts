@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiRequest, type FakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
 import { dropSchema, TEST_PG_URL } from "../contract/postgres-server.js";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
+import type { SessionDB } from "../../src/store/index.js";
 import {
   BIN,
   cleanupProcesses,
@@ -20,6 +20,7 @@ import {
   spawnGateway,
   startCallbackServer,
   withDatabase,
+  withDatabaseAt,
   type CallbackServer,
   type GatewayProcess,
 } from "./gateway-process.js";
@@ -52,13 +53,7 @@ function databaseFor(backend: "sqlite" | "postgres"): { database?: string } {
 
 /** Opens the test's database (the home's SQLite file, or its PostgreSQL schema). */
 async function withDb<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  if (pgTarget === null) return withDatabase(home, use);
-  const db = await openSessionDB(pgTarget);
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
+  return pgTarget === null ? withDatabase(home, use) : withDatabaseAt(pgTarget, use);
 }
 
 /** The text of a request's last user message. */

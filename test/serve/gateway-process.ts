@@ -99,7 +99,12 @@ export function databaseOf(home: string): string {
 
 /** Opens a home's database, runs `use`, closes it. */
 export async function withDatabase<T>(home: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(databaseOf(home));
+  return withDatabaseAt(databaseOf(home), use);
+}
+
+/** Opens a database (a SQLite path, or a PostgreSQL URL with its schema), runs `use`, closes it. */
+export async function withDatabaseAt<T>(target: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
+  const db = await openSessionDB(target);
   try {
     return await use(db);
   } finally {

@@ -6,33 +6,18 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { afterEach, describe, expect, it } from "vitest";
-import { openSessionDB, type SessionDB } from "../../src/store/index.js";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { dropSchema, TEST_PG_URL } from "../contract/postgres-server.js";
-import { fakeTextReply, startFakeOpenAiServer, type FakeOpenAiServer } from "../support/fake-openai-server.js";
+import { fakeTextReply, startFakeOpenAiServer } from "../support/fake-openai-server.js";
 import { waitFor } from "../support/wait-for.js";
-import { cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, type GatewayProcess } from "./gateway-process.js";
+import { cleanupProcesses, makeHome, postWebhook, spawnGateway, startCallbackServer, withDatabaseAt, type GatewayProcess } from "./gateway-process.js";
 import { contentText } from "./model-dialogue.js";
 
 const SECRET = "e2e-restart-secret-0123456789abcdef";
 const FAKE_KEY = "sk-fake-restart-key";
 
-const fakes: FakeOpenAiServer[] = [];
-const schemas: string[] = [];
-afterEach(async () => {
-  await cleanupProcesses();
-  await Promise.all(fakes.splice(0).map((fake) => fake.close()));
-  for (const schema of schemas.splice(0)) await dropSchema(schema);
-});
-
-async function withDb<T>(target: string, use: (db: SessionDB) => Promise<T>): Promise<T> {
-  const db = await openSessionDB(target);
-  try {
-    return await use(db);
-  } finally {
-    await db.close();
-  }
-}
+// The gateways stop first; the fake model and the schema go after them (onTestFinished runs after afterEach).
+afterEach(cleanupProcesses);
 
 describe("threadline serve on PostgreSQL: a replica restarted after a crash", () => {
   it("takes its dead predecessor's session lease over at once, resumes the interrupted turn, then answers the next message", async () => {
@@ -46,10 +31,10 @@ describe("threadline serve on PostgreSQL: a replica restarted after a crash", ()
         return last.includes("SLOW") && hang ? { ...fakeTextReply("never"), delayMs: 600_000 } : null;
       },
     });
-    fakes.push(fake);
+    onTestFinished(() => fake.close());
     const callback = await startCallbackServer(SECRET);
     const schema = `tl_restart_${randomBytes(5).toString("hex")}`;
-    schemas.push(schema);
+    onTestFinished(() => dropSchema(schema));
     const target = `${TEST_PG_URL}?schema=${schema}`;
     const home = await makeHome({
       database: target,
@@ -69,7 +54,7 @@ describe("threadline serve on PostgreSQL: a replica restarted after a crash", ()
     expect((await callback.replyTo("r1")).body.text).toBe("Reply to: hello");
     await post("a SLOW question", "r2");
     await waitFor(() => fake.chatRequests().some((r) => JSON.stringify(r.body).includes("SLOW")) || undefined, { what: "the slow model request" });
-    const held = await withDb(target, async (db) => {
+    const held = await withDatabaseAt(target, async (db) => {
       const [summary] = (await db.listSessions({ limit: 1 })).items;
       const key = (await db.getSession(summary!.id))!.sessionKey!;
       return { key, lease: await db.getLease(key) };
@@ -87,7 +72,7 @@ describe("threadline serve on PostgreSQL: a replica restarted after a crash", ()
     expect((await callback.replyTo("r3")).body.text).toBe("Reply to: after the restart");
     expect(await gateway.stop()).toEqual({ code: 0, signal: null });
 
-    await withDb(target, async (db) => {
+    await withDatabaseAt(target, async (db) => {
       const [session] = (await db.listSessions({ limit: 10 })).items;
       const texts = (await db.getMessages(session!.id)).map((m) => `${m.role}: ${String(m.content)}`);
       expect(texts).toEqual([
