@@ -80,6 +80,10 @@ export async function ensureDataset(projectRoot: string, size: string): Promise<
     log(`reusing dataset ${dir}`);
   } else {
     const generator = resolve(projectRoot, "../shared/bench/gen-dataset.mjs");
+    if (!existsSync(generator))
+      throw new Error(
+        `The dataset generator ${generator} is missing: the shared folder (bench/, fixtures/) must sit beside this checkout, as ../shared. Put it there (a copy or a symlink), or generate bench-data/${size}/ elsewhere and copy it in.`,
+      );
     log(`generating dataset ${size} into ${dir}`);
     await mkdir(dir, { recursive: true });
     await runGenerator(generator, size, dir);
